@@ -1,0 +1,208 @@
+//! The A2A error model.
+//!
+//! [`A2AError`] is the one error type every layer speaks. Each binding maps
+//! it exactly once to its wire form: a JSON-RPC code (see [`A2AError::code`]),
+//! an HTTP status, or a gRPC status, always with a `google.rpc.ErrorInfo`
+//! whose `reason` is [`A2AError::reason`] and whose domain is
+//! [`ERROR_DOMAIN`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The `domain` of every A2A `google.rpc.ErrorInfo`.
+pub const ERROR_DOMAIN: &str = "a2a-protocol.org";
+
+/// The `@type` of a `google.rpc.ErrorInfo` detail.
+pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+
+/// The `@type` of a `google.rpc.BadRequest` detail.
+pub const BAD_REQUEST_TYPE: &str = "type.googleapis.com/google.rpc.BadRequest";
+
+/// One field that failed validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldViolation {
+    /// Path of the field, e.g. `message.parts`.
+    pub field: String,
+    /// What is wrong with it.
+    pub description: String,
+}
+
+/// Every error an A2A operation can return.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum A2AError {
+    /// The body is not valid JSON (-32700).
+    #[error("Invalid JSON payload: {0}")]
+    Parse(String),
+    /// The body is JSON but not a valid request (-32600).
+    #[error("Request payload validation error: {0}")]
+    InvalidRequest(String),
+    /// No such method (-32601).
+    #[error("Method not found: {0}")]
+    MethodNotFound(String),
+    /// The parameters are invalid (-32602).
+    #[error("Invalid parameters: {message}")]
+    InvalidParams {
+        /// Human-readable summary.
+        message: String,
+        /// The fields at fault, when known.
+        violations: Vec<FieldViolation>,
+    },
+    /// Something broke on the server (-32603).
+    #[error("Internal error: {0}")]
+    Internal(String),
+    /// No such task, or not visible to the caller (-32001).
+    #[error("Task not found: {0}")]
+    TaskNotFound(String),
+    /// The task cannot be canceled in its current state (-32002).
+    #[error("Task cannot be canceled: task {task_id} is {state}")]
+    TaskNotCancelable {
+        /// The task.
+        task_id: String,
+        /// Its state, as a proto enum name.
+        state: String,
+    },
+    /// Push notifications are not supported (-32003).
+    #[error("Push Notification is not supported")]
+    PushNotificationNotSupported,
+    /// The operation, or this use of it, is not supported (-32004).
+    #[error("This operation is not supported: {0}")]
+    UnsupportedOperation(String),
+    /// A media type is not supported (-32005).
+    #[error("Incompatible content types: {0}")]
+    ContentTypeNotSupported(String),
+    /// The agent produced something that breaks the protocol (-32006).
+    #[error("Invalid agent response: {0}")]
+    InvalidAgentResponse(String),
+    /// No extended card is configured (-32007).
+    #[error("Extended agent card is not configured")]
+    ExtendedAgentCardNotConfigured,
+    /// A required extension was not activated by the client (-32008).
+    #[error("Extension support required: {0}")]
+    ExtensionSupportRequired(String),
+    /// The requested protocol version is not served here (-32009).
+    #[error("A2A version '{0}' is not supported")]
+    VersionNotSupported(String),
+}
+
+impl A2AError {
+    /// A -32602 error with a single field violation.
+    pub fn invalid_field(field: impl Into<String>, description: impl Into<String>) -> Self {
+        let field = field.into();
+        let description = description.into();
+        A2AError::InvalidParams {
+            message: format!("{field}: {description}"),
+            violations: vec![FieldViolation { field, description }],
+        }
+    }
+
+    /// A -32602 error with a message and no field detail.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        A2AError::InvalidParams { message: message.into(), violations: Vec::new() }
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::Parse(_) => -32700,
+            Self::InvalidRequest(_) => -32600,
+            Self::MethodNotFound(_) => -32601,
+            Self::InvalidParams { .. } => -32602,
+            Self::Internal(_) => -32603,
+            Self::TaskNotFound(_) => -32001,
+            Self::TaskNotCancelable { .. } => -32002,
+            Self::PushNotificationNotSupported => -32003,
+            Self::UnsupportedOperation(_) => -32004,
+            Self::ContentTypeNotSupported(_) => -32005,
+            Self::InvalidAgentResponse(_) => -32006,
+            Self::ExtendedAgentCardNotConfigured => -32007,
+            Self::ExtensionSupportRequired(_) => -32008,
+            Self::VersionNotSupported(_) => -32009,
+        }
+    }
+
+    /// The `google.rpc.ErrorInfo` reason, e.g. `TASK_NOT_FOUND`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Parse(_) => "PARSE_ERROR",
+            Self::InvalidRequest(_) => "INVALID_REQUEST",
+            Self::MethodNotFound(_) => "METHOD_NOT_FOUND",
+            Self::InvalidParams { .. } => "INVALID_PARAMS",
+            Self::Internal(_) => "INTERNAL_ERROR",
+            Self::TaskNotFound(_) => "TASK_NOT_FOUND",
+            Self::TaskNotCancelable { .. } => "TASK_NOT_CANCELABLE",
+            Self::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            Self::UnsupportedOperation(_) => "UNSUPPORTED_OPERATION",
+            Self::ContentTypeNotSupported(_) => "CONTENT_TYPE_NOT_SUPPORTED",
+            Self::InvalidAgentResponse(_) => "INVALID_AGENT_RESPONSE",
+            Self::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            Self::ExtensionSupportRequired(_) => "EXTENSION_SUPPORT_REQUIRED",
+            Self::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+        }
+    }
+
+    /// Structured context for `ErrorInfo.metadata` (string values only).
+    pub fn metadata(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        match self {
+            Self::TaskNotFound(id) => {
+                m.insert("taskId".into(), id.clone());
+            }
+            Self::TaskNotCancelable { task_id, state } => {
+                m.insert("taskId".into(), task_id.clone());
+                m.insert("state".into(), state.clone());
+            }
+            Self::MethodNotFound(method) => {
+                m.insert("method".into(), method.clone());
+            }
+            Self::ExtensionSupportRequired(uri) => {
+                m.insert("extension".into(), uri.clone());
+            }
+            Self::VersionNotSupported(v) => {
+                m.insert("version".into(), v.clone());
+                m.insert("supportedVersions".into(), crate::card::PROTOCOL_VERSION.into());
+            }
+            _ => {}
+        }
+        m
+    }
+
+    /// The error details as ProtoJSON `Any` objects: an `ErrorInfo`, plus a
+    /// `BadRequest` when field violations are known.
+    pub fn details(&self) -> Vec<Value> {
+        let mut details = vec![json!({
+            "@type": ERROR_INFO_TYPE,
+            "reason": self.reason(),
+            "domain": ERROR_DOMAIN,
+            "metadata": self.metadata(),
+        })];
+        if let Self::InvalidParams { violations, .. } = self
+            && !violations.is_empty()
+        {
+            details.push(json!({ "@type": BAD_REQUEST_TYPE, "fieldViolations": violations }));
+        }
+        details
+    }
+
+    /// Rebuilds an error from a JSON-RPC code and message (client side).
+    pub fn from_code(code: i32, message: String) -> Self {
+        match code {
+            -32700 => Self::Parse(message),
+            -32600 => Self::InvalidRequest(message),
+            -32601 => Self::MethodNotFound(message),
+            -32602 => Self::InvalidParams { message, violations: Vec::new() },
+            -32001 => Self::TaskNotFound(message),
+            -32002 => Self::TaskNotCancelable { task_id: String::new(), state: message },
+            -32003 => Self::PushNotificationNotSupported,
+            -32004 => Self::UnsupportedOperation(message),
+            -32005 => Self::ContentTypeNotSupported(message),
+            -32006 => Self::InvalidAgentResponse(message),
+            -32007 => Self::ExtendedAgentCardNotConfigured,
+            -32008 => Self::ExtensionSupportRequired(message),
+            -32009 => Self::VersionNotSupported(message),
+            _ => Self::Internal(message),
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! Small serde helpers for the ProtoJSON rules A2A 1.0 inherits:
+//! RFC 3339 timestamps with a `Z`, `bytes` as base64, and `null` accepted
+//! wherever a repeated field or map may appear.
+
+use base64::Engine as _;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Deserializer, Serializer};
+
+/// Formats a timestamp the way A2A wants it: UTC, millisecond precision, `Z`.
+pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
+    ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Parses an RFC 3339 timestamp in any offset and normalises it to UTC.
+pub fn parse_timestamp(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
+    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
+}
+
+/// `Option<DateTime<Utc>>` as an RFC 3339 string.
+pub mod opt_timestamp {
+    use super::*;
+
+    /// Serializes an optional timestamp.
+    pub fn serialize<S: Serializer>(v: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(ts) => s.serialize_str(&format_timestamp(ts)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Deserializes an optional timestamp.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+        let raw: Option<String> = Option::deserialize(d)?;
+        match raw {
+            None => Ok(None),
+            Some(s) => parse_timestamp(&s)
+                .map(Some)
+                .map_err(|e| serde::de::Error::custom(format!("invalid RFC 3339 timestamp {s:?}: {e}"))),
+        }
+    }
+}
+
+/// Bytes as base64. Output uses the standard alphabet with padding; input
+/// accepts standard or URL-safe alphabets, padded or not (as ProtoJSON does).
+pub mod base64_bytes {
+    use super::*;
+
+    /// Serializes bytes as standard base64.
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(v))
+    }
+
+    /// Deserializes lenient base64.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        decode(&s).map_err(serde::de::Error::custom)
+    }
+
+    /// Decodes lenient base64 (standard or URL-safe, padding optional).
+    pub fn decode(s: &str) -> Result<Vec<u8>, String> {
+        use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+        let trimmed = s.trim_end_matches('=');
+        STANDARD_NO_PAD
+            .decode(trimmed)
+            .or_else(|_| URL_SAFE_NO_PAD.decode(trimmed))
+            .map_err(|e| format!("invalid base64: {e}"))
+    }
+}
+
+/// Deserializes `null` as the type's default (empty list, empty map, false).
+pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// `true` when a `Vec` is empty; used to skip empty optional repeated fields.
+pub fn is_empty<T>(v: &[T]) -> bool {
+    v.is_empty()
+}
+
+/// `true` when a bool is false; used to skip default booleans.
+pub fn is_false(b: &bool) -> bool {
+    !*b
+}
