@@ -1,0 +1,150 @@
+//! Where tasks and their events live.
+//!
+//! A store keeps, per task, the latest snapshot ([`TaskRecord`]) and the
+//! task's **event log**: every [`StreamResponse`] a subscriber was shown, in
+//! order, numbered by a per-task sequence starting at 1. The engine is the
+//! only writer: it calls [`TaskStore::commit`] with the new snapshot and the
+//! event that produced it, and only after that call returns does anyone see
+//! the event. A store therefore has one job above all: make `commit` atomic
+//! and durable.
+//!
+//! Every record carries its tenant and owning principal from the start, so
+//! authorization never needs a schema change. Visibility is enforced by the
+//! engine, which passes the caller's tenant and owner into every query.
+//!
+//! Implementations: [`crate::InMemoryStore`] here, SQLite in
+//! `switchboard-store-sqlite`. Each must pass [`conformance`] (feature
+//! `testing`).
+
+use std::fmt;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use switchboard_protocol::{StreamResponse, Task, TaskState};
+
+/// A failure inside a store. The engine reports these as internal errors
+/// and never changes its in-memory state when a commit fails.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The backend failed (I/O, connection, constraint).
+    #[error("store backend error: {0}")]
+    Backend(String),
+    /// Stored data could not be decoded.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// A commit would break the event log's sequence (a concurrent writer).
+    #[error("sequence conflict on task {task_id}: expected {expected}, found {found}")]
+    SequenceConflict {
+        /// The task.
+        task_id: String,
+        /// The sequence the writer expected to follow.
+        expected: u64,
+        /// The sequence actually stored.
+        found: u64,
+    },
+}
+
+/// A task as stored: its snapshot plus who it belongs to and where its log is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// Tenant ("" when the server is not multi-tenant).
+    pub tenant: String,
+    /// The principal that created the task (`anonymous` without auth).
+    pub owner: String,
+    /// The full snapshot: status, all artifacts, the whole history.
+    pub task: Task,
+    /// Sequence number of the last event in the task's log (0: none yet).
+    pub last_seq: u64,
+    /// When the task was created.
+    pub created_at: DateTime<Utc>,
+}
+
+impl TaskRecord {
+    /// The status timestamp used for ordering (falls back to creation time).
+    pub fn status_time(&self) -> DateTime<Utc> {
+        self.task.status.timestamp.unwrap_or(self.created_at)
+    }
+}
+
+/// One entry of a task's event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    /// Position in the task's log, starting at 1.
+    pub seq: u64,
+    /// The event as subscribers saw it.
+    pub event: StreamResponse,
+}
+
+/// A position in the ListTasks order: status time descending, then id descending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListCursor {
+    /// Status timestamp of the last task on the previous page, in microseconds.
+    pub status_micros: i64,
+    /// Id of that task.
+    pub task_id: String,
+}
+
+/// Filters and paging for [`TaskStore::list`].
+#[derive(Debug, Clone)]
+pub struct TaskQuery {
+    /// Tenant to look in.
+    pub tenant: String,
+    /// Only tasks owned by this principal.
+    pub owner: String,
+    /// Only tasks of this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+    /// Only tasks whose status time is at or after this instant.
+    pub status_after: Option<DateTime<Utc>>,
+    /// Page size (already validated, 1..=100).
+    pub limit: usize,
+    /// Continue after this position.
+    pub after: Option<ListCursor>,
+}
+
+/// One page of [`TaskStore::list`].
+#[derive(Debug, Clone, Default)]
+pub struct TaskPage {
+    /// The records, in order.
+    pub records: Vec<TaskRecord>,
+    /// Where the next page starts, if there is one.
+    pub next: Option<ListCursor>,
+    /// How many tasks match the filters over all pages.
+    pub total: u64,
+}
+
+/// Microseconds since the epoch, the unit cursors and indexes use.
+pub fn to_micros(ts: DateTime<Utc>) -> i64 {
+    ts.timestamp_micros()
+}
+
+/// Persistence for tasks and their event logs.
+///
+/// # Contract
+/// - [`commit`](Self::commit) writes the snapshot and, when given, the event
+///   at sequence `record.last_seq`, atomically and durably; it fails with
+///   [`StoreError::SequenceConflict`] if the stored log does not end at
+///   `record.last_seq - 1` (event commits) or `record.last_seq` (snapshot-only commits).
+/// - [`load`](Self::load) and [`list`](Self::list) only return what a
+///   successful commit wrote.
+/// - [`events`](Self::events) returns log entries with `seq > after`, ascending.
+#[async_trait]
+pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
+    /// Atomically stores the snapshot and, if given, appends the event.
+    async fn commit(&self, record: &TaskRecord, event: Option<&StreamResponse>) -> Result<(), StoreError>;
+
+    /// Loads a task by id within a tenant.
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError>;
+
+    /// Lists tasks, most recent status first.
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+
+    /// Reads a task's log after a sequence number, at most `limit` entries.
+    async fn events(&self, tenant: &str, task_id: &str, after: u64, limit: usize) -> Result<Vec<LoggedEvent>, StoreError>;
+}
+
+/// The shared test suite every [`TaskStore`] must pass.
+#[cfg(feature = "testing")]
+pub mod conformance;
