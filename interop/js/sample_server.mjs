@@ -149,10 +149,9 @@ class DemoAgentExecutor {
       this.artifact(eventBus, taskId, contextId, { artifactId, name: 'echo', text, append: true, lastChunk: true });
       this.status(eventBus, taskId, contextId, TaskState.TASK_STATE_COMPLETED);
     } finally {
-      if (entry.cancelled || !existing || existing.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) {
-        // keep the entry only while the task may still get a follow-up
-        if (text !== '/ask') this.tasks.delete(taskId);
-      }
+      // Keep the entry (for cancelTask's contextId) only while the task waits for input.
+      const waitsForInput = !existing && text === '/ask';
+      if (!waitsForInput) this.tasks.delete(taskId);
     }
   }
 

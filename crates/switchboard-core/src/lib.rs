@@ -1,13 +1,53 @@
-//! # switchboard-core (work in progress)
+//! # switchboard-core
+//!
+//! The engine behind every switchboard binding. An agent author implements
+//! [`AgentExecutor`]; a binding calls [`RequestHandler`]; a store implements
+//! [`TaskStore`]. Nothing here knows about HTTP, JSON-RPC or gRPC.
+//!
+//! ## The path of one message
+//! 1. A binding decodes a request into canonical types and calls, say,
+//!    [`RequestHandler::send_message`] with the caller's [`CallContext`].
+//! 2. The handler applies the protocol rules (ids, terminal tasks,
+//!    capabilities), then runs the executor with a [`TaskEvents`] handle.
+//! 3. Each emission goes through the task's state machine, is committed to
+//!    the store with the next sequence number, and only then is published
+//!    to waiting callers and subscribers.
+//! 4. Streams read the live bus and fall back to the store's event log when
+//!    they fall behind, so every subscriber sees the same events in the same
+//!    order, none missing and none twice.
+//!
+//! ## Writing an agent
+//! ```
+//! use switchboard_core::{agent_fn, RequestHandler};
+//! use switchboard_protocol::AgentCard;
+//!
+//! let agent = agent_fn(|ctx, events| async move {
+//!     events.working("counting words").await?;
+//!     let words = ctx.text().split_whitespace().count();
+//!     events.artifact_text("count", words.to_string()).await?;
+//!     Ok(())
+//! });
+//! let handler = RequestHandler::builder(agent, AgentCard::new("counter", "Counts words", "1.0")).build();
+//! # let _ = handler;
+//! ```
+
+pub mod context;
+pub mod events;
+pub mod executor;
+pub mod handler;
 pub mod memory;
+mod runtime;
 pub mod store;
+
+/// Re-exported so agents can `#[switchboard_core::async_trait]` without another dependency.
+pub use async_trait::async_trait;
+pub use context::{ANONYMOUS, CallContext};
+pub use events::{ArtifactWriter, EmitError, TaskEvents};
+pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
+pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;
+pub use runtime::EventStream;
 pub use store::{ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore};
 
 #[cfg(test)]
-mod tests {
-    #[tokio::test]
-    async fn memory_store_conforms() {
-        crate::store::conformance::run_all(&crate::InMemoryStore::new()).await;
-    }
-}
+mod tests;

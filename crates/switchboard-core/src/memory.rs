@@ -10,7 +10,9 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use switchboard_protocol::StreamResponse;
 
-use crate::store::{ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore, to_micros};
+use crate::store::{
+    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore, to_micros,
+};
 
 /// Tasks and event logs in a hash map.
 #[derive(Debug, Default)]
@@ -39,24 +41,45 @@ impl InMemoryStore {
 
 #[async_trait]
 impl TaskStore for InMemoryStore {
-    async fn commit(&self, record: &TaskRecord, event: Option<&StreamResponse>) -> Result<(), StoreError> {
+    async fn commit(
+        &self,
+        record: &TaskRecord,
+        event: Option<&StreamResponse>,
+    ) -> Result<(), StoreError> {
         let mut tasks = self.lock();
         let key = (record.tenant.clone(), record.task.id.clone());
         let stored_seq = tasks.get(&key).map(|e| e.record.last_seq).unwrap_or(0);
-        let expected = if event.is_some() { record.last_seq.saturating_sub(1) } else { record.last_seq };
+        let expected = if event.is_some() {
+            record.last_seq.saturating_sub(1)
+        } else {
+            record.last_seq
+        };
         if stored_seq != expected {
-            return Err(StoreError::SequenceConflict { task_id: record.task.id.clone(), expected, found: stored_seq });
+            return Err(StoreError::SequenceConflict {
+                task_id: record.task.id.clone(),
+                expected,
+                found: stored_seq,
+            });
         }
-        let entry = tasks.entry(key).or_insert_with(|| Entry { record: record.clone(), log: Vec::new() });
+        let entry = tasks.entry(key).or_insert_with(|| Entry {
+            record: record.clone(),
+            log: Vec::new(),
+        });
         entry.record = record.clone();
         if let Some(ev) = event {
-            entry.log.push(LoggedEvent { seq: record.last_seq, event: ev.clone() });
+            entry.log.push(LoggedEvent {
+                seq: record.last_seq,
+                event: ev.clone(),
+            });
         }
         Ok(())
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
-        Ok(self.lock().get(&(tenant.to_string(), task_id.to_string())).map(|e| e.record.clone()))
+        Ok(self
+            .lock()
+            .get(&(tenant.to_string(), task_id.to_string()))
+            .map(|e| e.record.clone()))
     }
 
     async fn list(&self, q: &TaskQuery) -> Result<TaskPage, StoreError> {
@@ -65,7 +88,11 @@ impl TaskStore for InMemoryStore {
             .values()
             .map(|e| &e.record)
             .filter(|r| r.tenant == q.tenant && r.owner == q.owner)
-            .filter(|r| q.context_id.as_ref().is_none_or(|c| &r.task.context_id == c))
+            .filter(|r| {
+                q.context_id
+                    .as_ref()
+                    .is_none_or(|c| &r.task.context_id == c)
+            })
             .filter(|r| q.state.is_none_or(|s| r.task.status.state == s))
             .filter(|r| q.status_after.is_none_or(|t| r.status_time() >= t))
             .map(|r| (to_micros(r.status_time()), r))
@@ -79,20 +106,44 @@ impl TaskStore for InMemoryStore {
                 .position(|(m, r)| (*m, r.task.id.as_str()) < (c.status_micros, c.task_id.as_str()))
                 .unwrap_or(matching.len()),
         };
-        let page: Vec<TaskRecord> = matching[start..].iter().take(q.limit).map(|(_, r)| (*r).clone()).collect();
+        let page: Vec<TaskRecord> = matching[start..]
+            .iter()
+            .take(q.limit)
+            .map(|(_, r)| (*r).clone())
+            .collect();
         let next = if start + page.len() < matching.len() {
-            page.last().map(|r| ListCursor { status_micros: to_micros(r.status_time()), task_id: r.task.id.clone() })
+            page.last().map(|r| ListCursor {
+                status_micros: to_micros(r.status_time()),
+                task_id: r.task.id.clone(),
+            })
         } else {
             None
         };
-        Ok(TaskPage { records: page, next, total })
+        Ok(TaskPage {
+            records: page,
+            next,
+            total,
+        })
     }
 
-    async fn events(&self, tenant: &str, task_id: &str, after: u64, limit: usize) -> Result<Vec<LoggedEvent>, StoreError> {
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
         let tasks = self.lock();
         Ok(tasks
             .get(&(tenant.to_string(), task_id.to_string()))
-            .map(|e| e.log.iter().filter(|l| l.seq > after).take(limit).cloned().collect())
+            .map(|e| {
+                e.log
+                    .iter()
+                    .filter(|l| l.seq > after)
+                    .take(limit)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default())
     }
 }

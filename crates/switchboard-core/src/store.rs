@@ -133,7 +133,11 @@ pub fn to_micros(ts: DateTime<Utc>) -> i64 {
 #[async_trait]
 pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// Atomically stores the snapshot and, if given, appends the event.
-    async fn commit(&self, record: &TaskRecord, event: Option<&StreamResponse>) -> Result<(), StoreError>;
+    async fn commit(
+        &self,
+        record: &TaskRecord,
+        event: Option<&StreamResponse>,
+    ) -> Result<(), StoreError>;
 
     /// Loads a task by id within a tenant.
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError>;
@@ -142,7 +146,13 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
 
     /// Reads a task's log after a sequence number, at most `limit` entries.
-    async fn events(&self, tenant: &str, task_id: &str, after: u64, limit: usize) -> Result<Vec<LoggedEvent>, StoreError>;
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError>;
 }
 
 /// The shared test suite every [`TaskStore`] must pass.

@@ -30,7 +30,11 @@ pub struct AgentCard {
     #[serde(default)]
     pub description: String,
     /// Where and how to reach the agent, preferred first.
-    #[serde(default, deserialize_with = "null_as_default", alias = "supported_interfaces")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        alias = "supported_interfaces"
+    )]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who runs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,28 +43,54 @@ pub struct AgentCard {
     #[serde(default)]
     pub version: String,
     /// Documentation link.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "documentation_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "documentation_url"
+    )]
     pub documentation_url: Option<String>,
     /// Optional features.
     #[serde(default)]
     pub capabilities: AgentCapabilities,
     /// Named security schemes.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_default", alias = "security_schemes")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_default",
+        alias = "security_schemes"
+    )]
     pub security_schemes: BTreeMap<String, Value>,
     /// Which schemes a caller must satisfy (OR of ANDs).
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "security_requirements")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "security_requirements"
+    )]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types accepted by default.
-    #[serde(default, deserialize_with = "null_as_default", alias = "default_input_modes")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        alias = "default_input_modes"
+    )]
     pub default_input_modes: Vec<String>,
     /// Media types produced by default.
-    #[serde(default, deserialize_with = "null_as_default", alias = "default_output_modes")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        alias = "default_output_modes"
+    )]
     pub default_output_modes: Vec<String>,
     /// What the agent can do.
     #[serde(default, deserialize_with = "null_as_default")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon link.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "icon_url")]
@@ -69,7 +99,11 @@ pub struct AgentCard {
 
 impl AgentCard {
     /// A minimal card; fill in interfaces and skills with the builder methods.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, version: impl Into<String>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        version: impl Into<String>,
+    ) -> Self {
         AgentCard {
             name: name.into(),
             description: description.into(),
@@ -142,13 +176,25 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notification configs.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "push_notifications")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "push_notifications"
+    )]
     pub push_notifications: Option<bool>,
     /// Extensions the agent supports.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "extended_agent_card")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "extended_agent_card"
+    )]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -162,7 +208,11 @@ pub struct AgentExtension {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Clients must activate it.
-    #[serde(default, skip_serializing_if = "crate::serde_util::is_false", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::serde_util::is_false",
+        deserialize_with = "null_as_default"
+    )]
     pub required: bool,
     /// Extension-specific parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -184,22 +234,46 @@ pub struct AgentSkill {
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: Vec<String>,
     /// Example prompts.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub examples: Vec<String>,
     /// Accepted media types, if different from the card's defaults.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "input_modes")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "input_modes"
+    )]
     pub input_modes: Vec<String>,
     /// Produced media types, if different from the card's defaults.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "output_modes")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "output_modes"
+    )]
     pub output_modes: Vec<String>,
     /// Security requirements specific to this skill.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "security_requirements")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "security_requirements"
+    )]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
 impl AgentSkill {
     /// A skill with id, name, description and tags.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, description: impl Into<String>, tags: &[&str]) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        tags: &[&str],
+    ) -> Self {
         AgentSkill {
             id: id.into(),
             name: name.into(),

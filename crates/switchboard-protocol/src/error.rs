@@ -100,7 +100,10 @@ impl A2AError {
 
     /// A -32602 error with a message and no field detail.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        A2AError::InvalidParams { message: message.into(), violations: Vec::new() }
+        A2AError::InvalidParams {
+            message: message.into(),
+            violations: Vec::new(),
+        }
     }
 
     /// The JSON-RPC error code.
@@ -162,7 +165,10 @@ impl A2AError {
             }
             Self::VersionNotSupported(v) => {
                 m.insert("version".into(), v.clone());
-                m.insert("supportedVersions".into(), crate::card::PROTOCOL_VERSION.into());
+                m.insert(
+                    "supportedVersions".into(),
+                    crate::card::PROTOCOL_VERSION.into(),
+                );
             }
             _ => {}
         }
@@ -192,9 +198,15 @@ impl A2AError {
             -32700 => Self::Parse(message),
             -32600 => Self::InvalidRequest(message),
             -32601 => Self::MethodNotFound(message),
-            -32602 => Self::InvalidParams { message, violations: Vec::new() },
+            -32602 => Self::InvalidParams {
+                message,
+                violations: Vec::new(),
+            },
             -32001 => Self::TaskNotFound(message),
-            -32002 => Self::TaskNotCancelable { task_id: String::new(), state: message },
+            -32002 => Self::TaskNotCancelable {
+                task_id: String::new(),
+                state: message,
+            },
             -32003 => Self::PushNotificationNotSupported,
             -32004 => Self::UnsupportedOperation(message),
             -32005 => Self::ContentTypeNotSupported(message),

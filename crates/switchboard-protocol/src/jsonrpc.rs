@@ -104,38 +104,63 @@ pub fn parse_request(body: &[u8]) -> Result<JsonRpcRequest, (RequestId, A2AError
         Err(e) => {
             use serde_json::error::Category;
             return Err(match e.classify() {
-                Category::Syntax | Category::Eof | Category::Io => {
-                    (RequestId::Null, A2AError::Parse(strip_position(&e.to_string())))
-                }
-                Category::Data => {
-                    (RequestId::Null, A2AError::InvalidRequest("the request must be a JSON-RPC 2.0 request object".into()))
-                }
+                Category::Syntax | Category::Eof | Category::Io => (
+                    RequestId::Null,
+                    A2AError::Parse(strip_position(&e.to_string())),
+                ),
+                Category::Data => (
+                    RequestId::Null,
+                    A2AError::InvalidRequest(
+                        "the request must be a JSON-RPC 2.0 request object".into(),
+                    ),
+                ),
             });
         }
     };
     let id = match env.id {
-        None => return Err((RequestId::Null, A2AError::InvalidRequest("missing `id`".into()))),
+        None => {
+            return Err((
+                RequestId::Null,
+                A2AError::InvalidRequest("missing `id`".into()),
+            ));
+        }
         Some(Value::String(s)) => RequestId::String(s),
         Some(Value::Number(n)) => RequestId::Number(n),
         Some(Value::Null) => RequestId::Null,
         Some(_) => {
-            return Err((RequestId::Null, A2AError::InvalidRequest("`id` must be a string, a number or null".into())));
+            return Err((
+                RequestId::Null,
+                A2AError::InvalidRequest("`id` must be a string, a number or null".into()),
+            ));
         }
     };
     match env.jsonrpc {
         Some(Value::String(v)) if v == "2.0" => {}
-        _ => return Err((id, A2AError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()))),
+        _ => {
+            return Err((
+                id,
+                A2AError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()),
+            ));
+        }
     }
     let method = match env.method {
         Some(Value::String(m)) => m,
-        _ => return Err((id, A2AError::InvalidRequest("`method` must be a string".into()))),
+        _ => {
+            return Err((
+                id,
+                A2AError::InvalidRequest("`method` must be a string".into()),
+            ));
+        }
     };
     let params = match env.params {
         None => None,
         Some(p) if p.get() == "null" => None,
         Some(p) => {
             if !p.get().trim_start().starts_with('{') {
-                return Err((id, A2AError::InvalidRequest("`params` must be an object".into())));
+                return Err((
+                    id,
+                    A2AError::InvalidRequest("`params` must be an object".into()),
+                ));
             }
             Some(p.to_owned())
         }
@@ -168,7 +193,11 @@ pub struct JsonRpcError {
 
 impl From<&A2AError> for JsonRpcError {
     fn from(e: &A2AError) -> Self {
-        JsonRpcError { code: e.code(), message: e.to_string(), data: Some(Value::Array(e.details())) }
+        JsonRpcError {
+            code: e.code(),
+            message: e.to_string(),
+            data: Some(Value::Array(e.details())),
+        }
     }
 }
 
@@ -181,14 +210,24 @@ impl JsonRpcError {
 
 /// Serializes a success response.
 pub fn success_body<T: Serialize>(id: &RequestId, result: &T) -> Vec<u8> {
-    let resp = JsonRpcResponse { jsonrpc: "2.0", id, result: Some(result), error: None };
+    let resp = JsonRpcResponse {
+        jsonrpc: "2.0",
+        id,
+        result: Some(result),
+        error: None,
+    };
     // Serializing plain data structures to a Vec cannot fail.
     serde_json::to_vec(&resp).unwrap_or_default()
 }
 
 /// Serializes an error response.
 pub fn error_body(id: &RequestId, error: &A2AError) -> Vec<u8> {
-    let resp: JsonRpcResponse<'_, ()> = JsonRpcResponse { jsonrpc: "2.0", id, result: None, error: Some(error.into()) };
+    let resp: JsonRpcResponse<'_, ()> = JsonRpcResponse {
+        jsonrpc: "2.0",
+        id,
+        result: None,
+        error: Some(error.into()),
+    };
     serde_json::to_vec(&resp).unwrap_or_default()
 }
 

@@ -37,22 +37,22 @@ pub mod types;
 
 #[doc(inline)]
 pub use card::{
-    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
-    SecurityRequirement, StringList,
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
+    AgentProvider, AgentSkill, SecurityRequirement, StringList,
 };
 #[doc(inline)]
 pub use error::{A2AError, FieldViolation};
 #[doc(inline)]
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
-    ListTasksResponse, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, SendMessageConfiguration, SendMessageRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 #[doc(inline)]
 pub use types::{
-    Artifact, Message, Metadata, Part, PartContent, Role, SendMessageResponse, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, Part, PartContent, Role, SendMessageResponse, StreamResponse,
+    Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
 /// The service parameter (HTTP header / gRPC metadata) naming the protocol version.

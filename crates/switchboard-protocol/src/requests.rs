@@ -26,12 +26,20 @@ pub struct SendMessageRequest {
 impl SendMessageRequest {
     /// A request with just a message.
     pub fn new(message: Message) -> Self {
-        SendMessageRequest { tenant: None, message, configuration: None, metadata: None }
+        SendMessageRequest {
+            tenant: None,
+            message,
+            configuration: None,
+            metadata: None,
+        }
     }
 
     /// `true` unless `returnImmediately` was set.
     pub fn is_blocking(&self) -> bool {
-        !self.configuration.as_ref().is_some_and(|c| c.return_immediately)
+        !self
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately)
     }
 
     /// The requested `historyLength`, if any.
@@ -45,17 +53,35 @@ impl SendMessageRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// Media types the client accepts in the response.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "accepted_output_modes")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "accepted_output_modes"
+    )]
     pub accepted_output_modes: Vec<String>,
     /// A push notification config to register for the new task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_push_notification_config")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "task_push_notification_config"
+    )]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// How much history to return (unset: all, 0: none, N: the last N).
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
     /// `true`: return as soon as the task exists instead of waiting for it
     /// to finish or be interrupted.
-    #[serde(default, skip_serializing_if = "serde_util::is_false", deserialize_with = "null_as_default", alias = "return_immediately")]
+    #[serde(
+        default,
+        skip_serializing_if = "serde_util::is_false",
+        deserialize_with = "null_as_default",
+        alias = "return_immediately"
+    )]
     pub return_immediately: bool,
 }
 
@@ -69,7 +95,11 @@ pub struct GetTaskRequest {
     /// The task id.
     pub id: String,
     /// How much history to return.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
 }
 
@@ -93,7 +123,11 @@ pub struct ListTasksRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_token")]
     pub page_token: Option<String>,
     /// History per task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this instant.
     #[serde(
@@ -104,7 +138,11 @@ pub struct ListTasksRequest {
     )]
     pub status_timestamp_after: Option<DateTime<Utc>>,
     /// Include artifacts (default false: the field is omitted).
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "include_artifacts")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "include_artifacts"
+    )]
     pub include_artifacts: Option<bool>,
 }
 

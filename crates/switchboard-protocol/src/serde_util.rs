@@ -33,9 +33,9 @@ pub mod opt_timestamp {
         let raw: Option<String> = Option::deserialize(d)?;
         match raw {
             None => Ok(None),
-            Some(s) => parse_timestamp(&s)
-                .map(Some)
-                .map_err(|e| serde::de::Error::custom(format!("invalid RFC 3339 timestamp {s:?}: {e}"))),
+            Some(s) => parse_timestamp(&s).map(Some).map_err(|e| {
+                serde::de::Error::custom(format!("invalid RFC 3339 timestamp {s:?}: {e}"))
+            }),
         }
     }
 }

@@ -10,7 +10,10 @@ use crate::*;
 fn part_is_a_flat_object_with_one_content_key() {
     let p = Part::raw(vec![1, 2, 3], "application/octet-stream").with_filename("x.bin");
     let v = serde_json::to_value(&p).unwrap();
-    assert_eq!(v, json!({"raw": "AQID", "filename": "x.bin", "mediaType": "application/octet-stream"}));
+    assert_eq!(
+        v,
+        json!({"raw": "AQID", "filename": "x.bin", "mediaType": "application/octet-stream"})
+    );
     let back: Part = serde_json::from_value(v).unwrap();
     assert_eq!(back, p);
 
@@ -57,7 +60,10 @@ fn timestamps_end_in_z_with_millis() {
         timestamp: Some(serde_util::parse_timestamp("2026-01-02T03:04:05.123456+02:00").unwrap()),
     };
     let v = serde_json::to_value(&st).unwrap();
-    assert_eq!(v, json!({"state": "TASK_STATE_WORKING", "timestamp": "2026-01-02T01:04:05.123Z"}));
+    assert_eq!(
+        v,
+        json!({"state": "TASK_STATE_WORKING", "timestamp": "2026-01-02T01:04:05.123Z"})
+    );
 }
 
 #[test]
@@ -69,13 +75,21 @@ fn task_state_names_and_aliases() {
         assert_eq!(TaskState::parse(st.label()), Some(st));
         assert_eq!(TaskState::parse(st.as_str()), Some(st));
     }
-    assert_eq!(serde_json::from_value::<TaskState>(json!("input-required")).unwrap(), TaskState::InputRequired);
+    assert_eq!(
+        serde_json::from_value::<TaskState>(json!("input-required")).unwrap(),
+        TaskState::InputRequired
+    );
     assert!(serde_json::from_value::<TaskState>(json!("TASK_STATE_NOPE")).is_err());
 }
 
 #[test]
 fn list_tasks_response_always_emits_required_fields() {
-    let r = ListTasksResponse { tasks: vec![], next_page_token: String::new(), page_size: 50, total_size: 0 };
+    let r = ListTasksResponse {
+        tasks: vec![],
+        next_page_token: String::new(),
+        page_size: 50,
+        total_size: 0,
+    };
     assert_eq!(
         serde_json::to_value(&r).unwrap(),
         json!({"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0})
@@ -87,11 +101,18 @@ fn stream_response_is_a_one_key_wrapper() {
     let ev = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: "t".into(),
         context_id: "c".into(),
-        status: TaskStatus { state: TaskState::Completed, message: None, timestamp: None },
+        status: TaskStatus {
+            state: TaskState::Completed,
+            message: None,
+            timestamp: None,
+        },
         metadata: None,
     });
     let v = serde_json::to_value(&ev).unwrap();
-    assert_eq!(v, json!({"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}));
+    assert_eq!(
+        v,
+        json!({"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}})
+    );
     assert!(ev.is_final());
     assert_eq!(serde_json::from_value::<StreamResponse>(v).unwrap(), ev);
 }
@@ -109,7 +130,10 @@ fn history_length_semantics() {
     t.limit_history(None);
     assert_eq!(t.history().len(), 5);
     t.limit_history(Some(2));
-    assert_eq!(t.history().iter().map(|m| m.text()).collect::<Vec<_>>(), vec!["3", "4"]);
+    assert_eq!(
+        t.history().iter().map(|m| m.text()).collect::<Vec<_>>(),
+        vec!["3", "4"]
+    );
     t.limit_history(Some(0));
     assert!(t.history.is_none());
 }
@@ -127,13 +151,17 @@ fn jsonrpc_classifies_bad_envelopes() {
     assert_eq!(e.code(), -32600);
     let (_, e) = parse_request(br#"{"jsonrpc":"2.0","id":1,"method":5}"#).unwrap_err();
     assert_eq!(e.code(), -32600);
-    let (_, e) = parse_request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}"#).unwrap_err();
+    let (_, e) =
+        parse_request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}"#).unwrap_err();
     assert_eq!(e.code(), -32600);
-    let ok = parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#).unwrap();
+    let ok = parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
+        .unwrap();
     let p: GetTaskRequest = ok.params().unwrap();
     assert_eq!(p.id, "x");
     let bad: Result<GetTaskRequest, _> =
-        parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":5}}"#).unwrap().params();
+        parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":5}}"#)
+            .unwrap()
+            .params();
     assert_eq!(bad.unwrap_err().code(), -32602);
 }
 
@@ -145,7 +173,8 @@ fn errors_carry_error_info() {
     assert_eq!(d[0]["reason"], "TASK_NOT_FOUND");
     assert_eq!(d[0]["domain"], "a2a-protocol.org");
     assert_eq!(d[0]["metadata"]["taskId"], "t1");
-    let body: serde_json::Value = serde_json::from_slice(&jsonrpc::error_body(&RequestId::Null, &e)).unwrap();
+    let body: serde_json::Value =
+        serde_json::from_slice(&jsonrpc::error_body(&RequestId::Null, &e)).unwrap();
     assert_eq!(body["error"]["code"], -32001);
     assert_eq!(body["id"], serde_json::Value::Null);
 }
@@ -157,7 +186,14 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
         any::<i64>().prop_map(|n| json!(n)),
         "[a-zA-Z_]{0,12}".prop_map(serde_json::Value::String),
         prop::sample::select(vec![
-            "SendMessage", "GetTask", "ROLE_USER", "TASK_STATE_WORKING", "2.0", "text", "message", "parts"
+            "SendMessage",
+            "GetTask",
+            "ROLE_USER",
+            "TASK_STATE_WORKING",
+            "2.0",
+            "text",
+            "message",
+            "parts"
         ])
         .prop_map(|s| json!(s)),
     ];
@@ -166,9 +202,26 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
             prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
             prop::collection::btree_map(
                 prop::sample::select(vec![
-                    "jsonrpc", "id", "method", "params", "message", "messageId", "role", "parts", "text", "raw",
-                    "url", "data", "configuration", "historyLength", "returnImmediately", "taskId", "contextId",
-                    "pageSize", "status", "metadata"
+                    "jsonrpc",
+                    "id",
+                    "method",
+                    "params",
+                    "message",
+                    "messageId",
+                    "role",
+                    "parts",
+                    "text",
+                    "raw",
+                    "url",
+                    "data",
+                    "configuration",
+                    "historyLength",
+                    "returnImmediately",
+                    "taskId",
+                    "contextId",
+                    "pageSize",
+                    "status",
+                    "metadata"
                 ])
                 .prop_map(String::from),
                 inner,

@@ -41,7 +41,11 @@ pub enum TaskState {
     #[serde(rename = "TASK_STATE_FAILED", alias = "failed")]
     Failed,
     /// Canceled by the client (terminal).
-    #[serde(rename = "TASK_STATE_CANCELED", alias = "canceled", alias = "TASK_STATE_CANCELLED")]
+    #[serde(
+        rename = "TASK_STATE_CANCELED",
+        alias = "canceled",
+        alias = "TASK_STATE_CANCELLED"
+    )]
     Canceled,
     /// Waiting for more input from the client (interrupted).
     #[serde(rename = "TASK_STATE_INPUT_REQUIRED", alias = "input-required")]
@@ -70,7 +74,10 @@ impl TaskState {
 
     /// `true` for completed, failed, canceled and rejected.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
     }
 
     /// `true` for input-required and auth-required.
@@ -113,7 +120,9 @@ impl TaskState {
         let lower = s.to_ascii_lowercase().replace('_', "-");
         let short = lower.strip_prefix("task-state-").unwrap_or(&lower);
         Self::ALL.into_iter().find(|st| {
-            st.label() == short || (short == "cancelled" && *st == Self::Canceled) || (short == "unknown" && *st == Self::Unspecified)
+            st.label() == short
+                || (short == "cancelled" && *st == Self::Canceled)
+                || (short == "unknown" && *st == Self::Unspecified)
         })
     }
 }
@@ -171,7 +180,12 @@ pub struct Part {
 
 impl Part {
     fn with(content: PartContent) -> Self {
-        Part { content, metadata: None, filename: None, media_type: None }
+        Part {
+            content,
+            metadata: None,
+            filename: None,
+            media_type: None,
+        }
     }
 
     /// A text part.
@@ -186,7 +200,10 @@ impl Part {
 
     /// An inline bytes part with a media type.
     pub fn raw(bytes: impl Into<Vec<u8>>, media_type: impl Into<String>) -> Self {
-        Part { media_type: Some(media_type.into()), ..Self::with(PartContent::Raw(bytes.into())) }
+        Part {
+            media_type: Some(media_type.into()),
+            ..Self::with(PartContent::Raw(bytes.into()))
+        }
     }
 
     /// A part that refers to content by URL.
@@ -276,7 +293,8 @@ impl<'de> Deserialize<'de> for Part {
             contents.push(PartContent::Text(t));
         }
         if let Some(r) = w.raw {
-            let bytes = serde_util::base64_bytes::decode(&r).map_err(|e| serde::de::Error::custom(format!("part.raw: {e}")))?;
+            let bytes = serde_util::base64_bytes::decode(&r)
+                .map_err(|e| serde::de::Error::custom(format!("part.raw: {e}")))?;
             contents.push(PartContent::Raw(bytes));
         }
         if let Some(u) = w.url {
@@ -290,8 +308,15 @@ impl<'de> Deserialize<'de> for Part {
                 "a part must have exactly one of `text`, `raw`, `url` or `data`",
             ));
         }
-        let content = contents.pop().ok_or_else(|| serde::de::Error::custom("empty part"))?;
-        Ok(Part { content, metadata: w.metadata, filename: w.filename, media_type: w.media_type })
+        let content = contents
+            .pop()
+            .ok_or_else(|| serde::de::Error::custom("empty part"))?;
+        Ok(Part {
+            content,
+            metadata: w.metadata,
+            filename: w.filename,
+            media_type: w.media_type,
+        })
     }
 }
 
@@ -317,10 +342,19 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs this message uses.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub extensions: Vec<String>,
     /// Tasks this message refers to (follow-ups).
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default", alias = "reference_task_ids")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default",
+        alias = "reference_task_ids"
+    )]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -383,14 +417,22 @@ pub struct TaskStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
     /// When the status was set.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "serde_util::opt_timestamp")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serde_util::opt_timestamp"
+    )]
     pub timestamp: Option<DateTime<Utc>>,
 }
 
 impl TaskStatus {
     /// A status in `state`, stamped now.
     pub fn new(state: TaskState) -> Self {
-        TaskStatus { state, message: None, timestamp: Some(Utc::now()) }
+        TaskStatus {
+            state,
+            message: None,
+            timestamp: Some(Utc::now()),
+        }
     }
 
     /// Attaches a message.
@@ -420,7 +462,11 @@ pub struct Artifact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs this artifact uses.
-    #[serde(default, skip_serializing_if = "is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub extensions: Vec<String>,
 }
 
@@ -530,10 +576,19 @@ pub struct TaskArtifactUpdateEvent {
     /// The artifact (or the chunk of it).
     pub artifact: Artifact,
     /// `true`: add these parts to the earlier artifact with the same id.
-    #[serde(default, skip_serializing_if = "serde_util::is_false", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "serde_util::is_false",
+        deserialize_with = "null_as_default"
+    )]
     pub append: bool,
     /// `true`: this is the last chunk of the artifact.
-    #[serde(default, skip_serializing_if = "serde_util::is_false", alias = "last_chunk", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "serde_util::is_false",
+        alias = "last_chunk",
+        deserialize_with = "null_as_default"
+    )]
     pub last_chunk: bool,
     /// Optional metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,14 @@ use switchboard_protocol::{
 
 use super::*;
 
-fn record(tenant: &str, owner: &str, id: &str, ctx: &str, state: TaskState, secs: i64) -> TaskRecord {
+fn record(
+    tenant: &str,
+    owner: &str,
+    id: &str,
+    ctx: &str,
+    state: TaskState,
+    secs: i64,
+) -> TaskRecord {
     let ts = Utc.timestamp_opt(1_800_000_000 + secs, 0).single().unwrap();
     TaskRecord {
         tenant: tenant.into(),
@@ -20,9 +27,17 @@ fn record(tenant: &str, owner: &str, id: &str, ctx: &str, state: TaskState, secs
         task: Task {
             id: id.into(),
             context_id: ctx.into(),
-            status: TaskStatus { state, message: None, timestamp: Some(ts) },
+            status: TaskStatus {
+                state,
+                message: None,
+                timestamp: Some(ts),
+            },
             artifacts: Some(vec![]),
-            history: Some(vec![Message::user_text(format!("hello {id}")).with_task_id(id).with_context_id(ctx)]),
+            history: Some(vec![
+                Message::user_text(format!("hello {id}"))
+                    .with_task_id(id)
+                    .with_context_id(ctx),
+            ]),
             metadata: None,
         },
         last_seq: 0,
@@ -51,11 +66,17 @@ pub async fn run_all(store: &dyn TaskStore) {
 pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
     let mut r = record("", "anonymous", "rt-1", "ctx-rt", TaskState::Submitted, 0);
     r.last_seq = 1;
-    store.commit(&r, Some(&StreamResponse::Task(r.task.clone()))).await.unwrap();
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
     r.task.status = TaskStatus::new(TaskState::Working);
     r.last_seq = 2;
     store.commit(&r, Some(&status_event(&r))).await.unwrap();
-    r.task.artifacts = Some(vec![Artifact::new("a1", vec![Part::text("out"), Part::data(serde_json::json!({"n": 1}))])]);
+    r.task.artifacts = Some(vec![Artifact::new(
+        "a1",
+        vec![Part::text("out"), Part::data(serde_json::json!({"n": 1}))],
+    )]);
     r.last_seq = 3;
     let art = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
         task_id: "rt-1".into(),
@@ -67,19 +88,34 @@ pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
     });
     store.commit(&r, Some(&art)).await.unwrap();
     // A snapshot-only commit (e.g. a follow-up message) keeps the sequence.
-    r.task.history.as_mut().unwrap().push(Message::user_text("more"));
+    r.task
+        .history
+        .as_mut()
+        .unwrap()
+        .push(Message::user_text("more"));
     store.commit(&r, None).await.unwrap();
 
-    let loaded = store.load("", "rt-1").await.unwrap().expect("task must load after commit");
+    let loaded = store
+        .load("", "rt-1")
+        .await
+        .unwrap()
+        .expect("task must load after commit");
     assert_eq!(loaded.task, r.task, "snapshot must round-trip exactly");
     assert_eq!(loaded.last_seq, 3);
     assert_eq!(loaded.owner, "anonymous");
     let log = store.events("", "rt-1", 0, 100).await.unwrap();
-    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3], "log in order");
+    assert_eq!(
+        log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3],
+        "log in order"
+    );
     assert_eq!(log[2].event, art);
     let tail = store.events("", "rt-1", 1, 1).await.unwrap();
     assert_eq!(tail.len(), 1, "limit applies");
-    assert_eq!(tail[0].seq, 2, "events after a sequence start right after it");
+    assert_eq!(
+        tail[0].seq, 2,
+        "events after a sequence start right after it"
+    );
     assert!(store.load("", "missing").await.unwrap().is_none());
     assert!(store.events("", "missing", 0, 10).await.unwrap().is_empty());
 }
@@ -89,50 +125,126 @@ pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
 pub async fn sequence_is_enforced(store: &dyn TaskStore) {
     let mut r = record("", "anonymous", "seq-1", "ctx-seq", TaskState::Submitted, 1);
     r.last_seq = 1;
-    store.commit(&r, Some(&StreamResponse::Task(r.task.clone()))).await.unwrap();
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
     let before = store.load("", "seq-1").await.unwrap().unwrap();
     let mut dup = r.clone();
     dup.task.status = TaskStatus::new(TaskState::Failed);
-    let err = store.commit(&dup, Some(&status_event(&dup))).await.unwrap_err();
-    assert!(matches!(err, StoreError::SequenceConflict { .. }), "repeated seq must conflict: {err}");
+    let err = store
+        .commit(&dup, Some(&status_event(&dup)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::SequenceConflict { .. }),
+        "repeated seq must conflict: {err}"
+    );
     let mut gap = r.clone();
     gap.last_seq = 5;
-    assert!(store.commit(&gap, Some(&status_event(&gap))).await.is_err(), "a gap must conflict");
-    assert_eq!(store.load("", "seq-1").await.unwrap().unwrap(), before, "failed commits change nothing");
+    assert!(
+        store.commit(&gap, Some(&status_event(&gap))).await.is_err(),
+        "a gap must conflict"
+    );
+    assert_eq!(
+        store.load("", "seq-1").await.unwrap().unwrap(),
+        before,
+        "failed commits change nothing"
+    );
     assert_eq!(store.events("", "seq-1", 0, 10).await.unwrap().len(), 1);
 }
 
 /// The same id in two tenants are two tasks.
 pub async fn tenants_are_separate(store: &dyn TaskStore) {
-    let mut a = record("tenant-a", "anonymous", "same-id", "c", TaskState::Working, 2);
+    let mut a = record(
+        "tenant-a",
+        "anonymous",
+        "same-id",
+        "c",
+        TaskState::Working,
+        2,
+    );
     a.last_seq = 1;
-    store.commit(&a, Some(&StreamResponse::Task(a.task.clone()))).await.unwrap();
+    store
+        .commit(&a, Some(&StreamResponse::Task(a.task.clone())))
+        .await
+        .unwrap();
     assert!(store.load("tenant-b", "same-id").await.unwrap().is_none());
-    let mut b = record("tenant-b", "anonymous", "same-id", "c", TaskState::Completed, 3);
+    let mut b = record(
+        "tenant-b",
+        "anonymous",
+        "same-id",
+        "c",
+        TaskState::Completed,
+        3,
+    );
     b.last_seq = 1;
-    store.commit(&b, Some(&StreamResponse::Task(b.task.clone()))).await.unwrap();
-    assert_eq!(store.load("tenant-a", "same-id").await.unwrap().unwrap().task.status.state, TaskState::Working);
-    assert_eq!(store.load("tenant-b", "same-id").await.unwrap().unwrap().task.status.state, TaskState::Completed);
+    store
+        .commit(&b, Some(&StreamResponse::Task(b.task.clone())))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .load("tenant-a", "same-id")
+            .await
+            .unwrap()
+            .unwrap()
+            .task
+            .status
+            .state,
+        TaskState::Working
+    );
+    assert_eq!(
+        store
+            .load("tenant-b", "same-id")
+            .await
+            .unwrap()
+            .unwrap()
+            .task
+            .status
+            .state,
+        TaskState::Completed
+    );
 }
 
 /// ListTasks order (status time desc, id desc), filters, totals and cursors.
 pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     let tenant = "list-tenant";
     for i in 0..7 {
-        let state = if i % 2 == 0 { TaskState::Completed } else { TaskState::Working };
+        let state = if i % 2 == 0 {
+            TaskState::Completed
+        } else {
+            TaskState::Working
+        };
         let ctx = if i < 4 { "ctx-a" } else { "ctx-b" };
         let mut r = record(tenant, "alice", &format!("task-{i}"), ctx, state, 100 + i);
         r.last_seq = 1;
-        store.commit(&r, Some(&StreamResponse::Task(r.task.clone()))).await.unwrap();
+        store
+            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+            .unwrap();
     }
     // Two tasks with the same status time are ordered by id, descending.
-    let mut tie = record(tenant, "alice", "task-tie", "ctx-b", TaskState::Working, 106);
+    let mut tie = record(
+        tenant,
+        "alice",
+        "task-tie",
+        "ctx-b",
+        TaskState::Working,
+        106,
+    );
     tie.last_seq = 1;
-    store.commit(&tie, Some(&StreamResponse::Task(tie.task.clone()))).await.unwrap();
+    store
+        .commit(&tie, Some(&StreamResponse::Task(tie.task.clone())))
+        .await
+        .unwrap();
     // Someone else's task never shows up.
     let mut other = record(tenant, "bob", "bobs-task", "ctx-a", TaskState::Working, 200);
     other.last_seq = 1;
-    store.commit(&other, Some(&StreamResponse::Task(other.task.clone()))).await.unwrap();
+    store
+        .commit(&other, Some(&StreamResponse::Task(other.task.clone())))
+        .await
+        .unwrap();
 
     let q = |limit: usize| TaskQuery {
         tenant: tenant.into(),
@@ -145,7 +257,12 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     };
     let all = store.list(&q(100)).await.unwrap();
     let ids: Vec<&str> = all.records.iter().map(|r| r.task.id.as_str()).collect();
-    assert_eq!(ids, vec!["task-tie", "task-6", "task-5", "task-4", "task-3", "task-2", "task-1", "task-0"]);
+    assert_eq!(
+        ids,
+        vec![
+            "task-tie", "task-6", "task-5", "task-4", "task-3", "task-2", "task-1", "task-0"
+        ]
+    );
     assert_eq!(all.total, 8);
     assert!(all.next.is_none(), "a complete page has no cursor");
 

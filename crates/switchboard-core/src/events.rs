@@ -1,0 +1,487 @@
+//! [`TaskEvents`]: how an agent answers.
+//!
+//! Every method is an `async fn` that returns only after the change is
+//! durable in the store and published to subscribers, so an agent that
+//! awaits its emissions can never get ahead of what clients see. A refused
+//! change (a status after the task finished, an append to an unknown
+//! artifact, ...) comes back as an [`EmitError`] and changes nothing.
+//!
+//! The handle is cheap to clone and can be used from concurrent code; the
+//! task's changes are applied one at a time in the order they arrive.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use switchboard_protocol::{
+    A2AError, Artifact, Message, Metadata, Part, Role, Task, TaskState, TaskStatus,
+};
+use tokio::sync::{Mutex, broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::BoxError;
+use crate::runtime::{BusEvent, Change, Registry, TaskRuntime};
+use crate::store::{StoreError, TaskRecord, TaskStore};
+
+/// Why an emission was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmitError {
+    /// The task already reached a terminal state (for example, it was canceled).
+    #[error("task {task_id} is already {state}; a finished task never changes")]
+    TaskTerminal {
+        /// The task.
+        task_id: String,
+        /// Its terminal state.
+        state: TaskState,
+    },
+    /// The state machine does not allow this status.
+    #[error("a task cannot move from {from} to {to}")]
+    InvalidTransition {
+        /// Current state.
+        from: TaskState,
+        /// Requested state.
+        to: TaskState,
+    },
+    /// `append` named an artifact that does not exist yet.
+    #[error("artifact {0} does not exist yet; send it with append=false first")]
+    UnknownArtifact(String),
+    /// The artifact already received its last chunk.
+    #[error("artifact {0} already received its last chunk")]
+    ArtifactClosed(String),
+    /// Artifacts need at least one part.
+    #[error("artifact {0} has no parts; an artifact needs at least one")]
+    EmptyArtifact(String),
+    /// `reply` was called after the run created a task.
+    #[error(
+        "reply() must be the first emission; this run already created task {0} (use a status message instead)"
+    )]
+    ReplyAfterTask(String),
+    /// The run already answered with a direct message.
+    #[error("this run already answered with a direct message; it cannot emit anything else")]
+    AlreadyReplied,
+    /// The store refused the write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What the first emission of a run decided; delivered to the caller.
+pub(crate) enum Outcome {
+    /// A direct message reply; no task exists.
+    Message(Message),
+    /// A task exists: its runtime, the snapshot at `seq` and a receiver for
+    /// everything after it.
+    Task {
+        runtime: Arc<TaskRuntime>,
+        snapshot: Task,
+        seq: u64,
+        rx: broadcast::Receiver<BusEvent>,
+    },
+    /// The agent refused the request with a protocol error.
+    Error(A2AError),
+}
+
+enum EmitState {
+    /// Nothing emitted yet (new task): the first emission decides.
+    Pending {
+        user_message: Message,
+        outcome: Option<oneshot::Sender<Outcome>>,
+    },
+    /// The task exists.
+    Task(Arc<TaskRuntime>),
+    /// The run answered with a message.
+    Replied,
+}
+
+pub(crate) struct Shared {
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    pub(crate) tenant: String,
+    pub(crate) owner: String,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) cancel: CancellationToken,
+    state: Mutex<EmitState>,
+}
+
+/// The handle an agent uses to answer one message. See the module docs.
+#[derive(Clone)]
+pub struct TaskEvents {
+    inner: Arc<Shared>,
+}
+
+impl std::fmt::Debug for TaskEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskEvents")
+            .field("task_id", &self.inner.task_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskEvents {
+    /// For a new task: nothing exists until the first emission.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn pending(
+        task_id: String,
+        context_id: String,
+        tenant: String,
+        owner: String,
+        store: Arc<dyn TaskStore>,
+        registry: Arc<Registry>,
+        cancel: CancellationToken,
+        user_message: Message,
+        outcome: oneshot::Sender<Outcome>,
+    ) -> Self {
+        let state = EmitState::Pending {
+            user_message,
+            outcome: Some(outcome),
+        };
+        TaskEvents {
+            inner: Arc::new(Shared {
+                task_id,
+                context_id,
+                tenant,
+                owner,
+                store,
+                registry,
+                cancel,
+                state: Mutex::new(state),
+            }),
+        }
+    }
+
+    /// For a follow-up on an existing task.
+    pub(crate) fn for_task(
+        runtime: Arc<TaskRuntime>,
+        context_id: String,
+        store: Arc<dyn TaskStore>,
+        registry: Arc<Registry>,
+        cancel: CancellationToken,
+    ) -> Self {
+        TaskEvents {
+            inner: Arc::new(Shared {
+                task_id: runtime.key.1.clone(),
+                context_id,
+                tenant: runtime.key.0.clone(),
+                owner: runtime.owner.clone(),
+                store,
+                registry,
+                cancel,
+                state: Mutex::new(EmitState::Task(runtime)),
+            }),
+        }
+    }
+
+    /// The id of the task this run works on.
+    pub fn task_id(&self) -> &str {
+        &self.inner.task_id
+    }
+
+    /// The conversation this run belongs to.
+    pub fn context_id(&self) -> &str {
+        &self.inner.context_id
+    }
+
+    /// `true` once the task was canceled or the server is shutting down.
+    /// Long-running agents should check this (or await [`cancelled`](Self::cancelled)) and stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the task is canceled or the server shuts down.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// Answers with a direct message instead of a task. Must be the run's
+    /// first and only emission.
+    pub async fn reply(&self, mut message: Message) -> Result<(), EmitError> {
+        let mut st = self.inner.state.lock().await;
+        match &mut *st {
+            EmitState::Pending { outcome, .. } => {
+                message.context_id = Some(self.inner.context_id.clone());
+                message.task_id = None;
+                if let Some(tx) = outcome.take() {
+                    let _ = tx.send(Outcome::Message(message));
+                }
+                *st = EmitState::Replied;
+                Ok(())
+            }
+            EmitState::Task(_) => Err(EmitError::ReplyAfterTask(self.inner.task_id.clone())),
+            EmitState::Replied => Err(EmitError::AlreadyReplied),
+        }
+    }
+
+    /// Answers with a direct agent message holding one text part.
+    pub async fn reply_text(&self, text: impl Into<String>) -> Result<(), EmitError> {
+        self.reply(Message::agent_text(text)).await
+    }
+
+    /// Creates the task now (in `SUBMITTED`) if it does not exist yet.
+    pub async fn submit(&self) -> Result<(), EmitError> {
+        let mut st = self.inner.state.lock().await;
+        self.ensure_task(&mut st).await.map(|_| ())
+    }
+
+    /// Sets a status. `TASK_STATE_SUBMITTED` is set by the engine when the
+    /// task is created and cannot be set again.
+    pub async fn status(
+        &self,
+        status: TaskStatus,
+        metadata: Option<Metadata>,
+    ) -> Result<(), EmitError> {
+        self.apply(Change::Status { status, metadata }).await
+    }
+
+    /// Sets `state` with an optional agent text message.
+    pub async fn set_state(&self, state: TaskState, text: Option<String>) -> Result<(), EmitError> {
+        let status = TaskStatus {
+            state,
+            message: text.map(Message::agent_text),
+            timestamp: Some(Utc::now()),
+        };
+        self.status(status, None).await
+    }
+
+    /// `WORKING`, with a short note on what is happening.
+    pub async fn working(&self, note: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::Working, Some(note.into())).await
+    }
+
+    /// `INPUT_REQUIRED`: asks the client a question. The client answers with
+    /// a new message on the same task, which starts a new run.
+    pub async fn ask(&self, question: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::InputRequired, Some(question.into()))
+            .await
+    }
+
+    /// `AUTH_REQUIRED`: the client must authenticate out of band.
+    pub async fn require_auth(&self, explanation: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::AuthRequired, Some(explanation.into()))
+            .await
+    }
+
+    /// `COMPLETED`.
+    pub async fn complete(&self) -> Result<(), EmitError> {
+        self.set_state(TaskState::Completed, None).await
+    }
+
+    /// `COMPLETED` with a final agent message.
+    pub async fn complete_with(&self, text: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::Completed, Some(text.into()))
+            .await
+    }
+
+    /// `FAILED` with a reason.
+    pub async fn fail(&self, reason: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::Failed, Some(reason.into())).await
+    }
+
+    /// `REJECTED` with a reason.
+    pub async fn reject(&self, reason: impl Into<String>) -> Result<(), EmitError> {
+        self.set_state(TaskState::Rejected, Some(reason.into()))
+            .await
+    }
+
+    /// Emits a whole artifact in one event (`lastChunk: true`).
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), EmitError> {
+        self.apply(Change::Artifact {
+            artifact,
+            append: false,
+            last_chunk: true,
+            metadata: None,
+        })
+        .await
+    }
+
+    /// Emits a one-part text artifact named `name`.
+    pub async fn artifact_text(
+        &self,
+        name: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Result<(), EmitError> {
+        let artifact =
+            Artifact::new(uuid::Uuid::now_v7().to_string(), vec![Part::text(text)]).with_name(name);
+        self.artifact(artifact).await
+    }
+
+    /// Emits one chunk of an artifact. `append: false` starts (or replaces)
+    /// the artifact; `append: true` adds parts to it; `last_chunk: true`
+    /// closes it.
+    pub async fn artifact_chunk(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), EmitError> {
+        self.apply(Change::Artifact {
+            artifact,
+            append,
+            last_chunk,
+            metadata: None,
+        })
+        .await
+    }
+
+    /// Starts an artifact that is written in chunks; see [`ArtifactWriter`].
+    pub fn artifact_writer(&self, name: impl Into<String>) -> ArtifactWriter {
+        ArtifactWriter {
+            events: self.clone(),
+            artifact_id: uuid::Uuid::now_v7().to_string(),
+            name: Some(name.into()),
+            started: false,
+        }
+    }
+
+    async fn apply(&self, change: Change) -> Result<(), EmitError> {
+        let mut st = self.inner.state.lock().await;
+        let rt = self.ensure_task(&mut st).await?;
+        // The runtime serializes changes itself; release our lock first so
+        // a slow store does not hold up unrelated bookkeeping.
+        drop(st);
+        rt.apply(change).await.map(|_| ())
+    }
+
+    async fn ensure_task(&self, st: &mut EmitState) -> Result<Arc<TaskRuntime>, EmitError> {
+        match st {
+            EmitState::Task(rt) => Ok(rt.clone()),
+            EmitState::Replied => Err(EmitError::AlreadyReplied),
+            EmitState::Pending {
+                user_message,
+                outcome,
+            } => {
+                let s = &self.inner;
+                let now = Utc::now();
+                let record = TaskRecord {
+                    tenant: s.tenant.clone(),
+                    owner: s.owner.clone(),
+                    task: Task {
+                        id: s.task_id.clone(),
+                        context_id: s.context_id.clone(),
+                        status: TaskStatus {
+                            state: TaskState::Submitted,
+                            message: None,
+                            timestamp: Some(now),
+                        },
+                        artifacts: Some(Vec::new()),
+                        history: Some(vec![user_message.clone()]),
+                        metadata: None,
+                    },
+                    last_seq: 0,
+                    created_at: now,
+                };
+                let (rt, snapshot, seq, rx) = TaskRuntime::create(
+                    record,
+                    s.store.clone(),
+                    s.registry.clone(),
+                    s.cancel.clone(),
+                )
+                .await?;
+                if let Some(tx) = outcome.take() {
+                    let _ = tx.send(Outcome::Task {
+                        runtime: rt.clone(),
+                        snapshot,
+                        seq,
+                        rx,
+                    });
+                }
+                *st = EmitState::Task(rt.clone());
+                Ok(rt)
+            }
+        }
+    }
+
+    /// Called by the engine when `execute` returned (or panicked): settles
+    /// the task so it never stays `WORKING` without an executor.
+    pub(crate) async fn finish(&self, result: Result<(), BoxError>) {
+        let mut st = self.inner.state.lock().await;
+        // A protocol error before anything was emitted goes back to the caller.
+        if let (EmitState::Pending { outcome, .. }, Err(e)) = (&mut *st, &result)
+            && let Some(a2a) = e.downcast_ref::<A2AError>()
+        {
+            if let Some(tx) = outcome.take() {
+                let _ = tx.send(Outcome::Error(a2a.clone()));
+            }
+            *st = EmitState::Replied;
+            return;
+        }
+        if matches!(*st, EmitState::Replied) {
+            return;
+        }
+        let rt = match self.ensure_task(&mut st).await {
+            Ok(rt) => rt,
+            Err(e) => {
+                tracing::error!(task_id = %self.inner.task_id, error = %e, "could not create the task for a finished run");
+                if let EmitState::Pending { outcome, .. } = &mut *st
+                    && let Some(tx) = outcome.take()
+                {
+                    let _ = tx.send(Outcome::Error(A2AError::Internal(e.to_string())));
+                }
+                return;
+            }
+        };
+        drop(st);
+        let state = rt.snapshot().await.status.state;
+        if !state.is_terminal() && !state.is_interrupted() {
+            let status = match &result {
+                Ok(()) => TaskStatus::new(TaskState::Completed),
+                Err(e) => TaskStatus::new(TaskState::Failed).with_message(Message::new(
+                    Role::Agent,
+                    vec![Part::text(format!("the agent failed: {e}"))],
+                )),
+            };
+            if let Err(e) = rt
+                .apply(Change::Status {
+                    status,
+                    metadata: None,
+                })
+                .await
+            {
+                // Canceled concurrently: terminal already, nothing to settle.
+                if !matches!(e, EmitError::TaskTerminal { .. }) {
+                    tracing::error!(task_id = %self.inner.task_id, error = %e, "could not settle the task after its run");
+                }
+            }
+        } else if let Err(e) = &result {
+            tracing::warn!(task_id = %self.inner.task_id, error = %e, "agent returned an error after the task settled");
+        }
+        rt.end_run();
+    }
+}
+
+/// Writes one artifact in chunks: the first [`append`](Self::append) starts
+/// it, later ones add to it, [`finish`](Self::finish) sends the last chunk.
+#[derive(Debug)]
+pub struct ArtifactWriter {
+    events: TaskEvents,
+    artifact_id: String,
+    name: Option<String>,
+    started: bool,
+}
+
+impl ArtifactWriter {
+    /// The artifact's id.
+    pub fn artifact_id(&self) -> &str {
+        &self.artifact_id
+    }
+
+    async fn send(&mut self, part: Part, last: bool) -> Result<(), EmitError> {
+        let mut artifact = Artifact::new(self.artifact_id.clone(), vec![part]);
+        if !self.started {
+            artifact.name = self.name.take();
+        }
+        let append = self.started;
+        self.events.artifact_chunk(artifact, append, last).await?;
+        self.started = true;
+        Ok(())
+    }
+
+    /// Sends one more chunk.
+    pub async fn append(&mut self, part: Part) -> Result<(), EmitError> {
+        self.send(part, false).await
+    }
+
+    /// Sends the last chunk and closes the artifact.
+    pub async fn finish(mut self, part: Part) -> Result<(), EmitError> {
+        self.send(part, true).await
+    }
+}

@@ -1,0 +1,153 @@
+//! What an agent author implements: [`AgentExecutor`].
+//!
+//! The engine calls [`AgentExecutor::execute`] once per incoming message with
+//! a [`RequestContext`] (what was asked, by whom, in which task and context)
+//! and a [`TaskEvents`] handle (how to answer). The first thing the agent
+//! emits decides the shape of the answer:
+//!
+//! - [`TaskEvents::reply`] first: the caller gets a direct `Message` and no
+//!   task is created.
+//! - anything else first (a status, an artifact, `complete`, ...): a task is
+//!   created in `SUBMITTED` and every later emission updates it.
+//!
+//! When `execute` returns `Ok(())` and the task is neither finished nor
+//! waiting for input, the engine completes it; when it returns `Err`, the
+//! engine fails it with the error's text. Returning an
+//! [`A2AError`](switchboard_protocol::A2AError) before
+//! anything was emitted sends that error to the caller instead.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use switchboard_protocol::{Message, Metadata, SendMessageConfiguration, Task};
+
+use crate::context::CallContext;
+use crate::events::TaskEvents;
+
+/// The error type agents return: anything that implements `std::error::Error`,
+/// a `String` or a `&str` converts into it with `?` or `.into()`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// An agent.
+///
+/// ```
+/// use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents};
+///
+/// struct Shout;
+///
+/// #[switchboard_core::async_trait]
+/// impl AgentExecutor for Shout {
+///     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+///         events.working("shouting").await?;
+///         events.artifact_text("shout", ctx.text().to_uppercase()).await?;
+///         Ok(()) // completes the task
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait AgentExecutor: Send + Sync + 'static {
+    /// Handles one incoming message. See the module docs for what the
+    /// return value means.
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError>;
+}
+
+#[async_trait]
+impl<T: AgentExecutor + ?Sized> AgentExecutor for Arc<T> {
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        (**self).execute(ctx, events).await
+    }
+}
+
+/// An [`AgentExecutor`] made from an async closure; see [`agent_fn`].
+pub struct FnAgent<F>(F);
+
+impl<F> std::fmt::Debug for FnAgent<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnAgent")
+    }
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>>;
+
+/// Makes an agent from an async closure.
+///
+/// ```
+/// use switchboard_core::agent_fn;
+/// let agent = agent_fn(|ctx, events| async move {
+///     events.reply_text(format!("you said: {}", ctx.text())).await?;
+///     Ok(())
+/// });
+/// # let _ = agent;
+/// ```
+pub fn agent_fn<F, Fut>(
+    f: F,
+) -> FnAgent<impl Fn(RequestContext, TaskEvents) -> BoxFuture + Send + Sync + 'static>
+where
+    F: Fn(RequestContext, TaskEvents) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    FnAgent(move |ctx, events| Box::pin(f(ctx, events)) as BoxFuture)
+}
+
+#[async_trait]
+impl<F> AgentExecutor for FnAgent<F>
+where
+    F: Fn(RequestContext, TaskEvents) -> BoxFuture + Send + Sync + 'static,
+{
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        (self.0)(ctx, events).await
+    }
+}
+
+/// Everything an agent knows about the message it is handling.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The incoming message, with `taskId` and `contextId` filled in.
+    pub message: Message,
+    /// The task this message continues (after input-required), if any: its
+    /// snapshot before this message was added.
+    pub task: Option<Task>,
+    /// The id of the task this run works on (created lazily).
+    pub task_id: String,
+    /// The conversation.
+    pub context_id: String,
+    /// The caller's options (accepted output modes, history length, ...).
+    pub configuration: Option<SendMessageConfiguration>,
+    /// Request metadata.
+    pub metadata: Option<Metadata>,
+    /// Who is calling, in which tenant, with which extensions active.
+    pub call: CallContext,
+    /// `true` when the caller is streaming.
+    pub streaming: bool,
+}
+
+impl RequestContext {
+    /// The text of the incoming message (text parts joined with newlines).
+    pub fn text(&self) -> String {
+        self.message.text()
+    }
+
+    /// `true` when this message continues an existing task.
+    pub fn is_follow_up(&self) -> bool {
+        self.task.is_some()
+    }
+
+    /// `true` if the caller accepts output of `media_type` (no
+    /// `acceptedOutputModes` means anything is accepted).
+    pub fn accepts_output(&self, media_type: &str) -> bool {
+        match &self.configuration {
+            Some(c) if !c.accepted_output_modes.is_empty() => c
+                .accepted_output_modes
+                .iter()
+                .any(|m| crate::context::media_type_matches(m, media_type)),
+            _ => true,
+        }
+    }
+
+    /// `true` if the caller activated the extension `uri` and the agent declares it.
+    pub fn extension_active(&self, uri: &str) -> bool {
+        self.call.activated_extensions.iter().any(|e| e == uri)
+    }
+}

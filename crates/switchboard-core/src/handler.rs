@@ -1,0 +1,760 @@
+//! [`RequestHandler`]: the eleven A2A operations, binding-independent.
+//!
+//! Every binding (JSON-RPC, REST, gRPC, any protocol version) decodes its
+//! wire form into the canonical types and calls one method here with the
+//! caller's [`CallContext`]. All protocol rules live here, once: id
+//! generation and matching, terminal-task immutability, blocking vs
+//! `returnImmediately`, `historyLength`, ListTasks paging, capability checks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use switchboard_protocol::requests::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use switchboard_protocol::{
+    A2AError, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, PartContent, Role, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, TaskState, TaskStatus,
+};
+use tokio::sync::{broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::context::{CallContext, media_type_matches};
+use crate::events::{EmitError, Outcome, TaskEvents};
+use crate::executor::{AgentExecutor, RequestContext};
+use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
+use crate::store::{ListCursor, StoreError, TaskQuery, TaskStore};
+use crate::{InMemoryStore, LoggedEvent};
+
+/// Tunables of the engine.
+#[derive(Debug, Clone)]
+pub struct HandlerConfig {
+    /// How long a follow-up message waits for the previous run of an
+    /// interrupted task to return before it is refused.
+    pub previous_run_grace: Duration,
+}
+
+impl Default for HandlerConfig {
+    fn default() -> Self {
+        HandlerConfig {
+            previous_run_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The engine. Cheap to clone; all clones share state.
+#[derive(Clone)]
+pub struct RequestHandler {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    executor: Arc<dyn AgentExecutor>,
+    store: Arc<dyn TaskStore>,
+    card: AgentCard,
+    registry: Arc<Registry>,
+    config: HandlerConfig,
+    shutdown: CancellationToken,
+    runs: TaskTracker,
+}
+
+impl std::fmt::Debug for RequestHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestHandler")
+            .field("agent", &self.inner.card.name)
+            .field("store", &self.inner.store)
+            .finish()
+    }
+}
+
+/// Builds a [`RequestHandler`].
+#[derive(Debug)]
+pub struct RequestHandlerBuilder {
+    executor: Arc<dyn AgentExecutor>,
+    card: AgentCard,
+    store: Option<Arc<dyn TaskStore>>,
+    config: HandlerConfig,
+}
+
+impl std::fmt::Debug for dyn AgentExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentExecutor")
+    }
+}
+
+impl RequestHandlerBuilder {
+    /// Uses `store` (default: a fresh [`InMemoryStore`]).
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Sets tunables.
+    pub fn config(mut self, config: HandlerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Builds the handler.
+    pub fn build(self) -> RequestHandler {
+        RequestHandler {
+            inner: Arc::new(Inner {
+                executor: self.executor,
+                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                card: self.card,
+                registry: Arc::new(Registry::default()),
+                config: self.config,
+                shutdown: CancellationToken::new(),
+                runs: TaskTracker::new(),
+            }),
+        }
+    }
+}
+
+fn internal(e: StoreError) -> A2AError {
+    A2AError::Internal(e.to_string())
+}
+
+fn emit_to_a2a(e: EmitError) -> A2AError {
+    match e {
+        EmitError::TaskTerminal { task_id, state } => A2AError::TaskNotCancelable {
+            task_id,
+            state: state.as_str().to_string(),
+        },
+        EmitError::Store(s) => internal(s),
+        other => A2AError::Internal(other.to_string()),
+    }
+}
+
+impl RequestHandler {
+    /// Starts building a handler for `executor`, described by `card`.
+    pub fn builder(executor: impl AgentExecutor, card: AgentCard) -> RequestHandlerBuilder {
+        RequestHandlerBuilder {
+            executor: Arc::new(executor),
+            card,
+            store: None,
+            config: HandlerConfig::default(),
+        }
+    }
+
+    /// The agent card as configured (bindings add their interfaces).
+    pub fn card(&self) -> &AgentCard {
+        &self.inner.card
+    }
+
+    /// The store in use.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.inner.store
+    }
+
+    /// Resolves which requested extensions apply (those the card declares)
+    /// and refuses calls that do not activate a required extension.
+    pub fn activate_extensions(&self, call: &mut CallContext) -> Result<(), A2AError> {
+        let declared = &self.inner.card.capabilities.extensions;
+        call.activated_extensions = call
+            .requested_extensions
+            .iter()
+            .filter(|uri| declared.iter().any(|d| &d.uri == *uri))
+            .cloned()
+            .collect();
+        if let Some(missing) = declared
+            .iter()
+            .find(|d| d.required && !call.requested_extensions.iter().any(|r| r == &d.uri))
+        {
+            return Err(A2AError::ExtensionSupportRequired(missing.uri.clone()));
+        }
+        Ok(())
+    }
+
+    /// Stops every run (their `TaskEvents` report cancellation) and waits up
+    /// to `grace` for them to settle.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.inner.shutdown.cancel();
+        self.inner.runs.close();
+        let _ = tokio::time::timeout(grace, self.inner.runs.wait()).await;
+    }
+
+    // ---- SendMessage / SendStreamingMessage -------------------------------
+
+    /// SendMessage: returns the task (after it finishes or is interrupted,
+    /// unless `returnImmediately`) or the agent's direct message.
+    pub async fn send_message(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2AError> {
+        let blocking = req.is_blocking();
+        let history_length = validate_history_length(req.history_length())?;
+        match self.start(call, req, false).await? {
+            Outcome::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Outcome::Error(e) => Err(e),
+            Outcome::Task {
+                runtime,
+                mut snapshot,
+                rx,
+                ..
+            } => {
+                if blocking && !settled(snapshot.status.state) {
+                    wait_settled(&runtime, rx).await;
+                    snapshot = runtime.snapshot().await;
+                }
+                snapshot.limit_history(history_length);
+                Ok(SendMessageResponse::Task(snapshot))
+            }
+        }
+    }
+
+    /// SendStreamingMessage: a stream that starts with the task (or is one
+    /// message) and ends when the task finishes or needs input.
+    pub async fn send_streaming_message(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<EventStream, A2AError> {
+        self.require_streaming()?;
+        let history_length = validate_history_length(req.history_length())?;
+        match self.start(call, req, true).await? {
+            Outcome::Message(m) => {
+                let item = LoggedEvent {
+                    seq: 0,
+                    event: StreamResponse::Message(m),
+                };
+                Ok(Box::pin(futures::stream::once(async move { Ok(item) })))
+            }
+            Outcome::Error(e) => Err(e),
+            Outcome::Task {
+                runtime,
+                mut snapshot,
+                seq,
+                rx,
+            } => {
+                snapshot.limit_history(history_length);
+                Ok(runtime.stream(snapshot, seq, rx))
+            }
+        }
+    }
+
+    fn require_streaming(&self) -> Result<(), A2AError> {
+        if self.inner.card.supports_streaming() {
+            Ok(())
+        } else {
+            Err(A2AError::UnsupportedOperation(
+                "streaming is not supported by this agent".into(),
+            ))
+        }
+    }
+
+    fn check_message(&self, msg: &Message) -> Result<(), A2AError> {
+        if msg.message_id.trim().is_empty() {
+            return Err(A2AError::invalid_field(
+                "message.messageId",
+                "is required and must not be empty",
+            ));
+        }
+        if msg.parts.is_empty() {
+            return Err(A2AError::invalid_field(
+                "message.parts",
+                "must contain at least one part",
+            ));
+        }
+        if msg.role != Role::User {
+            return Err(A2AError::invalid_field(
+                "message.role",
+                "must be ROLE_USER for messages sent to an agent",
+            ));
+        }
+        let card = &self.inner.card;
+        let mut accepted: Vec<&str> = card
+            .default_input_modes
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for skill in &card.skills {
+            accepted.extend(skill.input_modes.iter().map(String::as_str));
+        }
+        for (i, part) in msg.parts.iter().enumerate() {
+            let media_type = match (&part.media_type, &part.content) {
+                (Some(mt), _) => mt.as_str(),
+                // Text without a declared type is text/plain; other parts
+                // without one are not checked.
+                (None, PartContent::Text(_)) => "text/plain",
+                (None, _) => continue,
+            };
+            if !accepted.is_empty() && !accepted.iter().any(|p| media_type_matches(p, media_type)) {
+                return Err(A2AError::ContentTypeNotSupported(format!(
+                    "message.parts[{i}] has media type {media_type}; this agent accepts {}",
+                    accepted.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_output_modes(&self, req: &SendMessageRequest) -> Result<(), A2AError> {
+        let Some(cfg) = &req.configuration else {
+            return Ok(());
+        };
+        if cfg.accepted_output_modes.is_empty() {
+            return Ok(());
+        }
+        let card = &self.inner.card;
+        let mut produced: Vec<&str> = card
+            .default_output_modes
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for skill in &card.skills {
+            produced.extend(skill.output_modes.iter().map(String::as_str));
+        }
+        let overlap = produced.is_empty()
+            || cfg.accepted_output_modes.iter().any(|a| {
+                produced
+                    .iter()
+                    .any(|p| media_type_matches(a, p) || media_type_matches(p, a))
+            });
+        if overlap {
+            Ok(())
+        } else {
+            Err(A2AError::ContentTypeNotSupported(format!(
+                "acceptedOutputModes {} share nothing with what this agent produces ({})",
+                cfg.accepted_output_modes.join(", "),
+                produced.join(", ")
+            )))
+        }
+    }
+
+    /// Validates, finds or prepares the task, starts the executor and waits
+    /// for the first emission's verdict.
+    async fn start(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+        streaming: bool,
+    ) -> Result<Outcome, A2AError> {
+        self.check_message(&req.message)?;
+        self.check_output_modes(&req)?;
+        if req
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.task_push_notification_config.is_some())
+        {
+            return Err(A2AError::PushNotificationNotSupported);
+        }
+        let SendMessageRequest {
+            mut message,
+            configuration,
+            metadata,
+            ..
+        } = req;
+        let cancel = self.inner.shutdown.child_token();
+
+        if let Some(task_id) = message.task_id.clone() {
+            // A follow-up on an existing task.
+            let runtime = self.runtime(call, &task_id).await?;
+            let current = runtime.snapshot().await;
+            if let Some(ctx) = &message.context_id
+                && ctx != &current.context_id
+            {
+                return Err(A2AError::invalid_field(
+                    "message.contextId",
+                    format!(
+                        "{ctx} does not match the context {} of task {task_id}",
+                        current.context_id
+                    ),
+                ));
+            }
+            if current.status.state.is_terminal() {
+                return Err(terminal_error(&current));
+            }
+            if runtime.is_running() {
+                if !current.status.state.is_interrupted() {
+                    return Err(A2AError::UnsupportedOperation(format!(
+                        "task {task_id} is {} and still being worked on; it accepts new messages when it is input-required or auth-required",
+                        current.status.state.label()
+                    )));
+                }
+                // The run that asked for input is returning; let it finish.
+                if tokio::time::timeout(self.inner.config.previous_run_grace, runtime.wait_idle())
+                    .await
+                    .is_err()
+                {
+                    return Err(A2AError::UnsupportedOperation(format!(
+                        "task {task_id} is still busy with its previous message"
+                    )));
+                }
+            }
+            message.context_id = Some(current.context_id.clone());
+            runtime.begin_run(cancel.clone());
+            let before = current;
+            if let Err(e) = runtime.accept_follow_up(message.clone()).await {
+                runtime.end_run();
+                return Err(e);
+            }
+            let (snapshot, seq, rx) = runtime.subscribe().await;
+            let events = TaskEvents::for_task(
+                runtime.clone(),
+                before.context_id.clone(),
+                self.inner.store.clone(),
+                self.inner.registry.clone(),
+                cancel,
+            );
+            let ctx = RequestContext {
+                message,
+                task: Some(before.clone()),
+                task_id,
+                context_id: before.context_id,
+                configuration,
+                metadata,
+                call: call.clone(),
+                streaming,
+            };
+            self.spawn_run(ctx, events);
+            return Ok(Outcome::Task {
+                runtime,
+                snapshot,
+                seq,
+                rx,
+            });
+        }
+
+        // A new task (or a direct reply): ids are ours to assign.
+        let context_id = message
+            .context_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let task_id = uuid::Uuid::now_v7().to_string();
+        message.context_id = Some(context_id.clone());
+        message.task_id = Some(task_id.clone());
+        let (tx, rx) = oneshot::channel();
+        let events = TaskEvents::pending(
+            task_id.clone(),
+            context_id.clone(),
+            call.tenant.clone(),
+            call.principal.clone(),
+            self.inner.store.clone(),
+            self.inner.registry.clone(),
+            cancel,
+            message.clone(),
+            tx,
+        );
+        let ctx = RequestContext {
+            message,
+            task: None,
+            task_id,
+            context_id,
+            configuration,
+            metadata,
+            call: call.clone(),
+            streaming,
+        };
+        self.spawn_run(ctx, events);
+        rx.await
+            .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()))
+    }
+
+    fn spawn_run(&self, ctx: RequestContext, events: TaskEvents) {
+        use futures::FutureExt as _;
+        let executor = self.inner.executor.clone();
+        self.inner.runs.spawn(async move {
+            let run =
+                std::panic::AssertUnwindSafe(executor.execute(ctx, events.clone())).catch_unwind();
+            let result = match run.await {
+                Ok(r) => r,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    tracing::error!(task_id = %events.task_id(), panic = %what, "agent panicked");
+                    Err(format!("the agent panicked: {what}").into())
+                }
+            };
+            events.finish(result).await;
+        });
+    }
+
+    /// Finds a task's live runtime or loads it, scoped to the caller.
+    async fn runtime(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+    ) -> Result<Arc<TaskRuntime>, A2AError> {
+        let key = (call.tenant.clone(), task_id.to_string());
+        if let Some(rt) = self.inner.registry.get(&key) {
+            return if rt.owner == call.principal {
+                Ok(rt)
+            } else {
+                Err(A2AError::TaskNotFound(task_id.into()))
+            };
+        }
+        let record = self
+            .inner
+            .store
+            .load(&call.tenant, task_id)
+            .await
+            .map_err(internal)?;
+        match record {
+            Some(r) if r.owner == call.principal => Ok(TaskRuntime::loaded(
+                r,
+                self.inner.store.clone(),
+                self.inner.registry.clone(),
+            )),
+            _ => Err(A2AError::TaskNotFound(task_id.into())),
+        }
+    }
+
+    // ---- GetTask / ListTasks ---------------------------------------------
+
+    /// GetTask.
+    pub async fn get_task(
+        &self,
+        call: &CallContext,
+        req: GetTaskRequest,
+    ) -> Result<Task, A2AError> {
+        let history_length = validate_history_length(req.history_length)?;
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        let mut task = match self
+            .inner
+            .registry
+            .get(&(call.tenant.clone(), req.id.clone()))
+        {
+            Some(rt) if rt.owner == call.principal => rt.snapshot().await,
+            Some(_) => return Err(A2AError::TaskNotFound(req.id)),
+            None => match self
+                .inner
+                .store
+                .load(&call.tenant, &req.id)
+                .await
+                .map_err(internal)?
+            {
+                Some(r) if r.owner == call.principal => r.task,
+                _ => return Err(A2AError::TaskNotFound(req.id)),
+            },
+        };
+        task.limit_history(history_length);
+        Ok(task)
+    }
+
+    /// ListTasks: the caller's tasks, most recently updated first.
+    pub async fn list_tasks(
+        &self,
+        call: &CallContext,
+        req: ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2AError> {
+        let history_length = validate_history_length(req.history_length)?;
+        let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+            return Err(A2AError::invalid_field(
+                "pageSize",
+                format!("must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"),
+            ));
+        }
+        if req.status == Some(TaskState::Unspecified) {
+            return Err(A2AError::invalid_field(
+                "status",
+                "TASK_STATE_UNSPECIFIED is not a filter; omit the field",
+            ));
+        }
+        let after = match req.page_token.as_deref() {
+            None | Some("") => None,
+            Some(tok) => Some(decode_cursor(tok)?),
+        };
+        let query = TaskQuery {
+            tenant: call.tenant.clone(),
+            owner: call.principal.clone(),
+            context_id: req.context_id.filter(|c| !c.is_empty()),
+            state: req.status,
+            status_after: req.status_timestamp_after,
+            limit: page_size as usize,
+            after,
+        };
+        let page = self.inner.store.list(&query).await.map_err(internal)?;
+        let include_artifacts = req.include_artifacts.unwrap_or(false);
+        let tasks = page
+            .records
+            .into_iter()
+            .map(|r| {
+                let mut t = r.task;
+                if !include_artifacts {
+                    t.artifacts = None;
+                }
+                t.limit_history(history_length);
+                t
+            })
+            .collect();
+        Ok(ListTasksResponse {
+            tasks,
+            next_page_token: page.next.map(|c| encode_cursor(&c)).unwrap_or_default(),
+            page_size,
+            total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
+        })
+    }
+
+    // ---- CancelTask / SubscribeToTask ----------------------------------
+
+    /// CancelTask: moves the task to `CANCELED` and signals its run.
+    pub async fn cancel_task(
+        &self,
+        call: &CallContext,
+        req: CancelTaskRequest,
+    ) -> Result<Task, A2AError> {
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        let runtime = self.runtime(call, &req.id).await?;
+        let current = runtime.snapshot().await;
+        if current.status.state.is_terminal() {
+            return Err(A2AError::TaskNotCancelable {
+                task_id: current.id,
+                state: current.status.state.as_str().to_string(),
+            });
+        }
+        let status = TaskStatus::new(TaskState::Canceled)
+            .with_message(Message::agent_text("canceled at the client's request"));
+        runtime
+            .apply(Change::Status {
+                status,
+                metadata: req.metadata,
+            })
+            .await
+            .map_err(emit_to_a2a)?;
+        runtime.cancel_run();
+        Ok(runtime.snapshot().await)
+    }
+
+    /// SubscribeToTask: the task now, then every update until it finishes.
+    pub async fn subscribe_to_task(
+        &self,
+        call: &CallContext,
+        req: SubscribeToTaskRequest,
+    ) -> Result<EventStream, A2AError> {
+        self.require_streaming()?;
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        let runtime = self.runtime(call, &req.id).await?;
+        let (snapshot, seq, rx) = runtime.subscribe().await;
+        if snapshot.status.state.is_terminal() {
+            return Err(A2AError::UnsupportedOperation(format!(
+                "task {} is {}; subscriptions are only possible to unfinished tasks (use GetTask)",
+                snapshot.id,
+                snapshot.status.state.label()
+            )));
+        }
+        Ok(runtime.stream(snapshot, seq, rx))
+    }
+
+    // ---- Push notification configs and the extended card -----------------
+
+    fn push_unsupported(&self) -> A2AError {
+        A2AError::PushNotificationNotSupported
+    }
+
+    /// CreateTaskPushNotificationConfig (push is not available yet).
+    pub async fn create_push_config(
+        &self,
+        _call: &CallContext,
+        _req: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(self.push_unsupported())
+    }
+
+    /// GetTaskPushNotificationConfig (push is not available yet).
+    pub async fn get_push_config(
+        &self,
+        _call: &CallContext,
+        _req: TaskPushNotificationConfigRef,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(self.push_unsupported())
+    }
+
+    /// ListTaskPushNotificationConfigs (push is not available yet).
+    pub async fn list_push_configs(
+        &self,
+        _call: &CallContext,
+        _req: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
+        Err(self.push_unsupported())
+    }
+
+    /// DeleteTaskPushNotificationConfig (push is not available yet).
+    pub async fn delete_push_config(
+        &self,
+        _call: &CallContext,
+        _req: TaskPushNotificationConfigRef,
+    ) -> Result<(), A2AError> {
+        Err(self.push_unsupported())
+    }
+
+    /// GetExtendedAgentCard: unsupported unless the card declares it; no
+    /// extended card can be configured until authentication exists.
+    pub async fn get_extended_agent_card(
+        &self,
+        _call: &CallContext,
+        _req: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2AError> {
+        if self.inner.card.capabilities.extended_agent_card == Some(true) {
+            Err(A2AError::ExtendedAgentCardNotConfigured)
+        } else {
+            Err(A2AError::UnsupportedOperation(
+                "this agent does not offer an extended agent card".into(),
+            ))
+        }
+    }
+}
+
+/// Terminal or interrupted: where a blocking SendMessage returns.
+fn settled(state: TaskState) -> bool {
+    state.is_terminal() || state.is_interrupted()
+}
+
+async fn wait_settled(runtime: &TaskRuntime, mut rx: broadcast::Receiver<BusEvent>) {
+    loop {
+        // Cancel safety: both branches only read; dropping either loses nothing
+        // because the snapshot is re-read after the loop.
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Ok(ev) => if ev.event.state().is_some_and(settled) { return },
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if settled(runtime.snapshot().await.status.state) { return }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = runtime.wait_idle() => return,
+        }
+    }
+}
+
+fn validate_history_length(h: Option<i32>) -> Result<Option<i32>, A2AError> {
+    match h {
+        Some(n) if n < 0 => Err(A2AError::invalid_field(
+            "historyLength",
+            format!("must not be negative, got {n}"),
+        )),
+        other => Ok(other),
+    }
+}
+
+fn encode_cursor(c: &ListCursor) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("{}:{}", c.status_micros, c.task_id))
+}
+
+fn decode_cursor(token: &str) -> Result<ListCursor, A2AError> {
+    let bad = || A2AError::invalid_field("pageToken", "is not a token this server issued");
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let s = String::from_utf8(raw).map_err(|_| bad())?;
+    let (micros, id) = s.split_once(':').ok_or_else(bad)?;
+    Ok(ListCursor {
+        status_micros: micros.parse().map_err(|_| bad())?,
+        task_id: id.to_string(),
+    })
+}

@@ -1,0 +1,455 @@
+//! The live side of one task: its state machine, its bus and its runs.
+//!
+//! A [`TaskRuntime`] exists while anyone cares about a task in this process:
+//! an executor working on it, a caller waiting for it, a subscriber watching
+//! it. It holds the authoritative snapshot behind an async mutex, so every
+//! change to one task is serialized, and follows one path:
+//!
+//! 1. validate the change against the state machine (terminal tasks never
+//!    change; artifacts are appended only to open artifacts);
+//! 2. commit the new snapshot and the event, with the next sequence number,
+//!    to the store;
+//! 3. only then swap in the new snapshot and publish the event on the bus.
+//!
+//! Subscribers take the snapshot and a bus receiver under the same lock, so
+//! they see every later event exactly once. A subscriber that falls behind
+//! the bus reads the missed events back from the store's log.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+
+use futures::stream::BoxStream;
+use switchboard_protocol::{
+    A2AError, Artifact, Message, Metadata, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EmitError;
+use crate::store::{LoggedEvent, TaskRecord, TaskStore};
+
+/// Identifies a task: (tenant, task id).
+pub(crate) type TaskKey = (String, String);
+
+/// Events on a task's bus are shared, not copied per subscriber.
+pub(crate) type BusEvent = Arc<LoggedEvent>;
+
+/// How many events a subscriber may fall behind before it reads from the log.
+pub(crate) const BUS_CAPACITY: usize = 256;
+
+/// A stream of a task's events as bindings consume them.
+pub type EventStream = BoxStream<'static, Result<LoggedEvent, A2AError>>;
+
+/// The live tasks of this process, by key. Entries are weak: a runtime lives
+/// exactly as long as someone holds it.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    live: Mutex<HashMap<TaskKey, Weak<TaskRuntime>>>,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Weak<TaskRuntime>>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn get(&self, key: &TaskKey) -> Option<Arc<TaskRuntime>> {
+        self.lock().get(key).and_then(Weak::upgrade)
+    }
+
+    /// Registers `rt` unless a live runtime for the same task exists, in
+    /// which case that one is returned and `rt` is dropped.
+    pub(crate) fn insert_or_get(&self, rt: Arc<TaskRuntime>) -> Arc<TaskRuntime> {
+        let mut live = self.lock();
+        if let Some(existing) = live.get(&rt.key).and_then(Weak::upgrade) {
+            return existing;
+        }
+        live.insert(rt.key.clone(), Arc::downgrade(&rt));
+        rt
+    }
+
+    fn remove_dead(&self, key: &TaskKey) {
+        let mut live = self.lock();
+        if live.get(key).is_some_and(|w| w.strong_count() == 0) {
+            live.remove(key);
+        }
+    }
+}
+
+struct State {
+    record: TaskRecord,
+    /// Artifacts that received `lastChunk`; appending to them is refused.
+    closed_artifacts: HashSet<String>,
+}
+
+/// One change an agent (or the engine) asks for.
+#[derive(Debug)]
+pub(crate) enum Change {
+    Status {
+        status: TaskStatus,
+        metadata: Option<Metadata>,
+    },
+    Artifact {
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+        metadata: Option<Metadata>,
+    },
+}
+
+/// The live state of one task. See the module docs.
+pub(crate) struct TaskRuntime {
+    pub(crate) key: TaskKey,
+    pub(crate) owner: String,
+    store: Arc<dyn TaskStore>,
+    registry: Arc<Registry>,
+    state: tokio::sync::Mutex<State>,
+    bus: broadcast::Sender<BusEvent>,
+    /// `true` while an executor runs on this task.
+    running: watch::Sender<bool>,
+    /// Cancels the current run.
+    run_cancel: Mutex<Option<CancellationToken>>,
+}
+
+impl std::fmt::Debug for TaskRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRuntime")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TaskRuntime {
+    fn drop(&mut self) {
+        self.registry.remove_dead(&self.key);
+    }
+}
+
+impl TaskRuntime {
+    fn new(record: TaskRecord, store: Arc<dyn TaskStore>, registry: Arc<Registry>) -> Self {
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        let (running, _) = watch::channel(false);
+        TaskRuntime {
+            key: (record.tenant.clone(), record.task.id.clone()),
+            owner: record.owner.clone(),
+            store,
+            registry,
+            state: tokio::sync::Mutex::new(State {
+                record,
+                closed_artifacts: HashSet::new(),
+            }),
+            bus,
+            running,
+            run_cancel: Mutex::new(None),
+        }
+    }
+
+    /// Wraps an already stored task.
+    pub(crate) fn loaded(
+        record: TaskRecord,
+        store: Arc<dyn TaskStore>,
+        registry: Arc<Registry>,
+    ) -> Arc<Self> {
+        registry
+            .clone()
+            .insert_or_get(Arc::new(Self::new(record, store, registry)))
+    }
+
+    /// Creates a new task: commits its first snapshot as event 1 (the `Task`
+    /// item every stream starts with) and marks a run as active.
+    pub(crate) async fn create(
+        mut record: TaskRecord,
+        store: Arc<dyn TaskStore>,
+        registry: Arc<Registry>,
+        cancel: CancellationToken,
+    ) -> Result<(Arc<Self>, Task, u64, broadcast::Receiver<BusEvent>), EmitError> {
+        record.last_seq = 1;
+        let first = StreamResponse::Task(record.task.clone());
+        store.commit(&record, Some(&first)).await?;
+        let snapshot = record.task.clone();
+        let rt = Arc::new(Self::new(record, store, registry.clone()));
+        let rt = registry.insert_or_get(rt);
+        let rx = rt.bus.subscribe();
+        rt.begin_run(cancel);
+        Ok((rt, snapshot, 1, rx))
+    }
+
+    /// The current snapshot.
+    pub(crate) async fn snapshot(&self) -> Task {
+        self.state.lock().await.record.task.clone()
+    }
+
+    /// The current snapshot, its sequence number and a receiver for every
+    /// later event, taken atomically.
+    pub(crate) async fn subscribe(&self) -> (Task, u64, broadcast::Receiver<BusEvent>) {
+        let st = self.state.lock().await;
+        (
+            st.record.task.clone(),
+            st.record.last_seq,
+            self.bus.subscribe(),
+        )
+    }
+
+    /// Marks a run as active with its cancellation token.
+    pub(crate) fn begin_run(&self, cancel: CancellationToken) {
+        *self.run_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel);
+        self.running.send_replace(true);
+    }
+
+    /// Marks the run as over.
+    pub(crate) fn end_run(&self) {
+        *self.run_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.running.send_replace(false);
+    }
+
+    /// `true` while an executor runs on this task.
+    pub(crate) fn is_running(&self) -> bool {
+        *self.running.borrow()
+    }
+
+    /// Waits until no executor runs on this task.
+    pub(crate) async fn wait_idle(&self) {
+        let mut rx = self.running.subscribe();
+        // The sender lives in `self`, so this only ends when the flag is false.
+        let _ = rx.wait_for(|running| !running).await;
+    }
+
+    /// Signals the current run (if any) to stop.
+    pub(crate) fn cancel_run(&self) {
+        if let Some(token) = self
+            .run_cancel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            token.cancel();
+        }
+    }
+
+    /// Accepts a follow-up message on a non-terminal task: adds it to the
+    /// history and moves the task back to `WORKING`, in one commit, so that
+    /// waiters and subscribers see the task resume before the new run emits.
+    pub(crate) async fn accept_follow_up(&self, message: Message) -> Result<(), A2AError> {
+        let mut st = self.state.lock().await;
+        if st.record.task.status.state.is_terminal() {
+            return Err(terminal_error(&st.record.task));
+        }
+        let mut rec = st.record.clone();
+        retire_status_message(&mut rec.task);
+        rec.task.history.get_or_insert_with(Vec::new).push(message);
+        let status = TaskStatus::new(TaskState::Working);
+        rec.task.status = status.clone();
+        rec.last_seq += 1;
+        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: rec.task.id.clone(),
+            context_id: rec.task.context_id.clone(),
+            status,
+            metadata: None,
+        });
+        self.store
+            .commit(&rec, Some(&event))
+            .await
+            .map_err(|e| A2AError::Internal(e.to_string()))?;
+        let logged = Arc::new(LoggedEvent {
+            seq: rec.last_seq,
+            event,
+        });
+        st.record = rec;
+        let _ = self.bus.send(logged);
+        Ok(())
+    }
+
+    /// Validates, commits and publishes one change. Returns the logged event.
+    pub(crate) async fn apply(&self, change: Change) -> Result<BusEvent, EmitError> {
+        let mut st = self.state.lock().await;
+        let task = &st.record.task;
+        let state = task.status.state;
+        if state.is_terminal() {
+            return Err(EmitError::TaskTerminal {
+                task_id: task.id.clone(),
+                state,
+            });
+        }
+        let mut rec = st.record.clone();
+        let mut close_artifact = None;
+        let event = match change {
+            Change::Status {
+                mut status,
+                metadata,
+            } => {
+                let to = status.state;
+                // A task is submitted exactly once, when it is created.
+                if matches!(to, TaskState::Unspecified | TaskState::Submitted) {
+                    return Err(EmitError::InvalidTransition { from: state, to });
+                }
+                if status.timestamp.is_none() {
+                    status.timestamp = Some(chrono::Utc::now());
+                }
+                if let Some(m) = &mut status.message {
+                    m.task_id = Some(rec.task.id.clone());
+                    m.context_id = Some(rec.task.context_id.clone());
+                }
+                retire_status_message(&mut rec.task);
+                rec.task.status = status.clone();
+                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: rec.task.id.clone(),
+                    context_id: rec.task.context_id.clone(),
+                    status,
+                    metadata,
+                })
+            }
+            Change::Artifact {
+                artifact,
+                append,
+                last_chunk,
+                metadata,
+            } => {
+                if artifact.parts.is_empty() {
+                    return Err(EmitError::EmptyArtifact(artifact.artifact_id));
+                }
+                if st.closed_artifacts.contains(&artifact.artifact_id) {
+                    return Err(EmitError::ArtifactClosed(artifact.artifact_id));
+                }
+                let artifacts = rec.task.artifacts.get_or_insert_with(Vec::new);
+                let existing = artifacts
+                    .iter_mut()
+                    .find(|a| a.artifact_id == artifact.artifact_id);
+                match (append, existing) {
+                    (true, Some(a)) => {
+                        a.parts.extend(artifact.parts.iter().cloned());
+                        if artifact.name.is_some() {
+                            a.name = artifact.name.clone();
+                        }
+                        if artifact.description.is_some() {
+                            a.description = artifact.description.clone();
+                        }
+                        if let Some(md) = &artifact.metadata {
+                            a.metadata
+                                .get_or_insert_with(Default::default)
+                                .extend(md.clone());
+                        }
+                    }
+                    (true, None) => return Err(EmitError::UnknownArtifact(artifact.artifact_id)),
+                    (false, Some(a)) => *a = artifact.clone(),
+                    (false, None) => artifacts.push(artifact.clone()),
+                }
+                if last_chunk {
+                    close_artifact = Some(artifact.artifact_id.clone());
+                }
+                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: rec.task.id.clone(),
+                    context_id: rec.task.context_id.clone(),
+                    artifact,
+                    append,
+                    last_chunk,
+                    metadata,
+                })
+            }
+        };
+        rec.last_seq += 1;
+        self.store.commit(&rec, Some(&event)).await?;
+        let logged = Arc::new(LoggedEvent {
+            seq: rec.last_seq,
+            event,
+        });
+        st.record = rec;
+        if let Some(id) = close_artifact {
+            st.closed_artifacts.insert(id);
+        }
+        // No receivers is fine: nobody is watching right now.
+        let _ = self.bus.send(logged.clone());
+        Ok(logged)
+    }
+
+    /// A stream that yields `first` (the snapshot at `seq`) and then every
+    /// later event, reading from the store whenever the bus cannot help.
+    /// It ends after a terminal event or, when the event arrives live, at
+    /// input-required. It keeps the runtime alive while it is consumed.
+    pub(crate) fn stream(
+        self: Arc<Self>,
+        first: Task,
+        seq: u64,
+        mut rx: broadcast::Receiver<BusEvent>,
+    ) -> EventStream {
+        Box::pin(async_stream::stream! {
+            let first_state = first.status.state;
+            yield Ok(LoggedEvent { seq, event: StreamResponse::Task(first) });
+            if first_state.is_terminal() {
+                return;
+            }
+            let mut last = seq;
+            loop {
+                let next = match rx.recv().await {
+                    Ok(ev) => Some(ev),
+                    Err(broadcast::error::RecvError::Lagged(_)) => None,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                // Fill any gap from the log before (or instead of) the live event.
+                if next.as_ref().is_none_or(|ev| ev.seq > last + 1) {
+                    let upto = next.as_ref().map(|ev| ev.seq);
+                    loop {
+                        let batch = match self.store.events(&self.key.0, &self.key.1, last, 256).await {
+                            Ok(b) => b,
+                            Err(e) => {
+                                yield Err(A2AError::Internal(format!("reading the task's event log: {e}")));
+                                return;
+                            }
+                        };
+                        if batch.is_empty() {
+                            break;
+                        }
+                        for ev in batch {
+                            if upto.is_some_and(|u| ev.seq >= u) {
+                                break;
+                            }
+                            last = ev.seq;
+                            let done = ends_stream(&ev.event);
+                            yield Ok(ev);
+                            if done {
+                                return;
+                            }
+                        }
+                        if upto.is_some_and(|u| last + 1 >= u) {
+                            break;
+                        }
+                    }
+                }
+                if let Some(ev) = next {
+                    if ev.seq <= last {
+                        continue;
+                    }
+                    last = ev.seq;
+                    let done = ends_stream(&ev.event);
+                    yield Ok((*ev).clone());
+                    if done {
+                        return;
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A live event that ends a stream: terminal states, and input-required
+/// (the client must send a new message, which starts a new stream).
+/// Auth-required keeps the stream open, as the spec recommends.
+fn ends_stream(event: &StreamResponse) -> bool {
+    event.is_final() || event.state() == Some(TaskState::InputRequired)
+}
+
+/// Moves the current status message into the history, so that the history
+/// keeps the conversation in order (question, then answer).
+fn retire_status_message(task: &mut Task) {
+    if let Some(m) = task.status.message.take() {
+        task.history.get_or_insert_with(Vec::new).push(m);
+    }
+}
+
+pub(crate) fn terminal_error(task: &Task) -> A2AError {
+    A2AError::UnsupportedOperation(format!(
+        "task {} is {} and cannot accept messages; send a new message in context {} (with referenceTaskIds) to start a follow-up task",
+        task.id,
+        task.status.state.label(),
+        task.context_id
+    ))
+}

@@ -1,0 +1,698 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use switchboard_protocol::*;
+
+use crate::*;
+
+#[tokio::test]
+async fn memory_store_conforms() {
+    crate::store::conformance::run_all(&crate::InMemoryStore::new()).await;
+}
+
+/// A scripted agent: the first word of the message picks the behaviour.
+fn agent() -> impl AgentExecutor {
+    agent_fn(|ctx, events| async move {
+        let text = ctx.text();
+        let mut words = text.split_whitespace();
+        match words.next().unwrap_or("") {
+            "reply" => events.reply_text(format!("re: {text}")).await?,
+            "ask" => {
+                if ctx.is_follow_up() {
+                    events
+                        .artifact_text("answer", format!("hello {text}"))
+                        .await?;
+                } else {
+                    events.ask("name?").await?;
+                }
+            }
+            "long" => {
+                events.working("waiting").await?;
+                tokio::select! {
+                    _ = events.cancelled() => {}
+                    _ = tokio::time::sleep(Duration::from_secs(30)) => {}
+                }
+            }
+            "chunks" => {
+                let n: usize = words.next().and_then(|w| w.parse().ok()).unwrap_or(3);
+                let mut w = events.artifact_writer("out");
+                for i in 0..n {
+                    w.append(Part::text(format!("c{i}"))).await?;
+                }
+                w.finish(Part::text("end")).await?;
+            }
+            "fail" => return Err("boom".into()),
+            "panic" => panic!("agent exploded"),
+            "refuse" => return Err(A2AError::ContentTypeNotSupported("no thanks".into()).into()),
+            "bad-append" => {
+                let err = events
+                    .artifact_chunk(Artifact::new("nope", vec![Part::text("x")]), true, false)
+                    .await
+                    .unwrap_err();
+                events.artifact_text("err", err.to_string()).await?;
+            }
+            _ => {
+                events.working("thinking").await?;
+                events.artifact_text("echo", text.clone()).await?;
+            }
+        }
+        Ok(())
+    })
+}
+
+fn handler() -> RequestHandler {
+    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
+    RequestHandler::builder(agent(), card).build()
+}
+
+fn send(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text))
+}
+
+fn nonblocking(text: &str) -> SendMessageRequest {
+    let mut r = send(text);
+    r.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    r
+}
+
+async fn task_of(h: &RequestHandler, call: &CallContext, req: SendMessageRequest) -> Task {
+    match h.send_message(call, req).await.unwrap() {
+        SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+async fn collect(mut s: EventStream) -> Vec<LoggedEvent> {
+    let mut out = Vec::new();
+    while let Some(ev) = tokio::time::timeout(Duration::from_secs(5), s.next())
+        .await
+        .expect("stream stalled")
+    {
+        out.push(ev.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn blocking_send_returns_the_completed_task() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let t = task_of(&h, &call, send("hello world")).await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(t.artifacts()[0].text(), "hello world");
+    assert!(!t.context_id.is_empty());
+    // History: the user message, then the agent's "thinking" status message.
+    assert_eq!(t.history()[0].text(), "hello world");
+    assert_eq!(t.history()[0].task_id.as_deref(), Some(t.id.as_str()));
+    assert_eq!(t.history()[1].text(), "thinking");
+    let got = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+                history_length: Some(1),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.history().len(), 1);
+    let got = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+                history_length: Some(0),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(got.history.is_none());
+}
+
+#[tokio::test]
+async fn reply_first_means_a_message_and_no_task() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let mut req = send("reply hi");
+    req.message.context_id = Some("ctx-1".into());
+    match h.send_message(&call, req).await.unwrap() {
+        SendMessageResponse::Message(m) => {
+            assert_eq!(m.text(), "re: reply hi");
+            assert_eq!(m.context_id.as_deref(), Some("ctx-1"));
+            assert_eq!(m.role, Role::Agent);
+            assert!(m.task_id.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    let list = h
+        .list_tasks(&call, ListTasksRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(list.total_size, 0);
+}
+
+#[tokio::test]
+async fn nonblocking_returns_at_once_and_cancel_reaches_the_agent() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let t = task_of(&h, &call, nonblocking("long job")).await;
+    assert!(
+        matches!(t.status.state, TaskState::Submitted | TaskState::Working),
+        "{:?}",
+        t.status.state
+    );
+    let sub = h
+        .subscribe_to_task(
+            &call,
+            SubscribeToTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let sub2 = h
+        .subscribe_to_task(
+            &call,
+            SubscribeToTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let canceled = h
+        .cancel_task(
+            &call,
+            CancelTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+                metadata: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let a = collect(sub).await;
+    let b = collect(sub2).await;
+    assert!(
+        matches!(a[0].event, StreamResponse::Task(_)),
+        "a subscription starts with the task"
+    );
+    assert_eq!(a.last().unwrap().event.state(), Some(TaskState::Canceled));
+    let seqs = |v: &[LoggedEvent]| v.iter().skip(1).map(|e| e.seq).collect::<Vec<_>>();
+    // Both subscribers end with the same events, in the same order.
+    assert_eq!(a.last().unwrap().seq, b.last().unwrap().seq);
+    assert!(
+        seqs(&a).windows(2).all(|w| w[1] == w[0] + 1),
+        "no gaps: {:?}",
+        seqs(&a)
+    );
+    // Terminal tasks refuse cancel, subscribe and messages.
+    let err = h
+        .cancel_task(
+            &call,
+            CancelTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+                metadata: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), -32002);
+    let err = h
+        .subscribe_to_task(
+            &call,
+            SubscribeToTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+            },
+        )
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), -32004);
+    let err = h
+        .send_message(&call, send("more").map_task(&t.id))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), -32004);
+    // The run saw the cancellation and ended without changing the task again.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let got = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: t.id.clone(),
+                history_length: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.status.state, TaskState::Canceled);
+}
+
+trait MapTask {
+    fn map_task(self, id: &str) -> Self;
+}
+impl MapTask for SendMessageRequest {
+    fn map_task(mut self, id: &str) -> Self {
+        self.message.task_id = Some(id.into());
+        self
+    }
+}
+
+#[tokio::test]
+async fn input_required_then_follow_up_completes_the_same_task() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let t = task_of(&h, &call, send("ask")).await;
+    assert_eq!(t.status.state, TaskState::InputRequired);
+    assert_eq!(t.status.message.as_ref().unwrap().text(), "name?");
+    let mut follow = send("ask Ada").map_task(&t.id);
+    follow.message.context_id = Some("wrong".into());
+    let err = h.send_message(&call, follow.clone()).await.unwrap_err();
+    assert_eq!(err.code(), -32602, "context mismatch is invalid params");
+    follow.message.context_id = None;
+    let done = task_of(&h, &call, follow).await;
+    assert_eq!(done.id, t.id);
+    assert_eq!(done.context_id, t.context_id);
+    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(done.artifacts()[0].text(), "hello ask Ada");
+    let texts: Vec<String> = done.history().iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        vec!["ask", "name?", "ask Ada"],
+        "question sits between the two user messages"
+    );
+    // Subscribers saw the task resume (WORKING) before it completed.
+    let log = h.store().events("", &t.id, 0, 100).await.unwrap();
+    let states: Vec<TaskState> = log.iter().filter_map(|e| e.event.state()).collect();
+    assert_eq!(
+        states,
+        vec![
+            TaskState::Submitted,
+            TaskState::InputRequired,
+            TaskState::Working,
+            TaskState::Completed
+        ]
+    );
+    // A follow-up on the finished task makes a new task in the same context.
+    let mut next = send("again");
+    next.message.context_id = Some(t.context_id.clone());
+    next.message.reference_task_ids = vec![t.id.clone()];
+    let t2 = task_of(&h, &call, next).await;
+    assert_ne!(t2.id, t.id);
+    assert_eq!(t2.context_id, t.context_id);
+    assert_eq!(t2.history()[0].reference_task_ids, vec![t.id.clone()]);
+}
+
+#[tokio::test]
+async fn streams_start_with_the_task_and_chunks_assemble() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let events = collect(
+        h.send_streaming_message(&call, send("chunks 4"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let StreamResponse::Task(first) = &events[0].event else {
+        panic!("first is a task")
+    };
+    assert_eq!(first.status.state, TaskState::Submitted);
+    assert_eq!(events[0].seq, 1);
+    let arts: Vec<&TaskArtifactUpdateEvent> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            StreamResponse::ArtifactUpdate(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(arts.len(), 5);
+    assert!(!arts[0].append && arts[1..].iter().all(|a| a.append));
+    assert!(arts[4].last_chunk && arts[..4].iter().all(|a| !a.last_chunk));
+    assert_eq!(
+        events.last().unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
+    let t = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: first.id.clone(),
+                history_length: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(t.artifacts()[0].text(), "c0\nc1\nc2\nc3\nend");
+    // The store's log equals what the stream showed.
+    let log = h.store().events("", &first.id, 0, 100).await.unwrap();
+    assert_eq!(log, events);
+}
+
+#[tokio::test]
+async fn message_stream_is_one_message() {
+    let h = handler();
+    let events = collect(
+        h.send_streaming_message(&CallContext::anonymous(), send("reply x"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(events.len(), 1);
+    assert!(matches!(events[0].event, StreamResponse::Message(_)));
+}
+
+#[tokio::test]
+async fn agent_errors_and_panics_fail_the_task() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let t = task_of(&h, &call, send("fail")).await;
+    assert_eq!(t.status.state, TaskState::Failed);
+    assert!(t.status.message.as_ref().unwrap().text().contains("boom"));
+    let t = task_of(&h, &call, send("panic")).await;
+    assert_eq!(t.status.state, TaskState::Failed);
+    assert!(
+        t.status
+            .message
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("agent exploded")
+    );
+    let err = h.send_message(&call, send("refuse")).await.unwrap_err();
+    assert_eq!(err.code(), -32005);
+    let t = task_of(&h, &call, send("bad-append")).await;
+    assert!(
+        t.artifacts()[0].text().contains("does not exist"),
+        "{}",
+        t.artifacts()[0].text()
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_get_spec_errors() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let err = h
+        .send_message(&call, send("x").map_task("no-such-task"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), -32001);
+    let mut empty = send("x");
+    empty.message.parts.clear();
+    assert_eq!(
+        h.send_message(&call, empty).await.unwrap_err().code(),
+        -32602
+    );
+    let mut agent_role = send("x");
+    agent_role.message.role = Role::Agent;
+    assert_eq!(
+        h.send_message(&call, agent_role).await.unwrap_err().code(),
+        -32602
+    );
+    let mut image = send("x");
+    image.message.parts = vec![Part::raw(vec![1], "image/png")];
+    assert_eq!(
+        h.send_message(&call, image).await.unwrap_err().code(),
+        -32005
+    );
+    let mut modes = send("x");
+    modes.configuration = Some(SendMessageConfiguration {
+        accepted_output_modes: vec!["image/png".into()],
+        ..Default::default()
+    });
+    assert_eq!(
+        h.send_message(&call, modes).await.unwrap_err().code(),
+        -32005
+    );
+    let err = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: "nope".into(),
+                history_length: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), -32001);
+    let err = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: "nope".into(),
+                history_length: Some(-1),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), -32602);
+    for bad in [0, 101, -3] {
+        let req = ListTasksRequest {
+            page_size: Some(bad),
+            ..Default::default()
+        };
+        assert_eq!(h.list_tasks(&call, req).await.unwrap_err().code(), -32602);
+    }
+    let req = ListTasksRequest {
+        page_token: Some("garbage!".into()),
+        ..Default::default()
+    };
+    assert_eq!(h.list_tasks(&call, req).await.unwrap_err().code(), -32602);
+    let push = TaskPushNotificationConfig {
+        tenant: None,
+        id: None,
+        task_id: Some("t".into()),
+        url: "https://x".into(),
+        token: None,
+        authentication: None,
+    };
+    assert_eq!(
+        h.create_push_config(&call, push).await.unwrap_err().code(),
+        -32003
+    );
+    assert_eq!(
+        h.get_extended_agent_card(&call, Default::default())
+            .await
+            .unwrap_err()
+            .code(),
+        -32004
+    );
+}
+
+#[tokio::test]
+async fn tasks_are_scoped_to_tenant_and_owner() {
+    let h = handler();
+    let alice = CallContext {
+        principal: "alice".into(),
+        ..CallContext::anonymous()
+    };
+    let bob = CallContext {
+        principal: "bob".into(),
+        ..CallContext::anonymous()
+    };
+    let other_tenant = CallContext::anonymous().with_tenant("t2");
+    let t = task_of(&h, &alice, send("hi")).await;
+    for who in [&bob, &other_tenant] {
+        let err = h
+            .get_task(
+                who,
+                GetTaskRequest {
+                    tenant: None,
+                    id: t.id.clone(),
+                    history_length: None,
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), -32001);
+        assert_eq!(
+            h.list_tasks(who, ListTasksRequest::default())
+                .await
+                .unwrap()
+                .total_size,
+            0
+        );
+    }
+    assert_eq!(
+        h.list_tasks(&alice, ListTasksRequest::default())
+            .await
+            .unwrap()
+            .total_size,
+        1
+    );
+}
+
+#[tokio::test]
+async fn list_pages_and_filters() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let mut r = send(&format!("task {i}"));
+        r.message.context_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
+        ids.push(task_of(&h, &call, r).await.id);
+    }
+    let first = h
+        .list_tasks(
+            &call,
+            ListTasksRequest {
+                page_size: Some(2),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.tasks.len(), 2);
+    assert_eq!(first.total_size, 5);
+    assert_eq!(first.page_size, 2);
+    assert!(!first.next_page_token.is_empty());
+    assert!(
+        first.tasks.iter().all(|t| t.artifacts.is_none()),
+        "artifacts omitted by default"
+    );
+    let mut seen: Vec<String> = first.tasks.iter().map(|t| t.id.clone()).collect();
+    let mut token = first.next_page_token;
+    while !token.is_empty() {
+        let page = h
+            .list_tasks(
+                &call,
+                ListTasksRequest {
+                    page_size: Some(2),
+                    page_token: Some(token),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        seen.extend(page.tasks.iter().map(|t| t.id.clone()));
+        token = page.next_page_token;
+    }
+    ids.reverse();
+    assert_eq!(seen, ids, "most recent first, every task once");
+    let odd = h
+        .list_tasks(
+            &call,
+            ListTasksRequest {
+                context_id: Some("odd".into()),
+                include_artifacts: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(odd.total_size, 2);
+    assert!(
+        odd.tasks
+            .iter()
+            .all(|t| t.artifacts.as_ref().is_some_and(|a| !a.is_empty()))
+    );
+    let done = h
+        .list_tasks(
+            &call,
+            ListTasksRequest {
+                status: Some(TaskState::Working),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.total_size, 0);
+}
+
+#[tokio::test]
+async fn a_lagging_subscriber_catches_up_from_the_log() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    // Far more chunks than the bus holds: a subscriber that does not read
+    // while they are produced must get them from the store.
+    let n = crate::runtime::BUS_CAPACITY * 3;
+    let stream = h
+        .send_streaming_message(&call, send(&format!("chunks {n}")))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let events = collect(stream).await;
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "no gap, no duplicate"
+    );
+    assert_eq!(
+        events.last().unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
+    let chunks = events
+        .iter()
+        .filter(|e| matches!(e.event, StreamResponse::ArtifactUpdate(_)))
+        .count();
+    assert_eq!(chunks, n + 1);
+}
+
+#[tokio::test]
+async fn required_extensions_are_enforced_and_declared_ones_activated() {
+    let mut card = AgentCard::new("x", "x", "1").with_streaming(true);
+    card.capabilities.extensions = vec![
+        AgentExtension {
+            uri: "urn:req".into(),
+            description: None,
+            required: true,
+            params: None,
+        },
+        AgentExtension {
+            uri: "urn:opt".into(),
+            description: None,
+            required: false,
+            params: None,
+        },
+    ];
+    let h = RequestHandler::builder(agent(), card).build();
+    let mut call = CallContext::anonymous().with_extensions_header("urn:opt, urn:unknown");
+    assert_eq!(h.activate_extensions(&mut call).unwrap_err().code(), -32008);
+    let mut call = CallContext::anonymous().with_extensions_header("urn:req,urn:opt,urn:unknown");
+    h.activate_extensions(&mut call).unwrap();
+    assert_eq!(
+        call.activated_extensions,
+        vec!["urn:req".to_string(), "urn:opt".to_string()]
+    );
+}
+
+#[tokio::test]
+async fn shutdown_cancels_runs() {
+    let h = handler();
+    let call = CallContext::anonymous();
+    let t = task_of(&h, &call, nonblocking("long")).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    h.shutdown(Duration::from_secs(5)).await;
+    let got = h
+        .get_task(
+            &call,
+            GetTaskRequest {
+                tenant: None,
+                id: t.id,
+                history_length: None,
+            },
+        )
+        .await
+        .unwrap();
+    // The agent stopped when told to and returned Ok, so the engine completed it.
+    assert!(got.status.state.is_terminal(), "{:?}", got.status.state);
+    let _ = Arc::new(());
+}

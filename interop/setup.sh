@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install the official A2A SDKs used by the interop harness (idempotent).
+#   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server]==1.3.0, uvicorn)
+#   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
+# Each part is skipped when its stamp file records the same inputs (requirements,
+# lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+cd "$HERE"
+
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# ---- Python -----------------------------------------------------------------
+PY_STAMP=.venv/.interop-stamp
+py_want="$(hash_of py/requirements.txt) $(python3 -c 'import sys; print(sys.version.split()[0])')"
+if [ -x .venv/bin/python ] && [ "$(cat "$PY_STAMP" 2>/dev/null)" = "$py_want" ]; then
+  echo "setup: python venv up to date"
+else
+  echo "setup: installing python packages into interop/.venv"
+  if [ ! -x .venv/bin/python ]; then
+    if ! python3 -m venv .venv 2>/dev/null; then
+      # e.g. Debian without python3-venv's ensurepip: make a bare venv, use the system pip.
+      rm -rf .venv
+      python3 -m venv --without-pip .venv
+    fi
+  fi
+  if [ -x .venv/bin/pip ]; then
+    .venv/bin/pip install -q --disable-pip-version-check -r py/requirements.txt
+  else
+    python3 -m pip --python .venv/bin/python install -q --disable-pip-version-check -r py/requirements.txt
+  fi
+  echo "$py_want" > "$PY_STAMP"
+fi
+
+# ---- Node -------------------------------------------------------------------
+JS_STAMP=node_modules/.interop-stamp
+js_inputs=(package.json)
+[ -f package-lock.json ] && js_inputs+=(package-lock.json)
+js_want="$(hash_of "${js_inputs[@]}") $(node --version)"
+if [ -d node_modules ] && [ "$(cat "$JS_STAMP" 2>/dev/null)" = "$js_want" ]; then
+  echo "setup: node_modules up to date"
+else
+  echo "setup: installing npm packages into interop/node_modules"
+  if [ -f package-lock.json ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+  else
+    npm install --no-audit --no-fund --loglevel=error
+    js_want="$(hash_of package.json package-lock.json) $(node --version)"
+  fi
+  echo "$js_want" > "$JS_STAMP"
+fi
