@@ -56,6 +56,9 @@ pub enum EmitError {
         "reply() must be the first emission; this run already created task {0} (use a status message instead)"
     )]
     ReplyAfterTask(String),
+    /// A direct reply must have a messageId and at least one part.
+    #[error("a reply needs a messageId and at least one part")]
+    InvalidReply,
     /// The run already answered with a direct message.
     #[error("this run already answered with a direct message; it cannot emit anything else")]
     AlreadyReplied,
@@ -198,6 +201,16 @@ impl TaskEvents {
         let mut st = self.inner.state.lock().await;
         match &mut *st {
             EmitState::Pending { outcome, .. } => {
+                if message.parts.is_empty() || message.message_id.is_empty() {
+                    // The caller is owed an answer: tell it the agent misbehaved.
+                    if let Some(tx) = outcome.take() {
+                        let _ = tx.send(Outcome::Error(A2AError::InvalidAgentResponse(
+                            "the agent replied with a message without parts or messageId".into(),
+                        )));
+                    }
+                    *st = EmitState::Replied;
+                    return Err(EmitError::InvalidReply);
+                }
                 message.context_id = Some(self.inner.context_id.clone());
                 message.task_id = None;
                 if let Some(tx) = outcome.take() {

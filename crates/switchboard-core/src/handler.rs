@@ -555,12 +555,6 @@ impl RequestHandler {
                 format!("must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"),
             ));
         }
-        if req.status == Some(TaskState::Unspecified) {
-            return Err(A2AError::invalid_field(
-                "status",
-                "TASK_STATE_UNSPECIFIED is not a filter; omit the field",
-            ));
-        }
         let after = match req.page_token.as_deref() {
             None | Some("") => None,
             Some(tok) => Some(decode_cursor(tok)?),
@@ -569,7 +563,8 @@ impl RequestHandler {
             tenant: call.tenant.clone(),
             owner: call.principal.clone(),
             context_id: req.context_id.filter(|c| !c.is_empty()),
-            state: req.status,
+            // UNSPECIFIED (and the JS SDK's `UNRECOGNIZED`) means "no filter".
+            state: req.status.filter(|s| *s != TaskState::Unspecified),
             status_after: req.status_timestamp_after,
             limit: page_size as usize,
             after,

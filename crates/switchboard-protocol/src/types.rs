@@ -26,7 +26,11 @@ pub type Metadata = Map<String, Value>;
 #[non_exhaustive]
 pub enum TaskState {
     /// Unknown or not set.
-    #[serde(rename = "TASK_STATE_UNSPECIFIED", alias = "unknown")]
+    #[serde(
+        rename = "TASK_STATE_UNSPECIFIED",
+        alias = "unknown",
+        alias = "UNRECOGNIZED"
+    )]
     Unspecified,
     /// Received, not yet started.
     #[serde(rename = "TASK_STATE_SUBMITTED", alias = "submitted")]

@@ -1,1 +1,208 @@
-//! placeholder
+//! # switchboard-server
+//!
+//! Puts a [`RequestHandler`] on the network. Bindings translate; they do not
+//! decide: every protocol rule lives in `switchboard-core`, and this crate
+//! only decodes the wire form, calls the handler and encodes the answer.
+//!
+//! Served today:
+//! - the JSON-RPC 2.0 binding (POST, SSE for the streaming methods) at the
+//!   configured path, with and without a trailing `/`;
+//! - the public agent card at `/.well-known/agent-card.json`, with
+//!   `supportedInterfaces` filled in from the public URL, `ETag` and
+//!   `Cache-Control`.
+//!
+//! ```no_run
+//! # async fn run(handler: switchboard_core::RequestHandler) -> std::io::Result<()> {
+//! use switchboard_server::A2aServer;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! A2aServer::new(handler).public_url("http://127.0.0.1:8080").serve(listener, std::future::pending()).await
+//! # }
+//! ```
+
+mod jsonrpc;
+pub mod params;
+
+use std::future::Future;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use switchboard_core::RequestHandler;
+use switchboard_protocol::card::{BINDING_JSONRPC, PROTOCOL_VERSION};
+use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentInterface};
+
+/// The default cap on request bodies: 10 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) handler: RequestHandler,
+    pub(crate) max_body_bytes: usize,
+    card_json: Bytes,
+    card_etag: HeaderValue,
+}
+
+/// An A2A server: a handler plus how it is exposed.
+#[derive(Debug, Clone)]
+pub struct A2aServer {
+    handler: RequestHandler,
+    public_url: String,
+    rpc_path: String,
+    max_body_bytes: usize,
+}
+
+impl A2aServer {
+    /// A server for `handler`, JSON-RPC at `/`, public URL `http://127.0.0.1:8080`.
+    pub fn new(handler: RequestHandler) -> Self {
+        A2aServer {
+            handler,
+            public_url: "http://127.0.0.1:8080".into(),
+            rpc_path: "/".into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+
+    /// The URL clients reach this server at (scheme, host, port), used in
+    /// the card's interfaces.
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into().trim_end_matches('/').to_string();
+        self
+    }
+
+    /// Where the JSON-RPC endpoint lives (default `/`).
+    pub fn rpc_path(mut self, path: impl Into<String>) -> Self {
+        let p = path.into();
+        let trimmed = p.trim_matches('/');
+        self.rpc_path = if trimmed.is_empty() {
+            "/".into()
+        } else {
+            format!("/{trimmed}")
+        };
+        self
+    }
+
+    /// The largest request body accepted (default [`DEFAULT_MAX_BODY_BYTES`]).
+    pub fn max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// The card as served: the handler's card with this server's interfaces
+    /// (unless the card lists its own) and the capabilities it implements.
+    pub fn card(&self) -> AgentCard {
+        let mut card = self.handler.card().clone();
+        if card.supported_interfaces.is_empty() {
+            let url = if self.rpc_path == "/" {
+                format!("{}/", self.public_url)
+            } else {
+                format!("{}{}", self.public_url, self.rpc_path)
+            };
+            card.supported_interfaces.push(AgentInterface {
+                url,
+                protocol_binding: BINDING_JSONRPC.into(),
+                tenant: None,
+                protocol_version: PROTOCOL_VERSION.into(),
+            });
+        }
+        card.capabilities.push_notifications = Some(false);
+        card
+    }
+
+    /// The axum router: card + JSON-RPC endpoint.
+    pub fn router(&self) -> Router {
+        let card = self.card();
+        let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
+        let etag = format!("\"{:016x}\"", fnv1a(&card_json));
+        let state = AppState {
+            handler: self.handler.clone(),
+            max_body_bytes: self.max_body_bytes,
+            card_json,
+            card_etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\"")),
+        };
+        let mut router = Router::new().route(AGENT_CARD_PATH, get(agent_card));
+        if self.rpc_path == "/" {
+            router = router.route("/", post(jsonrpc::handle));
+        } else {
+            router = router
+                .route(&self.rpc_path, post(jsonrpc::handle))
+                .route(&format!("{}/", self.rpc_path), post(jsonrpc::handle));
+        }
+        router.fallback(not_found).with_state(state)
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then stops accepting,
+    /// lets running tasks settle (up to 10 s) and ends open streams.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        use axum::serve::ListenerExt as _;
+        // Without TCP_NODELAY small SSE frames wait for delayed ACKs (~40 ms each).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let handler = self.handler.clone();
+        let router = self.router();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stop2 = stop.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            // Settle running tasks first so streams deliver their final events.
+            handler.shutdown(Duration::from_secs(10)).await;
+            stop2.cancel();
+        });
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+    }
+}
+
+async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v == app.card_etag)
+    {
+        return (
+            StatusCode::NOT_MODIFIED,
+            [(header::ETAG, app.card_etag.clone())],
+        )
+            .into_response();
+    }
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            ),
+            (header::ETAG, app.card_etag.clone()),
+        ],
+        app.card_json.clone(),
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    let body = serde_json::json!({"error": {"code": 404, "status": "NOT_FOUND", "message": "no such route; the agent card is at /.well-known/agent-card.json"}});
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// A small stable hash for the card's ETag.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

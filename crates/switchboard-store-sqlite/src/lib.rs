@@ -1,1 +1,795 @@
-//! placeholder
+//! # switchboard-store-sqlite: a durable [`TaskStore`] on SQLite
+//!
+//! [`SqliteStore`] keeps switchboard's tasks and their event logs in one
+//! SQLite database file, so tasks survive restarts and crashes. It passes the
+//! same conformance suite as the in-memory store and has the same semantics.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), switchboard_core::StoreError> {
+//! use switchboard_store_sqlite::{SqliteOptions, SqliteStore};
+//!
+//! // `sqlite://PATH`, `sqlite:PATH` or a bare path; the file is created if missing.
+//! let store = SqliteStore::open("sqlite://switchboard.db").await?;
+//! // Or trade some durability for speed (see "Durability" below):
+//! let fast = SqliteStore::open_with("fast.db", SqliteOptions { synchronous_full: false, ..Default::default() }).await?;
+//! # let _ = (store, fast); Ok(()) }
+//! ```
+//!
+//! ## What is stored
+//!
+//! Two tables, created by the embedded migrations in `migrations/` (run at
+//! every open; already-applied migrations are skipped, and sqlx records them
+//! in `_sqlx_migrations`):
+//!
+//! - `tasks`: one row per `(tenant, id)` holding the **latest snapshot** of
+//!   the task as JSON (`task_json`: status, all artifacts, the whole history,
+//!   exactly the A2A `Task` wire form), plus the columns that queries need:
+//!   `context_id`, `owner`, `state`, the status time in microseconds
+//!   (`status_micros`, falling back to the creation time like
+//!   [`TaskRecord::status_time`]), its sub-microsecond rest
+//!   (`status_subus_nanos`, so `statusTimestampAfter` filters are exact),
+//!   the creation time (`created_micros`, and `created_at` as RFC 3339 with
+//!   full precision) and `last_seq`, the sequence of the last logged event.
+//!   Two indexes serve ListTasks: `(tenant, owner, status_micros DESC, id DESC)`
+//!   and the same with `context_id` after `owner`.
+//! - `task_events`: one row per event of a task's **log**, keyed by
+//!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
+//!   `StreamResponse` wire form).
+//!
+//! The A2A wire form writes timestamps with millisecond precision, but a
+//! store must give back exactly what was committed. So the exact status
+//! timestamp is kept beside the JSON (`status_micros` + `status_subus_nanos`
+//! for snapshots, `status_at` for `Task` and `StatusUpdate` events) and put
+//! back when a row is read.
+//!
+//! A [`TaskStore::commit`] updates the snapshot row and appends the event row
+//! in **one transaction**, after checking that the stored `last_seq` is the
+//! one the writer expected (otherwise [`StoreError::SequenceConflict`]), so
+//! the snapshot and the log can never disagree.
+//!
+//! ## Durability
+//!
+//! `commit` returns only after SQLite's `COMMIT` returned. What that promises
+//! depends on [`SqliteOptions::synchronous_full`]:
+//!
+//! - `true` (the default, `PRAGMA synchronous = FULL`): the write-ahead log is
+//!   `fsync`ed at every commit. A committed task survives a process crash
+//!   **and** an OS crash or power loss. This is what "every task is durable
+//!   before the reply" means, and it costs one `fsync` per commit batch.
+//! - `false` (`PRAGMA synchronous = NORMAL`, the common WAL setting): the log
+//!   is `fsync`ed only at checkpoints. A committed task survives a crash of
+//!   the process, and the database is never corrupted, but an OS crash or
+//!   power loss can roll back the most recent commits. Faster on disks with
+//!   slow `fsync`.
+//!
+//! ## WAL and how writes are done
+//!
+//! The database runs in [WAL mode](https://www.sqlite.org/wal.html): commits
+//! append to `PATH-wal`, readers see a consistent snapshot and never block
+//! the writer or each other, and SQLite copies the log back into the main
+//! file at automatic checkpoints (every ~1000 pages). Expect `PATH-wal` and
+//! `PATH-shm` next to the database while it is open; they are part of it.
+//!
+//! SQLite allows one writer at a time, so the store has exactly one writer
+//! connection, driven by a background task that does **group commit**:
+//! commits that arrive while the previous transaction is being written are
+//! queued and then written together in one `BEGIN IMMEDIATE … COMMIT`, i.e.
+//! one `fsync` for the whole group. Every caller still gets its own result
+//! (a sequence conflict fails only that commit), and if a group fails as a
+//! whole, its commits are retried one transaction each so one bad write
+//! cannot fail the others. A lone commit is written at once, without
+//! waiting. `BEGIN IMMEDIATE` takes the write lock up front, so another
+//! process writing to the same file makes this one wait (up to
+//! [`SqliteOptions::busy_timeout`]) instead of failing halfway through.
+//! Reads (`load`, `list`, `events`) use a separate pool of
+//! [`SqliteOptions::max_connections`] connections. Statements are prepared
+//! once per connection and cached; nothing touches the schema after open.
+//!
+//! A commit that was handed to the writer completes even if the caller's
+//! future is dropped while waiting. The writer task runs on the Tokio runtime
+//! that called [`SqliteStore::open`]; use the store within that runtime.
+//!
+//! ## Backups
+//!
+//! Do not copy the database file alone while the server runs: recent commits
+//! may still be only in `PATH-wal`. Instead:
+//!
+//! - call [`SqliteStore::backup_to`] (SQL `VACUUM INTO`), which writes a
+//!   consistent, compacted copy of the database to a new file while the
+//!   store keeps serving; or
+//! - use the `sqlite3` shell against the live file:
+//!   `sqlite3 switchboard.db ".backup backup.db"`; or
+//! - stop the server (or make sure nothing writes) and copy `PATH` together
+//!   with `PATH-wal` if it exists.
+//!
+//! To restore, put the backup file in place of `PATH` (with any old
+//! `PATH-wal` and `PATH-shm` removed) before opening the store.
+//!
+//! ## In memory
+//!
+//! [`SqliteStore::open_in_memory`] gives a private in-memory database on a
+//! single connection (an in-memory SQLite database belongs to the connection
+//! that created it). It is meant for tests; [`switchboard_core::InMemoryStore`]
+//! is faster when nothing needs to persist.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Connection, QueryBuilder, Row, Sqlite};
+use switchboard_core::store::to_micros;
+use switchboard_core::{
+    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+};
+use switchboard_protocol::{StreamResponse, Task};
+use tokio::sync::{mpsc, oneshot};
+
+/// The schema, embedded at build time from `migrations/`.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Most commits written in one transaction by the group-commit writer.
+const MAX_BATCH: usize = 256;
+
+/// Commits that may wait for the writer before `commit` itself waits.
+const QUEUE_DEPTH: usize = 4096;
+
+/// Tuning for [`SqliteStore::open_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// `PRAGMA synchronous = FULL` (default `true`) or `NORMAL` (`false`).
+    ///
+    /// `FULL` `fsync`s the write-ahead log at every commit, so a commit that
+    /// returned survives power loss. `NORMAL` only `fsync`s at checkpoints:
+    /// still safe against process crashes and never corrupting, but the last
+    /// commits before an OS crash or power cut may be lost. See the crate
+    /// docs, "Durability".
+    pub synchronous_full: bool,
+    /// Size of the read pool (`load`, `list`, `events`); at least 1. Writes
+    /// always use one dedicated connection, as SQLite serializes them anyway.
+    pub max_connections: u32,
+    /// How long a statement waits for a lock held by another connection or
+    /// process before failing with "database is locked".
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            synchronous_full: true,
+            max_connections: 4,
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A [`TaskStore`] in a SQLite database. See the crate docs.
+pub struct SqliteStore {
+    /// Connections for `load`, `list` and `events`.
+    readers: SqlitePool,
+    /// The writer's single connection (the same pool as `readers` in memory).
+    writer_pool: SqlitePool,
+    /// Queue to the group-commit writer task.
+    writes: mpsc::Sender<Job>,
+    /// What was opened, for messages.
+    location: String,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("location", &self.location)
+            .field("readers", &self.readers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `url_or_path` with default
+    /// [`SqliteOptions`]: `sqlite://PATH`, `sqlite:PATH` (both may carry
+    /// SQLite URI parameters such as `?mode=rwc`) or a bare file path.
+    /// `sqlite::memory:` gives [`open_in_memory`](Self::open_in_memory).
+    pub async fn open(url_or_path: &str) -> Result<Self, StoreError> {
+        Self::open_with(url_or_path, SqliteOptions::default()).await
+    }
+
+    /// Opens the database at `url_or_path` with explicit options.
+    ///
+    /// Applies the schema migrations, switches the file to WAL mode and
+    /// starts the writer task. A file that is not a SQLite database, or one
+    /// that cannot be created, gives [`StoreError::Backend`].
+    pub async fn open_with(url_or_path: &str, options: SqliteOptions) -> Result<Self, StoreError> {
+        let is_url = url_or_path.starts_with("sqlite:");
+        if is_url && (url_or_path.contains(":memory:") || url_or_path.contains("mode=memory")) {
+            return Self::open_in_memory().await;
+        }
+        let location = url_or_path.to_string();
+        let connect = if is_url {
+            SqliteConnectOptions::from_str(url_or_path)
+                .map_err(|e| StoreError::Backend(format!("invalid SQLite URL {location:?}: {e}")))?
+        } else {
+            SqliteConnectOptions::new().filename(Path::new(url_or_path))
+        };
+        let connect = connect
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(if options.synchronous_full {
+                SqliteSynchronous::Full
+            } else {
+                SqliteSynchronous::Normal
+            })
+            .busy_timeout(options.busy_timeout)
+            .foreign_keys(true);
+
+        let context = |what: &str| format!("opening SQLite database {location:?} ({what})");
+        // The writer's connection is opened (and kept) first: it creates the
+        // file, switches it to WAL and applies the migrations.
+        let writer_pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .test_before_acquire(false)
+            .connect_with(connect.clone())
+            .await
+            .map_err(backend(context("writer connection")))?;
+        if let Err(e) = MIGRATOR.run(&writer_pool).await {
+            writer_pool.close().await;
+            return Err(StoreError::Backend(format!(
+                "{}: {e}",
+                context("migrations")
+            )));
+        }
+        let readers = SqlitePoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .min_connections(1)
+            .test_before_acquire(false)
+            .connect_with(connect)
+            .await
+            .map_err(backend(context("read pool")));
+        let readers = match readers {
+            Ok(r) => r,
+            Err(e) => {
+                writer_pool.close().await;
+                return Err(e);
+            }
+        };
+        Ok(Self::start(readers, writer_pool, location))
+    }
+
+    /// A fresh, private in-memory database on a single connection, for tests.
+    /// Its contents vanish with the store.
+    pub async fn open_in_memory() -> Result<Self, StoreError> {
+        let connect = SqliteConnectOptions::new()
+            .filename(":memory:")
+            .in_memory(true)
+            .foreign_keys(true);
+        // One connection that never closes: the database lives in it.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .test_before_acquire(false)
+            .connect_with(connect)
+            .await
+            .map_err(backend("opening in-memory SQLite database"))?;
+        MIGRATOR.run(&pool).await.map_err(|e| {
+            StoreError::Backend(format!("migrating in-memory SQLite database: {e}"))
+        })?;
+        Ok(Self::start(pool.clone(), pool, ":memory:".to_string()))
+    }
+
+    fn start(readers: SqlitePool, writer_pool: SqlitePool, location: String) -> Self {
+        let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
+        tokio::spawn(run_writer(writer_pool.clone(), queue));
+        Self {
+            readers,
+            writer_pool,
+            writes,
+            location,
+        }
+    }
+
+    /// Writes a consistent copy of the whole database to a new file at
+    /// `dest` (SQL `VACUUM INTO`) while the store keeps serving. The file
+    /// must not exist yet. Open the copy like any database to restore it.
+    pub async fn backup_to(&self, dest: impl AsRef<Path>) -> Result<(), StoreError> {
+        let dest = dest.as_ref();
+        let dest_str = dest
+            .to_str()
+            .ok_or_else(|| StoreError::Backend(format!("backup path {dest:?} is not UTF-8")))?
+            .to_string();
+        sqlx::query("VACUUM INTO ?1")
+            .bind(dest_str)
+            .persistent(false)
+            .execute(&self.readers)
+            .await
+            .map_err(backend(format!(
+                "backing up {:?} to {dest:?}",
+                self.location
+            )))?;
+        Ok(())
+    }
+
+    /// Finishes queued commits and closes every connection. Dropping the
+    /// store also stops it, without waiting.
+    pub async fn close(self) {
+        drop(self.writes);
+        self.writer_pool.close().await;
+        self.readers.close().await;
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Writes: the group-commit writer.
+
+/// One commit, encoded and waiting for the writer.
+struct Job {
+    row: TaskRow,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The columns of a commit, computed by the caller so the writer only writes.
+struct TaskRow {
+    tenant: String,
+    id: String,
+    context_id: String,
+    owner: String,
+    state: &'static str,
+    status_micros: i64,
+    status_subus_nanos: i64,
+    created_micros: i64,
+    created_at: String,
+    last_seq: i64,
+    /// The `last_seq` the stored row must have for this commit to apply.
+    expected: i64,
+    task_json: String,
+    event_json: Option<String>,
+    /// The event's exact status timestamp, see [`event_status_time`].
+    event_status_at: Option<String>,
+}
+
+impl TaskRow {
+    fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
+        let id = &record.task.id;
+        let expected = if event.is_some() {
+            record.last_seq.saturating_sub(1)
+        } else {
+            record.last_seq
+        };
+        let status_time = record.status_time();
+        Ok(Self {
+            tenant: record.tenant.clone(),
+            id: id.clone(),
+            context_id: record.task.context_id.clone(),
+            owner: record.owner.clone(),
+            state: record.task.status.state.as_str(),
+            status_micros: to_micros(status_time),
+            status_subus_nanos: sub_micro_nanos(status_time),
+            created_micros: to_micros(record.created_at),
+            created_at: format_exact(record.created_at),
+            last_seq: seq_to_db(record.last_seq, id)?,
+            expected: seq_to_db(expected, id)?,
+            task_json: serde_json::to_string(&record.task)
+                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
+            event_json: event
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
+            event_status_at: event
+                .and_then(event_status_time)
+                .map(|ts| format_exact(*ts)),
+        })
+    }
+}
+
+/// Takes commits off the queue and writes them in groups until the store is
+/// dropped or closed.
+async fn run_writer(pool: SqlitePool, mut queue: mpsc::Receiver<Job>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let jobs = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
+        let rows: Vec<&TaskRow> = jobs.iter().map(|j| &j.row).collect();
+        match write_group(&pool, &rows).await {
+            Ok(outcomes) => {
+                for (job, outcome) in jobs.into_iter().zip(outcomes) {
+                    let _ = job.reply.send(outcome);
+                }
+            }
+            Err(e) if jobs.len() == 1 => {
+                if let Some(job) = jobs.into_iter().next() {
+                    let _ = job.reply.send(Err(e));
+                }
+            }
+            Err(e) => {
+                // The group's transaction failed as a whole (and was rolled
+                // back): retry each commit alone so that one bad write does
+                // not fail the others.
+                tracing::warn!(error = %e, commits = jobs.len(), "SQLite group commit failed; retrying one by one");
+                for job in jobs {
+                    let outcome = match write_group(&pool, &[&job.row]).await {
+                        Ok(mut outcomes) => outcomes.pop().unwrap_or(Ok(())),
+                        Err(e) => Err(e),
+                    };
+                    let _ = job.reply.send(outcome);
+                }
+            }
+        }
+    }
+}
+
+/// Writes `rows` in one `BEGIN IMMEDIATE` transaction. The outer error means
+/// nothing was written; inner errors are per-commit sequence conflicts (those
+/// commits changed nothing, the others were written).
+async fn write_group(
+    pool: &SqlitePool,
+    rows: &[&TaskRow],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let mut conn = pool
+        .acquire()
+        .await
+        .map_err(backend("acquiring the SQLite writer connection"))?;
+    let mut tx = conn
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(backend("starting a write transaction"))?;
+    let mut outcomes = Vec::with_capacity(rows.len());
+    for row in rows {
+        match write_one(&mut tx, row).await {
+            Err(e @ StoreError::SequenceConflict { .. }) => outcomes.push(Err(e)),
+            Err(e) => return Err(e), // dropping `tx` rolls back
+            Ok(()) => outcomes.push(Ok(())),
+        }
+    }
+    tx.commit().await.map_err(backend("committing"))?;
+    Ok(outcomes)
+}
+
+/// Upserts the snapshot if the stored `last_seq` is the expected one, then
+/// appends the event.
+async fn write_one(conn: &mut sqlx::SqliteConnection, row: &TaskRow) -> Result<(), StoreError> {
+    // Parameters: ?1 tenant, ?2 id, ?3..?11 the other columns, ?12 expected last_seq.
+    let sql = if row.expected == 0 {
+        // New task, or an existing one whose log is still empty.
+        "INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
+             status_subus_nanos, created_micros, created_at, last_seq, task_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         ON CONFLICT (tenant, id) DO UPDATE SET \
+             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
+             status_micros = excluded.status_micros, \
+             status_subus_nanos = excluded.status_subus_nanos, \
+             created_micros = excluded.created_micros, created_at = excluded.created_at, \
+             last_seq = excluded.last_seq, task_json = excluded.task_json \
+         WHERE tasks.last_seq = ?12"
+    } else {
+        "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
+             status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
+             task_json = ?11 \
+         WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12"
+    };
+    let done = sqlx::query(sql)
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(row.context_id.as_str())
+        .bind(row.owner.as_str())
+        .bind(row.state)
+        .bind(row.status_micros)
+        .bind(row.status_subus_nanos)
+        .bind(row.created_micros)
+        .bind(row.created_at.as_str())
+        .bind(row.last_seq)
+        .bind(row.task_json.as_str())
+        .bind(row.expected)
+        .execute(&mut *conn)
+        .await
+        .map_err(backend(format!("writing task {}", row.id)))?;
+    if done.rows_affected() == 0 {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2")
+                .bind(row.tenant.as_str())
+                .bind(row.id.as_str())
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(backend(format!("reading the sequence of task {}", row.id)))?;
+        return Err(StoreError::SequenceConflict {
+            task_id: row.id.clone(),
+            expected: u64::try_from(row.expected).unwrap_or(0),
+            found: found.and_then(|f| u64::try_from(f).ok()).unwrap_or(0),
+        });
+    }
+    if let Some(event_json) = &row.event_json {
+        sqlx::query(
+            "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(row.last_seq)
+        .bind(event_json.as_str())
+        .bind(row.event_status_at.as_deref())
+        .execute(&mut *conn)
+        .await
+        .map_err(backend(format!(
+            "appending event {} of task {}",
+            row.last_seq, row.id
+        )))?;
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------
+// Reads.
+
+/// The columns every record query selects, in the order [`decode_record`] reads.
+const RECORD_COLUMNS: &str =
+    "tenant, owner, last_seq, created_at, task_json, status_micros, status_subus_nanos";
+
+fn decode_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
+    let tenant: String = column(row, "tenant")?;
+    let task_json: String = column(row, "task_json")?;
+    let mut task: Task = serde_json::from_str(&task_json)
+        .map_err(|e| StoreError::Corrupt(format!("task JSON in tenant {tenant:?}: {e}")))?;
+    if task.status.timestamp.is_some() {
+        // The JSON has milliseconds; the columns have the exact time.
+        let micros: i64 = column(row, "status_micros")?;
+        let rest: i64 = column(row, "status_subus_nanos")?;
+        task.status.timestamp = Some(from_split(micros, rest).ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "task {}: status time {micros} µs + {rest} ns",
+                task.id
+            ))
+        })?);
+    }
+    let last_seq: i64 = column(row, "last_seq")?;
+    let last_seq = u64::try_from(last_seq).map_err(|_| {
+        StoreError::Corrupt(format!("task {}: negative last_seq {last_seq}", task.id))
+    })?;
+    let created_at: String = column(row, "created_at")?;
+    let created_at = parse_exact(&created_at).map_err(|e| {
+        StoreError::Corrupt(format!("task {}: created_at {created_at:?}: {e}", task.id))
+    })?;
+    Ok(TaskRecord {
+        tenant,
+        owner: column(row, "owner")?,
+        task,
+        last_seq,
+        created_at,
+    })
+}
+
+fn column<T>(row: &SqliteRow, name: &str) -> Result<T, StoreError>
+where
+    T: for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+{
+    row.try_get(name)
+        .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+}
+
+/// Appends ` WHERE …` with the filters of `q` (everything but the cursor).
+fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
+    qb.push(" WHERE tenant = ").push_bind(q.tenant.clone());
+    qb.push(" AND owner = ").push_bind(q.owner.clone());
+    if let Some(context_id) = &q.context_id {
+        qb.push(" AND context_id = ").push_bind(context_id.clone());
+    }
+    if let Some(state) = q.state {
+        qb.push(" AND state = ").push_bind(state.as_str());
+    }
+    if let Some(after) = q.status_after {
+        // status_time >= after, exactly, on the split (micros, rest) columns.
+        let (micros, rest) = (to_micros(after), sub_micro_nanos(after));
+        qb.push(" AND status_micros >= ").push_bind(micros);
+        if rest > 0 {
+            qb.push(" AND (status_micros > ").push_bind(micros);
+            qb.push(" OR status_subus_nanos >= ")
+                .push_bind(rest)
+                .push(")");
+        }
+    }
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn commit(
+        &self,
+        record: &TaskRecord,
+        event: Option<&StreamResponse>,
+    ) -> Result<(), StoreError> {
+        let row = TaskRow::encode(record, event)?;
+        let (reply, result) = oneshot::channel();
+        let stopped = || {
+            StoreError::Backend(format!(
+                "the SQLite writer for {:?} has stopped",
+                self.location
+            ))
+        };
+        self.writes
+            .send(Job { row, reply })
+            .await
+            .map_err(|_| stopped())?;
+        result.await.map_err(|_| stopped())?
+    }
+
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT tenant, owner, last_seq, created_at, task_json, status_micros, \
+             status_subus_nanos FROM tasks WHERE tenant = ?1 AND id = ?2",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(backend(format!("loading task {task_id}")))?;
+        row.as_ref().map(decode_record).transpose()
+    }
+
+    async fn list(&self, q: &TaskQuery) -> Result<TaskPage, StoreError> {
+        let mut page_sql =
+            QueryBuilder::<Sqlite>::new(format!("SELECT {RECORD_COLUMNS} FROM tasks"));
+        push_filters(&mut page_sql, q);
+        if let Some(cursor) = &q.after {
+            // (status_micros, id) < (cursor), in a form every SQL dialect and
+            // the list index handle well.
+            page_sql
+                .push(" AND status_micros <= ")
+                .push_bind(cursor.status_micros);
+            page_sql
+                .push(" AND (status_micros < ")
+                .push_bind(cursor.status_micros);
+            page_sql
+                .push(" OR id < ")
+                .push_bind(cursor.task_id.clone())
+                .push(")");
+        }
+        // One extra row tells whether there is a next page.
+        let fetch = i64::try_from(q.limit).unwrap_or(i64::MAX).saturating_add(1);
+        page_sql
+            .push(" ORDER BY status_micros DESC, id DESC LIMIT ")
+            .push_bind(fetch);
+
+        let mut count_sql = QueryBuilder::<Sqlite>::new("SELECT COUNT(*) FROM tasks");
+        push_filters(&mut count_sql, q);
+
+        // Both reads in one transaction see the same snapshot.
+        let mut tx = self
+            .readers
+            .begin()
+            .await
+            .map_err(backend("starting a read transaction"))?;
+        let rows = page_sql
+            .build()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(backend("listing tasks"))?;
+        let total: i64 = count_sql
+            .build_query_scalar()
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(backend("counting tasks"))?;
+        tx.commit()
+            .await
+            .map_err(backend("ending a read transaction"))?;
+
+        let mut records = rows
+            .iter()
+            .map(decode_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = if records.len() > q.limit {
+            records.truncate(q.limit);
+            records.last().map(|r| ListCursor {
+                status_micros: to_micros(r.status_time()),
+                task_id: r.task.id.clone(),
+            })
+        } else {
+            None
+        };
+        Ok(TaskPage {
+            records,
+            next,
+            total: u64::try_from(total).unwrap_or(0),
+        })
+    }
+
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        let Ok(after) = i64::try_from(after) else {
+            return Ok(Vec::new());
+        };
+        let rows = sqlx::query(
+            "SELECT seq, event_json, status_at FROM task_events \
+             WHERE tenant = ?1 AND task_id = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .bind(after)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.readers)
+        .await
+        .map_err(backend(format!("reading events of task {task_id}")))?;
+        rows.iter()
+            .map(|row| {
+                let seq: i64 = column(row, "seq")?;
+                let json: String = column(row, "event_json")?;
+                let corrupt = |e: &dyn fmt::Display| {
+                    StoreError::Corrupt(format!("event {seq} of task {task_id}: {e}"))
+                };
+                let mut event: StreamResponse =
+                    serde_json::from_str(&json).map_err(|e| corrupt(&e))?;
+                let status_at: Option<String> = column(row, "status_at")?;
+                // The JSON has milliseconds; `status_at` has the exact time.
+                if let (Some(exact), Some(ts)) = (status_at, event_status_time_mut(&mut event))
+                    && ts.is_some()
+                {
+                    *ts = Some(parse_exact(&exact).map_err(|e| corrupt(&e))?);
+                }
+                let seq = u64::try_from(seq).map_err(|_| {
+                    StoreError::Corrupt(format!("task {task_id}: negative seq {seq}"))
+                })?;
+                Ok(LoggedEvent { seq, event })
+            })
+            .collect()
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Helpers.
+
+/// Wraps a sqlx error into [`StoreError::Backend`] with what was being done.
+fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |e| StoreError::Backend(format!("{context}: {e}"))
+}
+
+/// The status timestamp carried by an event, if any.
+fn event_status_time(event: &StreamResponse) -> Option<&DateTime<Utc>> {
+    match event {
+        StreamResponse::Task(task) => task.status.timestamp.as_ref(),
+        StreamResponse::StatusUpdate(update) => update.status.timestamp.as_ref(),
+        _ => None,
+    }
+}
+
+/// Where an event keeps its status timestamp, if it has a status.
+fn event_status_time_mut(event: &mut StreamResponse) -> Option<&mut Option<DateTime<Utc>>> {
+    match event {
+        StreamResponse::Task(task) => Some(&mut task.status.timestamp),
+        StreamResponse::StatusUpdate(update) => Some(&mut update.status.timestamp),
+        _ => None,
+    }
+}
+
+/// RFC 3339 with all the precision there is (the wire form stops at ms).
+fn format_exact(ts: DateTime<Utc>) -> String {
+    ts.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn parse_exact(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
+    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
+}
+
+/// The instant `micros` µs + `rest` ns after the epoch.
+fn from_split(micros: i64, rest: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_micros(micros)?
+        .checked_add_signed(chrono::TimeDelta::nanoseconds(rest))
+}
+
+/// The part of `ts` below one microsecond, in nanoseconds (0..=999).
+fn sub_micro_nanos(ts: DateTime<Utc>) -> i64 {
+    i64::from(ts.timestamp_subsec_nanos() % 1_000)
+}
+
+fn seq_to_db(seq: u64, task_id: &str) -> Result<i64, StoreError> {
+    i64::try_from(seq)
+        .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
+}

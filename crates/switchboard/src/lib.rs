@@ -1,1 +1,8 @@
-//! placeholder
+//! The `switchboard` binary's library half: the built-in agents, `serve`'s
+//! configuration and start-up, and the terminal client commands. `main.rs`
+//! only parses flags and calls into here, so tests can use the same code
+//! in-process.
+
+// TEMP pub mod client_cmd;
+pub mod demo;
+pub mod serve;

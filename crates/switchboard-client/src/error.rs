@@ -1,0 +1,152 @@
+//! What can go wrong when talking to an agent, as one error type.
+//!
+//! [`ClientError`] separates the failures a caller handles differently:
+//!
+//! * [`ClientError::Protocol`]: the agent understood the request and said no
+//!   (a JSON-RPC `error` member: task not found, not cancelable, ...). The
+//!   A2A error code is available through [`ClientError::code`].
+//! * [`ClientError::Http`]: an HTTP error status without a JSON-RPC error in
+//!   the body (a proxy's 502, an auth gateway's 401, a 404 for a wrong path).
+//! * [`ClientError::Transport`]: the request never got an answer: connection
+//!   refused, TLS failure, timeout, connection dropped mid-stream.
+//! * [`ClientError::Decode`]: the agent answered, but not with what A2A says
+//!   it must (bad JSON, a result of the wrong shape, a mismatched id).
+//! * [`ClientError::NoSupportedInterface`]: the agent card offers no
+//!   binding/version this client speaks.
+//! * [`ClientError::Config`]: the caller's own input was unusable (a URL that
+//!   does not parse, a header value with a newline).
+
+use switchboard_protocol::A2AError;
+use switchboard_protocol::jsonrpc::JsonRpcError;
+
+/// Every error the client returns.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The agent answered with a JSON-RPC error. The server's code and
+    /// message are kept (see [`ClientError::code`]).
+    #[error("agent error {}: {0}", .0.code())]
+    Protocol(A2AError),
+    /// An HTTP error status whose body is not a JSON-RPC error.
+    #[error("HTTP {status} from the agent{}", body_suffix(.body))]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// The response body (truncated to a few KiB), for diagnostics.
+        body: String,
+    },
+    /// The request could not be sent or its answer could not be read:
+    /// connection refused, DNS, TLS, a timeout, a connection reset.
+    #[error("transport error: {message}")]
+    Transport {
+        /// What happened, with the underlying causes joined by `: `.
+        message: String,
+        /// `true` when a configured timeout elapsed.
+        timeout: bool,
+    },
+    /// The agent's answer is not valid A2A JSON.
+    #[error("invalid response from the agent: {0}")]
+    Decode(String),
+    /// The agent card lists no interface this client can use.
+    #[error("the agent offers no interface this client supports (offered: {})", offered_list(.offered))]
+    NoSupportedInterface {
+        /// The interfaces the card offered, as `BINDING VERSION at URL`.
+        offered: Vec<String>,
+    },
+    /// The client was given an unusable URL, header or option.
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+}
+
+impl ClientError {
+    /// The A2A / JSON-RPC error code, for [`ClientError::Protocol`] errors
+    /// (e.g. `-32001` for "task not found"); `None` for every other kind.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ClientError::Protocol(e) => Some(e.code()),
+            _ => None,
+        }
+    }
+
+    /// The protocol error, when the agent answered with one.
+    pub fn as_protocol(&self) -> Option<&A2AError> {
+        match self {
+            ClientError::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// `true` when a configured timeout elapsed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, ClientError::Transport { timeout: true, .. })
+    }
+
+    /// Builds a [`ClientError::Protocol`] from the `error` member of a
+    /// JSON-RPC response.
+    ///
+    /// Codes of the A2A table keep their variant; any other code (e.g. a
+    /// server-defined `-32000`) becomes [`A2AError::Internal`] with the
+    /// original code written into the message, so it is not lost.
+    pub(crate) fn from_rpc(err: &JsonRpcError) -> Self {
+        let a2a = err.to_a2a_error();
+        if a2a.code() == err.code {
+            ClientError::Protocol(a2a)
+        } else {
+            ClientError::Protocol(A2AError::Internal(format!(
+                "{} (JSON-RPC error code {})",
+                err.message, err.code
+            )))
+        }
+    }
+
+    /// Wraps a `reqwest` error, flattening its cause chain into one line.
+    pub(crate) fn transport(err: &reqwest::Error) -> Self {
+        ClientError::Transport {
+            message: flatten_chain(err),
+            timeout: err.is_timeout(),
+        }
+    }
+
+    /// A timeout of `what` after `after`.
+    pub(crate) fn timeout(what: &str, after: std::time::Duration) -> Self {
+        ClientError::Transport {
+            message: format!("{what} timed out after {after:?}"),
+            timeout: true,
+        }
+    }
+}
+
+/// Joins an error and its sources with `: `, skipping a cause whose text
+/// the previous line already contains (hyper and reqwest repeat themselves).
+pub(crate) fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut last = out.clone();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let s = e.to_string();
+        if !last.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        last = s;
+        cur = e.source();
+    }
+    out
+}
+
+fn body_suffix(body: &str) -> String {
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        String::new()
+    } else {
+        format!(": {trimmed}")
+    }
+}
+
+fn offered_list(offered: &[String]) -> String {
+    if offered.is_empty() {
+        "nothing".to_string()
+    } else {
+        offered.join(", ")
+    }
+}

@@ -1,0 +1,112 @@
+//! Transports: how one A2A operation travels over one protocol binding.
+//!
+//! The client above this module works in A2A 1.0 JSON: it serializes a
+//! request object (`SendMessageRequest`, `GetTaskRequest`, ...) to a
+//! [`serde_json::Value`], names the operation by its 1.0 method name
+//! (`SendMessage`, `GetTask`, ...; see `switchboard_protocol::jsonrpc::methods`)
+//! and expects the 1.0 JSON of the result back. A [`Transport`] carries that
+//! across one binding:
+//!
+//! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
+//!
+//! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
+//! more module here: implement [`Transport`] (map the method name to a path
+//! or RPC, convert the JSON if the wire dialect differs) and add one
+//! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
+//! handling, typed decoding and stream termination stay in the client.
+
+pub(crate) mod jsonrpc;
+
+use std::fmt;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use switchboard_protocol::AgentInterface;
+
+use crate::error::ClientError;
+
+/// One item of a stream, still as raw 1.0 JSON (a `StreamResponse`).
+#[derive(Debug)]
+pub(crate) struct RawEvent {
+    /// The SSE `id:` of the event, when it is a number.
+    pub seq: Option<u64>,
+    /// The `result` of the event: a 1.0 `StreamResponse` object.
+    pub result: Box<RawValue>,
+}
+
+/// A stream of raw events. It ends after the first error.
+pub(crate) type RawStream = BoxStream<'static, Result<RawEvent, ClientError>>;
+
+/// Carries A2A operations over one protocol binding.
+pub(crate) trait Transport: Send + Sync + fmt::Debug {
+    /// The endpoint URL requests go to.
+    fn endpoint(&self) -> &str;
+
+    /// A unary operation: `params` in, the `result` JSON out (JSON `null`
+    /// for operations that return nothing).
+    fn call(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>>;
+
+    /// A streaming operation. Errors that happen before the stream starts
+    /// are returned here; errors afterwards are the stream's last item.
+    fn stream(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+}
+
+/// HTTP settings shared by the card fetch and every HTTP-based transport.
+#[derive(Debug, Clone)]
+pub(crate) struct Http {
+    /// The connection pool.
+    pub client: reqwest::Client,
+    /// Headers added to every request (caller's extra headers, `A2A-Extensions`).
+    pub headers: HeaderMap,
+    /// Total time limit of a unary request; for a stream, the limit for the
+    /// response headers to arrive.
+    pub timeout: Option<Duration>,
+}
+
+/// How to recognise and build one transport.
+pub(crate) struct TransportFactory {
+    /// The binding name as written in `protocolBinding` (compared
+    /// case-insensitively).
+    pub binding: &'static str,
+    /// Whether this transport speaks the interface's `protocolVersion`.
+    pub supports_version: fn(&str) -> bool,
+    /// Builds the transport for an interface whose URL has been resolved.
+    pub build: fn(&AgentInterface, &Http) -> Result<Box<dyn Transport>, ClientError>,
+}
+
+impl fmt::Debug for TransportFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TransportFactory")
+            .field("binding", &self.binding)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every transport this client implements, in no particular order (the
+/// order of preference comes from the card or the builder).
+pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY];
+
+/// The factory that can serve `iface`, if any.
+pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {
+    FACTORIES.iter().find(|f| {
+        f.binding.eq_ignore_ascii_case(iface.protocol_binding.trim())
+            && (f.supports_version)(iface.protocol_version.trim())
+    })
+}
+
+/// `true` for `1`, `1.0`, `1.1`, ... (A2A negotiates on Major.Minor).
+pub(crate) fn is_v1(version: &str) -> bool {
+    version == "1" || version.starts_with("1.")
+}

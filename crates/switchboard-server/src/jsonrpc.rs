@@ -1,0 +1,213 @@
+//! The JSON-RPC 2.0 binding: one POST endpoint, SSE for the two streaming
+//! methods.
+//!
+//! Order of checks, each with the error the spec names:
+//! body size (-32600, HTTP 413) → content type (-32005) → JSON (-32700) →
+//! envelope (-32600) → `A2A-Version` (-32009) → extensions (-32008) →
+//! method (-32601) → params (-32602) → the operation itself.
+//! Errors before a stream starts are plain JSON-RPC error bodies; errors in
+//! the middle of a stream are an SSE `event: error`. Every JSON-RPC error is
+//! sent with HTTP 200 (except an oversize body, 413), as JSON-RPC over HTTP
+//! usually does.
+
+use std::convert::Infallible;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
+use switchboard_core::{CallContext, EventStream};
+use switchboard_protocol::jsonrpc::{
+    JsonRpcRequest, RequestId, error_body, methods, parse_request, success_body,
+};
+use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
+
+use crate::AppState;
+use crate::params::{is_json_content_type, negotiate_version, requested_extensions};
+
+/// Handles a POST to the JSON-RPC endpoint.
+pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let err = A2AError::InvalidRequest(format!(
+                "the request body exceeds {} bytes",
+                app.max_body_bytes
+            ));
+            return json_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                error_body(&RequestId::Null, &err),
+                &[],
+            );
+        }
+    };
+    if !is_json_content_type(&parts.headers) {
+        let got = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none");
+        let err = A2AError::ContentTypeNotSupported(format!(
+            "Content-Type must be application/json or application/a2a+json, got {got}"
+        ));
+        // The id is still worth echoing if the body happens to be readable.
+        let id = parse_request(&bytes)
+            .map(|r| r.id)
+            .unwrap_or(RequestId::Null);
+        return json_response(StatusCode::OK, error_body(&id, &err), &[]);
+    }
+    let rpc = match parse_request(&bytes) {
+        Ok(r) => r,
+        Err((id, err)) => return json_response(StatusCode::OK, error_body(&id, &err), &[]),
+    };
+    if let Err(err) = negotiate_version(&parts.headers, parts.uri.query()) {
+        return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+    }
+    let mut call =
+        CallContext::anonymous().with_extensions_header(&requested_extensions(&parts.headers));
+    if let Err(err) = app.handler.activate_extensions(&mut call) {
+        return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+    }
+    let echo = call.activated_extensions.join(",");
+    let extra: Vec<(&'static str, String)> = if echo.is_empty() {
+        vec![]
+    } else {
+        vec![(EXTENSIONS_HEADER, echo)]
+    };
+    match dispatch(&app, call, &rpc).await {
+        Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
+        Ok(Reply::Stream(stream)) => sse_response(rpc.id, stream, &extra),
+        Err(err) => json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+    }
+}
+
+/// How often an idle stream sends an SSE comment. Under 5 s, because the
+/// official Python client's default read timeout is 5 s.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(4);
+
+enum Reply {
+    Json(Vec<u8>),
+    Stream(EventStream),
+}
+
+fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AError> {
+    Ok(Reply::Json(success_body(id, value)))
+}
+
+/// Decodes params, fills the tenant into the call, and runs the operation.
+async fn dispatch(
+    app: &AppState,
+    mut call: CallContext,
+    rpc: &JsonRpcRequest,
+) -> Result<Reply, A2AError> {
+    let h = &app.handler;
+    let id = &rpc.id;
+    macro_rules! params {
+        ($ty:ty) => {{
+            let p: $ty = rpc.params()?;
+            if let Some(t) = &p.tenant {
+                call.tenant = t.clone();
+            }
+            p
+        }};
+    }
+    match rpc.method.as_str() {
+        methods::SEND_MESSAGE => {
+            let p = params!(switchboard_protocol::SendMessageRequest);
+            ok(id, &h.send_message(&call, p).await?)
+        }
+        methods::SEND_STREAMING_MESSAGE => {
+            let p = params!(switchboard_protocol::SendMessageRequest);
+            Ok(Reply::Stream(h.send_streaming_message(&call, p).await?))
+        }
+        methods::GET_TASK => {
+            let p = params!(switchboard_protocol::GetTaskRequest);
+            ok(id, &h.get_task(&call, p).await?)
+        }
+        methods::LIST_TASKS => {
+            let p = params!(switchboard_protocol::ListTasksRequest);
+            ok(id, &h.list_tasks(&call, p).await?)
+        }
+        methods::CANCEL_TASK => {
+            let p = params!(switchboard_protocol::CancelTaskRequest);
+            ok(id, &h.cancel_task(&call, p).await?)
+        }
+        methods::SUBSCRIBE_TO_TASK => {
+            let p = params!(switchboard_protocol::SubscribeToTaskRequest);
+            Ok(Reply::Stream(h.subscribe_to_task(&call, p).await?))
+        }
+        methods::CREATE_PUSH_CONFIG => {
+            let p = params!(switchboard_protocol::TaskPushNotificationConfig);
+            ok(id, &h.create_push_config(&call, p).await?)
+        }
+        methods::GET_PUSH_CONFIG => {
+            let p = params!(switchboard_protocol::TaskPushNotificationConfigRef);
+            ok(id, &h.get_push_config(&call, p).await?)
+        }
+        methods::LIST_PUSH_CONFIGS => {
+            let p = params!(switchboard_protocol::ListTaskPushNotificationConfigsRequest);
+            ok(id, &h.list_push_configs(&call, p).await?)
+        }
+        methods::DELETE_PUSH_CONFIG => {
+            let p = params!(switchboard_protocol::TaskPushNotificationConfigRef);
+            h.delete_push_config(&call, p).await?;
+            ok(id, &serde_json::Value::Null)
+        }
+        methods::GET_EXTENDED_AGENT_CARD => {
+            let p = params!(switchboard_protocol::GetExtendedAgentCardRequest);
+            ok(id, &h.get_extended_agent_card(&call, p).await?)
+        }
+        other => Err(A2AError::MethodNotFound(other.to_string())),
+    }
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    for (name, value) in extra {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            headers.insert(*name, v);
+        }
+    }
+    resp
+}
+
+/// Frames each item as `id: <seq>` + `data: <JSON-RPC response>`; an error
+/// item becomes `event: error`.
+fn sse_response(id: RequestId, stream: EventStream, extra: &[(&'static str, String)]) -> Response {
+    let frames = stream.map(move |item| {
+        let event = match item {
+            Ok(ev) => {
+                let data = String::from_utf8(success_body(&id, &ev.event)).unwrap_or_default();
+                let e = Event::default().data(data);
+                if ev.seq > 0 {
+                    e.id(ev.seq.to_string())
+                } else {
+                    e
+                }
+            }
+            Err(err) => Event::default()
+                .event("error")
+                .data(String::from_utf8(error_body(&id, &err)).unwrap_or_default()),
+        };
+        Ok::<_, Infallible>(event)
+    });
+    let mut resp = Sse::new(frames)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    for (name, value) in extra {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            resp.headers_mut().insert(*name, v);
+        }
+    }
+    resp
+}

@@ -1,0 +1,127 @@
+//! Service parameters: `A2A-Version` and `A2A-Extensions`.
+//!
+//! The version comes from the `A2A-Version` header or, as the spec allows,
+//! the `A2A-Version` query parameter. A missing or empty value means 0.3.
+//! Only the major and minor parts count: `1`, `1.0` and `1.0.3` all mean 1.0.
+
+use http::HeaderMap;
+use switchboard_protocol::{A2AError, EXTENSIONS_HEADER, VERSION_HEADER};
+
+/// The protocol version a request asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolVersion {
+    /// A2A 1.x.
+    V1_0,
+}
+
+/// What a missing or empty `A2A-Version` means (spec §3.6.2).
+pub const IMPLIED_VERSION: &str = "0.3";
+
+/// Reads the requested version and refuses versions this server does not serve.
+pub fn negotiate_version(
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<ProtocolVersion, A2AError> {
+    let from_header = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim);
+    let from_query = query.and_then(|q| {
+        q.split('&').find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            k.eq_ignore_ascii_case(VERSION_HEADER).then_some(v.trim())
+        })
+    });
+    let raw = from_header
+        .filter(|v| !v.is_empty())
+        .or(from_query.filter(|v| !v.is_empty()))
+        .unwrap_or(IMPLIED_VERSION);
+    let mut parts = raw.split('.');
+    match (parts.next(), parts.next()) {
+        (Some("1"), None) => Ok(ProtocolVersion::V1_0),
+        (Some("1"), Some(minor))
+            if minor.chars().all(|c| c.is_ascii_digit()) && !minor.is_empty() =>
+        {
+            Ok(ProtocolVersion::V1_0)
+        }
+        _ => Err(A2AError::VersionNotSupported(raw.to_string())),
+    }
+}
+
+/// The extension URIs requested with `A2A-Extensions` (or the 0.3-era
+/// `X-A2A-Extensions`), all header instances combined.
+pub fn requested_extensions(headers: &HeaderMap) -> String {
+    let mut all = Vec::new();
+    for name in [EXTENSIONS_HEADER, "X-A2A-Extensions"] {
+        for v in headers.get_all(name) {
+            if let Ok(s) = v.to_str() {
+                all.push(s.to_string());
+            }
+        }
+    }
+    all.join(",")
+}
+
+/// `true` for `application/json` and `application/a2a+json` (any parameters).
+pub fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            let base = v
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            base == "application/json" || base == "application/a2a+json"
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn h(v: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert(VERSION_HEADER, v.parse().unwrap());
+        m
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(
+            negotiate_version(&h("1.0"), None).unwrap(),
+            ProtocolVersion::V1_0
+        );
+        assert_eq!(
+            negotiate_version(&h("1"), None).unwrap(),
+            ProtocolVersion::V1_0
+        );
+        assert_eq!(
+            negotiate_version(&h("1.0.3"), None).unwrap(),
+            ProtocolVersion::V1_0
+        );
+        assert_eq!(
+            negotiate_version(&HeaderMap::new(), Some("A2A-Version=1.0")).unwrap(),
+            ProtocolVersion::V1_0
+        );
+        assert_eq!(
+            negotiate_version(&HeaderMap::new(), None)
+                .unwrap_err()
+                .code(),
+            -32009
+        );
+        assert_eq!(negotiate_version(&h(""), None).unwrap_err().code(), -32009);
+        assert_eq!(
+            negotiate_version(&h("2.0"), None).unwrap_err().code(),
+            -32009
+        );
+        assert_eq!(
+            negotiate_version(&h("1.x"), None).unwrap_err().code(),
+            -32009
+        );
+    }
+}

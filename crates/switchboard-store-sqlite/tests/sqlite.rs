@@ -1,0 +1,393 @@
+//! SQLite-specific behaviour: durability across reopen, concurrent writers,
+//! bad files, idempotent migrations, group-commit edge cases and backups.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use switchboard_core::{StoreError, TaskQuery, TaskRecord, TaskStore};
+use switchboard_protocol::{
+    Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use switchboard_store_sqlite::SqliteStore;
+
+fn record(tenant: &str, id: &str, state: TaskState, secs: i64) -> TaskRecord {
+    let ts = Utc
+        .timestamp_opt(1_800_000_000 + secs, 123_456_789)
+        .single()
+        .unwrap();
+    TaskRecord {
+        tenant: tenant.into(),
+        owner: "alice".into(),
+        task: Task {
+            id: id.into(),
+            context_id: format!("ctx-{id}"),
+            status: TaskStatus {
+                state,
+                message: None,
+                timestamp: Some(ts),
+            },
+            artifacts: Some(vec![]),
+            history: Some(vec![
+                Message::user_text(format!("hello {id}")).with_task_id(id),
+            ]),
+            metadata: None,
+        },
+        last_seq: 0,
+        created_at: ts,
+    }
+}
+
+fn status_event(r: &TaskRecord) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: r.task.id.clone(),
+        context_id: r.task.context_id.clone(),
+        status: r.task.status.clone(),
+        metadata: None,
+    })
+}
+
+/// Commits `n` events to a fresh task: the task itself, then status updates.
+async fn commit_task(store: &dyn TaskStore, tenant: &str, id: &str, n: u64) -> TaskRecord {
+    let mut r = record(tenant, id, TaskState::Submitted, 0);
+    r.last_seq = 1;
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
+    for seq in 2..=n {
+        r.task.status = TaskStatus::new(TaskState::Working);
+        r.last_seq = seq;
+        store.commit(&r, Some(&status_event(&r))).await.unwrap();
+    }
+    r
+}
+
+fn all_of(tenant: &str) -> TaskQuery {
+    TaskQuery {
+        tenant: tenant.into(),
+        owner: "alice".into(),
+        context_id: None,
+        state: None,
+        status_after: None,
+        limit: 100,
+        after: None,
+    }
+}
+
+#[tokio::test]
+async fn commits_survive_reopening_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("durable.db");
+    let path = path.to_str().unwrap();
+
+    let store = SqliteStore::open(path).await.unwrap();
+    let mut a = commit_task(&store, "", "task-a", 3).await;
+    a.task.status = TaskStatus::new(TaskState::Completed);
+    a.last_seq = 4;
+    store.commit(&a, Some(&status_event(&a))).await.unwrap();
+    let b = commit_task(&store, "t2", "task-b", 1).await;
+    let log_a = store.events("", "task-a", 0, 100).await.unwrap();
+    // Dropped without `close`: everything that `commit` acknowledged must
+    // already be on disk.
+    drop(store);
+
+    let store = SqliteStore::open(&format!("sqlite://{path}"))
+        .await
+        .unwrap();
+    let loaded = store.load("", "task-a").await.unwrap().unwrap();
+    assert_eq!(
+        loaded, a,
+        "snapshot and metadata survive, to the nanosecond"
+    );
+    assert_eq!(store.load("t2", "task-b").await.unwrap().unwrap(), b);
+    let reread = store.events("", "task-a", 0, 100).await.unwrap();
+    assert_eq!(reread, log_a);
+    assert_eq!(
+        reread[3].event,
+        status_event(&a),
+        "events survive, to the nanosecond"
+    );
+    assert_eq!(
+        reread.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(store.list(&all_of("")).await.unwrap().total, 1);
+
+    // The log continues where it stopped.
+    a.last_seq = 5;
+    store.commit(&a, Some(&status_event(&a))).await.unwrap();
+    a.last_seq = 5;
+    let err = store.commit(&a, Some(&status_event(&a))).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::SequenceConflict {
+                expected: 4,
+                found: 5,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_commits_to_many_tasks_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("concurrent.db");
+    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+
+    let mut writers = Vec::new();
+    for w in 0..32 {
+        let store = Arc::clone(&store);
+        writers.push(tokio::spawn(async move {
+            for t in 0..8 {
+                commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+
+    let page = store.list(&all_of("")).await.unwrap();
+    assert_eq!(page.total, 32 * 8);
+    for w in 0..32 {
+        for t in 0..8 {
+            let id = format!("w{w:02}-t{t}");
+            let r = store.load("", &id).await.unwrap().unwrap();
+            assert_eq!(r.last_seq, 3, "{id}");
+            let log = store.events("", &id, 0, 100).await.unwrap();
+            assert_eq!(
+                log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+                vec![1, 2, 3],
+                "{id}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
+    let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let base = commit_task(store.as_ref(), "", "contended", 1).await;
+    // Sixteen writers all try to append event 2; exactly one may win.
+    let mut writers = Vec::new();
+    for i in 0..16 {
+        let store = Arc::clone(&store);
+        let mut r = base.clone();
+        writers.push(tokio::spawn(async move {
+            r.task.metadata = Some(
+                serde_json::json!({ "writer": i })
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+            r.last_seq = 2;
+            store.commit(&r, Some(&status_event(&r))).await
+        }));
+    }
+    let mut won = 0;
+    for w in writers {
+        match w.await.unwrap() {
+            Ok(()) => won += 1,
+            Err(StoreError::SequenceConflict {
+                expected: 1,
+                found: 2,
+                ..
+            }) => {}
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(store.events("", "contended", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(
+        store.load("", "contended").await.unwrap().unwrap().last_seq,
+        2
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_commit_in_a_group_fails_alone() {
+    let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    // A snapshot-only commit at seq 0 followed by an event at seq 0 twice:
+    // the second event row collides in the log table (a backend error), which
+    // must not take the other commits of its group down with it.
+    let mut bad = record("", "bad", TaskState::Submitted, 0);
+    bad.last_seq = 0;
+    store
+        .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let store = Arc::clone(&store);
+        let bad = bad.clone();
+        tasks.push(tokio::spawn(async move {
+            if i % 8 == 0 {
+                let err = store
+                    .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
+                    .await
+                    .unwrap_err();
+                assert!(matches!(err, StoreError::Backend(_)), "{err}");
+            } else {
+                commit_task(store.as_ref(), "", &format!("good-{i}"), 2).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(store.list(&all_of("")).await.unwrap().total, 1 + 56);
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-a-db.db");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let err = SqliteStore::open(path.to_str().unwrap()).await.unwrap_err();
+    match &err {
+        StoreError::Backend(msg) => {
+            assert!(msg.contains("not-a-db.db"), "names the file: {msg}");
+            assert!(msg.contains("not a database"), "says what is wrong: {msg}");
+        }
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_missing_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no/such/dir/tasks.db");
+    let err = SqliteStore::open(path.to_str().unwrap()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Backend(_)), "{err}");
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.db");
+    let path = path.to_str().unwrap();
+    let first = SqliteStore::open(path).await.unwrap();
+    commit_task(&first, "", "kept", 2).await;
+    // A second store on the same file while the first is open, then a third
+    // after both are gone: each runs the migrations again, harmlessly.
+    let second = SqliteStore::open(path).await.unwrap();
+    assert_eq!(second.load("", "kept").await.unwrap().unwrap().last_seq, 2);
+    first.close().await;
+    second.close().await;
+    let third = SqliteStore::open(&format!("sqlite:{path}")).await.unwrap();
+    assert_eq!(third.events("", "kept", 0, 10).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn two_stores_on_one_file_see_each_others_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let path = path.to_str().unwrap();
+    let a = SqliteStore::open(path).await.unwrap();
+    let b = SqliteStore::open(path).await.unwrap();
+    let r = commit_task(&a, "", "shared", 1).await;
+    assert_eq!(b.load("", "shared").await.unwrap().unwrap(), r);
+    let mut next = r.clone();
+    next.last_seq = 2;
+    b.commit(&next, Some(&status_event(&next))).await.unwrap();
+    let err = a
+        .commit(&next, Some(&status_event(&next)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::SequenceConflict { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn memory_url_opens_an_in_memory_store() {
+    let store = SqliteStore::open("sqlite::memory:").await.unwrap();
+    commit_task(&store, "", "m", 2).await;
+    assert_eq!(store.events("", "m", 0, 10).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn status_after_is_exact_below_a_microsecond() {
+    let store = SqliteStore::open_in_memory().await.unwrap();
+    // Status time ...123_456_789 ns: micros ...123_456, rest 789 ns.
+    commit_task(&store, "", "exact", 1).await;
+    let at = Utc
+        .timestamp_opt(1_800_000_000, 123_456_789)
+        .single()
+        .unwrap();
+    let mut q = all_of("");
+    for (nanos, expected) in [
+        (123_456_000, 1),
+        (123_456_789, 1),
+        (123_456_790, 0),
+        (123_457_000, 0),
+    ] {
+        q.status_after = Some(Utc.timestamp_opt(1_800_000_000, nanos).single().unwrap());
+        assert_eq!(
+            store.list(&q).await.unwrap().total,
+            expected,
+            "after {nanos} ns vs {at}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn backup_is_a_consistent_openable_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("live.db").to_str().unwrap())
+        .await
+        .unwrap();
+    let r = commit_task(&store, "", "backed-up", 3).await;
+    let copy = dir.path().join("copy.db");
+    store.backup_to(&copy).await.unwrap();
+    assert!(
+        store.backup_to(&copy).await.is_err(),
+        "an existing file is not overwritten"
+    );
+    let restored = SqliteStore::open(copy.to_str().unwrap()).await.unwrap();
+    assert_eq!(restored.load("", "backed-up").await.unwrap().unwrap(), r);
+    assert_eq!(
+        restored.events("", "backed-up", 0, 10).await.unwrap().len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_reported_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corrupt.db");
+    let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    commit_task(&store, "", "mangled", 1).await;
+    store.close().await;
+    {
+        use sqlx::{Connection, SqliteConnection};
+        let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("UPDATE tasks SET task_json = '{\"nope\":' WHERE id = 'mangled'")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE task_events SET event_json = '[]' WHERE task_id = 'mangled'")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+    }
+    let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    assert!(matches!(
+        store.load("", "mangled").await,
+        Err(StoreError::Corrupt(_))
+    ));
+    assert!(matches!(
+        store.list(&all_of("")).await,
+        Err(StoreError::Corrupt(_))
+    ));
+    assert!(matches!(
+        store.events("", "mangled", 0, 10).await,
+        Err(StoreError::Corrupt(_))
+    ));
+}

@@ -1,0 +1,212 @@
+//! The demo agent: real, deterministic work with no network, and every
+//! A2A behaviour on demand.
+//!
+//! | you send | you get |
+//! |---|---|
+//! | any text | a task: two working statuses, then a `reply` artifact streamed in chunks (your text, its word and character counts, the text reversed), then completed |
+//! | `/steps N` | a task with N working statuses (`step i of N`), then a summary artifact |
+//! | `/ask` | a task in input-required asking for your name; answer on the same task and it completes with a greeting |
+//! | `/long [S]` | a task that works for S seconds (default 30), a status every 0.5 s; cancel it with CancelTask |
+//! | `/fail [why]` | a task that fails with that reason |
+//! | `/reject` | a task the agent rejects |
+//! | `/auth` | a task in auth-required (nothing can satisfy it; cancel it) |
+//! | `/message TEXT` | a direct message reply, no task |
+//! | `/help` | a direct message listing these commands |
+//!
+//! The echo agents ([`EchoMessage`], [`EchoTask`]) mirror the minimal agents
+//! the benchmark runs on every peer SDK.
+
+use std::time::Duration;
+
+use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
+use switchboard_protocol::{AgentCard, AgentSkill, Artifact, Message, Part, Role};
+
+/// Help text for `/help`, kept in sync with the module docs.
+pub const HELP: &str = "\
+switchboard demo agent — commands:
+  any text        a task that streams a reply artifact and completes
+  /steps N        N working statuses, then a summary
+  /ask            asks for your name (input-required); answer on the same task
+  /long [S]       works for S seconds (default 30); cancel it with CancelTask
+  /fail [why]     fails with that reason
+  /reject         the agent rejects the task
+  /auth           waits in auth-required until canceled
+  /message TEXT   a direct message reply, no task
+  /help           this text";
+
+/// The demo agent.
+#[derive(Debug, Default)]
+pub struct DemoAgent {
+    /// Pause between streamed chunks (lets streams be watched; zero in tests).
+    pub chunk_delay: Duration,
+}
+
+/// The demo agent's card (interfaces are filled in by the server).
+pub fn demo_card() -> AgentCard {
+    AgentCard::new(
+        "switchboard demo",
+        "Analyses text and demonstrates every A2A task behaviour: streaming artifacts, multi-step status, input-required, cancellation, failure and direct replies. Send /help.",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .with_streaming(true)
+    .with_skill(
+        AgentSkill::new("analyse", "Analyse text", "Counts words and characters and reverses your text, streamed in chunks.", &["text", "demo"])
+            .with_examples(&["hello world"]),
+    )
+    .with_skill(
+        AgentSkill::new("lifecycle", "Task life-cycle demos", "Commands that show each task state: /steps, /ask, /long, /fail, /reject, /auth, /message.", &["demo"])
+            .with_examples(&["/ask", "/long 10", "/steps 3"]),
+    )
+}
+
+#[async_trait]
+impl AgentExecutor for DemoAgent {
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        let text = ctx.text();
+        // A follow-up to /ask carries the answer.
+        if ctx.is_follow_up() {
+            let name = text.trim();
+            let name = if name.is_empty() { "stranger" } else { name };
+            events.working("got your answer").await?;
+            events
+                .artifact_text("greeting", format!("Hello, {name}! Nice to meet you."))
+                .await?;
+            return Ok(());
+        }
+        let trimmed = text.trim();
+        let (cmd, arg) = match trimmed.strip_prefix('/') {
+            Some(rest) => {
+                let mut it = rest.splitn(2, char::is_whitespace);
+                (it.next().unwrap_or(""), it.next().unwrap_or("").trim())
+            }
+            None => ("", trimmed),
+        };
+        match cmd {
+            "" => self.analyse(arg, &events).await,
+            "help" => Ok(events.reply_text(HELP).await?),
+            "message" => Ok(events
+                .reply(Message::new(
+                    Role::Agent,
+                    vec![Part::text(format!("You said: {arg}"))],
+                ))
+                .await?),
+            "steps" => {
+                let n: u32 = arg.parse().unwrap_or(3).clamp(1, 100);
+                for i in 1..=n {
+                    events.working(format!("step {i} of {n}")).await?;
+                    tokio::time::sleep(self.chunk_delay).await;
+                }
+                events
+                    .artifact_text("summary", format!("finished {n} steps"))
+                    .await?;
+                Ok(())
+            }
+            "ask" => Ok(events
+                .ask("What is your name? (reply on this task)")
+                .await?),
+            "long" => {
+                let secs: u64 = arg.parse().unwrap_or(30).clamp(1, 3600);
+                let ticks = secs * 2;
+                for i in 1..=ticks {
+                    events
+                        .working(format!("working: {i}/{ticks} half-seconds"))
+                        .await?;
+                    tokio::select! {
+                        _ = events.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                    }
+                }
+                events
+                    .artifact_text("result", format!("worked for {secs} s"))
+                    .await?;
+                Ok(())
+            }
+            "fail" => {
+                events.working("about to fail").await?;
+                let why = if arg.is_empty() {
+                    "you asked me to fail"
+                } else {
+                    arg
+                };
+                Ok(events.fail(why).await?)
+            }
+            "reject" => Ok(events
+                .reject("this agent declines the task, as requested")
+                .await?),
+            "auth" => {
+                events.require_auth("authenticate out of band, then send a message on this task (this demo only accepts cancel)").await?;
+                events.cancelled().await;
+                Ok(())
+            }
+            other => Ok(events
+                .reply_text(format!("unknown command /{other}\n\n{HELP}"))
+                .await?),
+        }
+    }
+}
+
+impl DemoAgent {
+    async fn analyse(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
+        events.working("reading your message").await?;
+        let words = text.split_whitespace().count();
+        let chars = text.chars().count();
+        let reversed: String = text.chars().rev().collect();
+        events.working("composing the reply").await?;
+        let lines = [
+            format!("You said: {text}\n"),
+            format!("Words: {words}\n"),
+            format!("Characters: {chars}\n"),
+            format!("Reversed: {reversed}"),
+        ];
+        let mut writer = events.artifact_writer("reply");
+        let last = lines.len() - 1;
+        for (i, line) in lines.into_iter().enumerate() {
+            if !self.chunk_delay.is_zero() {
+                tokio::time::sleep(self.chunk_delay).await;
+            }
+            if i == last {
+                return Ok(writer.finish(Part::text(line)).await?);
+            }
+            writer.append(Part::text(line)).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Replies to every message with a direct message echoing its text.
+#[derive(Debug, Default)]
+pub struct EchoMessage;
+
+#[async_trait]
+impl AgentExecutor for EchoMessage {
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        Ok(events
+            .reply(Message::new(Role::Agent, vec![Part::text(ctx.text())]))
+            .await?)
+    }
+}
+
+/// Answers every message with a task: one artifact echoing the text, then completed.
+#[derive(Debug, Default)]
+pub struct EchoTask;
+
+#[async_trait]
+impl AgentExecutor for EchoTask {
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        events
+            .artifact(Artifact::new("echo", vec![Part::text(ctx.text())]))
+            .await?;
+        Ok(events.complete().await?)
+    }
+}
+
+/// A card for the echo agents.
+pub fn echo_card() -> AgentCard {
+    AgentCard::new(
+        "switchboard echo",
+        "Echoes your text back.",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .with_streaming(true)
+    .with_skill(AgentSkill::new("echo", "Echo", "Echoes text", &["echo"]))
+}

@@ -1,0 +1,77 @@
+//! `switchboard`: serve A2A agents and talk to any A2A agent from the terminal.
+//!
+//! This crate is glue: flags, config and output. The protocol lives in
+//! `switchboard-protocol`, the engine in `switchboard-core`, the bindings in
+//! `switchboard-server` and the client in `switchboard-client`.
+//!
+//! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
+//! 2 usage, connection or protocol error.
+
+use switchboard::serve; // TEMP client_cmd
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// An A2A-native agent server and client.
+#[derive(Debug, Parser)]
+#[command(name = "switchboard", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
+    Serve(serve::ServeArgs),
+    // TEMP #[command(flatten)]
+    // TEMP Client(client_cmd::ClientCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("switchboard: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => {
+                init_logging();
+                match serve::run(args).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("switchboard serve: {e:#}");
+                        ExitCode::from(2)
+                    }
+                }
+            } // TEMP Command::Client(cmd) => client_cmd::run(cmd).await,
+        }
+    })
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

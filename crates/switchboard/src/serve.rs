@@ -1,0 +1,188 @@
+//! `switchboard serve`: configuration and start-up.
+//!
+//! Settings come from, in increasing priority: built-in defaults, a TOML
+//! file (`--config`), environment variables, and flags. The file uses the
+//! same names as the flags:
+//!
+//! ```toml
+//! listen = "127.0.0.1:8080"          # address:port to bind
+//! store = "sqlite://switchboard.db"  # or "memory"
+//! public_url = "http://127.0.0.1:8080"  # what clients see in the card
+//! agent = "demo"                     # demo | echo-message | echo-task
+//! max_body_bytes = 10485760
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use switchboard_core::{AgentExecutor, InMemoryStore, RequestHandler, TaskStore};
+use switchboard_protocol::AgentCard;
+use switchboard_server::A2aServer;
+
+use crate::demo;
+
+/// Flags of `switchboard serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// TOML config file (keys as in the flags, with underscores).
+    #[arg(long, env = "SWITCHBOARD_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address and port to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free one).
+    #[arg(long, env = "SWITCHBOARD_LISTEN")]
+    pub listen: Option<String>,
+    /// Where tasks live: `memory`, or `sqlite://PATH` (created if missing).
+    #[arg(long, env = "SWITCHBOARD_STORE")]
+    pub store: Option<String>,
+    /// The URL clients use to reach this server (default: http://<listen>).
+    #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Which built-in agent to serve: demo, echo-message or echo-task.
+    #[arg(long, env = "SWITCHBOARD_AGENT")]
+    pub agent: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long)]
+    pub max_body_bytes: Option<usize>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Bind address.
+    pub listen: String,
+    /// Store URL.
+    pub store: String,
+    /// Public URL for the card.
+    pub public_url: Option<String>,
+    /// Built-in agent name.
+    pub agent: String,
+    /// Request body limit.
+    pub max_body_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            store: "sqlite://switchboard.db".into(),
+            public_url: None,
+            agent: "demo".into(),
+            max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl Config {
+    /// Defaults ← file ← flags/env.
+    pub fn resolve(args: &ServeArgs) -> anyhow::Result<Config> {
+        let mut cfg = match &args.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading config file {}", path.display()))?;
+                toml::from_str(&text)
+                    .with_context(|| format!("parsing config file {}", path.display()))?
+            }
+            None => Config::default(),
+        };
+        if let Some(v) = &args.listen {
+            cfg.listen = v.clone();
+        }
+        if let Some(v) = &args.store {
+            cfg.store = v.clone();
+        }
+        if let Some(v) = &args.public_url {
+            cfg.public_url = Some(v.clone());
+        }
+        if let Some(v) = &args.agent {
+            cfg.agent = v.clone();
+        }
+        if let Some(v) = args.max_body_bytes {
+            cfg.max_body_bytes = v;
+        }
+        Ok(cfg)
+    }
+}
+
+/// Opens the store a URL names.
+pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
+    if url == "memory" || url == "memory://" {
+        return Ok(Arc::new(InMemoryStore::new()));
+    }
+    if url.starts_with("sqlite:") {
+        return open_sqlite(url).await;
+    }
+    bail!("unknown store {url:?}: use `memory` or `sqlite://PATH`")
+}
+
+async fn open_sqlite(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
+    let store = switchboard_store_sqlite::SqliteStore::open(url)
+        .await
+        .with_context(|| format!("opening the SQLite store {url}"))?;
+    Ok(Arc::new(store))
+}
+
+fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+    Ok(match name {
+        "demo" => (
+            Arc::new(demo::DemoAgent {
+                chunk_delay: std::time::Duration::from_millis(40),
+            }),
+            demo::demo_card(),
+        ),
+        "echo-message" => (Arc::new(demo::EchoMessage), demo::echo_card()),
+        "echo-task" => (Arc::new(demo::EchoTask), demo::echo_card()),
+        other => bail!("unknown agent {other:?}: use demo, echo-message or echo-task"),
+    })
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let cfg = Config::resolve(&args)?;
+    let (executor, card) = agent(&cfg.agent)?;
+    let store = open_store(&cfg.store).await?;
+    let listener = tokio::net::TcpListener::bind(&cfg.listen)
+        .await
+        .with_context(|| format!("binding {}", cfg.listen))?;
+    let addr = listener.local_addr()?;
+    let public_url = cfg
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let handler = RequestHandler::builder(executor, card).store(store).build();
+    let server = A2aServer::new(handler)
+        .public_url(&public_url)
+        .max_body_bytes(cfg.max_body_bytes);
+    tracing::info!(%addr, store = %cfg.store, agent = %cfg.agent, "serving");
+    // One line on stdout that scripts can wait for.
+    println!(
+        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {})",
+        cfg.store
+    );
+    server.serve(listener, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

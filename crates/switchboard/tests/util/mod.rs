@@ -1,0 +1,198 @@
+//! Test harness: a real server on a loopback port, and a raw JSON-RPC
+//! client that shows exactly what goes over the wire.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use switchboard_core::RequestHandler;
+use switchboard_server::A2aServer;
+use tokio::sync::oneshot;
+
+/// A server running in this process on 127.0.0.1:<free port>.
+pub struct TestServer {
+    pub base: String,
+    pub http: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub async fn start(handler: RequestHandler) -> TestServer {
+        Self::start_with(|s| s, handler).await
+    }
+
+    pub async fn start_with(
+        configure: impl FnOnce(A2aServer) -> A2aServer,
+        handler: RequestHandler,
+    ) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}");
+        let server = configure(A2aServer::new(handler).public_url(&base));
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            server
+                .serve(listener, async move {
+                    let _ = rx.await;
+                })
+                .await
+                .unwrap();
+        });
+        TestServer {
+            base,
+            http: reqwest::Client::new(),
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(15), t).await;
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("{}/", self.base)
+    }
+
+    /// POSTs a JSON-RPC call with `A2A-Version: 1.0`; returns the decoded body.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        self.post_json(&body.to_string(), &[("A2A-Version", "1.0")])
+            .await
+            .1
+    }
+
+    /// POSTs raw bytes with the given headers (Content-Type defaults to JSON).
+    pub async fn post_json(
+        &self,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
+        let mut req = self.http.post(self.url()).body(body.to_string());
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req = req.header("Content-Type", "application/json");
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = tokio::time::timeout(Duration::from_secs(30), req.send())
+            .await
+            .expect("request timed out")
+            .unwrap();
+        let status = resp.status();
+        let hdrs = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+        (status, v, hdrs)
+    }
+
+    /// Opens an SSE call; returns a stream of (id, JSON-RPC response) frames.
+    pub async fn sse(&self, method: &str, params: Value) -> SseCall {
+        let body = json!({"jsonrpc": "2.0", "id": "s1", "method": method, "params": params});
+        let resp = self
+            .http
+            .post(self.url())
+            .header("Content-Type", "application/json")
+            .header("A2A-Version", "1.0")
+            .header("Accept", "text/event-stream")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        SseCall { resp: Some(resp) }
+    }
+}
+
+pub struct SseCall {
+    pub resp: Option<reqwest::Response>,
+}
+
+/// One SSE frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub id: Option<String>,
+    pub event: String,
+    pub data: Value,
+}
+
+impl SseCall {
+    pub fn content_type(&self) -> String {
+        self.resp.as_ref().unwrap().headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Reads frames until the server closes the stream (bounded by a timeout).
+    pub async fn collect(mut self) -> Vec<Frame> {
+        use eventsource_stream::Eventsource;
+        let resp = self.resp.take().unwrap();
+        let mut events = resp.bytes_stream().eventsource();
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(20), events.next())
+                .await
+                .expect("stream stalled")
+            {
+                None => break,
+                Some(Ok(ev)) => out.push(Frame {
+                    id: if ev.id.is_empty() { None } else { Some(ev.id) },
+                    event: ev.event,
+                    data: serde_json::from_str(&ev.data).unwrap(),
+                }),
+                Some(Err(e)) => panic!("SSE error: {e}"),
+            }
+        }
+        out
+    }
+}
+
+/// A user message in 1.0 JSON.
+pub fn user_msg(text: &str) -> Value {
+    json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+pub fn uuid() -> String {
+    format!(
+        "m-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// The error code of a JSON-RPC error body (panics on success).
+pub fn err_code(v: &Value) -> i64 {
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {v}"))
+}
+
+/// The `result` of a JSON-RPC body (panics on error).
+pub fn result(v: &Value) -> &Value {
+    assert!(v.get("error").is_none(), "unexpected error: {v}");
+    &v["result"]
+}
+
+/// All text parts of an artifact joined.
+pub fn artifact_text(artifact: &Value) -> String {
+    artifact["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("")
+}
