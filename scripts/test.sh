@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, the official A2A interop clients,
+# then every test in the workspace. CI runs exactly this (see .ci/run).
+#
+# It installs what the tests need beyond Rust by itself:
+#   interop/setup.sh  -> interop/.venv (PyPI a2a-sdk 1.x) and interop/node_modules (@a2a-js/sdk)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== interop clients and sample servers (official SDKs)"
+bash interop/setup.sh
+# From here on a missing interop install is a failure, not a skip.
+export SWITCHBOARD_REQUIRE_INTEROP=1
+
+echo "== doc tests"
+cargo test --workspace --doc --quiet
+
+echo "== tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
