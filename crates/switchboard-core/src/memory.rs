@@ -3,8 +3,12 @@
 //! Useful for tests, benchmarks and agents whose tasks need not survive a
 //! restart. Lists scan every task of the tenant, which is fine for the
 //! numbers a single process holds in memory.
+//!
+//! Memory stays bounded with [`InMemoryStore::with_max_terminal_tasks`]: once
+//! more finished tasks are kept than that, the ones that finished first are
+//! dropped with their event logs. Unfinished tasks are never dropped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -17,7 +21,15 @@ use crate::store::{
 /// Tasks and event logs in a hash map.
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
-    tasks: Mutex<HashMap<(String, String), Entry>>,
+    tasks: Mutex<Tasks>,
+    max_terminal: Option<usize>,
+}
+
+#[derive(Debug, Default)]
+struct Tasks {
+    by_key: HashMap<(String, String), Entry>,
+    /// Finished tasks, oldest first: the eviction order.
+    finished: VecDeque<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -27,12 +39,30 @@ struct Entry {
 }
 
 impl InMemoryStore {
-    /// An empty store.
+    /// An empty store that keeps every task.
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<(String, String), Entry>> {
+    /// An empty store that keeps at most `max` finished tasks.
+    pub fn with_max_terminal_tasks(max: usize) -> Self {
+        InMemoryStore {
+            tasks: Mutex::default(),
+            max_terminal: Some(max),
+        }
+    }
+
+    /// How many tasks are held.
+    pub fn len(&self) -> usize {
+        self.lock().by_key.len()
+    }
+
+    /// `true` when no task is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tasks> {
         // A poisoned lock only means another thread panicked mid-update of a
         // plain map; the data is still structurally valid.
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
@@ -46,9 +76,12 @@ impl TaskStore for InMemoryStore {
         record: &TaskRecord,
         event: Option<&StreamResponse>,
     ) -> Result<(), StoreError> {
-        let mut tasks = self.lock();
+        let mut guard = self.lock();
+        let tasks = &mut *guard;
         let key = (record.tenant.clone(), record.task.id.clone());
-        let stored_seq = tasks.get(&key).map(|e| e.record.last_seq).unwrap_or(0);
+        let stored = tasks.by_key.get(&key);
+        let stored_seq = stored.map(|e| e.record.last_seq).unwrap_or(0);
+        let was_terminal = stored.is_some_and(|e| e.record.task.status.state.is_terminal());
         let expected = if event.is_some() {
             record.last_seq.saturating_sub(1)
         } else {
@@ -61,7 +94,7 @@ impl TaskStore for InMemoryStore {
                 found: stored_seq,
             });
         }
-        let entry = tasks.entry(key).or_insert_with(|| Entry {
+        let entry = tasks.by_key.entry(key.clone()).or_insert_with(|| Entry {
             record: record.clone(),
             log: Vec::new(),
         });
@@ -72,12 +105,24 @@ impl TaskStore for InMemoryStore {
                 event: ev.clone(),
             });
         }
+        if let Some(max) = self.max_terminal
+            && !was_terminal
+            && record.task.status.state.is_terminal()
+        {
+            tasks.finished.push_back(key);
+            while tasks.finished.len() > max {
+                if let Some(old) = tasks.finished.pop_front() {
+                    tasks.by_key.remove(&old);
+                }
+            }
+        }
         Ok(())
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
         Ok(self
             .lock()
+            .by_key
             .get(&(tenant.to_string(), task_id.to_string()))
             .map(|e| e.record.clone()))
     }
@@ -85,6 +130,7 @@ impl TaskStore for InMemoryStore {
     async fn list(&self, q: &TaskQuery) -> Result<TaskPage, StoreError> {
         let tasks = self.lock();
         let mut matching: Vec<(i64, &TaskRecord)> = tasks
+            .by_key
             .values()
             .map(|e| &e.record)
             .filter(|r| r.tenant == q.tenant && r.owner == q.owner)
@@ -135,6 +181,7 @@ impl TaskStore for InMemoryStore {
     ) -> Result<Vec<LoggedEvent>, StoreError> {
         let tasks = self.lock();
         Ok(tasks
+            .by_key
             .get(&(tenant.to_string(), task_id.to_string()))
             .map(|e| {
                 e.log

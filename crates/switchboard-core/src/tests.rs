@@ -696,3 +696,47 @@ async fn shutdown_cancels_runs() {
     assert!(got.status.state.is_terminal(), "{:?}", got.status.state);
     let _ = Arc::new(());
 }
+
+#[tokio::test]
+async fn memory_store_evicts_oldest_finished_tasks_only() {
+    let store = Arc::new(InMemoryStore::with_max_terminal_tasks(3));
+    let card = AgentCard::new("t", "t", "1").with_streaming(true);
+    let h = RequestHandler::builder(agent(), card)
+        .store(store.clone())
+        .build();
+    let call = CallContext::anonymous();
+    let running = task_of(&h, &call, nonblocking("long one")).await;
+    let mut done = Vec::new();
+    for i in 0..10 {
+        done.push(task_of(&h, &call, send(&format!("t{i}"))).await.id);
+    }
+    assert_eq!(store.len(), 4, "3 finished + 1 running");
+    let get = |id: String| GetTaskRequest {
+        tenant: None,
+        id,
+        history_length: None,
+    };
+    assert!(
+        h.get_task(&call, get(running.id.clone())).await.is_ok(),
+        "running tasks are never evicted"
+    );
+    for id in &done[..7] {
+        assert_eq!(
+            h.get_task(&call, get(id.clone())).await.unwrap_err().code(),
+            -32001
+        );
+    }
+    for id in &done[7..] {
+        assert!(h.get_task(&call, get(id.clone())).await.is_ok());
+    }
+    h.cancel_task(
+        &call,
+        CancelTaskRequest {
+            tenant: None,
+            id: running.id,
+            metadata: None,
+        },
+    )
+    .await
+    .unwrap();
+}

@@ -10,6 +10,7 @@
 //! public_url = "http://127.0.0.1:8080"  # what clients see in the card
 //! agent = "demo"                     # demo | echo-message | echo-task
 //! max_body_bytes = 10485760
+//! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
 //! ```
 
 use std::path::PathBuf;
@@ -44,6 +45,9 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long)]
     pub max_body_bytes: Option<usize>,
+    /// With `--store memory`: how many finished tasks to keep (oldest dropped first).
+    #[arg(long)]
+    pub memory_max_terminal_tasks: Option<usize>,
 }
 
 /// The resolved configuration.
@@ -60,6 +64,8 @@ pub struct Config {
     pub agent: String,
     /// Request body limit.
     pub max_body_bytes: usize,
+    /// Memory store bound on finished tasks.
+    pub memory_max_terminal_tasks: usize,
 }
 
 impl Default for Config {
@@ -70,6 +76,7 @@ impl Default for Config {
             public_url: None,
             agent: "demo".into(),
             max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
+            memory_max_terminal_tasks: 100_000,
         }
     }
 }
@@ -101,14 +108,20 @@ impl Config {
         if let Some(v) = args.max_body_bytes {
             cfg.max_body_bytes = v;
         }
+        if let Some(v) = args.memory_max_terminal_tasks {
+            cfg.memory_max_terminal_tasks = v;
+        }
         Ok(cfg)
     }
 }
 
-/// Opens the store a URL names.
-pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
+/// Opens the store the configuration names.
+pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
+    let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
-        return Ok(Arc::new(InMemoryStore::new()));
+        return Ok(Arc::new(InMemoryStore::with_max_terminal_tasks(
+            cfg.memory_max_terminal_tasks,
+        )));
     }
     if url.starts_with("sqlite:") {
         return open_sqlite(url).await;
@@ -141,7 +154,7 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
     let (executor, card) = agent(&cfg.agent)?;
-    let store = open_store(&cfg.store).await?;
+    let store = open_store(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
@@ -184,5 +197,73 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn args(config: Option<PathBuf>) -> ServeArgs {
+        ServeArgs {
+            config,
+            listen: None,
+            store: None,
+            public_url: None,
+            agent: None,
+            max_body_bytes: None,
+            memory_max_terminal_tasks: None,
+        }
+    }
+
+    #[test]
+    fn file_then_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sb.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:9999\"\nstore = \"memory\"\nagent = \"echo-task\"\n",
+        )
+        .unwrap();
+        let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
+        assert_eq!(cfg.listen, "127.0.0.1:9999");
+        assert_eq!(cfg.store, "memory");
+        assert_eq!(cfg.agent, "echo-task");
+        assert_eq!(
+            cfg.max_body_bytes,
+            switchboard_server::DEFAULT_MAX_BODY_BYTES,
+            "unset keys keep defaults"
+        );
+        let mut a = args(Some(path));
+        a.listen = Some("127.0.0.1:0".into());
+        assert_eq!(
+            Config::resolve(&a).unwrap().listen,
+            "127.0.0.1:0",
+            "flags win over the file"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_stores_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "lisen = \"x\"\n").unwrap();
+        let err = format!("{:#}", Config::resolve(&args(Some(path))).unwrap_err());
+        assert!(err.contains("unknown field `lisen`"), "{err}");
+        let cfg = Config {
+            store: "redis://x".into(),
+            ..Config::default()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = format!("{:#}", rt.block_on(open_store(&cfg)).err().unwrap());
+        assert!(err.contains("unknown store"), "{err}");
+        assert_eq!(
+            Config::default().store,
+            "sqlite://switchboard.db",
+            "SQLite is the default store"
+        );
     }
 }
