@@ -1,0 +1,192 @@
+//! Random bodies and headers against the JSON-RPC endpoint: never a panic,
+//! never a 5xx, always a JSON-RPC response with the spec's codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use axum::body::Body;
+use http::Request;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use switchboard_core::{RequestHandler, agent_fn};
+use switchboard_protocol::AgentCard;
+use switchboard_server::A2aServer;
+use tower::ServiceExt;
+
+fn router() -> axum::Router {
+    let agent = agent_fn(|ctx, events| async move {
+        events.artifact_text("echo", ctx.text()).await?;
+        Ok(())
+    });
+    let card = AgentCard::new("fuzz", "fuzz target", "1").with_streaming(true);
+    A2aServer::new(RequestHandler::builder(agent, card).build())
+        .max_body_bytes(64 * 1024)
+        .router()
+}
+
+const CODES: [i64; 14] = [
+    -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007,
+    -32008, -32009,
+];
+
+async fn post(
+    router: axum::Router,
+    body: Vec<u8>,
+    content_type: &str,
+    version: Option<&str>,
+) -> (u16, Value) {
+    let mut req = Request::post("/").header("content-type", content_type);
+    if let Some(v) = version {
+        req = req.header("A2A-Version", v);
+    }
+    let resp = router
+        .oneshot(req.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    if ct.starts_with("text/event-stream") {
+        // A stream: every frame is a JSON-RPC response.
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let first = text
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .expect("a stream has frames");
+        return (status, serde_json::from_str(first).unwrap());
+    }
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("non-JSON body ({e}): {bytes:?}")),
+    )
+}
+
+fn check(status: u16, v: &Value) -> Result<(), TestCaseError> {
+    prop_assert!(status == 200 || status == 413, "status {status}: {v}");
+    prop_assert_eq!(&v["jsonrpc"], "2.0");
+    if let Some(err) = v.get("error") {
+        let code = err["code"].as_i64().unwrap();
+        prop_assert!(CODES.contains(&code), "unexpected code {code}");
+        prop_assert!(err["message"].is_string());
+        prop_assert_eq!(&err["data"][0]["domain"], "a2a-protocol.org");
+    } else {
+        prop_assert!(v.get("result").is_some());
+    }
+    Ok(())
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i32>().prop_map(|n| json!(n)),
+        "[ -~]{0,10}".prop_map(Value::String),
+        prop::sample::select(vec![
+            "SendMessage",
+            "SendStreamingMessage",
+            "GetTask",
+            "ListTasks",
+            "CancelTask",
+            "SubscribeToTask",
+            "GetExtendedAgentCard",
+            "ROLE_USER",
+            "TASK_STATE_WORKING",
+            "2.0",
+            "hi"
+        ])
+        .prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec![
+                    "jsonrpc",
+                    "id",
+                    "method",
+                    "params",
+                    "message",
+                    "messageId",
+                    "role",
+                    "parts",
+                    "text",
+                    "data",
+                    "configuration",
+                    "historyLength",
+                    "returnImmediately",
+                    "taskId",
+                    "contextId",
+                    "pageSize",
+                    "id"
+                ])
+                .prop_map(String::from),
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Requests shaped like real calls, with random parts swapped in.
+fn arb_call() -> impl Strategy<Value = Value> {
+    let method = prop::sample::select(vec![
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+        "Nope",
+    ]);
+    (method, arb_json(), any::<bool>()).prop_map(|(m, params, valid_msg)| {
+        let params = if valid_msg {
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}, "id": params})
+        } else {
+            params
+        };
+        json!({"jsonrpc": "2.0", "id": 1, "method": m, "params": params})
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes(body in prop::collection::vec(any::<u8>(), 0..512)) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (status, v) = rt.block_on(post(router(), body, "application/json", Some("1.0")));
+        check(status, &v)?;
+    }
+
+    #[test]
+    fn random_json(v in arb_json(), version in prop::sample::select(vec![Some("1.0"), None, Some("0.3"), Some("x")])) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (status, resp) = rt.block_on(post(router(), serde_json::to_vec(&v).unwrap(), "application/json", version));
+        check(status, &resp)?;
+    }
+
+    #[test]
+    fn random_calls(call in arb_call(), ct in prop::sample::select(vec!["application/json", "application/a2a+json; charset=utf-8", "text/plain"])) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (status, resp) = rt.block_on(post(router(), serde_json::to_vec(&call).unwrap(), ct, Some("1.0")));
+        check(status, &resp)?;
+        if ct == "text/plain" {
+            prop_assert_eq!(resp["error"]["code"].as_i64(), Some(-32005));
+        }
+    }
+}
+
+#[tokio::test]
+async fn oversize_is_413_with_a_jsonrpc_error() {
+    let big = vec![b' '; 65 * 1024];
+    let (status, v) = post(router(), big, "application/json", Some("1.0")).await;
+    assert_eq!(status, 413);
+    assert_eq!(v["error"]["code"], -32600);
+}
