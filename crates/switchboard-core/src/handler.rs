@@ -27,6 +27,7 @@ use crate::events::{EmitError, Outcome, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, StoreError, TaskQuery, TaskStore};
+use crate::visibility::ExtensionFilter;
 use crate::{InMemoryStore, LoggedEvent};
 
 /// Tunables of the engine.
@@ -189,7 +190,10 @@ impl RequestHandler {
         let blocking = req.is_blocking();
         let history_length = validate_history_length(req.history_length())?;
         match self.start(call, req, false).await? {
-            Outcome::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Outcome::Message(mut m) => {
+                self.filter(call).event_message(&mut m);
+                Ok(SendMessageResponse::Message(m))
+            }
             Outcome::Error(e) => Err(e),
             Outcome::Task {
                 runtime,
@@ -202,6 +206,7 @@ impl RequestHandler {
                     snapshot = runtime.snapshot().await;
                 }
                 snapshot.limit_history(history_length);
+                self.filter(call).task(&mut snapshot);
                 Ok(SendMessageResponse::Task(snapshot))
             }
         }
@@ -222,7 +227,10 @@ impl RequestHandler {
                     seq: 0,
                     event: StreamResponse::Message(m),
                 };
-                Ok(Box::pin(futures::stream::once(async move { Ok(item) })))
+                Ok(self.filtered(
+                    call,
+                    Box::pin(futures::stream::once(async move { Ok(item) })),
+                ))
             }
             Outcome::Error(e) => Err(e),
             Outcome::Task {
@@ -232,9 +240,29 @@ impl RequestHandler {
                 rx,
             } => {
                 snapshot.limit_history(history_length);
-                Ok(runtime.stream(snapshot, seq, rx))
+                Ok(self.filtered(call, runtime.stream(snapshot, seq, rx)))
             }
         }
+    }
+
+    /// What this caller may not see of extension data.
+    fn filter(&self, call: &CallContext) -> ExtensionFilter {
+        ExtensionFilter::for_call(&self.inner.card, call)
+    }
+
+    /// Applies the caller's extension filter to every item of a stream.
+    fn filtered(&self, call: &CallContext, stream: EventStream) -> EventStream {
+        use futures::StreamExt as _;
+        let filter = self.filter(call);
+        if filter.is_noop() {
+            return stream;
+        }
+        Box::pin(stream.map(move |item| {
+            item.map(|mut ev| {
+                filter.event(&mut ev.event);
+                ev
+            })
+        }))
     }
 
     fn require_streaming(&self) -> Result<(), A2AError> {
@@ -538,6 +566,7 @@ impl RequestHandler {
             },
         };
         task.limit_history(history_length);
+        self.filter(call).task(&mut task);
         Ok(task)
     }
 
@@ -571,6 +600,7 @@ impl RequestHandler {
         };
         let page = self.inner.store.list(&query).await.map_err(internal)?;
         let include_artifacts = req.include_artifacts.unwrap_or(false);
+        let filter = self.filter(call);
         let tasks = page
             .records
             .into_iter()
@@ -580,6 +610,7 @@ impl RequestHandler {
                     t.artifacts = None;
                 }
                 t.limit_history(history_length);
+                filter.task(&mut t);
                 t
             })
             .collect();
@@ -620,7 +651,9 @@ impl RequestHandler {
             .await
             .map_err(emit_to_a2a)?;
         runtime.cancel_run();
-        Ok(runtime.snapshot().await)
+        let mut task = runtime.snapshot().await;
+        self.filter(call).task(&mut task);
+        Ok(task)
     }
 
     /// SubscribeToTask: the task now, then every update until it finishes.
@@ -642,7 +675,7 @@ impl RequestHandler {
                 snapshot.status.state.label()
             )));
         }
-        Ok(runtime.stream(snapshot, seq, rx))
+        Ok(self.filtered(call, runtime.stream(snapshot, seq, rx)))
     }
 
     // ---- Push notification configs and the extended card -----------------

@@ -38,6 +38,7 @@ pub mod handler;
 pub mod memory;
 mod runtime;
 pub mod store;
+pub mod visibility;
 
 /// Re-exported so agents can `#[switchboard_core::async_trait]` without another dependency.
 pub use async_trait::async_trait;

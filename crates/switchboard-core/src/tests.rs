@@ -740,3 +740,72 @@ async fn memory_store_evicts_oldest_finished_tasks_only() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn extension_metadata_is_shown_only_to_callers_that_activated_it() {
+    const EXT: &str = "urn:test:progress";
+    let mut card = AgentCard::new("x", "x", "1").with_streaming(true);
+    card.capabilities.extensions = vec![AgentExtension {
+        uri: EXT.into(),
+        description: None,
+        required: false,
+        params: None,
+    }];
+    let agent = agent_fn(|_ctx, events| async move {
+        let mut md = Metadata::new();
+        md.insert(EXT.into(), serde_json::json!({"trackers": []}));
+        md.insert("urn:undeclared".into(), serde_json::json!(1));
+        let mut msg = Message::agent_text("working");
+        msg.metadata = Some(md.clone());
+        events
+            .status(
+                TaskStatus::new(TaskState::Working).with_message(msg),
+                Some(md),
+            )
+            .await?;
+        Ok(())
+    });
+    let h = RequestHandler::builder(agent, card).build();
+    let mut plain = CallContext::anonymous();
+    h.activate_extensions(&mut plain).unwrap();
+    let mut opted = CallContext::anonymous().with_extensions_header(EXT);
+    h.activate_extensions(&mut opted).unwrap();
+
+    let events = collect(h.send_streaming_message(&plain, send("go")).await.unwrap()).await;
+    let StreamResponse::StatusUpdate(u) = &events[1].event else {
+        panic!("{:?}", events[1])
+    };
+    let md = u.metadata.as_ref().unwrap();
+    assert!(!md.contains_key(EXT), "not activated: hidden");
+    assert!(
+        md.contains_key("urn:undeclared"),
+        "undeclared keys are the agent's business"
+    );
+    let id = u.task_id.clone();
+
+    let get = |id: &str| GetTaskRequest {
+        tenant: None,
+        id: id.into(),
+        history_length: None,
+    };
+    let t = h.get_task(&plain, get(&id)).await.unwrap();
+    assert!(
+        t.history()
+            .iter()
+            .all(|m| m.metadata.as_ref().is_none_or(|md| !md.contains_key(EXT)))
+    );
+    let t = h.get_task(&opted, get(&id)).await.unwrap();
+    assert!(
+        t.history()
+            .iter()
+            .any(|m| m.metadata.as_ref().is_some_and(|md| md.contains_key(EXT)))
+    );
+    let events = collect(h.send_streaming_message(&opted, send("go")).await.unwrap()).await;
+    let StreamResponse::StatusUpdate(u) = &events[1].event else {
+        panic!()
+    };
+    assert!(
+        u.metadata.as_ref().unwrap().contains_key(EXT),
+        "activated: shown"
+    );
+}
