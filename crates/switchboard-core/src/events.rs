@@ -242,7 +242,29 @@ impl TaskEvents {
         status: TaskStatus,
         metadata: Option<Metadata>,
     ) -> Result<(), EmitError> {
-        self.apply(Change::Status { status, metadata }).await
+        self.apply(Change::Status {
+            status,
+            metadata,
+            transient: false,
+        })
+        .await
+    }
+
+    /// Sets a status whose message is *transient*: once a newer status
+    /// replaces it, it is dropped instead of being kept in the task history.
+    /// For high-frequency updates (progress) that would otherwise flood the
+    /// history; the spec allows agents to leave such messages out.
+    pub async fn transient_status(
+        &self,
+        status: TaskStatus,
+        metadata: Option<Metadata>,
+    ) -> Result<(), EmitError> {
+        self.apply(Change::Status {
+            status,
+            metadata,
+            transient: true,
+        })
+        .await
     }
 
     /// Sets `state` with an optional agent text message.
@@ -446,6 +468,7 @@ impl TaskEvents {
                 .apply(Change::Status {
                     status,
                     metadata: None,
+                    transient: false,
                 })
                 .await
             {

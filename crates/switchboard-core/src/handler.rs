@@ -647,6 +647,7 @@ impl RequestHandler {
             .apply(Change::Status {
                 status,
                 metadata: req.metadata,
+                transient: false,
             })
             .await
             .map_err(emit_to_a2a)?;

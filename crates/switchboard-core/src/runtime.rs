@@ -80,6 +80,9 @@ struct State {
     record: TaskRecord,
     /// Artifacts that received `lastChunk`; appending to them is refused.
     closed_artifacts: HashSet<String>,
+    /// The current status message is transient: it is dropped, not moved
+    /// into the history, when the next status replaces it.
+    transient_status: bool,
 }
 
 /// One change an agent (or the engine) asks for.
@@ -88,6 +91,8 @@ pub(crate) enum Change {
     Status {
         status: TaskStatus,
         metadata: Option<Metadata>,
+        /// See `State::transient_status`.
+        transient: bool,
     },
     Artifact {
         artifact: Artifact,
@@ -137,6 +142,7 @@ impl TaskRuntime {
             state: tokio::sync::Mutex::new(State {
                 record,
                 closed_artifacts: HashSet::new(),
+                transient_status: false,
             }),
             bus,
             running,
@@ -235,28 +241,41 @@ impl TaskRuntime {
             return Err(terminal_error(&st.record.task));
         }
         let mut rec = st.record.clone();
-        retire_status_message(&mut rec.task);
+        retire_status_message(&mut rec.task, st.transient_status);
         rec.task.history.get_or_insert_with(Vec::new).push(message);
         let status = TaskStatus::new(TaskState::Working);
         rec.task.status = status.clone();
-        rec.last_seq += 1;
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: rec.task.id.clone(),
             context_id: rec.task.context_id.clone(),
             status,
             metadata: None,
         });
-        self.store
-            .commit(&rec, Some(&event))
+        self.commit_and_publish(&mut st, rec, event)
             .await
             .map_err(|e| A2AError::Internal(e.to_string()))?;
+        st.transient_status = false;
+        Ok(())
+    }
+
+    /// Gives `event` the next sequence number, commits it with the new
+    /// snapshot `rec`, and only then makes `rec` current and publishes.
+    async fn commit_and_publish(
+        &self,
+        st: &mut State,
+        mut rec: TaskRecord,
+        event: StreamResponse,
+    ) -> Result<BusEvent, EmitError> {
+        rec.last_seq += 1;
+        self.store.commit(&rec, Some(&event)).await?;
         let logged = Arc::new(LoggedEvent {
             seq: rec.last_seq,
             event,
         });
         st.record = rec;
-        let _ = self.bus.send(logged);
-        Ok(())
+        // No receivers is fine: nobody is watching right now.
+        let _ = self.bus.send(logged.clone());
+        Ok(logged)
     }
 
     /// Validates, commits and publishes one change. Returns the logged event.
@@ -272,10 +291,12 @@ impl TaskRuntime {
         }
         let mut rec = st.record.clone();
         let mut close_artifact = None;
+        let mut next_transient = None;
         let event = match change {
             Change::Status {
                 mut status,
                 metadata,
+                transient,
             } => {
                 let to = status.state;
                 // A task is submitted exactly once, when it is created.
@@ -289,7 +310,8 @@ impl TaskRuntime {
                     m.task_id = Some(rec.task.id.clone());
                     m.context_id = Some(rec.task.context_id.clone());
                 }
-                retire_status_message(&mut rec.task);
+                retire_status_message(&mut rec.task, st.transient_status);
+                next_transient = Some(transient);
                 rec.task.status = status.clone();
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: rec.task.id.clone(),
@@ -346,18 +368,13 @@ impl TaskRuntime {
                 })
             }
         };
-        rec.last_seq += 1;
-        self.store.commit(&rec, Some(&event)).await?;
-        let logged = Arc::new(LoggedEvent {
-            seq: rec.last_seq,
-            event,
-        });
-        st.record = rec;
+        let logged = self.commit_and_publish(&mut st, rec, event).await?;
         if let Some(id) = close_artifact {
             st.closed_artifacts.insert(id);
         }
-        // No receivers is fine: nobody is watching right now.
-        let _ = self.bus.send(logged.clone());
+        if let Some(t) = next_transient {
+            st.transient_status = t;
+        }
         Ok(logged)
     }
 
@@ -438,9 +455,12 @@ fn ends_stream(event: &StreamResponse) -> bool {
 }
 
 /// Moves the current status message into the history, so that the history
-/// keeps the conversation in order (question, then answer).
-fn retire_status_message(task: &mut Task) {
-    if let Some(m) = task.status.message.take() {
+/// keeps the conversation in order (question, then answer). A transient
+/// message (e.g. a progress update) is dropped instead.
+fn retire_status_message(task: &mut Task, transient: bool) {
+    if let Some(m) = task.status.message.take()
+        && !transient
+    {
         task.history.get_or_insert_with(Vec::new).push(m);
     }
 }

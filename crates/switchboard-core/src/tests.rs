@@ -809,3 +809,31 @@ async fn extension_metadata_is_shown_only_to_callers_that_activated_it() {
         "activated: shown"
     );
 }
+
+#[tokio::test]
+async fn transient_status_messages_stay_out_of_the_history() {
+    let agent = agent_fn(|_ctx, events| async move {
+        for i in 0..50 {
+            let msg = Message::agent_text(format!("progress {i}"));
+            events
+                .transient_status(TaskStatus::new(TaskState::Working).with_message(msg), None)
+                .await?;
+        }
+        events.working("kept").await?;
+        Ok(())
+    });
+    let h = RequestHandler::builder(agent, AgentCard::new("x", "x", "1")).build();
+    let t = task_of(&h, &CallContext::anonymous(), send("go")).await;
+    let texts: Vec<String> = t.history().iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        vec!["go", "kept"],
+        "only the user message and the durable status remain"
+    );
+    let log = h.store().events("", &t.id, 0, 1000).await.unwrap();
+    assert_eq!(
+        log.len(),
+        1 + 50 + 1 + 1,
+        "every transient update is still an event"
+    );
+}
