@@ -25,7 +25,7 @@ use switchboard_protocol::jsonrpc::JsonRpcError;
 pub enum ClientError {
     /// The agent answered with a JSON-RPC error. The server's code and
     /// message are kept (see [`ClientError::code`]).
-    #[error("agent error {}: {0}", .0.code())]
+    #[error("agent error {code}: {message}", code = .0.code(), message = server_message(.0))]
     Protocol(A2AError),
     /// An HTTP error status whose body is not a JSON-RPC error.
     #[error("HTTP {status} from the agent{}", body_suffix(.body))]
@@ -134,6 +134,27 @@ pub(crate) fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+/// The message the server sent, for an error built by
+/// [`A2AError::from_code`] (which stores it in the variant's text field);
+/// variants without such a field show their standard text.
+fn server_message(e: &A2AError) -> String {
+    match e {
+        A2AError::Parse(m)
+        | A2AError::InvalidRequest(m)
+        | A2AError::MethodNotFound(m)
+        | A2AError::Internal(m)
+        | A2AError::TaskNotFound(m)
+        | A2AError::UnsupportedOperation(m)
+        | A2AError::ContentTypeNotSupported(m)
+        | A2AError::InvalidAgentResponse(m)
+        | A2AError::ExtensionSupportRequired(m)
+        | A2AError::VersionNotSupported(m) => m.clone(),
+        A2AError::InvalidParams { message, .. } => message.clone(),
+        A2AError::TaskNotCancelable { task_id, state } if task_id.is_empty() => state.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn body_suffix(body: &str) -> String {
     let trimmed = body.trim();
     if trimmed.is_empty() {
@@ -148,5 +169,54 @@ fn offered_list(offered: &[String]) -> String {
         "nothing".to_string()
     } else {
         offered.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn rpc(code: i32, message: &str) -> ClientError {
+        ClientError::from_rpc(&JsonRpcError {
+            code,
+            message: message.into(),
+            data: None,
+        })
+    }
+
+    #[test]
+    fn protocol_errors_show_code_and_server_message() {
+        let e = rpc(-32001, "Task not found: t9");
+        assert_eq!(e.code(), Some(-32001));
+        assert!(matches!(e.as_protocol(), Some(A2AError::TaskNotFound(_))));
+        assert_eq!(e.to_string(), "agent error -32001: Task not found: t9");
+        let e = rpc(-32002, "Task cannot be canceled");
+        assert_eq!(e.to_string(), "agent error -32002: Task cannot be canceled");
+        let e = rpc(-32602, "bad field");
+        assert_eq!(e.to_string(), "agent error -32602: bad field");
+    }
+
+    #[test]
+    fn unknown_codes_keep_the_code_in_the_message() {
+        let e = rpc(-32050, "quota exceeded");
+        assert_eq!(e.code(), Some(-32603));
+        assert_eq!(
+            e.to_string(),
+            "agent error -32603: quota exceeded (JSON-RPC error code -32050)"
+        );
+    }
+
+    #[test]
+    fn other_kinds_have_no_code() {
+        let e = ClientError::Http {
+            status: 502,
+            body: " bad gateway \n".into(),
+        };
+        assert_eq!(e.code(), None);
+        assert_eq!(e.to_string(), "HTTP 502 from the agent: bad gateway");
+        assert!(ClientError::timeout("GetTask", std::time::Duration::from_secs(1)).is_timeout());
+        let e = ClientError::NoSupportedInterface { offered: vec![] };
+        assert!(e.to_string().ends_with("(offered: nothing)"));
     }
 }

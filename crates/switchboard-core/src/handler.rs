@@ -240,7 +240,7 @@ impl RequestHandler {
                 rx,
             } => {
                 snapshot.limit_history(history_length);
-                Ok(self.filtered(call, runtime.stream(snapshot, seq, rx)))
+                Ok(self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)))
             }
         }
     }
@@ -676,7 +676,40 @@ impl RequestHandler {
                 snapshot.status.state.label()
             )));
         }
-        Ok(self.filtered(call, runtime.stream(snapshot, seq, rx)))
+        Ok(self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)))
+    }
+
+    /// SubscribeToTask resumed after event `after` (the SSE `Last-Event-ID`
+    /// a client saw last): replays the task's log past that point, then
+    /// follows it live, with no gap and no duplicate. Unlike a fresh
+    /// subscription it does not start with the task snapshot, and it works on
+    /// a finished task too (it replays what is left and ends).
+    pub async fn resubscribe_to_task(
+        &self,
+        call: &CallContext,
+        req: SubscribeToTaskRequest,
+        after: u64,
+    ) -> Result<EventStream, A2AError> {
+        self.require_streaming()?;
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        let runtime = self.runtime(call, &req.id).await?;
+        let (snapshot, seq, rx) = runtime.subscribe().await;
+        if after > seq {
+            return Err(A2AError::invalid_field(
+                "Last-Event-ID",
+                format!(
+                    "event {after} does not exist yet; task {} is at event {seq}",
+                    req.id
+                ),
+            ));
+        }
+        if after == seq && snapshot.status.state.is_terminal() {
+            // The caller saw the end already: nothing left to replay.
+            return Ok(Box::pin(futures::stream::empty()));
+        }
+        Ok(self.filtered(call, runtime.stream(None, after, seq, rx)))
     }
 
     // ---- Push notification configs and the extended card -----------------

@@ -36,6 +36,7 @@ pub mod events;
 pub mod executor;
 pub mod handler;
 pub mod memory;
+pub mod progress;
 mod runtime;
 pub mod store;
 pub mod visibility;
@@ -47,6 +48,7 @@ pub use events::{ArtifactWriter, EmitError, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;
+pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use runtime::EventStream;
 pub use store::{ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore};
 

@@ -378,80 +378,86 @@ impl TaskRuntime {
         Ok(logged)
     }
 
-    /// A stream that yields `first` (the snapshot at `seq`) and then every
-    /// later event, reading from the store whenever the bus cannot help.
-    /// It ends after a terminal event or, when the event arrives live, at
-    /// input-required. It keeps the runtime alive while it is consumed.
+    /// A stream of this task's events. With `first`, it yields that snapshot
+    /// (taken at sequence `seq`) and then every later event; without, it
+    /// resumes after sequence `seq`, replaying what the log holds past it.
+    /// Whenever the bus cannot help (resuming, lagging), it reads the store's
+    /// log, so no event is skipped or repeated. It ends after a terminal
+    /// event or, when the event arrives live, at input-required. It keeps the
+    /// runtime alive while it is consumed.
     pub(crate) fn stream(
         self: Arc<Self>,
-        first: Task,
+        first: Option<Task>,
         seq: u64,
+        now_seq: u64,
         mut rx: broadcast::Receiver<BusEvent>,
     ) -> EventStream {
         Box::pin(async_stream::stream! {
-            let first_state = first.status.state;
-            yield Ok(LoggedEvent { seq, event: StreamResponse::Task(first) });
-            if first_state.is_terminal() {
-                return;
-            }
             let mut last = seq;
+            if let Some(first) = first {
+                let first_state = first.status.state;
+                yield Ok(LoggedEvent { seq, event: StreamResponse::Task(first) });
+                if first_state.is_terminal() {
+                    return;
+                }
+            }
+            // Events up to `target` are read from the log; the bus takes over
+            // after. Events past `now_seq` happened after we subscribed: live.
+            let mut target = now_seq;
             loop {
-                let next = match rx.recv().await {
-                    Ok(ev) => Some(ev),
-                    Err(broadcast::error::RecvError::Lagged(_)) => None,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
-                // Fill any gap from the log before (or instead of) the live event.
-                if next.as_ref().is_none_or(|ev| ev.seq > last + 1) {
-                    let upto = next.as_ref().map(|ev| ev.seq);
-                    loop {
-                        let batch = match self.store.events(&self.key.0, &self.key.1, last, 256).await {
-                            Ok(b) => b,
-                            Err(e) => {
-                                yield Err(A2AError::Internal(format!("reading the task's event log: {e}")));
-                                return;
-                            }
-                        };
-                        if batch.is_empty() {
+                while last < target {
+                    let batch = match self.store.events(&self.key.0, &self.key.1, last, 256).await {
+                        Ok(b) => b,
+                        Err(e) => {
+                            yield Err(A2AError::Internal(format!("reading the task's event log: {e}")));
+                            return;
+                        }
+                    };
+                    if batch.is_empty() {
+                        break;
+                    }
+                    for ev in batch {
+                        if ev.seq > target {
                             break;
                         }
-                        for ev in batch {
-                            if upto.is_some_and(|u| ev.seq >= u) {
-                                break;
-                            }
-                            last = ev.seq;
-                            let done = ends_stream(&ev.event);
-                            yield Ok(ev);
-                            if done {
-                                return;
-                            }
-                        }
-                        if upto.is_some_and(|u| last + 1 >= u) {
-                            break;
+                        last = ev.seq;
+                        let done = ends_stream(&ev.event, ev.seq > now_seq);
+                        yield Ok(ev);
+                        if done {
+                            return;
                         }
                     }
                 }
-                if let Some(ev) = next {
-                    if ev.seq <= last {
-                        continue;
+                target = last;
+                match rx.recv().await {
+                    Ok(ev) if ev.seq <= last => {}
+                    Ok(ev) if ev.seq == last + 1 => {
+                        last = ev.seq;
+                        target = last;
+                        let done = ends_stream(&ev.event, true);
+                        yield Ok((*ev).clone());
+                        if done {
+                            return;
+                        }
                     }
-                    last = ev.seq;
-                    let done = ends_stream(&ev.event);
-                    yield Ok((*ev).clone());
-                    if done {
-                        return;
-                    }
+                    // A gap: the event is committed, so the log has it and
+                    // everything before it.
+                    Ok(ev) => target = ev.seq,
+                    // Fell behind the bus: read the log until it runs out.
+                    Err(broadcast::error::RecvError::Lagged(_)) => target = u64::MAX,
+                    Err(broadcast::error::RecvError::Closed) => return,
                 }
             }
         })
     }
 }
 
-/// A live event that ends a stream: terminal states, and input-required
-/// (the client must send a new message, which starts a new stream).
+/// An event that ends a stream: terminal states always; input-required
+/// when it arrives live (the client must send a new message, which starts a
+/// new stream), not when it is replayed from the log on a resume.
 /// Auth-required keeps the stream open, as the spec recommends.
-fn ends_stream(event: &StreamResponse) -> bool {
-    event.is_final() || event.state() == Some(TaskState::InputRequired)
+fn ends_stream(event: &StreamResponse, live: bool) -> bool {
+    event.is_final() || (live && event.state() == Some(TaskState::InputRequired))
 }
 
 /// Moves the current status message into the history, so that the history

@@ -31,6 +31,7 @@
 pub mod card;
 pub mod error;
 pub mod jsonrpc;
+pub mod progress;
 pub mod requests;
 pub mod serde_util;
 pub mod types;

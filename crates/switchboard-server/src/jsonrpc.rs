@@ -78,7 +78,11 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     } else {
         vec![(EXTENSIONS_HEADER, echo)]
     };
-    match dispatch(&app, call, &rpc).await {
+    let last_event_id = match last_event_id(&parts.headers) {
+        Ok(v) => v,
+        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+    };
+    match dispatch(&app, call, &rpc, last_event_id).await {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
         Ok(Reply::Stream(stream)) => sse_response(rpc.id, stream, &extra),
         Err(err) => json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
@@ -103,6 +107,7 @@ async fn dispatch(
     app: &AppState,
     mut call: CallContext,
     rpc: &JsonRpcRequest,
+    last_event_id: Option<u64>,
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let id = &rpc.id;
@@ -138,7 +143,11 @@ async fn dispatch(
         }
         methods::SUBSCRIBE_TO_TASK => {
             let p = params!(switchboard_protocol::SubscribeToTaskRequest);
-            Ok(Reply::Stream(h.subscribe_to_task(&call, p).await?))
+            let stream = match last_event_id {
+                Some(after) => h.resubscribe_to_task(&call, p, after).await?,
+                None => h.subscribe_to_task(&call, p).await?,
+            };
+            Ok(Reply::Stream(stream))
         }
         methods::CREATE_PUSH_CONFIG => {
             let p = params!(switchboard_protocol::TaskPushNotificationConfig);
@@ -162,6 +171,25 @@ async fn dispatch(
             ok(id, &h.get_extended_agent_card(&call, p).await?)
         }
         other => Err(A2AError::MethodNotFound(other.to_string())),
+    }
+}
+
+/// `Last-Event-ID`: the SSE id (event sequence) a reconnecting client saw
+/// last. SubscribeToTask resumes right after it.
+fn last_event_id(headers: &http::HeaderMap) -> Result<Option<u64>, A2AError> {
+    match headers.get("last-event-id") {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                A2AError::invalid_field(
+                    "Last-Event-ID",
+                    "must be an event sequence number this server sent as an SSE id",
+                )
+            }),
     }
 }
 

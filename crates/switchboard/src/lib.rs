@@ -3,6 +3,6 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
-// TEMP pub mod client_cmd;
+pub mod client_cmd;
 pub mod demo;
 pub mod serve;

@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::serve; // TEMP client_cmd
+use switchboard::{client_cmd, serve};
 
 use std::process::ExitCode;
 
@@ -25,8 +25,8 @@ struct Cli {
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
     Serve(serve::ServeArgs),
-    // TEMP #[command(flatten)]
-    // TEMP Client(client_cmd::ClientCommand),
+    #[command(flatten)]
+    Client(client_cmd::ClientCommand),
 }
 
 fn main() -> ExitCode {
@@ -52,7 +52,8 @@ fn main() -> ExitCode {
                         ExitCode::from(2)
                     }
                 }
-            } // TEMP Command::Client(cmd) => client_cmd::run(cmd).await,
+            }
+            Command::Client(cmd) => client_cmd::run(cmd).await,
         }
     })
 }

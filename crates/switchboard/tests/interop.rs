@@ -18,7 +18,7 @@ fn repo_root() -> PathBuf {
         .unwrap()
 }
 
-fn interop_ready(what: &str, path: &PathBuf) -> bool {
+fn interop_ready(what: &str, path: &std::path::Path) -> bool {
     if path.exists() {
         return true;
     }
@@ -85,7 +85,7 @@ fn serve() -> Served {
     }
 }
 
-fn run_driver(program: &PathBuf, script: &str, url: &str) {
+fn run_driver(program: &std::path::Path, script: &str, url: &str) {
     let root = repo_root();
     let out = Command::new(program)
         .arg(root.join(script))

@@ -23,7 +23,6 @@
 //! same id (a `null` id is tolerated, as servers use it when they could not
 //! read the request).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
@@ -50,7 +49,7 @@ const MAX_ERROR_BODY: usize = 4096;
 pub(crate) const FACTORY: TransportFactory = TransportFactory {
     binding: BINDING_JSONRPC,
     supports_version: is_v1,
-    build: build,
+    build,
 };
 
 fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
@@ -62,7 +61,7 @@ fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, Clie
 pub(crate) struct JsonRpcTransport {
     url: reqwest::Url,
     http: Http,
-    next_id: Arc<AtomicU64>,
+    next_id: AtomicU64,
 }
 
 impl JsonRpcTransport {
@@ -78,7 +77,7 @@ impl JsonRpcTransport {
         Ok(JsonRpcTransport {
             url,
             http,
-            next_id: Arc::new(AtomicU64::new(1)),
+            next_id: AtomicU64::new(1),
         })
     }
 
@@ -274,25 +273,22 @@ enum Step {
 
 fn sse_stream(resp: reqwest::Response, id: RequestId) -> RawStream {
     let events = resp.bytes_stream().eventsource();
-    stream::unfold(
-        (events, id, false),
-        |(mut events, id, done)| async move {
-            if done {
-                return None;
+    stream::unfold((events, id, false), |(mut events, id, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match events.next().await {
+                None => return None,
+                Some(Err(e)) => return Some((Err(sse_error(e)), (events, id, true))),
+                Some(Ok(event)) => match interpret(&event, &id) {
+                    Step::Skip => continue,
+                    Step::Item(item) => return Some((Ok(item), (events, id, false))),
+                    Step::Fail(err) => return Some((Err(err), (events, id, true))),
+                },
             }
-            loop {
-                match events.next().await {
-                    None => return None,
-                    Some(Err(e)) => return Some((Err(sse_error(e)), (events, id, true))),
-                    Some(Ok(event)) => match interpret(&event, &id) {
-                        Step::Skip => continue,
-                        Step::Item(item) => return Some((Ok(item), (events, id, false))),
-                        Step::Fail(err) => return Some((Err(err), (events, id, true))),
-                    },
-                }
-            }
-        },
-    )
+        }
+    })
     .boxed()
 }
 

@@ -75,6 +75,9 @@ pub(crate) struct Http {
     pub timeout: Option<Duration>,
 }
 
+/// Builds a transport for an interface whose URL has been resolved.
+pub(crate) type BuildFn = fn(&AgentInterface, &Http) -> Result<Box<dyn Transport>, ClientError>;
+
 /// How to recognise and build one transport.
 pub(crate) struct TransportFactory {
     /// The binding name as written in `protocolBinding` (compared
@@ -82,8 +85,8 @@ pub(crate) struct TransportFactory {
     pub binding: &'static str,
     /// Whether this transport speaks the interface's `protocolVersion`.
     pub supports_version: fn(&str) -> bool,
-    /// Builds the transport for an interface whose URL has been resolved.
-    pub build: fn(&AgentInterface, &Http) -> Result<Box<dyn Transport>, ClientError>,
+    /// Builds the transport.
+    pub build: BuildFn,
 }
 
 impl fmt::Debug for TransportFactory {
@@ -101,7 +104,8 @@ pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY];
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {
     FACTORIES.iter().find(|f| {
-        f.binding.eq_ignore_ascii_case(iface.protocol_binding.trim())
+        f.binding
+            .eq_ignore_ascii_case(iface.protocol_binding.trim())
             && (f.supports_version)(iface.protocol_version.trim())
     })
 }

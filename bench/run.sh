@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# bench/run.sh - switchboard's load benchmark: ONE run that measures the peer A2A servers
+# (raw axum, official Rust SDK a2a-lf with TCP_NODELAY, tomtom215 a2a-rust, JS SDK,
+# Python SDK) and switchboard (sb-message, sb-task, sb-task-sqlite) with the same load
+# settings as /work/shared/peers-bench/run_all.sh (this script is derived from it),
+# then an RSS-over-time check (sb-task vs rs-lf-nd-task) and the ratios of the targets.
+#
+#   bench/setup.sh              # once (peers copy + builds + oha + switchboard release)
+#   bench/run.sh                # defaults: ~15 min, budget 20 min
+#   TOTAL_BUDGET_S=600 SERVERS="raw-message sb-message" RSS_SERVERS= bench/run.sh
+#
+# Safety: every target is 127.0.0.1; every load is bounded (-z/-n) and wrapped in
+# `timeout`; only PIDs started here are stopped; a total time budget skips what
+# would not fit (and says so). Output: bench/out/results/<timestamp>/ + tables on stdout.
+set -euo pipefail
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+PEERS=${PEERS:-$BENCH/out/peers}
+case ${OUT:-} in ''|/*) ;; *) OUT=$PWD/$OUT ;; esac   # a relative OUT is relative to the caller's directory
+cd "$BENCH"
+
+DUR=${DUR:-10s}          # unary load duration per repetition
+SDUR=${SDUR:-5s}         # streaming load duration per repetition
+CONC=${CONC:-64}         # concurrent keep-alive connections
+REPS=${REPS:-3}          # repetitions; the table reports the median
+WARM=${WARM:-3s}         # warm-up load before measuring (not recorded)
+N1=${N1:-300}            # requests for the single-connection latency runs
+PIN=${PIN:-0}            # 1: taskset server->CPU0, oha->CPU1
+PY_LOOP=${PY_LOOP:-uvloop}
+PY_HTTP=${PY_HTTP:-httptools}
+SERVERS=${SERVERS:-"raw raw-message rs-lf-nd-message rs-lf-nd-task rs-tt-message rs-tt-task js-message js-task py-message py-task sb-message sb-task sb-task-sqlite"}
+RSS_SERVERS=${RSS_SERVERS-"sb-task rs-lf-nd-task"}   # RSS-over-time check ("" to skip)
+RSS_DUR=${RSS_DUR:-60}   # seconds of sustained unary load (-c CONC) per RSS server
+RSS_WARM=${RSS_WARM:-10} # seconds into that load whose sample is the baseline of end/first ratio
+SB_MAX_TASKS=${SB_MAX_TASKS:-}   # if set and `serve --help` has --memory-max-terminal-tasks: pass it
+SB_PORT=${SB_PORT:-7301}
+TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-1200}
+KEEP_DB=${KEEP_DB:-0}    # 1: keep the sqlite file of sb-task-sqlite (it is deleted after its size is noted)
+OUT=${OUT:-$BENCH/out/results/$(date +%Y%m%d-%H%M%S)}
+HOST=127.0.0.1
+
+OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
+PY=$PEERS/.venv/bin/python
+RAW=$PEERS/raw-axum/target/release/raw-axum
+RS_LF=$PEERS/rust-a2a-lf/target/release/rust-a2a-lf              # a2a-lf + a2a-server-lf (a2aproject/a2a-rs)
+RS_TT=$PEERS/rust-a2a-protocol/target/release/rust-a2a-protocol  # a2a-protocol-server (tomtom215/a2a-rust)
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+
+# Check only what the selected servers need.
+need=("$OHA")
+for srv in $SERVERS $RSS_SERVERS; do
+  case $srv in
+    raw|raw-message) need+=("$RAW") ;; py-*) need+=("$PY") ;; js-*) need+=("$PEERS/js/node_modules/@a2a-js/sdk/package.json") ;;
+    rs-lf-*) need+=("$RS_LF") ;; rs-tt-*) need+=("$RS_TT") ;; sb-*) need+=("$SB") ;;
+    *) echo "unknown server $srv" >&2; exit 1 ;;
+  esac
+done
+for f in "${need[@]}"; do
+  [ -e "$f" ] || { echo "missing $f - run bench/setup.sh first" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+START_TS=$(date +%s)
+
+# The request bodies every server gets (A2A 1.0 JSON-RPC; header A2A-Version: 1.0).
+UNARY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
+STREAM='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
+
+if [ "$PIN" = 1 ]; then SRV_PIN=(taskset -c 0); OHA_PIN=(taskset -c 1); else SRV_PIN=(); OHA_PIN=(); fi
+
+SPID=""
+BGPID=""
+stop_pid() {  # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL (only this PID)
+  local p=$1 i
+  kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null || true; return 0; }
+  kill "$p" 2>/dev/null || true
+  for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then echo "pid $p ignored SIGTERM for 10 s; SIGKILL" >&2; kill -9 "$p" 2>/dev/null || true; fi
+  wait "$p" 2>/dev/null || true
+}
+cleanup() {
+  if [ -n "$BGPID" ]; then stop_pid "$BGPID"; BGPID=""; fi
+  if [ -n "$SPID" ]; then stop_pid "$SPID"; SPID=""; fi
+}
+trap cleanup EXIT
+trap 'echo "interrupted" >&2; exit 130' INT TERM
+
+secs() { local v=$1; case $v in *ms) echo 1 ;; *s) echo "${v%s}" ;; *m) echo $(( ${v%m} * 60 )) ;; *) echo "$v" ;; esac; }
+budget_left() { echo $(( TOTAL_BUDGET_S - ($(date +%s) - START_TS) )); }
+rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$1/status"; }
+hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status"; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }  # utime+stime, all threads
+now() { date +%s.%N; }
+sys_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }   # all CPUs: user nice system irq softirq steal
+# CPU seconds (user+sys) of this shell's finished children (oha under timeout included), via the
+# `times` builtin run in this shell (not in a subshell, whose children counters start at 0).
+child_cpu_s() {  # sets CHILD_S (call it directly, not inside $(...))
+  times >"$OUT/.times"
+  CHILD_S=$(awk 'NR==2{t=0; for(i=1;i<=2;i++){v=$i; sub(/s$/,"",v); split(v,a,"m"); t+=a[1]*60+a[2]} printf "%.3f", t}' "$OUT/.times")
+}
+
+# Estimated seconds one server takes (start + checks + warm-up + loads + stop).
+est_server() {
+  local srv=$1 t
+  t=$(( 8 + $(secs "$WARM") + REPS * $(secs "$DUR") ))
+  case $srv in raw|raw-message) ;; *) t=$(( t + 2 + REPS * $(secs "$SDUR") )) ;; esac
+  case $srv in py-*) t=$(( t + 8 )) ;; esac   # 2 x 300 sequential requests at a few ms each
+  echo "$t"
+}
+est_rss() { echo $(( RSS_DUR + 12 )); }
+
+# Plan: if the whole list does not fit the budget, drop the least important servers first.
+plan=($SERVERS); rss_plan=($RSS_SERVERS); skipped=()
+plan_total() {
+  local t=0 s
+  for s in "${plan[@]}"; do t=$(( t + $(est_server "$s") )); done
+  for s in "${rss_plan[@]}"; do t=$(( t + $(est_rss) )); done
+  echo "$t"
+}
+for victim in py-task py-message js-message raw rs-tt-message rs-lf-nd-message js-task rss:rs-lf-nd-task \
+              rs-tt-task py-message rs-lf-nd-task raw-message rss:sb-task sb-task-sqlite sb-message sb-task; do
+  [ "$(plan_total)" -le "$TOTAL_BUDGET_S" ] && break
+  case $victim in
+    rss:*) v=${victim#rss:}; new=(); for s in "${rss_plan[@]}"; do [ "$s" = "$v" ] && skipped+=("rss:$s") || new+=("$s"); done
+           rss_plan=("${new[@]}") ;;
+    *) new=(); for s in "${plan[@]}"; do [ "$s" = "$victim" ] && skipped+=("$s") || new+=("$s"); done
+       plan=("${new[@]}") ;;
+  esac
+done
+if [ ${#skipped[@]} -gt 0 ]; then
+  echo "time budget ${TOTAL_BUDGET_S}s: planned estimate too long, SKIPPING: ${skipped[*]}" >&2
+fi
+
+# oha_run <outfile> <oha args...>
+oha_run() {
+  local out=$1; shift
+  timeout 90 "${OHA_PIN[@]}" "$OHA" --no-tui --output-format json -m POST \
+    -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "$@" >"$out"
+}
+
+# measure <name> <kind> <rep> <port> <body> <oha load args...>
+measure() {
+  local name=$1 kind=$2 rep=$3 port=$4 body=$5; shift 5
+  local f="$OUT/$name.$kind.$rep.json"
+  echo 5 >"/proc/$SPID/clear_refs"          # reset VmHWM so the peak is this run's
+  local c0 t0 c1 t1 m0 m1 o0 o1 hz
+  hz=$(getconf CLK_TCK)
+  child_cpu_s; o0=$CHILD_S; m0=$(sys_busy); c0=$(cpu_ticks "$SPID"); t0=$(now)
+  oha_run "$f" -d "$body" "$@" "http://$HOST:$port/"
+  c1=$(cpu_ticks "$SPID"); m1=$(sys_busy); t1=$(now); child_cpu_s; o1=$CHILD_S
+  # columns: server kind rep json server_cpu% VmHWM VmRSS | machine_busy% oha_cpu% (100 % = one core)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$rep" "$(basename "$f")" \
+    "$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$hz" \
+        'BEGIN{printf "%.1f", 100*(b-a)/hz/(e-s)}')" "$(hwm_kb "$SPID")" "$(rss_kb "$SPID")" \
+    "$(awk -v a="$m0" -v b="$m1" -v s="$t0" -v e="$t1" -v hz="$hz" 'BEGIN{printf "%.1f", 100*(b-a)/hz/(e-s)}')" \
+    "$(awk -v a="$o0" -v b="$o1" -v s="$t0" -v e="$t1" 'BEGIN{printf "%.1f", 100*(b-a)/(e-s)}')" >>"$OUT/runs.tsv"
+}
+
+SB_EXTRA=()
+if [ -n "$SB_MAX_TASKS" ]; then
+  if "$SB" serve --help 2>/dev/null | grep -q -- '--memory-max-terminal-tasks'; then
+    SB_EXTRA=(--memory-max-terminal-tasks "$SB_MAX_TASKS")
+  else
+    echo "SB_MAX_TASKS set but 'switchboard serve --help' has no --memory-max-terminal-tasks; not passed" >&2
+  fi
+fi
+
+# start_server <name> -> sets SPID, PORT, STREAMS
+start_server() {
+  local name=$1 log=${2:-$OUT/$1.log}
+  STREAMS=1
+  case $name in raw|raw-message) PORT=8088 ;; py-*) PORT=9999 ;; js-*) PORT=41241 ;; rs-lf-*) PORT=7101 ;; rs-tt-*) PORT=7201 ;;
+    sb-*) PORT=$SB_PORT ;; esac
+  if curl -s -o /dev/null --max-time 1 "http://$HOST:${PORT:-0}/" 2>/dev/null; then
+    echo "port $PORT on $HOST is already in use; stop that process first" >&2; exit 1
+  fi
+  case $name in
+    raw)        STREAMS=0
+                ( cd "$PEERS/raw-axum" && exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
+    raw-message) STREAMS=0   # the 227-byte message-shaped fixed body
+                ( cd "$PEERS/raw-axum" && RAW_BODY=message exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
+    py-message|py-task)
+                ( cd "$PEERS/py" && ECHO_MODE=${name#py-} PORT=$PORT UVICORN_LOOP=$PY_LOOP UVICORN_HTTP=$PY_HTTP \
+                    exec "${SRV_PIN[@]}" "$PY" server.py ) >"$log" 2>&1 & ;;
+    js-message|js-task)
+                ( cd "$PEERS/js" && NODE_ENV=production ECHO_MODE=${name#js-} PORT=$PORT \
+                    exec "${SRV_PIN[@]}" node server.mjs ) >"$log" 2>&1 & ;;
+    rs-lf-message|rs-lf-task)   # official Rust SDK (a2a-lf / a2a-server-lf), axum, as its helloworld
+                ( ECHO_MODE=${name#rs-lf-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_LF" ) >"$log" 2>&1 & ;;
+    rs-lf-nd-message|rs-lf-nd-task)   # same, with TCP_NODELAY on accepted sockets
+                ( NODELAY=1 ECHO_MODE=${name#rs-lf-nd-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_LF" ) >"$log" 2>&1 & ;;
+    rs-tt-message|rs-tt-task)   # tomtom215/a2a-rust (a2a-protocol-server), hyper
+                ( ECHO_MODE=${name#rs-tt-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_TT" ) >"$log" 2>&1 & ;;
+    sb-message) ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
+                    --agent echo-message "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
+    sb-task)    ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
+                    --agent echo-task "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
+    sb-task-sqlite)
+                rm -f "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm"
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" \
+                    --store "sqlite://$OUT/sb-task-sqlite.db" --agent echo-task ) >"$log" 2>&1 & ;;
+    *) echo "unknown server $name" >&2; exit 1 ;;
+  esac
+  SPID=$!
+  local i
+  for i in $(seq 1 150); do
+    kill -0 "$SPID" 2>/dev/null || { echo "$name died:" >&2; cat "$log" >&2; exit 1; }
+    curl -fsS -o /dev/null --max-time 2 "http://$HOST:$PORT/.well-known/agent-card.json" 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 0.2
+  kill -0 "$SPID" 2>/dev/null || { echo "$name died (port $PORT busy?):" >&2; cat "$log" >&2; exit 1; }
+  [ -n "${3:-}" ] && return 0   # RSS check: no extra requests before the load
+  curl -fsS --max-time 5 -o "$OUT/$name.agent-card.json" "http://$HOST:$PORT/.well-known/agent-card.json"
+  # Correctness check: the JSON-RPC result must be a success.
+  local resp
+  resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$UNARY" "http://$HOST:$PORT/")
+  echo "$resp" >"$OUT/$name.unary-response.json"
+  case $resp in *'"result"'*) ;; *) echo "$name: SendMessage did not succeed: $resp" >&2; exit 1 ;; esac
+  if [ "$STREAMS" = 1 ]; then
+    curl -fsS -N --max-time 10 -D "$OUT/$name.stream-headers.txt" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+      -d "$STREAM" "http://$HOST:$PORT/" >"$OUT/$name.stream-response.txt"
+    grep -q '"result"' "$OUT/$name.stream-response.txt" || { echo "$name: stream failed" >&2; exit 1; }
+  fi
+  case $name in sb-*)   # shape check of our own answers (A2A 1.0): recorded, and printed by summarize.py
+    python3 "$BENCH/check_a2a.py" "$name" "$OUT" >>"$OUT/checks.txt" 2>&1 || true ;;
+  esac
+  sleep 1
+}
+
+stop_server() { stop_pid "$SPID"; SPID=""; }
+
+: >"$OUT/runs.tsv"; : >"$OUT/idle.tsv"; : >"$OUT/after.tsv"; : >"$OUT/checks.txt"; : >"$OUT/load.tsv"
+{
+  echo "date: $(date -Is)"; echo "host: $(uname -srm), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), cpu MHz $(grep -m1 'cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "loadavg at start: $(cat /proc/loadavg)"
+  echo "settings: DUR=$DUR SDUR=$SDUR CONC=$CONC REPS=$REPS WARM=$WARM N1=$N1 PIN=$PIN PY_LOOP=$PY_LOOP PY_HTTP=$PY_HTTP TOTAL_BUDGET_S=$TOTAL_BUDGET_S"
+  echo "servers: ${plan[*]}"
+  echo "rss-over-time: ${rss_plan[*]:-none} (RSS_DUR=${RSS_DUR}s RSS_WARM=${RSS_WARM}s, -c $CONC)"
+  echo "skipped by plan: ${skipped[*]:-none}"
+  echo "switchboard: $SB ($(stat -c '%y' "$SB" 2>/dev/null | cut -d. -f1)) extra flags: ${SB_EXTRA[*]:-none}"
+  echo "switchboard git: $(git -C "$BENCH/.." rev-parse --short HEAD 2>/dev/null) (+ $(git -C "$BENCH/.." status --porcelain 2>/dev/null | grep -vc '^??') modified files at run time)"
+  echo "oha: $("$OHA" --version)"; echo "python: $("$PY" --version 2>&1 || true)"; echo "node: $(node --version 2>/dev/null || true)"
+  echo "rustc: $(rustc --version 2>&1)"
+} >"$OUT/env.txt"
+"$SB" serve --help >"$OUT/switchboard-serve-help.txt" 2>&1 || true
+cat "$OUT/env.txt"
+
+for srv in "${plan[@]}"; do
+  need_s=$(est_server "$srv")
+  if [ "$(budget_left)" -lt "$need_s" ]; then
+    echo "time budget: $(budget_left)s left < ~${need_s}s needed, SKIPPING $srv" | tee -a "$OUT/skipped.txt" >&2; continue
+  fi
+  printf '%s\t%s\n' "$srv" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/load.tsv"
+  start_server "$srv"
+  name=$srv
+  echo "== $name (pid $SPID, port $PORT)  [$(( $(date +%s) - START_TS ))s elapsed]"
+  printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/idle.tsv"   # idle RSS: after start + 1 request + 1 s
+  oha_run /dev/null -d "$UNARY" -z "$WARM" -c "$CONC" "http://$HOST:$PORT/"   # warm-up
+  for r in $(seq 1 "$REPS"); do
+    measure "$name" unary "$r" "$PORT" "$UNARY" -z "$DUR" -c "$CONC"
+  done
+  measure "$name" unary-1c 1 "$PORT" "$UNARY" -n "$N1" -c 1
+  if [ "$STREAMS" = 1 ]; then
+    measure "$name" stream-1c 1 "$PORT" "$STREAM" -n "$N1" -c 1
+    for r in $(seq 1 "$REPS"); do
+      measure "$name" stream "$r" "$PORT" "$STREAM" -z "$SDUR" -c "$CONC"
+    done
+  fi
+  printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
+  stop_server
+  if [ "$srv" = sb-task-sqlite ]; then
+    { du -b "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm" 2>/dev/null || true
+      python3 - "$OUT/sb-task-sqlite.db" <<'PY' || true
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for (t,) in c.execute("select name from sqlite_master where type='table' order by name"):
+    print('rows', t, c.execute(f'select count(*) from "{t}"').fetchone()[0])
+PY
+    } >"$OUT/sb-task-sqlite.db-size.txt"
+    [ "$KEEP_DB" = 1 ] || rm -f "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm"
+  fi
+done
+
+# RSS over time: a fresh process, RSS_DUR seconds of unary load at -c CONC, VmRSS every second.
+# rss-<name>.tsv: t_s (since load start), VmRSS kB, server CPU ticks. rss-<name>.oha.json: the load's oha report.
+for srv in "${rss_plan[@]}"; do
+  need_s=$(est_rss)
+  if [ "$(budget_left)" -lt "$need_s" ]; then
+    echo "time budget: $(budget_left)s left < ~${need_s}s needed, SKIPPING rss:$srv" | tee -a "$OUT/skipped.txt" >&2; continue
+  fi
+  start_server "$srv" "$OUT/rss-$srv.log" norequests
+  echo "== rss-over-time $srv (pid $SPID, port $PORT, ${RSS_DUR}s)  [$(( $(date +%s) - START_TS ))s elapsed]"
+  f="$OUT/rss-$srv.tsv"
+  printf 't_s\trss_kb\tcpu_ticks\n' >"$f"
+  printf 'start\t%s\t%s\n' "$(rss_kb "$SPID")" "$(cpu_ticks "$SPID")" >>"$f"   # idle, before any request
+  t0=$(now)
+  oha_run "$OUT/rss-$srv.oha.json" -d "$UNARY" -z "${RSS_DUR}s" -c "$CONC" "http://$HOST:$PORT/" &
+  BGPID=$!
+  i=0
+  while kill -0 "$BGPID" 2>/dev/null; do
+    i=$(( i + 1 ))
+    sleep "$(awk -v t0="$t0" -v i="$i" -v n="$(now)" 'BEGIN{d=t0+i-n; if (d<0) d=0; printf "%.3f", d}')"
+    kill -0 "$BGPID" 2>/dev/null || break
+    printf '%s\t%s\t%s\n' "$i" "$(rss_kb "$SPID")" "$(cpu_ticks "$SPID")" >>"$f"
+  done
+  wait "$BGPID" || echo "rss load of $srv: oha exited non-zero" >&2
+  BGPID=""
+  sleep 1
+  printf 'after\t%s\t%s\n' "$(rss_kb "$SPID")" "$(cpu_ticks "$SPID")" >>"$f"   # 1 s after the load
+  stop_server
+done
+
+python3 "$BENCH/summarize.py" "$OUT" | tee "$OUT/table.md"
+echo "raw results: $OUT  (total $(( $(date +%s) - START_TS )) s)"

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Turn a bench/run.sh results folder into markdown: the peers-bench tables (medians),
+switchboard's response checks and oha sanity, the RSS-over-time check, and the ratios
+of the performance targets with PASS/FAIL.
+
+Usage: summarize.py RESULTS_DIR
+runs.tsv columns: server, kind, rep, oha_json, server_cpu_pct, vmhwm_kB, vmrss_kB
+(the table part is the same computation as /work/shared/peers-bench/summarize.py)
+"""
+
+import csv
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float('nan')
+
+
+def oha_stats(d):
+    s, p = d['summary'], d['latencyPercentiles']
+    codes = d.get('statusCodeDistribution', {}) or {}
+    ok = codes.get('200', 0)
+    bad = sum(v for k, v in codes.items() if k != '200')
+    errs = {
+        k: v
+        for k, v in (d.get('errorDistribution') or {}).items()
+        if 'deadline' not in k  # in-flight requests cut at -z end are normal
+    }
+    cut = sum(v for k, v in (d.get('errorDistribution') or {}).items() if 'deadline' in k)
+    return dict(
+        rps=s['requestsPerSec'] or 0.0,
+        p50=(p['p50'] or 0) * 1e3,
+        p99=(p['p99'] or 0) * 1e3,
+        size=s['sizePerRequest'],
+        ok=ok,
+        codes=codes,
+        errs=errs,
+        cut=cut,
+        bad=bad + sum(errs.values()),
+    )
+
+
+def load(out: Path):
+    runs = defaultdict(list)
+    with open(out / 'runs.tsv') as f:
+        for row in csv.reader(f, delimiter='\t'):
+            name, kind, rep, path, cpu, hwm, rss = row[:7]
+            d = json.load(open(out / Path(path).name))
+            r = oha_stats(d)
+            r.update(cpu=float(cpu), hwm=int(hwm) / 1024, rss=int(rss) / 1024)
+            # newer run.sh: whole-machine busy % and oha's own CPU % during the load
+            r.update(busy=float(row[7]) if len(row) > 7 else None, oha=float(row[8]) if len(row) > 8 else None)
+            runs[(name, kind)].append(r)
+
+    def kv(fname):
+        p = out / fname
+        if not p.exists():
+            return {}
+        return {r[0]: int(r[1]) / 1024 for r in csv.reader(open(p), delimiter='\t') if r}
+
+    return runs, kv('idle.tsv'), kv('after.tsv')
+
+
+def f(x, d=1):
+    return 'n/a' if x is None or x != x else f'{x:,.{d}f}'
+
+
+def tables(out, runs, idle, after):
+    servers = list(dict.fromkeys(name for name, _ in runs))
+    print(f'Results: {out}  (medians of {max(len(v) for v in runs.values())} runs; '
+          'CPU % = server process CPU time / wall time, 100 % = one core; '
+          'CPU µs/req = server CPU time per completed request)\n')
+    print('Unary SendMessage, 64 connections')
+    print()
+    print('| server | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | peak RSS MiB (load) | idle RSS MiB | RSS after all loads MiB | 1-conn p50 ms | bytes/resp | failed |')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for s in servers:
+        u = runs.get((s, 'unary'), [])
+        u1 = runs.get((s, 'unary-1c'), [])
+        if not u:
+            continue
+        print(
+            f"| {s} | {f(med([r['rps'] for r in u]), 0)} | {f(med([r['p50'] for r in u]), 2)} "
+            f"| {f(med([r['p99'] for r in u]), 2)} | {f(med([r['cpu'] for r in u]), 0)} "
+            f"| {f(med([1e4 * r['cpu'] / r['rps'] for r in u if r['rps']]), 0)} | {f(med([r['hwm'] for r in u]))} | {f(idle.get(s, float('nan')))} "
+            f"| {f(after.get(s, float('nan')))} | {f(med([r['p50'] for r in u1]), 2)} "
+            f"| {u[0]['size']} | {sum(r['bad'] for r in u + u1)} |"
+        )
+    st = [s for s in servers if (s, 'stream') in runs]
+    if st:
+        print()
+        print('Streaming SendStreamingMessage (SSE; one request = whole stream)')
+        print()
+        print('| server | 1-stream p50 ms (1 conn) | 1-stream p99 ms | streams/s (64 conn) | p50 ms | p99 ms | server CPU % | CPU µs/stream | peak RSS MiB | bytes/stream | failed |')
+        print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+        for s in st:
+            r1 = runs.get((s, 'stream-1c'), [])
+            r = runs[(s, 'stream')]
+            print(
+                f"| {s} | {f(med([x['p50'] for x in r1]), 2)} | {f(med([x['p99'] for x in r1]), 2)} "
+                f"| {f(med([x['rps'] for x in r]), 0)} | {f(med([x['p50'] for x in r]), 2)} "
+                f"| {f(med([x['p99'] for x in r]), 2)} | {f(med([x['cpu'] for x in r]), 0)} "
+                f"| {f(med([1e4 * x['cpu'] / x['rps'] for x in r if x['rps']]), 0)} | {f(med([x['hwm'] for x in r]))} | {r[0]['size']} | {sum(x['bad'] for x in r + r1)} |"
+            )
+    return servers
+
+
+def noise(runs):
+    """Whole-machine CPU during the 64-connection loads, split into server, oha and everything else."""
+    rows = [(k, v) for k, v in runs.items() if k[1] in ('unary', 'stream') and v and v[0].get('busy') is not None]
+    if not rows:
+        return
+    print()
+    print('CPU during the 64-connection loads (medians; 100 % = one core, the machine has 200 %). '
+          '"other" = machine busy − server − oha: anything else running on the machine (noise).')
+    print()
+    print('| server | load | machine busy % | server % | oha % | other % |')
+    print('|---|---|---:|---:|---:|---:|')
+    for (name, kind), v in rows:
+        b, c, o = med([x['busy'] for x in v]), med([x['cpu'] for x in v]), med([x['oha'] for x in v])
+        oth = med([x['busy'] - x['cpu'] - x['oha'] for x in v])
+        print(f'| {name} | {kind} | {f(b, 0)} | {f(c, 0)} | {f(o, 0)} | {f(oth, 0)} |')
+
+
+def sb_sanity(out, runs):
+    sb = [(k, v) for k, v in runs.items() if k[0].startswith('sb-')]
+    checks = (out / 'checks.txt').read_text().strip() if (out / 'checks.txt').exists() else ''
+    if not sb and not checks:
+        return
+    print()
+    print('switchboard answers (saved per server: *.unary-response.json, *.stream-response.txt, *.agent-card.json)')
+    print()
+    for line in checks.splitlines():
+        print(f'- {line}')
+    print()
+    print('| sb run | requests 200 | other status | errors (excl. -z cut-offs) | cut at -z end | bytes/req |')
+    print('|---|---:|---:|---:|---:|---:|')
+    for (name, kind), rs in sorted(sb):
+        for i, r in enumerate(rs, 1):
+            other = {k: v for k, v in r['codes'].items() if k != '200'}
+            print(f"| {name} {kind} #{i} | {r['ok']:,} | {other or 0} | {r['errs'] or 0} | {r['cut']} | {r['size']} |")
+    db = out / 'sb-task-sqlite.db-size.txt'
+    if db.exists():
+        print()
+        print('sb-task-sqlite database after its runs: ' + '; '.join(l.strip() for l in db.read_text().splitlines() if l.strip()))
+
+
+def rss_over_time(out):
+    env = (out / 'env.txt').read_text() if (out / 'env.txt').exists() else ''
+    m = re.search(r'RSS_WARM=(\d+)', env)
+    warm = int(m.group(1)) if m else 10
+    res = {}
+    files = sorted(out.glob('rss-*.tsv'))
+    if not files:
+        return res
+    print()
+    print(f'RSS over time: fresh process, sustained unary SendMessage at 64 connections, VmRSS sampled every 1 s '
+          f'(baseline = first sample at t ≥ {warm} s of load; ratio = end / baseline)')
+    print()
+    print('| server | requests (200) | req/s | RSS idle before load MiB | RSS at 1 s MiB | baseline (t=%d s) MiB | max MiB | end MiB | 1 s after load MiB | end / baseline | KiB per request after baseline | failed |' % warm)
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for p in files:
+        name = p.name[len('rss-'):-len('.tsv')]
+        rows = list(csv.reader(open(p), delimiter='\t'))[1:]
+        start = next((int(r[1]) for r in rows if r[0] == 'start'), None)
+        aft = next((int(r[1]) for r in rows if r[0] == 'after'), None)
+        samples = [(int(r[0]), int(r[1])) for r in rows if r[0].isdigit() and r[1]]
+        if not samples:
+            continue
+        base = next(((t, v) for t, v in samples if t >= warm), samples[-1])
+        end = samples[-1]
+        mx = max(v for _, v in samples)
+        oj = out / f'rss-{name}.oha.json'
+        st = oha_stats(json.load(open(oj))) if oj.exists() else None
+        reqs = st['ok'] if st else 0
+        rps = st['rps'] if st else float('nan')
+        ratio = end[1] / base[1] if base[1] else float('nan')
+        per_req = ((end[1] - base[1]) / (rps * (end[0] - base[0]))) if st and rps and end[0] > base[0] else float('nan')
+        res[name] = dict(ratio=ratio, base=base, end=end, start=start, max=mx, samples=len(samples))
+        print(f"| {name} | {reqs:,} | {f(rps, 0)} | {f(start / 1024 if start else None)} | {f(samples[0][1] / 1024)} "
+              f"| {f(base[1] / 1024)} | {f(mx / 1024)} | {f(end[1] / 1024)} (t={end[0]} s) | {f(aft / 1024 if aft else None)} "
+              f"| {f(ratio, 3)} | {f(per_req, 3)} | {st['bad'] if st else 'n/a'} |")
+    return res
+
+
+def ratios(runs, rss):
+    def rps(name, kind='unary'):
+        return med([r['rps'] for r in runs.get((name, kind), [])]) if (name, kind) in runs else None
+
+    def cpu_us(name, kind='unary'):
+        rs = runs.get((name, kind), [])
+        return med([1e4 * r['cpu'] / r['rps'] for r in rs if r['rps']]) if rs else None
+
+    print()
+    print('Targets (ratios of medians within this run)')
+    print()
+    print('| target | numerator | denominator | ratio | goal | verdict | info: CPU µs/req num / den |')
+    print('|---|---|---|---:|---|---|---|')
+    lines = []
+
+    def row(label, num, den, goal_txt, ok_fn, kind='unary'):
+        n, d = rps(num, kind) if num else None, rps(den, kind) if den else None
+        if n is None or d is None or not d:
+            verdict, r = 'NOT MEASURED', None
+        else:
+            r = n / d
+            verdict = 'PASS' if ok_fn(r) else 'FAIL'
+        unit = 'streams/s' if kind == 'stream' else 'req/s'
+        cu = f"{f(cpu_us(num, kind), 0)} / {f(cpu_us(den, kind), 0)}" if n is not None and d is not None else ''
+        print(f"| {label} | {num} {f(n, 0)} {unit} | {den or '—'} {f(d, 0)} | {f(r, 2)} | {goal_txt} | {verdict} | {cu} |")
+        lines.append(f'{label}: {f(r, 2)} ({goal_txt}) {verdict}')
+
+    raw = 'raw-message' if ('raw-message', 'unary') in runs else ('raw' if ('raw', 'unary') in runs else None)
+    row('(a) sb-message unary ÷ raw' + (' (message-shaped)' if raw == 'raw-message' else ' (task-shaped)'),
+        'sb-message', raw, '≥ 0.5', lambda r: r >= 0.5)
+    rust = [s for s in ('rs-lf-nd-task', 'rs-tt-task') if (s, 'unary') in runs]
+    best_rust = max(rust, key=lambda s: rps(s)) if rust else None
+    row('(b) sb-task unary ÷ best Rust SDK task peer', 'sb-task', best_rust, '≥ 1.5', lambda r: r >= 1.5)
+    row('(c) sb-task-sqlite unary ÷ best Rust SDK task peer', 'sb-task-sqlite', best_rust, '≥ 0.5', lambda r: r >= 0.5)
+    peers_t = [k[0] for k in runs if k[1] == 'stream' and k[0].endswith('-task') and not k[0].startswith('sb-')]
+    best_st = max(peers_t, key=lambda s: rps(s, 'stream')) if peers_t else None
+    row('(d) sb-task streams/s ÷ best task-mode peer', 'sb-task', best_st, '≥ 1.2', lambda r: r >= 1.2, kind='stream')
+    e = rss.get('sb-task')
+    if e:
+        ok = 0.9 <= e['ratio'] <= 1.1
+        v = 'PASS' if ok else 'FAIL'
+        print(f"| (e) sb-task RSS end ÷ baseline (sustained load) | end {f(e['end'][1] / 1024)} MiB (t={e['end'][0]} s) "
+              f"| baseline {f(e['base'][1] / 1024)} MiB (t={e['base'][0]} s) | {f(e['ratio'], 3)} | 0.9–1.1 | {v} | |")
+        lines.append(f"(e) sb-task RSS end/baseline: {f(e['ratio'], 3)} (0.9–1.1) {v}")
+    else:
+        print('| (e) sb-task RSS end ÷ baseline | — | — | n/a | 0.9–1.1 | NOT MEASURED | |')
+        lines.append('(e) sb-task RSS end/baseline: NOT MEASURED')
+    l2 = rss.get('rs-lf-nd-task')
+    if l2:
+        print(f"| info: rs-lf-nd-task RSS end ÷ baseline | end {f(l2['end'][1] / 1024)} MiB | baseline {f(l2['base'][1] / 1024)} MiB "
+              f"| {f(l2['ratio'], 3)} | (no goal) | | |")
+    print()
+    for l in lines:
+        print(l)
+
+
+def main():
+    out = Path(sys.argv[1])
+    env = out / 'env.txt'
+    if env.exists():
+        print('```')
+        print(env.read_text().rstrip())
+        print('```')
+        print()
+    runs, idle, after = load(out)
+    if runs:
+        tables(out, runs, idle, after)
+        noise(runs)
+        sb_sanity(out, runs)
+    load_tsv = out / 'load.tsv'
+    if load_tsv.exists() and load_tsv.read_text().strip():
+        print()
+        print('Machine load average (1/5/15 min) just before each server started: ' + '; '.join(
+            f'{r[0]} {r[1]}' for r in csv.reader(open(load_tsv), delimiter='\t') if r))
+    sk = out / 'skipped.txt'
+    if sk.exists() and sk.read_text().strip():
+        print()
+        print('Skipped during the run (time budget): ' + '; '.join(sk.read_text().split('\n')).strip('; '))
+    rss = rss_over_time(out)
+    ratios(runs, rss)
+
+
+if __name__ == '__main__':
+    main()

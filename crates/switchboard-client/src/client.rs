@@ -1,0 +1,697 @@
+//! [`A2AClient`]: one agent, every A2A operation, as typed async methods.
+//!
+//! A client is built in one of three ways:
+//!
+//! * [`A2AClient::connect`] (or [`ClientBuilder::connect`]) reads the agent
+//!   card, walks its `supportedInterfaces` in order and uses the first one
+//!   this crate has a transport for (today: `JSONRPC` with a `1.x` version).
+//! * [`ClientBuilder::from_card`] does the same with a card you already have.
+//! * [`A2AClient::from_endpoint`] skips discovery and talks JSON-RPC 1.0 to a
+//!   URL you know.
+//!
+//! The chosen interface's `tenant`, when set, is copied into every request
+//! that does not name a tenant itself, as the spec requires.
+//!
+//! Methods take the protocol's request objects, or anything that converts
+//! into one through [`IntoRequest`]: `client.get_task("task-id")` and
+//! `client.get_task(GetTaskRequest { .. })` both work.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use switchboard_protocol::card::BINDING_JSONRPC;
+use switchboard_protocol::jsonrpc::methods;
+use switchboard_protocol::{
+    AGENT_CARD_PATH, AgentCard, AgentInterface, CancelTaskRequest, EXTENSIONS_HEADER,
+    GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef, VERSION_HEADER,
+};
+
+use crate::error::{ClientError, flatten_chain};
+use crate::request::IntoRequest;
+use crate::transport::{self, Http, RawStream, Transport};
+
+/// One item of a stream: the event, plus the SSE `id:` when the server sent
+/// a numeric one (servers that support resuming number their events).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEvent {
+    /// The SSE event id, if the server sent a numeric `id:` field.
+    pub seq: Option<u64>,
+    /// The event: a task snapshot, a message, a status or an artifact update.
+    pub event: StreamResponse,
+}
+
+/// The stream returned by [`A2AClient::send_streaming_message`] and
+/// [`A2AClient::subscribe_to_task`].
+///
+/// It yields events until the server closes the stream. An error (from the
+/// agent, the network or decoding) is always the last item.
+pub type EventStream = BoxStream<'static, Result<StreamEvent, ClientError>>;
+
+/// Builds an [`A2AClient`] with options. Start with [`A2AClient::builder`].
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), switchboard_client::ClientError> {
+/// use std::time::Duration;
+/// use switchboard_client::A2AClient;
+///
+/// let client = A2AClient::builder()
+///     .timeout(Duration::from_secs(30))
+///     .bearer_token("secret")
+///     .extension("https://example.com/ext/v1")
+///     .connect("https://agent.example.com")
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ClientBuilder {
+    preferred_bindings: Vec<String>,
+    timeout: Option<Duration>,
+    connect_timeout: Option<Duration>,
+    headers: Vec<(String, String)>,
+    extensions: Vec<String>,
+}
+
+impl ClientBuilder {
+    /// A builder with default options: the card's interface order, no
+    /// request timeout, a 10 s connect timeout, no extra headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Restricts and orders the bindings to use, e.g. `["JSONRPC"]`.
+    ///
+    /// By default the card's own order (the agent's preference) decides.
+    /// With a list, the first listed binding that the card offers (with a
+    /// supported version) and this crate implements wins; unlisted bindings
+    /// are not used. Names are compared case-insensitively. This crate
+    /// implements `JSONRPC` (A2A 1.x) today.
+    pub fn preferred_bindings<I, S>(mut self, bindings: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preferred_bindings = bindings.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Time limit of a whole unary request, and of the wait for a stream's
+    /// first response bytes (a running stream is never cut).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Time limit for establishing a connection (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Adds a header to every request, the card fetch included (e.g.
+    /// `Authorization`). Invalid names or values are reported when the
+    /// client is built.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Shorthand for `header("Authorization", "Bearer <token>")`.
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.header("Authorization", value)
+    }
+
+    /// Requests an extension: its URI is sent in the `A2A-Extensions` header.
+    pub fn extension(mut self, uri: impl Into<String>) -> Self {
+        self.extensions.push(uri.into());
+        self
+    }
+
+    /// Requests several extensions (see [`ClientBuilder::extension`]).
+    pub fn extensions<I, S>(mut self, uris: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.extensions.extend(uris.into_iter().map(Into::into));
+        self
+    }
+
+    /// Fetches the agent card at `url` (an agent base URL or the card's own
+    /// URL) and builds a client for the best interface it offers.
+    pub async fn connect(self, url: &str) -> Result<A2AClient, ClientError> {
+        let http = self.http()?;
+        let card_url = card_url(url)?;
+        let card = fetch_card_with(&http, card_url.clone()).await?;
+        self.build_from_card(http, card, Some(&card_url))
+    }
+
+    /// Builds a client for the best interface of a card you already have.
+    /// Interface URLs must be absolute.
+    pub fn from_card(self, card: AgentCard) -> Result<A2AClient, ClientError> {
+        let http = self.http()?;
+        self.build_from_card(http, card, None)
+    }
+
+    /// Builds a client that talks JSON-RPC (A2A 1.0) to `url` directly,
+    /// without reading a card. [`A2AClient::card`] is then `None`.
+    pub fn from_endpoint(self, url: &str) -> Result<A2AClient, ClientError> {
+        let http = self.http()?;
+        let interface = AgentInterface {
+            url: url.to_string(),
+            protocol_binding: BINDING_JSONRPC.to_string(),
+            tenant: None,
+            protocol_version: switchboard_protocol::card::PROTOCOL_VERSION.to_string(),
+        };
+        let transport = (transport::jsonrpc::FACTORY.build)(&interface, &http)?;
+        Ok(A2AClient::assemble(None, interface, transport, http))
+    }
+
+    /// Fetches an agent card without building a client (e.g. to show a
+    /// card whose interfaces this crate cannot use). `url` is an agent base
+    /// URL or the card's own URL.
+    pub async fn fetch_card(&self, url: &str) -> Result<AgentCard, ClientError> {
+        let http = self.http()?;
+        fetch_card_with(&http, card_url(url)?).await
+    }
+
+    fn build_from_card(
+        self,
+        http: Http,
+        card: AgentCard,
+        card_url: Option<&reqwest::Url>,
+    ) -> Result<A2AClient, ClientError> {
+        let Some(mut interface) = select_interface(&card, &self.preferred_bindings) else {
+            let offered = card
+                .supported_interfaces
+                .iter()
+                .map(|i| format!("{} {} at {}", i.protocol_binding, i.protocol_version, i.url))
+                .collect();
+            return Err(ClientError::NoSupportedInterface { offered });
+        };
+        // Proto3 writes an unset string as "" (the JS SDK's cards do): an
+        // empty tenant means "no tenant".
+        interface.tenant = interface.tenant.filter(|t| !t.is_empty());
+        // A relative interface URL is resolved against the card's URL.
+        if reqwest::Url::parse(&interface.url).is_err()
+            && let Some(base) = card_url
+            && let Ok(joined) = base.join(&interface.url)
+        {
+            interface.url = joined.to_string();
+        }
+        let factory = transport::factory_for(&interface).ok_or_else(|| {
+            ClientError::Config(format!("no transport for {}", interface.protocol_binding))
+        })?;
+        let transport = (factory.build)(&interface, &http)?;
+        Ok(A2AClient::assemble(Some(card), interface, transport, http))
+    }
+
+    fn http(&self) -> Result<Http, ClientError> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ClientError::Config(format!("invalid header name {name:?}: {e}")))?;
+            let value = HeaderValue::from_str(value).map_err(|e| {
+                ClientError::Config(format!("invalid value for header {name}: {e}"))
+            })?;
+            headers.append(name, value);
+        }
+        if !self.extensions.is_empty() {
+            let joined = self.extensions.join(",");
+            let value = HeaderValue::from_str(&joined)
+                .map_err(|e| ClientError::Config(format!("invalid extension URI list: {e}")))?;
+            headers.insert(EXTENSIONS_HEADER, value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| ClientError::Config(flatten_chain(&e)))?;
+        Ok(Http {
+            client,
+            headers,
+            timeout: self.timeout,
+        })
+    }
+}
+
+/// Picks the interface to use: the card's order, or the caller's binding
+/// preference, among interfaces this crate has a transport for.
+fn select_interface(card: &AgentCard, preferred: &[String]) -> Option<AgentInterface> {
+    let usable = |i: &&AgentInterface| transport::factory_for(i).is_some();
+    if preferred.is_empty() {
+        return card.supported_interfaces.iter().find(usable).cloned();
+    }
+    preferred.iter().find_map(|binding| {
+        card.supported_interfaces
+            .iter()
+            .filter(|i| {
+                i.protocol_binding
+                    .trim()
+                    .eq_ignore_ascii_case(binding.trim())
+            })
+            .find(usable)
+            .cloned()
+    })
+}
+
+/// Turns an agent base URL into its card URL; a URL that already points at
+/// a JSON document or into `/.well-known/` is taken as the card URL.
+fn card_url(input: &str) -> Result<reqwest::Url, ClientError> {
+    let mut url = reqwest::Url::parse(input.trim())
+        .map_err(|e| ClientError::Config(format!("invalid agent URL {input:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ClientError::Config(format!(
+            "agent URL {url} is not http(s)"
+        )));
+    }
+    let path = url.path().to_string();
+    if path.ends_with(".json") || path.contains("/.well-known/") {
+        return Ok(url);
+    }
+    let base = path.trim_end_matches('/');
+    url.set_path(&format!("{base}{AGENT_CARD_PATH}"));
+    Ok(url)
+}
+
+async fn fetch_card_with(http: &Http, url: reqwest::Url) -> Result<AgentCard, ClientError> {
+    let mut req = http
+        .client
+        .get(url.clone())
+        .headers(http.headers.clone())
+        .header(ACCEPT, HeaderValue::from_static("application/json"))
+        .header(VERSION_HEADER, HeaderValue::from_static("1.0"));
+    if let Some(t) = http.timeout {
+        req = req.timeout(t);
+    }
+    let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+    let status = resp.status();
+    let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+    if !status.is_success() {
+        let mut text = String::from_utf8_lossy(&body).into_owned();
+        if text.len() > 4096 {
+            text = text.chars().take(4096).collect();
+        }
+        return Err(ClientError::Http {
+            status: status.as_u16(),
+            body: text,
+        });
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| ClientError::Decode(format!("agent card at {url}: {e}")))
+}
+
+/// A client for one A2A agent. Cheap to clone; clones share connections.
+///
+/// See the [crate docs](crate) for an end-to-end example.
+#[derive(Debug, Clone)]
+pub struct A2AClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    card: Option<AgentCard>,
+    interface: AgentInterface,
+    transport: Box<dyn Transport>,
+    http: Http,
+}
+
+impl A2AClient {
+    fn assemble(
+        card: Option<AgentCard>,
+        interface: AgentInterface,
+        transport: Box<dyn Transport>,
+        http: Http,
+    ) -> Self {
+        A2AClient {
+            inner: Arc::new(Inner {
+                card,
+                interface,
+                transport,
+                http,
+            }),
+        }
+    }
+
+    /// A builder for clients with options (timeouts, headers, extensions,
+    /// binding preference).
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Connects with default options: fetches the agent card at `url` (an
+    /// agent base URL such as `https://agent.example.com`, or the card URL
+    /// itself) and picks the first interface this crate supports.
+    pub async fn connect(url: &str) -> Result<Self, ClientError> {
+        ClientBuilder::new().connect(url).await
+    }
+
+    /// A client that talks JSON-RPC (A2A 1.0) to `jsonrpc_url` directly,
+    /// without fetching a card.
+    pub fn from_endpoint(jsonrpc_url: &str) -> Result<Self, ClientError> {
+        ClientBuilder::new().from_endpoint(jsonrpc_url)
+    }
+
+    /// The agent card the client was built from (`None` for
+    /// [`A2AClient::from_endpoint`]).
+    pub fn card(&self) -> Option<&AgentCard> {
+        self.inner.card.as_ref()
+    }
+
+    /// The interface in use: URL, binding, version and tenant.
+    pub fn interface(&self) -> &AgentInterface {
+        &self.inner.interface
+    }
+
+    /// The URL requests are sent to.
+    pub fn endpoint(&self) -> &str {
+        self.inner.transport.endpoint()
+    }
+
+    /// Fetches an agent card (with this client's headers and timeout).
+    /// `url` is an agent base URL or a card URL.
+    pub async fn fetch_card(&self, url: &str) -> Result<AgentCard, ClientError> {
+        fetch_card_with(&self.inner.http, card_url(url)?).await
+    }
+
+    /// `SendMessage`: sends a message and returns the task that handles it
+    /// (finished or interrupted, unless `returnImmediately` was set) or the
+    /// agent's direct reply.
+    pub async fn send_message(
+        &self,
+        request: impl IntoRequest<SendMessageRequest>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::SEND_MESSAGE, &req).await
+    }
+
+    /// Sends one user text message (`SendMessage` with a fresh message id).
+    pub async fn send_text(
+        &self,
+        text: impl Into<String>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        self.send_message(Message::user_text(text)).await
+    }
+
+    /// `SendStreamingMessage`: sends a message and streams what happens: a
+    /// `Task` first, then status and artifact updates, until the server
+    /// closes the stream (or a single `Message`).
+    pub async fn send_streaming_message(
+        &self,
+        request: impl IntoRequest<SendMessageRequest>,
+    ) -> Result<EventStream, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.stream(methods::SEND_STREAMING_MESSAGE, &req).await
+    }
+
+    /// `GetTask`: the current state of a task.
+    pub async fn get_task(
+        &self,
+        request: impl IntoRequest<GetTaskRequest>,
+    ) -> Result<Task, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::GET_TASK, &req).await
+    }
+
+    /// `ListTasks`: one page of tasks, filtered by context, state, time.
+    pub async fn list_tasks(
+        &self,
+        request: ListTasksRequest,
+    ) -> Result<ListTasksResponse, ClientError> {
+        let mut req = request;
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::LIST_TASKS, &req).await
+    }
+
+    /// `CancelTask`: asks the agent to cancel a task; returns the task.
+    pub async fn cancel_task(
+        &self,
+        request: impl IntoRequest<CancelTaskRequest>,
+    ) -> Result<Task, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::CANCEL_TASK, &req).await
+    }
+
+    /// `SubscribeToTask`: streams a running task's events; the first item is
+    /// the current `Task`.
+    pub async fn subscribe_to_task(
+        &self,
+        request: impl IntoRequest<SubscribeToTaskRequest>,
+    ) -> Result<EventStream, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.stream(methods::SUBSCRIBE_TO_TASK, &req).await
+    }
+
+    /// `CreateTaskPushNotificationConfig`: registers a webhook for a task.
+    pub async fn create_push_config(
+        &self,
+        config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let mut req = config;
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::CREATE_PUSH_CONFIG, &req).await
+    }
+
+    /// `GetTaskPushNotificationConfig`: one webhook of a task, by
+    /// `(task_id, config_id)` or a [`TaskPushNotificationConfigRef`].
+    pub async fn get_push_config(
+        &self,
+        request: impl IntoRequest<TaskPushNotificationConfigRef>,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::GET_PUSH_CONFIG, &req).await
+    }
+
+    /// `ListTaskPushNotificationConfigs`: the webhooks of a task.
+    pub async fn list_push_configs(
+        &self,
+        request: impl IntoRequest<ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::LIST_PUSH_CONFIGS, &req).await
+    }
+
+    /// `DeleteTaskPushNotificationConfig`: removes one webhook of a task.
+    pub async fn delete_push_config(
+        &self,
+        request: impl IntoRequest<TaskPushNotificationConfigRef>,
+    ) -> Result<(), ClientError> {
+        let mut req = request.into_request();
+        self.fill_tenant(&mut req.tenant);
+        self.call_raw(methods::DELETE_PUSH_CONFIG, &req).await?;
+        Ok(())
+    }
+
+    /// `GetExtendedAgentCard`: the card as the agent shows it to this
+    /// (authenticated) caller. The card held by the client is not replaced.
+    pub async fn get_extended_agent_card(&self) -> Result<AgentCard, ClientError> {
+        let mut req = GetExtendedAgentCardRequest::default();
+        self.fill_tenant(&mut req.tenant);
+        self.call(methods::GET_EXTENDED_AGENT_CARD, &req).await
+    }
+
+    fn fill_tenant(&self, tenant: &mut Option<String>) {
+        if tenant.is_none() {
+            tenant.clone_from(&self.inner.interface.tenant);
+        }
+    }
+
+    async fn call_raw<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let params = to_params(method, params)?;
+        self.inner.transport.call(method, params).await
+    }
+
+    async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<R, ClientError> {
+        let raw = self.call_raw(method, params).await?;
+        decode(method, &raw)
+    }
+
+    async fn stream<P: Serialize>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<EventStream, ClientError> {
+        let params = to_params(method, params)?;
+        let raw: RawStream = self.inner.transport.stream(method, params).await?;
+        let typed = raw.map(move |item| {
+            let raw = item?;
+            Ok(StreamEvent {
+                seq: raw.seq,
+                event: decode(method, &raw.result)?,
+            })
+        });
+        Ok(stop_after_error(typed))
+    }
+}
+
+/// Ends a stream right after its first error.
+fn stop_after_error<S>(stream: S) -> EventStream
+where
+    S: futures::Stream<Item = Result<StreamEvent, ClientError>> + Send + 'static,
+{
+    stream
+        .scan(false, |failed, item| {
+            let out = if *failed {
+                None
+            } else {
+                *failed = item.is_err();
+                Some(item)
+            };
+            futures::future::ready(out)
+        })
+        .boxed()
+}
+
+fn to_params<P: Serialize>(method: &str, params: &P) -> Result<serde_json::Value, ClientError> {
+    serde_json::to_value(params)
+        .map_err(|e| ClientError::Config(format!("cannot serialize {method} params: {e}")))
+}
+
+fn decode<R: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<R, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        ClientError::Decode(format!(
+            "{method} result does not match the A2A schema: {e}"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn iface(binding: &str, version: &str, url: &str) -> AgentInterface {
+        AgentInterface {
+            url: url.into(),
+            protocol_binding: binding.into(),
+            tenant: None,
+            protocol_version: version.into(),
+        }
+    }
+
+    #[test]
+    fn card_url_from_base_and_card_urls() {
+        let u = |s: &str| card_url(s).unwrap().to_string();
+        assert_eq!(u("http://h:1"), "http://h:1/.well-known/agent-card.json");
+        assert_eq!(u("http://h:1/"), "http://h:1/.well-known/agent-card.json");
+        assert_eq!(
+            u("http://h/agents/a/"),
+            "http://h/agents/a/.well-known/agent-card.json"
+        );
+        assert_eq!(u("http://h/card.json"), "http://h/card.json");
+        assert_eq!(
+            u("http://h/.well-known/agent-card.json"),
+            "http://h/.well-known/agent-card.json"
+        );
+        assert!(matches!(card_url("nope"), Err(ClientError::Config(_))));
+        assert!(matches!(card_url("ftp://h/"), Err(ClientError::Config(_))));
+    }
+
+    #[test]
+    fn selection_follows_card_order_and_versions() {
+        let mut card = AgentCard::new("a", "b", "1");
+        card.supported_interfaces = vec![
+            iface("GRPC", "1.0", "h:1"),
+            iface("JSONRPC", "0.3", "http://h/v03"),
+            iface("jsonrpc", "1.0", "http://h/v1"),
+            iface("JSONRPC", "1.1", "http://h/v11"),
+        ];
+        let got = select_interface(&card, &[]).unwrap();
+        assert_eq!(got.url, "http://h/v1");
+        let got = select_interface(&card, &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
+        assert_eq!(got.url, "http://h/v1");
+        assert!(select_interface(&card, &["GRPC".into()]).is_none());
+    }
+
+    #[test]
+    fn no_supported_interface_lists_offers() {
+        let mut card = AgentCard::new("a", "b", "1");
+        card.supported_interfaces = vec![
+            iface("GRPC", "1.0", "h:1"),
+            iface("JSONRPC", "0.3", "http://h/"),
+        ];
+        let err = ClientBuilder::new().from_card(card).unwrap_err();
+        match &err {
+            ClientError::NoSupportedInterface { offered } => {
+                assert_eq!(offered, &["GRPC 1.0 at h:1", "JSONRPC 0.3 at http://h/"]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(err.to_string().contains("GRPC 1.0 at h:1"));
+    }
+
+    #[test]
+    fn tenant_is_copied_from_the_interface() {
+        let mut card = AgentCard::new("a", "b", "1");
+        let mut i = iface("JSONRPC", "1.0", "http://h/");
+        i.tenant = Some("t1".into());
+        card.supported_interfaces = vec![i];
+        let client = ClientBuilder::new().from_card(card).unwrap();
+        let mut t = None;
+        client.fill_tenant(&mut t);
+        assert_eq!(t.as_deref(), Some("t1"));
+        let mut own = Some("mine".to_string());
+        client.fill_tenant(&mut own);
+        assert_eq!(own.as_deref(), Some("mine"));
+    }
+
+    #[test]
+    fn empty_tenant_is_no_tenant() {
+        let mut card = AgentCard::new("a", "b", "1");
+        let mut i = iface("JSONRPC", "1.0", "http://h/");
+        i.tenant = Some(String::new());
+        card.supported_interfaces = vec![i];
+        let client = ClientBuilder::new().from_card(card).unwrap();
+        assert_eq!(client.interface().tenant, None);
+    }
+
+    #[test]
+    fn relative_interface_url_is_resolved_against_the_card() {
+        let mut card = AgentCard::new("a", "b", "1");
+        card.supported_interfaces = vec![iface("JSONRPC", "1.0", "/rpc")];
+        let base = reqwest::Url::parse("http://h:9/.well-known/agent-card.json").unwrap();
+        let http = ClientBuilder::new().http().unwrap();
+        let client = ClientBuilder::new()
+            .build_from_card(http, card, Some(&base))
+            .unwrap();
+        assert_eq!(client.endpoint(), "http://h:9/rpc");
+    }
+
+    #[test]
+    fn bad_headers_are_config_errors() {
+        let err = ClientBuilder::new()
+            .header("X-Bad", "a\nb")
+            .from_endpoint("http://h/")
+            .unwrap_err();
+        assert!(matches!(err, ClientError::Config(_)), "{err:?}");
+        let err = ClientBuilder::new()
+            .header("bad name", "v")
+            .from_endpoint("http://h/")
+            .unwrap_err();
+        assert!(matches!(err, ClientError::Config(_)), "{err:?}");
+    }
+}

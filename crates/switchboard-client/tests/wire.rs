@@ -1,0 +1,488 @@
+//! Wire-level checks of the client against a scripted HTTP server.
+//!
+//! The official sample servers (see `official_samples.rs`) show that the
+//! client interoperates; this file pins down what it sends and how it reads
+//! the answers a well-behaved agent does *not* give: HTTP error statuses,
+//! bad JSON, mismatched ids, unknown error codes, mid-stream errors, hangs.
+//!
+//! The scripted server is a few lines of tokio: it accepts a connection,
+//! reads one HTTP/1.1 request (headers, then `Content-Length` bytes), records
+//! it, and writes the canned reply the test chose, then closes the
+//! connection (which also ends an SSE body).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use switchboard_client::protocol::{A2AError, ListTasksRequest, StreamResponse, TaskState};
+use switchboard_client::{A2AClient, ClientError};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: HashMap<String, String>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+}
+
+/// What the server answers.
+enum Reply {
+    /// A complete response.
+    Http {
+        status: u16,
+        content_type: &'static str,
+        body: String,
+    },
+    /// Never answer (for timeouts).
+    Hang,
+}
+
+fn json_reply(body: Value) -> Reply {
+    Reply::Http {
+        status: 200,
+        content_type: "application/json",
+        body: body.to_string(),
+    }
+}
+
+fn sse_reply(body: &str) -> Reply {
+    Reply::Http {
+        status: 200,
+        content_type: "text/event-stream",
+        body: body.to_string(),
+    }
+}
+
+type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
+
+/// Starts the scripted server; returns its base URL and the request log.
+async fn serve(
+    handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let handler: Handler = Arc::new(handler);
+    let log2 = log.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let handler = handler.clone();
+            let log = log2.clone();
+            tokio::spawn(async move {
+                let Some(seen) = read_request(&mut sock).await else {
+                    return;
+                };
+                log.lock().unwrap().push(seen.clone());
+                match handler(&seen) {
+                    Reply::Hang => {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                    Reply::Http {
+                        status,
+                        content_type,
+                        body,
+                    } => {
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(body.as_bytes()).await;
+                        let _ = sock.shutdown().await;
+                    }
+                }
+            });
+        }
+    });
+    (base, log)
+}
+
+async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Seen> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let header_end = loop {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let method = first.next()?.to_string();
+    let path = first.next()?.to_string();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < header_end + len {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&buf[header_end..]).unwrap_or(Value::Null);
+    Some(Seen {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn task_json(id: &str, state: &str) -> Value {
+    json!({"id": id, "contextId": "ctx", "status": {"state": state}})
+}
+
+/// Answers every JSON-RPC call with `result`, echoing the id.
+fn echo_result(result: Value) -> impl Fn(&Seen) -> Reply {
+    move |seen| json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": result}))
+}
+
+#[tokio::test]
+async fn requests_carry_headers_ids_and_params() {
+    let (base, log) = serve(echo_result(task_json("t1", "TASK_STATE_WORKING"))).await;
+    let client = A2AClient::builder()
+        .bearer_token("s3cret")
+        .header("X-Trace", "abc")
+        .extensions(["urn:a", "urn:b"])
+        .from_endpoint(&format!("{base}/rpc"))
+        .unwrap();
+    assert!(client.card().is_none());
+    let task = client.get_task("t1").await.unwrap();
+    assert_eq!(task.id, "t1");
+    assert_eq!(task.status.state, TaskState::Working);
+    client.cancel_task("t1").await.unwrap();
+
+    let seen = log.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    let get = &seen[0];
+    assert_eq!(get.method, "POST");
+    assert_eq!(get.path, "/rpc");
+    assert_eq!(get.header("content-type"), Some("application/json"));
+    assert_eq!(get.header("a2a-version"), Some("1.0"));
+    assert_eq!(get.header("a2a-extensions"), Some("urn:a,urn:b"));
+    assert_eq!(get.header("authorization"), Some("Bearer s3cret"));
+    assert_eq!(get.header("x-trace"), Some("abc"));
+    assert_eq!(get.body["jsonrpc"], "2.0");
+    assert_eq!(get.body["method"], "GetTask");
+    assert_eq!(get.body["params"], json!({"id": "t1"}));
+    assert_eq!(seen[1].body["method"], "CancelTask");
+    assert_ne!(get.body["id"], seen[1].body["id"], "ids must be unique");
+}
+
+#[tokio::test]
+async fn connect_reads_the_card_and_copies_the_tenant() {
+    let (base, log) = serve(|seen| {
+        if seen.method == "GET" {
+            let port = seen.header("host").unwrap().to_string();
+            json_reply(json!({
+                "name": "mock",
+                "description": "d",
+                "version": "1",
+                "supportedInterfaces": [
+                    {"url": "grpc.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                    {"url": format!("http://{port}/v03"), "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+                    {"url": format!("http://{port}/v1"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "acme"}
+                ],
+                "capabilities": {"streaming": true}
+            }))
+        } else {
+            json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"],
+                "result": {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}}))
+        }
+    })
+    .await;
+    let client = A2AClient::connect(&base).await.unwrap();
+    assert_eq!(client.card().unwrap().name, "mock");
+    assert!(client.endpoint().ends_with("/v1"), "{}", client.endpoint());
+    assert_eq!(client.interface().tenant.as_deref(), Some("acme"));
+    let page = client
+        .list_tasks(ListTasksRequest::default())
+        .await
+        .unwrap();
+    assert!(page.tasks.is_empty());
+
+    let seen = log.lock().unwrap().clone();
+    assert_eq!(seen[0].method, "GET");
+    assert_eq!(seen[0].path, "/.well-known/agent-card.json");
+    assert_eq!(seen[1].path, "/v1");
+    assert_eq!(seen[1].body["method"], "ListTasks");
+    assert_eq!(seen[1].body["params"], json!({"tenant": "acme"}));
+}
+
+#[tokio::test]
+async fn card_without_a_usable_interface_is_reported() {
+    let (base, _) = serve(|_| {
+        json_reply(json!({
+            "name": "old", "description": "", "version": "1",
+            "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]
+        }))
+    })
+    .await;
+    let err = A2AClient::connect(&format!("{base}/.well-known/agent-card.json"))
+        .await
+        .unwrap_err();
+    match err {
+        ClientError::NoSupportedInterface { offered } => {
+            assert_eq!(offered, ["JSONRPC 0.3 at http://x/"])
+        }
+        other => panic!("{other:?}"),
+    }
+    // The card itself can still be read.
+    let card = A2AClient::builder().fetch_card(&base).await.unwrap();
+    assert_eq!(card.name, "old");
+}
+
+#[tokio::test]
+async fn rpc_errors_keep_their_code_whatever_the_http_status() {
+    let (base, _) = serve(|seen| Reply::Http {
+        status: 500,
+        content_type: "application/json",
+        body: json!({"jsonrpc": "2.0", "id": seen.body["id"],
+            "error": {"code": -32001, "message": "Task not found: t9"}})
+        .to_string(),
+    })
+    .await;
+    let client = A2AClient::from_endpoint(&base).unwrap();
+    let err = client.get_task("t9").await.unwrap_err();
+    assert_eq!(err.code(), Some(-32001));
+    assert!(matches!(
+        err,
+        ClientError::Protocol(A2AError::TaskNotFound(_))
+    ));
+    assert!(err.to_string().contains("-32001"), "{err}");
+}
+
+#[tokio::test]
+async fn unknown_rpc_codes_are_not_lost() {
+    let (base, _) = serve(|seen| {
+        json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"],
+            "error": {"code": -32000, "message": "custom failure"}}))
+    })
+    .await;
+    let err = A2AClient::from_endpoint(&base)
+        .unwrap()
+        .get_task("x")
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("custom failure") && text.contains("-32000"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn http_errors_and_bad_bodies() {
+    let (base, _) = serve(|seen| match seen.path.as_str() {
+        "/404" => Reply::Http {
+            status: 404,
+            content_type: "text/html",
+            body: "<h1>nope</h1>".into(),
+        },
+        "/garbage" => Reply::Http {
+            status: 200,
+            content_type: "application/json",
+            body: "{not json".into(),
+        },
+        "/wrong-id" => json_reply(json!({"jsonrpc": "2.0", "id": "other", "result": {}})),
+        "/wrong-shape" => {
+            json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {"id": 5}}))
+        }
+        _ => json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": null})),
+    })
+    .await;
+    let at = |p: &str| A2AClient::from_endpoint(&format!("{base}{p}")).unwrap();
+
+    match at("/404").get_task("x").await.unwrap_err() {
+        ClientError::Http { status, body } => {
+            assert_eq!(status, 404);
+            assert!(body.contains("nope"));
+        }
+        other => panic!("{other:?}"),
+    }
+    for path in ["/garbage", "/wrong-id", "/wrong-shape"] {
+        let err = at(path).get_task("x").await.unwrap_err();
+        assert!(matches!(err, ClientError::Decode(_)), "{path}: {err:?}");
+        assert_eq!(err.code(), None);
+    }
+    // DeleteTaskPushNotificationConfig returns `"result": null`.
+    at("/null").delete_push_config(("t", "c")).await.unwrap();
+}
+
+#[tokio::test]
+async fn transport_failures_and_timeouts() {
+    // A port with nothing listening.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let err = A2AClient::from_endpoint(&format!("http://127.0.0.1:{port}/"))
+        .unwrap()
+        .get_task("x")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err:?}");
+
+    let (base, _) = serve(|_| Reply::Hang).await;
+    let client = A2AClient::builder()
+        .timeout(Duration::from_millis(300))
+        .from_endpoint(&base)
+        .unwrap();
+    let err = client.get_task("x").await.unwrap_err();
+    assert!(err.is_timeout(), "{err:?}");
+    let err = client.subscribe_to_task("x").await.err().unwrap();
+    assert!(err.is_timeout(), "{err:?}");
+}
+
+fn frame(id: &Value, result: Value) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"jsonrpc": "2.0", "id": id, "result": result})
+    )
+}
+
+#[tokio::test]
+async fn sse_events_ids_and_error_frames() {
+    let (base, log) = serve(|seen| {
+        let id = &seen.body["id"];
+        let mut body = String::from(": keep-alive\n\n");
+        body.push_str("id: 1\n");
+        body.push_str(&frame(
+            id,
+            json!({"task": task_json("t1", "TASK_STATE_SUBMITTED")}),
+        ));
+        body.push_str("id: 2\n");
+        body.push_str(&frame(
+            id,
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx",
+            "status": {"state": "TASK_STATE_WORKING"}}}),
+        ));
+        body.push_str(&format!(
+            "event: error\ndata: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "boom"}})
+        ));
+        // Anything after the error is ignored.
+        body.push_str(&frame(
+            id,
+            json!({"task": task_json("t1", "TASK_STATE_COMPLETED")}),
+        ));
+        sse_reply(&body)
+    })
+    .await;
+    let client = A2AClient::from_endpoint(&base).unwrap();
+    let items: Vec<_> = client
+        .send_streaming_message(switchboard_client::protocol::Message::user_text("hi"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(items.len(), 3, "{items:?}");
+    let first = items[0].as_ref().unwrap();
+    assert_eq!(first.seq, Some(1));
+    assert!(matches!(first.event, StreamResponse::Task(_)));
+    let second = items[1].as_ref().unwrap();
+    assert_eq!(second.seq, Some(2));
+    assert_eq!(second.event.state(), Some(TaskState::Working));
+    let err = items[2].as_ref().unwrap_err();
+    assert_eq!(err.code(), Some(-32603), "{err}");
+
+    let seen = log.lock().unwrap().clone();
+    assert_eq!(seen[0].body["method"], "SendStreamingMessage");
+    assert_eq!(seen[0].header("accept"), Some("text/event-stream"));
+    assert_eq!(seen[0].header("a2a-version"), Some("1.0"));
+    assert_eq!(seen[0].body["params"]["message"]["role"], "ROLE_USER");
+}
+
+#[tokio::test]
+async fn sse_error_member_and_bad_events_end_the_stream() {
+    let (base, _) = serve(|seen| {
+        let id = &seen.body["id"];
+        match seen.body["params"]["id"].as_str() {
+            Some("rpc-error") => sse_reply(&format!(
+                "{}data: {}\n\n{}",
+                frame(
+                    id,
+                    json!({"task": task_json("rpc-error", "TASK_STATE_WORKING")})
+                ),
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": "gone"}}),
+                frame(
+                    id,
+                    json!({"task": task_json("rpc-error", "TASK_STATE_WORKING")})
+                ),
+            )),
+            Some("bad-json") => sse_reply("data: {oops\n\ndata: {}\n\n"),
+            Some("bad-shape") => sse_reply(&frame(id, json!({"nothing": 1}))),
+            Some("multi-line") => {
+                let json = json!({"jsonrpc": "2.0", "id": id,
+                    "result": {"task": task_json("multi-line", "TASK_STATE_WORKING")}})
+                .to_string();
+                // A JSON document split over two `data:` lines (between
+                // tokens, where the joining newline is whitespace).
+                let (a, b) = json.split_at(json.find(',').unwrap() + 1);
+                sse_reply(&format!("data: {a}\ndata: {b}\n\n"))
+            }
+            _ => json_reply(json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32004, "message": "terminal"}})),
+        }
+    })
+    .await;
+    let client = A2AClient::from_endpoint(&base).unwrap();
+    let run = |id: &'static str| {
+        let client = client.clone();
+        async move {
+            client
+                .subscribe_to_task(id)
+                .await
+                .unwrap()
+                .collect::<Vec<_>>()
+                .await
+        }
+    };
+
+    let items = run("rpc-error").await;
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[1].as_ref().unwrap_err().code(), Some(-32001));
+
+    let items = run("bad-json").await;
+    assert_eq!(items.len(), 1);
+    assert!(matches!(items[0], Err(ClientError::Decode(_))), "{items:?}");
+
+    let items = run("bad-shape").await;
+    assert_eq!(items.len(), 1);
+    assert!(matches!(items[0], Err(ClientError::Decode(_))), "{items:?}");
+
+    let items = run("multi-line").await;
+    assert_eq!(items.len(), 1);
+    assert!(items[0].is_ok(), "{items:?}");
+
+    // A JSON error instead of a stream fails the call itself.
+    let err = client.subscribe_to_task("other").await.err().unwrap();
+    assert_eq!(err.code(), Some(-32004));
+}
