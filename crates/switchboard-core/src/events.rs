@@ -19,8 +19,10 @@ use tokio::sync::{Mutex, broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::executor::BoxError;
+use crate::progress::ProgressEmitter;
 use crate::runtime::{BusEvent, Change, Registry, TaskRuntime};
 use crate::store::{StoreError, TaskRecord, TaskStore};
+use switchboard_protocol::progress::ProgressLimits;
 
 /// Why an emission was refused.
 #[derive(Debug, thiserror::Error)]
@@ -95,15 +97,25 @@ enum EmitState {
     Replied,
 }
 
+/// What every run of one handler shares: where tasks live and how progress
+/// is limited (from the agent card's task-progress declaration).
+pub(crate) struct RunEnv {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) progress_limits: ProgressLimits,
+}
+
 pub(crate) struct Shared {
     pub(crate) task_id: String,
     pub(crate) context_id: String,
     pub(crate) tenant: String,
     pub(crate) owner: String,
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) registry: Arc<Registry>,
+    pub(crate) env: Arc<RunEnv>,
     pub(crate) cancel: CancellationToken,
     state: Mutex<EmitState>,
+    /// The run's progress emitter, made on first use; taken (and flushed)
+    /// when the run finishes, which also breaks the emitter → events cycle.
+    progress: std::sync::Mutex<Option<ProgressEmitter>>,
 }
 
 /// The handle an agent uses to answer one message. See the module docs.
@@ -128,8 +140,7 @@ impl TaskEvents {
         context_id: String,
         tenant: String,
         owner: String,
-        store: Arc<dyn TaskStore>,
-        registry: Arc<Registry>,
+        env: Arc<RunEnv>,
         cancel: CancellationToken,
         user_message: Message,
         outcome: oneshot::Sender<Outcome>,
@@ -144,10 +155,10 @@ impl TaskEvents {
                 context_id,
                 tenant,
                 owner,
-                store,
-                registry,
+                env,
                 cancel,
                 state: Mutex::new(state),
+                progress: std::sync::Mutex::new(None),
             }),
         }
     }
@@ -156,8 +167,7 @@ impl TaskEvents {
     pub(crate) fn for_task(
         runtime: Arc<TaskRuntime>,
         context_id: String,
-        store: Arc<dyn TaskStore>,
-        registry: Arc<Registry>,
+        env: Arc<RunEnv>,
         cancel: CancellationToken,
     ) -> Self {
         TaskEvents {
@@ -166,12 +176,28 @@ impl TaskEvents {
                 context_id,
                 tenant: runtime.key.0.clone(),
                 owner: runtime.owner.clone(),
-                store,
-                registry,
+                env,
                 cancel,
                 state: Mutex::new(EmitState::Task(runtime)),
+                progress: std::sync::Mutex::new(None),
             }),
         }
+    }
+
+    /// This run's task-progress emitter (one per run, shared by every clone
+    /// of the handle), limited as the agent card declares. See
+    /// [`crate::progress`]. Pending coalesced updates are flushed when the
+    /// run ends, before the engine settles the task.
+    pub fn progress(&self) -> ProgressEmitter {
+        let mut slot = self
+            .inner
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert_with(|| {
+            ProgressEmitter::new(self.clone(), self.inner.env.progress_limits.clone())
+        })
+        .clone()
     }
 
     /// The id of the task this run works on.
@@ -406,8 +432,8 @@ impl TaskEvents {
                 };
                 let (rt, snapshot, seq, rx) = TaskRuntime::create(
                     record,
-                    s.store.clone(),
-                    s.registry.clone(),
+                    s.env.store.clone(),
+                    s.env.registry.clone(),
                     s.cancel.clone(),
                 )
                 .await?;
@@ -428,6 +454,18 @@ impl TaskEvents {
     /// Called by the engine when `execute` returned (or panicked): settles
     /// the task so it never stays `WORKING` without an executor.
     pub(crate) async fn finish(&self, result: Result<(), BoxError>) {
+        let progress = self
+            .inner
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(p) = progress
+            && let Err(e) = p.flush().await
+            && !e.is_task_over()
+        {
+            tracing::warn!(task_id = %self.inner.task_id, error = %e, "could not flush progress at the end of the run");
+        }
         let mut st = self.inner.state.lock().await;
         // A protocol error before anything was emitted goes back to the caller.
         if let (EmitState::Pending { outcome, .. }, Err(e)) = (&mut *st, &result)

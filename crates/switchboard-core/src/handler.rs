@@ -23,12 +23,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::context::{CallContext, media_type_matches};
-use crate::events::{EmitError, Outcome, TaskEvents};
+use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, StoreError, TaskQuery, TaskStore};
 use crate::visibility::ExtensionFilter;
 use crate::{InMemoryStore, LoggedEvent};
+use switchboard_protocol::progress::ProgressLimits;
 
 /// Tunables of the engine.
 #[derive(Debug, Clone)]
@@ -57,6 +58,7 @@ struct Inner {
     store: Arc<dyn TaskStore>,
     card: AgentCard,
     registry: Arc<Registry>,
+    env: Arc<RunEnv>,
     config: HandlerConfig,
     shutdown: CancellationToken,
     runs: TaskTracker,
@@ -101,12 +103,20 @@ impl RequestHandlerBuilder {
 
     /// Builds the handler.
     pub fn build(self) -> RequestHandler {
+        let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
+        let registry = Arc::new(Registry::default());
+        let env = Arc::new(RunEnv {
+            store: store.clone(),
+            registry: registry.clone(),
+            progress_limits: ProgressLimits::from_card(&self.card).unwrap_or_default(),
+        });
         RequestHandler {
             inner: Arc::new(Inner {
                 executor: self.executor,
-                store: self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new())),
+                store,
                 card: self.card,
-                registry: Arc::new(Registry::default()),
+                registry,
+                env,
                 config: self.config,
                 shutdown: CancellationToken::new(),
                 runs: TaskTracker::new(),
@@ -425,8 +435,7 @@ impl RequestHandler {
             let events = TaskEvents::for_task(
                 runtime.clone(),
                 before.context_id.clone(),
-                self.inner.store.clone(),
-                self.inner.registry.clone(),
+                self.inner.env.clone(),
                 cancel,
             );
             let ctx = RequestContext {
@@ -462,8 +471,7 @@ impl RequestHandler {
             context_id.clone(),
             call.tenant.clone(),
             call.principal.clone(),
-            self.inner.store.clone(),
-            self.inner.registry.clone(),
+            self.inner.env.clone(),
             cancel,
             message.clone(),
             tx,

@@ -134,6 +134,12 @@ impl AgentCard {
         self
     }
 
+    /// Declares an extension in `capabilities.extensions`.
+    pub fn with_extension(mut self, extension: AgentExtension) -> Self {
+        self.capabilities.extensions.push(extension);
+        self
+    }
+
     /// `true` when the card declares streaming.
     pub fn supports_streaming(&self) -> bool {
         self.capabilities.streaming == Some(true)

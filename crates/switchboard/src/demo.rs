@@ -7,6 +7,7 @@
 //! | `/steps N` | a task with N working statuses (`step i of N`), then a summary artifact |
 //! | `/ask` | a task in input-required asking for your name; answer on the same task and it completes with a greeting |
 //! | `/long [S]` | a task that works for S seconds (default 30), a status every 0.5 s; cancel it with CancelTask |
+//! | `/progress [S]` | a job of about S seconds (default 6) with three concurrent progress trackers (task-progress extension) |
 //! | `/fail [why]` | a task that fails with that reason |
 //! | `/reject` | a task the agent rejects |
 //! | `/auth` | a task in auth-required (nothing can satisfy it; cancel it) |
@@ -19,6 +20,7 @@
 use std::time::Duration;
 
 use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
+use switchboard_protocol::progress::ProgressLimits;
 use switchboard_protocol::{AgentCard, AgentSkill, Artifact, Message, Part, Role};
 
 /// Help text for `/help`, kept in sync with the module docs.
@@ -28,6 +30,8 @@ switchboard demo agent — commands:
   /steps N        N working statuses, then a summary
   /ask            asks for your name (input-required); answer on the same task
   /long [S]       works for S seconds (default 30); cancel it with CancelTask
+  /progress [S]   ~S seconds (default 6) of three concurrent tasks with live progress
+                  (activate https://a2a-protocol.org/extensions/task-progress/v1)
   /fail [why]     fails with that reason
   /reject         the agent rejects the task
   /auth           waits in auth-required until canceled
@@ -49,6 +53,7 @@ pub fn demo_card() -> AgentCard {
         env!("CARGO_PKG_VERSION"),
     )
     .with_streaming(true)
+    .with_extension(ProgressLimits::default().to_extension())
     .with_skill(
         AgentSkill::new("analyse", "Analyse text", "Counts words and characters and reverses your text, streamed in chunks.", &["text", "demo"])
             .with_examples(&["hello world"]),
@@ -121,6 +126,10 @@ impl AgentExecutor for DemoAgent {
                     .await?;
                 Ok(())
             }
+            "progress" => {
+                let secs: f64 = arg.parse().unwrap_or(6.0_f64).clamp(1.0, 600.0);
+                self.progress_job(secs, &events).await
+            }
             "fail" => {
                 events.working("about to fail").await?;
                 let why = if arg.is_empty() {
@@ -146,6 +155,57 @@ impl AgentExecutor for DemoAgent {
 }
 
 impl DemoAgent {
+    /// Three pieces of work in parallel, each with its own tracker: a
+    /// download of 40 files, an index of 25 shards, and a scan whose size is
+    /// unknown until it ends. Each reports as it goes; the emitter keeps
+    /// every update a full snapshot and within the declared rate.
+    async fn progress_job(&self, secs: f64, events: &TaskEvents) -> Result<(), BoxError> {
+        events.working("starting three jobs").await?;
+        let progress = events.progress();
+        let jobs = [
+            ("download", Some(40_u32), "files"),
+            ("index", Some(25), "shards"),
+            ("scan", None, "folders"),
+        ];
+        let mut handles = Vec::new();
+        for (i, (id, total, unit)) in jobs.into_iter().enumerate() {
+            let mut builder = progress.tracker(id).message(format!("{id}: starting"));
+            if let Some(t) = total {
+                builder = builder.total(t);
+            }
+            let tracker = builder.start().await?;
+            let events = events.clone();
+            // Different speeds so the bars move independently.
+            let steps = total.unwrap_or(30);
+            let pause = Duration::from_secs_f64(secs * (1.0 - 0.2 * i as f64) / f64::from(steps));
+            handles.push(tokio::spawn(async move {
+                for n in 1..=steps {
+                    tokio::select! {
+                        _ = events.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(pause) => {}
+                    }
+                    tracker
+                        .set_with_message(n, format!("{id}: {n} {unit}"))
+                        .await?;
+                }
+                tracker.complete().await
+            }));
+        }
+        for h in handles {
+            h.await.map_err(|e| format!("a demo job crashed: {e}"))??;
+        }
+        if events.is_cancelled() {
+            return Ok(());
+        }
+        events
+            .artifact_text(
+                "report",
+                "downloaded 40 files, indexed 25 shards, scanned 30 folders",
+            )
+            .await?;
+        Ok(())
+    }
+
     async fn analyse(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
         events.working("reading your message").await?;
         let words = text.split_whitespace().count();
