@@ -25,7 +25,7 @@ use switchboard_protocol::jsonrpc::JsonRpcError;
 pub enum ClientError {
     /// The agent answered with a JSON-RPC error. The server's code and
     /// message are kept (see [`ClientError::code`]).
-    #[error("agent error {code}: {message}", code = .0.code(), message = server_message(.0))]
+    #[error("agent error {code}: {0}", code = .0.code())]
     Protocol(A2AError),
     /// An HTTP error status whose body is not a JSON-RPC error.
     #[error("HTTP {status} from the agent{}", body_suffix(.body))]
@@ -137,24 +137,6 @@ pub(crate) fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
 /// The message the server sent, for an error built by
 /// [`A2AError::from_code`] (which stores it in the variant's text field);
 /// variants without such a field show their standard text.
-fn server_message(e: &A2AError) -> String {
-    match e {
-        A2AError::Parse(m)
-        | A2AError::InvalidRequest(m)
-        | A2AError::MethodNotFound(m)
-        | A2AError::Internal(m)
-        | A2AError::TaskNotFound(m)
-        | A2AError::UnsupportedOperation(m)
-        | A2AError::ContentTypeNotSupported(m)
-        | A2AError::InvalidAgentResponse(m)
-        | A2AError::ExtensionSupportRequired(m)
-        | A2AError::VersionNotSupported(m) => m.clone(),
-        A2AError::InvalidParams { message, .. } => message.clone(),
-        A2AError::TaskNotCancelable { task_id, state } if task_id.is_empty() => state.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn body_suffix(body: &str) -> String {
     let trimmed = body.trim();
     if trimmed.is_empty() {
@@ -194,7 +176,10 @@ mod tests {
         let e = rpc(-32002, "Task cannot be canceled");
         assert_eq!(e.to_string(), "agent error -32002: Task cannot be canceled");
         let e = rpc(-32602, "bad field");
-        assert_eq!(e.to_string(), "agent error -32602: bad field");
+        assert_eq!(
+            e.to_string(),
+            "agent error -32602: Invalid parameters: bad field"
+        );
     }
 
     #[test]
@@ -203,7 +188,7 @@ mod tests {
         assert_eq!(e.code(), Some(-32603));
         assert_eq!(
             e.to_string(),
-            "agent error -32603: quota exceeded (JSON-RPC error code -32050)"
+            "agent error -32603: Internal error: quota exceeded (JSON-RPC error code -32050)"
         );
     }
 

@@ -13,8 +13,8 @@
 //! engine, which passes the caller's tenant and owner into every query.
 //!
 //! Implementations: [`crate::InMemoryStore`] here, SQLite in
-//! `switchboard-store-sqlite`. Each must pass [`conformance`] (feature
-//! `testing`).
+//! `switchboard-store-sqlite`. Each must pass the `conformance` suite
+//! (feature `testing`).
 
 use std::fmt;
 

@@ -57,7 +57,7 @@ pub enum A2AError {
     #[error("Task not found: {0}")]
     TaskNotFound(String),
     /// The task cannot be canceled in its current state (-32002).
-    #[error("Task cannot be canceled: task {task_id} is {state}")]
+    #[error("Task cannot be canceled{}", not_cancelable_detail(task_id, state))]
     TaskNotCancelable {
         /// The task.
         task_id: String,
@@ -85,6 +85,14 @@ pub enum A2AError {
     /// The requested protocol version is not served here (-32009).
     #[error("A2A version '{0}' is not supported")]
     VersionNotSupported(String),
+}
+
+fn not_cancelable_detail(task_id: &str, state: &str) -> String {
+    match (task_id.is_empty(), state.is_empty()) {
+        (false, _) => format!(": task {task_id} is {state}"),
+        (true, false) => format!(": {state}"),
+        (true, true) => String::new(),
+    }
 }
 
 impl A2AError {
@@ -194,27 +202,58 @@ impl A2AError {
 
     /// Rebuilds an error from a JSON-RPC code and message (client side).
     pub fn from_code(code: i32, message: String) -> Self {
+        Self::from_wire(code, message, None)
+    }
+
+    /// Rebuilds an error from its wire form: the JSON-RPC code, the message
+    /// and the `data` details. Structured fields come from the
+    /// `ErrorInfo.metadata` when present, and the standard wording this
+    /// type adds on display is taken off the message, so displaying the
+    /// result does not repeat it ("Task not found: Task not found: x").
+    pub fn from_wire(code: i32, message: String, data: Option<&Value>) -> Self {
+        let info = data
+            .and_then(Value::as_array)
+            .and_then(|d| d.iter().find(|v| v["@type"] == ERROR_INFO_TYPE))
+            .map(|v| &v["metadata"]);
+        let meta = |key: &str| info.and_then(|m| m[key].as_str()).map(str::to_string);
+        let strip = |prefix: &str| {
+            message
+                .strip_prefix(prefix)
+                .map(str::to_string)
+                .unwrap_or_else(|| message.clone())
+        };
         match code {
-            -32700 => Self::Parse(message),
-            -32600 => Self::InvalidRequest(message),
-            -32601 => Self::MethodNotFound(message),
+            -32700 => Self::Parse(strip("Invalid JSON payload: ")),
+            -32600 => Self::InvalidRequest(strip("Request payload validation error: ")),
+            -32601 => {
+                Self::MethodNotFound(meta("method").unwrap_or_else(|| strip("Method not found: ")))
+            }
             -32602 => Self::InvalidParams {
-                message,
+                message: strip("Invalid parameters: "),
                 violations: Vec::new(),
             },
-            -32001 => Self::TaskNotFound(message),
+            -32001 => {
+                Self::TaskNotFound(meta("taskId").unwrap_or_else(|| strip("Task not found: ")))
+            }
             -32002 => Self::TaskNotCancelable {
-                task_id: String::new(),
-                state: message,
+                task_id: meta("taskId").unwrap_or_default(),
+                state: meta("state").unwrap_or_else(|| {
+                    let rest = message
+                        .strip_prefix("Task cannot be canceled")
+                        .unwrap_or(&message);
+                    rest.trim_start_matches(':').trim().to_string()
+                }),
             },
             -32003 => Self::PushNotificationNotSupported,
-            -32004 => Self::UnsupportedOperation(message),
-            -32005 => Self::ContentTypeNotSupported(message),
-            -32006 => Self::InvalidAgentResponse(message),
+            -32004 => Self::UnsupportedOperation(strip("This operation is not supported: ")),
+            -32005 => Self::ContentTypeNotSupported(strip("Incompatible content types: ")),
+            -32006 => Self::InvalidAgentResponse(strip("Invalid agent response: ")),
             -32007 => Self::ExtendedAgentCardNotConfigured,
-            -32008 => Self::ExtensionSupportRequired(message),
-            -32009 => Self::VersionNotSupported(message),
-            _ => Self::Internal(message),
+            -32008 => Self::ExtensionSupportRequired(
+                meta("extension").unwrap_or_else(|| strip("Extension support required: ")),
+            ),
+            -32009 => Self::VersionNotSupported(meta("version").unwrap_or(message)),
+            _ => Self::Internal(strip("Internal error: ")),
         }
     }
 }

@@ -204,7 +204,7 @@ impl From<&A2AError> for JsonRpcError {
 impl JsonRpcError {
     /// Converts back to an [`A2AError`] (client side).
     pub fn to_a2a_error(&self) -> A2AError {
-        A2AError::from_code(self.code, self.message.clone())
+        A2AError::from_wire(self.code, self.message.clone(), self.data.as_ref())
     }
 }
 

@@ -273,3 +273,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn errors_round_trip_through_the_wire() {
+    let cases = vec![
+        A2AError::TaskNotFound("t1".into()),
+        A2AError::TaskNotCancelable {
+            task_id: "t2".into(),
+            state: "TASK_STATE_COMPLETED".into(),
+        },
+        A2AError::UnsupportedOperation("no".into()),
+        A2AError::ExtensionSupportRequired("urn:x".into()),
+        A2AError::VersionNotSupported("0.3".into()),
+        A2AError::MethodNotFound("Nope".into()),
+        A2AError::Internal("boom".into()),
+    ];
+    for e in cases {
+        let wire = jsonrpc::JsonRpcError::from(&e);
+        assert_eq!(wire.to_a2a_error(), e, "{e}");
+    }
+}
