@@ -199,7 +199,8 @@ impl RequestHandler {
     ) -> Result<SendMessageResponse, A2AError> {
         let blocking = req.is_blocking();
         let history_length = validate_history_length(req.history_length())?;
-        match self.start(call, req, false).await? {
+        let (outcome, mut run) = self.start(call, req, false).await?;
+        match outcome {
             Outcome::Message(mut m) => {
                 self.filter(call).event_message(&mut m);
                 Ok(SendMessageResponse::Message(m))
@@ -212,7 +213,13 @@ impl RequestHandler {
                 ..
             } => {
                 if blocking && !settled(snapshot.status.state) {
-                    wait_settled(&runtime, rx).await;
+                    // Keep driving the agent here while we wait: a quick
+                    // agent finishes without ever being spawned. If this
+                    // call is dropped, `run` hands the agent to a task.
+                    tokio::select! {
+                        _ = wait_settled(&runtime, rx) => {}
+                        _ = run.drive() => {}
+                    }
                     snapshot = runtime.snapshot().await;
                 }
                 snapshot.limit_history(history_length);
@@ -231,7 +238,10 @@ impl RequestHandler {
     ) -> Result<EventStream, A2AError> {
         self.require_streaming()?;
         let history_length = validate_history_length(req.history_length())?;
-        match self.start(call, req, true).await? {
+        // Dropping `run` right away moves the agent onto its own task: the
+        // stream is consumed after this call returns.
+        let (outcome, _run) = self.start(call, req, true).await?;
+        match outcome {
             Outcome::Message(m) => {
                 let item = LoggedEvent {
                     seq: 0,
@@ -371,7 +381,7 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
         streaming: bool,
-    ) -> Result<Outcome, A2AError> {
+    ) -> Result<(Outcome, Run), A2AError> {
         self.check_message(&req.message)?;
         self.check_output_modes(&req)?;
         if req
@@ -448,13 +458,16 @@ impl RequestHandler {
                 call: call.clone(),
                 streaming,
             };
-            self.spawn_run(ctx, events);
-            return Ok(Outcome::Task {
-                runtime,
-                snapshot,
-                seq,
-                rx,
-            });
+            let run = self.run(ctx, events);
+            return Ok((
+                Outcome::Task {
+                    runtime,
+                    snapshot,
+                    seq,
+                    rx,
+                },
+                run,
+            ));
         }
 
         // A new task (or a direct reply): ids are ours to assign.
@@ -486,15 +499,25 @@ impl RequestHandler {
             call: call.clone(),
             streaming,
         };
-        self.spawn_run(ctx, events);
-        rx.await
-            .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()))
+        let mut run = self.run(ctx, events);
+        let mut rx = rx;
+        // The first emission decides the outcome; until then the agent runs
+        // right here, with no task spawned for it.
+        let outcome = tokio::select! {
+            biased;
+            o = &mut rx => o,
+            _ = run.drive() => rx.await,
+        };
+        let outcome = outcome
+            .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()))?;
+        Ok((outcome, run))
     }
 
-    fn spawn_run(&self, ctx: RequestContext, events: TaskEvents) {
+    /// One execution of the agent, not yet started; see [`Run`].
+    fn run(&self, ctx: RequestContext, events: TaskEvents) -> Run {
         use futures::FutureExt as _;
         let executor = self.inner.executor.clone();
-        self.inner.runs.spawn(async move {
+        Run::new(&self.inner.runs, async move {
             let run =
                 std::panic::AssertUnwindSafe(executor.execute(ctx, events.clone())).catch_unwind();
             let result = match run.await {
@@ -510,7 +533,7 @@ impl RequestHandler {
                 }
             };
             events.finish(result).await;
-        });
+        })
     }
 
     /// Finds a task's live runtime or loads it, scoped to the caller.
@@ -775,6 +798,57 @@ impl RequestHandler {
             Err(A2AError::UnsupportedOperation(
                 "this agent does not offer an extended agent card".into(),
             ))
+        }
+    }
+}
+
+/// One execution of the agent (its `execute` plus the engine's settling),
+/// driven first by the request that started it and handed to its own tokio
+/// task when that request stops driving it (returns, streams, or is
+/// dropped because the client went away). Quick agents — a direct reply, a
+/// task that completes at once — thus finish without a spawn, and a slow
+/// one is never lost with its caller. The run counts towards the handler's
+/// `TaskTracker` from the start, so shutdown waits for it either way.
+pub(crate) struct Run {
+    fut: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    tracker: TaskTracker,
+    _token: tokio_util::task::task_tracker::TaskTrackerToken,
+}
+
+impl Run {
+    fn new(
+        tracker: &TaskTracker,
+        fut: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Self {
+        Run {
+            fut: Some(Box::pin(fut)),
+            tracker: tracker.clone(),
+            _token: tracker.token(),
+        }
+    }
+
+    /// Polls the run to completion.
+    ///
+    /// Cancel safety: dropping this future leaves the run where it was; it
+    /// continues on the next `drive` or on its own task once `self` drops.
+    async fn drive(&mut self) {
+        if let Some(fut) = self.fut.as_mut() {
+            fut.await;
+            self.fut = None;
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(fut) = self.fut.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    self.tracker.spawn_on(fut, &handle);
+                }
+                // No runtime (process teardown): nothing can run it anyway.
+                Err(_) => tracing::warn!("an agent run was dropped at runtime shutdown"),
+            }
         }
     }
 }

@@ -950,3 +950,37 @@ async fn a_live_stream_resumed_mid_task_misses_nothing() {
         Some(TaskState::Canceled)
     );
 }
+
+/// The request drives a quick agent itself; when a blocking caller goes
+/// away mid-run, the agent carries on on its own task and still settles.
+#[tokio::test]
+async fn a_dropped_blocking_caller_does_not_stop_the_agent() {
+    let agent = agent_fn(|_ctx, events| async move {
+        events.working("slow").await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        events.artifact_text("out", "finished anyway").await?;
+        Ok(())
+    });
+    let h = RequestHandler::builder(agent, AgentCard::new("x", "x", "1")).build();
+    let call = CallContext::anonymous();
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(50), h.send_message(&call, send("go"))).await;
+    assert!(
+        gave_up.is_err(),
+        "the caller gave up before the agent finished"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let list = h
+        .list_tasks(
+            &call,
+            ListTasksRequest {
+                include_artifacts: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(list.tasks.len(), 1);
+    assert_eq!(list.tasks[0].status.state, TaskState::Completed);
+    assert_eq!(list.tasks[0].artifacts()[0].text(), "finished anyway");
+}
