@@ -210,6 +210,16 @@ def ratios(runs, rss):
         else:
             r = n / d
             verdict = 'PASS' if ok_fn(r) else 'FAIL'
+        # Noise flag: another process used > 25 % of a core during these loads (median).
+        noisy = []
+        for nm in (num, den):
+            rs = runs.get((nm, kind), []) if nm else []
+            if rs and rs[0].get('busy') is not None:
+                o = med([x['busy'] - x['cpu'] - x['oha'] for x in rs])
+                if o > 25:
+                    noisy.append(f'{nm} other {o:.0f} %')
+        if noisy and r is not None:
+            verdict += ' (NOISY: ' + ', '.join(noisy) + ')'
         unit = 'streams/s' if kind == 'stream' else 'req/s'
         cu = f"{f(cpu_us(num, kind), 0)} / {f(cpu_us(den, kind), 0)}" if n is not None and d is not None else ''
         print(f"| {label} | {num} {f(n, 0)} {unit} | {den or '—'} {f(d, 0)} | {f(r, 2)} | {goal_txt} | {verdict} | {cu} |")
