@@ -1,0 +1,760 @@
+//! # switchboard-store-postgres: a durable [`TaskStore`] on PostgreSQL
+//!
+//! [`PgStore`] keeps switchboard's tasks and their event logs in a
+//! PostgreSQL database. It passes the same conformance suite as the
+//! in-memory and SQLite stores and has the same semantics, and, unlike them,
+//! it is meant to be shared: **several server replicas may open the same
+//! database at once**, and every commit stays correct because the database,
+//! not the process, decides which writer wins.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), switchboard_core::StoreError> {
+//! use std::time::Duration;
+//! use switchboard_store_postgres::{PgOptions, PgStore};
+//!
+//! let store = PgStore::open("postgres://switchboard:secret@db.internal/switchboard").await?;
+//! // Or tune the pool:
+//! let tuned = PgStore::open_with(
+//!     "postgresql://switchboard@127.0.0.1:5432/switchboard?sslmode=require",
+//!     PgOptions { max_connections: 32, connect_timeout: Duration::from_secs(2), ..Default::default() },
+//! ).await?;
+//! # let _ = (store, tuned); Ok(()) }
+//! ```
+//!
+//! ## What is stored
+//!
+//! Two tables, created by the embedded migrations in `migrations/` (run at
+//! every open under sqlx's advisory lock, so replicas starting together do
+//! not race; applied migrations are recorded in `_sqlx_migrations`):
+//!
+//! - `tasks`: one row per `(tenant, id)` with the **latest snapshot** as JSON
+//!   (`task_json`, the A2A `Task` wire form: status, all artifacts, the whole
+//!   history) and the columns queries need: `context_id`, `owner`, `state`,
+//!   the status time (`status_micros` + `status_subus_nanos`, falling back to
+//!   the creation time like [`TaskRecord::status_time`]), the creation time
+//!   (`created_micros` + `created_subus_nanos`) and `last_seq`, the sequence
+//!   number of the last logged event. Two indexes serve ListTasks:
+//!   `(tenant, owner, status_micros DESC, id DESC)` and the same with
+//!   `context_id` after `owner`.
+//! - `task_events`: one row per event of a task's **log**, keyed by
+//!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
+//!   `StreamResponse` wire form).
+//!
+//! The wire form writes timestamps to the millisecond, but a store must give
+//! back exactly what was committed, so the exact status time is kept in
+//! integer columns beside the JSON and put back when a row is read. Times
+//! are integers (microseconds since the epoch, plus the nanoseconds below a
+//! microsecond) rather than `timestamptz`, which stops at the microsecond.
+//! Text that is sorted uses the `"C"` collation, so ListTasks orders ids
+//! byte by byte like the other stores, whatever the database's locale.
+//!
+//! ## How a commit works
+//!
+//! [`TaskStore::commit`] is **one SQL statement**, hence one transaction and
+//! one round trip. A data-modifying CTE writes the snapshot *only if* the
+//! stored `last_seq` is the one the writer expected, and appends the event
+//! *only if* the snapshot was written:
+//!
+//! - for a task whose log is expected to be empty, an
+//!   `INSERT … ON CONFLICT (tenant, id) DO UPDATE … WHERE tasks.last_seq = 0`;
+//! - otherwise an `UPDATE tasks … WHERE tenant = … AND id = … AND last_seq = expected`.
+//!
+//! PostgreSQL locks the row it updates and, when another transaction changed
+//! that row first, re-checks the `WHERE` against the newest version before
+//! writing. So of two writers (in one process or in two replicas) that both
+//! expect `last_seq = 4`, exactly one moves it to 5 and appends event 5; the
+//! other changes nothing and gets [`StoreError::SequenceConflict`]. Two
+//! writers creating the same task collide on the primary key the same way.
+//! The `(tenant, task_id, seq)` primary key of `task_events` is a second
+//! guard: a log can never hold one sequence number twice.
+//!
+//! This runs at PostgreSQL's default `READ COMMITTED` isolation and never
+//! needs retries: a losing writer waits for the winner's row lock, then
+//! sees the new `last_seq` and stops.
+//!
+//! ### Where `NOTIFY` goes
+//!
+//! Replicas will announce appends with `NOTIFY` (see `DESIGN.md`, "Several
+//! replicas"). Notifications are transactional: PostgreSQL sends them when
+//! the transaction commits, and drops them if it rolls back. The commit
+//! statement's final `SELECT` is the place for it: selecting
+//! `pg_notify(channel, payload)` from the `put` CTE notifies exactly when the
+//! commit applied, inside the same transaction. [`PgStore::pool`] gives the
+//! connections for a `PgListener` and for other tables (leases, outbox).
+//!
+//! ## Reads
+//!
+//! - [`TaskStore::load`]: one primary-key lookup.
+//! - [`TaskStore::list`]: keyset pagination in ListTasks order (status time
+//!   descending, then id descending; the cursor is `(status_micros, id)`),
+//!   fetching one row more than the page to know whether a next page exists.
+//!   The `COUNT(*)` of all matching tasks is computed **in the same
+//!   statement**, so page and total come from one snapshot.
+//! - [`TaskStore::events`]: the log after a sequence number, ascending, with
+//!   `LIMIT`.
+//!
+//! ## Durability
+//!
+//! `commit` returns after PostgreSQL's `COMMIT` returned. With the server's
+//! default `synchronous_commit = on`, the write-ahead log is flushed first,
+//! so a committed task survives a crash of the server or the machine (and,
+//! with synchronous replication configured on the server, of the primary).
+//! [`PgOptions::synchronous_commit`] set to `false` turns this off for the
+//! store's sessions only: faster, never corrupting, but the last fraction of
+//! a second of commits may be lost if the *database server* crashes.
+//!
+//! ## Errors
+//!
+//! Connection, SQL and constraint failures are [`StoreError::Backend`] with
+//! what was being done; rows that cannot be decoded are
+//! [`StoreError::Corrupt`]. Opening connects once, directly and within
+//! [`PgOptions::connect_timeout`], so a wrong URL, an unreachable host or a
+//! refused password fails fast with PostgreSQL's own reason (the password is
+//! never part of a message).
+//!
+//! ## Testing
+//!
+//! With the crate feature `testing`, [`testing`] starts a private
+//! PostgreSQL server from Debian's binaries (no Docker) and hands out fresh
+//! databases; `install-postgres.sh` beside this crate installs the binaries
+//! when they are missing.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
+use switchboard_core::store::to_micros;
+use switchboard_core::{
+    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+};
+use switchboard_protocol::{StreamResponse, Task};
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+/// The schema, embedded at build time from `migrations/`.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Tuning for [`PgStore::open_with`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgOptions {
+    /// Most connections the pool opens (default 10). Each commit and each
+    /// read holds one connection for one statement. Mind the server's
+    /// `max_connections` (100 by default) across all replicas.
+    pub max_connections: u32,
+    /// How long opening a connection may take, and how long an operation
+    /// waits for a free pooled connection, before failing (default 5 s).
+    pub connect_timeout: Duration,
+    /// Whether commits wait for the server to flush its write-ahead log
+    /// (default `true`). `false` sets `synchronous_commit = off` for the
+    /// store's sessions: see the crate docs, "Durability".
+    pub synchronous_commit: bool,
+    /// Shown in `pg_stat_activity` (default `switchboard`).
+    pub application_name: String,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        Self {
+            max_connections: 10,
+            connect_timeout: Duration::from_secs(5),
+            synchronous_commit: true,
+            application_name: "switchboard".into(),
+        }
+    }
+}
+
+/// A [`TaskStore`] in a PostgreSQL database. See the crate docs.
+///
+/// Cloning is cheap and shares the pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    /// What was opened, without the password, for messages.
+    location: String,
+}
+
+impl fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgStore")
+            .field("location", &self.location)
+            .field("pool_size", &self.pool.size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Opens the database at `url` (`postgres://…` or `postgresql://…`, with
+    /// any of libpq's URL parameters sqlx understands, e.g. `sslmode`) with
+    /// default [`PgOptions`], and applies the schema migrations.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, PgOptions::default()).await
+    }
+
+    /// Opens the database at `url` with explicit options.
+    ///
+    /// Connects once (within [`PgOptions::connect_timeout`]) to apply the
+    /// migrations, then builds the pool, which connects on demand. A bad
+    /// URL, an unreachable server, a refused login or a missing database is
+    /// a [`StoreError::Backend`] naming the target (never the password).
+    pub async fn open_with(url: &str, options: PgOptions) -> Result<Self, StoreError> {
+        let location = redact(url);
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(StoreError::Backend(format!(
+                "invalid PostgreSQL URL {location:?}: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+            )));
+        }
+        let mut connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Backend(format!("invalid PostgreSQL URL {location:?}: {e}")))?
+            .application_name(&options.application_name);
+        if !options.synchronous_commit {
+            connect = connect.options([("synchronous_commit", "off")]);
+        }
+
+        let mut conn = connect_once(&connect, options.connect_timeout, &location).await?;
+        let migrated = migrate(&mut conn).await;
+        // Closing politely is best effort; the migration result is what counts.
+        let _ = conn.close().await;
+        migrated.map_err(|e| {
+            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
+        })?;
+
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.connect_timeout)
+            .connect_lazy_with(connect);
+        Ok(Self { pool, location })
+    }
+
+    /// A store on an existing pool (for sharing one pool with other tables).
+    /// Applies the schema migrations on one of its connections.
+    pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
+        let options = pool.connect_options();
+        let location = format!(
+            "postgres://{}@{}:{}/{}",
+            options.get_username(),
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or("")
+        );
+        let mut conn = pool
+            .acquire()
+            .await
+            .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
+        migrate(&mut conn).await.map_err(|e| {
+            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
+        })?;
+        drop(conn);
+        Ok(Self { pool, location })
+    }
+
+    /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)
+    /// and for tables that live beside the task store.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Closes every pooled connection, waiting for the ones in use.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}
+
+/// Applies the embedded migrations on `conn`, under sqlx's advisory lock
+/// (so replicas starting together apply each migration once).
+///
+/// `Migrator::run` takes an `Acquire` whose higher-ranked lifetime makes the
+/// calling future `!Send` (it could not be spawned on a multi-threaded
+/// runtime); `run_direct`, the same code on a plain connection, avoids that.
+async fn migrate(conn: &mut PgConnection) -> Result<(), sqlx::migrate::MigrateError> {
+    MIGRATOR.run_direct(None, conn, false).await
+}
+
+/// One direct connection, with a deadline, so failures carry their reason
+/// (the pool would retry a refused connection until its timeout and then
+/// report only "timed out").
+async fn connect_once(
+    connect: &PgConnectOptions,
+    timeout: Duration,
+    location: &str,
+) -> Result<PgConnection, StoreError> {
+    match tokio::time::timeout(timeout, PgConnection::connect_with(connect)).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(StoreError::Backend(format!(
+            "connecting to PostgreSQL at {location}: {e}"
+        ))),
+        Err(_) => Err(StoreError::Backend(format!(
+            "connecting to PostgreSQL at {location}: no answer within {timeout:?}"
+        ))),
+    }
+}
+
+/// `url` with the password, if any, replaced by `***`.
+fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest_start = scheme_end + 3;
+    let rest = &url[rest_start..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &authority[..at];
+    match userinfo.find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &url[..rest_start],
+            &userinfo[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Writes.
+
+/// The columns of a commit, computed before talking to the database.
+struct TaskRow {
+    tenant: String,
+    id: String,
+    context_id: String,
+    owner: String,
+    state: &'static str,
+    status_micros: i64,
+    status_subus_nanos: i32,
+    created_micros: i64,
+    created_subus_nanos: i32,
+    last_seq: i64,
+    /// The `last_seq` the stored row must have for this commit to apply.
+    expected: i64,
+    task_json: String,
+    event_json: Option<String>,
+    /// The event's exact status time, see [`event_status_time`].
+    event_status: Option<(i64, i32)>,
+}
+
+impl TaskRow {
+    fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
+        let id = &record.task.id;
+        let expected = if event.is_some() {
+            record.last_seq.saturating_sub(1)
+        } else {
+            record.last_seq
+        };
+        let status_time = record.status_time();
+        Ok(Self {
+            tenant: record.tenant.clone(),
+            id: id.clone(),
+            context_id: record.task.context_id.clone(),
+            owner: record.owner.clone(),
+            state: record.task.status.state.as_str(),
+            status_micros: to_micros(status_time),
+            status_subus_nanos: sub_micro_nanos(status_time),
+            created_micros: to_micros(record.created_at),
+            created_subus_nanos: sub_micro_nanos(record.created_at),
+            last_seq: seq_to_db(record.last_seq, id)?,
+            expected: seq_to_db(expected, id)?,
+            task_json: serde_json::to_string(&record.task)
+                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
+            event_json: event
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
+            event_status: event
+                .and_then(event_status_time)
+                .map(|ts| (to_micros(*ts), sub_micro_nanos(*ts))),
+        })
+    }
+}
+
+// The commit statements. Parameters: $1 tenant, $2 id, $3 context_id,
+// $4 owner, $5 state, $6 status_micros, $7 status_subus_nanos,
+// $8 created_micros, $9 created_subus_nanos, $10 last_seq, $11 task JSON,
+// $12 the expected stored last_seq, $13 the event JSON (NULL: no event),
+// $14/$15 the event's exact status time (NULL: none). Each returns one row,
+// `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
+// was written).
+//
+// A replica-wide `NOTIFY` belongs in the final SELECT, e.g.
+// `SELECT count(*) AS applied, (SELECT pg_notify('…', $1 || …) FROM put)`:
+// it is sent exactly when the commit applied, when the statement's
+// transaction commits.
+
+/// Appends the event, only if the snapshot CTE `put` wrote a row, then
+/// reports whether it did.
+macro_rules! append_and_report {
+    () => {
+        "), appended AS ( \
+             INSERT INTO task_events \
+                 (tenant, task_id, seq, event_json, status_micros, status_subus_nanos) \
+             SELECT $1, $2, $10, $13::json, $14, $15 FROM put WHERE $13::text IS NOT NULL \
+         ) \
+         SELECT count(*) AS applied FROM put"
+    };
+}
+
+/// A commit to a task whose log is empty so far (`expected = 0`): creates
+/// the task, or replaces its snapshot if the stored `last_seq` is still 0.
+/// Two creators of one task collide on the primary key; the second then
+/// finds `last_seq` moved on and writes nothing.
+const COMMIT_FIRST: &str = concat!(
+    "WITH put AS ( \
+         INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
+             status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json) \
+         ON CONFLICT (tenant, id) DO UPDATE SET \
+             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
+             status_micros = excluded.status_micros, \
+             status_subus_nanos = excluded.status_subus_nanos, \
+             created_micros = excluded.created_micros, \
+             created_subus_nanos = excluded.created_subus_nanos, \
+             last_seq = excluded.last_seq, task_json = excluded.task_json \
+         WHERE tasks.last_seq = $12 \
+         RETURNING 1",
+    append_and_report!()
+);
+
+/// A commit after the log's event `expected`: replaces the snapshot if the
+/// stored `last_seq` is exactly `expected` (a missing task is a conflict).
+const COMMIT_NEXT: &str = concat!(
+    "WITH put AS ( \
+         UPDATE tasks SET context_id = $3, owner = $4, state = $5, status_micros = $6, \
+             status_subus_nanos = $7, created_micros = $8, created_subus_nanos = $9, \
+             last_seq = $10, task_json = $11::json \
+         WHERE tenant = $1 AND id = $2 AND last_seq = $12 \
+         RETURNING 1",
+    append_and_report!()
+);
+
+fn conflict(row: &TaskRow, found: i64) -> StoreError {
+    StoreError::SequenceConflict {
+        task_id: row.id.clone(),
+        expected: u64::try_from(row.expected).unwrap_or(0),
+        found: u64::try_from(found).unwrap_or(0),
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Reads.
+
+/// The columns every record query selects, as [`decode_record`] reads them.
+const RECORD_COLUMNS: &str = "tenant, owner, last_seq, created_micros, created_subus_nanos, \
+     task_json::text AS task_json, status_micros, status_subus_nanos";
+
+fn decode_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
+    let tenant: String = column(row, "tenant")?;
+    let task_json: String = column(row, "task_json")?;
+    let mut task: Task = serde_json::from_str(&task_json)
+        .map_err(|e| StoreError::Corrupt(format!("task JSON in tenant {tenant:?}: {e}")))?;
+    if task.status.timestamp.is_some() {
+        // The JSON has milliseconds; the columns have the exact time.
+        let micros: i64 = column(row, "status_micros")?;
+        let rest: i32 = column(row, "status_subus_nanos")?;
+        task.status.timestamp = Some(from_split(micros, rest).ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "task {}: status time {micros} µs + {rest} ns",
+                task.id
+            ))
+        })?);
+    }
+    let last_seq: i64 = column(row, "last_seq")?;
+    let last_seq = u64::try_from(last_seq).map_err(|_| {
+        StoreError::Corrupt(format!("task {}: negative last_seq {last_seq}", task.id))
+    })?;
+    let created_micros: i64 = column(row, "created_micros")?;
+    let created_rest: i32 = column(row, "created_subus_nanos")?;
+    let created_at = from_split(created_micros, created_rest).ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "task {}: creation time {created_micros} µs + {created_rest} ns",
+            task.id
+        ))
+    })?;
+    Ok(TaskRecord {
+        tenant,
+        owner: column(row, "owner")?,
+        task,
+        last_seq,
+        created_at,
+    })
+}
+
+fn column<T>(row: &PgRow, name: &str) -> Result<T, StoreError>
+where
+    T: for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+{
+    row.try_get(name)
+        .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+}
+
+/// Appends ` WHERE …` with the filters of `q` (everything but the cursor).
+fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
+    qb.push(" WHERE tenant = ").push_bind(q.tenant.clone());
+    qb.push(" AND owner = ").push_bind(q.owner.clone());
+    if let Some(context_id) = &q.context_id {
+        qb.push(" AND context_id = ").push_bind(context_id.clone());
+    }
+    if let Some(state) = q.state {
+        qb.push(" AND state = ").push_bind(state.as_str());
+    }
+    if let Some(after) = q.status_after {
+        // status time >= after, exactly, on the split (micros, rest) columns.
+        qb.push(" AND (status_micros, status_subus_nanos) >= (")
+            .push_bind(to_micros(after))
+            .push(", ")
+            .push_bind(sub_micro_nanos(after))
+            .push(")");
+    }
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    async fn commit(
+        &self,
+        record: &TaskRecord,
+        event: Option<&StreamResponse>,
+    ) -> Result<(), StoreError> {
+        let row = TaskRow::encode(record, event)?;
+        let sql = if row.expected == 0 {
+            COMMIT_FIRST
+        } else {
+            COMMIT_NEXT
+        };
+        let applied: i64 = sqlx::query_scalar(sql)
+            .bind(row.tenant.as_str())
+            .bind(row.id.as_str())
+            .bind(row.context_id.as_str())
+            .bind(row.owner.as_str())
+            .bind(row.state)
+            .bind(row.status_micros)
+            .bind(row.status_subus_nanos)
+            .bind(row.created_micros)
+            .bind(row.created_subus_nanos)
+            .bind(row.last_seq)
+            .bind(row.task_json.as_str())
+            .bind(row.expected)
+            .bind(row.event_json.as_deref())
+            .bind(row.event_status.map(|(micros, _)| micros))
+            .bind(row.event_status.map(|(_, rest)| rest))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend(format!(
+                "committing event {} of task {}",
+                row.last_seq, row.id
+            )))?;
+        if applied == 1 {
+            return Ok(());
+        }
+        // Nothing was written. Report where the log ends now (this may
+        // already be later than what made the commit fail).
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT last_seq FROM tasks WHERE tenant = $1 AND id = $2")
+                .bind(row.tenant.as_str())
+                .bind(row.id.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend(format!("reading the sequence of task {}", row.id)))?;
+        Err(conflict(&row, found.unwrap_or(0)))
+    }
+
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT tenant, owner, last_seq, created_micros, created_subus_nanos, \
+             task_json::text AS task_json, status_micros, status_subus_nanos \
+             FROM tasks WHERE tenant = $1 AND id = $2",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(backend(format!("loading task {task_id}")))?;
+        row.as_ref().map(decode_record).transpose()
+    }
+
+    async fn list(&self, q: &TaskQuery) -> Result<TaskPage, StoreError> {
+        // One statement, so the page and the total come from one snapshot:
+        // the count joined with the page (LEFT JOIN: an empty page still
+        // yields one row carrying the total).
+        let mut sql = QueryBuilder::<Postgres>::new(
+            "SELECT c.total, p.* FROM (SELECT count(*) AS total FROM tasks",
+        );
+        push_filters(&mut sql, q);
+        sql.push(format!(
+            ") AS c LEFT JOIN (SELECT id AS page_id, {RECORD_COLUMNS} FROM tasks"
+        ));
+        push_filters(&mut sql, q);
+        if let Some(cursor) = &q.after {
+            sql.push(" AND (status_micros, id) < (")
+                .push_bind(cursor.status_micros)
+                .push(", ")
+                .push_bind(cursor.task_id.clone())
+                .push(")");
+        }
+        // One extra row tells whether there is a next page.
+        let fetch = i64::try_from(q.limit).unwrap_or(i64::MAX).saturating_add(1);
+        sql.push(" ORDER BY status_micros DESC, id DESC LIMIT ")
+            .push_bind(fetch)
+            .push(") AS p ON true ORDER BY p.status_micros DESC, p.page_id DESC");
+
+        let rows = sql
+            .build()
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend("listing tasks"))?;
+        let total: i64 = match rows.first() {
+            Some(row) => column(row, "total")?,
+            None => 0,
+        };
+        let mut records = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let page_id: Option<String> = column(row, "page_id")?;
+            if page_id.is_some() {
+                records.push(decode_record(row)?);
+            }
+        }
+        let next = if records.len() > q.limit {
+            records.truncate(q.limit);
+            records.last().map(|r| ListCursor {
+                status_micros: to_micros(r.status_time()),
+                task_id: r.task.id.clone(),
+            })
+        } else {
+            None
+        };
+        Ok(TaskPage {
+            records,
+            next,
+            total: u64::try_from(total).unwrap_or(0),
+        })
+    }
+
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        let Ok(after) = i64::try_from(after) else {
+            return Ok(Vec::new());
+        };
+        let rows = sqlx::query(
+            "SELECT seq, event_json::text AS event_json, status_micros, status_subus_nanos \
+             FROM task_events WHERE tenant = $1 AND task_id = $2 AND seq > $3 \
+             ORDER BY seq LIMIT $4",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .bind(after)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(backend(format!("reading events of task {task_id}")))?;
+        rows.iter().map(|row| decode_event(row, task_id)).collect()
+    }
+}
+
+fn decode_event(row: &PgRow, task_id: &str) -> Result<LoggedEvent, StoreError> {
+    let seq: i64 = column(row, "seq")?;
+    let json: String = column(row, "event_json")?;
+    let corrupt = |what: &dyn fmt::Display| {
+        StoreError::Corrupt(format!("event {seq} of task {task_id}: {what}"))
+    };
+    let mut event: StreamResponse = serde_json::from_str(&json).map_err(|e| corrupt(&e))?;
+    let micros: Option<i64> = column(row, "status_micros")?;
+    let rest: Option<i32> = column(row, "status_subus_nanos")?;
+    // The JSON has milliseconds; the columns have the exact time.
+    if let (Some(micros), Some(ts)) = (micros, event_status_time_mut(&mut event))
+        && ts.is_some()
+    {
+        let rest = rest.unwrap_or(0);
+        *ts = Some(
+            from_split(micros, rest)
+                .ok_or_else(|| corrupt(&format_args!("status time {micros} µs + {rest} ns")))?,
+        );
+    }
+    let seq = u64::try_from(seq)
+        .map_err(|_| StoreError::Corrupt(format!("task {task_id}: negative seq {seq}")))?;
+    Ok(LoggedEvent { seq, event })
+}
+
+// ----------------------------------------------------------------------------
+// Helpers.
+
+/// Wraps a sqlx error into [`StoreError::Backend`] with what was being done.
+fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |e| StoreError::Backend(format!("{context}: {e}"))
+}
+
+/// The status timestamp carried by an event, if any.
+fn event_status_time(event: &StreamResponse) -> Option<&DateTime<Utc>> {
+    match event {
+        StreamResponse::Task(task) => task.status.timestamp.as_ref(),
+        StreamResponse::StatusUpdate(update) => update.status.timestamp.as_ref(),
+        _ => None,
+    }
+}
+
+/// Where an event keeps its status timestamp, if it has a status.
+fn event_status_time_mut(event: &mut StreamResponse) -> Option<&mut Option<DateTime<Utc>>> {
+    match event {
+        StreamResponse::Task(task) => Some(&mut task.status.timestamp),
+        StreamResponse::StatusUpdate(update) => Some(&mut update.status.timestamp),
+        _ => None,
+    }
+}
+
+/// The instant `micros` µs + `rest` ns after the epoch.
+fn from_split(micros: i64, rest: i32) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_micros(micros)?
+        .checked_add_signed(chrono::TimeDelta::nanoseconds(i64::from(rest)))
+}
+
+/// The part of `ts` below one microsecond, in nanoseconds (0..=999).
+fn sub_micro_nanos(ts: DateTime<Utc>) -> i32 {
+    // `timestamp_subsec_nanos` may exceed 999_999_999 during a leap second;
+    // the remainder is below 1000 either way.
+    i32::try_from(ts.timestamp_subsec_nanos() % 1_000).unwrap_or(0)
+}
+
+fn seq_to_db(seq: u64, task_id: &str) -> Result<i64, StoreError> {
+    i64::try_from(seq)
+        .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn redact_hides_only_the_password() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db?sslmode=require"),
+            "postgres://u:***@h:5432/db?sslmode=require"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("postgresql://h/db"), "postgresql://h/db");
+        assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("not a url"), "not a url");
+    }
+
+    #[test]
+    fn times_split_and_join_exactly() {
+        let ts = DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
+        assert_eq!(sub_micro_nanos(ts), 789);
+        assert_eq!(from_split(to_micros(ts), sub_micro_nanos(ts)), Some(ts));
+        let before_epoch = DateTime::from_timestamp(-5, 999_999_999).unwrap();
+        assert_eq!(
+            from_split(to_micros(before_epoch), sub_micro_nanos(before_epoch)),
+            Some(before_epoch)
+        );
+    }
+}

@@ -1,0 +1,753 @@
+//! PostgreSQL-specific behaviour: durability across stores and across a
+//! server crash, replicas (several `PgStore`s, each with its own pool, on
+//! one database) racing for the same sequence numbers, many concurrent
+//! writers, byte-order listing under a non-C collation, clean errors for bad
+//! URLs and unreachable servers, and the test harness itself.
+//!
+//! Every test gets a fresh database (or a private server when it needs to
+//! crash one), so they run in parallel. Without PostgreSQL binaries they are
+//! skipped, unless `SWITCHBOARD_REQUIRE_POSTGRES` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+use sqlx::{AssertSqlSafe, Connection};
+use switchboard_core::{StoreError, TaskQuery, TaskRecord, TaskStore};
+use switchboard_protocol::{
+    Message, Part, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use switchboard_store_postgres::testing::{self, TestPostgres};
+use switchboard_store_postgres::{PgOptions, PgStore};
+use tokio::sync::Barrier;
+
+fn record(tenant: &str, id: &str, state: TaskState, secs: i64) -> TaskRecord {
+    // Nanoseconds on purpose: the wire form keeps milliseconds only.
+    let ts = Utc
+        .timestamp_opt(1_800_000_000 + secs, 123_456_789)
+        .single()
+        .unwrap();
+    TaskRecord {
+        tenant: tenant.into(),
+        owner: "alice".into(),
+        task: Task {
+            id: id.into(),
+            context_id: format!("ctx-{id}"),
+            status: TaskStatus {
+                state,
+                message: None,
+                timestamp: Some(ts),
+            },
+            artifacts: Some(vec![]),
+            history: Some(vec![
+                Message::user_text(format!("hello {id}")).with_task_id(id),
+            ]),
+            metadata: None,
+        },
+        last_seq: 0,
+        created_at: ts,
+    }
+}
+
+fn status_event(r: &TaskRecord) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: r.task.id.clone(),
+        context_id: r.task.context_id.clone(),
+        status: r.task.status.clone(),
+        metadata: r.task.metadata.clone(),
+    })
+}
+
+/// Commits `n` events to a fresh task: the task itself, then status updates.
+async fn commit_task(store: &dyn TaskStore, tenant: &str, id: &str, n: u64) -> TaskRecord {
+    let mut r = record(tenant, id, TaskState::Submitted, 0);
+    r.last_seq = 1;
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
+    for seq in 2..=n {
+        r.task.status = TaskStatus::new(TaskState::Working);
+        r.last_seq = seq;
+        store.commit(&r, Some(&status_event(&r))).await.unwrap();
+    }
+    r
+}
+
+fn all_of(tenant: &str) -> TaskQuery {
+    TaskQuery {
+        tenant: tenant.into(),
+        owner: "alice".into(),
+        context_id: None,
+        state: None,
+        status_after: None,
+        limit: 100,
+        after: None,
+    }
+}
+
+fn writer_of(event: &StreamResponse) -> String {
+    match event {
+        StreamResponse::StatusUpdate(u) => u
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("writer"))
+            .and_then(|w| w.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+fn seqs(log: &[switchboard_core::LoggedEvent]) -> Vec<u64> {
+    log.iter().map(|e| e.seq).collect()
+}
+
+// ----------------------------------------------------------------------------
+// Durability.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_survive_a_new_store_and_a_server_crash() {
+    let Some(server) = testing::start_or_skip("commits_survive_a_server_crash") else {
+        return;
+    };
+    let url = server.fresh_database().await.unwrap();
+
+    let first = PgStore::open(&url).await.unwrap();
+    let mut a = commit_task(&first, "", "task-a", 3).await;
+    a.task.status = TaskStatus::new(TaskState::Completed);
+    a.last_seq = 4;
+    first.commit(&a, Some(&status_event(&a))).await.unwrap();
+    let b = commit_task(&first, "t2", "task-b", 1).await;
+    let log_a = first.events("", "task-a", 0, 100).await.unwrap();
+    // Dropped without `close`: what `commit` acknowledged is in the database.
+    drop(first);
+
+    let second = PgStore::open(&url).await.unwrap();
+    assert_eq!(
+        second.load("", "task-a").await.unwrap().unwrap(),
+        a,
+        "snapshot and metadata survive, to the nanosecond"
+    );
+    assert_eq!(second.load("t2", "task-b").await.unwrap().unwrap(), b);
+    let reread = second.events("", "task-a", 0, 100).await.unwrap();
+    assert_eq!(reread, log_a);
+    assert_eq!(
+        reread[3].event,
+        status_event(&a),
+        "events to the nanosecond"
+    );
+
+    // Crash the server (no shutdown checkpoint) and bring it back: recovery
+    // replays the write-ahead log, and the pool replaces its dead
+    // connections by itself.
+    server.restart().unwrap();
+    let mut reloaded = None;
+    for _ in 0..50 {
+        match second.load("", "task-a").await {
+            Ok(r) => {
+                reloaded = r;
+                break;
+            }
+            // A connection that died with the server may be handed out once.
+            Err(StoreError::Backend(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(
+        reloaded.unwrap(),
+        a,
+        "committed data survives a server crash"
+    );
+    assert_eq!(second.events("", "task-a", 0, 100).await.unwrap(), log_a);
+
+    // The log continues where it stopped, and the sequence is still enforced.
+    a.last_seq = 5;
+    second.commit(&a, Some(&status_event(&a))).await.unwrap();
+    let err = second
+        .commit(&a, Some(&status_event(&a)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::SequenceConflict {
+                expected: 4,
+                found: 5,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    second.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_are_idempotent_and_safe_to_run_concurrently() {
+    let Some(url) = testing::fresh_database_or_skip("migrations_are_idempotent").await else {
+        return;
+    };
+    // Replicas starting at once all run the migrations; sqlx serializes
+    // them with an advisory lock and skips what is applied.
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { PgStore::open(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for h in handles {
+        stores.push(h.await.unwrap().unwrap());
+    }
+    commit_task(&stores[0], "", "kept", 2).await;
+    let again = PgStore::open(&url).await.unwrap();
+    assert_eq!(again.load("", "kept").await.unwrap().unwrap().last_seq, 2);
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(again.pool())
+        .await
+        .unwrap();
+    assert_eq!(applied, 1);
+}
+
+// ----------------------------------------------------------------------------
+// Replicas and concurrency.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_racing_in_lockstep_each_win_or_conflict() {
+    let Some(url) = testing::fresh_database_or_skip("two_replicas_in_lockstep").await else {
+        return;
+    };
+    // Two stores with their own pools: two replicas of the server.
+    let replicas = [
+        Arc::new(PgStore::open(&url).await.unwrap()),
+        Arc::new(PgStore::open(&url).await.unwrap()),
+    ];
+    let base = commit_task(replicas[0].as_ref(), "", "contended", 1).await;
+    const LAST: u64 = 40;
+    let barrier = Arc::new(Barrier::new(2));
+    let mut writers = Vec::new();
+    for (i, store) in replicas.iter().enumerate() {
+        let store = Arc::clone(store);
+        let barrier = Arc::clone(&barrier);
+        let mut r = base.clone();
+        writers.push(tokio::spawn(async move {
+            let mut outcomes = Vec::new();
+            for seq in 2..=LAST {
+                r.task.metadata = Some(
+                    serde_json::json!({ "writer": format!("replica-{i}"), "seq": seq })
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                );
+                r.last_seq = seq;
+                // Both replicas append event `seq` at the same moment.
+                barrier.wait().await;
+                outcomes.push(store.commit(&r, Some(&status_event(&r))).await);
+            }
+            outcomes
+        }));
+    }
+    let mut results = Vec::new();
+    for w in writers {
+        results.push(w.await.unwrap());
+    }
+    let mut winners = Vec::new();
+    for (k, seq) in (2..=LAST).enumerate() {
+        let (a, b) = (&results[0][k], &results[1][k]);
+        let won: Vec<usize> = [a, b]
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_ok())
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "exactly one replica wins seq {seq}: {a:?} / {b:?}"
+        );
+        let lost = if won[0] == 0 { b } else { a };
+        match lost {
+            Err(StoreError::SequenceConflict {
+                expected, found, ..
+            }) => {
+                assert_eq!(*expected, seq - 1);
+                assert_eq!(*found, seq, "the loser sees the winner's commit");
+            }
+            other => panic!("seq {seq}: expected a sequence conflict, got {other:?}"),
+        }
+        winners.push(format!("replica-{}", won[0]));
+    }
+
+    // Whichever replica reads, the log is complete and its events are the
+    // winners'; the snapshot is the last winner's.
+    for store in &replicas {
+        let log = store.events("", "contended", 0, 1000).await.unwrap();
+        assert_eq!(seqs(&log), (1..=LAST).collect::<Vec<_>>());
+        let writers: Vec<String> = log[1..].iter().map(|e| writer_of(&e.event)).collect();
+        assert_eq!(writers, winners);
+        let snapshot = store.load("", "contended").await.unwrap().unwrap();
+        assert_eq!(snapshot.last_seq, LAST);
+        assert_eq!(
+            snapshot.task.metadata.unwrap()["writer"],
+            winners.last().unwrap().as_str()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn free_running_replicas_never_leave_gaps_or_duplicates() {
+    let Some(url) = testing::fresh_database_or_skip("free_running_replicas").await else {
+        return;
+    };
+    let small = PgOptions {
+        max_connections: 4,
+        ..Default::default()
+    };
+    let replicas = [
+        Arc::new(PgStore::open_with(&url, small.clone()).await.unwrap()),
+        Arc::new(PgStore::open_with(&url, small).await.unwrap()),
+    ];
+    commit_task(replicas[0].as_ref(), "", "hot", 1).await;
+    const TARGET: u64 = 120;
+    // Eight writers, four per replica, each: read the task, append the next
+    // event, and on a conflict read again and retry.
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let store = Arc::clone(&replicas[w % 2]);
+        writers.push(tokio::spawn(async move {
+            let (mut won, mut conflicts) = (Vec::new(), 0_u32);
+            loop {
+                let mut r = store.load("", "hot").await.unwrap().unwrap();
+                if r.last_seq >= TARGET {
+                    return (won, conflicts);
+                }
+                r.last_seq += 1;
+                r.task.metadata = Some(
+                    serde_json::json!({ "writer": format!("w{w}") })
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                );
+                match store.commit(&r, Some(&status_event(&r))).await {
+                    Ok(()) => won.push(r.last_seq),
+                    Err(StoreError::SequenceConflict { .. }) => conflicts += 1,
+                    Err(e) => panic!("w{w}: {e}"),
+                }
+            }
+        }));
+    }
+    let mut all_won = BTreeSet::new();
+    let mut total_won = 0;
+    let mut total_conflicts = 0;
+    for w in writers {
+        let (won, conflicts) = w.await.unwrap();
+        total_won += won.len();
+        total_conflicts += conflicts;
+        all_won.extend(won);
+    }
+    assert_eq!(
+        total_won as u64,
+        TARGET - 1,
+        "every sequence number was won exactly once"
+    );
+    assert_eq!(all_won, (2..=TARGET).collect::<BTreeSet<_>>());
+    eprintln!("{total_won} commits won, {total_conflicts} conflicts");
+    let log = replicas[1].events("", "hot", 0, 1000).await.unwrap();
+    assert_eq!(
+        seqs(&log),
+        (1..=TARGET).collect::<Vec<_>>(),
+        "no gap, no duplicate"
+    );
+    let snapshot = replicas[0].load("", "hot").await.unwrap().unwrap();
+    assert_eq!(snapshot.last_seq, TARGET);
+    assert_eq!(
+        snapshot.task.metadata.unwrap()["writer"].as_str().unwrap(),
+        writer_of(&log.last().unwrap().event),
+        "the snapshot belongs to the last event"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_creating_one_task_collide_cleanly() {
+    let Some(url) = testing::fresh_database_or_skip("replicas_creating_one_task").await else {
+        return;
+    };
+    let a = Arc::new(PgStore::open(&url).await.unwrap());
+    let b = Arc::new(PgStore::open(&url).await.unwrap());
+    for round in 0..20 {
+        let id = format!("new-{round}");
+        let barrier = Arc::new(Barrier::new(2));
+        let attempts = [Arc::clone(&a), Arc::clone(&b)].map(|store| {
+            let barrier = Arc::clone(&barrier);
+            let mut r = record("", &id, TaskState::Submitted, round);
+            r.last_seq = 1;
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store
+                    .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+                    .await
+            })
+        });
+        let mut ok = 0;
+        for attempt in attempts {
+            match attempt.await.unwrap() {
+                Ok(()) => ok += 1,
+                Err(StoreError::SequenceConflict {
+                    expected: 0,
+                    found: 1,
+                    ..
+                }) => {}
+                Err(e) => panic!("{id}: {e}"),
+            }
+        }
+        assert_eq!(ok, 1, "{id}: exactly one creator wins");
+        assert_eq!(seqs(&a.events("", &id, 0, 10).await.unwrap()), vec![1]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_commits_to_many_tasks_all_land() {
+    let Some(url) = testing::fresh_database_or_skip("concurrent_commits_to_many_tasks").await
+    else {
+        return;
+    };
+    let replicas = [
+        Arc::new(PgStore::open(&url).await.unwrap()),
+        Arc::new(PgStore::open(&url).await.unwrap()),
+    ];
+    let started = Instant::now();
+    let mut writers = Vec::new();
+    for w in 0..32 {
+        let store = Arc::clone(&replicas[w % 2]);
+        writers.push(tokio::spawn(async move {
+            for t in 0..8 {
+                commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    eprintln!(
+        "{} commits from 32 writers on 2 stores in {:?}",
+        32 * 8 * 3,
+        started.elapsed()
+    );
+
+    let page = replicas[0].list(&all_of("")).await.unwrap();
+    assert_eq!(page.total, 32 * 8);
+    for w in 0..32 {
+        for t in 0..8 {
+            let id = format!("w{w:02}-t{t}");
+            let r = replicas[1].load("", &id).await.unwrap().unwrap();
+            assert_eq!(r.last_seq, 3, "{id}");
+            let log = replicas[0].events("", &id, 0, 100).await.unwrap();
+            assert_eq!(seqs(&log), vec![1, 2, 3], "{id}");
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Semantics that depend on PostgreSQL.
+
+#[tokio::test]
+async fn a_failing_commit_changes_nothing() {
+    let Some(url) = testing::fresh_database_or_skip("a_failing_commit_changes_nothing").await
+    else {
+        return;
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    // An event at sequence 0 is accepted once (the stored log is empty);
+    // a second one collides with it in the log's primary key: a backend
+    // error, and the snapshot written by the same statement is rolled back.
+    let mut bad = record("", "bad", TaskState::Submitted, 0);
+    store
+        .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
+        .await
+        .unwrap();
+    let before = store.load("", "bad").await.unwrap().unwrap();
+    bad.task.status = TaskStatus::new(TaskState::Failed);
+    let err = store
+        .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
+        .await
+        .unwrap_err();
+    match &err {
+        StoreError::Backend(msg) => assert!(msg.contains("task bad"), "{msg}"),
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+    assert_eq!(store.load("", "bad").await.unwrap().unwrap(), before);
+    // (`events` starts after a sequence number, so count event 0 directly.)
+    let logged: i64 = sqlx::query_scalar("SELECT count(*) FROM task_events WHERE task_id = 'bad'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(logged, 1);
+    // The store is fine afterwards.
+    commit_task(&store, "", "after", 2).await;
+}
+
+#[tokio::test]
+async fn listing_orders_ids_by_bytes_whatever_the_database_collation() {
+    let Some(_) = testing::fresh_database_or_skip("listing_orders_ids_by_bytes").await else {
+        return;
+    };
+    let server = TestPostgres::shared().unwrap();
+    // A database whose default collation is ICU's English, where "a" < "B"
+    // and punctuation hardly counts, unlike byte order.
+    let name = format!("icu_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&server.url()).await.unwrap();
+    sqlx::query(AssertSqlSafe(format!(
+        "CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' \
+         LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let store = PgStore::open(&server.database_url(&name)).await.unwrap();
+    let ids = ["a", "B", "b-2", "b2", "_x", "Z", "é"];
+    for id in ids {
+        let mut r = record("", id, TaskState::Working, 7);
+        r.last_seq = 1;
+        store
+            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+            .unwrap();
+    }
+    let mut expected: Vec<&str> = ids.to_vec();
+    expected.sort_by(|x, y| y.cmp(x));
+    let mut seen = Vec::new();
+    let mut q = all_of("");
+    q.limit = 2;
+    loop {
+        let page = store.list(&q).await.unwrap();
+        assert_eq!(page.total, ids.len() as u64);
+        seen.extend(page.records.into_iter().map(|r| r.task.id));
+        match page.next {
+            Some(c) => q.after = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen, expected,
+        "status ties are ordered by id bytes, descending"
+    );
+}
+
+#[tokio::test]
+async fn status_after_is_exact_below_a_microsecond() {
+    let Some(url) = testing::fresh_database_or_skip("status_after_is_exact").await else {
+        return;
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    // Status time ...123_456_789 ns: micros ...123_456, rest 789 ns.
+    commit_task(&store, "", "exact", 1).await;
+    let mut q = all_of("");
+    for (nanos, expected) in [
+        (123_456_000, 1),
+        (123_456_789, 1),
+        (123_456_790, 0),
+        (123_457_000, 0),
+    ] {
+        q.status_after = Some(Utc.timestamp_opt(1_800_000_000, nanos).single().unwrap());
+        let page = store.list(&q).await.unwrap();
+        assert_eq!(page.total, expected, "after {nanos} ns");
+        assert_eq!(page.records.len() as u64, expected, "after {nanos} ns");
+    }
+}
+
+#[tokio::test]
+async fn awkward_content_round_trips() {
+    let Some(url) = testing::fresh_database_or_skip("awkward_content_round_trips").await else {
+        return;
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    let mut r = record(
+        "tenant with spaces/ünïcode",
+        "awkward",
+        TaskState::Working,
+        1,
+    );
+    r.owner = "o'brien \"quoted\"".into();
+    // A NUL character (json keeps the \u0000 escape; jsonb would refuse it),
+    // big and fractional numbers, and a status time before 1970.
+    r.task
+        .history
+        .as_mut()
+        .unwrap()
+        .push(Message::user_text("nul:\u{0} emoji:🦀 backslash:\\").with_task_id("awkward"));
+    r.task.artifacts = Some(vec![switchboard_protocol::Artifact::new(
+        "art",
+        vec![Part::data(serde_json::json!({
+            "big": u64::MAX, "neg": i64::MIN, "pi": std::f64::consts::PI,
+            "tiny": 1e-7, "nested": {"z": 1, "a": [true, null]}
+        }))],
+    )]);
+    let old = Utc.timestamp_opt(-86_400, 999_999_999).single().unwrap();
+    r.task.status.timestamp = Some(old);
+    r.created_at = old;
+    r.last_seq = 1;
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
+    assert_eq!(store.load(&r.tenant, "awkward").await.unwrap().unwrap(), r);
+    let log = store.events(&r.tenant, "awkward", 0, 10).await.unwrap();
+    assert_eq!(log[0].event, StreamResponse::Task(r.task.clone()));
+    assert!(
+        store
+            .events(&r.tenant, "awkward", u64::MAX, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let mut q = all_of(&r.tenant);
+    q.owner = r.owner.clone();
+    let page = store.list(&q).await.unwrap();
+    assert_eq!(page.records, vec![r]);
+}
+
+#[tokio::test]
+async fn an_empty_page_after_the_last_cursor_still_has_the_total() {
+    let Some(url) = testing::fresh_database_or_skip("empty_page_total").await else {
+        return;
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    commit_task(&store, "", "only", 1).await;
+    let mut q = all_of("");
+    q.after = Some(switchboard_core::ListCursor {
+        status_micros: i64::MIN,
+        task_id: String::new(),
+    });
+    let page = store.list(&q).await.unwrap();
+    assert!(page.records.is_empty());
+    assert!(page.next.is_none());
+    assert_eq!(page.total, 1);
+    let empty = store.list(&all_of("nobody-here")).await.unwrap();
+    assert_eq!((empty.records.len(), empty.total), (0, 0));
+}
+
+// ----------------------------------------------------------------------------
+// Errors when opening.
+
+/// `open` and friends are `Send` futures, so a server can open its store
+/// inside `tokio::spawn` (checked at compile time; never called).
+#[allow(dead_code)]
+fn opening_can_be_spawned(pool: sqlx::PgPool) {
+    fn assert_send<T: Send>(_: T) {}
+    assert_send(PgStore::open("postgres://localhost/db"));
+    assert_send(PgStore::open_with(
+        "postgres://localhost/db",
+        PgOptions::default(),
+    ));
+    assert_send(PgStore::from_pool(pool));
+}
+
+fn assert_backend(err: &StoreError, needles: &[&str]) {
+    match err {
+        StoreError::Backend(msg) => {
+            for needle in needles {
+                assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
+            }
+            assert!(!msg.contains("hunter2"), "the password leaked: {msg}");
+        }
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_bad_url_is_a_clear_error() {
+    let err = PgStore::open("mysql://u:hunter2@localhost/db")
+        .await
+        .unwrap_err();
+    assert_backend(&err, &["invalid PostgreSQL URL", "postgres://"]);
+    let err = PgStore::open("postgres://u:hunter2@localhost:notaport/db")
+        .await
+        .unwrap_err();
+    assert_backend(&err, &["invalid PostgreSQL URL", "u:***@localhost"]);
+    let err = PgStore::open("").await.unwrap_err();
+    assert_backend(&err, &["invalid PostgreSQL URL"]);
+}
+
+#[tokio::test]
+async fn a_refused_connection_fails_fast() {
+    // A port nobody listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = Instant::now();
+    let err = PgStore::open(&format!("postgres://u:hunter2@127.0.0.1:{port}/db"))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_backend(
+        &err,
+        &["connecting to PostgreSQL", &format!("127.0.0.1:{port}")],
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_host_fails_within_the_connect_timeout() {
+    // 192.0.2.0/24 is TEST-NET-1: never routed, so packets vanish (or the
+    // network says unreachable at once).
+    let options = PgOptions {
+        connect_timeout: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let err = PgStore::open_with("postgres://u:hunter2@192.0.2.1:5432/db", options)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "bounded by the timeout: {:?}",
+        started.elapsed()
+    );
+    assert_backend(&err, &["connecting to PostgreSQL", "192.0.2.1"]);
+}
+
+#[tokio::test]
+async fn a_missing_database_is_a_clear_error() {
+    let Some(url) = testing::fresh_database_or_skip("a_missing_database").await else {
+        return;
+    };
+    let missing = format!("{}_missing", url);
+    let err = PgStore::open(&missing).await.unwrap_err();
+    assert_backend(&err, &["connecting to PostgreSQL", "does not exist"]);
+}
+
+// ----------------------------------------------------------------------------
+// The harness.
+
+#[test]
+fn the_harness_starts_a_server_and_removes_it_on_drop() {
+    let started = Instant::now();
+    let Some(server) = testing::start_or_skip("the_harness_starts_a_server") else {
+        return;
+    };
+    eprintln!("test server up in {:?}", started.elapsed());
+    let dir = server.dir().to_path_buf();
+    let port = server.port();
+    assert!(dir.join("data").join("PG_VERSION").is_file());
+    assert!(server.url().contains(&format!(":{port}/")));
+    std::net::TcpStream::connect(("127.0.0.1", port)).expect("the server listens");
+
+    let stopping = Instant::now();
+    drop(server);
+    eprintln!(
+        "test server stopped and removed in {:?}",
+        stopping.elapsed()
+    );
+    assert!(!dir.exists(), "{} is removed", dir.display());
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the server is stopped"
+    );
+}
