@@ -4,6 +4,8 @@
 #
 # It installs what the tests need beyond Rust by itself:
 #   interop/setup.sh  -> interop/.venv (PyPI a2a-sdk 1.x) and interop/node_modules (@a2a-js/sdk)
+#   crates/switchboard-store-postgres/install-postgres.sh -> Debian's PostgreSQL server binaries
+#   (the tests start throwaway servers on loopback ports themselves)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,10 @@ echo "== interop clients and sample servers (official SDKs)"
 bash interop/setup.sh
 # From here on a missing interop install is a failure, not a skip.
 export SWITCHBOARD_REQUIRE_INTEROP=1
+
+echo "== PostgreSQL server binaries"
+bash crates/switchboard-store-postgres/install-postgres.sh
+export SWITCHBOARD_REQUIRE_POSTGRES=1
 
 echo "== doc tests"
 cargo test --workspace --doc --quiet
