@@ -4,7 +4,7 @@
 //!
 //! * [`A2AClient::connect`] (or [`ClientBuilder::connect`]) reads the agent
 //!   card, walks its `supportedInterfaces` in order and uses the first one
-//!   this crate has a transport for (today: `JSONRPC` with a `1.x` version).
+//!   this crate has a transport for (`JSONRPC` or `HTTP+JSON`, version `1.x`).
 //! * [`ClientBuilder::from_card`] does the same with a card you already have.
 //! * [`A2AClient::from_endpoint`] skips discovery and talks JSON-RPC 1.0 to a
 //!   URL you know.
@@ -93,7 +93,8 @@ impl ClientBuilder {
     /// With a list, the first listed binding that the card offers (with a
     /// supported version) and this crate implements wins; unlisted bindings
     /// are not used. Names are compared case-insensitively. This crate
-    /// implements `JSONRPC` (A2A 1.x) today.
+    /// implements `JSONRPC` and `HTTP+JSON` (A2A 1.x); e.g.
+    /// `["HTTP+JSON"]` forces the REST binding when the card offers it.
     pub fn preferred_bindings<I, S>(mut self, bindings: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -26,7 +26,7 @@ use switchboard_protocol::jsonrpc::{
 use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
 
 use crate::AppState;
-use crate::params::{is_json_content_type, negotiate_version, requested_extensions};
+use crate::params::{is_json_content_type, last_event_id, negotiate_version, requested_extensions};
 
 /// Handles a POST to the JSON-RPC endpoint.
 pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
@@ -171,25 +171,6 @@ async fn dispatch(
             ok(id, &h.get_extended_agent_card(&call, p).await?)
         }
         other => Err(A2AError::MethodNotFound(other.to_string())),
-    }
-}
-
-/// `Last-Event-ID`: the SSE id (event sequence) a reconnecting client saw
-/// last. SubscribeToTask resumes right after it.
-fn last_event_id(headers: &http::HeaderMap) -> Result<Option<u64>, A2AError> {
-    match headers.get("last-event-id") {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .map(Some)
-            .ok_or_else(|| {
-                A2AError::invalid_field(
-                    "Last-Event-ID",
-                    "must be an event sequence number this server sent as an SSE id",
-                )
-            }),
     }
 }
 

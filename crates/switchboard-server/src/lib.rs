@@ -7,6 +7,9 @@
 //! Served today:
 //! - the JSON-RPC 2.0 binding (POST, SSE for the streaming methods) at the
 //!   configured path, with and without a trailing `/`;
+//! - the HTTP+JSON (REST) binding at the server root, every route also under
+//!   `/{tenant}/` (see `rest.rs`), errors in the Google API error format
+//!   with statuses from one [`ErrorTable`];
 //! - the public agent card at `/.well-known/agent-card.json`, with
 //!   `supportedInterfaces` filled in from the public URL, `ETag` and
 //!   `Cache-Control`.
@@ -19,8 +22,12 @@
 //! # }
 //! ```
 
+pub mod errors;
 mod jsonrpc;
 pub mod params;
+mod rest;
+
+pub use errors::ErrorTable;
 
 use std::future::Future;
 use std::time::Duration;
@@ -32,7 +39,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchboard_core::RequestHandler;
-use switchboard_protocol::card::{BINDING_JSONRPC, PROTOCOL_VERSION};
+use switchboard_protocol::card::{BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION};
 use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentInterface};
 
 /// The default cap on request bodies: 10 MiB.
@@ -42,6 +49,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 pub(crate) struct AppState {
     pub(crate) handler: RequestHandler,
     pub(crate) max_body_bytes: usize,
+    pub(crate) error_table: ErrorTable,
     card_json: Bytes,
     card_etag: HeaderValue,
 }
@@ -53,6 +61,9 @@ pub struct A2aServer {
     public_url: String,
     rpc_path: String,
     max_body_bytes: usize,
+    error_table: ErrorTable,
+    /// The push signing keys served at `/.well-known/jwks.json`.
+    jwks: Option<std::sync::Arc<dyn switchboard_core::push::JwksSource>>,
 }
 
 impl A2aServer {
@@ -63,7 +74,17 @@ impl A2aServer {
             public_url: "http://127.0.0.1:8080".into(),
             rpc_path: "/".into(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            error_table: ErrorTable::default(),
+            jwks: None,
         }
+    }
+
+    /// Publishes the keys that sign push notifications at
+    /// `/.well-known/jwks.json` (served when the handler has push enabled).
+    /// The source is asked on every request, so key rotations show at once.
+    pub fn jwks(mut self, source: std::sync::Arc<dyn switchboard_core::push::JwksSource>) -> Self {
+        self.jwks = Some(source);
+        self
     }
 
     /// The URL clients reach this server at (scheme, host, port), used in
@@ -91,6 +112,13 @@ impl A2aServer {
         self
     }
 
+    /// Which spec version's error → HTTP/gRPC status table the REST binding
+    /// uses (default [`ErrorTable::V1_0_1`]).
+    pub fn error_table(mut self, table: ErrorTable) -> Self {
+        self.error_table = table;
+        self
+    }
+
     /// The card as served: the handler's card with this server's interfaces
     /// (unless the card lists its own) and the capabilities it implements.
     pub fn card(&self) -> AgentCard {
@@ -107,12 +135,18 @@ impl A2aServer {
                 tenant: None,
                 protocol_version: PROTOCOL_VERSION.into(),
             });
+            card.supported_interfaces.push(AgentInterface {
+                url: self.public_url.clone(),
+                protocol_binding: BINDING_HTTP_JSON.into(),
+                tenant: None,
+                protocol_version: PROTOCOL_VERSION.into(),
+            });
         }
-        card.capabilities.push_notifications = Some(false);
+        card.capabilities.push_notifications = Some(self.handler.push_enabled());
         card
     }
 
-    /// The axum router: card + JSON-RPC endpoint.
+    /// The axum router: card + JSON-RPC endpoint + REST routes.
     pub fn router(&self) -> Router {
         let card = self.card();
         let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
@@ -120,10 +154,29 @@ impl A2aServer {
         let state = AppState {
             handler: self.handler.clone(),
             max_body_bytes: self.max_body_bytes,
+            error_table: self.error_table,
             card_json,
             card_etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\"")),
         };
         let mut router = Router::new().route(AGENT_CARD_PATH, get(agent_card));
+        if let Some(jwks) = self.jwks.clone().filter(|_| self.handler.push_enabled()) {
+            router = router.route(
+                switchboard_core::push::JWKS_PATH,
+                get(move || {
+                    let body = jwks.jwks().to_string();
+                    async move {
+                        (
+                            [
+                                (header::CONTENT_TYPE, "application/jwk-set+json"),
+                                // Short: receivers must see a rotation soon.
+                                (header::CACHE_CONTROL, "public, max-age=60"),
+                            ],
+                            body,
+                        )
+                    }
+                }),
+            );
+        }
         if self.rpc_path == "/" {
             router = router.route("/", post(jsonrpc::handle));
         } else {
@@ -131,7 +184,10 @@ impl A2aServer {
                 .route(&self.rpc_path, post(jsonrpc::handle))
                 .route(&format!("{}/", self.rpc_path), post(jsonrpc::handle));
         }
-        router.fallback(not_found).with_state(state)
+        router
+            .merge(rest::routes())
+            .fallback(not_found)
+            .with_state(state)
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,

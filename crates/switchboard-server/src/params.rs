@@ -79,6 +79,26 @@ pub fn is_json_content_type(headers: &HeaderMap) -> bool {
         .unwrap_or(false)
 }
 
+/// `Last-Event-ID`: the SSE id (event sequence) a reconnecting client saw
+/// last; SubscribeToTask resumes right after it. `None` when absent; an
+/// error when present but not a sequence number.
+pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, A2AError> {
+    match headers.get("last-event-id") {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                A2AError::invalid_field(
+                    "Last-Event-ID",
+                    "must be an event sequence number this server sent as an SSE id",
+                )
+            }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -88,6 +108,16 @@ mod tests {
         let mut m = HeaderMap::new();
         m.insert(VERSION_HEADER, v.parse().unwrap());
         m
+    }
+
+    #[test]
+    fn last_event_ids() {
+        assert_eq!(last_event_id(&HeaderMap::new()).unwrap(), None);
+        let mut m = HeaderMap::new();
+        m.insert("Last-Event-ID", " 12 ".parse().unwrap());
+        assert_eq!(last_event_id(&m).unwrap(), Some(12));
+        m.insert("Last-Event-ID", "x".parse().unwrap());
+        assert_eq!(last_event_id(&m).unwrap_err().code(), -32602);
     }
 
     #[test]

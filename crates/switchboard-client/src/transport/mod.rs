@@ -8,6 +8,7 @@
 //! across one binding:
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
+//! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -16,6 +17,7 @@
 //! handling, typed decoding and stream termination stay in the client.
 
 pub(crate) mod jsonrpc;
+pub(crate) mod rest;
 
 use std::fmt;
 use std::time::Duration;
@@ -99,7 +101,7 @@ impl fmt::Debug for TransportFactory {
 
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
-pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY];
+pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY, rest::FACTORY];
 
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {

@@ -1,0 +1,642 @@
+//! The HTTP+JSON (REST) binding of A2A 1.0.
+//!
+//! Each operation is its own HTTP request against a path relative to the
+//! interface URL, with `A2A-Version: 1.0`:
+//!
+//! | operation | request |
+//! |---|---|
+//! | SendMessage | `POST /message:send`, body = SendMessageRequest |
+//! | SendStreamingMessage | `POST /message:stream` (SSE answer) |
+//! | GetTask | `GET /tasks/{id}?historyLength=N` |
+//! | ListTasks | `GET /tasks?contextId=..&status=TASK_STATE_WORKING&pageSize=..` |
+//! | CancelTask | `POST /tasks/{id}:cancel`, body = the rest (`{}` or `{"metadata":..}`) |
+//! | SubscribeToTask | `GET /tasks/{id}:subscribe` (SSE answer; the proto's verb) |
+//! | push configs | `POST`/`GET /tasks/{taskId}/pushNotificationConfigs`, `GET`/`DELETE .../{id}` |
+//! | GetExtendedAgentCard | `GET /extendedAgentCard` |
+//!
+//! The client above hands over the same 1.0 JSON params it would send over
+//! JSON-RPC; this module moves the ids (and the `tenant`, as a first path
+//! segment `/{tenant}/...`) into the path and the remaining fields into the
+//! body or, for GET, the query string (numbers in decimal, booleans
+//! `true`/`false`, enums by name — exactly their JSON form). Path segments
+//! are percent-encoded like `encodeURIComponent`, so a `:` inside an id is
+//! sent as `%3A` and never read as a `:verb`. A tenant spelled like a
+//! top-level route (`tasks`, `message:send`, `message:stream`,
+//! `extendedAgentCard`) cannot be expressed in a REST path, so such a call is
+//! refused with [`ClientError::Config`] rather than sent to the wrong place.
+//!
+//! Answers: a success is the bare 1.0 JSON result (`{}` for delete). An
+//! error is the Google API error format
+//! `{"error":{"code":404,"status":"NOT_FOUND","message":..,"details":[ErrorInfo..]}}`;
+//! it becomes [`ClientError::Protocol`] with the A2A error named by the
+//! `ErrorInfo.reason` (`TASK_NOT_FOUND`, ...). A Google-shaped body without a
+//! known reason falls back to the HTTP status (400 invalid params,
+//! 404 method not found, 409 not cancelable, 413 invalid request, 415
+//! content type, 500 internal, 501 unsupported, 502 invalid agent response);
+//! anything else is [`ClientError::Http`]. Streams are SSE whose `data:` is a
+//! `StreamResponse` and whose `id:` is the event sequence; an `event: error`
+//! frame carries a Google error body and ends the stream.
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, stream};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::{Method, StatusCode};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use switchboard_protocol::card::BINDING_HTTP_JSON;
+use switchboard_protocol::error::ERROR_INFO_TYPE;
+use switchboard_protocol::jsonrpc::methods;
+use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
+
+use super::{Http, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use crate::error::ClientError;
+
+/// The protocol version this transport sends in `A2A-Version`.
+const VERSION: &str = "1.0";
+
+/// At most this much of an unexpected HTTP body is kept in an error.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// First path segments a server reads as routes, never as a tenant.
+const RESERVED_TENANTS: [&str; 4] = [
+    "message:send",
+    "message:stream",
+    "tasks",
+    "extendedAgentCard",
+];
+
+/// Registers this transport for `HTTP+JSON` interfaces of version 1.x.
+pub(crate) const FACTORY: TransportFactory = TransportFactory {
+    binding: BINDING_HTTP_JSON,
+    supports_version: is_v1,
+    build,
+};
+
+fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
+    Ok(Box::new(RestTransport::new(&iface.url, http.clone())?))
+}
+
+/// HTTP+JSON, A2A 1.0 dialect.
+#[derive(Debug)]
+pub(crate) struct RestTransport {
+    url: reqwest::Url,
+    /// The interface URL without a trailing `/`; paths are appended to it.
+    base: String,
+    http: Http,
+}
+
+/// One operation as an HTTP request.
+#[derive(Debug)]
+struct Plan {
+    method: Method,
+    path: String,
+    query: Vec<(String, String)>,
+    body: Option<Value>,
+}
+
+impl RestTransport {
+    /// A transport whose routes live under `url`.
+    pub(crate) fn new(url: &str, http: Http) -> Result<Self, ClientError> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::Config(format!(
+                "endpoint URL {parsed} is not http(s)"
+            )));
+        }
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(ClientError::Config(format!(
+                "HTTP+JSON endpoint URL {parsed} must not have a query or fragment"
+            )));
+        }
+        let base = parsed.as_str().trim_end_matches('/').to_string();
+        Ok(RestTransport {
+            url: parsed,
+            base,
+            http,
+        })
+    }
+
+    fn request(
+        &self,
+        plan: &Plan,
+        accept: &'static str,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let full = format!("{}{}", self.base, plan.path);
+        let mut url = reqwest::Url::parse(&full)
+            .map_err(|e| ClientError::Config(format!("invalid request URL {full:?}: {e}")))?;
+        if !plan.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&plan.query);
+        }
+        let mut req = self
+            .http
+            .client
+            .request(plan.method.clone(), url)
+            .headers(self.http.headers.clone())
+            .header(ACCEPT, HeaderValue::from_static(accept))
+            .header(VERSION_HEADER, HeaderValue::from_static(VERSION));
+        if let Some(body) = &plan.body {
+            let bytes = serde_json::to_vec(body)
+                .map_err(|e| ClientError::Config(format!("cannot serialize the body: {e}")))?;
+            req = req
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(bytes);
+        }
+        Ok(req)
+    }
+
+    async fn call_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let plan = plan(method, params)?;
+        let mut req = self.request(&plan, "application/json")?;
+        if let Some(t) = self.http.timeout {
+            req = req.timeout(t);
+        }
+        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        if !status.is_success() {
+            return Err(error_from_http(status, &body));
+        }
+        if method == methods::DELETE_PUSH_CONFIG || body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(null_raw());
+        }
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))
+    }
+
+    async fn stream_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<RawStream, ClientError> {
+        let plan = plan(method, params)?;
+        let req = self.request(&plan, "text/event-stream")?;
+        // Only the wait for the response headers is limited: a running
+        // stream is never cut.
+        let resp = match self.http.timeout {
+            Some(t) => tokio::time::timeout(t, req.send())
+                .await
+                .map_err(|_| ClientError::timeout(method, t))?,
+            None => req.send().await,
+        }
+        .map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
+        if status.is_success() && is_sse {
+            return Ok(sse_stream(resp));
+        }
+        let body = match self.http.timeout {
+            Some(t) => tokio::time::timeout(t, resp.bytes())
+                .await
+                .map_err(|_| ClientError::timeout(method, t))?,
+            None => resp.bytes().await,
+        }
+        .map_err(|e| ClientError::transport(&e))?;
+        if !status.is_success() {
+            return Err(error_from_http(status, &body));
+        }
+        // A server that answered a streaming call with one JSON result.
+        let result: Box<RawValue> = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
+        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
+    }
+}
+
+impl Transport for RestTransport {
+    fn endpoint(&self) -> &str {
+        self.url.as_str()
+    }
+
+    fn call(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
+        self.call_inner(method, params).boxed()
+    }
+
+    fn stream(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
+        self.stream_inner(method, params).boxed()
+    }
+}
+
+/// Turns one operation's 1.0 params into method, path, query and body.
+fn plan(method: &'static str, params: Value) -> Result<Plan, ClientError> {
+    let mut map = match params {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => {
+            return Err(ClientError::Config(format!(
+                "{method} params must be a JSON object, got {other}"
+            )));
+        }
+    };
+    let prefix = match map.remove("tenant") {
+        Some(Value::String(t)) if !t.is_empty() => {
+            if RESERVED_TENANTS.contains(&t.as_str()) {
+                return Err(ClientError::Config(format!(
+                    "tenant {t:?} cannot be used over HTTP+JSON: a first path segment named like a route is not read as a tenant"
+                )));
+            }
+            format!("/{}", encode_segment(&t))
+        }
+        _ => String::new(),
+    };
+    let mut id = |key: &str| take_id(&mut map, method, key);
+    let (verb, path, in_query) = match method {
+        methods::SEND_MESSAGE => (Method::POST, "/message:send".to_string(), false),
+        methods::SEND_STREAMING_MESSAGE => (Method::POST, "/message:stream".to_string(), false),
+        methods::GET_TASK => (Method::GET, format!("/tasks/{}", id("id")?), true),
+        methods::LIST_TASKS => (Method::GET, "/tasks".to_string(), true),
+        methods::CANCEL_TASK => (Method::POST, format!("/tasks/{}:cancel", id("id")?), false),
+        methods::SUBSCRIBE_TO_TASK => {
+            let path = format!("/tasks/{}:subscribe", id("id")?);
+            map.clear();
+            (Method::GET, path, true)
+        }
+        methods::CREATE_PUSH_CONFIG => (
+            Method::POST,
+            format!("/tasks/{}/pushNotificationConfigs", id("taskId")?),
+            false,
+        ),
+        methods::LIST_PUSH_CONFIGS => (
+            Method::GET,
+            format!("/tasks/{}/pushNotificationConfigs", id("taskId")?),
+            true,
+        ),
+        methods::GET_PUSH_CONFIG | methods::DELETE_PUSH_CONFIG => {
+            let task_id = id("taskId")?;
+            let config_id = id("id")?;
+            let verb = if method == methods::GET_PUSH_CONFIG {
+                Method::GET
+            } else {
+                Method::DELETE
+            };
+            (
+                verb,
+                format!("/tasks/{task_id}/pushNotificationConfigs/{config_id}"),
+                true,
+            )
+        }
+        methods::GET_EXTENDED_AGENT_CARD => (Method::GET, "/extendedAgentCard".to_string(), true),
+        other => {
+            return Err(ClientError::Config(format!(
+                "{other} has no HTTP+JSON route"
+            )));
+        }
+    };
+    let (query, body) = if in_query {
+        (to_query(&map), None)
+    } else {
+        (Vec::new(), Some(Value::Object(map)))
+    };
+    Ok(Plan {
+        method: verb,
+        path: format!("{prefix}{path}"),
+        query,
+        body,
+    })
+}
+
+/// Removes `key` (or its snake_case form) from the params and returns it
+/// percent-encoded for the path.
+fn take_id(map: &mut Map<String, Value>, method: &str, key: &str) -> Result<String, ClientError> {
+    let snake = if key == "taskId" { "task_id" } else { key };
+    let value = map.remove(key).or_else(|| map.remove(snake));
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => Ok(encode_segment(&s)),
+        _ => Err(ClientError::Config(format!(
+            "{method} needs a non-empty `{key}`"
+        ))),
+    }
+}
+
+/// The remaining params as query pairs: scalars as their JSON text
+/// (strings unquoted), arrays as a repeated name, nulls and objects skipped.
+fn to_query(map: &Map<String, Value>) -> Vec<(String, String)> {
+    fn scalar(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+    let mut out = Vec::new();
+    for (k, v) in map {
+        match v {
+            Value::Array(items) => {
+                out.extend(items.iter().filter_map(scalar).map(|s| (k.clone(), s)));
+            }
+            other => {
+                if let Some(s) = scalar(other) {
+                    out.push((k.clone(), s));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters (like
+/// `encodeURIComponent`, plus `!*'()`), so `:` and `/` stay data.
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The A2A error for an ErrorInfo reason, as its JSON-RPC code.
+fn code_for_reason(reason: &str) -> Option<i32> {
+    Some(match reason {
+        "PARSE_ERROR" => -32700,
+        "INVALID_REQUEST" => -32600,
+        "METHOD_NOT_FOUND" => -32601,
+        "INVALID_PARAMS" => -32602,
+        "INTERNAL_ERROR" => -32603,
+        "TASK_NOT_FOUND" => -32001,
+        "TASK_NOT_CANCELABLE" => -32002,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
+        "UNSUPPORTED_OPERATION" => -32004,
+        "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
+        "INVALID_AGENT_RESPONSE" => -32006,
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
+        "EXTENSION_SUPPORT_REQUIRED" => -32008,
+        "VERSION_NOT_SUPPORTED" => -32009,
+        _ => return None,
+    })
+}
+
+/// The A2A error an HTTP status stands for when the body names no reason.
+fn code_for_status(status: u16) -> Option<i32> {
+    Some(match status {
+        400 => -32602,
+        404 => -32601,
+        409 => -32002,
+        413 => -32600,
+        415 => -32005,
+        500 => -32603,
+        501 => -32004,
+        502 => -32006,
+        _ => return None,
+    })
+}
+
+/// Reads a Google API error body (`{"error": {...}}`); `None` if the body
+/// is not one.
+fn google_error(status: u16, body: &[u8]) -> Option<A2AError> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let err = v.get("error")?.as_object()?;
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let details = err.get("details").filter(|d| d.is_array());
+    let reason = details
+        .and_then(Value::as_array)
+        .and_then(|d| d.iter().find(|x| x["@type"] == ERROR_INFO_TYPE))
+        .and_then(|info| info["reason"].as_str());
+    let code = reason
+        .and_then(code_for_reason)
+        .or_else(|| code_for_status(status))?;
+    Some(A2AError::from_wire(code, message, details))
+}
+
+/// The error for a non-2xx answer.
+fn error_from_http(status: StatusCode, body: &[u8]) -> ClientError {
+    if let Some(e) = google_error(status.as_u16(), body) {
+        return ClientError::Protocol(e);
+    }
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    if text.len() > MAX_ERROR_BODY {
+        let mut cut = MAX_ERROR_BODY;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    ClientError::Http {
+        status: status.as_u16(),
+        body: text,
+    }
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
+/// What one SSE event turns into.
+enum Step {
+    Skip,
+    Item(RawEvent),
+    Fail(ClientError),
+}
+
+fn sse_stream(resp: reqwest::Response) -> RawStream {
+    let events = resp.bytes_stream().eventsource();
+    stream::unfold((events, false), |(mut events, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match events.next().await {
+                None => return None,
+                Some(Err(e)) => return Some((Err(sse_error(e)), (events, true))),
+                Some(Ok(event)) => match interpret(&event) {
+                    Step::Skip => continue,
+                    Step::Item(item) => return Some((Ok(item), (events, false))),
+                    Step::Fail(err) => return Some((Err(err), (events, true))),
+                },
+            }
+        }
+    })
+    .boxed()
+}
+
+fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
+    match e {
+        EventStreamError::Transport(e) => ClientError::transport(&e),
+        EventStreamError::Utf8(e) => {
+            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
+        }
+        EventStreamError::Parser(e) => {
+            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
+        }
+    }
+}
+
+fn interpret(event: &Event) -> Step {
+    if event.data.trim().is_empty() {
+        return Step::Skip;
+    }
+    if event.event.eq_ignore_ascii_case("error") {
+        // The HTTP status was 200 when the stream started; the body's own
+        // `code` is the error's status.
+        let status = serde_json::from_str::<Value>(&event.data)
+            .ok()
+            .and_then(|v| v["error"]["code"].as_u64())
+            .and_then(|c| u16::try_from(c).ok())
+            .unwrap_or(500);
+        return Step::Fail(match google_error(status, event.data.as_bytes()) {
+            Some(e) => ClientError::Protocol(e),
+            None => ClientError::Protocol(A2AError::Internal(format!(
+                "the agent sent an error event: {}",
+                event.data
+            ))),
+        });
+    }
+    match serde_json::from_str::<Box<RawValue>>(&event.data) {
+        Ok(result) => Step::Item(RawEvent {
+            seq: event.id.trim().parse().ok(),
+            result,
+        }),
+        Err(e) => Step::Fail(ClientError::Decode(format!(
+            "stream event is not JSON: {e}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_queries_and_bodies() {
+        let p = plan(
+            methods::GET_TASK,
+            json!({"id": "a:b/c", "historyLength": 2}),
+        )
+        .unwrap();
+        assert_eq!(p.method, Method::GET);
+        assert_eq!(p.path, "/tasks/a%3Ab%2Fc");
+        assert_eq!(p.query, vec![("historyLength".into(), "2".into())]);
+        assert!(p.body.is_none());
+
+        let p = plan(
+            methods::LIST_TASKS,
+            json!({"tenant": "acme", "status": "TASK_STATE_WORKING", "includeArtifacts": true}),
+        )
+        .unwrap();
+        assert_eq!(p.path, "/acme/tasks");
+        assert!(
+            p.query
+                .contains(&("includeArtifacts".into(), "true".into()))
+        );
+        assert!(
+            p.query
+                .contains(&("status".into(), "TASK_STATE_WORKING".into()))
+        );
+
+        let p = plan(methods::CANCEL_TASK, json!({"id": "t1"})).unwrap();
+        assert_eq!(
+            (p.method.clone(), p.path.as_str()),
+            (Method::POST, "/tasks/t1:cancel")
+        );
+        assert_eq!(p.body, Some(json!({})));
+
+        let p = plan(
+            methods::SUBSCRIBE_TO_TASK,
+            json!({"id": "t1", "tenant": ""}),
+        )
+        .unwrap();
+        assert_eq!(
+            (p.method.clone(), p.path.as_str()),
+            (Method::GET, "/tasks/t1:subscribe")
+        );
+
+        let p = plan(
+            methods::DELETE_PUSH_CONFIG,
+            json!({"taskId": "t1", "id": "c 1"}),
+        )
+        .unwrap();
+        assert_eq!(p.method, Method::DELETE);
+        assert_eq!(p.path, "/tasks/t1/pushNotificationConfigs/c%201");
+
+        let p = plan(
+            methods::CREATE_PUSH_CONFIG,
+            json!({"taskId": "t1", "url": "https://x/hook"}),
+        )
+        .unwrap();
+        assert_eq!(p.path, "/tasks/t1/pushNotificationConfigs");
+        assert_eq!(p.body, Some(json!({"url": "https://x/hook"})));
+
+        let p = plan(
+            methods::SEND_MESSAGE,
+            json!({"tenant": "a:b", "message": {}}),
+        )
+        .unwrap();
+        assert_eq!(p.path, "/a%3Ab/message:send");
+        assert_eq!(p.body, Some(json!({"message": {}})));
+    }
+
+    #[test]
+    fn refusals() {
+        for t in RESERVED_TENANTS {
+            let err = plan(methods::LIST_TASKS, json!({"tenant": t})).unwrap_err();
+            assert!(matches!(err, ClientError::Config(_)), "{err:?}");
+        }
+        assert!(matches!(
+            plan(methods::GET_TASK, json!({"id": ""})),
+            Err(ClientError::Config(_))
+        ));
+        assert!(matches!(
+            plan("Nope", json!({})),
+            Err(ClientError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn google_errors_map_by_reason_then_status() {
+        let body = json!({"error": {"code": 409, "status": "FAILED_PRECONDITION",
+            "message": "Task cannot be canceled: task t1 is TASK_STATE_COMPLETED",
+            "details": [{"@type": ERROR_INFO_TYPE, "reason": "TASK_NOT_CANCELABLE",
+                "domain": "a2a-protocol.org", "metadata": {"taskId": "t1", "state": "TASK_STATE_COMPLETED"}}]}});
+        let e = error_from_http(StatusCode::CONFLICT, body.to_string().as_bytes());
+        assert_eq!(
+            e.as_protocol(),
+            Some(&A2AError::TaskNotCancelable {
+                task_id: "t1".into(),
+                state: "TASK_STATE_COMPLETED".into()
+            })
+        );
+        // No ErrorInfo: the status decides.
+        let body = json!({"error": {"code": 415, "message": "nope"}});
+        let e = error_from_http(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(e.code(), Some(-32005));
+        // Not a Google error: plain HTTP error.
+        let e = error_from_http(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>");
+        assert!(matches!(e, ClientError::Http { status: 502, .. }), "{e:?}");
+        let e = error_from_http(StatusCode::UNAUTHORIZED, br#"{"error":{"code":401}}"#);
+        assert!(matches!(e, ClientError::Http { status: 401, .. }), "{e:?}");
+    }
+}
