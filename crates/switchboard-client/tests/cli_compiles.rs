@@ -92,6 +92,56 @@ fn arguments_parse() {
     assert!(Cli::try_parse_from(["client", "send", "--url", "http://x"]).is_err());
 }
 
+#[test]
+fn progress_flags_parse() {
+    let cli = Cli::try_parse_from([
+        "client",
+        "get",
+        "--url",
+        "http://x",
+        "--watch",
+        "--interval",
+        "0.25",
+        "--no-progress",
+        "t1",
+    ])
+    .unwrap();
+    match cli.cmd {
+        ClientCommand::Get {
+            id,
+            watch,
+            interval,
+            no_progress,
+            ..
+        } => {
+            assert_eq!(id, "t1");
+            assert!(watch && no_progress);
+            assert_eq!(interval, Some(0.25));
+        }
+        other => panic!("{other:?}"),
+    }
+    // --interval and --no-progress only make sense with --watch.
+    for flag in [&["--interval", "1"][..], &["--no-progress"][..]] {
+        let mut argv = vec!["client", "get", "--url", "http://x", "t1"];
+        argv.extend_from_slice(flag);
+        assert!(Cli::try_parse_from(argv).is_err(), "{flag:?}");
+    }
+    for cmd in ["stream", "subscribe"] {
+        let cli = Cli::try_parse_from(["client", cmd, "--url", "http://x", "--no-progress", "x"])
+            .unwrap();
+        assert!(matches!(
+            cli.cmd,
+            ClientCommand::Stream {
+                no_progress: true,
+                ..
+            } | ClientCommand::Subscribe {
+                no_progress: true,
+                ..
+            }
+        ));
+    }
+}
+
 #[tokio::test]
 async fn run_reports_usage_errors_with_exit_code_2() {
     let cmd = Cli::try_parse_from(["client", "get", "--url", "http://x", "--header", "bad", "t"])

@@ -6,7 +6,7 @@
 //!
 //! ```toml
 //! listen = "127.0.0.1:8080"          # address:port to bind
-//! store = "sqlite://switchboard.db"  # or "memory"
+//! store = "sqlite://switchboard.db"  # or "memory", or "postgres://user@host:5432/db"
 //! public_url = "http://127.0.0.1:8080"  # what clients see in the card
 //! agent = "demo"                     # demo | echo-message | echo-task
 //! max_body_bytes = 10485760
@@ -33,7 +33,7 @@ pub struct ServeArgs {
     /// Address and port to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free one).
     #[arg(long, env = "SWITCHBOARD_LISTEN")]
     pub listen: Option<String>,
-    /// Where tasks live: `memory`, or `sqlite://PATH` (created if missing).
+    /// Where tasks live: `memory`, `sqlite://PATH` (created if missing) or `postgres://…`.
     #[arg(long, env = "SWITCHBOARD_STORE")]
     pub store: Option<String>,
     /// The URL clients use to reach this server (default: http://<listen>).
@@ -126,7 +126,13 @@ pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
     if url.starts_with("sqlite:") {
         return open_sqlite(url).await;
     }
-    bail!("unknown store {url:?}: use `memory` or `sqlite://PATH`")
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = switchboard_store_postgres::PgStore::open(url)
+            .await
+            .with_context(|| "opening the PostgreSQL store".to_string())?;
+        return Ok(Arc::new(store));
+    }
+    bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
 }
 
 async fn open_sqlite(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {

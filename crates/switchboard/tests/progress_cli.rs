@@ -1,0 +1,475 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `switchboard stream/get --watch` showing task progress, run as a user
+//! would: in a pseudo-terminal (live progress bars drawn by indicatif) and
+//! through a pipe (plain `progress …` lines), against the real binary
+//! serving the demo agent.
+//!
+//! The pseudo-terminal comes from util-linux `script`: `script -qfec CMD
+//! /dev/null` runs CMD with a pty as its stdin/stdout/stderr and copies
+//! everything it writes to our pipe as it happens (`-f`), returning CMD's
+//! exit code (`-e`). The captured bytes are fed, chunk by chunk, into a
+//! `vt100` terminal emulator of the same size; each chunk leaves a "frame",
+//! the screen as a person would have seen it at that moment.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+/// The pseudo-terminal's size.
+const ROWS: u16 = 40;
+const COLS: u16 = 120;
+
+/// `switchboard serve` with the demo agent on a free loopback port; killed
+/// on drop.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--store", "memory", "--agent", "demo"])
+            .args(["--listen", "127.0.0.1:0"])
+            .env_remove("SWITCHBOARD_CONFIG")
+            .env_remove("SWITCHBOARD_PUBLIC_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start switchboard serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(line);
+            }
+        });
+        let mut server = Server {
+            child,
+            base: String::new(),
+        };
+        let first = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("`switchboard serve` printed no address within 30 s");
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"));
+        server.base = url.trim_end_matches([',', ')']).to_string();
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A child process that is killed if the test gives up on it.
+struct Running {
+    child: Child,
+    /// Chunks of stdout as they arrive; closed at EOF.
+    chunks: mpsc::Receiver<Vec<u8>>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Running {
+    fn spawn(cmd: &mut Command) -> Running {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (tx, chunks) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match stdout.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let (etx, erx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        Running {
+            child,
+            chunks,
+            stderr: erx,
+        }
+    }
+
+    /// Passes every stdout chunk to `each` until EOF, then waits for the
+    /// exit; all within `limit`. Returns the exit status and stderr.
+    fn run(mut self, limit: Duration, mut each: impl FnMut(&[u8])) -> (ExitStatus, String) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => each(&chunk),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("no end of output within {limit:?}")
+                }
+            }
+        }
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "no exit within {limit:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let err = self
+            .stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
+        (status, err)
+    }
+
+    /// Runs to the end; returns (exit status, stdout, stderr).
+    fn output(self, limit: Duration) -> (ExitStatus, String, String) {
+        let mut out = Vec::new();
+        let (status, err) = self.run(limit, |c| out.extend_from_slice(c));
+        (status, String::from_utf8_lossy(&out).into_owned(), err)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Quotes for `sh`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `switchboard ARGS` in a pseudo-terminal of ROWS×COLS, with this `TERM`.
+fn in_pty(args: &[&str], term: &str) -> Running {
+    let mut line = format!("stty rows {ROWS} cols {COLS}; exec {}", sh_quote(BIN));
+    for a in args {
+        line.push(' ');
+        line.push_str(&sh_quote(a));
+    }
+    Running::spawn(
+        Command::new("script")
+            .args(["-qfec", &line, "/dev/null"])
+            .env("TERM", term)
+            .env("SHELL", "/bin/sh")
+            .env_remove("NO_COLOR")
+            .env_remove("SWITCHBOARD_URL"),
+    )
+}
+
+/// `switchboard ARGS` with stdout a pipe.
+fn piped(args: &[&str]) -> Running {
+    Running::spawn(
+        Command::new(BIN)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .env_remove("SWITCHBOARD_URL"),
+    )
+}
+
+/// The screen's rows, without trailing blanks (a row as wide as the
+/// screen stays one row: `contents()` would join it with the next).
+fn screen_lines(parser: &vt100::Parser) -> Vec<String> {
+    parser
+        .screen()
+        .rows(0, COLS)
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
+/// The row of tracker `id` on a screen: the line whose second word is `id`
+/// (rows are `MARK ID [bar] AMOUNT …`).
+fn row<'a>(lines: &'a [String], id: &str) -> Option<&'a str> {
+    lines
+        .iter()
+        .map(String::as_str)
+        .find(|l| l.split_whitespace().nth(1) == Some(id))
+}
+
+/// `12` from a row showing `12/40`.
+fn count_of(row: &str, total: &str) -> Option<u32> {
+    let suffix = format!("/{total}");
+    row.split_whitespace()
+        .find_map(|w| w.strip_suffix(suffix.as_str()))
+        .and_then(|n| n.parse().ok())
+}
+
+#[test]
+fn stream_draws_live_progress_bars_in_a_terminal() {
+    let server = Server::start();
+    let child = in_pty(
+        &["stream", "--url", &server.base, "/progress 3"],
+        "xterm-256color",
+    );
+    let size = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    let mut raw = Vec::new();
+    let mut downloads: Vec<u32> = Vec::new();
+    let mut frames = 0;
+    let mut running_frames = 0;
+    let (status, err) = child.run(Duration::from_secs(60), |chunk| {
+        raw.extend_from_slice(chunk);
+        parser.process(chunk);
+        frames += 1;
+        let lines = screen_lines(&parser);
+        if let Some(d) = row(&lines, "download").and_then(|r| count_of(r, "40")) {
+            if downloads.last() != Some(&d) {
+                downloads.push(d);
+            }
+            if d < 40 && row(&lines, "index").is_some() && row(&lines, "scan").is_some() {
+                running_frames += 1;
+            }
+        }
+    });
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let last = screen_lines(&parser);
+    let screen = last.join("\n");
+    assert!(status.success(), "exit {status:?}\n{screen}\nstderr: {err}");
+
+    // Drawn in place (cursor movements), not printed as plain lines.
+    assert!(
+        raw.contains("\x1b["),
+        "no terminal control sequences: {raw:?}"
+    );
+    assert!(!raw.contains("progress download"), "plain lines on a TTY");
+    // The bars advanced: several distinct positions, increasing, ending full.
+    assert!(
+        downloads.len() >= 3,
+        "download positions seen: {downloads:?} in {frames} frames"
+    );
+    assert!(
+        downloads.windows(2).all(|w| w[0] < w[1]),
+        "download went back: {downloads:?}"
+    );
+    assert_eq!(downloads.last(), Some(&40), "{downloads:?}");
+    assert!(
+        running_frames >= 2,
+        "{running_frames} frames with all three running"
+    );
+
+    // The final screen: every tracker completed and still shown.
+    let download = row(&last, "download").unwrap_or_else(|| panic!("{screen}"));
+    assert!(download.starts_with('✓'), "{download}");
+    assert!(
+        download.contains("40/40") && download.contains("100%"),
+        "{download}"
+    );
+    assert!(
+        download.contains("[=====") && download.contains("=]"),
+        "{download}"
+    );
+    let index = row(&last, "index").unwrap_or_else(|| panic!("{screen}"));
+    assert!(index.starts_with('✓') && index.contains("25/25"), "{index}");
+    let scan = row(&last, "scan").unwrap_or_else(|| panic!("{screen}"));
+    assert!(scan.starts_with('✓') && scan.contains("30"), "{scan}");
+    let total = row(&last, "total").unwrap_or_else(|| panic!("{screen}"));
+    assert!(total.starts_with('✓') && total.contains("65/65"), "{total}");
+    // Output printed above the bars; the summary below them.
+    let pos = |needle: &str| {
+        last.iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in\n{screen}"))
+    };
+    assert!(pos("· working: starting three jobs") < pos("✓ download"));
+    assert!(pos("▸ report: downloaded 40 files") < pos("✓ download"));
+    let summary = last.iter().rposition(|l| !l.is_empty()).unwrap();
+    assert!(
+        last[summary].starts_with("task ") && last[summary].ends_with("[completed]"),
+        "{screen}"
+    );
+    assert!(pos("✓ total") < summary);
+    // Status updates that only restate the progress are not printed.
+    assert!(!screen.contains("· working: download"), "{screen}");
+    eprintln!("final screen:\n{screen}");
+}
+
+#[test]
+fn a_dumb_terminal_gets_plain_lines() {
+    let server = Server::start();
+    let (status, out, err) = in_pty(&["stream", "--url", &server.base, "/progress 1"], "dumb")
+        .output(Duration::from_secs(60));
+    assert!(status.success(), "exit {status:?}\n{out}\n{err}");
+    assert!(out.contains("progress ✓ download 40/40 completed"), "{out}");
+    assert!(!out.contains("\x1b["), "control sequences: {out:?}");
+}
+
+/// Parses a running line: `progress download 12/40 (30%) · scan 7 — total …`
+/// into (id, amount done).
+fn parse_running(line: &str) -> Option<Vec<(String, f64)>> {
+    let body = line.strip_prefix("progress ")?;
+    let first = body.split_whitespace().next()?;
+    if ["✓", "✗", "·"].contains(&first) {
+        return None; // a final line
+    }
+    let trackers = body.split(" — total ").next()?;
+    Some(
+        trackers
+            .split(" · ")
+            .map(|t| {
+                let mut words = t.split_whitespace();
+                let id = words.next().unwrap().to_string();
+                let amount = words.next().unwrap_or_else(|| panic!("{line}"));
+                let done = amount.split('/').next().unwrap().parse().unwrap();
+                (id, done)
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn a_pipe_gets_plain_progress_lines() {
+    let server = Server::start();
+    let (status, out, err) =
+        piped(&["stream", "--url", &server.base, "/progress 2"]).output(Duration::from_secs(60));
+    assert!(status.success(), "exit {status:?}\n{out}\n{err}");
+    assert!(
+        !out.contains('\x1b'),
+        "control sequences in a pipe: {out:?}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+
+    let running: Vec<Vec<(String, f64)>> = lines.iter().filter_map(|l| parse_running(l)).collect();
+    assert!(running.len() >= 4, "{out}");
+    // At most once per change.
+    assert!(
+        lines.windows(2).all(|w| w[0] != w[1]),
+        "a line repeated: {out}"
+    );
+    // Monotonic per tracker, and every tracker advanced.
+    let mut seen: HashMap<String, Vec<f64>> = HashMap::new();
+    for snapshot in &running {
+        for (id, done) in snapshot {
+            seen.entry(id.clone()).or_default().push(*done);
+        }
+    }
+    for (id, counts) in &seen {
+        assert!(
+            counts.windows(2).all(|w| w[0] <= w[1]),
+            "{id} went back: {counts:?}"
+        );
+        assert!(
+            counts.first() < counts.last(),
+            "{id} never advanced: {counts:?}"
+        );
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    // One final line per tracker.
+    for fin in [
+        "progress ✓ download 40/40 completed",
+        "progress ✓ index 25/25 completed",
+        "progress ✓ scan 30 completed",
+    ] {
+        assert_eq!(
+            lines.iter().filter(|l| **l == fin).count(),
+            1,
+            "{fin:?} in\n{out}"
+        );
+    }
+    assert!(lines[0].starts_with("task ") && lines[0].contains("[submitted]"));
+    assert!(out.contains("  ▸ report: downloaded 40 files"), "{out}");
+    assert!(!out.contains("· working: download"), "{out}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("task ") && last.ends_with("[completed]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn no_progress_and_json_keep_the_old_output() {
+    let server = Server::start();
+    let url = server.base.as_str();
+
+    // --no-progress: the extension is not requested; status lines as before.
+    let (status, out, err) = piped(&["stream", "--url", url, "--no-progress", "/progress 1"])
+        .output(Duration::from_secs(60));
+    assert!(status.success(), "{out}\n{err}");
+    assert!(!out.contains("progress "), "{out}");
+    assert!(out.contains("  · working: download"), "{out}");
+    assert!(out.trim_end().ends_with("[completed]"), "{out}");
+
+    // --json: the normal event lines, with the progress inside them.
+    let (status, out, err) =
+        piped(&["stream", "--url", url, "--json", "/progress 1"]).output(Duration::from_secs(60));
+    assert!(status.success(), "{out}\n{err}");
+    let events: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let uri = switchboard_protocol::progress::TASK_PROGRESS_URI;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "statusUpdate" && e["data"]["metadata"][uri].is_object()),
+        "{out}"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["data"]["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[test]
+fn get_watch_polls_until_the_task_ends() {
+    let server = Server::start();
+    let url = server.base.as_str();
+    let (status, out, err) = piped(&[
+        "send",
+        "--url",
+        url,
+        "--json",
+        "--return-immediately",
+        "/progress 2",
+    ])
+    .output(Duration::from_secs(30));
+    assert!(status.success(), "{out}\n{err}");
+    let task: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let id = task["data"]["id"].as_str().unwrap();
+
+    let (status, out, err) = piped(&["get", "--url", url, "--watch", "--interval", "0.2", id])
+        .output(Duration::from_secs(60));
+    assert!(status.success(), "{out}\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with(&format!("task {id} [")), "{out}");
+    let running = lines.iter().filter_map(|l| parse_running(l)).count();
+    assert!(running >= 2, "{out}");
+    assert!(out.contains("  ▸ report: downloaded 40 files"), "{out}");
+    assert_eq!(
+        lines.last(),
+        Some(&format!("task {id} [completed]").as_str())
+    );
+
+    // Usage: --interval needs --watch, and must be positive.
+    let (status, _, err) =
+        piped(&["get", "--url", url, "--interval", "1", id]).output(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(2), "{err}");
+    let (status, _, err) = piped(&["get", "--url", url, "--watch", "--interval", "0", id])
+        .output(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("--interval"), "{err}");
+}
