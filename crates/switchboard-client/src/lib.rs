@@ -76,6 +76,7 @@
 
 mod client;
 mod error;
+pub mod push;
 mod request;
 mod transport;
 

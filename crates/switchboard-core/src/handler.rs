@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 use crate::context::{CallContext, media_type_matches};
 use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
+use crate::push::{PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, StoreError, TaskQuery, TaskStore};
 use crate::visibility::ExtensionFilter;
@@ -62,6 +63,15 @@ struct Inner {
     config: HandlerConfig,
     shutdown: CancellationToken,
     runs: TaskTracker,
+    /// Push notifications, when enabled.
+    push: Option<PushSetup>,
+}
+
+/// Where push configs live and how they are checked.
+#[derive(Debug, Clone)]
+struct PushSetup {
+    store: Arc<dyn PushStore>,
+    limits: PushConfigLimits,
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -80,6 +90,7 @@ pub struct RequestHandlerBuilder {
     card: AgentCard,
     store: Option<Arc<dyn TaskStore>>,
     config: HandlerConfig,
+    push: Option<PushSetup>,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -101,9 +112,28 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Enables push notifications: configs live in `store`, which must be
+    /// the same object as the task store (its commits queue the
+    /// notifications), and are checked against `limits`. Deliveries are made
+    /// by a worker over the same store (crate `switchboard-push`). Without
+    /// this, every push operation answers PushNotificationNotSupported.
+    pub fn push(mut self, store: Arc<dyn PushStore>, limits: PushConfigLimits) -> Self {
+        self.push = Some(PushSetup { store, limits });
+        self
+    }
+
     /// Builds the handler.
     pub fn build(self) -> RequestHandler {
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
+        if let Some(p) = &self.push
+            && !std::ptr::addr_eq(Arc::as_ptr(&p.store), Arc::as_ptr(&store))
+        {
+            // Only the task store's commits queue notifications; a separate
+            // push store would accept configs and never deliver.
+            tracing::warn!(
+                "push notifications are enabled with a push store that is not the task store; nothing will be delivered"
+            );
+        }
         let registry = Arc::new(Registry::default());
         let env = Arc::new(RunEnv {
             store: store.clone(),
@@ -120,6 +150,7 @@ impl RequestHandlerBuilder {
                 config: self.config,
                 shutdown: CancellationToken::new(),
                 runs: TaskTracker::new(),
+                push: self.push,
             }),
         }
     }
@@ -148,7 +179,20 @@ impl RequestHandler {
             card,
             store: None,
             config: HandlerConfig::default(),
+            push: None,
         }
+    }
+
+    /// `true` when push notifications are enabled (see
+    /// [`RequestHandlerBuilder::push`]); the card's
+    /// `capabilities.pushNotifications` should say so.
+    pub fn push_enabled(&self) -> bool {
+        self.inner.push.is_some()
+    }
+
+    /// The push store, when push notifications are enabled.
+    pub fn push_store(&self) -> Option<&Arc<dyn PushStore>> {
+        self.inner.push.as_ref().map(|p| &p.store)
     }
 
     /// The agent card as configured (bindings add their interfaces).
@@ -384,13 +428,22 @@ impl RequestHandler {
     ) -> Result<(Outcome, Run), A2AError> {
         self.check_message(&req.message)?;
         self.check_output_modes(&req)?;
-        if req
+        let inline_push = match req
             .configuration
             .as_ref()
-            .is_some_and(|c| c.task_push_notification_config.is_some())
+            .and_then(|c| c.task_push_notification_config.clone())
         {
-            return Err(A2AError::PushNotificationNotSupported);
-        }
+            None => None,
+            Some(cfg) => {
+                let push = self.push_setup()?;
+                validate_config(
+                    &cfg,
+                    &push.limits,
+                    "configuration.taskPushNotificationConfig",
+                )?;
+                Some(cfg)
+            }
+        };
         let SendMessageRequest {
             mut message,
             configuration,
@@ -433,6 +486,11 @@ impl RequestHandler {
                         "task {task_id} is still busy with its previous message"
                     )));
                 }
+            }
+            if let Some(cfg) = inline_push {
+                // Registered before the task resumes, so the resume event is
+                // the first one delivered to it.
+                self.store_push_config(call, &task_id, cfg).await?;
             }
             message.context_id = Some(current.context_id.clone());
             runtime.begin_run(cancel.clone());
@@ -478,6 +536,16 @@ impl RequestHandler {
         let task_id = uuid::Uuid::now_v7().to_string();
         message.context_id = Some(context_id.clone());
         message.task_id = Some(task_id.clone());
+        // An inline config is stored before the task exists (its id is ours
+        // and fresh), so the commit that creates the task already queues the
+        // first notification. If no task comes of it, it is removed below.
+        let inline_config = match inline_push {
+            Some(cfg) => {
+                let stored = self.store_push_config(call, &task_id, cfg).await?;
+                Some((task_id.clone(), stored.id))
+            }
+            None => None,
+        };
         let (tx, rx) = oneshot::channel();
         let events = TaskEvents::pending(
             task_id.clone(),
@@ -509,8 +577,17 @@ impl RequestHandler {
             _ = run.drive() => rx.await,
         };
         let outcome = outcome
-            .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()))?;
-        Ok((outcome, run))
+            .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()));
+        if let (Some((task_id, id)), Ok(Outcome::Message(_) | Outcome::Error(_)) | Err(_)) =
+            (&inline_config, &outcome)
+            && let Some(push) = &self.inner.push
+        {
+            // A direct reply or a refusal: no task, so no config either.
+            if let Err(e) = push.store.delete_config(&call.tenant, task_id, id).await {
+                tracing::warn!(error = %e, task_id = %task_id, "removing an unused inline push config failed");
+            }
+        }
+        Ok((outcome?, run))
     }
 
     /// One execution of the agent, not yet started; see [`Run`].
@@ -745,44 +822,182 @@ impl RequestHandler {
 
     // ---- Push notification configs and the extended card -----------------
 
-    fn push_unsupported(&self) -> A2AError {
-        A2AError::PushNotificationNotSupported
+    fn push_setup(&self) -> Result<&PushSetup, A2AError> {
+        self.inner
+            .push
+            .as_ref()
+            .ok_or(A2AError::PushNotificationNotSupported)
     }
 
-    /// CreateTaskPushNotificationConfig (push is not available yet).
+    /// Succeeds when the caller may see the task (same rule as GetTask:
+    /// another tenant's or principal's task does not exist for them).
+    async fn check_task_access(&self, call: &CallContext, task_id: &str) -> Result<(), A2AError> {
+        if task_id.is_empty() {
+            return Err(A2AError::invalid_field("taskId", "is required"));
+        }
+        if let Some(rt) = self
+            .inner
+            .registry
+            .get(&(call.tenant.clone(), task_id.to_string()))
+        {
+            return if rt.owner == call.principal {
+                Ok(())
+            } else {
+                Err(A2AError::TaskNotFound(task_id.into()))
+            };
+        }
+        match self
+            .inner
+            .store
+            .load(&call.tenant, task_id)
+            .await
+            .map_err(internal)?
+        {
+            Some(r) if r.owner == call.principal => Ok(()),
+            _ => Err(A2AError::TaskNotFound(task_id.into())),
+        }
+    }
+
+    /// Stores an already validated config for `task_id`, assigning an id
+    /// when the client gave none, within the per-task limit.
+    async fn store_push_config(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+        cfg: TaskPushNotificationConfig,
+    ) -> Result<PushConfig, A2AError> {
+        let push = self.push_setup()?;
+        let id = cfg
+            .id
+            .filter(|id| !id.trim().is_empty())
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let stored = PushConfig {
+            tenant: call.tenant.clone(),
+            task_id: task_id.to_string(),
+            id,
+            url: cfg.url.trim().to_string(),
+            token: cfg.token,
+            authentication: cfg
+                .authentication
+                .map(|a| switchboard_protocol::AuthenticationInfo {
+                    scheme: a.scheme.trim().to_string(),
+                    credentials: a.credentials,
+                }),
+            protocol_version: crate::push::PROTOCOL_1_0.into(),
+        };
+        let max = push.limits.max_configs_per_task;
+        match push
+            .store
+            .put_config(&stored, max)
+            .await
+            .map_err(internal)?
+        {
+            PutConfig::LimitReached => Err(A2AError::invalid_params(format!(
+                "task {task_id} already has {max} push notification configs, the most one task may have; delete one first, or give an existing config's id to replace it"
+            ))),
+            PutConfig::Created | PutConfig::Replaced => Ok(stored),
+        }
+    }
+
+    /// CreateTaskPushNotificationConfig: registers a webhook for a task
+    /// (replacing the config with the same id, if any). The id is assigned
+    /// by the server when missing.
     pub async fn create_push_config(
         &self,
-        _call: &CallContext,
-        _req: TaskPushNotificationConfig,
+        call: &CallContext,
+        req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
-        Err(self.push_unsupported())
+        let push = self.push_setup()?;
+        let task_id = req.task_id.clone().unwrap_or_default();
+        if task_id.is_empty() {
+            return Err(A2AError::invalid_field("taskId", "is required"));
+        }
+        validate_config(&req, &push.limits, "")?;
+        self.check_task_access(call, &task_id).await?;
+        Ok(self.store_push_config(call, &task_id, req).await?.to_wire())
     }
 
-    /// GetTaskPushNotificationConfig (push is not available yet).
+    /// GetTaskPushNotificationConfig: a missing config is TaskNotFound, as
+    /// the spec says.
     pub async fn get_push_config(
         &self,
-        _call: &CallContext,
-        _req: TaskPushNotificationConfigRef,
+        call: &CallContext,
+        req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
-        Err(self.push_unsupported())
+        let push = self.push_setup()?;
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        self.check_task_access(call, &req.task_id).await?;
+        match push
+            .store
+            .get_config(&call.tenant, &req.task_id, &req.id)
+            .await
+            .map_err(internal)?
+        {
+            Some(c) => Ok(c.to_wire()),
+            None => Err(A2AError::TaskNotFound(format!(
+                "{} (it has no push notification config {:?})",
+                req.task_id, req.id
+            ))),
+        }
     }
 
-    /// ListTaskPushNotificationConfigs (push is not available yet).
+    /// ListTaskPushNotificationConfigs: a task's configs in creation order,
+    /// paged (`pageSize` 1..=100, default 100).
     pub async fn list_push_configs(
         &self,
-        _call: &CallContext,
-        _req: ListTaskPushNotificationConfigsRequest,
+        call: &CallContext,
+        req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
-        Err(self.push_unsupported())
+        let push = self.push_setup()?;
+        let page_size = match req.page_size {
+            // proto3: 0 is "not set".
+            None | Some(0) => MAX_PAGE_SIZE,
+            Some(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
+            Some(n) => {
+                return Err(A2AError::invalid_field(
+                    "pageSize",
+                    format!("must be between 1 and {MAX_PAGE_SIZE}, got {n}"),
+                ));
+            }
+        };
+        let after = match req.page_token.as_deref() {
+            None | Some("") => None,
+            Some(tok) => Some(decode_config_cursor(tok)?),
+        };
+        self.check_task_access(call, &req.task_id).await?;
+        let page = push
+            .store
+            .list_configs(&call.tenant, &req.task_id, after, page_size as usize)
+            .await
+            .map_err(internal)?;
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs: page.configs.iter().map(PushConfig::to_wire).collect(),
+            next_page_token: page
+                .next
+                .map(|n| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("c:{n}")))
+                .unwrap_or_default(),
+        })
     }
 
-    /// DeleteTaskPushNotificationConfig (push is not available yet).
+    /// DeleteTaskPushNotificationConfig: idempotent; nothing is sent to the
+    /// webhook afterwards.
     pub async fn delete_push_config(
         &self,
-        _call: &CallContext,
-        _req: TaskPushNotificationConfigRef,
+        call: &CallContext,
+        req: TaskPushNotificationConfigRef,
     ) -> Result<(), A2AError> {
-        Err(self.push_unsupported())
+        let push = self.push_setup()?;
+        if req.id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        self.check_task_access(call, &req.task_id).await?;
+        push.store
+            .delete_config(&call.tenant, &req.task_id, &req.id)
+            .await
+            .map_err(internal)?;
+        Ok(())
     }
 
     /// GetExtendedAgentCard: unsupported unless the card declares it; no
@@ -888,6 +1103,17 @@ fn validate_history_length(h: Option<i32>) -> Result<Option<i32>, A2AError> {
 fn encode_cursor(c: &ListCursor) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(format!("{}:{}", c.status_micros, c.task_id))
+}
+
+fn decode_config_cursor(token: &str) -> Result<u64, A2AError> {
+    let bad = || A2AError::invalid_field("pageToken", "is not a token this server issued");
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let s = String::from_utf8(raw).map_err(|_| bad())?;
+    s.strip_prefix("c:")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(bad)
 }
 
 fn decode_cursor(token: &str) -> Result<ListCursor, A2AError> {

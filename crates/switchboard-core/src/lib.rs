@@ -37,6 +37,7 @@ pub mod executor;
 pub mod handler;
 pub mod memory;
 pub mod progress;
+pub mod push;
 mod runtime;
 pub mod store;
 pub mod visibility;
@@ -49,6 +50,7 @@ pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
+pub use push::{PushConfig, PushConfigLimits, PushStore};
 pub use runtime::EventStream;
 pub use store::{ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore};
 

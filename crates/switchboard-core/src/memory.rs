@@ -7,6 +7,9 @@
 //! Memory stays bounded with [`InMemoryStore::with_max_terminal_tasks`]: once
 //! more finished tasks are kept than that, the ones that finished first are
 //! dropped with their event logs. Unfinished tasks are never dropped.
+//!
+//! It also implements [`crate::push::PushStore`] (see `memory/push.rs`): the
+//! outbox items of a commit are queued under the same lock as the commit.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -18,11 +21,15 @@ use crate::store::{
     ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore, to_micros,
 };
 
+mod push;
+
 /// Tasks and event logs in a hash map.
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     tasks: Mutex<Tasks>,
     max_terminal: Option<usize>,
+    /// Raised when a commit queued push notifications.
+    push_wakeup: std::sync::Arc<tokio::sync::Notify>,
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +37,9 @@ struct Tasks {
     by_key: HashMap<(String, String), Entry>,
     /// Finished tasks, oldest first: the eviction order.
     finished: VecDeque<(String, String)>,
+    /// Push configs and the outbox, under the same lock as the tasks so a
+    /// commit and its notifications are one atomic step.
+    push: push::PushState,
 }
 
 #[derive(Debug)]
@@ -49,6 +59,7 @@ impl InMemoryStore {
         InMemoryStore {
             tasks: Mutex::default(),
             max_terminal: Some(max),
+            push_wakeup: Default::default(),
         }
     }
 
@@ -94,6 +105,11 @@ impl TaskStore for InMemoryStore {
                 found: stored_seq,
             });
         }
+        // Encoded before anything changes, so a failure leaves the store as it was.
+        let queued = match event {
+            Some(ev) => tasks.push.prepare(&key, ev)?,
+            None => None,
+        };
         let entry = tasks.by_key.entry(key.clone()).or_insert_with(|| Entry {
             record: record.clone(),
             log: Vec::new(),
@@ -105,6 +121,10 @@ impl TaskStore for InMemoryStore {
                 event: ev.clone(),
             });
         }
+        if let Some(payload) = queued {
+            tasks.push.enqueue(&key, record.last_seq, payload);
+            self.push_wakeup.notify_one();
+        }
         if let Some(max) = self.max_terminal
             && !was_terminal
             && record.task.status.state.is_terminal()
@@ -113,6 +133,8 @@ impl TaskStore for InMemoryStore {
             while tasks.finished.len() > max {
                 if let Some(old) = tasks.finished.pop_front() {
                     tasks.by_key.remove(&old);
+                    // Queued notifications keep their own copy of the config.
+                    tasks.push.forget_task(&old);
                 }
             }
         }

@@ -35,6 +35,11 @@
 //! - `task_events`: one row per event of a task's **log**, keyed by
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
 //!   `StreamResponse` wire form).
+//! - `push_configs` and `push_outbox` (migration `0002_push.sql`): webhook
+//!   configs and the notifications still to deliver. A trigger on
+//!   `task_events` queues one outbox row per config of the task inside the
+//!   commit's transaction; see `src/push.rs` and
+//!   [`switchboard_core::push::PushStore`].
 //!
 //! The A2A wire form writes timestamps with millisecond precision, but a
 //! store must give back exactly what was committed. So the exact status
@@ -151,6 +156,8 @@ use switchboard_core::{
 use switchboard_protocol::{StreamResponse, Task};
 use tokio::sync::{mpsc, oneshot};
 
+mod push;
+
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -204,6 +211,8 @@ pub struct SqliteStore {
     writer: tokio::task::JoinHandle<()>,
     /// What was opened, for messages.
     location: String,
+    /// Wakes the push delivery worker after commits that queued notifications.
+    push: push::PushHints,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -320,6 +329,7 @@ impl SqliteStore {
             writes,
             writer,
             location,
+            push: push::PushHints::default(),
         }
     }
 
@@ -853,7 +863,11 @@ impl TaskStore for SqliteStore {
             .send(Job { row, reply })
             .await
             .map_err(|_| stopped())?;
-        result.await.map_err(|_| stopped())?
+        result.await.map_err(|_| stopped())??;
+        if event.is_some() {
+            self.push.committed(&record.tenant, &record.task.id);
+        }
+        Ok(())
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {

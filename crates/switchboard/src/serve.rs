@@ -11,6 +11,15 @@
 //! agent = "demo"                     # demo | echo-message | echo-task
 //! max_body_bytes = 10485760
 //! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
+//!
+//! # Push notifications (on by default with the memory and SQLite stores)
+//! push = true
+//! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
+//! push_key_file = "push-keys.json"   # default: next to the SQLite file; memory: in-memory keys
+//! push_retry_base_ms = 1000          # first retry delay, doubling each time
+//! push_retry_max_ms = 600000         # longest delay between attempts
+//! push_max_attempts = 15             # attempts before a notification is dead-lettered
+//! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
 //! ```
 
 use std::path::PathBuf;
@@ -18,7 +27,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
-use switchboard_core::{AgentExecutor, InMemoryStore, RequestHandler, TaskStore};
+use switchboard_core::{AgentExecutor, InMemoryStore, PushStore, RequestHandler, TaskStore};
 use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
 
@@ -48,6 +57,17 @@ pub struct ServeArgs {
     /// With `--store memory`: how many finished tasks to keep (oldest dropped first).
     #[arg(long)]
     pub memory_max_terminal_tasks: Option<usize>,
+    /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
+    /// 127.0.0.1 for local testing. Repeatable; adds to `push_allow_hosts`.
+    #[arg(long = "push-allow-host", value_name = "HOST")]
+    pub push_allow_host: Vec<String>,
+    /// File holding the push signing keys (created if missing).
+    #[arg(long)]
+    pub push_key_file: Option<PathBuf>,
+    /// Disable push notifications (the push operations then answer
+    /// PushNotificationNotSupported).
+    #[arg(long)]
+    pub no_push: bool,
 }
 
 /// The resolved configuration.
@@ -66,6 +86,20 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Memory store bound on finished tasks.
     pub memory_max_terminal_tasks: usize,
+    /// Push notifications on (with a store that supports them).
+    pub push: bool,
+    /// Webhook hosts exempt from the SSRF guard.
+    pub push_allow_hosts: Vec<String>,
+    /// Push signing key file (default: beside the SQLite file).
+    pub push_key_file: Option<PathBuf>,
+    /// First retry delay (ms).
+    pub push_retry_base_ms: u64,
+    /// Longest retry delay (ms).
+    pub push_retry_max_ms: u64,
+    /// Attempts before dead-lettering.
+    pub push_max_attempts: u32,
+    /// Lease of a claimed notification (s).
+    pub push_lease_secs: u64,
 }
 
 impl Default for Config {
@@ -77,6 +111,13 @@ impl Default for Config {
             agent: "demo".into(),
             max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
             memory_max_terminal_tasks: 100_000,
+            push: true,
+            push_allow_hosts: Vec::new(),
+            push_key_file: None,
+            push_retry_base_ms: 1_000,
+            push_retry_max_ms: 600_000,
+            push_max_attempts: 15,
+            push_lease_secs: 60,
         }
     }
 }
@@ -111,6 +152,14 @@ impl Config {
         if let Some(v) = args.memory_max_terminal_tasks {
             cfg.memory_max_terminal_tasks = v;
         }
+        cfg.push_allow_hosts
+            .extend(args.push_allow_host.iter().cloned());
+        if let Some(v) = &args.push_key_file {
+            cfg.push_key_file = Some(v.clone());
+        }
+        if args.no_push {
+            cfg.push = false;
+        }
         Ok(cfg)
     }
 }
@@ -133,6 +182,87 @@ pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
         return Ok(Arc::new(store));
     }
     bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
+}
+
+/// The task store and, when it also keeps push configs and the outbox (the
+/// memory and SQLite stores do), the same object as a [`PushStore`].
+/// Other stores are opened by [`open_store`] without push.
+pub async fn open_stores(
+    cfg: &Config,
+) -> anyhow::Result<(Arc<dyn TaskStore>, Option<Arc<dyn PushStore>>)> {
+    let url = cfg.store.as_str();
+    if url == "memory" || url == "memory://" {
+        let store = Arc::new(InMemoryStore::with_max_terminal_tasks(
+            cfg.memory_max_terminal_tasks,
+        ));
+        return Ok((store.clone(), Some(store)));
+    }
+    if url.starts_with("sqlite:") {
+        let store = Arc::new(
+            switchboard_store_sqlite::SqliteStore::open(url)
+                .await
+                .with_context(|| format!("opening the SQLite store {url}"))?,
+        );
+        return Ok((store.clone(), Some(store)));
+    }
+    Ok((open_store(cfg).await?, None))
+}
+
+/// Where the push signing keys live: the configured file, or beside the
+/// SQLite database (`NAME.push-keys.json`); `None` (keys in memory) for
+/// the memory store.
+pub fn push_key_path(cfg: &Config) -> Option<PathBuf> {
+    if let Some(p) = &cfg.push_key_file {
+        return Some(p.clone());
+    }
+    let rest = cfg.store.strip_prefix("sqlite:")?;
+    let path = rest.trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path.contains(":memory:") {
+        return None;
+    }
+    let db = PathBuf::from(path);
+    let stem = db.file_stem()?.to_string_lossy().to_string();
+    Some(db.with_file_name(format!("{stem}.push-keys.json")))
+}
+
+/// A running push delivery worker and the keys it signs with.
+type PushRuntime = (switchboard_push::PushWorker, Arc<switchboard_push::KeySet>);
+
+/// Enables push on `builder` and starts the delivery worker, when the
+/// configuration and the store allow it. Returns the worker and the keys
+/// (for the JWKS route).
+fn start_push(
+    cfg: &Config,
+    push_store: Option<Arc<dyn PushStore>>,
+    public_url: &str,
+    builder: switchboard_core::RequestHandlerBuilder,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<(switchboard_core::RequestHandlerBuilder, Option<PushRuntime>)> {
+    let Some(push_store) = push_store.filter(|_| cfg.push) else {
+        return Ok((builder, None));
+    };
+    let keys = Arc::new(match push_key_path(cfg) {
+        Some(path) => switchboard_push::KeySet::load_or_create(&path)
+            .with_context(|| format!("loading the push signing keys {}", path.display()))?,
+        None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
+    });
+    let limits = switchboard_core::PushConfigLimits {
+        allow_hosts: cfg.push_allow_hosts.clone(),
+        ..Default::default()
+    };
+    let mut options = switchboard_push::PushOptions::new(public_url, keys.clone());
+    options.ssrf.allow_hosts = cfg.push_allow_hosts.clone();
+    options.retry = switchboard_push::RetryPolicy {
+        base: std::time::Duration::from_millis(cfg.push_retry_base_ms.max(1)),
+        max: std::time::Duration::from_millis(cfg.push_retry_max_ms.max(1)),
+        max_attempts: cfg.push_max_attempts.max(1),
+    };
+    options.lease = std::time::Duration::from_secs(cfg.push_lease_secs.max(1));
+    let worker = switchboard_push::PushWorker::spawn(push_store.clone(), options, shutdown.clone())
+        .context("starting the push delivery worker")?;
+    tracing::info!(kid = %keys.current_kid(), allow_hosts = ?cfg.push_allow_hosts, "push notifications enabled");
+    Ok((builder.push(push_store, limits), Some((worker, keys))))
 }
 
 async fn open_sqlite(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
@@ -160,7 +290,7 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
     let (executor, card) = agent(&cfg.agent)?;
-    let store = open_store(&cfg).await?;
+    let (store, push_store) = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
@@ -169,10 +299,21 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
-    let handler = RequestHandler::builder(executor, card).store(store).build();
-    let server = A2aServer::new(handler)
+    let push_shutdown = tokio_util::sync::CancellationToken::new();
+    let (builder, push) = start_push(
+        &cfg,
+        push_store,
+        &public_url,
+        RequestHandler::builder(executor, card).store(store),
+        &push_shutdown,
+    )?;
+    let handler = builder.build();
+    let mut server = A2aServer::new(handler)
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes);
+    if let Some((_, keys)) = &push {
+        server = server.jwks(keys.clone());
+    }
     tracing::info!(%addr, store = %cfg.store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
@@ -180,6 +321,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         cfg.store
     );
     server.serve(listener, shutdown_signal()).await?;
+    // Notifications being sent finish; the rest stay queued for next time.
+    push_shutdown.cancel();
+    if let Some((worker, _)) = push {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), worker.join()).await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -220,6 +366,9 @@ mod tests {
             agent: None,
             max_body_bytes: None,
             memory_max_terminal_tasks: None,
+            push_allow_host: Vec::new(),
+            push_key_file: None,
+            no_push: false,
         }
     }
 
@@ -271,5 +420,38 @@ mod tests {
             "sqlite://switchboard.db",
             "SQLite is the default store"
         );
+    }
+
+    #[test]
+    fn push_settings_from_file_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("push.toml");
+        std::fs::write(
+            &path,
+            "store = \"sqlite:///var/lib/sb/tasks.db?mode=rwc\"\npush_allow_hosts = [\"127.0.0.1\"]\npush_max_attempts = 3\n",
+        )
+        .unwrap();
+        let mut a = args(Some(path));
+        a.push_allow_host = vec!["localhost".into()];
+        let cfg = Config::resolve(&a).unwrap();
+        assert!(cfg.push, "push is on by default");
+        assert_eq!(
+            cfg.push_allow_hosts,
+            ["127.0.0.1", "localhost"],
+            "flags add to the file"
+        );
+        assert_eq!(cfg.push_max_attempts, 3);
+        assert_eq!(
+            push_key_path(&cfg).unwrap(),
+            PathBuf::from("/var/lib/sb/tasks.push-keys.json"),
+            "keys live beside the SQLite file by default"
+        );
+        let memory = Config {
+            store: "memory".into(),
+            ..Config::default()
+        };
+        assert_eq!(push_key_path(&memory), None, "memory store: keys in memory");
+        a.no_push = true;
+        assert!(!Config::resolve(&a).unwrap().push);
     }
 }

@@ -1,0 +1,340 @@
+//! [`PushStore`] for [`InMemoryStore`]: configs and the outbox in the same
+//! mutex as the tasks.
+//!
+//! Because [`TaskStore::commit`](crate::TaskStore::commit) queues outbox
+//! items while it holds that mutex, a commit and its notifications appear
+//! together or not at all, the in-memory analogue of one SQL transaction.
+//! Outbox ids increase in commit order, and a task's commits are serialized
+//! by its runtime, so walking the outbox in id order meets each config's
+//! items in sequence order: the first pending item met for a config is its
+//! head, the only one [`claim`](PushStore::claim) may hand out.
+//!
+//! Nothing here survives the process, so at-least-once holds across
+//! receiver outages but not across restarts; use a durable store for that.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use switchboard_protocol::StreamResponse;
+
+use super::InMemoryStore;
+use crate::push::{
+    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, payload_json,
+};
+use crate::store::StoreError;
+
+type TaskKey = (String, String);
+
+/// Push configs and queued notifications of an [`InMemoryStore`].
+#[derive(Debug, Default)]
+pub(super) struct PushState {
+    /// Per task, its configs in creation order with their list position.
+    configs: HashMap<TaskKey, Vec<(u64, Arc<PushConfig>)>>,
+    next_ord: u64,
+    outbox: BTreeMap<u64, Row>,
+    next_id: u64,
+}
+
+#[derive(Debug)]
+struct Row {
+    /// The config as it was when the item was queued; used only when the
+    /// config itself is gone (its task was evicted), otherwise the current
+    /// config is read at claim time, as the SQL stores do.
+    config: Arc<PushConfig>,
+    seq: u64,
+    payload: Arc<str>,
+    attempts: u32,
+    next_attempt: DateTime<Utc>,
+    lease_until: Option<DateTime<Utc>>,
+    last_error: Option<String>,
+    state: OutboxState,
+    created_at: DateTime<Utc>,
+}
+
+impl PushState {
+    /// The payload to queue for `event` if the task has configs.
+    pub(super) fn prepare(
+        &self,
+        key: &TaskKey,
+        event: &StreamResponse,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        match self.configs.get(key) {
+            Some(list) if !list.is_empty() => Ok(Some(payload_json(event)?.into())),
+            _ => Ok(None),
+        }
+    }
+
+    /// Queues one item per config of the task for event `seq`.
+    pub(super) fn enqueue(&mut self, key: &TaskKey, seq: u64, payload: Arc<str>) {
+        let Some(list) = self.configs.get(key) else {
+            return;
+        };
+        let now = Utc::now();
+        for (_, config) in list {
+            self.next_id += 1;
+            self.outbox.insert(
+                self.next_id,
+                Row {
+                    config: config.clone(),
+                    seq,
+                    payload: payload.clone(),
+                    attempts: 0,
+                    next_attempt: now,
+                    lease_until: None,
+                    last_error: None,
+                    state: OutboxState::Pending,
+                    created_at: now,
+                },
+            );
+        }
+    }
+
+    /// Drops an evicted task's configs (its queued items stay deliverable).
+    pub(super) fn forget_task(&mut self, key: &TaskKey) {
+        self.configs.remove(key);
+    }
+
+    fn current(&self, row: &Row) -> Arc<PushConfig> {
+        let c = &row.config;
+        self.configs
+            .get(&(c.tenant.clone(), c.task_id.clone()))
+            .and_then(|list| list.iter().find(|(_, x)| x.id == c.id))
+            .map(|(_, x)| x.clone())
+            .unwrap_or_else(|| c.clone())
+    }
+
+    fn item(&self, id: u64, row: &Row) -> OutboxItem {
+        let config = self.current(row);
+        OutboxItem {
+            id,
+            tenant: config.tenant.clone(),
+            task_id: config.task_id.clone(),
+            config_id: config.id.clone(),
+            seq: row.seq,
+            payload: row.payload.to_string(),
+            protocol_version: config.protocol_version.clone(),
+            url: config.url.clone(),
+            token: config.token.clone(),
+            authentication: config.authentication.clone(),
+            attempts: row.attempts,
+            last_error: row.last_error.clone(),
+            state: row.state,
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[async_trait]
+impl PushStore for InMemoryStore {
+    async fn put_config(
+        &self,
+        config: &PushConfig,
+        max_per_task: usize,
+    ) -> Result<PutConfig, StoreError> {
+        let mut guard = self.lock();
+        let push = &mut guard.push;
+        let key = (config.tenant.clone(), config.task_id.clone());
+        let list = push.configs.entry(key).or_default();
+        if let Some(slot) = list.iter_mut().find(|(_, c)| c.id == config.id) {
+            slot.1 = Arc::new(config.clone());
+            return Ok(PutConfig::Replaced);
+        }
+        if list.len() >= max_per_task {
+            return Ok(PutConfig::LimitReached);
+        }
+        push.next_ord += 1;
+        list.push((push.next_ord, Arc::new(config.clone())));
+        Ok(PutConfig::Created)
+    }
+
+    async fn get_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<PushConfig>, StoreError> {
+        let guard = self.lock();
+        Ok(guard
+            .push
+            .configs
+            .get(&(tenant.to_string(), task_id.to_string()))
+            .and_then(|list| list.iter().find(|(_, c)| c.id == id))
+            .map(|(_, c)| (**c).clone()))
+    }
+
+    async fn list_configs(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<ConfigPage, StoreError> {
+        let guard = self.lock();
+        let Some(list) = guard
+            .push
+            .configs
+            .get(&(tenant.to_string(), task_id.to_string()))
+        else {
+            return Ok(ConfigPage::default());
+        };
+        let rest: Vec<&(u64, Arc<PushConfig>)> = list
+            .iter()
+            .filter(|(ord, _)| after.is_none_or(|a| *ord > a))
+            .collect();
+        let page: Vec<&(u64, Arc<PushConfig>)> = rest.iter().take(limit).copied().collect();
+        let next = if rest.len() > page.len() {
+            page.last().map(|(ord, _)| *ord)
+        } else {
+            None
+        };
+        Ok(ConfigPage {
+            configs: page.into_iter().map(|(_, c)| (**c).clone()).collect(),
+            next,
+        })
+    }
+
+    async fn delete_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut guard = self.lock();
+        let push = &mut guard.push;
+        let key = (tenant.to_string(), task_id.to_string());
+        let Some(list) = push.configs.get_mut(&key) else {
+            return Ok(false);
+        };
+        let before = list.len();
+        list.retain(|(_, c)| c.id != id);
+        let removed = list.len() != before;
+        if list.is_empty() {
+            push.configs.remove(&key);
+        }
+        // Nothing is sent after a delete; dead letters stay for inspection.
+        push.outbox.retain(|_, row| {
+            !(row.state == OutboxState::Pending
+                && row.config.tenant == tenant
+                && row.config.task_id == task_id
+                && row.config.id == id)
+        });
+        Ok(removed)
+    }
+
+    async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError> {
+        let guard = self.lock();
+        Ok(guard
+            .push
+            .configs
+            .get(&(tenant.to_string(), task_id.to_string()))
+            .map_or(0, Vec::len))
+    }
+
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease: Duration,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let lease = chrono::TimeDelta::from_std(lease)
+            .map_err(|e| StoreError::Backend(format!("lease out of range: {e}")))?;
+        let mut guard = self.lock();
+        let push = &mut guard.push;
+        let mut heads_seen: HashSet<(String, String, String)> = HashSet::new();
+        let mut chosen = Vec::new();
+        for (id, row) in &push.outbox {
+            if chosen.len() >= limit {
+                break;
+            }
+            if row.state != OutboxState::Pending {
+                continue;
+            }
+            let c = &row.config;
+            // Only the first pending item of each config may go out.
+            if !heads_seen.insert((c.tenant.clone(), c.task_id.clone(), c.id.clone())) {
+                continue;
+            }
+            let leased = row.lease_until.is_some_and(|t| t > now);
+            if row.next_attempt <= now && !leased {
+                chosen.push(*id);
+            }
+        }
+        let mut items = Vec::with_capacity(chosen.len());
+        for id in chosen {
+            if let Some(row) = push.outbox.get_mut(&id) {
+                row.attempts = row.attempts.saturating_add(1);
+                row.lease_until = Some(now + lease);
+            }
+            if let Some(row) = push.outbox.get(&id) {
+                items.push(push.item(id, row));
+            }
+        }
+        Ok(items)
+    }
+
+    async fn ack(&self, id: u64) -> Result<(), StoreError> {
+        self.lock().push.outbox.remove(&id);
+        Ok(())
+    }
+
+    async fn retry(
+        &self,
+        id: u64,
+        next_attempt_at: DateTime<Utc>,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        if let Some(row) = self.lock().push.outbox.get_mut(&id) {
+            row.next_attempt = next_attempt_at;
+            row.lease_until = None;
+            row.last_error = Some(error.to_string());
+        }
+        Ok(())
+    }
+
+    async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError> {
+        if let Some(row) = self.lock().push.outbox.get_mut(&id) {
+            row.state = OutboxState::Dead;
+            row.lease_until = None;
+            row.last_error = Some(error.to_string());
+        }
+        Ok(())
+    }
+
+    async fn list_dead_letters(
+        &self,
+        tenant: &str,
+        task_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let guard = self.lock();
+        Ok(guard
+            .push
+            .outbox
+            .iter()
+            .filter(|(_, r)| {
+                r.state == OutboxState::Dead
+                    && r.config.tenant == tenant
+                    && task_id.is_none_or(|t| r.config.task_id == t)
+            })
+            .take(limit)
+            .map(|(id, r)| guard.push.item(*id, r))
+            .collect())
+    }
+
+    async fn pending_count(&self) -> Result<u64, StoreError> {
+        let guard = self.lock();
+        Ok(guard
+            .push
+            .outbox
+            .values()
+            .filter(|r| r.state == OutboxState::Pending)
+            .count() as u64)
+    }
+
+    fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
+        Some(self.push_wakeup.clone())
+    }
+}

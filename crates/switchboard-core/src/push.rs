@@ -1,0 +1,524 @@
+//! Push notifications, engine side: webhook configs and the durable outbox.
+//!
+//! A client registers a webhook for a task (CreateTaskPushNotificationConfig,
+//! or inline in SendMessage). From then on every event of that task must
+//! reach the webhook **at least once, in order**, even if the receiver is
+//! down for a while or this server restarts. The design that makes this true
+//! is a *transactional outbox*:
+//!
+//! 1. A store that implements [`PushStore`] as well as
+//!    [`TaskStore`](crate::TaskStore) writes, inside the very same
+//!    transaction as [`TaskStore::commit`](crate::TaskStore::commit), one
+//!    [`OutboxItem`] per push config of the task for the committed event.
+//!    So an event is either durable *and* queued for every webhook, or
+//!    neither: no crash window can lose a notification.
+//! 2. A delivery worker (crate `switchboard-push`) [`claim`](PushStore::claim)s
+//!    due items with a lease, POSTs them, and then
+//!    [`ack`](PushStore::ack)s (2xx), [`retry`](PushStore::retry)s (with
+//!    backoff) or [`dead_letter`](PushStore::dead_letter)s them. A worker that
+//!    dies mid-delivery leaves a lease that simply expires: the item is
+//!    claimed again (at-least-once; receivers dedupe by task id + sequence).
+//! 3. Ordering is the store's job too: `claim` never hands out item N+1 of a
+//!    config while item N of the same config is still pending (due, waiting
+//!    for a retry, or claimed). A dead-lettered item no longer blocks its
+//!    successors: giving up on one event must not silence the webhook.
+//!
+//! Payloads are the 1.0 [`StreamResponse`] JSON of the event, serialized once
+//! at commit time, so every retry sends byte-identical bodies (the signature
+//! covers a hash of them). Each config records the protocol version it was
+//! made with (`"1.0"` today) so a 0.3 binding can later ask for the 0.3 Task
+//! payload without a schema change.
+//!
+//! This module also holds what the handler needs to **validate** configs
+//! ([`PushConfigLimits`], [`validate_config`]) including the SSRF rule for
+//! literal IP addresses ([`blocked_address`]), which the delivery worker
+//! applies again after DNS resolution.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use switchboard_protocol::{
+    A2AError, AuthenticationInfo, StreamResponse, TaskPushNotificationConfig,
+};
+
+use crate::store::StoreError;
+
+/// The protocol version whose payload (a 1.0 `StreamResponse`) a config gets.
+pub const PROTOCOL_1_0: &str = "1.0";
+
+/// A webhook registered for one task, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushConfig {
+    /// Tenant of the task.
+    pub tenant: String,
+    /// The task.
+    pub task_id: String,
+    /// Config id, unique per task.
+    pub id: String,
+    /// Absolute http(s) URL to POST to.
+    pub url: String,
+    /// Sent as `X-A2A-Notification-Token` when set.
+    pub token: Option<String>,
+    /// Sent as `Authorization: <scheme> <credentials>` when set.
+    pub authentication: Option<AuthenticationInfo>,
+    /// Which payload shape the receiver expects ([`PROTOCOL_1_0`]).
+    pub protocol_version: String,
+}
+
+impl PushConfig {
+    /// The config in its 1.0 wire form (tenant only when not the default).
+    pub fn to_wire(&self) -> TaskPushNotificationConfig {
+        TaskPushNotificationConfig {
+            tenant: (!self.tenant.is_empty()).then(|| self.tenant.clone()),
+            id: Some(self.id.clone()),
+            task_id: Some(self.task_id.clone()),
+            url: self.url.clone(),
+            token: self.token.clone(),
+            authentication: self.authentication.clone(),
+        }
+    }
+}
+
+/// What [`PushStore::put_config`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutConfig {
+    /// A new config was stored.
+    Created,
+    /// A config with the same id existed and was replaced (same position).
+    Replaced,
+    /// Nothing was stored: the task already has the maximum number of configs.
+    LimitReached,
+}
+
+/// One page of [`PushStore::list_configs`], in creation order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfigPage {
+    /// The configs.
+    pub configs: Vec<PushConfig>,
+    /// Opaque position to continue after, when there are more.
+    pub next: Option<u64>,
+}
+
+/// Whether an outbox item still waits for delivery or was given up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutboxState {
+    /// Waiting for (another) delivery attempt, or being delivered right now.
+    Pending,
+    /// Delivery was given up on after the retry limit; kept for inspection.
+    Dead,
+}
+
+/// One notification to deliver: an event of a task for one of its configs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxItem {
+    /// Store-assigned id, increasing in commit order.
+    pub id: u64,
+    /// Tenant of the task.
+    pub tenant: String,
+    /// The task.
+    pub task_id: String,
+    /// The config this item is for.
+    pub config_id: String,
+    /// The event's position in the task's log.
+    pub seq: u64,
+    /// The exact body to POST (the event's `StreamResponse` JSON).
+    pub payload: String,
+    /// The config's protocol version when the item was queued.
+    pub protocol_version: String,
+    /// Where to POST, from the config.
+    pub url: String,
+    /// Token header value, from the config.
+    pub token: Option<String>,
+    /// Authorization, from the config.
+    pub authentication: Option<AuthenticationInfo>,
+    /// Delivery attempts started so far (a claim counts as one).
+    pub attempts: u32,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+    /// Pending or dead.
+    pub state: OutboxState,
+    /// When the item was queued.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Storage for push configs and the notification outbox. See the module docs.
+///
+/// # Contract
+/// - Configs are scoped by `(tenant, task_id)`; ids are unique within it.
+///   [`put_config`](Self::put_config) is an upsert that enforces the per-task
+///   limit atomically; [`delete_config`](Self::delete_config) is idempotent
+///   and also drops the config's *pending* outbox items (nothing is sent
+///   after a delete), keeping dead letters.
+/// - When the same store commits a task event, it queues one outbox item per
+///   config of that task **in the same transaction**, in config creation order.
+/// - [`claim`](Self::claim) returns due items (next attempt time reached,
+///   no live lease), at most one per config: the pending item with the
+///   lowest sequence. Claiming leases the item for `lease` and counts an attempt.
+/// - [`ack`](Self::ack) removes the item; [`retry`](Self::retry) releases the
+///   lease and schedules the next attempt; [`dead_letter`](Self::dead_letter)
+///   moves it to [`OutboxState::Dead`]. All three are no-ops for unknown ids.
+#[async_trait]
+pub trait PushStore: Send + Sync + fmt::Debug + 'static {
+    /// Stores (or replaces, by id) a config unless the task already has
+    /// `max_per_task` other configs.
+    async fn put_config(
+        &self,
+        config: &PushConfig,
+        max_per_task: usize,
+    ) -> Result<PutConfig, StoreError>;
+
+    /// One config by id.
+    async fn get_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<PushConfig>, StoreError>;
+
+    /// A task's configs in creation order, `limit` at a time, after `after`.
+    async fn list_configs(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<ConfigPage, StoreError>;
+
+    /// Removes a config; `Ok(false)` if there was none.
+    async fn delete_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// How many configs a task has.
+    async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError>;
+
+    /// Leases up to `limit` due items, at most one per config (see the contract).
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease: Duration,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
+
+    /// The item was delivered: forget it.
+    async fn ack(&self, id: u64) -> Result<(), StoreError>;
+
+    /// The attempt failed: try again at `next_attempt_at`.
+    async fn retry(
+        &self,
+        id: u64,
+        next_attempt_at: DateTime<Utc>,
+        error: &str,
+    ) -> Result<(), StoreError>;
+
+    /// Give up on the item; it stays queryable as a dead letter.
+    async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError>;
+
+    /// Dead letters of a tenant (optionally one task), oldest first, at most `limit`.
+    async fn list_dead_letters(
+        &self,
+        tenant: &str,
+        task_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
+
+    /// How many items wait for delivery (pending, leased or not).
+    async fn pending_count(&self) -> Result<u64, StoreError>;
+
+    /// A signal the store raises when it queued new items, so a worker can
+    /// deliver at once instead of at its next poll. `None`: poll only.
+    fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
+        None
+    }
+}
+
+/// Publishes the public keys receivers verify notification signatures with
+/// (a JWKS document). Implemented by `switchboard_push::KeySet`; the server
+/// serves it at [`JWKS_PATH`]. Called per request, so rotations show at once.
+pub trait JwksSource: Send + Sync + fmt::Debug + 'static {
+    /// The JWK Set as JSON (`{"keys": [...]}`).
+    fn jwks(&self) -> serde_json::Value;
+}
+
+/// Where the server publishes the push signing keys.
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+
+/// The payload of an outbox item for `event` (the 1.0 `StreamResponse` JSON).
+pub fn payload_json(event: &StreamResponse) -> Result<String, StoreError> {
+    serde_json::to_string(event)
+        .map_err(|e| StoreError::Backend(format!("encoding a push payload: {e}")))
+}
+
+// ---------------------------------------------------------------------------
+// Validation.
+
+/// Limits and policy for push configs, checked when a config is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushConfigLimits {
+    /// Most configs one task may have (default 10).
+    pub max_configs_per_task: usize,
+    /// Longest accepted URL in bytes (default 2048).
+    pub max_url_bytes: usize,
+    /// Longest token, scheme + credentials, or id, in bytes (default 4096).
+    pub max_secret_bytes: usize,
+    /// Refuse webhooks on loopback, private, link-local, ... addresses
+    /// (default `true`). See [`blocked_address`].
+    pub ssrf_guard: bool,
+    /// Hosts (exact names or IP literals, case-insensitive) exempt from the
+    /// SSRF guard, e.g. `127.0.0.1` or `localhost` for local testing.
+    pub allow_hosts: Vec<String>,
+}
+
+impl Default for PushConfigLimits {
+    fn default() -> Self {
+        PushConfigLimits {
+            max_configs_per_task: 10,
+            max_url_bytes: 2048,
+            max_secret_bytes: 4096,
+            ssrf_guard: true,
+            allow_hosts: Vec::new(),
+        }
+    }
+}
+
+impl PushConfigLimits {
+    /// `true` when `host` (a URL host, IPv6 with or without brackets) is on
+    /// the allowlist.
+    pub fn is_allowed_host(&self, host: &str) -> bool {
+        host_allowed(&self.allow_hosts, host)
+    }
+}
+
+/// `true` when `host` is in `allow_hosts` (case-insensitive, brackets of
+/// IPv6 literals ignored, and IP literals compared as addresses).
+pub fn host_allowed(allow_hosts: &[String], host: &str) -> bool {
+    let norm = |h: &str| {
+        h.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase()
+    };
+    let host = norm(host);
+    let host_ip = host.parse::<IpAddr>().ok();
+    allow_hosts.iter().any(|a| {
+        let a = norm(a);
+        a == host || (host_ip.is_some() && a.parse::<IpAddr>().ok() == host_ip)
+    })
+}
+
+/// Why an address may not receive webhooks: the class it belongs to, or
+/// `None` if it is an ordinary public address. Blocks loopback, private
+/// (RFC 1918), link-local (including the cloud metadata address
+/// 169.254.169.254), carrier-grade NAT (100.64/10), "this network" (0/8),
+/// broadcast, multicast, unspecified, IPv6 unique-local (fc00::/7),
+/// link-local (fe80::/10) and site-local (fec0::/10), and IPv4 addresses
+/// embedded in IPv6 (mapped `::ffff:a.b.c.d`, compatible, NAT64
+/// `64:ff9b::/96`) of any of those.
+pub fn blocked_address(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => blocked_v4(v4),
+        IpAddr::V6(v6) => blocked_v6(v6),
+    }
+}
+
+fn blocked_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, ..] = ip.octets();
+    Some(if ip.is_loopback() {
+        "a loopback address (127.0.0.0/8)"
+    } else if a == 10 || (a == 172 && (16..=31).contains(&b)) || (a == 192 && b == 168) {
+        "a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)"
+    } else if a == 169 && b == 254 {
+        "a link-local address (169.254.0.0/16, which includes the cloud metadata service 169.254.169.254)"
+    } else if a == 100 && (64..=127).contains(&b) {
+        "a carrier-grade NAT address (100.64.0.0/10)"
+    } else if ip.is_unspecified() || a == 0 {
+        "an unspecified / \"this network\" address (0.0.0.0/8)"
+    } else if ip.is_broadcast() {
+        "the broadcast address"
+    } else if ip.is_multicast() {
+        "a multicast address (224.0.0.0/4)"
+    } else {
+        return None;
+    })
+}
+
+fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    let seg = ip.segments();
+    // IPv4 inside IPv6: judge the IPv4 address (mapped, compatible, NAT64).
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return blocked_v4(v4);
+    }
+    if seg[0] == 0x0064 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+        let [.., c, d] = seg;
+        return blocked_v4(Ipv4Addr::new(
+            (c >> 8) as u8,
+            c as u8,
+            (d >> 8) as u8,
+            d as u8,
+        ));
+    }
+    Some(if ip.is_loopback() {
+        "the IPv6 loopback address (::1)"
+    } else if ip.is_unspecified() {
+        "the IPv6 unspecified address (::)"
+    } else if seg[0] & 0xfe00 == 0xfc00 {
+        "an IPv6 unique-local address (fc00::/7)"
+    } else if seg[0] & 0xffc0 == 0xfe80 {
+        "an IPv6 link-local address (fe80::/10)"
+    } else if seg[0] & 0xffc0 == 0xfec0 {
+        "an IPv6 site-local address (fec0::/10)"
+    } else if ip.is_multicast() {
+        "an IPv6 multicast address (ff00::/8)"
+    } else if seg[0..6] == [0, 0, 0, 0, 0, 0] {
+        // IPv4-compatible (deprecated) ::a.b.c.d
+        let [.., c, d] = seg;
+        return blocked_v4(Ipv4Addr::new(
+            (c >> 8) as u8,
+            c as u8,
+            (d >> 8) as u8,
+            d as u8,
+        ));
+    } else {
+        return None;
+    })
+}
+
+/// The explanation attached to every SSRF refusal, naming the way out.
+pub const SSRF_HINT: &str = "webhooks to loopback, private, link-local and other internal addresses are refused to prevent server-side request forgery; to allow a host for local testing, start the server with --push-allow-host <host> (config key push_allow_hosts)";
+
+/// Checks a config a client sent (`field` prefixes the field names in
+/// errors, e.g. `configuration.taskPushNotificationConfig`). Returns -32602
+/// errors that say what to fix.
+pub fn validate_config(
+    cfg: &TaskPushNotificationConfig,
+    limits: &PushConfigLimits,
+    field: &str,
+) -> Result<(), A2AError> {
+    let f = |name: &str| {
+        if field.is_empty() {
+            name.to_string()
+        } else {
+            format!("{field}.{name}")
+        }
+    };
+    let url_text = cfg.url.trim();
+    if url_text.is_empty() {
+        return Err(A2AError::invalid_field(f("url"), "is required"));
+    }
+    if url_text.len() > limits.max_url_bytes {
+        return Err(A2AError::invalid_field(
+            f("url"),
+            format!(
+                "is {} bytes long; at most {} are accepted",
+                url_text.len(),
+                limits.max_url_bytes
+            ),
+        ));
+    }
+    let url = url::Url::parse(url_text).map_err(|e| {
+        A2AError::invalid_field(
+            f("url"),
+            format!("is not an absolute URL ({e}): {url_text:?}"),
+        )
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(A2AError::invalid_field(
+            f("url"),
+            format!("must use http or https, not {:?}", url.scheme()),
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(A2AError::invalid_field(
+            f("url"),
+            "must not carry credentials; put them in `authentication` instead",
+        ));
+    }
+    let host = match url.host() {
+        Some(h) => h,
+        None => return Err(A2AError::invalid_field(f("url"), "has no host")),
+    };
+    if limits.ssrf_guard {
+        let host_text = host.to_string();
+        if !limits.is_allowed_host(&host_text) {
+            let why = match host {
+                url::Host::Ipv4(ip) => blocked_address(IpAddr::V4(ip)),
+                url::Host::Ipv6(ip) => blocked_address(IpAddr::V6(ip)),
+                url::Host::Domain(d) => {
+                    let d = d.trim_end_matches('.').to_ascii_lowercase();
+                    (d == "localhost" || d.ends_with(".localhost"))
+                        .then_some("a loopback name (localhost)")
+                }
+            };
+            if let Some(why) = why {
+                return Err(A2AError::invalid_field(
+                    f("url"),
+                    format!("{host_text} is {why}; {SSRF_HINT}"),
+                ));
+            }
+        }
+    }
+    if let Some(id) = cfg.id.as_deref().filter(|s| !s.is_empty()) {
+        check_text(&f("id"), id, limits.max_secret_bytes.min(256))?;
+    }
+    if let Some(token) = &cfg.token {
+        check_text(&f("token"), token, limits.max_secret_bytes)?;
+    }
+    if let Some(auth) = &cfg.authentication {
+        let scheme = auth.scheme.trim();
+        if scheme.is_empty() {
+            return Err(A2AError::invalid_field(
+                f("authentication.scheme"),
+                "is required when authentication is given (e.g. \"Bearer\")",
+            ));
+        }
+        // An HTTP auth scheme is a token (RFC 9110): no spaces or separators,
+        // which also keeps it from smuggling header syntax.
+        if let Some(bad) = scheme
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))
+        {
+            return Err(A2AError::invalid_field(
+                f("authentication.scheme"),
+                format!("{scheme:?} is not an HTTP authentication scheme (character {bad:?})"),
+            ));
+        }
+        if scheme.len() > 64 {
+            return Err(A2AError::invalid_field(
+                f("authentication.scheme"),
+                "is longer than 64 bytes",
+            ));
+        }
+        if let Some(c) = &auth.credentials {
+            check_text(&f("authentication.credentials"), c, limits.max_secret_bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// A value that becomes an HTTP header: bounded, visible ASCII and spaces
+/// only (CR/LF would let a client inject headers into our requests).
+fn check_text(field: &str, value: &str, max: usize) -> Result<(), A2AError> {
+    if value.len() > max {
+        return Err(A2AError::invalid_field(
+            field,
+            format!("is {} bytes long; at most {max} are accepted", value.len()),
+        ));
+    }
+    if value.bytes().any(|b| !(b == b' ' || b.is_ascii_graphic())) {
+        return Err(A2AError::invalid_field(
+            field,
+            "may only contain visible ASCII characters and spaces (it is sent as an HTTP header)",
+        ));
+    }
+    Ok(())
+}
+
+/// The shared test suite every [`PushStore`] must pass.
+#[cfg(feature = "testing")]
+pub mod conformance;

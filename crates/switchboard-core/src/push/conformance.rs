@@ -1,0 +1,390 @@
+//! The conformance suite for [`PushStore`] implementations.
+//!
+//! The outbox contract only means something together with task commits, so
+//! the suite takes a store that is both a [`TaskStore`] and a [`PushStore`]
+//! (the same object, as in production). Call [`run_all`] with a fresh,
+//! empty store; each check panics with a message naming the broken rule.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use switchboard_protocol::{
+    AuthenticationInfo, Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+use super::*;
+use crate::store::{TaskRecord, TaskStore};
+
+fn config(tenant: &str, task: &str, id: &str) -> PushConfig {
+    PushConfig {
+        tenant: tenant.into(),
+        task_id: task.into(),
+        id: id.into(),
+        url: format!("https://hooks.example.com/{task}/{id}"),
+        token: Some(format!("tok-{id}")),
+        authentication: Some(AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: Some("secret".into()),
+        }),
+        protocol_version: PROTOCOL_1_0.into(),
+    }
+}
+
+/// A task being committed event by event, like the engine does.
+struct Writer {
+    record: TaskRecord,
+}
+
+impl Writer {
+    fn new(tenant: &str, id: &str) -> Writer {
+        let now = Utc::now();
+        Writer {
+            record: TaskRecord {
+                tenant: tenant.into(),
+                owner: "anonymous".into(),
+                task: Task {
+                    id: id.into(),
+                    context_id: format!("ctx-{id}"),
+                    status: TaskStatus {
+                        state: TaskState::Submitted,
+                        message: None,
+                        timestamp: Some(now),
+                    },
+                    artifacts: None,
+                    history: Some(vec![Message::user_text("hi").with_task_id(id)]),
+                    metadata: None,
+                },
+                last_seq: 0,
+                created_at: now,
+            },
+        }
+    }
+
+    /// Commits the next event; returns it.
+    async fn step(&mut self, store: &dyn TaskStore, state: TaskState) -> StreamResponse {
+        self.record.last_seq += 1;
+        self.record.task.status = TaskStatus::new(state);
+        let event = if self.record.last_seq == 1 {
+            StreamResponse::Task(self.record.task.clone())
+        } else {
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: self.record.task.id.clone(),
+                context_id: self.record.task.context_id.clone(),
+                status: self.record.task.status.clone(),
+                metadata: None,
+            })
+        };
+        store.commit(&self.record, Some(&event)).await.unwrap();
+        event
+    }
+}
+
+const LEASE: Duration = Duration::from_secs(30);
+
+/// Claims everything due now for `task` (other checks' items are ignored).
+async fn claim_for(store: &dyn PushStore, task: &str) -> Vec<OutboxItem> {
+    store
+        .claim(Utc::now(), 1000, LEASE)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.task_id == task)
+        .collect()
+}
+
+/// Runs every check against `store`, which must start empty.
+pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
+    config_crud(store).await;
+    commits_queue_one_item_per_config(store, store).await;
+    order_per_config_survives_retries(store, store).await;
+    leases_expire(store, store).await;
+    delete_stops_delivery_and_keeps_dead_letters(store, store).await;
+}
+
+/// Put/get/list/delete, the per-task limit, paging and tenant scoping.
+pub async fn config_crud(store: &dyn PushStore) {
+    let t = "crud-task";
+    assert_eq!(store.count_configs("", t).await.unwrap(), 0);
+    for i in 0..3 {
+        let outcome = store
+            .put_config(&config("", t, &format!("c{i}")), 3)
+            .await
+            .unwrap();
+        assert_eq!(outcome, PutConfig::Created, "config c{i} is new");
+    }
+    assert_eq!(
+        store.put_config(&config("", t, "c3"), 3).await.unwrap(),
+        PutConfig::LimitReached,
+        "a fourth config is refused at limit 3"
+    );
+    let mut changed = config("", t, "c1");
+    changed.url = "https://other.example.com/hook".into();
+    assert_eq!(
+        store.put_config(&changed, 3).await.unwrap(),
+        PutConfig::Replaced,
+        "same id replaces, even at the limit"
+    );
+    assert_eq!(
+        store.get_config("", t, "c1").await.unwrap(),
+        Some(changed.clone()),
+        "get returns exactly what was put"
+    );
+    assert_eq!(store.get_config("", t, "nope").await.unwrap(), None);
+    assert_eq!(
+        store.get_config("other-tenant", t, "c1").await.unwrap(),
+        None,
+        "configs are scoped by tenant"
+    );
+    assert_eq!(store.count_configs("", t).await.unwrap(), 3);
+
+    let first = store.list_configs("", t, None, 2).await.unwrap();
+    assert_eq!(
+        first
+            .configs
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["c0", "c1"],
+        "creation order; a replaced config keeps its place"
+    );
+    let next = first.next.expect("a second page exists");
+    let second = store.list_configs("", t, Some(next), 2).await.unwrap();
+    assert_eq!(
+        second
+            .configs
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["c2"]
+    );
+    assert_eq!(second.next, None, "the last page has no cursor");
+    assert!(
+        store
+            .list_configs("", "no-such-task", None, 10)
+            .await
+            .unwrap()
+            .configs
+            .is_empty()
+    );
+
+    assert!(store.delete_config("", t, "c0").await.unwrap());
+    assert!(
+        !store.delete_config("", t, "c0").await.unwrap(),
+        "deleting again is a no-op"
+    );
+    assert_eq!(store.count_configs("", t).await.unwrap(), 2);
+    assert_eq!(
+        store.put_config(&config("", t, "c4"), 3).await.unwrap(),
+        PutConfig::Created,
+        "room again after a delete"
+    );
+}
+
+/// Each committed event queues one item per config, with the event's JSON
+/// as payload; events before the first config queue nothing.
+pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "queue-task";
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "no configs, nothing queued"
+    );
+    push.put_config(&config("", t, "a"), 10).await.unwrap();
+    push.put_config(&config("", t, "b"), 10).await.unwrap();
+    let e2 = w.step(tasks, TaskState::Working).await;
+    let e3 = w.step(tasks, TaskState::Completed).await;
+
+    let heads = claim_for(push, t).await;
+    assert_eq!(
+        heads.len(),
+        2,
+        "one item per config (the head), not both events: {heads:?}"
+    );
+    for item in &heads {
+        assert_eq!(item.seq, 2, "heads are the oldest events");
+        assert_eq!(item.attempts, 1, "a claim counts as an attempt");
+        assert_eq!(item.state, OutboxState::Pending);
+        assert_eq!(item.protocol_version, PROTOCOL_1_0);
+        let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();
+        assert_eq!(
+            serde_json::to_value(&body).unwrap(),
+            serde_json::to_value(&e2).unwrap(),
+            "payload is the event"
+        );
+        let c = config("", t, &item.config_id);
+        assert_eq!(
+            (&item.url, &item.token, &item.authentication),
+            (&c.url, &c.token, &c.authentication),
+            "delivery target comes from the config"
+        );
+    }
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "leased heads block their configs"
+    );
+    for item in &heads {
+        push.ack(item.id).await.unwrap();
+    }
+    let next = claim_for(push, t).await;
+    assert_eq!(next.len(), 2);
+    assert!(next.iter().all(|i| i.seq == 3), "then the next event");
+    let body: StreamResponse = serde_json::from_str(&next[0].payload).unwrap();
+    assert_eq!(
+        serde_json::to_value(&body).unwrap(),
+        serde_json::to_value(&e3).unwrap()
+    );
+    for item in &next {
+        push.ack(item.id).await.unwrap();
+        push.ack(item.id).await.unwrap(); // acking twice is harmless
+    }
+    assert!(claim_for(push, t).await.is_empty(), "all delivered");
+}
+
+/// A failed head keeps later items of its config back until it is delivered
+/// or dead-lettered; other configs are not held up.
+pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "order-task";
+    push.put_config(&config("", t, "slow"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    w.step(tasks, TaskState::Working).await;
+    w.step(tasks, TaskState::Working).await;
+
+    let head = claim_for(push, t).await;
+    assert_eq!(head.len(), 1);
+    assert_eq!(head[0].seq, 1);
+    let later = Utc::now() + TimeDelta::seconds(3600);
+    push.retry(head[0].id, later, "503 Service Unavailable")
+        .await
+        .unwrap();
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "item 2 must wait while item 1 waits for its retry"
+    );
+    // Due again (time travel by claiming "in the future").
+    let again: Vec<OutboxItem> = push
+        .claim(later + TimeDelta::seconds(1), 1000, LEASE)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.task_id == t)
+        .collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].seq, again[0].attempts),
+        (1, 2),
+        "the same item, second attempt"
+    );
+    assert_eq!(
+        again[0].last_error.as_deref(),
+        Some("503 Service Unavailable"),
+        "the last error is kept"
+    );
+    push.dead_letter(again[0].id, "gave up after 2 attempts")
+        .await
+        .unwrap();
+    let next = claim_for(push, t).await;
+    assert_eq!(next.len(), 1, "a dead letter no longer blocks its config");
+    assert_eq!(next[0].seq, 2);
+    push.ack(next[0].id).await.unwrap();
+    let last = claim_for(push, t).await;
+    assert_eq!(last[0].seq, 3);
+    push.ack(last[0].id).await.unwrap();
+
+    let dead = push.list_dead_letters("", Some(t), 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].seq, 1);
+    assert_eq!(dead[0].state, OutboxState::Dead);
+    assert_eq!(
+        dead[0].last_error.as_deref(),
+        Some("gave up after 2 attempts")
+    );
+    assert!(
+        push.list_dead_letters("other", Some(t), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "dead letters are scoped by tenant"
+    );
+}
+
+/// A claim that is never acked (the worker died) is handed out again once
+/// its lease runs out.
+pub async fn leases_expire(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "lease-task";
+    push.put_config(&config("", t, "x"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    let now = Utc::now();
+    let first: Vec<OutboxItem> = push
+        .claim(now, 1000, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.task_id == t)
+        .collect();
+    assert_eq!(first.len(), 1);
+    let during: Vec<OutboxItem> = push
+        .claim(now + TimeDelta::seconds(4), 1000, LEASE)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.task_id == t)
+        .collect();
+    assert!(during.is_empty(), "a live lease keeps the item");
+    let after: Vec<OutboxItem> = push
+        .claim(now + TimeDelta::seconds(6), 1000, LEASE)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.task_id == t)
+        .collect();
+    assert_eq!(after.len(), 1, "an expired lease frees the item");
+    assert_eq!(after[0].id, first[0].id);
+    assert_eq!(after[0].attempts, 2);
+    push.ack(after[0].id).await.unwrap();
+    assert!(push.pending_count().await.is_ok());
+}
+
+/// Deleting a config drops its pending items (nothing is sent after a
+/// delete) but keeps its dead letters.
+pub async fn delete_stops_delivery_and_keeps_dead_letters(
+    tasks: &dyn TaskStore,
+    push: &dyn PushStore,
+) {
+    let t = "delete-task";
+    push.put_config(&config("", t, "gone"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    w.step(tasks, TaskState::Working).await;
+    let head = claim_for(push, t).await;
+    push.dead_letter(head[0].id, "410 Gone").await.unwrap();
+    let before = push.pending_count().await.unwrap();
+    assert!(push.delete_config("", t, "gone").await.unwrap());
+    assert_eq!(
+        push.pending_count().await.unwrap(),
+        before - 1,
+        "the pending item of the deleted config is dropped"
+    );
+    w.step(tasks, TaskState::Completed).await;
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "no config, nothing queued or sent"
+    );
+    assert_eq!(
+        push.list_dead_letters("", Some(t), 10).await.unwrap().len(),
+        1,
+        "dead letters survive the delete"
+    );
+    assert_eq!(
+        push.list_dead_letters("", None, 1000)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|d| d.task_id == t)
+            .count(),
+        1
+    );
+}

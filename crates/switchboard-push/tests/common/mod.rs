@@ -1,0 +1,141 @@
+//! Test receivers: real HTTP servers on 127.0.0.1 that record what they get
+//! and can be told to fail (answer 503) or to stop listening for a while.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use tokio::sync::oneshot;
+
+/// One request as the receiver saw it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Received {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    }
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    /// Requests answered 2xx, in arrival order.
+    accepted: Arc<Mutex<Vec<Received>>>,
+    /// Requests answered with a failure.
+    refused: Arc<Mutex<usize>>,
+    /// Status to answer with.
+    status: Arc<AtomicU16>,
+}
+
+/// A webhook receiver.
+pub struct Receiver {
+    pub addr: SocketAddr,
+    shared: Shared,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+async fn hook(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let status = StatusCode::from_u16(s.status.load(Ordering::SeqCst)).unwrap();
+    if status.is_success() {
+        s.accepted.lock().unwrap().push(Received { headers, body });
+    } else {
+        *s.refused.lock().unwrap() += 1;
+    }
+    status
+}
+
+impl Receiver {
+    pub async fn start() -> Receiver {
+        Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), Shared::default()).await
+    }
+
+    async fn start_on(addr: SocketAddr, shared: Shared) -> Receiver {
+        if shared.status.load(Ordering::SeqCst) == 0 {
+            shared.status.store(200, Ordering::SeqCst);
+        }
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = Router::new()
+            .route("/hook", post(hook))
+            .with_state(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await
+                .unwrap();
+        });
+        Receiver {
+            addr,
+            shared,
+            stop: Some(tx),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    /// Answer every request with `status` from now on.
+    pub fn answer(&self, status: u16) {
+        self.shared.status.store(status, Ordering::SeqCst);
+    }
+
+    /// Stop listening (connections are refused) until [`Receiver::restart`].
+    pub async fn go_down(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        // Let the listener close.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    /// Listen again on the same port, keeping what was received.
+    pub async fn restart(&mut self) {
+        let again = Self::start_on(self.addr, self.shared.clone()).await;
+        self.stop = again.stop;
+    }
+
+    pub fn accepted(&self) -> Vec<Received> {
+        self.shared.accepted.lock().unwrap().clone()
+    }
+
+    pub fn refused(&self) -> usize {
+        *self.shared.refused.lock().unwrap()
+    }
+
+    /// Waits until at least `n` requests were accepted (or panics after `secs`).
+    pub async fn wait_for(&self, n: usize, secs: u64) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let got = self.accepted();
+            if got.len() >= n {
+                return got;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "only {} of {n} notifications arrived in {secs} s",
+                got.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! [`PushStore`] for [`SqliteStore`]: webhook configs and the durable outbox.
+//!
+//! The outbox rows themselves are written by the `push_outbox_fill` trigger
+//! of migration `0002_push.sql`: every row appended to `task_events` copies
+//! itself into `push_outbox` once per config of its task, inside the commit's
+//! own transaction. That covers the lone-commit and the group-commit paths
+//! alike without touching them, and makes "event durable ⇔ notifications
+//! queued" a property of the schema.
+//!
+//! Everything else here writes through the writer pool's single connection
+//! (SQLite has one writer; sharing it avoids "database is locked" between
+//! our own connections) inside `BEGIN IMMEDIATE` transactions, so a claim's
+//! read and its lease update are one atomic step even if another process
+//! opens the same file.
+//!
+//! Claiming first asks a reader whether anything is due at all, so an idle
+//! worker's polling never takes the write lock.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Connection, QueryBuilder, Sqlite};
+use switchboard_core::StoreError;
+use switchboard_core::push::{
+    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig,
+};
+use switchboard_protocol::AuthenticationInfo;
+
+use crate::{SqliteStore, backend, column};
+
+/// Lets the delivery worker know about new outbox rows without polling:
+/// the tasks of this process known to have push configs, and the signal.
+#[derive(Debug, Default)]
+pub(crate) struct PushHints {
+    tasks: Mutex<HashSet<(String, String)>>,
+    wakeup: Arc<tokio::sync::Notify>,
+}
+
+impl PushHints {
+    fn remember(&self, tenant: &str, task_id: &str) {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((tenant.to_string(), task_id.to_string()));
+    }
+
+    /// Called after every successful event commit: wakes the worker when the
+    /// task has configs (the trigger then queued rows).
+    pub(crate) fn committed(&self, tenant: &str, task_id: &str) {
+        let known = self
+            .tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&(tenant.to_string(), task_id.to_string()));
+        if known {
+            self.wakeup.notify_one();
+        }
+    }
+}
+
+fn micros(t: DateTime<Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+fn to_u64(v: i64, what: &str) -> Result<u64, StoreError> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{what}: negative value {v}")))
+}
+
+fn decode_config(row: &SqliteRow) -> Result<PushConfig, StoreError> {
+    let scheme: Option<String> = column(row, "auth_scheme")?;
+    Ok(PushConfig {
+        tenant: column(row, "tenant")?,
+        task_id: column(row, "task_id")?,
+        id: column(row, "id")?,
+        url: column(row, "url")?,
+        token: column(row, "token")?,
+        authentication: match scheme {
+            Some(scheme) => Some(AuthenticationInfo {
+                scheme,
+                credentials: column(row, "auth_credentials")?,
+            }),
+            None => None,
+        },
+        protocol_version: column(row, "protocol_version")?,
+    })
+}
+
+/// The outbox columns plus the delivery target from the config, in the
+/// names [`decode_item`] reads.
+const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
+     o.protocol_version, o.state, o.attempts, o.last_error, o.created_micros, \
+     COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials";
+
+fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
+    let id: i64 = column(row, "id")?;
+    let seq: i64 = column(row, "seq")?;
+    let state: i64 = column(row, "state")?;
+    let attempts: i64 = column(row, "attempts")?;
+    let created: i64 = column(row, "created_micros")?;
+    let scheme: Option<String> = column(row, "auth_scheme")?;
+    Ok(OutboxItem {
+        id: to_u64(id, "outbox id")?,
+        tenant: column(row, "tenant")?,
+        task_id: column(row, "task_id")?,
+        config_id: column(row, "config_id")?,
+        seq: to_u64(seq, "outbox seq")?,
+        payload: column(row, "payload")?,
+        protocol_version: column(row, "protocol_version")?,
+        url: column(row, "url")?,
+        token: column(row, "token")?,
+        authentication: match scheme {
+            Some(scheme) => Some(AuthenticationInfo {
+                scheme,
+                credentials: column(row, "auth_credentials")?,
+            }),
+            None => None,
+        },
+        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        last_error: column(row, "last_error")?,
+        state: if state == 0 {
+            OutboxState::Pending
+        } else {
+            OutboxState::Dead
+        },
+        created_at: DateTime::from_timestamp_micros(created).unwrap_or_default(),
+    })
+}
+
+fn db_id(id: u64) -> i64 {
+    // Ids come from SQLite, so they fit; an impossible one matches nothing.
+    i64::try_from(id).unwrap_or(-1)
+}
+
+#[async_trait]
+impl PushStore for SqliteStore {
+    async fn put_config(
+        &self,
+        config: &PushConfig,
+        max_per_task: usize,
+    ) -> Result<PutConfig, StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(backend("starting a write transaction"))?;
+        let (scheme, credentials) = match &config.authentication {
+            Some(a) => (Some(a.scheme.as_str()), a.credentials.as_deref()),
+            None => (None, None),
+        };
+        let updated = sqlx::query(
+            "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
+             auth_credentials = ?7, protocol_version = ?8 \
+             WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+        )
+        .bind(&config.tenant)
+        .bind(&config.task_id)
+        .bind(&config.id)
+        .bind(&config.url)
+        .bind(config.token.as_deref())
+        .bind(scheme)
+        .bind(credentials)
+        .bind(&config.protocol_version)
+        .execute(&mut *tx)
+        .await
+        .map_err(backend("updating a push config"))?;
+        let outcome = if updated.rows_affected() == 1 {
+            PutConfig::Replaced
+        } else {
+            let count: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM push_configs WHERE tenant = ?1 AND task_id = ?2",
+            )
+            .bind(&config.tenant)
+            .bind(&config.task_id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(backend("counting push configs"))?;
+            if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
+                PutConfig::LimitReached
+            } else {
+                sqlx::query(
+                    "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+                     auth_credentials, protocol_version, created_micros) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .bind(&config.tenant)
+                .bind(&config.task_id)
+                .bind(&config.id)
+                .bind(&config.url)
+                .bind(config.token.as_deref())
+                .bind(scheme)
+                .bind(credentials)
+                .bind(&config.protocol_version)
+                .bind(micros(Utc::now()))
+                .execute(&mut *tx)
+                .await
+                .map_err(backend("inserting a push config"))?;
+                PutConfig::Created
+            }
+        };
+        tx.commit()
+            .await
+            .map_err(backend("committing a push config"))?;
+        if outcome != PutConfig::LimitReached {
+            self.push.remember(&config.tenant, &config.task_id);
+        }
+        Ok(outcome)
+    }
+
+    async fn get_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<PushConfig>, StoreError> {
+        let row = sqlx::query(
+            "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .bind(id)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(backend("reading a push config"))?;
+        row.as_ref().map(decode_config).transpose()
+    }
+
+    async fn list_configs(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<ConfigPage, StoreError> {
+        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        // One extra row tells whether there is a next page.
+        let fetch = i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1);
+        let rows = sqlx::query(
+            "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND ord > ?3 \
+             ORDER BY ord LIMIT ?4",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .bind(after)
+        .bind(fetch)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(backend("listing push configs"))?;
+        let mut configs = Vec::with_capacity(rows.len());
+        let mut ords = Vec::with_capacity(rows.len());
+        for row in rows.iter().take(limit) {
+            configs.push(decode_config(row)?);
+            let ord: i64 = column(row, "ord")?;
+            ords.push(to_u64(ord, "push config ord")?);
+        }
+        let next = if rows.len() > limit {
+            ords.last().copied()
+        } else {
+            None
+        };
+        Ok(ConfigPage { configs, next })
+    }
+
+    async fn delete_config(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(backend("starting a write transaction"))?;
+        let deleted =
+            sqlx::query("DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3")
+                .bind(tenant)
+                .bind(task_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend("deleting a push config"))?;
+        // Nothing is sent after a delete; dead letters stay for inspection.
+        sqlx::query(
+            "DELETE FROM push_outbox WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 \
+             AND state = 0",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .map_err(backend("dropping a deleted config's notifications"))?;
+        tx.commit()
+            .await
+            .map_err(backend("committing a push config delete"))?;
+        Ok(deleted.rows_affected() > 0)
+    }
+
+    async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM push_configs WHERE tenant = ?1 AND task_id = ?2",
+        )
+        .bind(tenant)
+        .bind(task_id)
+        .fetch_one(&self.readers)
+        .await
+        .map_err(backend("counting push configs"))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        lease: Duration,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let now_us = micros(now);
+        // Cheap check on a reader first: idle polling never takes the write lock.
+        let any: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM push_outbox WHERE state = 0 AND next_attempt_micros <= ?1 \
+             AND lease_until_micros <= ?1 LIMIT 1",
+        )
+        .bind(now_us)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(backend("looking for due notifications"))?;
+        if any.is_none() {
+            return Ok(Vec::new());
+        }
+        let lease_us = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(backend("starting a write transaction"))?;
+        // Due, unleased heads: no earlier pending row of the same config.
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
+             JOIN push_configs AS c \
+               ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
+             WHERE o.state = 0 AND o.next_attempt_micros <= ?1 AND o.lease_until_micros <= ?1 \
+               AND NOT EXISTS (SELECT 1 FROM push_outbox AS p \
+                   WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
+                     AND p.config_id = o.config_id AND p.seq < o.seq AND p.state = 0) \
+             ORDER BY o.next_attempt_micros, o.id LIMIT ?2"
+        )))
+        .bind(now_us)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(backend("claiming notifications"))?;
+        let mut items = rows
+            .iter()
+            .map(decode_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        if !items.is_empty() {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "UPDATE push_outbox SET attempts = attempts + 1, lease_until_micros = ",
+            );
+            qb.push_bind(now_us.saturating_add(lease_us));
+            qb.push(" WHERE id IN (");
+            let mut ids = qb.separated(", ");
+            for item in &items {
+                ids.push_bind(db_id(item.id));
+            }
+            ids.push_unseparated(")");
+            qb.build()
+                .execute(&mut *tx)
+                .await
+                .map_err(backend("leasing notifications"))?;
+        }
+        tx.commit()
+            .await
+            .map_err(backend("committing a notification claim"))?;
+        for item in &mut items {
+            item.attempts = item.attempts.saturating_add(1);
+            // After a restart this is how the hints learn which tasks have configs.
+            self.push.remember(&item.tenant, &item.task_id);
+        }
+        Ok(items)
+    }
+
+    async fn ack(&self, id: u64) -> Result<(), StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        sqlx::query("DELETE FROM push_outbox WHERE id = ?1")
+            .bind(db_id(id))
+            .execute(&mut *conn)
+            .await
+            .map_err(backend("acknowledging a notification"))?;
+        Ok(())
+    }
+
+    async fn retry(
+        &self,
+        id: u64,
+        next_attempt_at: DateTime<Utc>,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        sqlx::query(
+            "UPDATE push_outbox SET next_attempt_micros = ?2, lease_until_micros = 0, \
+             last_error = ?3 WHERE id = ?1",
+        )
+        .bind(db_id(id))
+        .bind(micros(next_attempt_at))
+        .bind(error)
+        .execute(&mut *conn)
+        .await
+        .map_err(backend("scheduling a notification retry"))?;
+        Ok(())
+    }
+
+    async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        sqlx::query(
+            "UPDATE push_outbox SET state = 1, lease_until_micros = 0, last_error = ?2 \
+             WHERE id = ?1",
+        )
+        .bind(db_id(id))
+        .bind(error)
+        .execute(&mut *conn)
+        .await
+        .map_err(backend("dead-lettering a notification"))?;
+        Ok(())
+    }
+
+    async fn list_dead_letters(
+        &self,
+        tenant: &str,
+        task_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
+             LEFT JOIN push_configs AS c \
+               ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
+             WHERE o.state = 1 AND o.tenant = ?1 AND (?2 IS NULL OR o.task_id = ?2) \
+             ORDER BY o.id LIMIT ?3"
+        )))
+        .bind(tenant)
+        .bind(task_id)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.readers)
+        .await
+        .map_err(backend("listing dead letters"))?;
+        rows.iter().map(decode_item).collect()
+    }
+
+    async fn pending_count(&self) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM push_outbox WHERE state = 0")
+            .fetch_one(&self.readers)
+            .await
+            .map_err(backend("counting pending notifications"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn wakeup(&self) -> Option<Arc<tokio::sync::Notify>> {
+        Some(self.push.wakeup.clone())
+    }
+}
