@@ -1,6 +1,12 @@
-"""Drive an A2A 1.0 JSON-RPC agent with the official Python client (a2a-sdk 1.3.0).
+"""Drive an A2A 1.0 agent with the official Python client (a2a-sdk 1.3.0),
+over a chosen protocol binding (JSON-RPC by default).
 
-Usage: python drive.py URL     (agent card at URL/.well-known/agent-card.json)
+Usage: python drive.py [--transport JSONRPC|HTTP+JSON] URL
+       (agent card at URL/.well-known/agent-card.json; default JSONRPC)
+
+The clients are built with ClientConfig(supported_protocol_bindings=[TRANSPORT]),
+so the SDK picks the card's interface for that binding. The `card` step fails
+unless the SDK really chose that binding.
 
 Runs the demo-agent scenario (see interop/README.md), printing one JSON line
 per step {"step", "ok", "detail"} and a final line
@@ -84,9 +90,13 @@ def event_summary(ev) -> str:
     return kind
 
 
+TRANSPORT_CLASSES = {'HTTP+JSON': 'RestTransport', 'JSONRPC': 'JsonRpcTransport'}
+
+
 class Driver:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, transport: str) -> None:
         self.url = url.rstrip('/')
+        self.transport = transport
         self.passed = 0
         self.failed = 0
         self.card = None
@@ -128,10 +138,18 @@ class Driver:
         async with httpx.AsyncClient(timeout=STEP_TIMEOUT_S) as http:
             self.card = await A2ACardResolver(http, self.url).get_agent_card()
         check(bool(self.card.name), 'card name is empty')
-        self.blocking = ClientFactory(ClientConfig(streaming=False)).create(self.card)
-        self.streaming = ClientFactory(ClientConfig(streaming=True)).create(self.card)
+        bindings = [self.transport]
+        self.blocking = ClientFactory(
+            ClientConfig(streaming=False, supported_protocol_bindings=bindings)
+        ).create(self.card)
+        self.streaming = ClientFactory(
+            ClientConfig(streaming=True, supported_protocol_bindings=bindings)
+        ).create(self.card)
+        used = type(self.blocking._transport).__name__
+        want = TRANSPORT_CLASSES.get(self.transport, used)
+        check(used == want, f'the SDK chose {used}, expected {want} for {self.transport}')
         ifaces = [(i.protocol_binding, i.url, i.protocol_version) for i in self.card.supported_interfaces]
-        return {'name': self.card.name, 'streaming': self.card.capabilities.streaming, 'interfaces': ifaces}
+        return {'name': self.card.name, 'streaming': self.card.capabilities.streaming, 'transport': used, 'interfaces': ifaces}
 
     async def step_send_blocking(self):
         resp = await self.send_blocking_text('hello interop')
@@ -314,10 +332,14 @@ class Driver:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print('usage: drive.py URL', file=sys.stderr)
+    args = sys.argv[1:]
+    transport = 'JSONRPC'
+    if len(args) == 3 and args[0] == '--transport':
+        transport, args = args[1], args[2:]
+    if len(args) != 1:
+        print('usage: drive.py [--transport JSONRPC|HTTP+JSON] URL', file=sys.stderr)
         return 2
-    return asyncio.run(Driver(sys.argv[1]).run())
+    return asyncio.run(Driver(args[0], transport).run())
 
 
 if __name__ == '__main__':

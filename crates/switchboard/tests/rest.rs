@@ -1351,7 +1351,7 @@ async fn our_client_copies_the_card_tenant_into_rest_paths() {
     s.stop().await;
 }
 
-/// The official Python client (a2a-sdk 1.3.0, `interop/py/drive_rest.py`)
+/// The official Python client (a2a-sdk 1.3.0, `interop/py/drive.py --transport HTTP+JSON`)
 /// runs the demo scenario over HTTP+JSON against this server. Skipped when
 /// `interop/.venv` is missing, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1371,7 +1371,7 @@ async fn official_python_client_over_rest() {
     let out = tokio::time::timeout(
         Duration::from_secs(120),
         tokio::process::Command::new(&python)
-            .arg(root.join("interop/py/drive_rest.py"))
+            .arg(root.join("interop/py/drive.py"))
             .args(["--transport", "HTTP+JSON", &s.base])
             .current_dir(&root)
             .kill_on_drop(true)
@@ -1386,7 +1386,7 @@ async fn official_python_client_over_rest() {
     let summary = stdout.lines().last().unwrap_or("");
     assert!(
         out.status.success() && summary == "interop: 11 passed, 0 failed",
-        "drive_rest.py failed: {summary}\n{stdout}\n{stderr}"
+        "drive.py --transport HTTP+JSON failed: {summary}\n{stdout}\n{stderr}"
     );
     assert!(
         stdout.contains("\"transport\": \"RestTransport\""),
