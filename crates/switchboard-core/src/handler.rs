@@ -884,6 +884,8 @@ impl RequestHandler {
                     credentials: a.credentials,
                 }),
             protocol_version: crate::push::PROTOCOL_1_0.into(),
+            // The webhook sees extension data only if its creator activated it.
+            hidden_metadata_keys: self.filter(call).hidden_keys().to_vec(),
         };
         let max = push.limits.max_configs_per_task;
         match push

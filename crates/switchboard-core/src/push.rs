@@ -67,6 +67,10 @@ pub struct PushConfig {
     pub authentication: Option<AuthenticationInfo>,
     /// Which payload shape the receiver expects ([`PROTOCOL_1_0`]).
     pub protocol_version: String,
+    /// Metadata keys of declared extensions the config's creator did not
+    /// activate; removed from every notification for this config (see
+    /// [`crate::visibility`]).
+    pub hidden_metadata_keys: Vec<String>,
 }
 
 impl PushConfig {
@@ -135,6 +139,8 @@ pub struct OutboxItem {
     pub token: Option<String>,
     /// Authorization, from the config.
     pub authentication: Option<AuthenticationInfo>,
+    /// Metadata keys to remove from the payload, from the config.
+    pub hidden_metadata_keys: Vec<String>,
     /// Delivery attempts started so far (a claim counts as one).
     pub attempts: u32,
     /// Why the last attempt failed.

@@ -30,6 +30,16 @@ impl ExtensionFilter {
         ExtensionFilter { hidden }
     }
 
+    /// A filter that removes exactly these metadata keys.
+    pub fn hiding(keys: Vec<String>) -> Self {
+        ExtensionFilter { hidden: keys }
+    }
+
+    /// The metadata keys this filter removes.
+    pub fn hidden_keys(&self) -> &[String] {
+        &self.hidden
+    }
+
     /// `true` when nothing needs removing.
     pub fn is_noop(&self) -> bool {
         self.hidden.is_empty()

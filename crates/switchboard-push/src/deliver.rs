@@ -191,7 +191,7 @@ impl Deliverer {
         }
         let uri: http::Uri = url.as_str().parse().map_err(|e| bad(format!("{e}")))?;
 
-        let body = Bytes::from(item.payload.clone());
+        let body = Bytes::from(visible_payload(item));
         let now = chrono::Utc::now().timestamp();
         let claims = NotificationClaims {
             iss: self.issuer.clone(),
@@ -277,4 +277,24 @@ fn classify(err: hyper_util::client::legacy::Error) -> DeliveryError {
     }
     parts.dedup();
     DeliveryError::Transport(parts.join(": "))
+}
+
+/// The body for one config: the stored event, minus the metadata of
+/// extensions the config's creator did not activate. Without hidden keys
+/// the stored bytes go out unchanged (no re-encoding).
+fn visible_payload(item: &OutboxItem) -> String {
+    if item.hidden_metadata_keys.is_empty() {
+        return item.payload.clone();
+    }
+    match serde_json::from_str::<switchboard_protocol::StreamResponse>(&item.payload) {
+        Ok(mut event) => {
+            switchboard_core::visibility::ExtensionFilter::hiding(
+                item.hidden_metadata_keys.clone(),
+            )
+            .event(&mut event);
+            serde_json::to_string(&event).unwrap_or_else(|_| item.payload.clone())
+        }
+        // Not a 1.0 event (never written by our stores): send it as stored.
+        Err(_) => item.payload.clone(),
+    }
 }

@@ -251,6 +251,7 @@ fn item(url: &str) -> OutboxItem {
         seq: 1,
         payload: "{}".into(),
         protocol_version: "1.0".into(),
+        hidden_metadata_keys: Vec::new(),
         url: url.into(),
         token: None,
         authentication: None,

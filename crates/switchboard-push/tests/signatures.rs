@@ -30,6 +30,7 @@ fn item(url: &str, seq: u64, payload: &str) -> OutboxItem {
         seq,
         payload: payload.into(),
         protocol_version: "1.0".into(),
+        hidden_metadata_keys: Vec::new(),
         url: url.into(),
         token: None,
         authentication: None,

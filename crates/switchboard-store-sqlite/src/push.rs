@@ -86,14 +86,22 @@ fn decode_config(row: &SqliteRow) -> Result<PushConfig, StoreError> {
             None => None,
         },
         protocol_version: column(row, "protocol_version")?,
+        hidden_metadata_keys: hidden_keys(row)?,
     })
+}
+
+fn hidden_keys(row: &SqliteRow) -> Result<Vec<String>, StoreError> {
+    let raw: String = column(row, "hidden_metadata_keys")?;
+    serde_json::from_str(&raw)
+        .map_err(|e| StoreError::Corrupt(format!("push config hidden_metadata_keys: {e}")))
 }
 
 /// The outbox columns plus the delivery target from the config, in the
 /// names [`decode_item`] reads.
 const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
      o.protocol_version, o.state, o.attempts, o.last_error, o.created_micros, \
-     COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials";
+     COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials, \
+     COALESCE(c.hidden_metadata_keys, '[]') AS hidden_metadata_keys";
 
 fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
     let id: i64 = column(row, "id")?;
@@ -119,6 +127,7 @@ fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
             }),
             None => None,
         },
+        hidden_metadata_keys: hidden_keys(row)?,
         attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
         last_error: column(row, "last_error")?,
         state: if state == 0 {
@@ -151,13 +160,15 @@ impl PushStore for SqliteStore {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(backend("starting a write transaction"))?;
+        let hidden = serde_json::to_string(&config.hidden_metadata_keys)
+            .map_err(|e| StoreError::Backend(format!("encoding hidden metadata keys: {e}")))?;
         let (scheme, credentials) = match &config.authentication {
             Some(a) => (Some(a.scheme.as_str()), a.credentials.as_deref()),
             None => (None, None),
         };
         let updated = sqlx::query(
             "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
-             auth_credentials = ?7, protocol_version = ?8 \
+             auth_credentials = ?7, protocol_version = ?8, hidden_metadata_keys = ?9 \
              WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
         )
         .bind(&config.tenant)
@@ -168,6 +179,7 @@ impl PushStore for SqliteStore {
         .bind(scheme)
         .bind(credentials)
         .bind(&config.protocol_version)
+        .bind(&hidden)
         .execute(&mut *tx)
         .await
         .map_err(backend("updating a push config"))?;
@@ -187,8 +199,8 @@ impl PushStore for SqliteStore {
             } else {
                 sqlx::query(
                     "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, protocol_version, created_micros) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     auth_credentials, protocol_version, created_micros, hidden_metadata_keys) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .bind(&config.tenant)
                 .bind(&config.task_id)
@@ -199,6 +211,7 @@ impl PushStore for SqliteStore {
                 .bind(credentials)
                 .bind(&config.protocol_version)
                 .bind(micros(Utc::now()))
+                .bind(&hidden)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend("inserting a push config"))?;

@@ -54,6 +54,7 @@ fn hook(task: &str) -> PushConfig {
         token: None,
         authentication: None,
         protocol_version: "1.0".into(),
+        hidden_metadata_keys: Vec::new(),
     }
 }
 

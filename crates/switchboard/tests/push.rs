@@ -381,3 +381,55 @@ async fn a_streamed_task_is_delivered_in_order() {
         "TASK_STATE_COMPLETED"
     );
 }
+
+/// Task-progress data reaches a webhook only when the caller that created
+/// the config activated the extension, like every other output.
+#[tokio::test]
+async fn progress_reaches_a_webhook_only_when_its_creator_activated_it() {
+    const URI: &str = switchboard_protocol::progress::TASK_PROGRESS_URI;
+    let p = push_server().await;
+    let s = &p.server;
+    let (with, without) = (Receiver::start().await, Receiver::start().await);
+    for (rx, headers) in [
+        (&with, vec![("A2A-Version", "1.0"), ("A2A-Extensions", URI)]),
+        (&without, vec![("A2A-Version", "1.0")]),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": msg("/progress 1"),
+            "configuration": {"taskPushNotificationConfig": {"url": rx.url()}}}});
+        let (_, v, _) = s.post_json(&body.to_string(), &headers).await;
+        assert_eq!(
+            result(&v)["task"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
+    }
+    let done = |got: &[push_receiver::Received]| {
+        got.last()
+            .is_some_and(|r| r.json()["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED")
+    };
+    let got_with = with.wait_until(20, "activated webhook", done).await;
+    let got_without = without.wait_until(20, "plain webhook", done).await;
+    let carries =
+        |r: &push_receiver::Received| r.body.windows(URI.len()).any(|w| w == URI.as_bytes());
+    let with_progress = got_with.iter().filter(|r| carries(r)).count();
+    assert!(
+        with_progress >= 3,
+        "the activating creator's webhook sees progress ({with_progress} events)"
+    );
+    assert_eq!(
+        got_without.iter().filter(|r| carries(r)).count(),
+        0,
+        "the other sees none"
+    );
+    assert!(
+        got_without.len() >= 3,
+        "but still gets every event ({})",
+        got_without.len()
+    );
+    // What was hidden is gone from the signed body itself, so signatures still verify.
+    let verifier =
+        PushVerifier::from_jwks_url(format!("{}/.well-known/jwks.json", s.base), without.url());
+    for r in &got_without {
+        verifier.verify(&r.headers, &r.body).await.unwrap();
+    }
+}

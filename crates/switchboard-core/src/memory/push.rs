@@ -116,6 +116,7 @@ impl PushState {
             seq: row.seq,
             payload: row.payload.to_string(),
             protocol_version: config.protocol_version.clone(),
+            hidden_metadata_keys: config.hidden_metadata_keys.clone(),
             url: config.url.clone(),
             token: config.token.clone(),
             authentication: config.authentication.clone(),

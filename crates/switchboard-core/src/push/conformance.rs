@@ -28,6 +28,7 @@ fn config(tenant: &str, task: &str, id: &str) -> PushConfig {
             credentials: Some("secret".into()),
         }),
         protocol_version: PROTOCOL_1_0.into(),
+        hidden_metadata_keys: vec![format!("urn:hidden:{id}")],
     }
 }
 
@@ -120,6 +121,7 @@ pub async fn config_crud(store: &dyn PushStore) {
     );
     let mut changed = config("", t, "c1");
     changed.url = "https://other.example.com/hook".into();
+    changed.hidden_metadata_keys = vec!["urn:a".into(), "urn:b".into()];
     assert_eq!(
         store.put_config(&changed, 3).await.unwrap(),
         PutConfig::Replaced,
@@ -215,8 +217,13 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
         );
         let c = config("", t, &item.config_id);
         assert_eq!(
-            (&item.url, &item.token, &item.authentication),
-            (&c.url, &c.token, &c.authentication),
+            (
+                &item.url,
+                &item.token,
+                &item.authentication,
+                &item.hidden_metadata_keys
+            ),
+            (&c.url, &c.token, &c.authentication, &c.hidden_metadata_keys),
             "delivery target comes from the config"
         );
     }
