@@ -158,13 +158,7 @@ impl JsonRpcTransport {
         }
         // Not a stream: an error before the stream started (or a server
         // that answered a streaming call with one unary result).
-        let body = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, resp.bytes())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => resp.bytes().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
+        let body = self.http.read_body(resp, method).await?;
         let result = decode_response(status, &body, &id)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
     }

@@ -78,6 +78,25 @@ pub(crate) struct Http {
 }
 
 /// Builds a transport for an interface whose URL has been resolved.
+impl Http {
+    /// Reads a whole (non-SSE) answer to a streaming call, within the
+    /// client's timeout: streaming requests have no overall timeout, since a
+    /// stream may last long, so the body read of a non-stream answer gets one.
+    pub(crate) async fn read_body(
+        &self,
+        resp: reqwest::Response,
+        method: &'static str,
+    ) -> Result<bytes::Bytes, ClientError> {
+        match self.timeout {
+            Some(t) => tokio::time::timeout(t, resp.bytes())
+                .await
+                .map_err(|_| ClientError::timeout(method, t))?,
+            None => resp.bytes().await,
+        }
+        .map_err(|e| ClientError::transport(&e))
+    }
+}
+
 pub(crate) type BuildFn = fn(&AgentInterface, &Http) -> Result<Box<dyn Transport>, ClientError>;
 
 /// How to recognise and build one transport.

@@ -198,13 +198,7 @@ impl RestTransport {
         if status.is_success() && is_sse {
             return Ok(sse_stream(resp));
         }
-        let body = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, resp.bytes())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => resp.bytes().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
+        let body = self.http.read_body(resp, method).await?;
         if !status.is_success() {
             return Err(error_from_http(status, &body));
         }
