@@ -60,6 +60,10 @@ struct Inner {
     card: AgentCard,
     registry: Arc<Registry>,
     env: Arc<RunEnv>,
+    /// Media types the card accepts / produces (defaults plus every skill's),
+    /// computed once instead of on every SendMessage.
+    input_modes: Vec<String>,
+    output_modes: Vec<String>,
     config: HandlerConfig,
     shutdown: CancellationToken,
     runs: TaskTracker,
@@ -125,6 +129,15 @@ impl RequestHandlerBuilder {
     /// Builds the handler.
     pub fn build(self) -> RequestHandler {
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
+        let card = &self.card;
+        let input_modes = all_modes(
+            &card.default_input_modes,
+            card.skills.iter().map(|s| &s.input_modes),
+        );
+        let output_modes = all_modes(
+            &card.default_output_modes,
+            card.skills.iter().map(|s| &s.output_modes),
+        );
         if let Some(p) = &self.push
             && !std::ptr::addr_eq(Arc::as_ptr(&p.store), Arc::as_ptr(&store))
         {
@@ -147,6 +160,8 @@ impl RequestHandlerBuilder {
                 card: self.card,
                 registry,
                 env,
+                input_modes,
+                output_modes,
                 config: self.config,
                 shutdown: CancellationToken::new(),
                 runs: TaskTracker::new(),
@@ -358,15 +373,7 @@ impl RequestHandler {
                 "must be ROLE_USER for messages sent to an agent",
             ));
         }
-        let card = &self.inner.card;
-        let mut accepted: Vec<&str> = card
-            .default_input_modes
-            .iter()
-            .map(String::as_str)
-            .collect();
-        for skill in &card.skills {
-            accepted.extend(skill.input_modes.iter().map(String::as_str));
-        }
+        let accepted = &self.inner.input_modes;
         for (i, part) in msg.parts.iter().enumerate() {
             let media_type = match (&part.media_type, &part.content) {
                 (Some(mt), _) => mt.as_str(),
@@ -392,15 +399,7 @@ impl RequestHandler {
         if cfg.accepted_output_modes.is_empty() {
             return Ok(());
         }
-        let card = &self.inner.card;
-        let mut produced: Vec<&str> = card
-            .default_output_modes
-            .iter()
-            .map(String::as_str)
-            .collect();
-        for skill in &card.skills {
-            produced.extend(skill.output_modes.iter().map(String::as_str));
-        }
+        let produced = &self.inner.output_modes;
         let overlap = produced.is_empty()
             || cfg.accepted_output_modes.iter().any(|a| {
                 produced
@@ -1068,6 +1067,20 @@ impl Drop for Run {
             }
         }
     }
+}
+
+/// The card's default media types followed by every skill's, without repeats.
+fn all_modes<'a>(
+    defaults: &'a [String],
+    skills: impl Iterator<Item = &'a Vec<String>>,
+) -> Vec<String> {
+    let mut modes: Vec<String> = Vec::new();
+    for m in defaults.iter().chain(skills.flatten()) {
+        if !modes.contains(m) {
+            modes.push(m.clone());
+        }
+    }
+    modes
 }
 
 /// Terminal or interrupted: where a blocking SendMessage returns.
