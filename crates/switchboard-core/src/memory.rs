@@ -93,11 +93,7 @@ impl TaskStore for InMemoryStore {
         let stored = tasks.by_key.get(&key);
         let stored_seq = stored.map(|e| e.record.last_seq).unwrap_or(0);
         let was_terminal = stored.is_some_and(|e| e.record.task.status.state.is_terminal());
-        let expected = if event.is_some() {
-            record.last_seq.saturating_sub(1)
-        } else {
-            record.last_seq
-        };
+        let expected = record.expected_stored_seq(event.is_some());
         if stored_seq != expected {
             return Err(StoreError::SequenceConflict {
                 task_id: record.task.id.clone(),

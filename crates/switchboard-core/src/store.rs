@@ -61,6 +61,17 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// The sequence number the stored log must end at for a commit of this
+    /// record to be accepted: `last_seq - 1` when the commit appends an
+    /// event, `last_seq` for a snapshot-only commit (see [`TaskStore`]).
+    pub fn expected_stored_seq(&self, with_event: bool) -> u64 {
+        if with_event {
+            self.last_seq.saturating_sub(1)
+        } else {
+            self.last_seq
+        }
+    }
+
     /// The status timestamp used for ordering (falls back to creation time).
     pub fn status_time(&self) -> DateTime<Utc> {
         self.task.status.timestamp.unwrap_or(self.created_at)
@@ -118,6 +129,21 @@ pub struct TaskPage {
 /// Microseconds since the epoch, the unit cursors and indexes use.
 pub fn to_micros(ts: DateTime<Utc>) -> i64 {
     ts.timestamp_micros()
+}
+
+/// The part of `ts` below one microsecond, in nanoseconds (0..=999). SQL
+/// stores keep it beside [`to_micros`] so timestamps round-trip exactly
+/// (the wire JSON stops at milliseconds).
+pub fn sub_micro_nanos(ts: DateTime<Utc>) -> u16 {
+    // `timestamp_subsec_nanos` may exceed 999_999_999 during a leap second;
+    // the remainder is below 1000 either way.
+    (ts.timestamp_subsec_nanos() % 1_000) as u16
+}
+
+/// A sequence number as a SQL `BIGINT`, or a clear error if it does not fit.
+pub fn seq_to_i64(seq: u64, task_id: &str) -> Result<i64, StoreError> {
+    i64::try_from(seq)
+        .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
 }
 
 /// Persistence for tasks and their event logs.

@@ -638,6 +638,24 @@ impl StreamResponse {
         }
     }
 
+    /// The status timestamp this item carries (a task or a status update).
+    pub fn status_timestamp(&self) -> Option<&DateTime<Utc>> {
+        match self {
+            Self::Task(t) => t.status.timestamp.as_ref(),
+            Self::StatusUpdate(e) => e.status.timestamp.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Where this item keeps its status timestamp, if it has a status.
+    pub fn status_timestamp_mut(&mut self) -> Option<&mut Option<DateTime<Utc>>> {
+        match self {
+            Self::Task(t) => Some(&mut t.status.timestamp),
+            Self::StatusUpdate(e) => Some(&mut e.status.timestamp),
+            _ => None,
+        }
+    }
+
     /// `true` when a stream ends after this item: a message, or a terminal state.
     pub fn is_final(&self) -> bool {
         match self {

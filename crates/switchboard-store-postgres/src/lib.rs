@@ -127,7 +127,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
-use switchboard_core::store::to_micros;
+use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
     ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
@@ -336,18 +336,14 @@ struct TaskRow {
     expected: i64,
     task_json: String,
     event_json: Option<String>,
-    /// The event's exact status time, see [`event_status_time`].
+    /// The event's exact status time, see `StreamResponse::status_timestamp`.
     event_status: Option<(i64, i32)>,
 }
 
 impl TaskRow {
     fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
         let id = &record.task.id;
-        let expected = if event.is_some() {
-            record.last_seq.saturating_sub(1)
-        } else {
-            record.last_seq
-        };
+        let expected = record.expected_stored_seq(event.is_some());
         let status_time = record.status_time();
         Ok(Self {
             tenant: record.tenant.clone(),
@@ -356,11 +352,11 @@ impl TaskRow {
             owner: record.owner.clone(),
             state: record.task.status.state.as_str(),
             status_micros: to_micros(status_time),
-            status_subus_nanos: sub_micro_nanos(status_time),
+            status_subus_nanos: sub_nanos(status_time),
             created_micros: to_micros(record.created_at),
-            created_subus_nanos: sub_micro_nanos(record.created_at),
-            last_seq: seq_to_db(record.last_seq, id)?,
-            expected: seq_to_db(expected, id)?,
+            created_subus_nanos: sub_nanos(record.created_at),
+            last_seq: seq_to_i64(record.last_seq, id)?,
+            expected: seq_to_i64(expected, id)?,
             task_json: serde_json::to_string(&record.task)
                 .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
             event_json: event
@@ -368,8 +364,8 @@ impl TaskRow {
                 .transpose()
                 .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
             event_status: event
-                .and_then(event_status_time)
-                .map(|ts| (to_micros(*ts), sub_micro_nanos(*ts))),
+                .and_then(StreamResponse::status_timestamp)
+                .map(|ts| (to_micros(*ts), sub_nanos(*ts))),
         })
     }
 }
@@ -508,7 +504,7 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
         qb.push(" AND (status_micros, status_subus_nanos) >= (")
             .push_bind(to_micros(after))
             .push(", ")
-            .push_bind(sub_micro_nanos(after))
+            .push_bind(sub_nanos(after))
             .push(")");
     }
 }
@@ -670,7 +666,7 @@ fn decode_event(row: &PgRow, task_id: &str) -> Result<LoggedEvent, StoreError> {
     let micros: Option<i64> = column(row, "status_micros")?;
     let rest: Option<i32> = column(row, "status_subus_nanos")?;
     // The JSON has milliseconds; the columns have the exact time.
-    if let (Some(micros), Some(ts)) = (micros, event_status_time_mut(&mut event))
+    if let (Some(micros), Some(ts)) = (micros, event.status_timestamp_mut())
         && ts.is_some()
     {
         let rest = rest.unwrap_or(0);
@@ -692,40 +688,15 @@ fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError
     move |e| StoreError::Backend(format!("{context}: {e}"))
 }
 
-/// The status timestamp carried by an event, if any.
-fn event_status_time(event: &StreamResponse) -> Option<&DateTime<Utc>> {
-    match event {
-        StreamResponse::Task(task) => task.status.timestamp.as_ref(),
-        StreamResponse::StatusUpdate(update) => update.status.timestamp.as_ref(),
-        _ => None,
-    }
-}
-
-/// Where an event keeps its status timestamp, if it has a status.
-fn event_status_time_mut(event: &mut StreamResponse) -> Option<&mut Option<DateTime<Utc>>> {
-    match event {
-        StreamResponse::Task(task) => Some(&mut task.status.timestamp),
-        StreamResponse::StatusUpdate(update) => Some(&mut update.status.timestamp),
-        _ => None,
-    }
-}
-
 /// The instant `micros` µs + `rest` ns after the epoch.
 fn from_split(micros: i64, rest: i32) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros(micros)?
         .checked_add_signed(chrono::TimeDelta::nanoseconds(i64::from(rest)))
 }
 
-/// The part of `ts` below one microsecond, in nanoseconds (0..=999).
-fn sub_micro_nanos(ts: DateTime<Utc>) -> i32 {
-    // `timestamp_subsec_nanos` may exceed 999_999_999 during a leap second;
-    // the remainder is below 1000 either way.
-    i32::try_from(ts.timestamp_subsec_nanos() % 1_000).unwrap_or(0)
-}
-
-fn seq_to_db(seq: u64, task_id: &str) -> Result<i64, StoreError> {
-    i64::try_from(seq)
-        .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
+/// [`switchboard_core::store::sub_micro_nanos`] in this store's column type.
+fn sub_nanos(ts: DateTime<Utc>) -> i32 {
+    i32::from(switchboard_core::store::sub_micro_nanos(ts))
 }
 
 #[cfg(test)]
@@ -749,11 +720,11 @@ mod tests {
     #[test]
     fn times_split_and_join_exactly() {
         let ts = DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
-        assert_eq!(sub_micro_nanos(ts), 789);
-        assert_eq!(from_split(to_micros(ts), sub_micro_nanos(ts)), Some(ts));
+        assert_eq!(sub_nanos(ts), 789);
+        assert_eq!(from_split(to_micros(ts), sub_nanos(ts)), Some(ts));
         let before_epoch = DateTime::from_timestamp(-5, 999_999_999).unwrap();
         assert_eq!(
-            from_split(to_micros(before_epoch), sub_micro_nanos(before_epoch)),
+            from_split(to_micros(before_epoch), sub_nanos(before_epoch)),
             Some(before_epoch)
         );
     }

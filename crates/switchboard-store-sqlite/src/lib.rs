@@ -149,7 +149,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use sqlx::{Connection, QueryBuilder, Row, Sqlite};
-use switchboard_core::store::to_micros;
+use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
     ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
@@ -392,18 +392,14 @@ struct TaskRow {
     expected: i64,
     task_json: String,
     event_json: Option<String>,
-    /// The event's exact status timestamp, see [`event_status_time`].
+    /// The event's exact status timestamp, see `StreamResponse::status_timestamp`.
     event_status_at: Option<String>,
 }
 
 impl TaskRow {
     fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
         let id = &record.task.id;
-        let expected = if event.is_some() {
-            record.last_seq.saturating_sub(1)
-        } else {
-            record.last_seq
-        };
+        let expected = record.expected_stored_seq(event.is_some());
         let status_time = record.status_time();
         Ok(Self {
             tenant: record.tenant.clone(),
@@ -412,11 +408,11 @@ impl TaskRow {
             owner: record.owner.clone(),
             state: record.task.status.state.as_str(),
             status_micros: to_micros(status_time),
-            status_subus_nanos: sub_micro_nanos(status_time),
+            status_subus_nanos: sub_nanos(status_time),
             created_micros: to_micros(record.created_at),
             created_at: format_exact(record.created_at),
-            last_seq: seq_to_db(record.last_seq, id)?,
-            expected: seq_to_db(expected, id)?,
+            last_seq: seq_to_i64(record.last_seq, id)?,
+            expected: seq_to_i64(expected, id)?,
             task_json: serde_json::to_string(&record.task)
                 .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
             event_json: event
@@ -424,7 +420,7 @@ impl TaskRow {
                 .transpose()
                 .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
             event_status_at: event
-                .and_then(event_status_time)
+                .and_then(StreamResponse::status_timestamp)
                 .map(|ts| format_exact(*ts)),
         })
     }
@@ -833,7 +829,7 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
     }
     if let Some(after) = q.status_after {
         // status_time >= after, exactly, on the split (micros, rest) columns.
-        let (micros, rest) = (to_micros(after), sub_micro_nanos(after));
+        let (micros, rest) = (to_micros(after), sub_nanos(after));
         qb.push(" AND status_micros >= ").push_bind(micros);
         if rest > 0 {
             qb.push(" AND (status_micros > ").push_bind(micros);
@@ -982,7 +978,7 @@ impl TaskStore for SqliteStore {
                     serde_json::from_str(&json).map_err(|e| corrupt(&e))?;
                 let status_at: Option<String> = column(row, "status_at")?;
                 // The JSON has milliseconds; `status_at` has the exact time.
-                if let (Some(exact), Some(ts)) = (status_at, event_status_time_mut(&mut event))
+                if let (Some(exact), Some(ts)) = (status_at, event.status_timestamp_mut())
                     && ts.is_some()
                 {
                     *ts = Some(parse_exact(&exact).map_err(|e| corrupt(&e))?);
@@ -1004,24 +1000,6 @@ fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError
     move |e| StoreError::Backend(format!("{context}: {e}"))
 }
 
-/// The status timestamp carried by an event, if any.
-fn event_status_time(event: &StreamResponse) -> Option<&DateTime<Utc>> {
-    match event {
-        StreamResponse::Task(task) => task.status.timestamp.as_ref(),
-        StreamResponse::StatusUpdate(update) => update.status.timestamp.as_ref(),
-        _ => None,
-    }
-}
-
-/// Where an event keeps its status timestamp, if it has a status.
-fn event_status_time_mut(event: &mut StreamResponse) -> Option<&mut Option<DateTime<Utc>>> {
-    match event {
-        StreamResponse::Task(task) => Some(&mut task.status.timestamp),
-        StreamResponse::StatusUpdate(update) => Some(&mut update.status.timestamp),
-        _ => None,
-    }
-}
-
 /// RFC 3339 with all the precision there is (the wire form stops at ms).
 fn format_exact(ts: DateTime<Utc>) -> String {
     ts.to_rfc3339_opts(SecondsFormat::AutoSi, true)
@@ -1037,12 +1015,7 @@ fn from_split(micros: i64, rest: i64) -> Option<DateTime<Utc>> {
         .checked_add_signed(chrono::TimeDelta::nanoseconds(rest))
 }
 
-/// The part of `ts` below one microsecond, in nanoseconds (0..=999).
-fn sub_micro_nanos(ts: DateTime<Utc>) -> i64 {
-    i64::from(ts.timestamp_subsec_nanos() % 1_000)
-}
-
-fn seq_to_db(seq: u64, task_id: &str) -> Result<i64, StoreError> {
-    i64::try_from(seq)
-        .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
+/// [`switchboard_core::store::sub_micro_nanos`] in this store's column type.
+fn sub_nanos(ts: DateTime<Utc>) -> i64 {
+    i64::from(switchboard_core::store::sub_micro_nanos(ts))
 }
