@@ -71,23 +71,28 @@ fn to_u64(v: i64, what: &str) -> Result<u64, StoreError> {
 }
 
 fn decode_config(row: &SqliteRow) -> Result<PushConfig, StoreError> {
-    let scheme: Option<String> = column(row, "auth_scheme")?;
     Ok(PushConfig {
         tenant: column(row, "tenant")?,
         task_id: column(row, "task_id")?,
         id: column(row, "id")?,
         url: column(row, "url")?,
         token: column(row, "token")?,
-        authentication: match scheme {
-            Some(scheme) => Some(AuthenticationInfo {
-                scheme,
-                credentials: column(row, "auth_credentials")?,
-            }),
-            None => None,
-        },
+        authentication: decode_auth(row)?,
         protocol_version: column(row, "protocol_version")?,
         hidden_metadata_keys: hidden_keys(row)?,
     })
+}
+
+/// The config's `Authorization` settings: a scheme with optional credentials.
+fn decode_auth(row: &SqliteRow) -> Result<Option<AuthenticationInfo>, StoreError> {
+    let scheme: Option<String> = column(row, "auth_scheme")?;
+    match scheme {
+        Some(scheme) => Ok(Some(AuthenticationInfo {
+            scheme,
+            credentials: column(row, "auth_credentials")?,
+        })),
+        None => Ok(None),
+    }
 }
 
 fn hidden_keys(row: &SqliteRow) -> Result<Vec<String>, StoreError> {
@@ -109,7 +114,6 @@ fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
     let state: i64 = column(row, "state")?;
     let attempts: i64 = column(row, "attempts")?;
     let created: i64 = column(row, "created_micros")?;
-    let scheme: Option<String> = column(row, "auth_scheme")?;
     Ok(OutboxItem {
         id: to_u64(id, "outbox id")?,
         tenant: column(row, "tenant")?,
@@ -120,13 +124,7 @@ fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
         protocol_version: column(row, "protocol_version")?,
         url: column(row, "url")?,
         token: column(row, "token")?,
-        authentication: match scheme {
-            Some(scheme) => Some(AuthenticationInfo {
-                scheme,
-                credentials: column(row, "auth_credentials")?,
-            }),
-            None => None,
-        },
+        authentication: decode_auth(row)?,
         hidden_metadata_keys: hidden_keys(row)?,
         attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
         last_error: column(row, "last_error")?,
