@@ -85,6 +85,9 @@ pub(crate) enum Outcome {
     Error(A2AError),
 }
 
+/// The outcome of the change that created a task (`None`: there was none).
+type FirstChange = Option<Result<BusEvent, EmitError>>;
+
 enum EmitState {
     /// Nothing emitted yet (new task): the first emission decides.
     Pending {
@@ -258,7 +261,7 @@ impl TaskEvents {
     /// Creates the task now (in `SUBMITTED`) if it does not exist yet.
     pub async fn submit(&self) -> Result<(), EmitError> {
         let mut st = self.inner.state.lock().await;
-        self.ensure_task(&mut st).await.map(|_| ())
+        self.ensure_task(&mut st, None).await.map(|_| ())
     }
 
     /// Sets a status. `TASK_STATE_SUBMITTED` is set by the engine when the
@@ -395,16 +398,28 @@ impl TaskEvents {
 
     async fn apply(&self, change: Change) -> Result<(), EmitError> {
         let mut st = self.inner.state.lock().await;
-        let rt = self.ensure_task(&mut st).await?;
+        if matches!(*st, EmitState::Pending { .. }) {
+            // The first emission creates the task, in the same commit.
+            let (_, first) = self.ensure_task(&mut st, Some(change)).await?;
+            return first.map_or(Ok(()), |r| r.map(|_| ()));
+        }
+        let (rt, _) = self.ensure_task(&mut st, None).await?;
         // The runtime serializes changes itself; release our lock first so
         // a slow store does not hold up unrelated bookkeeping.
         drop(st);
         rt.apply(change).await.map(|_| ())
     }
 
-    async fn ensure_task(&self, st: &mut EmitState) -> Result<Arc<TaskRuntime>, EmitError> {
+    /// The task's runtime, creating the task if nothing was emitted yet —
+    /// with `first` as its first change in the same commit, whose outcome
+    /// is returned beside it (`None` when the task already existed).
+    async fn ensure_task(
+        &self,
+        st: &mut EmitState,
+        first: Option<Change>,
+    ) -> Result<(Arc<TaskRuntime>, FirstChange), EmitError> {
         match st {
-            EmitState::Task(rt) => Ok(rt.clone()),
+            EmitState::Task(rt) => Ok((rt.clone(), None)),
             EmitState::Replied => Err(EmitError::AlreadyReplied),
             EmitState::Pending {
                 user_message,
@@ -430,23 +445,25 @@ impl TaskEvents {
                     last_seq: 0,
                     created_at: now,
                 };
-                let (rt, snapshot, seq, rx) = TaskRuntime::create(
+                let created = TaskRuntime::create(
                     record,
                     s.env.store.clone(),
                     s.env.registry.clone(),
                     s.cancel.clone(),
+                    first,
                 )
                 .await?;
+                let rt = created.runtime;
                 if let Some(tx) = outcome.take() {
                     let _ = tx.send(Outcome::Task {
                         runtime: rt.clone(),
-                        snapshot,
-                        seq,
-                        rx,
+                        snapshot: created.snapshot,
+                        seq: created.seq,
+                        rx: created.rx,
                     });
                 }
                 *st = EmitState::Task(rt.clone());
-                Ok(rt)
+                Ok((rt, created.change))
             }
         }
     }
@@ -480,8 +497,27 @@ impl TaskEvents {
         if matches!(*st, EmitState::Replied) {
             return;
         }
-        let rt = match self.ensure_task(&mut st).await {
-            Ok(rt) => rt,
+        let settle = |result: &Result<(), BoxError>| Change::Status {
+            status: match result {
+                Ok(()) => TaskStatus::new(TaskState::Completed),
+                Err(e) => TaskStatus::new(TaskState::Failed).with_message(Message::new(
+                    Role::Agent,
+                    vec![Part::text(format!("the agent failed: {e}"))],
+                )),
+            },
+            metadata: None,
+            transient: false,
+        };
+        // A run that emitted nothing gets its task created and settled in
+        // one commit.
+        let first = matches!(*st, EmitState::Pending { .. }).then(|| settle(&result));
+        let settled_on_creation = first.is_some();
+        let rt = match self.ensure_task(&mut st, first).await {
+            Ok((rt, Some(Err(e)))) => {
+                tracing::error!(task_id = %self.inner.task_id, error = %e, "could not settle the task after its run");
+                rt
+            }
+            Ok((rt, _)) => rt,
             Err(e) => {
                 tracing::error!(task_id = %self.inner.task_id, error = %e, "could not create the task for a finished run");
                 if let EmitState::Pending { outcome, .. } = &mut *st
@@ -493,30 +529,18 @@ impl TaskEvents {
             }
         };
         drop(st);
-        let state = rt.snapshot().await.status.state;
-        if !state.is_terminal() && !state.is_interrupted() {
-            let status = match &result {
-                Ok(()) => TaskStatus::new(TaskState::Completed),
-                Err(e) => TaskStatus::new(TaskState::Failed).with_message(Message::new(
-                    Role::Agent,
-                    vec![Part::text(format!("the agent failed: {e}"))],
-                )),
-            };
-            if let Err(e) = rt
-                .apply(Change::Status {
-                    status,
-                    metadata: None,
-                    transient: false,
-                })
-                .await
-            {
-                // Canceled concurrently: terminal already, nothing to settle.
-                if !matches!(e, EmitError::TaskTerminal { .. }) {
-                    tracing::error!(task_id = %self.inner.task_id, error = %e, "could not settle the task after its run");
+        if !settled_on_creation {
+            let state = rt.snapshot().await.status.state;
+            if !state.is_terminal() && !state.is_interrupted() {
+                if let Err(e) = rt.apply(settle(&result)).await {
+                    // Canceled concurrently: terminal already, nothing to settle.
+                    if !matches!(e, EmitError::TaskTerminal { .. }) {
+                        tracing::error!(task_id = %self.inner.task_id, error = %e, "could not settle the task after its run");
+                    }
                 }
+            } else if let Err(e) = &result {
+                tracing::warn!(task_id = %self.inner.task_id, error = %e, "agent returned an error after the task settled");
             }
-        } else if let Err(e) = &result {
-            tracing::warn!(task_id = %self.inner.task_id, error = %e, "agent returned an error after the task settled");
         }
         rt.end_run();
     }

@@ -82,10 +82,10 @@ impl InMemoryStore {
 
 #[async_trait]
 impl TaskStore for InMemoryStore {
-    async fn commit(
+    async fn commit_events(
         &self,
         record: &TaskRecord,
-        event: Option<&StreamResponse>,
+        events: &[StreamResponse],
     ) -> Result<(), StoreError> {
         let mut guard = self.lock();
         let tasks = &mut *guard;
@@ -93,7 +93,7 @@ impl TaskStore for InMemoryStore {
         let stored = tasks.by_key.get(&key);
         let stored_seq = stored.map(|e| e.record.last_seq).unwrap_or(0);
         let was_terminal = stored.is_some_and(|e| e.record.task.status.state.is_terminal());
-        let expected = record.expected_stored_seq(event.is_some());
+        let expected = record.expected_stored_seq(events.len());
         if stored_seq != expected {
             return Err(StoreError::SequenceConflict {
                 task_id: record.task.id.clone(),
@@ -102,23 +102,30 @@ impl TaskStore for InMemoryStore {
             });
         }
         // Encoded before anything changes, so a failure leaves the store as it was.
-        let queued = match event {
-            Some(ev) => tasks.push.prepare(&key, ev)?,
-            None => None,
-        };
+        let queued = events
+            .iter()
+            .map(|ev| tasks.push.prepare(&key, ev))
+            .collect::<Result<Vec<_>, _>>()?;
         let entry = tasks.by_key.entry(key.clone()).or_insert_with(|| Entry {
             record: record.clone(),
             log: Vec::new(),
         });
         entry.record = record.clone();
-        if let Some(ev) = event {
-            entry.log.push(LoggedEvent {
-                seq: record.last_seq,
+        let first_seq = record.first_event_seq(events.len());
+        entry
+            .log
+            .extend(events.iter().zip(first_seq..).map(|(ev, seq)| LoggedEvent {
+                seq,
                 event: ev.clone(),
-            });
+            }));
+        let mut notify = false;
+        for (payload, seq) in queued.into_iter().zip(first_seq..) {
+            if let Some(payload) = payload {
+                tasks.push.enqueue(&key, seq, payload);
+                notify = true;
+            }
         }
-        if let Some(payload) = queued {
-            tasks.push.enqueue(&key, record.last_seq, payload);
+        if notify {
             self.push_wakeup.notify_one();
         }
         if let Some(max) = self.max_terminal

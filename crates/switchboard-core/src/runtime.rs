@@ -102,6 +102,41 @@ pub(crate) enum Change {
     },
 }
 
+/// A validated change, ready to commit: the next snapshot (whose `last_seq`
+/// is still the current one), its event, and the bookkeeping to do once the
+/// commit succeeded.
+struct Prepared {
+    rec: TaskRecord,
+    event: StreamResponse,
+    close_artifact: Option<String>,
+    next_transient: Option<bool>,
+}
+
+/// A task just created by [`TaskRuntime::create`].
+pub(crate) struct Created {
+    pub(crate) runtime: Arc<TaskRuntime>,
+    /// The task as event 1 showed it.
+    pub(crate) snapshot: Task,
+    /// The snapshot's sequence number (1).
+    pub(crate) seq: u64,
+    /// Every event after the snapshot, from event 2 on.
+    pub(crate) rx: broadcast::Receiver<BusEvent>,
+    /// The outcome of the first change, if one was given.
+    pub(crate) change: Option<Result<BusEvent, EmitError>>,
+}
+
+impl State {
+    /// Bookkeeping after a prepared change was committed.
+    fn settle(&mut self, close_artifact: Option<String>, next_transient: Option<bool>) {
+        if let Some(id) = close_artifact {
+            self.closed_artifacts.insert(id);
+        }
+        if let Some(t) = next_transient {
+            self.transient_status = t;
+        }
+    }
+}
+
 /// The live state of one task. See the module docs.
 pub(crate) struct TaskRuntime {
     pub(crate) key: TaskKey,
@@ -163,21 +198,65 @@ impl TaskRuntime {
 
     /// Creates a new task: commits its first snapshot as event 1 (the `Task`
     /// item every stream starts with) and marks a run as active.
+    ///
+    /// With `change` (the agent's first emission, which is what creates a
+    /// task), the change becomes event 2 **in the same commit**: one durable
+    /// write instead of two, and nobody can observe the task in between
+    /// because it is registered only afterwards. The returned snapshot is
+    /// still event 1's and the receiver still yields event 2, so callers see
+    /// exactly what two commits would have shown them. If `change` is
+    /// invalid, the task is created alone and the change's error is returned
+    /// beside it.
     pub(crate) async fn create(
         mut record: TaskRecord,
         store: Arc<dyn TaskStore>,
         registry: Arc<Registry>,
         cancel: CancellationToken,
-    ) -> Result<(Arc<Self>, Task, u64, broadcast::Receiver<BusEvent>), EmitError> {
+        change: Option<Change>,
+    ) -> Result<Created, EmitError> {
         record.last_seq = 1;
         let first = StreamResponse::Task(record.task.clone());
-        store.commit(&record, Some(&first)).await?;
         let snapshot = record.task.clone();
         let rt = Arc::new(Self::new(record, store, registry.clone()));
-        let rt = registry.insert_or_get(rt);
+        let mut st = rt.state.lock().await;
+        let prepared = change.map(|c| Self::prepare(&st, c));
+        let (published, change_result) = match prepared {
+            Some(Ok(mut next)) => {
+                next.rec.last_seq = 2;
+                let events = [first, next.event];
+                rt.store.commit_events(&next.rec, &events).await?;
+                let [_, event] = events;
+                let logged = Arc::new(LoggedEvent { seq: 2, event });
+                st.record = next.rec;
+                st.settle(next.close_artifact, next.next_transient);
+                (Some(logged.clone()), Some(Ok(logged)))
+            }
+            Some(Err(e)) => {
+                rt.store.commit(&st.record, Some(&first)).await?;
+                (None, Some(Err(e)))
+            }
+            None => {
+                rt.store.commit(&st.record, Some(&first)).await?;
+                (None, None)
+            }
+        };
+        // Registered and published under the state lock: a subscriber that
+        // finds the runtime waits for the lock and then sees event 2 in its
+        // snapshot, not twice.
+        let rt = registry.insert_or_get(rt.clone());
         let rx = rt.bus.subscribe();
+        if let Some(logged) = published {
+            let _ = rt.bus.send(logged);
+        }
+        drop(st);
         rt.begin_run(cancel);
-        Ok((rt, snapshot, 1, rx))
+        Ok(Created {
+            runtime: rt,
+            snapshot,
+            seq: 1,
+            rx,
+            change: change_result,
+        })
     }
 
     /// The current snapshot.
@@ -281,6 +360,17 @@ impl TaskRuntime {
     /// Validates, commits and publishes one change. Returns the logged event.
     pub(crate) async fn apply(&self, change: Change) -> Result<BusEvent, EmitError> {
         let mut st = self.state.lock().await;
+        let next = Self::prepare(&st, change)?;
+        let logged = self
+            .commit_and_publish(&mut st, next.rec, next.event)
+            .await?;
+        st.settle(next.close_artifact, next.next_transient);
+        Ok(logged)
+    }
+
+    /// Validates `change` against the current state and computes the next
+    /// snapshot and event, without committing anything.
+    fn prepare(st: &State, change: Change) -> Result<Prepared, EmitError> {
         let task = &st.record.task;
         let state = task.status.state;
         if state.is_terminal() {
@@ -368,14 +458,12 @@ impl TaskRuntime {
                 })
             }
         };
-        let logged = self.commit_and_publish(&mut st, rec, event).await?;
-        if let Some(id) = close_artifact {
-            st.closed_artifacts.insert(id);
-        }
-        if let Some(t) = next_transient {
-            st.transient_status = t;
-        }
-        Ok(logged)
+        Ok(Prepared {
+            rec,
+            event,
+            close_artifact,
+            next_transient,
+        })
     }
 
     /// A stream of this task's events. With `first`, it yields that snapshot

@@ -62,14 +62,16 @@ pub struct TaskRecord {
 
 impl TaskRecord {
     /// The sequence number the stored log must end at for a commit of this
-    /// record to be accepted: `last_seq - 1` when the commit appends an
-    /// event, `last_seq` for a snapshot-only commit (see [`TaskStore`]).
-    pub fn expected_stored_seq(&self, with_event: bool) -> u64 {
-        if with_event {
-            self.last_seq.saturating_sub(1)
-        } else {
-            self.last_seq
-        }
+    /// record that appends `events` events to be accepted: `last_seq -
+    /// events` (see [`TaskStore`]).
+    pub fn expected_stored_seq(&self, events: usize) -> u64 {
+        self.last_seq.saturating_sub(events as u64)
+    }
+
+    /// The sequence number of the first of `events` events committed with
+    /// this record: they take the numbers up to and including `last_seq`.
+    pub fn first_event_seq(&self, events: usize) -> u64 {
+        self.expected_stored_seq(events) + 1
     }
 
     /// The status timestamp used for ordering (falls back to creation time).
@@ -149,21 +151,36 @@ pub fn seq_to_i64(seq: u64, task_id: &str) -> Result<i64, StoreError> {
 /// Persistence for tasks and their event logs.
 ///
 /// # Contract
-/// - [`commit`](Self::commit) writes the snapshot and, when given, the event
-///   at sequence `record.last_seq`, atomically and durably; it fails with
-///   [`StoreError::SequenceConflict`] if the stored log does not end at
-///   `record.last_seq - 1` (event commits) or `record.last_seq` (snapshot-only commits).
+/// - [`commit_events`](Self::commit_events) writes the snapshot and appends
+///   the `n` given events at sequences `record.last_seq - n + 1 ..=
+///   record.last_seq`, atomically and durably; it fails with
+///   [`StoreError::SequenceConflict`] (writing nothing) if the stored log
+///   does not end at `record.last_seq - n`. `n` may be 0 (a snapshot-only
+///   commit). Several events in one commit let the engine create a task and
+///   record its first change in one transaction — one durable write where
+///   there would be two.
 /// - [`load`](Self::load) and [`list`](Self::list) only return what a
 ///   successful commit wrote.
 /// - [`events`](Self::events) returns log entries with `seq > after`, ascending.
 #[async_trait]
 pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
-    /// Atomically stores the snapshot and, if given, appends the event.
+    /// Atomically stores the snapshot and appends `events` (possibly none).
+    async fn commit_events(
+        &self,
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<(), StoreError>;
+
+    /// Atomically stores the snapshot and, if given, appends the event: the
+    /// common one-event form of [`commit_events`](Self::commit_events).
     async fn commit(
         &self,
         record: &TaskRecord,
         event: Option<&StreamResponse>,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.commit_events(record, event.map(std::slice::from_ref).unwrap_or_default())
+            .await
+    }
 
     /// Loads a task by id within a tenant.
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError>;

@@ -44,6 +44,7 @@ fn agent() -> impl AgentExecutor {
                 }
                 w.finish(Part::text("end")).await?;
             }
+            "nothing" => {}
             "fail" => return Err("boom".into()),
             "panic" => panic!("agent exploded"),
             "refuse" => return Err(A2AError::ContentTypeNotSupported("no thanks".into()).into()),
@@ -983,4 +984,79 @@ async fn a_dropped_blocking_caller_does_not_stop_the_agent() {
     assert_eq!(list.tasks.len(), 1);
     assert_eq!(list.tasks[0].status.state, TaskState::Completed);
     assert_eq!(list.tasks[0].artifacts()[0].text(), "finished anyway");
+}
+
+/// A store that counts commits and the events in each.
+#[derive(Debug, Default)]
+struct Counting {
+    inner: InMemoryStore,
+    commits: std::sync::Mutex<Vec<usize>>,
+}
+
+#[async_trait::async_trait]
+impl TaskStore for Counting {
+    async fn commit_events(
+        &self,
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<(), StoreError> {
+        self.inner.commit_events(record, events).await?;
+        self.commits.lock().unwrap().push(events.len());
+        Ok(())
+    }
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        self.inner.load(tenant, task_id).await
+    }
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.inner.list(query).await
+    }
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        self.inner.events(tenant, task_id, after, limit).await
+    }
+}
+
+#[tokio::test]
+async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
+    let store = Arc::new(Counting::default());
+    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
+    let h = RequestHandler::builder(agent(), card)
+        .store(store.clone())
+        .build();
+    let call = CallContext::default();
+
+    // working, artifact, then completed by the engine: four events, three commits.
+    let t = task_of(&h, &call, send("hello")).await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(*store.commits.lock().unwrap(), vec![2, 1, 1]);
+    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert!(
+        matches!(&log[0].event, StreamResponse::Task(first) if first.status.state == TaskState::Submitted)
+    );
+    assert_eq!(log[1].event.state(), Some(TaskState::Working));
+
+    // A run that emits nothing: created and completed in one commit.
+    store.commits.lock().unwrap().clear();
+    let t = task_of(&h, &call, send("nothing")).await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(*store.commits.lock().unwrap(), vec![2]);
+
+    // A stream still shows the task first, then every change once.
+    let stream = h
+        .send_streaming_message(&call, send("hello"))
+        .await
+        .unwrap();
+    let events = collect(stream).await;
+    assert_eq!(
+        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    assert!(matches!(events[0].event, StreamResponse::Task(_)));
+    assert_eq!(events[3].event.state(), Some(TaskState::Completed));
 }

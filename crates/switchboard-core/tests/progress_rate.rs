@@ -34,15 +34,15 @@ struct Stamped {
 
 #[async_trait]
 impl TaskStore for Stamped {
-    async fn commit(
+    async fn commit_events(
         &self,
         record: &TaskRecord,
-        event: Option<&StreamResponse>,
+        events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        self.inner.commit(record, event).await?;
-        if let Some(ev) = event {
-            self.log.lock().unwrap().push((Instant::now(), ev.clone()));
-        }
+        self.inner.commit_events(record, events).await?;
+        let now = Instant::now();
+        let mut log = self.log.lock().unwrap();
+        log.extend(events.iter().map(|ev| (now, ev.clone())));
         Ok(())
     }
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {

@@ -335,15 +335,32 @@ struct TaskRow {
     /// The `last_seq` the stored row must have for this commit to apply.
     expected: i64,
     task_json: String,
-    event_json: Option<String>,
-    /// The event's exact status time, see `StreamResponse::status_timestamp`.
-    event_status: Option<(i64, i32)>,
+    /// The events to append, as the parallel arrays the statement unnests:
+    /// sequence numbers, JSON, and the exact status time where an event has
+    /// one (see `StreamResponse::status_timestamp`).
+    event_seqs: Vec<i64>,
+    event_jsons: Vec<String>,
+    event_status_micros: Vec<Option<i64>>,
+    event_status_nanos: Vec<Option<i32>>,
 }
 
 impl TaskRow {
-    fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
+    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
         let id = &record.task.id;
-        let expected = record.expected_stored_seq(event.is_some());
+        let expected = record.expected_stored_seq(events.len());
+        let mut event_seqs = Vec::with_capacity(events.len());
+        let mut event_jsons = Vec::with_capacity(events.len());
+        let mut event_status_micros = Vec::with_capacity(events.len());
+        let mut event_status_nanos = Vec::with_capacity(events.len());
+        for (event, seq) in events.iter().zip(record.first_event_seq(events.len())..) {
+            event_seqs.push(seq_to_i64(seq, id)?);
+            event_jsons.push(serde_json::to_string(event).map_err(|e| {
+                StoreError::Backend(format!("encoding event {seq} of task {id}: {e}"))
+            })?);
+            let status = event.status_timestamp();
+            event_status_micros.push(status.map(|ts| to_micros(*ts)));
+            event_status_nanos.push(status.map(|ts| sub_nanos(*ts)));
+        }
         let status_time = record.status_time();
         Ok(Self {
             tenant: record.tenant.clone(),
@@ -359,13 +376,10 @@ impl TaskRow {
             expected: seq_to_i64(expected, id)?,
             task_json: serde_json::to_string(&record.task)
                 .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
-            event_json: event
-                .map(serde_json::to_string)
-                .transpose()
-                .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
-            event_status: event
-                .and_then(StreamResponse::status_timestamp)
-                .map(|ts| (to_micros(*ts), sub_nanos(*ts))),
+            event_seqs,
+            event_jsons,
+            event_status_micros,
+            event_status_nanos,
         })
     }
 }
@@ -373,8 +387,9 @@ impl TaskRow {
 // The commit statements. Parameters: $1 tenant, $2 id, $3 context_id,
 // $4 owner, $5 state, $6 status_micros, $7 status_subus_nanos,
 // $8 created_micros, $9 created_subus_nanos, $10 last_seq, $11 task JSON,
-// $12 the expected stored last_seq, $13 the event JSON (NULL: no event),
-// $14/$15 the event's exact status time (NULL: none). Each returns one row,
+// $12 the expected stored last_seq, $13..$16 the events as parallel arrays
+// (sequence, JSON, exact status time in micros and the sub-micro rest, NULL
+// where an event has none; empty arrays: no event). Each returns one row,
 // `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
 // was written).
 //
@@ -383,14 +398,16 @@ impl TaskRow {
 // it is sent exactly when the commit applied, when the statement's
 // transaction commits.
 
-/// Appends the event, only if the snapshot CTE `put` wrote a row, then
+/// Appends the events, only if the snapshot CTE `put` wrote a row, then
 /// reports whether it did.
 macro_rules! append_and_report {
     () => {
         "), appended AS ( \
              INSERT INTO task_events \
                  (tenant, task_id, seq, event_json, status_micros, status_subus_nanos) \
-             SELECT $1, $2, $10, $13::json, $14, $15 FROM put WHERE $13::text IS NOT NULL \
+             SELECT $1, $2, e.seq, e.json::json, e.micros, e.nanos \
+             FROM put, unnest($13::bigint[], $14::text[], $15::bigint[], $16::int[]) \
+                 AS e (seq, json, micros, nanos) \
          ) \
          SELECT count(*) AS applied FROM put"
     };
@@ -511,12 +528,12 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for PgStore {
-    async fn commit(
+    async fn commit_events(
         &self,
         record: &TaskRecord,
-        event: Option<&StreamResponse>,
+        events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, event)?;
+        let row = TaskRow::encode(record, events)?;
         let sql = if row.expected == 0 {
             COMMIT_FIRST
         } else {
@@ -535,9 +552,10 @@ impl TaskStore for PgStore {
             .bind(row.last_seq)
             .bind(row.task_json.as_str())
             .bind(row.expected)
-            .bind(row.event_json.as_deref())
-            .bind(row.event_status.map(|(micros, _)| micros))
-            .bind(row.event_status.map(|(_, rest)| rest))
+            .bind(&row.event_seqs)
+            .bind(&row.event_jsons)
+            .bind(&row.event_status_micros)
+            .bind(&row.event_status_nanos)
             .fetch_one(&self.pool)
             .await
             .map_err(backend(format!(

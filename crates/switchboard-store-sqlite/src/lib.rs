@@ -391,15 +391,35 @@ struct TaskRow {
     /// The `last_seq` the stored row must have for this commit to apply.
     expected: i64,
     task_json: String,
-    event_json: Option<String>,
+    /// The events to append, at `expected + 1 ..= last_seq`.
+    events: Vec<EventRow>,
+}
+
+/// One event of a commit, encoded.
+struct EventRow {
+    seq: i64,
+    json: String,
     /// The event's exact status timestamp, see `StreamResponse::status_timestamp`.
-    event_status_at: Option<String>,
+    status_at: Option<String>,
 }
 
 impl TaskRow {
-    fn encode(record: &TaskRecord, event: Option<&StreamResponse>) -> Result<Self, StoreError> {
+    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
         let id = &record.task.id;
-        let expected = record.expected_stored_seq(event.is_some());
+        let expected = record.expected_stored_seq(events.len());
+        let events = events
+            .iter()
+            .zip(record.first_event_seq(events.len())..)
+            .map(|(event, seq)| {
+                Ok(EventRow {
+                    seq: seq_to_i64(seq, id)?,
+                    json: serde_json::to_string(event).map_err(|e| {
+                        StoreError::Backend(format!("encoding event {seq} of task {id}: {e}"))
+                    })?,
+                    status_at: event.status_timestamp().map(|ts| format_exact(*ts)),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
         let status_time = record.status_time();
         Ok(Self {
             tenant: record.tenant.clone(),
@@ -415,13 +435,7 @@ impl TaskRow {
             expected: seq_to_i64(expected, id)?,
             task_json: serde_json::to_string(&record.task)
                 .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
-            event_json: event
-                .map(serde_json::to_string)
-                .transpose()
-                .map_err(|e| StoreError::Backend(format!("encoding event of task {id}: {e}")))?,
-            event_status_at: event
-                .and_then(StreamResponse::status_timestamp)
-                .map(|ts| format_exact(*ts)),
+            events,
         })
     }
 }
@@ -432,7 +446,9 @@ async fn run_writer(pool: SqlitePool, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let jobs = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
-        if let [job] = jobs.as_slice() {
+        if let [job] = jobs.as_slice()
+            && job.row.events.len() <= 1
+        {
             let outcome = write_alone(&pool, &job.row).await;
             reply_all(jobs, [outcome]);
             continue;
@@ -446,7 +462,7 @@ async fn run_writer(pool: SqlitePool, mut queue: mpsc::Receiver<Job>) {
                 // not fail the others.
                 tracing::warn!(error = %e, commits = jobs.len(), "SQLite group commit failed; retrying one by one");
                 for job in jobs {
-                    let outcome = write_alone(&pool, &job.row).await;
+                    let outcome = write_one(&pool, &job.row).await;
                     let _ = job.reply.send(outcome);
                 }
             }
@@ -527,12 +543,28 @@ macro_rules! verdict {
     };
 }
 
-/// A lone commit, as one round trip to SQLite: `BEGIN IMMEDIATE`, the
+/// One commit in a transaction of its own, by the cheapest route.
+async fn write_one(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
+    if row.events.len() <= 1 {
+        write_alone(pool, row).await
+    } else {
+        let mut outcomes = write_group(pool, &[row]).await?;
+        outcomes.pop().unwrap_or_else(|| {
+            Err(StoreError::Backend(format!(
+                "writing task {}: no outcome",
+                row.id
+            )))
+        })
+    }
+}
+
+/// A lone commit of at most one event, as one round trip to SQLite: `BEGIN IMMEDIATE`, the
 /// conditional snapshot write, the conditional event append, the verdict and
 /// `COMMIT` go down as one multi-statement query. A sequence conflict writes
 /// nothing (and commits an empty transaction).
 async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
-    let sql = match (row.expected == 0, row.event_json.is_some()) {
+    let event = row.events.first();
+    let sql = match (row.expected == 0, event.is_some()) {
         (true, true) => concat!(
             "BEGIN IMMEDIATE;",
             put_first!(),
@@ -567,8 +599,8 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         .bind(row.last_seq)
         .bind(row.task_json.as_str())
         .bind(row.expected)
-        .bind(row.event_json.as_deref())
-        .bind(row.event_status_at.as_deref())
+        .bind(event.map(|e| e.json.as_str()))
+        .bind(event.and_then(|e| e.status_at.as_deref()))
         // `fetch_all` runs every statement, `COMMIT` included.
         .fetch_all(&mut *conn)
         .await;
@@ -604,7 +636,7 @@ async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
     }
 }
 
-/// Writes two or more `rows` in one `BEGIN IMMEDIATE` transaction. The outer
+/// Writes `rows` in one `BEGIN IMMEDIATE` transaction. The outer
 /// error means nothing was written; inner errors are per-commit sequence
 /// conflicts (those commits changed nothing, the others were written).
 async fn write_group(
@@ -683,9 +715,7 @@ async fn write_many(
         }
         seqs[t] = row.last_seq;
         latest[t] = Some(*row);
-        if row.event_json.is_some() {
-            events.push(*row);
-        }
+        events.extend(row.events.iter().map(|e| (*row, e)));
         outcomes.push(Ok(()));
     }
 
@@ -716,30 +746,29 @@ async fn write_many(
     Ok(outcomes)
 }
 
-/// Appends the events of `rows` (which all have one) to the log.
+/// Appends `events`, each with the commit it belongs to, to the log.
 async fn insert_events(
     conn: &mut sqlx::SqliteConnection,
-    rows: &[&TaskRow],
+    events: &[(&TaskRow, &EventRow)],
 ) -> Result<(), StoreError> {
-    for chunk in chunks(rows) {
+    for chunk in chunks(events) {
         let mut qb = QueryBuilder::<Sqlite>::new(
             "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at) ",
         );
-        qb.push_values(chunk, |mut b, row| {
+        qb.push_values(chunk, |mut b, (row, event)| {
             b.push_bind(row.tenant.as_str())
                 .push_bind(row.id.as_str())
-                .push_bind(row.last_seq)
-                .push_bind(row.event_json.as_deref())
-                .push_bind(row.event_status_at.as_deref());
+                .push_bind(event.seq)
+                .push_bind(event.json.as_str())
+                .push_bind(event.status_at.as_deref());
         });
         qb.build()
             .execute(&mut *conn)
             .await
             .map_err(|e| match chunk {
-                [row] => backend(format!(
-                    "appending event {} of task {}",
-                    row.last_seq, row.id
-                ))(e),
+                [(row, event)] => {
+                    backend(format!("appending event {} of task {}", event.seq, row.id))(e)
+                }
                 _ => backend(format!("appending {} events", chunk.len()))(e),
             })?;
     }
@@ -842,12 +871,12 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
-    async fn commit(
+    async fn commit_events(
         &self,
         record: &TaskRecord,
-        event: Option<&StreamResponse>,
+        events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, event)?;
+        let row = TaskRow::encode(record, events)?;
         let (reply, result) = oneshot::channel();
         let stopped = || {
             StoreError::Backend(format!(
@@ -860,7 +889,7 @@ impl TaskStore for SqliteStore {
             .await
             .map_err(|_| stopped())?;
         result.await.map_err(|_| stopped())??;
-        if event.is_some() {
+        if !events.is_empty() {
             self.push.committed(&record.tenant, &record.task.id);
         }
         Ok(())

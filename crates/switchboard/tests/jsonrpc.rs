@@ -646,10 +646,10 @@ struct FailingStore;
 
 #[switchboard_core::async_trait]
 impl TaskStore for FailingStore {
-    async fn commit(
+    async fn commit_events(
         &self,
         _: &switchboard_core::TaskRecord,
-        _: Option<&switchboard_protocol::StreamResponse>,
+        _: &[switchboard_protocol::StreamResponse],
     ) -> Result<(), switchboard_core::StoreError> {
         Err(switchboard_core::StoreError::Backend("disk on fire".into()))
     }

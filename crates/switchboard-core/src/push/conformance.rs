@@ -98,6 +98,7 @@ async fn claim_for(store: &dyn PushStore, task: &str) -> Vec<OutboxItem> {
 pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
     config_crud(store).await;
     commits_queue_one_item_per_config(store, store).await;
+    multi_event_commits_queue_every_event(store, store).await;
     order_per_config_survives_retries(store, store).await;
     leases_expire(store, store).await;
     delete_stops_delivery_and_keeps_dead_letters(store, store).await;
@@ -181,6 +182,40 @@ pub async fn config_crud(store: &dyn PushStore) {
         PutConfig::Created,
         "room again after a delete"
     );
+}
+
+/// A commit of several events (a task created together with its first
+/// change) queues one item per event, delivered in sequence order.
+pub async fn multi_event_commits_queue_every_event(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "multi-queue-task";
+    // An inline config exists before its task does.
+    push.put_config(&config("", t, "a"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.record.last_seq = 2;
+    let created = StreamResponse::Task(w.record.task.clone());
+    w.record.task.status = TaskStatus::new(TaskState::Working);
+    let working = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: t.into(),
+        context_id: w.record.task.context_id.clone(),
+        status: w.record.task.status.clone(),
+        metadata: None,
+    });
+    tasks
+        .commit_events(&w.record, &[created.clone(), working.clone()])
+        .await
+        .unwrap();
+    for (seq, event) in [(1, created), (2, working)] {
+        let items = claim_for(push, t).await;
+        assert_eq!(items.len(), 1, "one config, its head: {items:?}");
+        assert_eq!(items[0].seq, seq);
+        let body: StreamResponse = serde_json::from_str(&items[0].payload).unwrap();
+        assert_eq!(
+            serde_json::to_value(&body).unwrap(),
+            serde_json::to_value(&event).unwrap()
+        );
+        push.ack(items[0].id).await.unwrap();
+    }
+    assert!(claim_for(push, t).await.is_empty());
 }
 
 /// Each committed event queues one item per config, with the event's JSON

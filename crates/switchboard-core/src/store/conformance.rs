@@ -58,6 +58,7 @@ fn status_event(r: &TaskRecord) -> StreamResponse {
 pub async fn run_all(store: &dyn TaskStore) {
     commit_and_load_roundtrip(store).await;
     sequence_is_enforced(store).await;
+    several_events_commit_atomically(store).await;
     tenants_are_separate(store).await;
     list_orders_filters_and_pages(store).await;
 }
@@ -152,6 +153,94 @@ pub async fn sequence_is_enforced(store: &dyn TaskStore) {
         "failed commits change nothing"
     );
     assert_eq!(store.events("", "seq-1", 0, 10).await.unwrap().len(), 1);
+}
+
+/// A commit with several events appends them all, numbered in order, or —
+/// on a sequence conflict — writes nothing; concurrent multi-event commits
+/// of different tasks do not disturb each other.
+pub async fn several_events_commit_atomically(store: &dyn TaskStore) {
+    let mut r = record(
+        "",
+        "anonymous",
+        "multi-1",
+        "ctx-multi",
+        TaskState::Submitted,
+        2,
+    );
+    r.last_seq = 2;
+    let created = StreamResponse::Task(r.task.clone());
+    r.task.status = TaskStatus::new(TaskState::Working);
+    let working = status_event(&r);
+    store
+        .commit_events(&r, &[created.clone(), working.clone()])
+        .await
+        .unwrap();
+    let log = store.events("", "multi-1", 0, 10).await.unwrap();
+    assert_eq!(
+        log,
+        vec![
+            LoggedEvent {
+                seq: 1,
+                event: created
+            },
+            LoggedEvent {
+                seq: 2,
+                event: working
+            },
+        ],
+        "both events, numbered from 1"
+    );
+    assert_eq!(store.load("", "multi-1").await.unwrap().unwrap(), r);
+
+    // Expects the log to end at 3 (5 - 2), but it ends at 2: nothing is written.
+    let before = r.clone();
+    let mut gap = r.clone();
+    gap.last_seq = 5;
+    gap.task.status = TaskStatus::new(TaskState::Completed);
+    let err = store
+        .commit_events(&gap, &[status_event(&gap), status_event(&gap)])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::SequenceConflict { .. }), "{err}");
+    assert_eq!(store.load("", "multi-1").await.unwrap().unwrap(), before);
+    assert_eq!(store.events("", "multi-1", 0, 10).await.unwrap().len(), 2);
+
+    // A snapshot-only commit: no event, same sequence.
+    r.task.metadata = Some(Default::default());
+    store.commit_events(&r, &[]).await.unwrap();
+    assert_eq!(store.load("", "multi-1").await.unwrap().unwrap(), r);
+    assert_eq!(store.events("", "multi-1", 0, 10).await.unwrap().len(), 2);
+
+    // Many tasks at once, each created with three events in one commit (a
+    // store that groups concurrent commits must keep them apart).
+    let commits = (0..24).map(|i| {
+        let id = format!("multi-many-{i}");
+        let mut r = record("", "anonymous", &id, "ctx-multi", TaskState::Submitted, 3);
+        r.last_seq = 3;
+        let first = StreamResponse::Task(r.task.clone());
+        r.task.status = TaskStatus::new(TaskState::Working);
+        let second = status_event(&r);
+        r.task.status = TaskStatus::new(TaskState::Completed);
+        let third = status_event(&r);
+        async move {
+            store
+                .commit_events(&r, &[first, second, third])
+                .await
+                .map(|()| r)
+        }
+    });
+    for r in futures::future::join_all(commits).await {
+        let r = r.unwrap();
+        let log = store.events("", &r.task.id, 0, 10).await.unwrap();
+        assert_eq!(
+            log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            vec![1, 2, 3],
+            "{}",
+            r.task.id
+        );
+        assert_eq!(log[2].event.state(), Some(TaskState::Completed));
+        assert_eq!(store.load("", &r.task.id).await.unwrap().unwrap(), r);
+    }
 }
 
 /// The same id in two tenants are two tasks.
