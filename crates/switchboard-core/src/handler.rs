@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::Cluster;
 use crate::context::{CallContext, media_type_matches};
 use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
@@ -38,12 +39,16 @@ pub struct HandlerConfig {
     /// How long a follow-up message waits for the previous run of an
     /// interrupted task to return before it is refused.
     pub previous_run_grace: Duration,
+    /// With a [`Cluster`](crate::Cluster): how often this replica looks for
+    /// tasks whose replica died (expired leases) and fails them.
+    pub orphan_sweep_interval: Duration,
 }
 
 impl Default for HandlerConfig {
     fn default() -> Self {
         HandlerConfig {
             previous_run_grace: Duration::from_secs(10),
+            orphan_sweep_interval: Duration::from_secs(2),
         }
     }
 }
@@ -69,6 +74,14 @@ struct Inner {
     runs: TaskTracker,
     /// Push notifications, when enabled.
     push: Option<PushSetup>,
+    /// Stops the replica duties (see [`crate::cluster`]) when the handler goes.
+    background: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.background.cancel();
+    }
 }
 
 /// Where push configs live and how they are checked.
@@ -95,6 +108,7 @@ pub struct RequestHandlerBuilder {
     store: Option<Arc<dyn TaskStore>>,
     config: HandlerConfig,
     push: Option<PushSetup>,
+    cluster: Option<Arc<dyn Cluster>>,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -126,6 +140,16 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Runs this handler as one of several replicas sharing its store
+    /// (which must be the store `cluster` watches): tasks running elsewhere
+    /// can be streamed, read and cancelled here, and orphans of dead replicas
+    /// are failed. See [`crate::cluster`]. Must be called within a Tokio
+    /// runtime's context, like `build`.
+    pub fn cluster(mut self, cluster: Arc<dyn Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
     /// Builds the handler.
     pub fn build(self) -> RequestHandler {
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
@@ -147,7 +171,17 @@ impl RequestHandlerBuilder {
                 "push notifications are enabled with a push store that is not the task store; nothing will be delivered"
             );
         }
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(Registry::new(self.cluster.is_some()));
+        let background = CancellationToken::new();
+        if let Some(cluster) = self.cluster {
+            crate::cluster::spawn_duties(
+                cluster,
+                store.clone(),
+                registry.clone(),
+                self.config.orphan_sweep_interval,
+                background.clone(),
+            );
+        }
         let env = Arc::new(RunEnv {
             store: store.clone(),
             registry: registry.clone(),
@@ -166,6 +200,7 @@ impl RequestHandlerBuilder {
                 shutdown: CancellationToken::new(),
                 runs: TaskTracker::new(),
                 push: self.push,
+                background,
             }),
         }
     }
@@ -195,6 +230,7 @@ impl RequestHandler {
             store: None,
             config: HandlerConfig::default(),
             push: None,
+            cluster: None,
         }
     }
 
@@ -612,6 +648,15 @@ impl RequestHandler {
         })
     }
 
+    /// With other replicas writing, makes sure a runtime that is not running
+    /// its task here has every commit another replica made.
+    async fn catch_up_if_shared(&self, runtime: &TaskRuntime) -> Result<(), A2AError> {
+        if self.inner.registry.shared && !runtime.is_running() {
+            runtime.catch_up(None).await.map_err(internal)?;
+        }
+        Ok(())
+    }
+
     /// Finds a task's live runtime or loads it, scoped to the caller.
     async fn runtime(
         &self,
@@ -659,9 +704,16 @@ impl RequestHandler {
             .registry
             .get(&(call.tenant.clone(), req.id.clone()))
         {
-            Some(rt) if rt.owner == call.principal => rt.snapshot().await,
-            Some(_) => return Err(A2AError::TaskNotFound(req.id)),
-            None => match self
+            // With other replicas writing, only a task running here is sure
+            // to be current in memory; otherwise the store is the truth.
+            Some(rt)
+                if rt.owner == call.principal
+                    && (!self.inner.registry.shared || rt.is_running()) =>
+            {
+                rt.snapshot().await
+            }
+            Some(rt) if rt.owner != call.principal => return Err(A2AError::TaskNotFound(req.id)),
+            _ => match self
                 .inner
                 .store
                 .load(&call.tenant, &req.id)
@@ -741,6 +793,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("id", "is required"));
         }
         let runtime = self.runtime(call, &req.id).await?;
+        self.catch_up_if_shared(&runtime).await?;
         let current = runtime.snapshot().await;
         if current.status.state.is_terminal() {
             return Err(A2AError::TaskNotCancelable {
@@ -775,6 +828,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("id", "is required"));
         }
         let runtime = self.runtime(call, &req.id).await?;
+        self.catch_up_if_shared(&runtime).await?;
         let (snapshot, seq, rx) = runtime.subscribe().await;
         if snapshot.status.state.is_terminal() {
             return Err(A2AError::UnsupportedOperation(format!(
@@ -802,6 +856,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("id", "is required"));
         }
         let runtime = self.runtime(call, &req.id).await?;
+        self.catch_up_if_shared(&runtime).await?;
         let (snapshot, seq, rx) = runtime.subscribe().await;
         if after > seq {
             return Err(A2AError::invalid_field(

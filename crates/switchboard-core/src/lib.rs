@@ -31,6 +31,7 @@
 //! # let _ = handler;
 //! ```
 
+pub mod cluster;
 pub mod context;
 pub mod events;
 pub mod executor;
@@ -44,6 +45,7 @@ pub mod visibility;
 
 /// Re-exported so agents can `#[switchboard_core::async_trait]` without another dependency.
 pub use async_trait::async_trait;
+pub use cluster::{Announcement, Appended, Cluster};
 pub use context::{ANONYMOUS, CallContext};
 pub use events::{ArtifactWriter, EmitError, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};

@@ -16,6 +16,7 @@
 //! the bus reads the missed events back from the store's log.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures::stream::BoxStream;
@@ -27,7 +28,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EmitError;
-use crate::store::{LoggedEvent, TaskRecord, TaskStore};
+use crate::store::{LoggedEvent, StoreError, TaskRecord, TaskStore};
 
 /// Identifies a task: (tenant, task id).
 pub(crate) type TaskKey = (String, String);
@@ -46,9 +47,31 @@ pub type EventStream = BoxStream<'static, Result<LoggedEvent, A2AError>>;
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
     live: Mutex<HashMap<TaskKey, Weak<TaskRuntime>>>,
+    /// Other replicas write to the same store (see [`crate::cluster`]):
+    /// cached snapshots may be stale, so a conflicting commit reloads the
+    /// task and tries again instead of failing.
+    pub(crate) shared: bool,
 }
 
+/// How often one change is retried after losing a commit race to another
+/// replica before the error goes to the caller.
+const MAX_CONFLICT_RETRIES: usize = 5;
+
 impl Registry {
+    /// A registry for a store only this process writes (`shared = false`)
+    /// or one shared with other replicas.
+    pub(crate) fn new(shared: bool) -> Self {
+        Registry {
+            live: Mutex::default(),
+            shared,
+        }
+    }
+
+    /// Every live runtime.
+    pub(crate) fn all(&self) -> Vec<Arc<TaskRuntime>> {
+        self.lock().values().filter_map(Weak::upgrade).collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Weak<TaskRuntime>>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -86,7 +109,7 @@ struct State {
 }
 
 /// One change an agent (or the engine) asks for.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Change {
     Status {
         status: TaskStatus,
@@ -149,6 +172,10 @@ pub(crate) struct TaskRuntime {
     running: watch::Sender<bool>,
     /// Cancels the current run.
     run_cancel: Mutex<Option<CancellationToken>>,
+    /// The last sequence this runtime committed or caught up to, readable
+    /// without the state lock, so announcements of our own commits are
+    /// skipped cheaply.
+    known_seq: AtomicU64,
 }
 
 impl std::fmt::Debug for TaskRuntime {
@@ -169,6 +196,7 @@ impl TaskRuntime {
     fn new(record: TaskRecord, store: Arc<dyn TaskStore>, registry: Arc<Registry>) -> Self {
         let (bus, _) = broadcast::channel(BUS_CAPACITY);
         let (running, _) = watch::channel(false);
+        let known_seq = AtomicU64::new(record.last_seq);
         TaskRuntime {
             key: (record.tenant.clone(), record.task.id.clone()),
             owner: record.owner.clone(),
@@ -182,6 +210,7 @@ impl TaskRuntime {
             bus,
             running,
             run_cancel: Mutex::new(None),
+            known_seq,
         }
     }
 
@@ -228,6 +257,7 @@ impl TaskRuntime {
                 let [_, event] = events;
                 let logged = Arc::new(LoggedEvent { seq: 2, event });
                 st.record = next.rec;
+                rt.known_seq.store(2, Ordering::Release);
                 st.settle(next.close_artifact, next.next_transient);
                 (Some(logged.clone()), Some(Ok(logged)))
             }
@@ -316,8 +346,36 @@ impl TaskRuntime {
     /// waiters and subscribers see the task resume before the new run emits.
     pub(crate) async fn accept_follow_up(&self, message: Message) -> Result<(), A2AError> {
         let mut st = self.state.lock().await;
+        let mut attempt = 0;
+        loop {
+            match self.try_accept_follow_up(&mut st, message.clone()).await {
+                Err(EmitError::Store(StoreError::SequenceConflict { .. }))
+                    if self.registry.shared && attempt < MAX_CONFLICT_RETRIES =>
+                {
+                    attempt += 1;
+                    self.refresh(&mut st)
+                        .await
+                        .map_err(|e| A2AError::Internal(e.to_string()))?;
+                }
+                Err(EmitError::TaskTerminal { .. }) => {
+                    return Err(terminal_error(&st.record.task));
+                }
+                Err(e) => return Err(A2AError::Internal(e.to_string())),
+                Ok(()) => return Ok(()),
+            }
+        }
+    }
+
+    async fn try_accept_follow_up(
+        &self,
+        st: &mut State,
+        message: Message,
+    ) -> Result<(), EmitError> {
         if st.record.task.status.state.is_terminal() {
-            return Err(terminal_error(&st.record.task));
+            return Err(EmitError::TaskTerminal {
+                task_id: st.record.task.id.clone(),
+                state: st.record.task.status.state,
+            });
         }
         let mut rec = st.record.clone();
         retire_status_message(&mut rec.task, st.transient_status);
@@ -330,9 +388,7 @@ impl TaskRuntime {
             status,
             metadata: None,
         });
-        self.commit_and_publish(&mut st, rec, event)
-            .await
-            .map_err(|e| A2AError::Internal(e.to_string()))?;
+        self.commit_and_publish(st, rec, event).await?;
         st.transient_status = false;
         Ok(())
     }
@@ -347,6 +403,7 @@ impl TaskRuntime {
     ) -> Result<BusEvent, EmitError> {
         rec.last_seq += 1;
         self.store.commit(&rec, Some(&event)).await?;
+        self.known_seq.store(rec.last_seq, Ordering::Release);
         let logged = Arc::new(LoggedEvent {
             seq: rec.last_seq,
             event,
@@ -360,12 +417,79 @@ impl TaskRuntime {
     /// Validates, commits and publishes one change. Returns the logged event.
     pub(crate) async fn apply(&self, change: Change) -> Result<BusEvent, EmitError> {
         let mut st = self.state.lock().await;
-        let next = Self::prepare(&st, change)?;
-        let logged = self
-            .commit_and_publish(&mut st, next.rec, next.event)
-            .await?;
-        st.settle(next.close_artifact, next.next_transient);
-        Ok(logged)
+        let mut change = change;
+        let mut attempt = 0;
+        loop {
+            // Only a shared store can have moved on without us; keep a copy
+            // of the change to re-validate it against the reloaded task.
+            let retry =
+                (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| change.clone());
+            let next = Self::prepare(&st, change)?;
+            match self.commit_and_publish(&mut st, next.rec, next.event).await {
+                Ok(logged) => {
+                    st.settle(next.close_artifact, next.next_transient);
+                    return Ok(logged);
+                }
+                Err(e @ EmitError::Store(StoreError::SequenceConflict { .. })) => {
+                    let Some(again) = retry else {
+                        return Err(e);
+                    };
+                    attempt += 1;
+                    self.refresh(&mut st).await?;
+                    change = again;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Catches up with commits another replica made: see [`Self::refresh`].
+    /// Cheap when `seq` (an announced sequence) is already known.
+    pub(crate) async fn catch_up(&self, seq: Option<u64>) -> Result<(), StoreError> {
+        if seq.is_some_and(|s| s <= self.known_seq.load(Ordering::Acquire)) {
+            return Ok(());
+        }
+        let mut st = self.state.lock().await;
+        self.refresh(&mut st).await
+    }
+
+    /// Reloads the task from the store and publishes, in order, the events
+    /// other replicas committed since our snapshot. If the task turned
+    /// terminal (canceled or failed elsewhere), the local run is cancelled.
+    async fn refresh(&self, st: &mut State) -> Result<(), StoreError> {
+        let (tenant, id) = &self.key;
+        let Some(latest) = self.store.load(tenant, id).await? else {
+            return Ok(());
+        };
+        let mut after = st.record.last_seq;
+        if latest.last_seq <= after {
+            return Ok(());
+        }
+        while after < latest.last_seq {
+            let batch = self.store.events(tenant, id, after, 256).await?;
+            if batch.is_empty() {
+                break;
+            }
+            for ev in batch {
+                if ev.seq > latest.last_seq {
+                    break;
+                }
+                after = ev.seq;
+                if let StreamResponse::ArtifactUpdate(a) = &ev.event
+                    && a.last_chunk
+                {
+                    st.closed_artifacts.insert(a.artifact.artifact_id.clone());
+                }
+                let _ = self.bus.send(Arc::new(ev));
+            }
+        }
+        st.record = latest;
+        st.transient_status = false;
+        self.known_seq.store(st.record.last_seq, Ordering::Release);
+        if st.record.task.status.state.is_terminal() {
+            self.cancel_run();
+        }
+        Ok(())
     }
 
     /// Validates `change` against the current state and computes the next

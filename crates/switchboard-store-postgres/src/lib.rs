@@ -131,10 +131,13 @@ use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
     ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
-use switchboard_protocol::{StreamResponse, Task};
+use switchboard_protocol::{StreamResponse, Task, TaskState};
 
+pub mod cluster;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+pub use cluster::PgCluster;
 
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -176,6 +179,10 @@ pub struct PgStore {
     pool: PgPool,
     /// What was opened, without the password, for messages.
     location: String,
+    /// Set when this store serves one of several replicas (see
+    /// [`PgStore::replica`]): commits then take leases and announce
+    /// themselves.
+    replica: Option<cluster::Replica>,
 }
 
 impl fmt::Debug for PgStore {
@@ -227,7 +234,11 @@ impl PgStore {
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self { pool, location })
+        Ok(Self {
+            pool,
+            location,
+            replica: None,
+        })
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -249,7 +260,11 @@ impl PgStore {
             StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
         })?;
         drop(conn);
-        Ok(Self { pool, location })
+        Ok(Self {
+            pool,
+            location,
+            replica: None,
+        })
     }
 
     /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)
@@ -389,7 +404,9 @@ impl TaskRow {
 // $8 created_micros, $9 created_subus_nanos, $10 last_seq, $11 task JSON,
 // $12 the expected stored last_seq, $13..$16 the events as parallel arrays
 // (sequence, JSON, exact status time in micros and the sub-micro rest, NULL
-// where an event has none; empty arrays: no event). Each returns one row,
+// where an event has none; empty arrays: no event), $17 the lease holder
+// (NULL: none), $18 the lease length in microseconds, $19 whether to
+// announce the commit with NOTIFY. Each returns one row,
 // `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
 // was written).
 //
@@ -408,8 +425,22 @@ macro_rules! append_and_report {
              SELECT $1, $2, e.seq, e.json::json, e.micros, e.nanos \
              FROM put, unnest($13::bigint[], $14::text[], $15::bigint[], $16::int[]) \
                  AS e (seq, json, micros, nanos) \
+         ), announced AS ( \
+             SELECT pg_notify('switchboard_appended', \
+                 json_build_array($1::text, $2::text, $10::bigint)::text) \
+             FROM put WHERE $19::bool \
          ) \
-         SELECT count(*) AS applied FROM put"
+         SELECT (SELECT count(*) FROM put) AS applied, \
+             (SELECT count(*) FROM announced) AS announced"
+    };
+}
+
+/// When a lease given now runs out: the database's clock, so replicas with
+/// skewed clocks agree.
+macro_rules! lease_until {
+    () => {
+        "CASE WHEN $17::text IS NULL THEN NULL \
+             ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + $18 END"
     };
 }
 
@@ -420,15 +451,19 @@ macro_rules! append_and_report {
 const COMMIT_FIRST: &str = concat!(
     "WITH put AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
-             status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json) \
+             status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
+             lease_owner, lease_until) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
+    lease_until!(),
+    ") \
          ON CONFLICT (tenant, id) DO UPDATE SET \
              context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
              status_micros = excluded.status_micros, \
              status_subus_nanos = excluded.status_subus_nanos, \
              created_micros = excluded.created_micros, \
              created_subus_nanos = excluded.created_subus_nanos, \
-             last_seq = excluded.last_seq, task_json = excluded.task_json \
+             last_seq = excluded.last_seq, task_json = excluded.task_json, \
+             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until \
          WHERE tasks.last_seq = $12 \
          RETURNING 1",
     append_and_report!()
@@ -440,7 +475,9 @@ const COMMIT_NEXT: &str = concat!(
     "WITH put AS ( \
          UPDATE tasks SET context_id = $3, owner = $4, state = $5, status_micros = $6, \
              status_subus_nanos = $7, created_micros = $8, created_subus_nanos = $9, \
-             last_seq = $10, task_json = $11::json \
+             last_seq = $10, task_json = $11::json, lease_owner = $17, lease_until = ",
+    lease_until!(),
+    " \
          WHERE tenant = $1 AND id = $2 AND last_seq = $12 \
          RETURNING 1",
     append_and_report!()
@@ -539,7 +576,18 @@ impl TaskStore for PgStore {
         } else {
             COMMIT_NEXT
         };
-        let applied: i64 = sqlx::query_scalar(sql)
+        // A task being worked on is leased to this replica; see `cluster`.
+        let active = matches!(
+            record.task.status.state,
+            TaskState::Submitted | TaskState::Working
+        );
+        let lease_owner = self
+            .replica
+            .as_ref()
+            .filter(|_| active)
+            .map(|r| r.id.as_str());
+        let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
+        let (applied, _announced): (i64, i64) = sqlx::query_as(sql)
             .bind(row.tenant.as_str())
             .bind(row.id.as_str())
             .bind(row.context_id.as_str())
@@ -556,6 +604,9 @@ impl TaskStore for PgStore {
             .bind(&row.event_jsons)
             .bind(&row.event_status_micros)
             .bind(&row.event_status_nanos)
+            .bind(lease_owner)
+            .bind(lease_micros)
+            .bind(self.replica.is_some())
             .fetch_one(&self.pool)
             .await
             .map_err(backend(format!(
@@ -702,7 +753,7 @@ fn decode_event(row: &PgRow, task_id: &str) -> Result<LoggedEvent, StoreError> {
 // Helpers.
 
 /// Wraps a sqlx error into [`StoreError::Backend`] with what was being done.
-fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
+pub(crate) fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |e| StoreError::Backend(format!("{context}: {e}"))
 }
 

@@ -208,7 +208,10 @@ async fn migrations_are_idempotent_and_safe_to_run_concurrently() {
         .fetch_one(again.pool())
         .await
         .unwrap();
-    assert_eq!(applied, 1);
+    let migrations = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations"))
+        .unwrap()
+        .count();
+    assert_eq!(applied as usize, migrations, "each migration applied once");
 }
 
 // ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 //! agent = "demo"                     # demo | echo-message | echo-task
 //! max_body_bytes = 10485760
 //! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
+//! replica_lease_ms = 10000           # PostgreSQL: how soon a dead replica's tasks are failed
 //!
 //! # Push notifications (on by default with the memory and SQLite stores)
 //! push = true
@@ -27,7 +28,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
-use switchboard_core::{AgentExecutor, InMemoryStore, PushStore, RequestHandler, TaskStore};
+use switchboard_core::{
+    AgentExecutor, Cluster, InMemoryStore, PushStore, RequestHandler, TaskStore,
+};
 use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
 
@@ -57,6 +60,11 @@ pub struct ServeArgs {
     /// With `--store memory`: how many finished tasks to keep (oldest dropped first).
     #[arg(long)]
     pub memory_max_terminal_tasks: Option<usize>,
+    /// With `--store postgres://…` (several replicas): the lease a replica
+    /// holds on the tasks it runs. When a replica dies, a survivor fails its
+    /// unfinished tasks within about this long.
+    #[arg(long)]
+    pub replica_lease_ms: Option<u64>,
     /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
     /// 127.0.0.1 for local testing. Repeatable; adds to `push_allow_hosts`.
     #[arg(long = "push-allow-host", value_name = "HOST")]
@@ -86,6 +94,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Memory store bound on finished tasks.
     pub memory_max_terminal_tasks: usize,
+    /// PostgreSQL replicas: task lease length.
+    pub replica_lease_ms: u64,
     /// Push notifications on (with a store that supports them).
     pub push: bool,
     /// Webhook hosts exempt from the SSRF guard.
@@ -111,6 +121,7 @@ impl Default for Config {
             agent: "demo".into(),
             max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
             memory_max_terminal_tasks: 100_000,
+            replica_lease_ms: 10_000,
             push: true,
             push_allow_hosts: Vec::new(),
             push_key_file: None,
@@ -152,6 +163,9 @@ impl Config {
         if let Some(v) = args.memory_max_terminal_tasks {
             cfg.memory_max_terminal_tasks = v;
         }
+        if let Some(v) = args.replica_lease_ms {
+            cfg.replica_lease_ms = v;
+        }
         cfg.push_allow_hosts
             .extend(args.push_allow_host.iter().cloned());
         if let Some(v) = &args.push_key_file {
@@ -184,18 +198,32 @@ pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
     bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
 }
 
-/// The task store and, when it also keeps push configs and the outbox (the
-/// memory and SQLite stores do), the same object as a [`PushStore`].
-/// Other stores are opened by [`open_store`] without push.
-pub async fn open_stores(
-    cfg: &Config,
-) -> anyhow::Result<(Arc<dyn TaskStore>, Option<Arc<dyn PushStore>>)> {
+/// The stores `serve` runs on.
+#[derive(Debug)]
+pub struct Stores {
+    /// Tasks and their event logs.
+    pub tasks: Arc<dyn TaskStore>,
+    /// The same object as a [`PushStore`], when it also keeps push configs
+    /// and the outbox.
+    pub push: Option<Arc<dyn PushStore>>,
+    /// Membership in a replica set, when the store is shared (PostgreSQL).
+    pub cluster: Option<Arc<dyn Cluster>>,
+}
+
+/// Opens the stores the configuration names. A PostgreSQL store is always
+/// opened as one replica of a set (see `switchboard_core::cluster`): any
+/// number of `serve` processes may share its database.
+pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
         let store = Arc::new(InMemoryStore::with_max_terminal_tasks(
             cfg.memory_max_terminal_tasks,
         ));
-        return Ok((store.clone(), Some(store)));
+        return Ok(Stores {
+            tasks: store.clone(),
+            push: Some(store),
+            cluster: None,
+        });
     }
     if url.starts_with("sqlite:") {
         let store = Arc::new(
@@ -203,9 +231,31 @@ pub async fn open_stores(
                 .await
                 .with_context(|| format!("opening the SQLite store {url}"))?,
         );
-        return Ok((store.clone(), Some(store)));
+        return Ok(Stores {
+            tasks: store.clone(),
+            push: Some(store),
+            cluster: None,
+        });
     }
-    Ok((open_store(cfg).await?, None))
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
+        let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
+            .await
+            .context("opening the PostgreSQL store")?
+            .replica(lease)
+            .await
+            .context("joining the PostgreSQL replica set")?;
+        return Ok(Stores {
+            tasks: Arc::new(store),
+            push: None,
+            cluster: Some(cluster),
+        });
+    }
+    Ok(Stores {
+        tasks: open_store(cfg).await?,
+        push: None,
+        cluster: None,
+    })
 }
 
 /// Where the push signing keys live: the configured file, or beside the
@@ -290,7 +340,11 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
     let (executor, card) = agent(&cfg.agent)?;
-    let (store, push_store) = open_stores(&cfg).await?;
+    let Stores {
+        tasks: store,
+        push: push_store,
+        cluster,
+    } = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
@@ -300,13 +354,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
     let push_shutdown = tokio_util::sync::CancellationToken::new();
-    let (builder, push) = start_push(
-        &cfg,
-        push_store,
-        &public_url,
-        RequestHandler::builder(executor, card).store(store),
-        &push_shutdown,
-    )?;
+    let mut builder = RequestHandler::builder(executor, card).store(store);
+    if let Some(cluster) = cluster {
+        let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
+        builder = builder
+            .config(switchboard_core::HandlerConfig {
+                // Look for orphans a few times per lease, at most every 2 s.
+                orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
+                ..Default::default()
+            })
+            .cluster(cluster);
+    }
+    let (builder, push) = start_push(&cfg, push_store, &public_url, builder, &push_shutdown)?;
     let handler = builder.build();
     let mut server = A2aServer::new(handler)
         .public_url(&public_url)
@@ -366,6 +425,7 @@ mod tests {
             agent: None,
             max_body_bytes: None,
             memory_max_terminal_tasks: None,
+            replica_lease_ms: None,
             push_allow_host: Vec::new(),
             push_key_file: None,
             no_push: false,

@@ -1,0 +1,191 @@
+//! Several replicas on one store.
+//!
+//! Within one process, a task's [`TaskRuntime`](crate::runtime) is the only
+//! writer and its bus tells every local subscriber about each change. With
+//! several replicas sharing a store (PostgreSQL), a task runs on one replica
+//! while clients stream, read and cancel it through any other. A [`Cluster`]
+//! supplies the two things the engine then needs from outside the process:
+//!
+//! 1. **Announcements.** Every commit, by any replica, is announced as
+//!    `(tenant, task id, sequence)`. A replica that has the task live (a
+//!    subscriber, a waiter) reads the new events from the store's log and
+//!    publishes them on its local bus, so its subscribers see exactly what
+//!    the running replica's subscribers see. Writers never trust their
+//!    cached snapshot blindly: a commit that hits a sequence conflict (another
+//!    replica wrote first) reloads the task and re-validates the change. That
+//!    is how cancel works across replicas: the cancelling replica commits
+//!    `CANCELED`; the running replica learns of it from the announcement (or
+//!    from its next conflicting commit) and cancels its agent.
+//! 2. **Leases.** A commit that leaves a task submitted or working records
+//!    the committing replica as its lease holder, and the holder renews its
+//!    leases while it lives. A lease that runs out means its replica died:
+//!    [`take_orphans`](Cluster::take_orphans) hands each such task to exactly
+//!    one surviving replica, which fails it with a clear status message, so no
+//!    task stays "working" forever and its subscribers see a terminal event.
+//!
+//! Without a cluster (memory, SQLite: one process), none of this runs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use switchboard_protocol::{Message, TaskState, TaskStatus};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EmitError;
+use crate::runtime::{Change, Registry, TaskRuntime};
+use crate::store::{StoreError, TaskStore};
+
+/// A commit announced by some replica (possibly this one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// The task's tenant.
+    pub tenant: String,
+    /// The task.
+    pub task_id: String,
+    /// The sequence number its log ends at now.
+    pub seq: u64,
+}
+
+/// What the engine needs from a store shared by several replicas. See the
+/// module docs.
+#[async_trait]
+pub trait Cluster: Send + Sync + std::fmt::Debug + 'static {
+    /// This replica's id, as recorded in the leases it holds.
+    fn replica_id(&self) -> &str;
+
+    /// Every commit announced from now on. A lagging receiver gets
+    /// `Lagged` and treats every live task as possibly changed, as it does
+    /// on [`Announcement::Resync`].
+    fn announcements(&self) -> broadcast::Receiver<Announcement>;
+
+    /// Claims up to `limit` tasks whose lease ran out (their replica is
+    /// gone) for this replica, which must now settle them. Each orphan is
+    /// handed to exactly one caller across all replicas.
+    async fn take_orphans(&self, limit: usize) -> Result<Vec<(String, String)>, StoreError>;
+}
+
+/// A change somebody announced, or a reason to re-check everything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Announcement {
+    /// A commit, by any replica.
+    Appended(Appended),
+    /// Announcements may have been missed (the connection carrying them was
+    /// lost): every live task should be re-read.
+    Resync,
+}
+
+/// Starts this replica's two background duties (see the module docs):
+/// applying announcements to live tasks, and failing orphans every
+/// `sweep_every`. Both stop when `stop` is cancelled.
+pub(crate) fn spawn_duties(
+    cluster: Arc<dyn Cluster>,
+    store: Arc<dyn TaskStore>,
+    registry: Arc<Registry>,
+    sweep_every: Duration,
+    stop: CancellationToken,
+) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        tracing::error!(
+            "a cluster was configured outside a Tokio runtime; announcements and orphan sweeps are off"
+        );
+        return;
+    };
+    let mut rx = cluster.announcements();
+    let follow_registry = registry.clone();
+    let follow_stop = stop.clone();
+    rt.spawn(async move {
+        loop {
+            let next = tokio::select! {
+                _ = follow_stop.cancelled() => return,
+                n = rx.recv() => n,
+            };
+            match next {
+                Ok(Announcement::Appended(a)) => {
+                    if let Some(task) = follow_registry.get(&(a.tenant, a.task_id)) {
+                        tokio::spawn(async move {
+                            if let Err(e) = task.catch_up(Some(a.seq)).await {
+                                tracing::warn!(task_id = %task.key.1, error = %e, "catching up with another replica failed");
+                            }
+                        });
+                    }
+                }
+                Ok(Announcement::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    for task in follow_registry.all() {
+                        tokio::spawn(async move {
+                            if let Err(e) = task.catch_up(None).await {
+                                tracing::warn!(task_id = %task.key.1, error = %e, "catching up with another replica failed");
+                            }
+                        });
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
+    rt.spawn(async move {
+        let mut tick = tokio::time::interval(sweep_every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let orphans = match cluster.take_orphans(ORPHANS_PER_SWEEP).await {
+                Ok(o) => o,
+                Err(e) => {
+                    tracing::warn!(error = %e, "looking for orphaned tasks failed");
+                    continue;
+                }
+            };
+            for (tenant, task_id) in orphans {
+                if let Err(e) =
+                    fail_orphan(&*cluster, &store, &registry, &tenant, &task_id).await
+                {
+                    tracing::warn!(%task_id, error = %e, "failing an orphaned task failed; its lease will expire again");
+                }
+            }
+        }
+    });
+}
+
+/// Orphans settled per sweep; the rest wait for the next one.
+const ORPHANS_PER_SWEEP: usize = 100;
+
+/// Fails a task whose replica died while running it.
+async fn fail_orphan(
+    cluster: &dyn Cluster,
+    store: &Arc<dyn TaskStore>,
+    registry: &Arc<Registry>,
+    tenant: &str,
+    task_id: &str,
+) -> Result<(), EmitError> {
+    let key = (tenant.to_string(), task_id.to_string());
+    let task = match registry.get(&key) {
+        Some(t) => t,
+        None => match store.load(tenant, task_id).await? {
+            Some(record) => TaskRuntime::loaded(record, store.clone(), registry.clone()),
+            None => return Ok(()),
+        },
+    };
+    let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(format!(
+        "the server replica running this task stopped before it finished (its lease expired); replica {} failed it",
+        cluster.replica_id()
+    )));
+    match task
+        .apply(Change::Status {
+            status,
+            metadata: None,
+            transient: false,
+        })
+        .await
+    {
+        // Finished in the meantime: nothing to do.
+        Ok(_) | Err(EmitError::TaskTerminal { .. }) => {
+            tracing::warn!(%task_id, "failed an orphaned task whose replica stopped");
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,237 @@
+//! Several replicas on one database: announcements and leases.
+//!
+//! [`PgStore::replica`] turns a store into one replica's view of a shared
+//! database and returns the [`PgCluster`] the engine needs (see
+//! `switchboard_core::cluster` for what the engine does with it):
+//!
+//! - **Announcements.** Every commit by a replica store runs
+//!   `pg_notify('switchboard_appended', '["tenant","task id",seq]')` in the
+//!   same statement, so the notification goes out exactly when the commit
+//!   does. Each replica `LISTEN`s on one dedicated connection and re-broadcasts
+//!   what it hears in-process. If that connection drops, notifications may be
+//!   lost, so the cluster announces a `Resync` and every live task re-reads
+//!   the store.
+//! - **Leases.** A commit that leaves a task submitted or working sets
+//!   `lease_owner` to the replica and `lease_until` to the database clock
+//!   plus the lease length; other commits clear both. A heartbeat renews the
+//!   replica's leases three times per lease length. `take_orphans` claims
+//!   expired leases with `FOR UPDATE SKIP LOCKED`, so each orphan goes to
+//!   exactly one survivor.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::postgres::PgListener;
+use switchboard_core::{Announcement, Appended, Cluster, StoreError};
+use tokio::sync::broadcast;
+
+use crate::{PgStore, backend};
+
+/// The NOTIFY channel commits are announced on.
+pub const CHANNEL: &str = "switchboard_appended";
+
+/// The database's clock in microseconds, as leases are measured.
+const NOW_MICROS: &str = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
+
+/// Who this replica is, as its commits record it.
+#[derive(Debug, Clone)]
+pub(crate) struct Replica {
+    pub(crate) id: Arc<String>,
+    pub(crate) lease_micros: i64,
+}
+
+/// One replica's membership in a shared database. Dropping it stops the
+/// listener and the heartbeat (and so, eventually, this replica's leases).
+#[derive(Debug)]
+pub struct PgCluster {
+    store: PgStore,
+    replica: Replica,
+    lease: Duration,
+    announcements: broadcast::Sender<Announcement>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Drop for PgCluster {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
+    }
+}
+
+impl PgStore {
+    /// Makes this store one replica of several sharing the database: its
+    /// commits take `lease`-long leases on the tasks they leave running and
+    /// announce themselves to the other replicas. Returns the store to use
+    /// and the cluster to give the engine
+    /// (`RequestHandlerBuilder::cluster`). Starts listening before it
+    /// returns, so no announcement made after this call is missed.
+    pub async fn replica(self, lease: Duration) -> Result<(PgStore, Arc<PgCluster>), StoreError> {
+        let lease = lease.max(Duration::from_millis(300));
+        let replica = Replica {
+            id: Arc::new(uuid_like()),
+            lease_micros: i64::try_from(lease.as_micros()).unwrap_or(i64::MAX),
+        };
+        let store = PgStore {
+            replica: Some(replica.clone()),
+            ..self
+        };
+        let mut listener = PgListener::connect_with(&store.pool)
+            .await
+            .map_err(backend("connecting the LISTEN connection"))?;
+        listener
+            .listen(CHANNEL)
+            .await
+            .map_err(backend("listening for announcements"))?;
+        let (announcements, _) = broadcast::channel(4096);
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(listen(listener, announcements.clone(), stopped.clone()));
+        tokio::spawn(heartbeat(store.clone(), replica.clone(), lease, stopped));
+        let cluster = Arc::new(PgCluster {
+            store: store.clone(),
+            replica,
+            lease,
+            announcements,
+            stop,
+        });
+        tracing::info!(replica = %cluster.replica.id, lease_ms = lease.as_millis() as u64, "joined the replica set");
+        Ok((store, cluster))
+    }
+}
+
+/// A replica id: unique per process start, readable in logs.
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("replica-{}-{:x}", std::process::id(), nanos)
+}
+
+/// Re-broadcasts what the LISTEN connection hears until `stopped`.
+async fn listen(
+    mut listener: PgListener,
+    out: broadcast::Sender<Announcement>,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let next = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            n = listener.try_recv() => n,
+        };
+        match next {
+            Ok(Some(n)) => match parse(n.payload()) {
+                Some(a) => {
+                    let _ = out.send(Announcement::Appended(a));
+                }
+                None => tracing::warn!(payload = n.payload(), "ignoring a malformed announcement"),
+            },
+            // The connection dropped (the next call reconnects): whatever
+            // was announced meanwhile is lost, so everyone re-reads.
+            Ok(None) => {
+                tracing::warn!("the LISTEN connection dropped; resynchronizing live tasks");
+                let _ = out.send(Announcement::Resync);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the LISTEN connection failed; retrying in 1 s");
+                let _ = out.send(Announcement::Resync);
+                tokio::select! {
+                    _ = stopped.wait_for(|s| *s) => return,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Reads `["tenant","task id",seq]`.
+fn parse(payload: &str) -> Option<Appended> {
+    let (tenant, task_id, seq): (String, String, u64) = serde_json::from_str(payload).ok()?;
+    Some(Appended {
+        tenant,
+        task_id,
+        seq,
+    })
+}
+
+/// Renews this replica's leases three times per lease length until `stopped`.
+async fn heartbeat(
+    store: PgStore,
+    replica: Replica,
+    lease: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    let sql = format!("UPDATE tasks SET lease_until = {NOW_MICROS} + $2 WHERE lease_owner = $1");
+    let mut tick = tokio::time::interval(lease / 3);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = tick.tick() => {}
+        }
+        if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+            .bind(replica.id.as_str())
+            .bind(replica.lease_micros)
+            .execute(&store.pool)
+            .await
+        {
+            tracing::warn!(error = %e, "renewing this replica's task leases failed");
+        }
+    }
+}
+
+#[async_trait]
+impl Cluster for PgCluster {
+    fn replica_id(&self) -> &str {
+        &self.replica.id
+    }
+
+    fn announcements(&self) -> broadcast::Receiver<Announcement> {
+        self.announcements.subscribe()
+    }
+
+    async fn take_orphans(&self, limit: usize) -> Result<Vec<(String, String)>, StoreError> {
+        let sql = format!(
+            "UPDATE tasks SET lease_owner = $1, lease_until = {NOW_MICROS} + $2 \
+             WHERE (tenant, id) IN ( \
+                 SELECT tenant, id FROM tasks \
+                 WHERE lease_owner IS NOT NULL AND lease_until < {NOW_MICROS} \
+                 ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED) \
+             RETURNING tenant, id"
+        );
+        let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(self.replica.id.as_str())
+            .bind(self.replica.lease_micros)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.store.pool)
+            .await
+            .map_err(backend("claiming orphaned tasks"))?;
+        Ok(rows)
+    }
+}
+
+impl PgCluster {
+    /// How long a lease lasts without renewal.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announcements_parse() {
+        assert_eq!(
+            parse(r#"["t","id-1",7]"#),
+            Some(Appended {
+                tenant: "t".into(),
+                task_id: "id-1".into(),
+                seq: 7
+            })
+        );
+        assert_eq!(parse("garbage"), None);
+        assert_eq!(parse(r#"["t","id",-1]"#), None);
+    }
+}
