@@ -28,7 +28,7 @@ use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
 use crate::push::{PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
-use crate::store::{ListCursor, StoreError, TaskQuery, TaskStore};
+use crate::store::{ListCursor, Retention, StoreError, TaskQuery, TaskStore};
 use crate::visibility::ExtensionFilter;
 use crate::{InMemoryStore, LoggedEvent};
 use switchboard_protocol::progress::ProgressLimits;
@@ -42,6 +42,11 @@ pub struct HandlerConfig {
     /// With a [`Cluster`](crate::Cluster): how often this replica looks for
     /// tasks whose replica died (expired leases) and fails them.
     pub orphan_sweep_interval: Duration,
+    /// Which finished tasks the store keeps (default: all). When set, the
+    /// handler purges the rest every `retention_interval`.
+    pub retention: Retention,
+    /// How often retention runs.
+    pub retention_interval: Duration,
 }
 
 impl Default for HandlerConfig {
@@ -49,6 +54,8 @@ impl Default for HandlerConfig {
         HandlerConfig {
             previous_run_grace: Duration::from_secs(10),
             orphan_sweep_interval: Duration::from_secs(2),
+            retention: Retention::default(),
+            retention_interval: Duration::from_secs(60),
         }
     }
 }
@@ -173,6 +180,14 @@ impl RequestHandlerBuilder {
         }
         let registry = Arc::new(Registry::new(self.cluster.is_some()));
         let background = CancellationToken::new();
+        if !self.config.retention.keeps_everything() {
+            spawn_retention(
+                store.clone(),
+                self.config.retention,
+                self.config.retention_interval,
+                background.clone(),
+            );
+        }
         if let Some(cluster) = self.cluster {
             crate::cluster::spawn_duties(
                 cluster,
@@ -204,6 +219,34 @@ impl RequestHandlerBuilder {
             }),
         }
     }
+}
+
+/// Purges what `retention` no longer keeps, every `every`, until `stop`.
+fn spawn_retention(
+    store: Arc<dyn TaskStore>,
+    retention: Retention,
+    every: Duration,
+    stop: CancellationToken,
+) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        tracing::error!("retention was configured outside a Tokio runtime; nothing will be purged");
+        return;
+    };
+    rt.spawn(async move {
+        let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            match store.purge(&retention, chrono::Utc::now()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "retention deleted finished tasks"),
+                Err(e) => tracing::warn!(error = %e, "retention failed; trying again later"),
+            }
+        }
+    });
 }
 
 fn internal(e: StoreError) -> A2AError {

@@ -54,7 +54,9 @@ pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use push::{PushConfig, PushConfigLimits, PushStore};
 pub use runtime::EventStream;
-pub use store::{ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore};
+pub use store::{
+    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+};
 
 #[cfg(test)]
 mod tests;

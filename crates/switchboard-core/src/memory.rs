@@ -6,7 +6,9 @@
 //!
 //! Memory stays bounded with [`InMemoryStore::with_max_terminal_tasks`]: once
 //! more finished tasks are kept than that, the ones that finished first are
-//! dropped with their event logs. Unfinished tasks are never dropped.
+//! dropped with their event logs. Unfinished tasks are never dropped. A
+//! [`Retention`] policy (`TaskStore::purge`) drops finished tasks by age or
+//! count the same way.
 //!
 //! It also implements [`crate::push::PushStore`] (see `memory/push.rs`): the
 //! outbox items of a commit are queued under the same lock as the commit.
@@ -17,8 +19,11 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 use switchboard_protocol::StreamResponse;
 
+use chrono::{DateTime, Utc};
+
 use crate::store::{
-    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore, to_micros,
+    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    to_micros,
 };
 
 mod push;
@@ -40,6 +45,31 @@ struct Tasks {
     /// Push configs and the outbox, under the same lock as the tasks so a
     /// commit and its notifications are one atomic step.
     push: push::PushState,
+}
+
+impl Tasks {
+    /// Drops finished tasks, first finished first, while `too_many(how many
+    /// are finished, the next one)` says so. Returns how many were dropped.
+    fn drop_oldest_finished(&mut self, too_many: impl Fn(usize, &TaskRecord) -> bool) -> u64 {
+        let mut dropped = 0;
+        while let Some(oldest) = self.finished.front() {
+            let Some(entry) = self.by_key.get(oldest) else {
+                // Already gone; forget the key.
+                self.finished.pop_front();
+                continue;
+            };
+            if !too_many(self.finished.len(), &entry.record) {
+                break;
+            }
+            if let Some(old) = self.finished.pop_front() {
+                self.by_key.remove(&old);
+                // Queued notifications keep their own copy of the config.
+                self.push.forget_task(&old);
+                dropped += 1;
+            }
+        }
+        dropped
+    }
 }
 
 #[derive(Debug)]
@@ -128,20 +158,43 @@ impl TaskStore for InMemoryStore {
         if notify {
             self.push_wakeup.notify_one();
         }
-        if let Some(max) = self.max_terminal
-            && !was_terminal
-            && record.task.status.state.is_terminal()
-        {
+        if !was_terminal && record.task.status.state.is_terminal() {
             tasks.finished.push_back(key);
-            while tasks.finished.len() > max {
-                if let Some(old) = tasks.finished.pop_front() {
-                    tasks.by_key.remove(&old);
-                    // Queued notifications keep their own copy of the config.
-                    tasks.push.forget_task(&old);
-                }
+            if let Some(max) = self.max_terminal {
+                tasks.drop_oldest_finished(|finished, _| finished > max);
             }
         }
         Ok(())
+    }
+
+    async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let cutoff = retention.cutoff(now);
+        let max = retention
+            .max_finished
+            .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+        let mut guard = self.lock();
+        let tasks = &mut *guard;
+        let mut dropped = 0;
+        if let Some(cutoff) = cutoff {
+            // By age: a pass over the finished tasks (the finish order is
+            // not exactly the status-time order).
+            let by_key = &mut tasks.by_key;
+            let push = &mut tasks.push;
+            tasks.finished.retain(|key| {
+                let old = by_key
+                    .get(key)
+                    .is_none_or(|e| e.record.status_time() < cutoff);
+                if old && by_key.remove(key).is_some() {
+                    push.forget_task(key);
+                    dropped += 1;
+                }
+                !old
+            });
+        }
+        if let Some(max) = max {
+            dropped += tasks.drop_oldest_finished(|finished, _| finished > max);
+        }
+        Ok(dropped)
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {

@@ -196,6 +196,40 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         after: u64,
         limit: usize,
     ) -> Result<Vec<LoggedEvent>, StoreError>;
+
+    /// Deletes the finished tasks `retention` no longer keeps as of `now`,
+    /// with their event logs (and push configs), and returns how many it
+    /// deleted. Unfinished tasks are never deleted, and no push notification
+    /// still waiting to be delivered is lost. The stores of this workspace
+    /// all implement it; the default keeps everything.
+    async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let _ = (retention, now);
+        Ok(0)
+    }
+}
+
+/// Which finished (completed, failed, canceled, rejected) tasks a store
+/// keeps; see [`TaskStore::purge`]. The default keeps everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retention {
+    /// Delete finished tasks whose last status change is older than this.
+    pub max_age: Option<std::time::Duration>,
+    /// Keep at most this many finished tasks (over all tenants), deleting
+    /// those whose last status change is oldest.
+    pub max_finished: Option<u64>,
+}
+
+impl Retention {
+    /// `true` when the policy keeps everything.
+    pub fn keeps_everything(&self) -> bool {
+        self.max_age.is_none() && self.max_finished.is_none()
+    }
+
+    /// The instant before which finished tasks are too old, if there is an age limit.
+    pub fn cutoff(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let age = chrono::Duration::from_std(self.max_age?).ok()?;
+        now.checked_sub_signed(age)
+    }
 }
 
 /// The shared test suite every [`TaskStore`] must pass.

@@ -129,7 +129,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
-    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
 use switchboard_protocol::{StreamResponse, Task, TaskState};
 
@@ -483,6 +483,41 @@ const COMMIT_NEXT: &str = concat!(
     append_and_report!()
 );
 
+// ----------------------------------------------------------------------------
+// Retention.
+
+/// The finished states, as SQL.
+const FINISHED: &str = "state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', \
+     'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
+
+/// Tasks deleted per statement, so a large purge holds few locks at a time.
+const PURGE_BATCH: usize = 500;
+
+impl PgStore {
+    /// Deletes the tasks `victims` names (at most [`PURGE_BATCH`], given
+    /// `param` as `$1`; their event logs cascade), statement after
+    /// statement until it names fewer than a batch.
+    async fn purge_batches(&self, victims: &str, param: i64) -> Result<u64, StoreError> {
+        let sql = format!(
+            "WITH victims AS ({victims}) \
+             DELETE FROM tasks AS t USING victims AS v WHERE t.tenant = v.tenant AND t.id = v.id"
+        );
+        let mut purged = 0;
+        loop {
+            let done = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(param)
+                .execute(&self.pool)
+                .await
+                .map_err(backend("purging finished tasks"))?
+                .rows_affected();
+            purged += done;
+            if done < PURGE_BATCH as u64 {
+                return Ok(purged);
+            }
+        }
+    }
+}
+
 fn conflict(row: &TaskRow, found: i64) -> StoreError {
     StoreError::SequenceConflict {
         task_id: row.id.clone(),
@@ -626,6 +661,28 @@ impl TaskStore for PgStore {
                 .await
                 .map_err(backend(format!("reading the sequence of task {}", row.id)))?;
         Err(conflict(&row, found.unwrap_or(0)))
+    }
+
+    async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut purged = 0;
+        if let Some(cutoff) = retention.cutoff(now) {
+            let victims = format!(
+                "SELECT tenant, id FROM tasks WHERE {FINISHED} AND status_micros < $1 \
+                 ORDER BY status_micros LIMIT {PURGE_BATCH} FOR UPDATE SKIP LOCKED"
+            );
+            purged += self.purge_batches(&victims, to_micros(cutoff)).await?;
+        }
+        if let Some(max) = retention.max_finished {
+            let victims = format!(
+                "SELECT tenant, id FROM tasks WHERE {FINISHED} \
+                 ORDER BY status_micros DESC, id DESC OFFSET $1 LIMIT {PURGE_BATCH} \
+                 FOR UPDATE SKIP LOCKED"
+            );
+            purged += self
+                .purge_batches(&victims, i64::try_from(max).unwrap_or(i64::MAX))
+                .await?;
+        }
+        Ok(purged)
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {

@@ -151,7 +151,7 @@ use sqlx::sqlite::{
 use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
-    ListCursor, LoggedEvent, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
 use switchboard_protocol::{StreamResponse, Task};
 use tokio::sync::{mpsc, oneshot};
@@ -623,6 +623,76 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
     }
 }
 
+// ----------------------------------------------------------------------------
+// Retention.
+
+/// The finished states, as SQL.
+const FINISHED: &str = "state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', \
+     'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
+
+/// No notification of the task is waiting to be delivered.
+const NOTHING_PENDING: &str = "NOT EXISTS (SELECT 1 FROM push_outbox AS o \
+     WHERE o.tenant = tasks.tenant AND o.task_id = tasks.id AND o.state = 0)";
+
+/// Tasks deleted per transaction, so a large purge never holds the write
+/// lock for long.
+const PURGE_BATCH: usize = 500;
+
+impl SqliteStore {
+    /// Runs `select` (which yields at most [`PURGE_BATCH`] `(tenant, id)`
+    /// rows, given `param` as `?1`) and deletes what it names, batch after
+    /// batch until it names nothing. Each batch is one transaction.
+    async fn purge_batches(&self, select: &str, param: i64) -> Result<u64, StoreError> {
+        let mut purged = 0;
+        loop {
+            let mut conn = self
+                .writer_pool
+                .acquire()
+                .await
+                .map_err(backend("acquiring the SQLite writer connection"))?;
+            let mut tx = conn
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .map_err(backend("starting a purge"))?;
+            let victims: Vec<(String, String)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
+                    .bind(param)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend("selecting finished tasks to purge"))?;
+            if victims.is_empty() {
+                return Ok(purged);
+            }
+            let keys = serde_json::to_string(&victims)
+                .map_err(|e| StoreError::Backend(format!("encoding purge keys: {e}")))?;
+            // The keys as rows of (tenant, id).
+            const KEYS: &str = "SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+            for table in ["push_outbox", "push_configs"] {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM {table} WHERE (tenant, task_id) IN ({KEYS})"
+                )))
+                .bind(keys.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(backend(format!("purging {table}")))?;
+            }
+            // The event log goes with its task (ON DELETE CASCADE).
+            let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DELETE FROM tasks WHERE (tenant, id) IN ({KEYS})"
+            )))
+            .bind(keys.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(backend("purging finished tasks"))?;
+            tx.commit().await.map_err(backend("committing a purge"))?;
+            purged += done.rows_affected();
+            if victims.len() < PURGE_BATCH {
+                return Ok(purged);
+            }
+        }
+    }
+}
+
 /// Ends the transaction a failed multi-statement write may have left open.
 async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
     if let Err(e) = sqlx::query("ROLLBACK").execute(&mut **conn).await {
@@ -893,6 +963,28 @@ impl TaskStore for SqliteStore {
             self.push.committed(&record.tenant, &record.task.id);
         }
         Ok(())
+    }
+
+    async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut purged = 0;
+        if let Some(cutoff) = retention.cutoff(now) {
+            let select = format!(
+                "SELECT tenant, id FROM tasks INDEXED BY tasks_finished \
+                 WHERE {FINISHED} AND status_micros < ?1 AND {NOTHING_PENDING} LIMIT {PURGE_BATCH}"
+            );
+            purged += self.purge_batches(&select, to_micros(cutoff)).await?;
+        }
+        if let Some(max) = retention.max_finished {
+            let select = format!(
+                "SELECT tenant, id FROM tasks INDEXED BY tasks_finished \
+                 WHERE {FINISHED} AND {NOTHING_PENDING} \
+                 ORDER BY status_micros DESC, id DESC LIMIT {PURGE_BATCH} OFFSET ?1"
+            );
+            purged += self
+                .purge_batches(&select, i64::try_from(max).unwrap_or(i64::MAX))
+                .await?;
+        }
+        Ok(purged)
     }
 
     async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {

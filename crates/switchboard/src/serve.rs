@@ -13,6 +13,10 @@
 //! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
 //! replica_lease_ms = 10000           # PostgreSQL: how soon a dead replica's tasks are failed
 //!
+//! # Retention of finished tasks (default: keep all), checked every minute
+//! retention_max_age_secs = 604800    # delete finished tasks a week after they finished
+//! retention_max_finished = 1000000   # and keep at most this many
+//!
 //! # Push notifications (on by default with the memory and SQLite stores)
 //! push = true
 //! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
@@ -65,6 +69,13 @@ pub struct ServeArgs {
     /// unfinished tasks within about this long.
     #[arg(long)]
     pub replica_lease_ms: Option<u64>,
+    /// Delete finished tasks (and their event logs) this many seconds after
+    /// they finished.
+    #[arg(long)]
+    pub retention_max_age_secs: Option<u64>,
+    /// Keep at most this many finished tasks, deleting the oldest.
+    #[arg(long)]
+    pub retention_max_finished: Option<u64>,
     /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
     /// 127.0.0.1 for local testing. Repeatable; adds to `push_allow_hosts`.
     #[arg(long = "push-allow-host", value_name = "HOST")]
@@ -96,6 +107,12 @@ pub struct Config {
     pub memory_max_terminal_tasks: usize,
     /// PostgreSQL replicas: task lease length.
     pub replica_lease_ms: u64,
+    /// Retention: age limit of finished tasks.
+    pub retention_max_age_secs: Option<u64>,
+    /// Retention: count limit of finished tasks.
+    pub retention_max_finished: Option<u64>,
+    /// How often retention runs.
+    pub retention_interval_secs: u64,
     /// Push notifications on (with a store that supports them).
     pub push: bool,
     /// Webhook hosts exempt from the SSRF guard.
@@ -122,6 +139,9 @@ impl Default for Config {
             max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
             memory_max_terminal_tasks: 100_000,
             replica_lease_ms: 10_000,
+            retention_max_age_secs: None,
+            retention_max_finished: None,
+            retention_interval_secs: 60,
             push: true,
             push_allow_hosts: Vec::new(),
             push_key_file: None,
@@ -165,6 +185,12 @@ impl Config {
         }
         if let Some(v) = args.replica_lease_ms {
             cfg.replica_lease_ms = v;
+        }
+        if let Some(v) = args.retention_max_age_secs {
+            cfg.retention_max_age_secs = Some(v);
+        }
+        if let Some(v) = args.retention_max_finished {
+            cfg.retention_max_finished = Some(v);
         }
         cfg.push_allow_hosts
             .extend(args.push_allow_host.iter().cloned());
@@ -354,16 +380,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
     let push_shutdown = tokio_util::sync::CancellationToken::new();
-    let mut builder = RequestHandler::builder(executor, card).store(store);
+    let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
+    let mut builder = RequestHandler::builder(executor, card).store(store).config(
+        switchboard_core::HandlerConfig {
+            // Look for orphans a few times per lease, at most every 2 s.
+            orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
+            retention: switchboard_core::Retention {
+                max_age: cfg
+                    .retention_max_age_secs
+                    .map(std::time::Duration::from_secs),
+                max_finished: cfg.retention_max_finished,
+            },
+            retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
+            ..Default::default()
+        },
+    );
     if let Some(cluster) = cluster {
-        let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-        builder = builder
-            .config(switchboard_core::HandlerConfig {
-                // Look for orphans a few times per lease, at most every 2 s.
-                orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
-                ..Default::default()
-            })
-            .cluster(cluster);
+        builder = builder.cluster(cluster);
     }
     let (builder, push) = start_push(&cfg, push_store, &public_url, builder, &push_shutdown)?;
     let handler = builder.build();
@@ -426,6 +459,8 @@ mod tests {
             max_body_bytes: None,
             memory_max_terminal_tasks: None,
             replica_lease_ms: None,
+            retention_max_age_secs: None,
+            retention_max_finished: None,
             push_allow_host: Vec::new(),
             push_key_file: None,
             no_push: false,

@@ -102,6 +102,51 @@ pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
     order_per_config_survives_retries(store, store).await;
     leases_expire(store, store).await;
     delete_stops_delivery_and_keeps_dead_letters(store, store).await;
+    // Last: it purges every other check's finished tasks.
+    purging_a_task_never_loses_a_pending_notification(store, store).await;
+}
+
+/// Retention may delete a finished task, but a notification of it that is
+/// still waiting is delivered all the same.
+pub async fn purging_a_task_never_loses_a_pending_notification(
+    tasks: &dyn TaskStore,
+    push: &dyn PushStore,
+) {
+    let t = "purge-pending-task";
+    push.put_config(&config("", t, "a"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    let done = w.step(tasks, TaskState::Completed).await;
+    let everything_finished = crate::store::Retention {
+        max_age: Some(Duration::from_secs(1)),
+        max_finished: Some(0),
+    };
+    tasks
+        .purge(&everything_finished, Utc::now() + chrono::Duration::days(1))
+        .await
+        .unwrap();
+    let mut delivered = Vec::new();
+    for _ in 0..2 {
+        let items = claim_for(push, t).await;
+        assert_eq!(items.len(), 1, "still queued after the purge: {items:?}");
+        delivered.push(items[0].payload.clone());
+        push.ack(items[0].id).await.unwrap();
+    }
+    let last: StreamResponse = serde_json::from_str(&delivered[1]).unwrap();
+    assert_eq!(
+        serde_json::to_value(&last).unwrap(),
+        serde_json::to_value(&done).unwrap()
+    );
+    // Once delivered, nothing keeps the task.
+    tasks
+        .purge(&everything_finished, Utc::now() + chrono::Duration::days(1))
+        .await
+        .unwrap();
+    assert!(
+        tasks.load("", t).await.unwrap().is_none(),
+        "purged once delivered"
+    );
+    assert!(claim_for(push, t).await.is_empty());
 }
 
 /// Put/get/list/delete, the per-task limit, paging and tenant scoping.

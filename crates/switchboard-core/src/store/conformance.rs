@@ -61,6 +61,84 @@ pub async fn run_all(store: &dyn TaskStore) {
     several_events_commit_atomically(store).await;
     tenants_are_separate(store).await;
     list_orders_filters_and_pages(store).await;
+    // Last: it deletes other checks' finished tasks.
+    retention_deletes_only_old_finished_tasks(store).await;
+}
+
+/// `purge` deletes finished tasks by age and by count, with their logs,
+/// and never an unfinished one.
+pub async fn retention_deletes_only_old_finished_tasks(store: &dyn TaskStore) {
+    async fn put(store: &dyn TaskStore, id: &str, state: TaskState, secs: i64) {
+        let mut r = record("ret", "anonymous", id, "ctx-ret", state, secs);
+        r.last_seq = 1;
+        store
+            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+            .unwrap();
+    }
+    let exists = |id: &'static str| async move { store.load("ret", id).await.unwrap().is_some() };
+    // Long before every other check's tasks (some of which carry the real
+    // time, so "now" is set in the past too).
+    put(store, "ret-old-done", TaskState::Completed, -100_000_000).await;
+    put(store, "ret-old-failed", TaskState::Failed, -100_000_000).await;
+    put(store, "ret-old-working", TaskState::Working, -100_000_000).await;
+    put(
+        store,
+        "ret-old-asking",
+        TaskState::InputRequired,
+        -100_000_000,
+    )
+    .await;
+    let now = Utc.timestamp_opt(1_700_100_000, 0).single().unwrap();
+
+    let keep_all = Retention::default();
+    assert!(keep_all.keeps_everything());
+    assert_eq!(store.purge(&keep_all, now).await.unwrap(), 0);
+    assert!(exists("ret-old-done").await);
+
+    let by_age = Retention {
+        max_age: Some(std::time::Duration::from_secs(50_000)),
+        max_finished: None,
+    };
+    assert_eq!(
+        store.purge(&by_age, now).await.unwrap(),
+        2,
+        "the two old finished tasks"
+    );
+    assert!(!exists("ret-old-done").await && !exists("ret-old-failed").await);
+    assert!(
+        store
+            .events("ret", "ret-old-done", 0, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "log gone too"
+    );
+    assert!(
+        exists("ret-old-working").await && exists("ret-old-asking").await,
+        "unfinished stay"
+    );
+    assert_eq!(store.purge(&by_age, now).await.unwrap(), 0, "idempotent");
+
+    // Newer than every other check's tasks.
+    put(store, "ret-new-0", TaskState::Completed, 10_000_000).await;
+    put(store, "ret-new-1", TaskState::Canceled, 10_000_001).await;
+    put(store, "ret-new-2", TaskState::Rejected, 10_000_002).await;
+    let by_count = Retention {
+        max_age: None,
+        max_finished: Some(2),
+    };
+    assert!(store.purge(&by_count, now).await.unwrap() >= 1);
+    assert!(!exists("ret-new-0").await, "the oldest finished task goes");
+    assert!(
+        exists("ret-new-1").await && exists("ret-new-2").await,
+        "the newest two stay"
+    );
+    assert!(
+        exists("ret-old-working").await,
+        "unfinished tasks do not count"
+    );
+    assert_eq!(store.purge(&by_count, now).await.unwrap(), 0);
 }
 
 /// A committed snapshot and log load back exactly.

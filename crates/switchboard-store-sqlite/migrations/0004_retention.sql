@@ -1,0 +1,8 @@
+-- switchboard task store, schema version 4: retention.
+--
+-- Finished tasks by status time, for TaskStore::purge (by age: a range
+-- scan; by count: newest first with an offset).
+CREATE INDEX tasks_finished
+    ON tasks (status_micros DESC, id DESC)
+    WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
+                    'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED');
