@@ -33,10 +33,12 @@
 //! resumed server stream).
 //!
 //! What cannot be resumed is reported as the stream's last error, never
-//! papered over: a drop before the server named the task (the message may or
-//! may not have been accepted: the caller decides whether to resend), events
-//! without sequence numbers (a server that does not support resuming), an
-//! agent's error (task not found, …) and exhausted retries.
+//! papered over: a connection error before the server named the task (the
+//! message may or may not have been accepted: the caller decides whether to
+//! resend), a connection error on a stream whose events carry no sequence
+//! numbers (a server that does not support resuming), an agent's error (task
+//! not found, …) and exhausted retries. A clean end of a stream without
+//! numbered events stays what it always was: the end.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -194,7 +196,14 @@ impl Resume {
                     self.current = None;
                     return Some(Err(e));
                 }
-                None if self.finished || !self.policy.is_enabled() => {
+                // A server that does not number its events cannot be
+                // resumed, and for it an end of stream is just the end (as
+                // it is with reconnection off).
+                None if self.finished
+                    || !self.policy.is_enabled()
+                    || self.unnumbered
+                    || self.last_seq.is_none() =>
+                {
                     self.current = None;
                     return None;
                 }

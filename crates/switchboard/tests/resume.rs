@@ -17,7 +17,7 @@ mod proc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use proc::{CuttingProxy, Serve, card_via, free_port, log_replay};
+use proc::{Cut, CuttingProxy, Serve, card_via, free_port, log_replay};
 use switchboard_client::protocol::{Message, StreamResponse, TaskState};
 use switchboard_client::{A2AClient, ReconnectPolicy, StreamEvent};
 
@@ -75,7 +75,7 @@ async fn cut_many_times(binding: &str) {
     let server = Serve::start(&store, free_port());
     // A frame is ~300-600 bytes; cuts below 4 KiB drop every stream many
     // times, sometimes inside the response headers.
-    let proxy = CuttingProxy::start(server.port, seed, Some(4096)).await;
+    let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
     let card = card_via(&server.base(), proxy.port).await;
     let client = A2AClient::builder()
         .preferred_bindings([binding])
@@ -159,7 +159,7 @@ async fn resume_across_restart(binding: &str) {
     let store = format!("sqlite://{}", dir.path().join("restart.db").display());
     let port = free_port();
     let server = Serve::start(&store, port);
-    let proxy = CuttingProxy::start(port, 1, None).await;
+    let proxy = CuttingProxy::start(port, 1, Cut::Never).await;
     let card = card_via(&server.base(), proxy.port).await;
     let client = A2AClient::builder()
         .preferred_bindings([binding])
@@ -213,7 +213,7 @@ async fn without_reconnect_a_cut_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("off.db").display());
     let server = Serve::start(&store, free_port());
-    let proxy = CuttingProxy::start(server.port, 3, None).await;
+    let proxy = CuttingProxy::start(server.port, 3, Cut::Never).await;
     let card = card_via(&server.base(), proxy.port).await;
     let client = A2AClient::builder().no_reconnect().from_card(card).unwrap();
     let mut stream = client
@@ -233,4 +233,130 @@ async fn without_reconnect_a_cut_is_an_error() {
         ),
         other => panic!("task {task_id}: expected a transport error, got {other:?}"),
     }
+}
+
+/// A stream that drops before its first event cannot be resumed (the task
+/// is unknown; the message may or may not have been accepted): the client
+/// says so instead of hanging or retrying blindly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drop_before_the_task_is_named_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("early.db").display());
+    let server = Serve::start(&store, free_port());
+    let proxy = CuttingProxy::start(server.port, 5, Cut::AfterHead).await;
+    let card = card_via(&server.base(), proxy.port).await;
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let client = A2AClient::builder()
+            .preferred_bindings([binding])
+            .reconnect(policy())
+            .from_card(card.clone())
+            .unwrap();
+        let mut stream = client
+            .send_streaming_message(Message::user_text("/steps 3"))
+            .await
+            .unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .expect("the dropped stream hung");
+        match first {
+            Some(Err(e)) => {
+                assert!(
+                    matches!(e, switchboard_client::ClientError::Transport { .. }),
+                    "{binding}: {e:?}"
+                );
+                assert!(
+                    e.to_string().contains("before the agent named the task"),
+                    "{binding}: {e}"
+                );
+            }
+            other => panic!("{binding}: expected an error, got {other:?}"),
+        }
+        assert!(
+            stream.next().await.is_none(),
+            "{binding}: items after the error"
+        );
+    }
+    assert!(
+        proxy.cuts() >= 2,
+        "the proxy cut {} connections",
+        proxy.cuts()
+    );
+}
+
+/// `SubscribeToTask` streams resume too: the first item is the task as it
+/// was when the subscription started (event `s`), then events `s+1..` —
+/// cut many times, they still equal the log past `s`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_cut_at_random_reassemble_exactly() {
+    let seed = seed();
+    eprintln!("resume of subscriptions: RESUME_SEED={seed}");
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("sub.db").display());
+    let server = Serve::start(&store, free_port());
+    let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
+    let card = card_via(&server.base(), proxy.port).await;
+    let direct = A2AClient::connect(&server.base()).await.unwrap();
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let client = A2AClient::builder()
+            .preferred_bindings([binding])
+            .reconnect(policy())
+            .from_card(card.clone())
+            .unwrap();
+        // Start the task directly; the agent keeps running when this first
+        // stream is dropped.
+        let mut start = direct
+            .send_streaming_message(Message::user_text(format!("/steps {STEPS}")))
+            .await
+            .unwrap();
+        let task_id = start
+            .next()
+            .await
+            .unwrap()
+            .unwrap()
+            .event
+            .task_id()
+            .unwrap()
+            .to_string();
+        drop(start);
+        let mut got = None;
+        for _ in 0..50 {
+            // Opening the subscription may itself be cut (before any
+            // answer); the stream after that must survive every cut.
+            if let Ok(stream) = client.subscribe_to_task(task_id.as_str()).await {
+                got = Some(
+                    tokio::time::timeout(Duration::from_secs(30), drain(stream))
+                        .await
+                        .expect("the subscription did not finish"),
+                );
+                break;
+            }
+        }
+        let got = got.expect("could not subscribe through the proxy");
+        let StreamResponse::Task(first) = &got[0].event else {
+            panic!(
+                "{binding}: a subscription starts with the task: {:?}",
+                got[0]
+            );
+        };
+        assert_eq!(first.id, task_id);
+        let start_seq = got[0].seq.unwrap();
+        let log = log_replay(&server.base(), &task_id, u64::MAX).await;
+        assert_eq!(log.len(), STEPS as usize + 3, "{binding}");
+        let rest = &got[1..];
+        let want = &log[start_seq as usize..];
+        assert_eq!(
+            rest.len(),
+            want.len(),
+            "{binding}: events after {start_seq}"
+        );
+        for (ev, (seq, logged)) in rest.iter().zip(want) {
+            assert_eq!(ev.seq, Some(*seq), "{binding}: sequence");
+            assert_eq!(&ev.event, logged, "{binding}: payload of event {seq}");
+        }
+        assert_eq!(
+            rest.last().unwrap().event.state(),
+            Some(TaskState::Completed)
+        );
+    }
+    assert!(proxy.cuts() >= 4, "only {} cuts", proxy.cuts());
 }

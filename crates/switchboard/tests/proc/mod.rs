@@ -154,9 +154,20 @@ impl Rng {
     }
 }
 
-/// A loopback TCP proxy to `127.0.0.1:upstream` that closes each
-/// connection after the server sent it a random number of bytes (below
-/// `max_cut`; `None` passes everything through).
+/// Where a [`CuttingProxy`] cuts each connection.
+#[derive(Debug, Clone, Copy)]
+pub enum Cut {
+    /// Never: everything passes through.
+    Never,
+    /// After a random number of server bytes below the given bound.
+    Random(u64),
+    /// Right after the head (status line and headers) of the first
+    /// response: the client gets a 200 and then nothing.
+    AfterHead,
+}
+
+/// A loopback TCP proxy to `127.0.0.1:upstream` that closes connections
+/// as [`Cut`] says.
 pub struct CuttingProxy {
     pub port: u16,
     /// Connections cut so far.
@@ -165,7 +176,7 @@ pub struct CuttingProxy {
 }
 
 impl CuttingProxy {
-    pub async fn start(upstream: u16, seed: u64, max_cut: Option<u64>) -> CuttingProxy {
+    pub async fn start(upstream: u16, seed: u64, cut: Cut) -> CuttingProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let cuts = Arc::new(AtomicU64::new(0));
@@ -176,7 +187,11 @@ impl CuttingProxy {
                 let Ok((client, _)) = listener.accept().await else {
                     return;
                 };
-                let budget = max_cut.map(|m| rng.below(m));
+                let budget = match cut {
+                    Cut::Never => Budget::Unlimited,
+                    Cut::Random(max) => Budget::Bytes(rng.below(max)),
+                    Cut::AfterHead => Budget::Head,
+                };
                 let counter = counter.clone();
                 tokio::spawn(async move {
                     // A refused upstream (the server is restarting) drops the
@@ -206,22 +221,42 @@ impl Drop for CuttingProxy {
     }
 }
 
+/// How much of the server's answer one connection passes on.
+#[derive(Debug, Clone, Copy)]
+enum Budget {
+    Unlimited,
+    Bytes(u64),
+    Head,
+}
+
 /// Copies both ways until either side closes or the server→client budget
 /// runs out; `true` when the budget cut the connection.
-async fn pipe(client: TcpStream, server: TcpStream, budget: Option<u64>) -> bool {
+async fn pipe(client: TcpStream, server: TcpStream, budget: Budget) -> bool {
     let (mut cr, mut cw) = client.into_split();
     let (mut sr, mut sw) = server.into_split();
     let up = async {
         let _ = tokio::io::copy(&mut cr, &mut sw).await;
     };
     let down = async {
-        let mut left = budget.unwrap_or(u64::MAX);
+        let mut left = match budget {
+            Budget::Bytes(n) => n,
+            Budget::Unlimited | Budget::Head => u64::MAX,
+        };
+        let mut seen = Vec::new();
         let mut buf = vec![0u8; 16 * 1024];
         loop {
             let n = match sr.read(&mut buf).await {
                 Ok(0) | Err(_) => return false,
                 Ok(n) => n,
             };
+            if matches!(budget, Budget::Head) {
+                // Cut at the blank line that ends the response head.
+                let before = seen.len();
+                seen.extend_from_slice(&buf[..n]);
+                if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                    left = (end + 4).saturating_sub(before) as u64;
+                }
+            }
             let take = usize::try_from(left.min(n as u64)).unwrap_or(n);
             if cw.write_all(&buf[..take]).await.is_err() {
                 return false;
