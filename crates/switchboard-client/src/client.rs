@@ -55,6 +55,10 @@ pub struct StreamEvent {
 ///
 /// It yields events until the server closes the stream. An error (from the
 /// agent, the network or decoding) is always the last item.
+///
+/// A dropped connection does not end it: the client resubscribes after the
+/// last event it yielded (`Last-Event-ID`) and carries on, each event once;
+/// see [`crate::resume`] and [`ClientBuilder::reconnect`].
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ClientError>>;
 
 /// Builds an [`A2AClient`] with options. Start with [`A2AClient::builder`].

@@ -11,7 +11,7 @@
 //! task live. So the pieces of a dropped stream, put end to end, are the
 //! uninterrupted stream: no gap, no duplicate.
 //!
-//! [`resuming`] wraps a stream from `SendStreamingMessage` or
+//! The client wraps every stream from `SendStreamingMessage` or
 //! `SubscribeToTask` and does that by itself:
 //!
 //! * it remembers the task id (from the first event that names it, or from
