@@ -37,6 +37,7 @@ use switchboard_protocol::{
 
 use crate::error::{ClientError, flatten_chain};
 use crate::request::IntoRequest;
+use crate::resume::{self, ReconnectPolicy, Resubscribe};
 use crate::transport::{self, Http, RawStream, Transport};
 
 /// One item of a stream: the event, plus the SSE `id:` when the server sent
@@ -54,6 +55,10 @@ pub struct StreamEvent {
 ///
 /// It yields events until the server closes the stream. An error (from the
 /// agent, the network or decoding) is always the last item.
+///
+/// A dropped connection does not end it: the client resubscribes after the
+/// last event it yielded (`Last-Event-ID`) and carries on, each event once;
+/// see [`crate::resume`] and [`ClientBuilder::reconnect`].
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ClientError>>;
 
 /// Builds an [`A2AClient`] with options. Start with [`A2AClient::builder`].
@@ -78,6 +83,7 @@ pub struct ClientBuilder {
     connect_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
     extensions: Vec<String>,
+    reconnect: ReconnectPolicy,
 }
 
 impl ClientBuilder {
@@ -147,6 +153,19 @@ impl ClientBuilder {
         self
     }
 
+    /// How streams resume after a dropped connection (see [`ReconnectPolicy`];
+    /// on by default).
+    pub fn reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Turns automatic stream reconnection off: a dropped stream ends with
+    /// its transport error.
+    pub fn no_reconnect(self) -> Self {
+        self.reconnect(ReconnectPolicy::disabled())
+    }
+
     /// Fetches the agent card at `url` (an agent base URL or the card's own
     /// URL) and builds a client for the best interface it offers.
     pub async fn connect(self, url: &str) -> Result<A2AClient, ClientError> {
@@ -174,7 +193,7 @@ impl ClientBuilder {
             protocol_version: switchboard_protocol::card::PROTOCOL_VERSION.to_string(),
         };
         let transport = (transport::jsonrpc::FACTORY.build)(&interface, &http)?;
-        Ok(A2AClient::assemble(None, interface, transport, http))
+        Ok(A2AClient::assemble(None, interface, transport, http).with_reconnect(self.reconnect))
     }
 
     /// Fetches an agent card without building a client (e.g. to show a
@@ -213,7 +232,8 @@ impl ClientBuilder {
             ClientError::Config(format!("no transport for {}", interface.protocol_binding))
         })?;
         let transport = (factory.build)(&interface, &http)?;
-        Ok(A2AClient::assemble(Some(card), interface, transport, http))
+        Ok(A2AClient::assemble(Some(card), interface, transport, http)
+            .with_reconnect(self.reconnect))
     }
 
     fn http(&self) -> Result<Http, ClientError> {
@@ -324,6 +344,7 @@ struct Inner {
     interface: AgentInterface,
     transport: Box<dyn Transport>,
     http: Http,
+    reconnect: ReconnectPolicy,
 }
 
 impl A2AClient {
@@ -339,8 +360,18 @@ impl A2AClient {
                 interface,
                 transport,
                 http,
+                reconnect: ReconnectPolicy::default(),
             }),
         }
+    }
+
+    /// Sets the reconnect policy of a client that was just assembled (and
+    /// so is not shared yet).
+    fn with_reconnect(mut self, policy: ReconnectPolicy) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.reconnect = policy;
+        }
+        self
     }
 
     /// A builder for clients with options (timeouts, headers, extensions,
@@ -413,7 +444,8 @@ impl A2AClient {
     ) -> Result<EventStream, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.stream(methods::SEND_STREAMING_MESSAGE, &req).await
+        let stream = self.stream(methods::SEND_STREAMING_MESSAGE, &req).await?;
+        Ok(self.resumable(stream, None, req.tenant))
     }
 
     /// `GetTask`: the current state of a task.
@@ -454,7 +486,8 @@ impl A2AClient {
     ) -> Result<EventStream, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.stream(methods::SUBSCRIBE_TO_TASK, &req).await
+        let stream = self.stream(methods::SUBSCRIBE_TO_TASK, &req).await?;
+        Ok(self.resumable(stream, Some(req.id), req.tenant))
     }
 
     /// `CreateTaskPushNotificationConfig`: registers a webhook for a task.
@@ -538,15 +571,56 @@ impl A2AClient {
     ) -> Result<EventStream, ClientError> {
         let params = to_params(method, params)?;
         let raw: RawStream = self.inner.transport.stream(method, params).await?;
-        let typed = raw.map(move |item| {
-            let raw = item?;
-            Ok(StreamEvent {
-                seq: raw.seq,
-                event: decode(method, &raw.result)?,
-            })
-        });
-        Ok(stop_after_error(typed))
+        Ok(typed_stream(method, raw))
     }
+}
+
+impl A2AClient {
+    /// Makes `stream` resume after a dropped connection (see [`crate::resume`]).
+    fn resumable(
+        &self,
+        stream: EventStream,
+        task_id: Option<String>,
+        tenant: Option<String>,
+    ) -> EventStream {
+        let policy = self.inner.reconnect;
+        if !policy.is_enabled() {
+            return stream;
+        }
+        let client = self.clone();
+        let resubscribe: Resubscribe = Arc::new(move |id, after| {
+            let client = client.clone();
+            let tenant = tenant.clone();
+            Box::pin(async move { client.resubscribe(id, tenant, after).await })
+        });
+        resume::resuming(stream, task_id, policy, resubscribe)
+    }
+
+    /// `SubscribeToTask` with `Last-Event-ID: after`.
+    async fn resubscribe(
+        &self,
+        id: String,
+        tenant: Option<String>,
+        after: u64,
+    ) -> Result<EventStream, ClientError> {
+        let method = methods::SUBSCRIBE_TO_TASK;
+        let req = SubscribeToTaskRequest { id, tenant };
+        let params = to_params(method, &req)?;
+        let raw = self.inner.transport.resubscribe(params, after).await?;
+        Ok(typed_stream(method, raw))
+    }
+}
+
+/// Decodes the items of a raw stream; it ends after its first error.
+fn typed_stream(method: &'static str, raw: RawStream) -> EventStream {
+    let typed = raw.map(move |item| {
+        let raw = item?;
+        Ok(StreamEvent {
+            seq: raw.seq,
+            event: decode(method, &raw.result)?,
+        })
+    });
+    stop_after_error(typed)
 }
 
 /// Ends a stream right after its first error.

@@ -67,6 +67,11 @@
 //! and the order of preferred protocol bindings. When the chosen interface
 //! declares a `tenant`, it is copied into every request.
 //!
+//! Streams resume by themselves: when the connection drops, the client
+//! resubscribes with `Last-Event-ID` (the last event number it saw) and
+//! carries on, yielding each event once; see [`resume`] and
+//! [`ClientBuilder::reconnect`] (on by default, with bounded retries).
+//!
 //! ## Bindings
 //!
 //! JSON-RPC 2.0 over HTTP (A2A 1.x) is implemented. Each binding lives in
@@ -78,11 +83,13 @@ mod client;
 mod error;
 pub mod push;
 mod request;
+pub mod resume;
 mod transport;
 
 pub use client::{A2AClient, ClientBuilder, EventStream, StreamEvent};
 pub use error::ClientError;
 pub use request::IntoRequest;
+pub use resume::ReconnectPolicy;
 
 /// The A2A protocol types ([`switchboard_protocol`]), re-exported so one
 /// dependency is enough.

@@ -36,7 +36,9 @@ use switchboard_protocol::card::BINDING_JSONRPC;
 use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, RequestId};
 use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
-use super::{Http, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use switchboard_protocol::jsonrpc::methods;
+
+use super::{Http, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1};
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
@@ -131,9 +133,13 @@ impl JsonRpcTransport {
         &self,
         method: &'static str,
         params: Value,
+        last_event_id: Option<u64>,
     ) -> Result<RawStream, ClientError> {
         let id = self.next_id();
-        let req = self.post(&id, method, &params, "text/event-stream")?;
+        let mut req = self.post(&id, method, &params, "text/event-stream")?;
+        if let Some(after) = last_event_id {
+            req = req.header(LAST_EVENT_ID, after);
+        }
         // A total timeout would cut long streams, so the limit only covers
         // the wait for the response headers.
         let resp = match self.http.timeout {
@@ -182,7 +188,16 @@ impl Transport for JsonRpcTransport {
         method: &'static str,
         params: Value,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params).boxed()
+        self.stream_inner(method, params, None).boxed()
+    }
+
+    fn resubscribe(
+        &self,
+        params: Value,
+        after: u64,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
+        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
+            .boxed()
     }
 }
 

@@ -63,7 +63,29 @@ pub(crate) trait Transport: Send + Sync + fmt::Debug {
         method: &'static str,
         params: Value,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+
+    /// `SubscribeToTask` resumed after event `after`: the HTTP bindings send
+    /// it as `Last-Event-ID`, so the server replays only what came later.
+    ///
+    /// The default (for a binding without such a header) subscribes afresh;
+    /// the resume wrapper (`crate::resume`) drops the events it already
+    /// yielded, by sequence number, so the caller still sees each once.
+    fn resubscribe(
+        &self,
+        params: Value,
+        after: u64,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
+        let _ = after;
+        self.stream(
+            switchboard_protocol::jsonrpc::methods::SUBSCRIBE_TO_TASK,
+            params,
+        )
+    }
 }
+
+/// The `Last-Event-ID` header name (SSE, WHATWG HTML §9.2): the last event
+/// id a client saw, sent when it reconnects.
+pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
 /// HTTP settings shared by the card fetch and every HTTP-based transport.
 #[derive(Debug, Clone)]

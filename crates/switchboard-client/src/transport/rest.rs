@@ -49,7 +49,7 @@ use switchboard_protocol::error::ERROR_INFO_TYPE;
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
 
-use super::{Http, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use super::{Http, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1};
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
@@ -173,9 +173,13 @@ impl RestTransport {
         &self,
         method: &'static str,
         params: Value,
+        last_event_id: Option<u64>,
     ) -> Result<RawStream, ClientError> {
         let plan = plan(method, params)?;
-        let req = self.request(&plan, "text/event-stream")?;
+        let mut req = self.request(&plan, "text/event-stream")?;
+        if let Some(after) = last_event_id {
+            req = req.header(LAST_EVENT_ID, after);
+        }
         // Only the wait for the response headers is limited: a running
         // stream is never cut.
         let resp = match self.http.timeout {
@@ -227,7 +231,16 @@ impl Transport for RestTransport {
         method: &'static str,
         params: Value,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params).boxed()
+        self.stream_inner(method, params, None).boxed()
+    }
+
+    fn resubscribe(
+        &self,
+        params: Value,
+        after: u64,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
+        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
+            .boxed()
     }
 }
 

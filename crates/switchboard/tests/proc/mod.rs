@@ -1,0 +1,275 @@
+//! Helpers for tests that drive the real `switchboard serve` process: start
+//! it on a store, kill it with SIGKILL, read a task's event log raw, and a
+//! loopback TCP proxy that cuts connections at chosen byte offsets.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::Value;
+use switchboard_client::protocol::{AgentCard, StreamResponse};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `switchboard serve`.
+pub struct Serve {
+    child: Child,
+    pub port: u16,
+}
+
+impl Serve {
+    /// Starts `serve` on `store` (`sqlite://…`, `postgres://…`) and waits
+    /// until it accepts connections.
+    pub fn start(store: &str, port: u16) -> Serve {
+        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--store",
+                store,
+            ])
+            .env("SWITCHBOARD_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "serve did not start on {store}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Serve { child, port }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL: the process gets no chance to flush or finish anything.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server's card with every interface URL moved to `port` (a proxy in
+/// front of the server), so a client built from it goes through the proxy.
+pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
+    let mut card: AgentCard = reqwest::get(format!("{server_base}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for iface in &mut card.supported_interfaces {
+        let mut url = reqwest::Url::parse(&iface.url).unwrap();
+        url.set_port(Some(port)).unwrap();
+        iface.url = url.to_string();
+    }
+    card
+}
+
+/// The task's event log as the server replays it to `SubscribeToTask` with
+/// `Last-Event-ID: 0`, read over JSON-RPC, until event `upto` or the end of
+/// the stream (whichever is first; a task that still runs never ends).
+pub async fn log_replay(server_base: &str, task_id: &str, upto: u64) -> Vec<(u64, StreamResponse)> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}
+    });
+    let resp = reqwest::Client::new()
+        .post(format!("{server_base}/"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "text/event-stream")
+        .header("A2A-Version", "1.0")
+        .header("Last-Event-ID", "0")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.status().is_success(),
+        "replay of {task_id}: {}",
+        resp.status()
+    );
+    let mut events = resp.bytes_stream().eventsource();
+    let mut out = Vec::new();
+    let read = async {
+        while let Some(ev) = events.next().await {
+            let ev = ev.unwrap();
+            let v: Value = serde_json::from_str(&ev.data).unwrap();
+            assert!(v.get("error").is_none(), "replay of {task_id}: {v}");
+            let seq: u64 = ev.id.parse().unwrap();
+            out.push((seq, serde_json::from_value(v["result"].clone()).unwrap()));
+            if seq >= upto {
+                break;
+            }
+        }
+    };
+    // A replay of a finished task ends by itself; one of an unfinished task
+    // is cut once it reached `upto`, or after this bound.
+    let _ = tokio::time::timeout(Duration::from_secs(10), read).await;
+    out
+}
+
+/// A tiny seeded generator (xorshift64*): reproducible cut points without
+/// a dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform-ish in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Where a [`CuttingProxy`] cuts each connection.
+#[derive(Debug, Clone, Copy)]
+pub enum Cut {
+    /// Never: everything passes through.
+    Never,
+    /// After a random number of server bytes below the given bound.
+    Random(u64),
+    /// Right after the head (status line and headers) of the first
+    /// response: the client gets a 200 and then nothing.
+    AfterHead,
+}
+
+/// A loopback TCP proxy to `127.0.0.1:upstream` that closes connections
+/// as [`Cut`] says.
+pub struct CuttingProxy {
+    pub port: u16,
+    /// Connections cut so far.
+    pub cuts: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CuttingProxy {
+    pub async fn start(upstream: u16, seed: u64, cut: Cut) -> CuttingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cuts = Arc::new(AtomicU64::new(0));
+        let counter = cuts.clone();
+        let task = tokio::spawn(async move {
+            let mut rng = Rng::new(seed);
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                let budget = match cut {
+                    Cut::Never => Budget::Unlimited,
+                    Cut::Random(max) => Budget::Bytes(rng.below(max)),
+                    Cut::AfterHead => Budget::Head,
+                };
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    // A refused upstream (the server is restarting) drops the
+                    // client at once, like a dead server would.
+                    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)).await else {
+                        return;
+                    };
+                    let _ = client.set_nodelay(true);
+                    let _ = server.set_nodelay(true);
+                    if pipe(client, server, budget).await {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        CuttingProxy { port, cuts, task }
+    }
+
+    pub fn cuts(&self) -> u64 {
+        self.cuts.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for CuttingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// How much of the server's answer one connection passes on.
+#[derive(Debug, Clone, Copy)]
+enum Budget {
+    Unlimited,
+    Bytes(u64),
+    Head,
+}
+
+/// Copies both ways until either side closes or the server→client budget
+/// runs out; `true` when the budget cut the connection.
+async fn pipe(client: TcpStream, server: TcpStream, budget: Budget) -> bool {
+    let (mut cr, mut cw) = client.into_split();
+    let (mut sr, mut sw) = server.into_split();
+    let up = async {
+        let _ = tokio::io::copy(&mut cr, &mut sw).await;
+    };
+    let down = async {
+        let mut left = match budget {
+            Budget::Bytes(n) => n,
+            Budget::Unlimited | Budget::Head => u64::MAX,
+        };
+        let mut seen = Vec::new();
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match sr.read(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            if matches!(budget, Budget::Head) {
+                // Cut at the blank line that ends the response head.
+                let before = seen.len();
+                seen.extend_from_slice(&buf[..n]);
+                if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                    left = (end + 4).saturating_sub(before) as u64;
+                }
+            }
+            let take = usize::try_from(left.min(n as u64)).unwrap_or(n);
+            if cw.write_all(&buf[..take]).await.is_err() {
+                return false;
+            }
+            left -= take as u64;
+            if left == 0 {
+                return true;
+            }
+        }
+    };
+    // Whichever ends first ends the connection: both halves are dropped.
+    tokio::select! {
+        () = up => false,
+        cut = down => cut,
+    }
+}
