@@ -28,7 +28,7 @@ N1=${N1:-300}            # requests for the single-connection latency runs
 PIN=${PIN:-0}            # 1: taskset server->CPU0, oha->CPU1
 PY_LOOP=${PY_LOOP:-uvloop}
 PY_HTTP=${PY_HTTP:-httptools}
-SERVERS=${SERVERS:-"raw raw-message rs-lf-nd-message rs-lf-nd-task rs-tt-message rs-tt-task js-message js-task py-message py-task sb-message sb-task sb-task-sqlite"}
+SERVERS=${SERVERS:-"raw raw-message rs-lf-nd-message rs-lf-nd-task rs-tt-message rs-tt-task js-message js-task py-message py-task sb-message sb-task sb-task-sqlite sb-task-pg"}
 RSS_SERVERS=${RSS_SERVERS-"sb-task rs-lf-nd-task"}   # RSS-over-time check ("" to skip)
 RSS_DUR=${RSS_DUR:-60}   # seconds of sustained unary load (-c CONC) per RSS server
 RSS_WARM=${RSS_WARM:-10} # seconds into that load whose sample is the baseline of end/first ratio
@@ -80,6 +80,7 @@ stop_pid() {  # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL (only this 
 cleanup() {
   if [ -n "$BGPID" ]; then stop_pid "$BGPID"; BGPID=""; fi
   if [ -n "$SPID" ]; then stop_pid "$SPID"; SPID=""; fi
+  if [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
 }
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT TERM
@@ -117,7 +118,7 @@ plan_total() {
   echo "$t"
 }
 for victim in py-task py-message js-message raw rs-tt-message rs-lf-nd-message js-task rss:rs-lf-nd-task \
-              rs-tt-task py-message rs-lf-nd-task raw-message rss:sb-task sb-task-sqlite sb-message sb-task; do
+              rs-tt-task py-message rs-lf-nd-task raw-message rss:sb-task sb-task-pg sb-task-sqlite sb-message sb-task; do
   [ "$(plan_total)" -le "$TOTAL_BUDGET_S" ] && break
   case $victim in
     rss:*) v=${victim#rss:}; new=(); for s in "${rss_plan[@]}"; do [ "$s" = "$v" ] && skipped+=("rss:$s") || new+=("$s"); done
@@ -194,6 +195,11 @@ start_server() {
                     --agent echo-message "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
     sb-task)    ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
                     --agent echo-task "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
+    sb-task-pg) # a throwaway PostgreSQL (bench/pg.sh), one replica, every task durable before the reply
+                PG_DIR=$(mktemp -d /tmp/sb-bench-pg.XXXXXX)
+                PG_URL=$("$BENCH/pg.sh" start "$PG_DIR" "${PG_PORT:-7399}")
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" \
+                    --store "$PG_URL" --agent echo-task ) >"$log" 2>&1 & ;;
     sb-task-sqlite)
                 rm -f "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm"
                 ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" \
@@ -268,6 +274,7 @@ for srv in "${plan[@]}"; do
   fi
   printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
   stop_server
+  if [ "$srv" = sb-task-pg ] && [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
   if [ "$srv" = sb-task-sqlite ]; then
     { du -b "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm" 2>/dev/null || true
       python3 - "$OUT/sb-task-sqlite.db" <<'PY' || true

@@ -161,6 +161,22 @@ async fn fail_orphan(
     tenant: &str,
     task_id: &str,
 ) -> Result<(), EmitError> {
+    let why = format!(
+        "the server replica running this task stopped before it finished (its lease expired); replica {} failed it",
+        cluster.replica_id()
+    );
+    fail_abandoned(store, registry, tenant, task_id, &why).await
+}
+
+/// Fails a task whose run is gone (its process died), unless it finished
+/// meanwhile.
+pub(crate) async fn fail_abandoned(
+    store: &Arc<dyn TaskStore>,
+    registry: &Arc<Registry>,
+    tenant: &str,
+    task_id: &str,
+    why: &str,
+) -> Result<(), EmitError> {
     let key = (tenant.to_string(), task_id.to_string());
     let task = match registry.get(&key) {
         Some(t) => t,
@@ -169,10 +185,7 @@ async fn fail_orphan(
             None => return Ok(()),
         },
     };
-    let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(format!(
-        "the server replica running this task stopped before it finished (its lease expired); replica {} failed it",
-        cluster.replica_id()
-    )));
+    let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
     match task
         .apply(Change::Status {
             status,
@@ -183,7 +196,7 @@ async fn fail_orphan(
     {
         // Finished in the meantime: nothing to do.
         Ok(_) | Err(EmitError::TaskTerminal { .. }) => {
-            tracing::warn!(%task_id, "failed an orphaned task whose replica stopped");
+            tracing::warn!(%task_id, reason = why, "failed an abandoned task");
             Ok(())
         }
         Err(e) => Err(e),

@@ -318,6 +318,31 @@ impl RequestHandler {
         Ok(())
     }
 
+    /// Fails tasks whose runs were lost, e.g. the `(tenant, task id)`s a
+    /// single-process store found submitted or working when the server
+    /// started: their agent died with the previous process, and a task must
+    /// not stay "working" forever. Each gets a `FAILED` status whose message
+    /// is `why`; tasks that finished meanwhile are left alone. Returns how
+    /// many were failed.
+    pub async fn fail_abandoned(&self, tasks: &[(String, String)], why: &str) -> usize {
+        let mut failed = 0;
+        for (tenant, task_id) in tasks {
+            match crate::cluster::fail_abandoned(
+                &self.inner.store,
+                &self.inner.registry,
+                tenant,
+                task_id,
+                why,
+            )
+            .await
+            {
+                Ok(()) => failed += 1,
+                Err(e) => tracing::error!(%task_id, error = %e, "could not fail an abandoned task"),
+            }
+        }
+        failed
+    }
+
     /// Stops every run (their `TaskEvents` report cancellation) and waits up
     /// to `grace` for them to settle.
     pub async fn shutdown(&self, grace: Duration) {

@@ -623,6 +623,21 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
     }
 }
 
+impl SqliteStore {
+    /// The `(tenant, task id)` of every task left submitted or working: at
+    /// start-up, the runs of a previous process that died (a SQLite file has
+    /// one server), for `RequestHandler::fail_abandoned`.
+    pub async fn unfinished_runs(&self) -> Result<Vec<(String, String)>, StoreError> {
+        sqlx::query_as(
+            "SELECT tenant, id FROM tasks \
+             WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+        )
+        .fetch_all(&self.readers)
+        .await
+        .map_err(backend("listing unfinished tasks"))
+    }
+}
+
 // ----------------------------------------------------------------------------
 // Retention.
 

@@ -234,6 +234,9 @@ pub struct Stores {
     pub push: Option<Arc<dyn PushStore>>,
     /// Membership in a replica set, when the store is shared (PostgreSQL).
     pub cluster: Option<Arc<dyn Cluster>>,
+    /// Tasks a previous process left submitted or working (SQLite): their
+    /// runs died with it, so they are failed at start-up.
+    pub abandoned: Vec<(String, String)>,
 }
 
 /// Opens the stores the configuration names. A PostgreSQL store is always
@@ -249,6 +252,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
             tasks: store.clone(),
             push: Some(store),
             cluster: None,
+            abandoned: Vec::new(),
         });
     }
     if url.starts_with("sqlite:") {
@@ -257,10 +261,15 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
                 .await
                 .with_context(|| format!("opening the SQLite store {url}"))?,
         );
+        let abandoned = store
+            .unfinished_runs()
+            .await
+            .context("looking for tasks a previous run left unfinished")?;
         return Ok(Stores {
             tasks: store.clone(),
             push: Some(store),
             cluster: None,
+            abandoned,
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -275,12 +284,14 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
             tasks: Arc::new(store),
             push: None,
             cluster: Some(cluster),
+            abandoned: Vec::new(),
         });
     }
     Ok(Stores {
         tasks: open_store(cfg).await?,
         push: None,
         cluster: None,
+        abandoned: Vec::new(),
     })
 }
 
@@ -370,6 +381,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tasks: store,
         push: push_store,
         cluster,
+        abandoned,
     } = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
@@ -400,6 +412,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let (builder, push) = start_push(&cfg, push_store, &public_url, builder, &push_shutdown)?;
     let handler = builder.build();
+    if !abandoned.is_empty() {
+        let failed = handler
+            .fail_abandoned(
+                &abandoned,
+                "the server stopped while this task was running; its run was lost and it cannot continue",
+            )
+            .await;
+        tracing::warn!(
+            failed,
+            "failed tasks the previous server process left running"
+        );
+    }
     let mut server = A2aServer::new(handler)
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes);

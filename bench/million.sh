@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/million.sh - does memory stay flat with retention on? One `switchboard serve`
+# (echo-task agent) gets 100k task-mode SendMessage requests, then 900k more; its RSS is
+# read after each phase. Goal (issue "durability"): RSS after 1M within 10% of RSS after 100k.
+#
+#   STORE=memory bench/million.sh                   # default: --memory-max-terminal-tasks 50000
+#   STORE=sqlite bench/million.sh                   # SQLite file, --retention-max-finished 50000
+#
+# Loopback only; each phase is bounded by a request count and a timeout. Writes
+# million-<store>.tsv into OUT (default bench/out/results/million-<timestamp>).
+set -euo pipefail
+BENCH=$(cd "$(dirname "$0")" && pwd)
+STORE=${STORE:-memory}
+KEEP=${KEEP:-50000}
+CONC=${CONC:-64}
+PORT=${PORT:-7302}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
+OUT=${OUT:-$BENCH/out/results/million-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
+
+case $STORE in
+  memory) ARGS=(--store memory --memory-max-terminal-tasks "$KEEP") ;;
+  sqlite) rm -f "$OUT"/million.db*; ARGS=(--store "sqlite://$OUT/million.db" --retention-max-finished "$KEEP") ;;
+  *) echo "STORE must be memory or sqlite" >&2; exit 2 ;;
+esac
+SWITCHBOARD_LOG=warn "$SB" serve --listen "127.0.0.1:$PORT" --agent echo-task "${ARGS[@]}" >"$OUT/million-$STORE.log" 2>&1 &
+SPID=$!
+trap 'kill $SPID 2>/dev/null || true; wait $SPID 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -fsS -o /dev/null "http://127.0.0.1:$PORT/.well-known/agent-card.json" 2>/dev/null && break; sleep 0.1; done
+rss() { awk '/^VmRSS:/{print $2}' "/proc/$SPID/status"; }
+load() {  # load <requests> <report>
+  timeout 900 "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' \
+    -H 'A2A-Version: 1.0' -d "$BODY" -n "$1" -c "$CONC" "http://127.0.0.1:$PORT/" >"$2"
+}
+printf 'phase\ttasks\trss_kb\n' >"$OUT/million-$STORE.tsv"
+printf 'start\t0\t%s\n' "$(rss)" >>"$OUT/million-$STORE.tsv"
+load 100000 "$OUT/million-$STORE-100k.json"; sleep 2
+r100=$(rss); printf '100k\t100000\t%s\n' "$r100" >>"$OUT/million-$STORE.tsv"
+load 900000 "$OUT/million-$STORE-1m.json"; sleep 2
+r1m=$(rss); printf '1m\t1000000\t%s\n' "$r1m" >>"$OUT/million-$STORE.tsv"
+[ "$STORE" = sqlite ] && du -b "$OUT"/million.db* >>"$OUT/million-$STORE.db-size.txt" 2>/dev/null || true
+python3 - "$OUT" "$STORE" "$KEEP" <<'PY'
+import json, sys
+out, store = sys.argv[1], sys.argv[2]
+rows = [l.split('\t') for l in open(f'{out}/million-{store}.tsv').read().split('\n')[1:] if l]
+rss = {r[0]: int(r[2]) for r in rows}
+ok = []
+for ph in ('100k', '1m'):
+    d = json.load(open(f'{out}/million-{store}-{ph}.json'))
+    codes = d.get('statusCodeDistribution', {})
+    ok.append(f"{ph}: {d['summary']['requestsPerSec']:.0f} req/s, status {codes}")
+ratio = rss['1m'] / rss['100k']
+verdict = 'PASS' if ratio <= 1.10 else 'FAIL'
+print(f"million ({store}, keep {sys.argv[3]} finished): RSS start {rss['start']/1024:.1f} MiB, after 100k {rss['100k']/1024:.1f} MiB, "
+      f"after 1M {rss['1m']/1024:.1f} MiB; 1M/100k = {ratio:.3f} (goal ≤ 1.10) {verdict}")
+print('; '.join(ok))
+PY
