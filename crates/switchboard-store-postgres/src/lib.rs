@@ -133,8 +133,11 @@ use switchboard_core::{
 };
 use switchboard_protocol::{StreamResponse, Task};
 
+pub mod push;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+pub use push::SharedKeyDocument;
 
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -176,6 +179,8 @@ pub struct PgStore {
     pool: PgPool,
     /// What was opened, without the password, for messages.
     location: String,
+    /// Push notification wakeups (see [`push`]).
+    push: std::sync::Arc<push::PushShared>,
 }
 
 impl fmt::Debug for PgStore {
@@ -227,7 +232,11 @@ impl PgStore {
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self { pool, location })
+        Ok(Self {
+            pool,
+            location,
+            push: Default::default(),
+        })
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -249,7 +258,11 @@ impl PgStore {
             StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
         })?;
         drop(conn);
-        Ok(Self { pool, location })
+        Ok(Self {
+            pool,
+            location,
+            push: Default::default(),
+        })
     }
 
     /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)
