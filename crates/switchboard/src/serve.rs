@@ -12,15 +12,25 @@
 //! max_body_bytes = 10485760
 //! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
 //!
-//! # Push notifications (on by default with the memory and SQLite stores)
+//! # Push notifications (on by default, with every store)
 //! push = true
 //! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
-//! push_key_file = "push-keys.json"   # default: next to the SQLite file; memory: in-memory keys
+//! push_key_file = "push-keys.json"   # default: PostgreSQL: one set shared by all replicas,
+//!                                    # in the database; SQLite: beside the file; memory: in memory
 //! push_retry_base_ms = 1000          # first retry delay, doubling each time
 //! push_retry_max_ms = 600000         # longest delay between attempts
 //! push_max_attempts = 15             # attempts before a notification is dead-lettered
 //! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
 //! ```
+//!
+//! With `store = "postgres://…"` several replicas may share one database:
+//! each runs a delivery worker, they claim notifications with
+//! `FOR UPDATE SKIP LOCKED` (each goes out once per attempt, per-webhook
+//! order kept), a commit on any replica wakes them all (`LISTEN`/`NOTIFY`),
+//! and they sign with one key set stored in the database (a rotation on one
+//! replica reaches the others within [`crate::shared_keys::REFRESH_INTERVAL`]),
+//! unless `push_key_file` gives each its own file. Dead letters are listed
+//! and requeued with `switchboard push dead-letters` / `switchboard push retry`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -184,18 +194,31 @@ pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
     bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
 }
 
-/// The task store and, when it also keeps push configs and the outbox (the
-/// memory and SQLite stores do), the same object as a [`PushStore`].
-/// Other stores are opened by [`open_store`] without push.
-pub async fn open_stores(
-    cfg: &Config,
-) -> anyhow::Result<(Arc<dyn TaskStore>, Option<Arc<dyn PushStore>>)> {
+/// The stores a server runs on.
+#[derive(Debug)]
+pub struct Stores {
+    /// Tasks.
+    pub tasks: Arc<dyn TaskStore>,
+    /// The same object as a [`PushStore`] (every store URL `serve` accepts
+    /// keeps push configs and the outbox beside the tasks).
+    pub push: Option<Arc<dyn PushStore>>,
+    /// The PostgreSQL store, when that is the store: it also holds the push
+    /// signing keys the replicas share.
+    pub postgres: Option<switchboard_store_postgres::PgStore>,
+}
+
+/// Opens the store the configuration names, with its push side.
+pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
         let store = Arc::new(InMemoryStore::with_max_terminal_tasks(
             cfg.memory_max_terminal_tasks,
         ));
-        return Ok((store.clone(), Some(store)));
+        return Ok(Stores {
+            tasks: store.clone(),
+            push: Some(store),
+            postgres: None,
+        });
     }
     if url.starts_with("sqlite:") {
         let store = Arc::new(
@@ -203,9 +226,57 @@ pub async fn open_stores(
                 .await
                 .with_context(|| format!("opening the SQLite store {url}"))?,
         );
-        return Ok((store.clone(), Some(store)));
+        return Ok(Stores {
+            tasks: store.clone(),
+            push: Some(store),
+            postgres: None,
+        });
     }
-    Ok((open_store(cfg).await?, None))
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = switchboard_store_postgres::PgStore::open(url)
+            .await
+            .context("opening the PostgreSQL store")?;
+        let shared = Arc::new(store.clone());
+        return Ok(Stores {
+            tasks: shared.clone(),
+            push: Some(shared),
+            postgres: Some(store),
+        });
+    }
+    Ok(Stores {
+        tasks: open_store(cfg).await?,
+        push: None,
+        postgres: None,
+    })
+}
+
+/// The push signing keys: the configured key file; else, on PostgreSQL, the
+/// set the replicas share in the database (kept current by a refresh task
+/// until `shutdown`); else a file beside the SQLite database; else (memory)
+/// keys in memory.
+pub async fn load_push_keys(
+    cfg: &Config,
+    postgres: Option<&switchboard_store_postgres::PgStore>,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<Arc<switchboard_push::KeySet>> {
+    if cfg.push_key_file.is_none()
+        && let Some(pg) = postgres
+    {
+        let (keys, version) = crate::shared_keys::load(pg).await?;
+        crate::shared_keys::spawn_refresh(
+            pg.clone(),
+            keys.clone(),
+            version,
+            crate::shared_keys::REFRESH_INTERVAL,
+            shutdown.clone(),
+        );
+        return Ok(keys);
+    }
+    Ok(Arc::new(match push_key_path(cfg) {
+        Some(path) => switchboard_push::KeySet::load_or_create(&path)
+            .with_context(|| format!("loading the push signing keys {}", path.display()))?,
+        None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
+    }))
 }
 
 /// Where the push signing keys live: the configured file, or beside the
@@ -232,21 +303,17 @@ type PushRuntime = (switchboard_push::PushWorker, Arc<switchboard_push::KeySet>)
 /// Enables push on `builder` and starts the delivery worker, when the
 /// configuration and the store allow it. Returns the worker and the keys
 /// (for the JWKS route).
-fn start_push(
+async fn start_push(
     cfg: &Config,
-    push_store: Option<Arc<dyn PushStore>>,
+    stores: &Stores,
     public_url: &str,
     builder: switchboard_core::RequestHandlerBuilder,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<(switchboard_core::RequestHandlerBuilder, Option<PushRuntime>)> {
-    let Some(push_store) = push_store.filter(|_| cfg.push) else {
+    let Some(push_store) = stores.push.clone().filter(|_| cfg.push) else {
         return Ok((builder, None));
     };
-    let keys = Arc::new(match push_key_path(cfg) {
-        Some(path) => switchboard_push::KeySet::load_or_create(&path)
-            .with_context(|| format!("loading the push signing keys {}", path.display()))?,
-        None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
-    });
+    let keys = load_push_keys(cfg, stores.postgres.as_ref(), shutdown).await?;
     let limits = switchboard_core::PushConfigLimits {
         allow_hosts: cfg.push_allow_hosts.clone(),
         ..Default::default()
@@ -290,7 +357,7 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
     let (executor, card) = agent(&cfg.agent)?;
-    let (store, push_store) = open_stores(&cfg).await?;
+    let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
@@ -302,11 +369,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let push_shutdown = tokio_util::sync::CancellationToken::new();
     let (builder, push) = start_push(
         &cfg,
-        push_store,
+        &stores,
         &public_url,
-        RequestHandler::builder(executor, card).store(store),
+        RequestHandler::builder(executor, card).store(stores.tasks.clone()),
         &push_shutdown,
-    )?;
+    )
+    .await?;
     let handler = builder.build();
     let mut server = A2aServer::new(handler)
         .public_url(&public_url)
