@@ -82,6 +82,15 @@
 //! commit applied, inside the same transaction. [`PgStore::pool`] gives the
 //! connections for a `PgListener` and for other tables (leases, outbox).
 //!
+//! ## Push notifications
+//!
+//! [`PgStore`] is also a [`PushStore`](switchboard_core::PushStore) (see
+//! [`push`]): migration `0002_push.sql` adds `push_configs`, `push_outbox`
+//! (filled by a trigger on `task_events`, so the commit statement above is
+//! unchanged and an event is queued in its own transaction) and
+//! `push_signing_keys` (the key set the replicas share). Delivery workers of
+//! several replicas claim from the one outbox with `FOR UPDATE SKIP LOCKED`.
+//!
 //! ## Reads
 //!
 //! - [`TaskStore::load`]: one primary-key lookup.
