@@ -220,6 +220,52 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
     );
 }
 
+/// A replica killed (SIGKILL) mid-backlog loses nothing: the other replica
+/// delivers the whole backlog, including what the dead one had claimed, once
+/// its leases run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_backlog_loses_nothing() {
+    let Some(url) = testing::fresh_database_or_skip("a_replica_killed_mid_backlog").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let settings = "push_lease_secs = 1\npush_max_attempts = 1000\n";
+    let a = Serve::start(dir.path(), "a", &url, settings);
+    let b = Serve::start(dir.path(), "b", &url, settings);
+    let rx = Receiver::start().await;
+    rx.answer(503);
+    rx.accept_next(3);
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        tasks.push(send_with_push(&a.base, &format!("k{i}"), "/steps 2", &rx.url()).await);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while rx.refused() < 8 {
+        assert!(Instant::now() < deadline, "no failed attempts seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(a); // SIGKILL: its leases are left behind
+    rx.answer(200);
+    let got = rx
+        .wait_until(60, "backlog after a replica died", |got| {
+            completed(got, &tasks)
+        })
+        .await;
+    let verifier = PushVerifier::from_jwks_url(b.jwks_url(), rx.url());
+    let per_task = verified_seqs(&verifier, &got).await;
+    for t in &tasks {
+        let mut ordered = per_task[t].clone();
+        ordered.dedup();
+        let last = *ordered.last().unwrap();
+        assert_eq!(
+            ordered,
+            (1..=last).collect::<Vec<_>>(),
+            "task {t}: every event, in order ({:?})",
+            per_task[t]
+        );
+    }
+}
+
 /// The life of a dead letter through the CLI: a receiver that fails every
 /// attempt makes the server dead-letter the notifications (with a `warn`
 /// line); `push dead-letters` lists them; once the receiver is back,
