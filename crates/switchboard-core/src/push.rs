@@ -175,14 +175,16 @@ pub enum Requeue {
 ///   config of that task **in the same transaction**, in config creation order.
 /// - [`claim`](Self::claim) returns due items (next attempt time reached,
 ///   no live lease), at most one per config: the pending item with the
-///   lowest sequence. Claiming leases the item for `lease` and counts an attempt.
+///   lowest sequence, and nothing for a config that has an item leased.
+///   Claiming leases the item for `lease` and counts an attempt.
 /// - [`ack`](Self::ack) removes the item; [`retry`](Self::retry) releases the
 ///   lease and schedules the next attempt; [`dead_letter`](Self::dead_letter)
 ///   moves it to [`OutboxState::Dead`]. All three are no-ops for unknown ids.
 /// - [`requeue_dead_letter`](Self::requeue_dead_letter) is the operator's way
 ///   back: a dead letter of a config that still exists becomes pending, due
 ///   now, with its attempt count reset. Being the oldest item of its config
-///   again, it goes out before that config's later pending items; events
+///   again, it goes out (once any attempt in flight for the config settled)
+///   before that config's later pending items; events
 ///   already delivered after it are not re-sent, so a receiver may see it
 ///   late (receivers order by the task's sequence number).
 #[async_trait]

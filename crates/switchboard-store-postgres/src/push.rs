@@ -166,7 +166,10 @@ fn decode_item(row: &PgRow) -> Result<OutboxItem, StoreError> {
     })
 }
 
-/// Leases due heads and returns them with their delivery target. `$1` now
+/// Leases due heads and returns them with their delivery target. A head is
+/// a config's lowest pending item; it is not handed out while any item of
+/// its config holds a live lease (after a requeued dead letter, a later
+/// item may be the one in flight). `$1` now
 /// (µs), `$2` limit, `$3` lease end (µs). See the module docs for why this
 /// is safe with several replicas.
 const CLAIM: &str = "WITH heads AS ( \
@@ -177,6 +180,10 @@ const CLAIM: &str = "WITH heads AS ( \
            AND NOT EXISTS (SELECT 1 FROM push_outbox AS p \
                WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
                  AND p.config_id = o.config_id AND p.seq < o.seq AND p.state = 0) \
+           AND NOT EXISTS (SELECT 1 FROM push_outbox AS q \
+               WHERE q.tenant = o.tenant AND q.task_id = o.task_id \
+                 AND q.config_id = o.config_id AND q.state = 0 \
+                 AND q.lease_until_micros > $1) \
          ORDER BY o.next_attempt_micros, o.id \
          LIMIT $2 \
          FOR UPDATE OF o SKIP LOCKED \

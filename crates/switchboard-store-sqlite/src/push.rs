@@ -360,7 +360,8 @@ impl PushStore for SqliteStore {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(backend("starting a write transaction"))?;
-        // Due, unleased heads: no earlier pending row of the same config.
+        // Due, unleased heads: no earlier pending row of the same config, and
+        // no row of it in flight (after a requeue, a later row may be).
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
              JOIN push_configs AS c \
@@ -369,6 +370,10 @@ impl PushStore for SqliteStore {
                AND NOT EXISTS (SELECT 1 FROM push_outbox AS p \
                    WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
                      AND p.config_id = o.config_id AND p.seq < o.seq AND p.state = 0) \
+               AND NOT EXISTS (SELECT 1 FROM push_outbox AS q \
+                   WHERE q.tenant = o.tenant AND q.task_id = o.task_id \
+                     AND q.config_id = o.config_id AND q.state = 0 \
+                     AND q.lease_until_micros > ?1) \
              ORDER BY o.next_attempt_micros, o.id LIMIT ?2"
         )))
         .bind(now_us)

@@ -244,7 +244,20 @@ impl PushStore for InMemoryStore {
             .map_err(|e| StoreError::Backend(format!("lease out of range: {e}")))?;
         let mut guard = self.lock();
         let push = &mut guard.push;
-        let mut heads_seen: HashSet<(String, String, String)> = HashSet::new();
+        // Configs with an item in flight get nothing more (after a requeued
+        // dead letter, the one in flight may be a later item than the head).
+        let mut heads_seen: HashSet<(String, String, String)> = push
+            .outbox
+            .values()
+            .filter(|r| r.state == OutboxState::Pending && r.lease_until.is_some_and(|t| t > now))
+            .map(|r| {
+                (
+                    r.config.tenant.clone(),
+                    r.config.task_id.clone(),
+                    r.config.id.clone(),
+                )
+            })
+            .collect();
         let mut chosen = Vec::new();
         for (id, row) in &push.outbox {
             if chosen.len() >= limit {

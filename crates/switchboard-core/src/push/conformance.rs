@@ -398,8 +398,9 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
 }
 
 /// An operator can put a dead letter back in the queue: it is pending and
-/// due at once with a fresh attempt count, goes out before its config's later
-/// items, and is no longer listed as dead. Unknown ids, other tenants and
+/// due at once with a fresh attempt count and is no longer listed as dead.
+/// It never goes out while a later item of its config is in flight (one
+/// attempt per config at a time still holds). Unknown ids, other tenants and
 /// dead letters whose config is gone are refused.
 pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "requeue-task";
@@ -413,6 +414,9 @@ pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn Push
         .await
         .unwrap();
     let id = head[0].id;
+    let second = claim_for(push, t).await;
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].seq, 2, "the dead letter no longer blocks item 2");
 
     assert_eq!(
         push.requeue_dead_letter("other", id).await.unwrap(),
@@ -439,22 +443,34 @@ pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn Push
         Requeue::NotFound,
         "a pending item is not a dead letter"
     );
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "item 2 is in flight: the requeued item waits for it"
+    );
+    push.ack(second[0].id).await.unwrap();
     let again = claim_for(push, t).await;
     assert_eq!(again.len(), 1, "one head per config: {again:?}");
     assert_eq!(
         (again[0].id, again[0].seq, again[0].attempts),
         (id, 1, 1),
-        "the requeued item is the head again, with a fresh attempt count"
+        "the requeued item goes out, with a fresh attempt count"
     );
     assert_eq!(again[0].state, OutboxState::Pending);
+    assert_eq!(
+        again[0].last_error.as_deref(),
+        Some("500 Internal Server Error"),
+        "the last error is kept until the next attempt"
+    );
     push.ack(again[0].id).await.unwrap();
-    let second = claim_for(push, t).await;
-    assert_eq!(second.len(), 1);
-    assert_eq!(second[0].seq, 2, "then the config's later item");
-    push.dead_letter(second[0].id, "410 Gone").await.unwrap();
+
+    w.step(tasks, TaskState::Completed).await;
+    let third = claim_for(push, t).await;
+    assert_eq!(third.len(), 1);
+    assert_eq!(third[0].seq, 3);
+    push.dead_letter(third[0].id, "410 Gone").await.unwrap();
     assert!(push.delete_config("", t, "r").await.unwrap());
     assert_eq!(
-        push.requeue_dead_letter("", second[0].id).await.unwrap(),
+        push.requeue_dead_letter("", third[0].id).await.unwrap(),
         Requeue::ConfigDeleted,
         "nothing could deliver a dead letter whose config is gone"
     );
