@@ -52,7 +52,7 @@ pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
-pub use push::{PushConfig, PushConfigLimits, PushStore};
+pub use push::{PushConfig, PushConfigLimits, PushStore, Requeue};
 pub use runtime::EventStream;
 pub use store::{
     ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,

@@ -151,6 +151,18 @@ pub struct OutboxItem {
     pub created_at: DateTime<Utc>,
 }
 
+/// What [`PushStore::requeue_dead_letter`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requeue {
+    /// The dead letter is pending again, due now, with its attempts reset.
+    Requeued,
+    /// No dead letter with this id in this tenant (never was, delivered, or
+    /// already requeued).
+    NotFound,
+    /// Its config was deleted, so nothing could deliver it; it stays dead.
+    ConfigDeleted,
+}
+
 /// Storage for push configs and the notification outbox. See the module docs.
 ///
 /// # Contract
@@ -163,10 +175,18 @@ pub struct OutboxItem {
 ///   config of that task **in the same transaction**, in config creation order.
 /// - [`claim`](Self::claim) returns due items (next attempt time reached,
 ///   no live lease), at most one per config: the pending item with the
-///   lowest sequence. Claiming leases the item for `lease` and counts an attempt.
+///   lowest sequence, and nothing for a config that has an item leased.
+///   Claiming leases the item for `lease` and counts an attempt.
 /// - [`ack`](Self::ack) removes the item; [`retry`](Self::retry) releases the
 ///   lease and schedules the next attempt; [`dead_letter`](Self::dead_letter)
 ///   moves it to [`OutboxState::Dead`]. All three are no-ops for unknown ids.
+/// - [`requeue_dead_letter`](Self::requeue_dead_letter) is the operator's way
+///   back: a dead letter of a config that still exists becomes pending, due
+///   now, with its attempt count reset. Being the oldest item of its config
+///   again, it goes out (once any attempt in flight for the config settled)
+///   before that config's later pending items; events
+///   already delivered after it are not re-sent, so a receiver may see it
+///   late (receivers order by the task's sequence number).
 #[async_trait]
 pub trait PushStore: Send + Sync + fmt::Debug + 'static {
     /// Stores (or replaces, by id) a config unless the task already has
@@ -234,6 +254,9 @@ pub trait PushStore: Send + Sync + fmt::Debug + 'static {
         task_id: Option<&str>,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError>;
+
+    /// Puts dead letter `id` of `tenant` back in the queue (see the contract).
+    async fn requeue_dead_letter(&self, tenant: &str, id: u64) -> Result<Requeue, StoreError>;
 
     /// How many items wait for delivery (pending, leased or not).
     async fn pending_count(&self) -> Result<u64, StoreError>;

@@ -51,6 +51,9 @@ pub enum KeyError {
     /// Generating, encoding or using a key failed.
     #[error("push signing key: {0}")]
     Crypto(String),
+    /// A shared key set document (e.g. from the database) is not valid.
+    #[error("shared push signing key set is not valid: {0}")]
+    InvalidDocument(String),
     /// The current key cannot be retired (rotate first).
     #[error("key {0} is the current signing key; rotate() before retiring it")]
     RetireCurrent(String),
@@ -193,6 +196,31 @@ impl KeySet {
         }
     }
 
+    /// A key set from a document written by [`to_document`](Self::to_document)
+    /// (the key file format), kept in memory only: for key sets shared
+    /// through a database, where the caller stores the document.
+    pub fn from_document(text: &str) -> Result<KeySet, KeyError> {
+        Ok(KeySet {
+            keys: RwLock::new(parse_document(text)?),
+            path: None,
+        })
+    }
+
+    /// The whole set, private keys included, in the key file format.
+    pub fn to_document(&self) -> Result<String, KeyError> {
+        document(&self.read())
+    }
+
+    /// Replaces every key with those of `text` (a document from
+    /// [`to_document`](Self::to_document)), e.g. after another replica
+    /// rotated the shared set. Saved to the key file, if this set has one.
+    pub fn replace_from_document(&self, text: &str) -> Result<(), KeyError> {
+        let fresh = parse_document(text)?;
+        let mut keys = self.write();
+        *keys = fresh;
+        self.save(&keys)
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Keys> {
         // A panic while holding the lock cannot leave the keys half-changed:
         // every change is built first and swapped in with one assignment.
@@ -269,22 +297,7 @@ impl KeySet {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let file = KeyFile {
-            version: 1,
-            current: keys.current.kid.clone(),
-            keys: keys
-                .published
-                .iter()
-                .chain(std::iter::once(&keys.current))
-                .map(|k| StoredKey {
-                    kid: k.kid.clone(),
-                    created_at: k.created_at,
-                    private_key_pem: to_pem(&k.pkcs8_der),
-                })
-                .collect(),
-        };
-        let text = serde_json::to_string_pretty(&file)
-            .map_err(|e| KeyError::Crypto(format!("encoding the key file: {e}")))?;
+        let text = document(keys)?;
         let io = |source| KeyError::Io {
             path: path.clone(),
             source,
@@ -299,6 +312,26 @@ impl KeySet {
     }
 }
 
+/// The key file JSON of `keys`.
+fn document(keys: &Keys) -> Result<String, KeyError> {
+    let file = KeyFile {
+        version: 1,
+        current: keys.current.kid.clone(),
+        keys: keys
+            .published
+            .iter()
+            .chain(std::iter::once(&keys.current))
+            .map(|k| StoredKey {
+                kid: k.kid.clone(),
+                created_at: k.created_at,
+                private_key_pem: to_pem(&k.pkcs8_der),
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&file)
+        .map_err(|e| KeyError::Crypto(format!("encoding the key file: {e}")))
+}
+
 impl switchboard_core::push::JwksSource for KeySet {
     fn jwks(&self) -> serde_json::Value {
         serde_json::to_value(self.jwk_set()).unwrap_or_else(|_| serde_json::json!({"keys": []}))
@@ -306,10 +339,17 @@ impl switchboard_core::push::JwksSource for KeySet {
 }
 
 fn parse_file(path: &Path, text: &str) -> Result<Keys, KeyError> {
-    let invalid = |why: String| KeyError::Invalid {
+    parse_with(text, |why| KeyError::Invalid {
         path: path.to_path_buf(),
         why,
-    };
+    })
+}
+
+fn parse_document(text: &str) -> Result<Keys, KeyError> {
+    parse_with(text, KeyError::InvalidDocument)
+}
+
+fn parse_with(text: &str, invalid: impl Fn(String) -> KeyError) -> Result<Keys, KeyError> {
     let file: KeyFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
     if file.version != 1 {
         return Err(invalid(format!("unknown version {}", file.version)));

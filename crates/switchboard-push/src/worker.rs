@@ -11,7 +11,8 @@
 //!   exponential backoff with jitter ([`RetryPolicy`]);
 //! - failure on the last attempt → [`dead_letter`](PushStore::dead_letter),
 //!   logged at `warn` and queryable with
-//!   [`PushStore::list_dead_letters`].
+//!   [`PushStore::list_dead_letters`] (the CLI: `switchboard push
+//!   dead-letters`; `switchboard push retry` requeues).
 //!
 //! All state is in the store, so the worker can die at any point: a claimed
 //! item that was never settled is claimed again when its lease ends.

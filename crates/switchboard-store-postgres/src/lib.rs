@@ -82,6 +82,15 @@
 //! commit applied, inside the same transaction. [`PgStore::pool`] gives the
 //! connections for a `PgListener` and for other tables (leases, outbox).
 //!
+//! ## Push notifications
+//!
+//! [`PgStore`] is also a [`PushStore`](switchboard_core::PushStore) (see
+//! [`push`]): migration `0002_push.sql` adds `push_configs`, `push_outbox`
+//! (filled by a trigger on `task_events`, so the commit statement above is
+//! unchanged and an event is queued in its own transaction) and
+//! `push_signing_keys` (the key set the replicas share). Delivery workers of
+//! several replicas claim from the one outbox with `FOR UPDATE SKIP LOCKED`.
+//!
 //! ## Reads
 //!
 //! - [`TaskStore::load`]: one primary-key lookup.
@@ -134,10 +143,12 @@ use switchboard_core::{
 use switchboard_protocol::{StreamResponse, Task, TaskState};
 
 pub mod cluster;
+pub mod push;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use cluster::PgCluster;
+pub use push::SharedKeyDocument;
 
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -183,6 +194,8 @@ pub struct PgStore {
     /// [`PgStore::replica`]): commits then take leases and announce
     /// themselves.
     replica: Option<cluster::Replica>,
+    /// Push notification wakeups (see [`push`]).
+    push: std::sync::Arc<push::PushShared>,
 }
 
 impl fmt::Debug for PgStore {
@@ -238,6 +251,7 @@ impl PgStore {
             pool,
             location,
             replica: None,
+            push: Default::default(),
         })
     }
 
@@ -264,6 +278,7 @@ impl PgStore {
             pool,
             location,
             replica: None,
+            push: Default::default(),
         })
     }
 
@@ -490,16 +505,25 @@ const COMMIT_NEXT: &str = concat!(
 const FINISHED: &str = "state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', \
      'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
 
+/// No notification of the task is waiting to be delivered.
+const NOTHING_PENDING: &str = "NOT EXISTS (SELECT 1 FROM push_outbox AS o \
+     WHERE o.tenant = tasks.tenant AND o.task_id = tasks.id AND o.state = 0)";
+
 /// Tasks deleted per statement, so a large purge holds few locks at a time.
 const PURGE_BATCH: usize = 500;
 
 impl PgStore {
     /// Deletes the tasks `victims` names (at most [`PURGE_BATCH`], given
-    /// `param` as `$1`; their event logs cascade), statement after
-    /// statement until it names fewer than a batch.
+    /// `param` as `$1`; their event logs cascade, their push configs and
+    /// dead letters go in the same statement), statement after statement
+    /// until it names fewer than a batch.
     async fn purge_batches(&self, victims: &str, param: i64) -> Result<u64, StoreError> {
         let sql = format!(
-            "WITH victims AS ({victims}) \
+            "WITH victims AS ({victims}), \
+             outbox AS (DELETE FROM push_outbox AS o USING victims AS v \
+                 WHERE o.tenant = v.tenant AND o.task_id = v.id), \
+             configs AS (DELETE FROM push_configs AS c USING victims AS v \
+                 WHERE c.tenant = v.tenant AND c.task_id = v.id) \
              DELETE FROM tasks AS t USING victims AS v WHERE t.tenant = v.tenant AND t.id = v.id"
         );
         let mut purged = 0;
@@ -668,13 +692,14 @@ impl TaskStore for PgStore {
         if let Some(cutoff) = retention.cutoff(now) {
             let victims = format!(
                 "SELECT tenant, id FROM tasks WHERE {FINISHED} AND status_micros < $1 \
+                 AND {NOTHING_PENDING} \
                  ORDER BY status_micros LIMIT {PURGE_BATCH} FOR UPDATE SKIP LOCKED"
             );
             purged += self.purge_batches(&victims, to_micros(cutoff)).await?;
         }
         if let Some(max) = retention.max_finished {
             let victims = format!(
-                "SELECT tenant, id FROM tasks WHERE {FINISHED} \
+                "SELECT tenant, id FROM tasks WHERE {FINISHED} AND {NOTHING_PENDING} \
                  ORDER BY status_micros DESC, id DESC OFFSET $1 LIMIT {PURGE_BATCH} \
                  FOR UPDATE SKIP LOCKED"
             );

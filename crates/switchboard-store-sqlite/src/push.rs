@@ -26,7 +26,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, QueryBuilder, Sqlite};
 use switchboard_core::StoreError;
 use switchboard_core::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig,
+    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue,
 };
 use switchboard_protocol::AuthenticationInfo;
 
@@ -360,7 +360,8 @@ impl PushStore for SqliteStore {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(backend("starting a write transaction"))?;
-        // Due, unleased heads: no earlier pending row of the same config.
+        // Due, unleased heads: no earlier pending row of the same config, and
+        // no row of it in flight (after a requeue, a later row may be).
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
              JOIN push_configs AS c \
@@ -369,6 +370,10 @@ impl PushStore for SqliteStore {
                AND NOT EXISTS (SELECT 1 FROM push_outbox AS p \
                    WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
                      AND p.config_id = o.config_id AND p.seq < o.seq AND p.state = 0) \
+               AND NOT EXISTS (SELECT 1 FROM push_outbox AS q \
+                   WHERE q.tenant = o.tenant AND q.task_id = o.task_id \
+                     AND q.config_id = o.config_id AND q.state = 0 \
+                     AND q.lease_until_micros > ?1) \
              ORDER BY o.next_attempt_micros, o.id LIMIT ?2"
         )))
         .bind(now_us)
@@ -483,6 +488,52 @@ impl PushStore for SqliteStore {
         .await
         .map_err(backend("listing dead letters"))?;
         rows.iter().map(decode_item).collect()
+    }
+
+    async fn requeue_dead_letter(&self, tenant: &str, id: u64) -> Result<Requeue, StoreError> {
+        let mut conn = self
+            .writer_pool
+            .acquire()
+            .await
+            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut tx = conn
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(backend("starting a write transaction"))?;
+        // The dead letter, and whether its config still exists.
+        let found: Option<(String, i64)> = sqlx::query_as(
+            "SELECT o.task_id, EXISTS (SELECT 1 FROM push_configs AS c \
+                 WHERE c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id) \
+             FROM push_outbox AS o WHERE o.id = ?1 AND o.tenant = ?2 AND o.state = 1",
+        )
+        .bind(db_id(id))
+        .bind(tenant)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(backend("looking up a dead letter"))?;
+        let outcome = match found {
+            None => Requeue::NotFound,
+            Some((_, 0)) => Requeue::ConfigDeleted,
+            Some((task_id, _)) => {
+                sqlx::query(
+                    "UPDATE push_outbox SET state = 0, attempts = 0, next_attempt_micros = 0, \
+                     lease_until_micros = 0 WHERE id = ?1",
+                )
+                .bind(db_id(id))
+                .execute(&mut *tx)
+                .await
+                .map_err(backend("requeueing a dead letter"))?;
+                self.push.remember(tenant, &task_id);
+                Requeue::Requeued
+            }
+        };
+        tx.commit()
+            .await
+            .map_err(backend("committing a dead letter requeue"))?;
+        if outcome == Requeue::Requeued {
+            self.push.wakeup.notify_one();
+        }
+        Ok(outcome)
     }
 
     async fn pending_count(&self) -> Result<u64, StoreError> {

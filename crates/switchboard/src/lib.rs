@@ -5,4 +5,6 @@
 
 pub mod client_cmd;
 pub mod demo;
+pub mod push_cmd;
 pub mod serve;
+pub mod shared_keys;

@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{client_cmd, serve};
+use switchboard::{client_cmd, push_cmd, serve};
 
 use std::process::ExitCode;
 
@@ -25,6 +25,9 @@ struct Cli {
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
     Serve(serve::ServeArgs),
+    /// Inspect push notification delivery in a store: list and requeue dead letters.
+    #[command(subcommand)]
+    Push(push_cmd::PushCommand),
     #[command(flatten)]
     Client(client_cmd::ClientCommand),
 }
@@ -52,6 +55,9 @@ fn main() -> ExitCode {
                         ExitCode::from(2)
                     }
                 }
+            }
+            Command::Push(cmd) => {
+                ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
             }
             Command::Client(cmd) => client_cmd::run(cmd).await,
         }

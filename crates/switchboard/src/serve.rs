@@ -17,15 +17,25 @@
 //! retention_max_age_secs = 604800    # delete finished tasks a week after they finished
 //! retention_max_finished = 1000000   # and keep at most this many
 //!
-//! # Push notifications (on by default with the memory and SQLite stores)
+//! # Push notifications (on by default, with every store)
 //! push = true
 //! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
-//! push_key_file = "push-keys.json"   # default: next to the SQLite file; memory: in-memory keys
+//! push_key_file = "push-keys.json"   # default: PostgreSQL: one set shared by all replicas,
+//!                                    # in the database; SQLite: beside the file; memory: in memory
 //! push_retry_base_ms = 1000          # first retry delay, doubling each time
 //! push_retry_max_ms = 600000         # longest delay between attempts
 //! push_max_attempts = 15             # attempts before a notification is dead-lettered
 //! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
 //! ```
+//!
+//! With `store = "postgres://…"` several replicas may share one database:
+//! each runs a delivery worker, they claim notifications with
+//! `FOR UPDATE SKIP LOCKED` (each goes out once per attempt, per-webhook
+//! order kept), a commit on any replica wakes them all (`LISTEN`/`NOTIFY`),
+//! and they sign with one key set stored in the database (a rotation on one
+//! replica reaches the others within [`crate::shared_keys::REFRESH_INTERVAL`]),
+//! unless `push_key_file` gives each its own file. Dead letters are listed
+//! and requeued with `switchboard push dead-letters` / `switchboard push retry`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -229,9 +239,12 @@ pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
 pub struct Stores {
     /// Tasks and their event logs.
     pub tasks: Arc<dyn TaskStore>,
-    /// The same object as a [`PushStore`], when it also keeps push configs
-    /// and the outbox.
+    /// The same object as a [`PushStore`] (every store URL `serve` accepts
+    /// keeps push configs and the outbox beside the tasks).
     pub push: Option<Arc<dyn PushStore>>,
+    /// The PostgreSQL store, when that is the store: it also holds the push
+    /// signing keys the replicas share.
+    pub postgres: Option<switchboard_store_postgres::PgStore>,
     /// Membership in a replica set, when the store is shared (PostgreSQL).
     pub cluster: Option<Arc<dyn Cluster>>,
     /// Tasks a previous process left submitted or working (SQLite): their
@@ -239,9 +252,10 @@ pub struct Stores {
     pub abandoned: Vec<(String, String)>,
 }
 
-/// Opens the stores the configuration names. A PostgreSQL store is always
-/// opened as one replica of a set (see `switchboard_core::cluster`): any
-/// number of `serve` processes may share its database.
+/// Opens the stores the configuration names, with their push side. A
+/// PostgreSQL store is always opened as one replica of a set (see
+/// `switchboard_core::cluster`): any number of `serve` processes may share
+/// its database.
 pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
@@ -251,6 +265,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
         return Ok(Stores {
             tasks: store.clone(),
             push: Some(store),
+            postgres: None,
             cluster: None,
             abandoned: Vec::new(),
         });
@@ -268,6 +283,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
         return Ok(Stores {
             tasks: store.clone(),
             push: Some(store),
+            postgres: None,
             cluster: None,
             abandoned,
         });
@@ -280,9 +296,11 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
             .replica(lease)
             .await
             .context("joining the PostgreSQL replica set")?;
+        let shared = Arc::new(store.clone());
         return Ok(Stores {
-            tasks: Arc::new(store),
-            push: None,
+            tasks: shared.clone(),
+            push: Some(shared),
+            postgres: Some(store),
             cluster: Some(cluster),
             abandoned: Vec::new(),
         });
@@ -290,9 +308,39 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     Ok(Stores {
         tasks: open_store(cfg).await?,
         push: None,
+        postgres: None,
         cluster: None,
         abandoned: Vec::new(),
     })
+}
+
+/// The push signing keys: the configured key file; else, on PostgreSQL, the
+/// set the replicas share in the database (kept current by a refresh task
+/// until `shutdown`); else a file beside the SQLite database; else (memory)
+/// keys in memory.
+pub async fn load_push_keys(
+    cfg: &Config,
+    postgres: Option<&switchboard_store_postgres::PgStore>,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<Arc<switchboard_push::KeySet>> {
+    if cfg.push_key_file.is_none()
+        && let Some(pg) = postgres
+    {
+        let (keys, version) = crate::shared_keys::load(pg).await?;
+        crate::shared_keys::spawn_refresh(
+            pg.clone(),
+            keys.clone(),
+            version,
+            crate::shared_keys::REFRESH_INTERVAL,
+            shutdown.clone(),
+        );
+        return Ok(keys);
+    }
+    Ok(Arc::new(match push_key_path(cfg) {
+        Some(path) => switchboard_push::KeySet::load_or_create(&path)
+            .with_context(|| format!("loading the push signing keys {}", path.display()))?,
+        None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
+    }))
 }
 
 /// Where the push signing keys live: the configured file, or beside the
@@ -319,21 +367,17 @@ type PushRuntime = (switchboard_push::PushWorker, Arc<switchboard_push::KeySet>)
 /// Enables push on `builder` and starts the delivery worker, when the
 /// configuration and the store allow it. Returns the worker and the keys
 /// (for the JWKS route).
-fn start_push(
+async fn start_push(
     cfg: &Config,
-    push_store: Option<Arc<dyn PushStore>>,
+    stores: &Stores,
     public_url: &str,
     builder: switchboard_core::RequestHandlerBuilder,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<(switchboard_core::RequestHandlerBuilder, Option<PushRuntime>)> {
-    let Some(push_store) = push_store.filter(|_| cfg.push) else {
+    let Some(push_store) = stores.push.clone().filter(|_| cfg.push) else {
         return Ok((builder, None));
     };
-    let keys = Arc::new(match push_key_path(cfg) {
-        Some(path) => switchboard_push::KeySet::load_or_create(&path)
-            .with_context(|| format!("loading the push signing keys {}", path.display()))?,
-        None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
-    });
+    let keys = load_push_keys(cfg, stores.postgres.as_ref(), shutdown).await?;
     let limits = switchboard_core::PushConfigLimits {
         allow_hosts: cfg.push_allow_hosts.clone(),
         ..Default::default()
@@ -377,12 +421,7 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
     let (executor, card) = agent(&cfg.agent)?;
-    let Stores {
-        tasks: store,
-        push: push_store,
-        cluster,
-        abandoned,
-    } = open_stores(&cfg).await?;
+    let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
@@ -393,8 +432,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("http://{addr}"));
     let push_shutdown = tokio_util::sync::CancellationToken::new();
     let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-    let mut builder = RequestHandler::builder(executor, card).store(store).config(
-        switchboard_core::HandlerConfig {
+    let mut builder = RequestHandler::builder(executor, card)
+        .store(stores.tasks.clone())
+        .config(switchboard_core::HandlerConfig {
             // Look for orphans a few times per lease, at most every 2 s.
             orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
             retention: switchboard_core::Retention {
@@ -405,17 +445,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
             ..Default::default()
-        },
-    );
-    if let Some(cluster) = cluster {
+        });
+    if let Some(cluster) = stores.cluster.clone() {
         builder = builder.cluster(cluster);
     }
-    let (builder, push) = start_push(&cfg, push_store, &public_url, builder, &push_shutdown)?;
+    let (builder, push) = start_push(&cfg, &stores, &public_url, builder, &push_shutdown).await?;
     let handler = builder.build();
-    if !abandoned.is_empty() {
+    if !stores.abandoned.is_empty() {
         let failed = handler
             .fail_abandoned(
-                &abandoned,
+                &stores.abandoned,
                 "the server stopped while this task was running; its run was lost and it cannot continue",
             )
             .await;

@@ -22,7 +22,7 @@ use switchboard_protocol::StreamResponse;
 
 use super::InMemoryStore;
 use crate::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, payload_json,
+    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue, payload_json,
 };
 use crate::store::StoreError;
 
@@ -244,7 +244,20 @@ impl PushStore for InMemoryStore {
             .map_err(|e| StoreError::Backend(format!("lease out of range: {e}")))?;
         let mut guard = self.lock();
         let push = &mut guard.push;
-        let mut heads_seen: HashSet<(String, String, String)> = HashSet::new();
+        // Configs with an item in flight get nothing more (after a requeued
+        // dead letter, the one in flight may be a later item than the head).
+        let mut heads_seen: HashSet<(String, String, String)> = push
+            .outbox
+            .values()
+            .filter(|r| r.state == OutboxState::Pending && r.lease_until.is_some_and(|t| t > now))
+            .map(|r| {
+                (
+                    r.config.tenant.clone(),
+                    r.config.task_id.clone(),
+                    r.config.id.clone(),
+                )
+            })
+            .collect();
         let mut chosen = Vec::new();
         for (id, row) in &push.outbox {
             if chosen.len() >= limit {
@@ -323,6 +336,34 @@ impl PushStore for InMemoryStore {
             .take(limit)
             .map(|(id, r)| guard.push.item(*id, r))
             .collect())
+    }
+
+    async fn requeue_dead_letter(&self, tenant: &str, id: u64) -> Result<Requeue, StoreError> {
+        let mut guard = self.lock();
+        let push = &mut guard.push;
+        let Some(row) = push
+            .outbox
+            .get(&id)
+            .filter(|r| r.state == OutboxState::Dead && r.config.tenant == tenant)
+        else {
+            return Ok(Requeue::NotFound);
+        };
+        let c = &row.config;
+        let config_exists = push
+            .configs
+            .get(&(c.tenant.clone(), c.task_id.clone()))
+            .is_some_and(|list| list.iter().any(|(_, x)| x.id == c.id));
+        if !config_exists {
+            return Ok(Requeue::ConfigDeleted);
+        }
+        if let Some(row) = push.outbox.get_mut(&id) {
+            row.state = OutboxState::Pending;
+            row.attempts = 0;
+            row.next_attempt = Utc::now();
+            row.lease_until = None;
+        }
+        self.push_wakeup.notify_one();
+        Ok(Requeue::Requeued)
     }
 
     async fn pending_count(&self) -> Result<u64, StoreError> {

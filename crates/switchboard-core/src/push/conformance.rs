@@ -102,6 +102,7 @@ pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
     order_per_config_survives_retries(store, store).await;
     leases_expire(store, store).await;
     delete_stops_delivery_and_keeps_dead_letters(store, store).await;
+    dead_letters_can_be_requeued(store, store).await;
     // Last: it purges every other check's finished tasks.
     purging_a_task_never_loses_a_pending_notification(store, store).await;
 }
@@ -473,5 +474,89 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
             .filter(|d| d.task_id == t)
             .count(),
         1
+    );
+}
+
+/// An operator can put a dead letter back in the queue: it is pending and
+/// due at once with a fresh attempt count and is no longer listed as dead.
+/// It never goes out while a later item of its config is in flight (one
+/// attempt per config at a time still holds). Unknown ids, other tenants and
+/// dead letters whose config is gone are refused.
+pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "requeue-task";
+    push.put_config(&config("", t, "r"), 10).await.unwrap();
+    let mut w = Writer::new("", t);
+    w.step(tasks, TaskState::Submitted).await;
+    w.step(tasks, TaskState::Working).await;
+    let head = claim_for(push, t).await;
+    assert_eq!(head.len(), 1);
+    push.dead_letter(head[0].id, "500 Internal Server Error")
+        .await
+        .unwrap();
+    let id = head[0].id;
+    let second = claim_for(push, t).await;
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].seq, 2, "the dead letter no longer blocks item 2");
+
+    assert_eq!(
+        push.requeue_dead_letter("other", id).await.unwrap(),
+        Requeue::NotFound,
+        "dead letters are scoped by tenant"
+    );
+    assert_eq!(
+        push.requeue_dead_letter("", u64::MAX / 2).await.unwrap(),
+        Requeue::NotFound
+    );
+    assert_eq!(
+        push.requeue_dead_letter("", id).await.unwrap(),
+        Requeue::Requeued
+    );
+    assert!(
+        push.list_dead_letters("", Some(t), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a requeued item is no longer dead"
+    );
+    assert_eq!(
+        push.requeue_dead_letter("", id).await.unwrap(),
+        Requeue::NotFound,
+        "a pending item is not a dead letter"
+    );
+    assert!(
+        claim_for(push, t).await.is_empty(),
+        "item 2 is in flight: the requeued item waits for it"
+    );
+    push.ack(second[0].id).await.unwrap();
+    let again = claim_for(push, t).await;
+    assert_eq!(again.len(), 1, "one head per config: {again:?}");
+    assert_eq!(
+        (again[0].id, again[0].seq, again[0].attempts),
+        (id, 1, 1),
+        "the requeued item goes out, with a fresh attempt count"
+    );
+    assert_eq!(again[0].state, OutboxState::Pending);
+    assert_eq!(
+        again[0].last_error.as_deref(),
+        Some("500 Internal Server Error"),
+        "the last error is kept until the next attempt"
+    );
+    push.ack(again[0].id).await.unwrap();
+
+    w.step(tasks, TaskState::Completed).await;
+    let third = claim_for(push, t).await;
+    assert_eq!(third.len(), 1);
+    assert_eq!(third[0].seq, 3);
+    push.dead_letter(third[0].id, "410 Gone").await.unwrap();
+    assert!(push.delete_config("", t, "r").await.unwrap());
+    assert_eq!(
+        push.requeue_dead_letter("", third[0].id).await.unwrap(),
+        Requeue::ConfigDeleted,
+        "nothing could deliver a dead letter whose config is gone"
+    );
+    assert_eq!(
+        push.list_dead_letters("", Some(t), 10).await.unwrap().len(),
+        1,
+        "a refused requeue leaves the dead letter in place"
     );
 }

@@ -1,0 +1,109 @@
+//! Push signing keys shared by several replicas through PostgreSQL.
+//!
+//! A receiver verifies a notification with the key its JWT names (`kid`),
+//! looked up in the JWKS of whichever replica it fetched it from. Replicas
+//! behind one URL must therefore sign with the same key set. With the
+//! PostgreSQL store (and no `push_key_file`), the set lives in the database:
+//!
+//! - at start-up each replica offers a freshly generated set; the first one
+//!   stored wins and every replica loads that one ([`load`]);
+//! - [`rotate`] rotates the stored set with a compare-and-set on its version,
+//!   retrying on a concurrent change, so no rotation is lost;
+//! - every replica polls the version ([`refresh`], run by [`spawn_refresh`])
+//!   and swaps in the new set when it changed, so a rotation on one replica
+//!   reaches every JWKS and every signer within one poll interval. The old
+//!   key stays published (that is what rotation means), so notifications
+//!   signed just before keep verifying everywhere.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use switchboard_push::KeySet;
+use switchboard_store_postgres::PgStore;
+use tokio_util::sync::CancellationToken;
+
+/// How often a replica looks for a rotation made by another one.
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The replicas' key set and the version it was loaded at.
+pub async fn load(store: &PgStore) -> anyhow::Result<(Arc<KeySet>, i64)> {
+    let candidate = KeySet::generate()
+        .and_then(|k| k.to_document())
+        .context("generating push signing keys")?;
+    let stored = store
+        .push_keys_init(&candidate)
+        .await
+        .context("storing or loading the shared push signing keys")?;
+    let keys = KeySet::from_document(&stored.document)
+        .context("loading the shared push signing keys from PostgreSQL")?;
+    Ok((Arc::new(keys), stored.version))
+}
+
+/// Loads the stored set into `keys` if its version is not `*version`;
+/// returns whether it changed.
+pub async fn refresh(store: &PgStore, keys: &KeySet, version: &mut i64) -> anyhow::Result<bool> {
+    let Some(stored) = store
+        .push_keys()
+        .await
+        .context("reading the shared push signing keys")?
+    else {
+        return Ok(false);
+    };
+    if stored.version == *version {
+        return Ok(false);
+    }
+    keys.replace_from_document(&stored.document)
+        .context("loading the rotated push signing keys")?;
+    *version = stored.version;
+    tracing::info!(kid = %keys.current_kid(), version = stored.version, "loaded rotated push signing keys");
+    Ok(true)
+}
+
+/// Rotates the stored set (a fresh current key; the old one stays
+/// published) and loads it into `keys`. Returns the new `kid`.
+pub async fn rotate(store: &PgStore, keys: &KeySet) -> anyhow::Result<String> {
+    for _ in 0..10 {
+        let stored = match store.push_keys().await? {
+            Some(s) => s,
+            None => {
+                load(store).await?;
+                continue;
+            }
+        };
+        let next = KeySet::from_document(&stored.document)?;
+        let kid = next.rotate()?;
+        let document = next.to_document()?;
+        if store
+            .push_keys_replace(stored.version, &document)
+            .await?
+            .is_some()
+        {
+            keys.replace_from_document(&document)?;
+            return Ok(kid);
+        }
+        // Another replica changed the set meanwhile: rotate its version.
+    }
+    anyhow::bail!("the shared push signing keys kept changing; rotation not applied")
+}
+
+/// Polls for rotations every `every` until `shutdown`.
+pub fn spawn_refresh(
+    store: PgStore,
+    keys: Arc<KeySet>,
+    mut version: i64,
+    every: Duration,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+            if let Err(e) = refresh(&store, &keys, &mut version).await {
+                tracing::warn!(error = %format!("{e:#}"), "checking for rotated push signing keys");
+            }
+        }
+    })
+}

@@ -1,0 +1,424 @@
+//! Push notifications with the real `switchboard serve` on PostgreSQL (two
+//! replicas sharing one database) and on SQLite: deliveries arrive in order
+//! and verify against either replica's JWKS; dead letters are logged, listed
+//! by `switchboard push dead-letters` and requeued by `switchboard push retry`;
+//! and the shared signing key set rotates for every replica.
+//!
+//! The PostgreSQL tests skip without a test server unless
+//! `SWITCHBOARD_REQUIRE_POSTGRES=1` (see `switchboard_store_postgres::testing`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod push_receiver;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use push_receiver::{Received, Receiver};
+use serde_json::{Value, json};
+use switchboard_client::push::PushVerifier;
+use switchboard_store_postgres::{PgStore, testing};
+
+/// A `switchboard serve` process.
+struct Serve {
+    child: Child,
+    base: String,
+    log: PathBuf,
+}
+
+impl Serve {
+    fn start(dir: &Path, name: &str, store: &str, extra_config: &str) -> Serve {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &config,
+            format!("push_retry_base_ms = 20\npush_retry_max_ms = 100\n{extra_config}"),
+        )
+        .unwrap();
+        let log = dir.join(format!("{name}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args([
+                "serve",
+                "--config",
+                config.to_str().unwrap(),
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--store",
+                store,
+                "--push-allow-host",
+                "127.0.0.1",
+            ])
+            .env("SWITCHBOARD_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "serve did not start: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Serve {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            log,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn jwks_url(&self) -> String {
+        format!("{}/.well-known/jwks.json", self.base)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn send_with_push(base: &str, id: &str, text: &str, hook: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]},
+        "configuration": {"taskPushNotificationConfig": {"url": hook}}}});
+    let v: Value = reqwest::Client::new()
+        .post(format!("{base}/"))
+        .header("Content-Type", "application/json")
+        .header("A2A-Version", "1.0")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v.get("error").is_none(), "SendMessage failed: {v}");
+    assert_eq!(
+        v["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    v["result"]["task"]["id"].as_str().unwrap().to_string()
+}
+
+/// Runs `switchboard push …`; returns (exit code, stdout, stderr).
+fn push_cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .arg("push")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn dead_letters(store: &str) -> Vec<Value> {
+    let (code, out, err) = push_cli(&["dead-letters", "--store", store, "--json"]);
+    assert_eq!(code, 0, "dead-letters failed: {err}");
+    serde_json::from_str::<Vec<Value>>(&out).unwrap()
+}
+
+fn completed(got: &[Received], tasks: &[String]) -> bool {
+    tasks.iter().all(|t| {
+        got.iter().any(|r| {
+            r.task_id() == *t
+                && r.json()["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        })
+    })
+}
+
+/// Verifies every notification and returns each task's sequence numbers in
+/// arrival order.
+async fn verified_seqs(verifier: &PushVerifier, got: &[Received]) -> BTreeMap<String, Vec<u64>> {
+    let mut per_task: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for r in got {
+        let v = verifier
+            .verify(&r.headers, &r.body)
+            .await
+            .unwrap_or_else(|e| panic!("a notification does not verify: {e}"));
+        per_task
+            .entry(v.claims.task_id)
+            .or_default()
+            .push(v.claims.seq);
+    }
+    per_task
+}
+
+/// Two replicas on one PostgreSQL database: tasks created on either reach
+/// the receiver completely and in order, and every notification verifies
+/// with the JWKS of replica A (the replicas share one key set).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
+    let Some(url) = testing::fresh_database_or_skip("two_replicas_on_postgres").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = Serve::start(dir.path(), "a", &url, "");
+    let b = Serve::start(dir.path(), "b", &url, "");
+    let rx = Receiver::start().await;
+
+    let jwks = |s: &Serve| {
+        let url = s.jwks_url();
+        async move {
+            reqwest::get(url)
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        jwks(&a).await,
+        jwks(&b).await,
+        "both replicas publish the same keys"
+    );
+
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        tasks.push(send_with_push(&replica.base, &format!("m{i}"), "/steps 3", &rx.url()).await);
+    }
+    let got = rx
+        .wait_until(30, "notifications from both replicas", |got| {
+            completed(got, &tasks)
+        })
+        .await;
+    let verifier = PushVerifier::from_jwks_url(a.jwks_url(), rx.url());
+    let per_task = verified_seqs(&verifier, &got).await;
+    for t in &tasks {
+        let seqs = &per_task[t];
+        let mut ordered = seqs.clone();
+        ordered.dedup();
+        let last = *ordered.last().unwrap();
+        assert_eq!(
+            ordered,
+            (1..=last).collect::<Vec<_>>(),
+            "task {t}: every event, in order ({seqs:?})"
+        );
+    }
+    assert!(
+        !a.log().contains("ERROR") && !b.log().contains("ERROR"),
+        "no errors logged:\n{}\n{}",
+        a.log(),
+        b.log()
+    );
+}
+
+/// A replica killed (SIGKILL) mid-backlog loses nothing: the other replica
+/// delivers the whole backlog, including what the dead one had claimed, once
+/// its leases run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_backlog_loses_nothing() {
+    let Some(url) = testing::fresh_database_or_skip("a_replica_killed_mid_backlog").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let settings = "push_lease_secs = 1\npush_max_attempts = 1000\n";
+    let a = Serve::start(dir.path(), "a", &url, settings);
+    let b = Serve::start(dir.path(), "b", &url, settings);
+    let rx = Receiver::start().await;
+    rx.answer(503);
+    rx.accept_next(3);
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        tasks.push(send_with_push(&a.base, &format!("k{i}"), "/steps 2", &rx.url()).await);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while rx.refused() < 8 {
+        assert!(Instant::now() < deadline, "no failed attempts seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(a); // SIGKILL: its leases are left behind
+    rx.answer(200);
+    let got = rx
+        .wait_until(60, "backlog after a replica died", |got| {
+            completed(got, &tasks)
+        })
+        .await;
+    let verifier = PushVerifier::from_jwks_url(b.jwks_url(), rx.url());
+    let per_task = verified_seqs(&verifier, &got).await;
+    for t in &tasks {
+        let mut ordered = per_task[t].clone();
+        ordered.dedup();
+        let last = *ordered.last().unwrap();
+        assert_eq!(
+            ordered,
+            (1..=last).collect::<Vec<_>>(),
+            "task {t}: every event, in order ({:?})",
+            per_task[t]
+        );
+    }
+}
+
+/// The life of a dead letter through the CLI: a receiver that fails every
+/// attempt makes the server dead-letter the notifications (with a `warn`
+/// line); `push dead-letters` lists them; once the receiver is back,
+/// `push retry --all` requeues them and the running server delivers them.
+async fn dead_letters_round_trip(store: &str, dir: &Path) {
+    let serve = Serve::start(dir, "dl", store, "push_max_attempts = 2\n");
+    let rx = Receiver::start().await;
+    rx.answer(500);
+    let task = send_with_push(&serve.base, "dl-1", "/steps 2", &rx.url()).await;
+
+    // Each notification fails twice, then is dead; the next one of the
+    // config follows. Done when every refusal is accounted for by a dead
+    // letter and nothing moves any more.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let dead = loop {
+        let dead = dead_letters(store);
+        if !dead.is_empty() && rx.refused() == 2 * dead.len() {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let again = dead_letters(store);
+            if again.len() == dead.len() && rx.refused() == 2 * dead.len() {
+                break again;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "notifications were not dead-lettered: {dead:?}\n{}",
+            serve.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let seqs: Vec<u64> = dead.iter().map(|d| d["seq"].as_u64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "every event of the task is a dead letter, oldest first"
+    );
+    for d in &dead {
+        assert_eq!(d["taskId"], task.as_str());
+        assert_eq!(d["url"], rx.url().as_str());
+        assert_eq!(d["attempts"], 2, "the retry limit was used up: {d}");
+        assert!(d["configId"].as_str().is_some_and(|c| !c.is_empty()));
+        assert!(d["queuedAt"].as_str().is_some());
+    }
+    assert!(
+        serve
+            .log()
+            .contains("push notification dead-lettered after its last attempt"),
+        "a dead letter is logged at warn:\n{}",
+        serve.log()
+    );
+    assert!(rx.accepted().is_empty());
+
+    // The table form names the same items.
+    let (code, table, _) = push_cli(&["dead-letters", "--store", store, "--limit", "1"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2, "a header and one row (--limit 1): {table}");
+    assert!(lines[1].starts_with(&format!("{}\t{task}\t", dead[0]["id"])));
+    // Another tenant has none.
+    let (code, out, _) = push_cli(&["dead-letters", "--store", store, "--tenant", "t2", "--json"]);
+    assert_eq!((code, out.trim()), (0, "[]"));
+
+    // An unknown id is an error (exit 1); the receiver recovers; retry all.
+    let (code, _, err) = push_cli(&["retry", "--store", store, "987654321"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no such dead letter"), "{err}");
+    rx.answer(200);
+    let (code, out, err) = push_cli(&["retry", "--store", store, "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), dead.len(), "{out}");
+    assert!(dead_letters(store).is_empty(), "requeued, no longer dead");
+
+    let got = rx
+        .wait_until(30, "requeued notifications", |got| got.len() >= dead.len())
+        .await;
+    let verifier = PushVerifier::from_jwks_url(serve.jwks_url(), rx.url());
+    let per_task = verified_seqs(&verifier, &got).await;
+    assert_eq!(
+        per_task[&task], seqs,
+        "the requeued notifications arrive, in order"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_cli_on_postgres() {
+    let Some(url) = testing::fresh_database_or_skip("dead_letters_cli_on_postgres").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    dead_letters_round_trip(&url, dir.path()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_cli_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("dl.db").display());
+    dead_letters_round_trip(&store, dir.path()).await;
+}
+
+#[test]
+fn dead_letters_cli_refuses_missing_sqlite_files_and_lists_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = format!("sqlite://{}", dir.path().join("typo.db").display());
+    let (code, _, err) = push_cli(&["dead-letters", "--store", &missing]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no SQLite database"), "{err}");
+    assert!(!dir.path().join("typo.db").exists(), "nothing was created");
+    let (code, out, _) = push_cli(&["dead-letters", "--store", "memory", "--json"]);
+    assert_eq!((code, out.trim()), (0, "[]"));
+    let (code, _, err) = push_cli(&["dead-letters", "--store", "redis://x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown store"), "{err}");
+}
+
+/// The replicas' shared key set: the first replica's set is loaded by the
+/// second; a rotation on one reaches the other at its next refresh, and the
+/// old key stays published on both.
+#[tokio::test]
+async fn shared_keys_rotate_for_every_replica() {
+    let Some(url) = testing::fresh_database_or_skip("shared_keys_rotate").await else {
+        return;
+    };
+    let a = PgStore::open(&url).await.unwrap();
+    let b = PgStore::open(&url).await.unwrap();
+    let (keys_a, _) = switchboard::shared_keys::load(&a).await.unwrap();
+    let (keys_b, mut version_b) = switchboard::shared_keys::load(&b).await.unwrap();
+    let first = keys_a.current_kid();
+    assert_eq!(keys_b.current_kid(), first, "b loads a's keys");
+
+    assert!(
+        !switchboard::shared_keys::refresh(&b, &keys_b, &mut version_b)
+            .await
+            .unwrap(),
+        "nothing changed yet"
+    );
+    let rotated = switchboard::shared_keys::rotate(&a, &keys_a).await.unwrap();
+    assert_ne!(rotated, first);
+    assert_eq!(keys_a.current_kid(), rotated);
+    assert!(
+        switchboard::shared_keys::refresh(&b, &keys_b, &mut version_b)
+            .await
+            .unwrap(),
+        "b notices the rotation"
+    );
+    assert_eq!(
+        keys_b.current_kid(),
+        rotated,
+        "b now signs with the new key"
+    );
+    assert_eq!(keys_b.published_kids(), [rotated.clone(), first.clone()]);
+    // A replica started now loads the rotated set.
+    let (keys_c, _) = switchboard::shared_keys::load(&PgStore::open(&url).await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(keys_c.published_kids(), [rotated, first]);
+}
