@@ -509,3 +509,81 @@ async fn http_and_grpc_share_the_port() {
     assert_eq!(g.get_task(t.id.as_str()).await.unwrap().id, t.id);
     s.stop().await;
 }
+
+/// `switchboard send --binding grpc` uses the card's GRPC interface: the
+/// card's JSON-RPC interface points at a closed port, so only gRPC can
+/// answer; without `--binding` the CLI takes the card's first interface and
+/// fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_binding_override_picks_grpc() {
+    use switchboard_protocol::AgentInterface;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/", dead.local_addr().unwrap());
+    drop(dead);
+    let mut card = demo_card();
+    card.supported_interfaces = vec![
+        AgentInterface {
+            url: dead_url,
+            protocol_binding: "JSONRPC".into(),
+            tenant: None,
+            protocol_version: "1.0".into(),
+        },
+        AgentInterface {
+            url: addr.to_string(),
+            protocol_binding: "GRPC".into(),
+            tenant: None,
+            protocol_version: "1.0".into(),
+        },
+    ];
+    let handler = RequestHandler::builder(
+        DemoAgent {
+            chunk_delay: Duration::ZERO,
+        },
+        card,
+    )
+    .build();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        switchboard_server::A2aServer::new(handler)
+            .public_url(format!("http://{addr}"))
+            .serve(listener, async move {
+                let _ = rx.await;
+            }),
+    );
+    let url = format!("http://{addr}");
+    let run = |args: Vec<String>| async move {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+                .args(args)
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the CLI hung")
+        .unwrap()
+    };
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = ["send", "--url", &url, "--json", "--timeout", "10"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push("hello cli".into());
+        a
+    };
+    let out = run(args(&["--binding", "grpc"])).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
+    let out = run(args(&[])).await;
+    assert!(!out.status.success(), "JSON-RPC points at a closed port");
+    let _ = tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
+}
