@@ -42,8 +42,10 @@
 //! `a2a-protocol.org`, the error's metadata) plus a `google.rpc.BadRequest`
 //! when field violations are known. A request message that breaks a rule
 //! the proto cannot express (no `message`, a part without content, an
-//! unknown enum number) is InvalidParams naming the field. An error in the
-//! middle of a stream ends the stream with that status.
+//! unknown enum number) is InvalidParams naming the field; bytes that are
+//! not valid protobuf for the method are a Parse error (INVALID_ARGUMENT,
+//! `PARSE_ERROR`) instead of tonic's INTERNAL. An error in the middle of a
+//! stream ends the stream with that status.
 
 use std::pin::Pin;
 
@@ -96,6 +98,29 @@ pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/grpc"))
+}
+
+/// Rewrites tonic's answer to a request message that is not valid protobuf.
+///
+/// tonic answers those itself, before any method runs, with INTERNAL (the
+/// gRPC convention for parse errors). For A2A that is a bad request like any
+/// other: it becomes the table's status for a Parse error (INVALID_ARGUMENT)
+/// with a `PARSE_ERROR` ErrorInfo. Such answers are trailers-only, so the
+/// status is in the response headers.
+pub(crate) fn rewrite_decode_error<B: Default>(
+    table: ErrorTable,
+    resp: http::Response<B>,
+) -> http::Response<B> {
+    let is_decode_error = resp.headers().get("grpc-status").is_some_and(|v| v == "13")
+        && Status::from_header_map(resp.headers())
+            .is_some_and(|s| s.message().starts_with("failed to decode Protobuf message"));
+    if !is_decode_error {
+        return resp;
+    }
+    let message = Status::from_header_map(resp.headers())
+        .map(|s| s.message().to_string())
+        .unwrap_or_default();
+    status_of(table, &A2AError::Parse(message)).into_http()
 }
 
 /// The gRPC form of `err`, following `table`.

@@ -212,12 +212,13 @@ impl A2aServer {
         ))
         .prepare();
         // One port: the content type decides between gRPC and HTTP.
+        let table = self.error_table;
         Router::new().fallback_service(tower::service_fn(move |req: axum::extract::Request| {
             let (http, grpc) = (http.clone(), grpc.clone());
             async move {
                 use tower::ServiceExt as _;
                 if grpc::is_grpc(req.headers()) {
-                    let resp = grpc.oneshot(req).await?;
+                    let resp = grpc::rewrite_decode_error(table, grpc.oneshot(req).await?);
                     Ok::<_, std::convert::Infallible>(resp.map(axum::body::Body::new))
                 } else {
                     http.oneshot(req).await

@@ -587,3 +587,49 @@ async fn cli_binding_override_picks_grpc() {
     let _ = tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
 }
+
+/// A GetTask whose `id` (field 2) arrives as a varint instead of a string.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotAGetTaskRequest {
+    #[prost(int64, tag = "2")]
+    id: i64,
+}
+
+/// Bytes that are not the method's message are a Parse error
+/// (INVALID_ARGUMENT, PARSE_ERROR), not INTERNAL; other errors still work
+/// afterwards. Push operations without push support are
+/// PUSH_NOTIFICATION_NOT_SUPPORTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_and_unsupported_push() {
+    let s =
+        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
+    let channel = Channel::from_shared(s.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetTask");
+    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
+        tonic_prost::ProstCodec::default();
+    let st = grpc
+        .unary(v1(NotAGetTaskRequest { id: 7 }), path, codec)
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+    assert_eq!(reason(&st).0, "PARSE_ERROR");
+
+    let mut g = A2aServiceClient::new(channel);
+    let st = g
+        .create_task_push_notification_config(v1(pb::TaskPushNotificationConfig {
+            task_id: "t".into(),
+            url: "http://127.0.0.1:9/".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st).0, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    s.stop().await;
+}
