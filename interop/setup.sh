@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the official A2A SDKs used by the interop harness (idempotent).
-#   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server]==1.3.0, uvicorn)
+#   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server,grpc]==1.3.0, uvicorn)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.

@@ -1,11 +1,13 @@
 """Drive an A2A 1.0 agent with the official Python client (a2a-sdk 1.3.0),
 over a chosen protocol binding (JSON-RPC by default).
 
-Usage: python drive.py [--transport JSONRPC|HTTP+JSON] URL
+Usage: python drive.py [--transport JSONRPC|HTTP+JSON|GRPC] URL
        (agent card at URL/.well-known/agent-card.json; default JSONRPC)
 
 The clients are built with ClientConfig(supported_protocol_bindings=[TRANSPORT]),
-so the SDK picks the card's interface for that binding. The `card` step fails
+so the SDK picks the card's interface for that binding. For GRPC the SDK
+needs a channel factory: an insecure grpc.aio channel to the interface's
+`host:port` target (needs the `a2a-sdk[grpc]` extra). The `card` step fails
 unless the SDK really chose that binding.
 
 Runs the demo-agent scenario (see interop/README.md), printing one JSON line
@@ -90,7 +92,11 @@ def event_summary(ev) -> str:
     return kind
 
 
-TRANSPORT_CLASSES = {'HTTP+JSON': 'RestTransport', 'JSONRPC': 'JsonRpcTransport'}
+TRANSPORT_CLASSES = {
+    'HTTP+JSON': 'RestTransport',
+    'JSONRPC': 'JsonRpcTransport',
+    'GRPC': 'GrpcTransport',
+}
 
 
 class Driver:
@@ -139,11 +145,16 @@ class Driver:
             self.card = await A2ACardResolver(http, self.url).get_agent_card()
         check(bool(self.card.name), 'card name is empty')
         bindings = [self.transport]
+        extra = {}
+        if self.transport == 'GRPC':
+            import grpc  # only needed, and only installed, for the gRPC extra
+
+            extra['grpc_channel_factory'] = grpc.aio.insecure_channel
         self.blocking = ClientFactory(
-            ClientConfig(streaming=False, supported_protocol_bindings=bindings)
+            ClientConfig(streaming=False, supported_protocol_bindings=bindings, **extra)
         ).create(self.card)
         self.streaming = ClientFactory(
-            ClientConfig(streaming=True, supported_protocol_bindings=bindings)
+            ClientConfig(streaming=True, supported_protocol_bindings=bindings, **extra)
         ).create(self.card)
         used = type(self.blocking._transport).__name__
         want = TRANSPORT_CLASSES.get(self.transport, used)
@@ -337,7 +348,7 @@ def main() -> int:
     if len(args) == 3 and args[0] == '--transport':
         transport, args = args[1], args[2:]
     if len(args) != 1:
-        print('usage: drive.py [--transport JSONRPC|HTTP+JSON] URL', file=sys.stderr)
+        print('usage: drive.py [--transport JSONRPC|HTTP+JSON|GRPC] URL', file=sys.stderr)
         return 2
     return asyncio.run(Driver(args[0], transport).run())
 

@@ -13,7 +13,11 @@ at "/", uvicorn on 127.0.0.1), with an agent that implements the
   /ask           -> Task in INPUT_REQUIRED; the follow-up message on the same
                     taskId/contextId completes it with artifact "Hello, <answer>!"
 
-Usage: python sample_server.py --port 9999
+Usage: python sample_server.py --port 9999 [--grpc-port 9998]
+
+With --grpc-port the same handler is also served over gRPC (the SDK's
+GrpcHandler on a grpc.aio server, insecure, 127.0.0.1) and the card lists a
+GRPC interface `127.0.0.1:<grpc-port>` after the JSON-RPC one.
 """
 
 import argparse
@@ -123,7 +127,7 @@ class DemoAgentExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([text_part('canceled by request')]))
 
 
-def build_app(port: int) -> Starlette:
+def build_app(port: int, grpc_port: int | None = None):
     card = AgentCard(
         name='Switchboard Interop Sample (python)',
         description='Demo-agent contract on a2a-sdk 1.3.0: echo, /long S, /message X, /ask',
@@ -137,7 +141,18 @@ def build_app(port: int) -> Starlette:
                 protocol_binding='JSONRPC',
                 protocol_version='1.0',
             )
-        ],
+        ]
+        + (
+            [
+                AgentInterface(
+                    url=f'127.0.0.1:{grpc_port}',
+                    protocol_binding='GRPC',
+                    protocol_version='1.0',
+                )
+            ]
+            if grpc_port
+            else []
+        ),
         skills=[
             AgentSkill(
                 id='demo',
@@ -156,22 +171,40 @@ def build_app(port: int) -> Starlette:
     routes = []
     routes.extend(create_agent_card_routes(card))
     routes.extend(create_jsonrpc_routes(handler, '/'))
-    return Starlette(routes=routes)
+    return Starlette(routes=routes), handler
+
+
+async def serve(port: int, grpc_port: int | None) -> None:
+    app, handler = build_app(port, grpc_port)
+    grpc_server = None
+    if grpc_port:
+        import grpc
+
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        grpc_server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        grpc_server.add_insecure_port(f'127.0.0.1:{grpc_port}')
+        await grpc_server.start()
+    config = uvicorn.Config(
+        app, host='127.0.0.1', port=port, log_level='warning', access_log=False
+    )
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if grpc_server is not None:
+            await grpc_server.stop(0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--port', type=int, default=9999)
+    parser.add_argument('--grpc-port', type=int, default=None)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     print(f'python sample agent on http://127.0.0.1:{args.port}/', flush=True)
-    uvicorn.run(
-        build_app(args.port),
-        host='127.0.0.1',
-        port=args.port,
-        log_level='warning',
-        access_log=False,
-    )
+    asyncio.run(serve(args.port, args.grpc_port))
 
 
 if __name__ == '__main__':

@@ -4,7 +4,8 @@
 //!
 //! * [`A2AClient::connect`] (or [`ClientBuilder::connect`]) reads the agent
 //!   card, walks its `supportedInterfaces` in order and uses the first one
-//!   this crate has a transport for (`JSONRPC` or `HTTP+JSON`, version `1.x`).
+//!   this crate has a transport for (`JSONRPC`, `HTTP+JSON` or `GRPC`,
+//!   version `1.x`); [`ClientBuilder::preferred_bindings`] changes the order.
 //! * [`ClientBuilder::from_card`] does the same with a card you already have.
 //! * [`A2AClient::from_endpoint`] skips discovery and talks JSON-RPC 1.0 to a
 //!   URL you know.
@@ -25,7 +26,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
-use switchboard_protocol::card::BINDING_JSONRPC;
+use switchboard_protocol::card::{BINDING_GRPC, BINDING_JSONRPC};
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
     AGENT_CARD_PATH, AgentCard, AgentInterface, CancelTaskRequest, EXTENSIONS_HEADER,
@@ -221,8 +222,13 @@ impl ClientBuilder {
         // Proto3 writes an unset string as "" (the JS SDK's cards do): an
         // empty tenant means "no tenant".
         interface.tenant = interface.tenant.filter(|t| !t.is_empty());
-        // A relative interface URL is resolved against the card's URL.
-        if reqwest::Url::parse(&interface.url).is_err()
+        // A relative interface URL is resolved against the card's URL
+        // (a gRPC interface's `host:port` is a target, not a relative URL).
+        if !interface
+            .protocol_binding
+            .trim()
+            .eq_ignore_ascii_case(BINDING_GRPC)
+            && reqwest::Url::parse(&interface.url).is_err()
             && let Some(base) = card_url
             && let Ok(joined) = base.join(&interface.url)
         {
@@ -690,33 +696,41 @@ mod tests {
     fn selection_follows_card_order_and_versions() {
         let mut card = AgentCard::new("a", "b", "1");
         card.supported_interfaces = vec![
-            iface("GRPC", "1.0", "h:1"),
+            iface("urn:custom", "1.0", "h:1"),
             iface("JSONRPC", "0.3", "http://h/v03"),
             iface("jsonrpc", "1.0", "http://h/v1"),
             iface("JSONRPC", "1.1", "http://h/v11"),
+            iface("GRPC", "0.3", "h:3"),
+            iface("grpc", "1.0", "h:2"),
         ];
         let got = select_interface(&card, &[]).unwrap();
         assert_eq!(got.url, "http://h/v1");
         let got = select_interface(&card, &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
         assert_eq!(got.url, "http://h/v1");
-        assert!(select_interface(&card, &["GRPC".into()]).is_none());
+        // The preference order picks gRPC (1.x only) over the card's order.
+        let got = select_interface(&card, &["GRPC".into(), "JSONRPC".into()]).unwrap();
+        assert_eq!(got.url, "h:2");
+        assert!(select_interface(&card, &["urn:custom".into()]).is_none());
     }
 
     #[test]
     fn no_supported_interface_lists_offers() {
         let mut card = AgentCard::new("a", "b", "1");
         card.supported_interfaces = vec![
-            iface("GRPC", "1.0", "h:1"),
+            iface("urn:custom", "1.0", "h:1"),
             iface("JSONRPC", "0.3", "http://h/"),
         ];
         let err = ClientBuilder::new().from_card(card).unwrap_err();
         match &err {
             ClientError::NoSupportedInterface { offered } => {
-                assert_eq!(offered, &["GRPC 1.0 at h:1", "JSONRPC 0.3 at http://h/"]);
+                assert_eq!(
+                    offered,
+                    &["urn:custom 1.0 at h:1", "JSONRPC 0.3 at http://h/"]
+                );
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert!(err.to_string().contains("GRPC 1.0 at h:1"));
+        assert!(err.to_string().contains("urn:custom 1.0 at h:1"));
     }
 
     #[test]

@@ -77,20 +77,36 @@ fn non_blocking(text: &str) -> SendMessageRequest {
 
 /// The whole scenario against one server.
 async fn scenario(server: &SampleServer, sdk: Sdk) {
+    scenario_over(server, sdk, "JSONRPC").await;
+}
+
+/// The scenario over the card's interface of `binding`.
+async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     let who = server.name;
 
-    // card: discovery picks the JSON-RPC 1.0 interface.
-    let client = step("card", STEP, A2AClient::connect(&server.base))
-        .await
-        .unwrap_or_else(|e| panic!("[{who}] connect: {e}"));
+    // card: discovery picks the interface of the preferred binding (by
+    // default the card's first: JSON-RPC 1.0).
+    let client = step(
+        "card",
+        STEP,
+        A2AClient::builder()
+            .preferred_bindings([binding])
+            .connect(&server.base),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("[{who}] connect: {e}"));
     let card = client.card().expect("connect keeps the card");
     assert!(!card.name.is_empty(), "[{who}] card name is empty");
     assert!(
         card.supports_streaming(),
         "[{who}] card must declare streaming"
     );
-    assert_eq!(client.interface().protocol_binding, "JSONRPC");
-    assert_eq!(client.endpoint(), format!("{}/", server.base));
+    assert_eq!(client.interface().protocol_binding, binding);
+    if binding == "GRPC" {
+        assert_eq!(Some(client.endpoint()), server.grpc.as_deref());
+    } else {
+        assert_eq!(client.endpoint(), format!("{}/", server.base));
+    }
     assert_eq!(client.interface().tenant, None, "[{who}] no tenant");
 
     // send_blocking: the echo task completes with the text in its artifact.
@@ -383,6 +399,16 @@ async fn python_sdk_sample_server() {
         return;
     };
     scenario(&server, Sdk::Python).await;
+}
+
+/// Our gRPC transport against the official Python SDK's gRPC server
+/// (`GrpcHandler` on grpc.aio): the same scenario.
+#[tokio::test]
+async fn python_sdk_sample_server_over_grpc() {
+    let Some(server) = start(Sdk::Python).await else {
+        return;
+    };
+    scenario_over(&server, Sdk::Python, "GRPC").await;
 }
 
 #[tokio::test]

@@ -207,7 +207,7 @@ async fn connect_reads_the_card_and_copies_the_tenant() {
                 "description": "d",
                 "version": "1",
                 "supportedInterfaces": [
-                    {"url": "grpc.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+                    {"url": "custom.example:443", "protocolBinding": "urn:example:custom", "protocolVersion": "1.0"},
                     {"url": format!("http://{port}/v03"), "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
                     {"url": format!("http://{port}/v1"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "acme"}
                 ],

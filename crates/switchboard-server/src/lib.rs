@@ -10,6 +10,9 @@
 //! - the HTTP+JSON (REST) binding at the server root, every route also under
 //!   `/{tenant}/` (see `rest.rs`), errors in the Google API error format
 //!   with statuses from one [`ErrorTable`];
+//! - the gRPC binding (`grpc.rs`, service `lf.a2a.v1.A2AService`) on the
+//!   same port: requests with content type `application/grpc…` go to tonic,
+//!   everything else to the HTTP routes;
 //! - the public agent card at `/.well-known/agent-card.json`, with
 //!   `supportedInterfaces` filled in from the public URL, `ETag` and
 //!   `Cache-Control`.
@@ -23,6 +26,7 @@
 //! ```
 
 pub mod errors;
+pub mod grpc;
 mod jsonrpc;
 pub mod params;
 mod rest;
@@ -39,7 +43,9 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchboard_core::RequestHandler;
-use switchboard_protocol::card::{BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION};
+use switchboard_protocol::card::{
+    BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION,
+};
 use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentInterface};
 
 /// The default cap on request bodies: 10 MiB.
@@ -141,6 +147,17 @@ impl A2aServer {
                 tenant: None,
                 protocol_version: PROTOCOL_VERSION.into(),
             });
+            // gRPC targets are `host:port`, on the same port as HTTP.
+            let authority = self
+                .public_url
+                .split_once("://")
+                .map_or(self.public_url.as_str(), |(_, rest)| rest);
+            card.supported_interfaces.push(AgentInterface {
+                url: authority.to_string(),
+                protocol_binding: BINDING_GRPC.into(),
+                tenant: None,
+                protocol_version: PROTOCOL_VERSION.into(),
+            });
         }
         card.capabilities.push_notifications = Some(self.handler.push_enabled());
         card
@@ -184,10 +201,30 @@ impl A2aServer {
                 .route(&self.rpc_path, post(jsonrpc::handle))
                 .route(&format!("{}/", self.rpc_path), post(jsonrpc::handle));
         }
-        router
+        let http = router
             .merge(rest::routes())
             .fallback(not_found)
-            .with_state(state)
+            .with_state(state);
+        let grpc = tonic::service::Routes::new(grpc::service(
+            self.handler.clone(),
+            self.error_table,
+            self.max_body_bytes,
+        ))
+        .prepare();
+        // One port: the content type decides between gRPC and HTTP.
+        let table = self.error_table;
+        Router::new().fallback_service(tower::service_fn(move |req: axum::extract::Request| {
+            let (http, grpc) = (http.clone(), grpc.clone());
+            async move {
+                use tower::ServiceExt as _;
+                if grpc::is_grpc(req.headers()) {
+                    let resp = grpc::rewrite_decode_error(table, grpc.oneshot(req).await?);
+                    Ok::<_, std::convert::Infallible>(resp.map(axum::body::Body::new))
+                } else {
+                    http.oneshot(req).await
+                }
+            }
+        }))
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,

@@ -106,6 +106,32 @@ pub struct ConnectArgs {
     /// stream starts).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Use this protocol binding of the card instead of the card's first
+    /// usable interface.
+    #[arg(long, value_enum, value_name = "BINDING")]
+    pub binding: Option<Binding>,
+}
+
+/// A protocol binding `--binding` can force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP (`JSONRPC`).
+    Jsonrpc,
+    /// HTTP+JSON, the REST binding (`HTTP+JSON`).
+    Rest,
+    /// gRPC (`GRPC`).
+    Grpc,
+}
+
+impl Binding {
+    /// The `protocolBinding` name in the card.
+    pub fn card_name(self) -> &'static str {
+        match self {
+            Binding::Jsonrpc => switchboard_protocol::card::BINDING_JSONRPC,
+            Binding::Rest => switchboard_protocol::card::BINDING_HTTP_JSON,
+            Binding::Grpc => switchboard_protocol::card::BINDING_GRPC,
+        }
+    }
 }
 
 /// The message to send (for `send` and `stream`).
@@ -490,6 +516,9 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
         let t = Duration::try_from_secs_f64(secs)
             .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;
         b = b.timeout(t);
+    }
+    if let Some(binding) = conn.binding {
+        b = b.preferred_bindings([binding.card_name()]);
     }
     Ok(b)
 }

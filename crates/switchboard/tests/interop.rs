@@ -132,3 +132,34 @@ fn official_js_client_drives_switchboard() {
     let s = serve();
     run_driver(&PathBuf::from("node"), "interop/js/drive.mjs", &s.url);
 }
+
+/// The official Python client over gRPC (`drive.py --transport GRPC`, the
+/// SDK's `GrpcTransport` on a grpc.aio channel) against the real binary:
+/// the same 11 steps, on the card's GRPC interface.
+#[test]
+fn official_python_client_over_grpc() {
+    let python = repo_root().join("interop/.venv/bin/python");
+    if !interop_ready("the a2a-sdk venv", &python) {
+        return;
+    }
+    let s = serve();
+    let root = repo_root();
+    let out = Command::new(&python)
+        .arg(root.join("interop/py/drive.py"))
+        .args(["--transport", "GRPC", &s.url])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let summary = stdout.lines().last().unwrap_or("");
+    assert!(
+        out.status.success() && summary == "interop: 11 passed, 0 failed",
+        "drive.py --transport GRPC failed: {summary}\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("\"transport\": \"GrpcTransport\""),
+        "the SDK did not use its gRPC transport: {stdout}"
+    );
+}

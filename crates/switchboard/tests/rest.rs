@@ -179,11 +179,13 @@ async fn card_offers_jsonrpc_first_then_http_json() {
         .await
         .unwrap();
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
-    assert_eq!(ifaces.len(), 2, "{card}");
+    assert_eq!(ifaces.len(), 3, "{card}");
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[1]["protocolVersion"], "1.0");
     assert_eq!(ifaces[1]["url"], s.base.as_str());
+    assert_eq!(ifaces[2]["protocolBinding"], "GRPC");
+    assert_eq!(ifaces[2]["url"], s.base.trim_start_matches("http://"));
     s.stop().await;
 }
 

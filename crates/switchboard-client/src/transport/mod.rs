@@ -9,6 +9,8 @@
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
+//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
+//!   converts between the 1.0 JSON and the prost messages.
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -16,6 +18,7 @@
 //! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
 //! handling, typed decoding and stream termination stay in the client.
 
+pub(crate) mod grpc;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
 
@@ -142,7 +145,8 @@ impl fmt::Debug for TransportFactory {
 
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
-pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY, rest::FACTORY];
+pub(crate) static FACTORIES: &[TransportFactory] =
+    &[jsonrpc::FACTORY, rest::FACTORY, grpc::FACTORY];
 
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {

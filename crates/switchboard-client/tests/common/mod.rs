@@ -37,6 +37,9 @@ pub struct SampleServer {
     pub base: String,
     /// `python` or `js`.
     pub name: &'static str,
+    /// The gRPC target (`127.0.0.1:<port>`) when the sample also serves
+    /// gRPC (the Python one does).
+    pub grpc: Option<String>,
     log: PathBuf,
 }
 
@@ -115,10 +118,14 @@ pub async fn start(sdk: Sdk) -> Option<SampleServer> {
         std::process::id()
     ));
     let log_file = std::fs::File::create(&log).expect("create the server log file");
-    let child = Command::new(&program)
-        .arg(&script)
-        .arg("--port")
-        .arg(port.to_string())
+    // The Python sample also serves gRPC; its card lists it after JSON-RPC.
+    let grpc_port = (sdk == Sdk::Python).then(free_port);
+    let mut cmd = Command::new(&program);
+    cmd.arg(&script).arg("--port").arg(port.to_string());
+    if let Some(p) = grpc_port {
+        cmd.arg("--grpc-port").arg(p.to_string());
+    }
+    let child = cmd
         .current_dir(&root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -135,6 +142,7 @@ pub async fn start(sdk: Sdk) -> Option<SampleServer> {
         child,
         base: format!("http://127.0.0.1:{port}"),
         name,
+        grpc: grpc_port.map(|p| format!("127.0.0.1:{p}")),
         log,
     };
     wait_for_card(&mut server).await;

@@ -82,9 +82,20 @@ pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
         .await
         .unwrap();
     for iface in &mut card.supported_interfaces {
-        let mut url = reqwest::Url::parse(&iface.url).unwrap();
+        // gRPC interfaces are `host:port`, the others URLs.
+        let bare = !iface.url.contains("://");
+        let full = if bare {
+            format!("http://{}", iface.url)
+        } else {
+            iface.url.clone()
+        };
+        let mut url = reqwest::Url::parse(&full).unwrap();
         url.set_port(Some(port)).unwrap();
-        iface.url = url.to_string();
+        iface.url = if bare {
+            format!("{}:{port}", url.host_str().unwrap())
+        } else {
+            url.to_string()
+        };
     }
     card
 }

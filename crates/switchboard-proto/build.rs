@@ -1,0 +1,22 @@
+//! Compiles `proto/lf/a2a/v1/a2a.proto` at build time.
+//!
+//! Why a build script and not generated code committed to `src/gen/`: protox
+//! is pure Rust (no `protoc` on the machine or in CI), the proto is the only
+//! source of truth, and there is nothing to drift. The descriptor set is also
+//! written to `OUT_DIR` so the crate can expose it (`FILE_DESCRIPTOR_SET`)
+//! for the descriptor comparison test.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=proto");
+    let fds = protox::compile(["lf/a2a/v1/a2a.proto"], ["proto"])?;
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out.join("a2a_descriptor.bin"),
+        prost::Message::encode_to_vec(&fds),
+    )?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

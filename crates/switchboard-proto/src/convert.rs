@@ -1,0 +1,1202 @@
+//! Conversions between the prost types of `lf.a2a.v1` and the canonical
+//! [`switchboard_protocol`] types.
+//!
+//! The rules, once:
+//!
+//! - **Presence.** proto3 strings have no presence, so `""` on the wire is
+//!   `None` in a canonical `Option<String>` and back. Fields marked
+//!   `optional` in the proto (`history_length`, `page_size`, the card's
+//!   capability booleans, …) keep presence and map to `Option` one to one.
+//!   An empty repeated `artifacts`/`history` is `None` (absent), which is how
+//!   the JSON bindings show "not included".
+//! - **Required fields.** A message field that A2A requires (`Task.status`,
+//!   `SendMessageRequest.message`, an `artifact` in an artifact update, a
+//!   part's content, a stream item's payload) missing on the wire is a
+//!   [`ConvertError::Missing`], which the server answers as InvalidParams.
+//! - **JSON values.** `google.protobuf.Struct`/`Value` map to
+//!   `serde_json::Map`/`Value`. Protobuf numbers are doubles: an integral
+//!   value within ±2^53 comes back as a JSON integer (so `{"n": 1}` does not
+//!   turn into `{"n": 1.0}`), anything else as a float; NaN and infinities
+//!   have no JSON form and are refused.
+//! - **Time.** `google.protobuf.Timestamp` ↔ `chrono::DateTime<Utc>`; a
+//!   timestamp outside chrono's range or with nanos outside 0..1e9 is refused.
+//! - **Enums.** Unknown enum numbers are refused rather than guessed.
+//! - **Security schemes** are JSON in the canonical card (the protocol crate
+//!   keeps them opaque); they are mapped key by key to the `SecurityScheme`
+//!   oneof, and an unknown scheme kind is refused.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Number, Value};
+use switchboard_protocol as p;
+
+use crate::v1 as pb;
+
+/// Why a wire message cannot become a canonical value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// A field A2A requires is absent.
+    #[error("{0} is required")]
+    Missing(&'static str),
+    /// A field holds a value the canonical type cannot represent.
+    #[error("{field}: {reason}")]
+    Invalid {
+        /// The field, as named in the proto (snake_case path).
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl ConvertError {
+    /// The field the error is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConvertError::Missing(f) => f,
+            ConvertError::Invalid { field, .. } => field,
+        }
+    }
+
+    fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        ConvertError::Invalid {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+type R<T> = Result<T, ConvertError>;
+
+fn opt(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+fn opt_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
+}
+
+// ---- JSON values -------------------------------------------------------------
+
+/// The largest integer a double holds exactly.
+const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
+
+/// A canonical JSON value as a `google.protobuf.Value`.
+pub fn value_to_proto(v: &Value) -> prost_types::Value {
+    use prost_types::value::Kind;
+    let kind = match v {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => Kind::StringValue(s.clone()),
+        Value::Array(a) => Kind::ListValue(prost_types::ListValue {
+            values: a.iter().map(value_to_proto).collect(),
+        }),
+        Value::Object(m) => Kind::StructValue(struct_to_proto(m)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+/// A JSON object as a `google.protobuf.Struct`.
+pub fn struct_to_proto(m: &Map<String, Value>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: m
+            .iter()
+            .map(|(k, v)| (k.clone(), value_to_proto(v)))
+            .collect(),
+    }
+}
+
+/// A `google.protobuf.Value` as JSON (a `Value` without a kind is `null`).
+pub fn value_from_proto(v: prost_types::Value) -> R<Value> {
+    use prost_types::value::Kind;
+    Ok(match v.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(b)) => Value::Bool(b),
+        Some(Kind::NumberValue(n)) => number(n)?,
+        Some(Kind::StringValue(s)) => Value::String(s),
+        Some(Kind::ListValue(l)) => Value::Array(
+            l.values
+                .into_iter()
+                .map(value_from_proto)
+                .collect::<R<_>>()?,
+        ),
+        Some(Kind::StructValue(s)) => Value::Object(struct_from_proto(s)?),
+    })
+}
+
+fn number(n: f64) -> R<Value> {
+    if n.fract() == 0.0 && n.abs() <= MAX_SAFE {
+        // Exact: |n| <= 2^53 is an integer a double and an i64 both hold.
+        return Ok(Value::Number(Number::from(n as i64)));
+    }
+    Number::from_f64(n)
+        .map(Value::Number)
+        .ok_or_else(|| ConvertError::invalid("number_value", format!("{n} has no JSON form")))
+}
+
+/// A `google.protobuf.Struct` as a JSON object.
+pub fn struct_from_proto(s: prost_types::Struct) -> R<Map<String, Value>> {
+    // Sorted, so the result does not depend on the HashMap's order.
+    let sorted: BTreeMap<String, prost_types::Value> = s.fields.into_iter().collect();
+    sorted
+        .into_iter()
+        .map(|(k, v)| Ok((k, value_from_proto(v)?)))
+        .collect()
+}
+
+fn meta_to_proto(m: &Option<Map<String, Value>>) -> Option<prost_types::Struct> {
+    m.as_ref().map(struct_to_proto)
+}
+
+fn meta_from_proto(m: Option<prost_types::Struct>) -> R<Option<Map<String, Value>>> {
+    m.map(struct_from_proto).transpose()
+}
+
+// ---- time --------------------------------------------------------------------
+
+/// A chrono time as a `google.protobuf.Timestamp`.
+pub fn timestamp_to_proto(t: &DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.timestamp(),
+        // subsec nanos are < 2e9 (leap seconds), which fits an i32.
+        nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(999_999_999),
+    }
+}
+
+/// A `google.protobuf.Timestamp` as chrono time.
+pub fn timestamp_from_proto(t: prost_types::Timestamp, field: &'static str) -> R<DateTime<Utc>> {
+    let nanos = u32::try_from(t.nanos)
+        .ok()
+        .filter(|n| *n < 1_000_000_000)
+        .ok_or_else(|| ConvertError::invalid(field, "nanos must be in 0..1e9"))?;
+    DateTime::from_timestamp(t.seconds, nanos)
+        .ok_or_else(|| ConvertError::invalid(field, "the time is out of range"))
+}
+
+// ---- enums -------------------------------------------------------------------
+
+/// The wire number of a task state.
+pub fn state_to_proto(s: p::TaskState) -> i32 {
+    p::TaskState::ALL.iter().position(|x| *x == s).unwrap_or(0) as i32
+}
+
+/// The task state of a wire number.
+pub fn state_from_proto(n: i32, field: &'static str) -> R<p::TaskState> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|i| p::TaskState::ALL.get(i).copied())
+        .ok_or_else(|| ConvertError::invalid(field, format!("unknown task state {n}")))
+}
+
+fn role_to_proto(r: p::Role) -> i32 {
+    match r {
+        p::Role::User => pb::Role::User as i32,
+        p::Role::Agent => pb::Role::Agent as i32,
+        _ => pb::Role::Unspecified as i32,
+    }
+}
+
+fn role_from_proto(n: i32) -> R<p::Role> {
+    match pb::Role::try_from(n) {
+        Ok(pb::Role::User) => Ok(p::Role::User),
+        Ok(pb::Role::Agent) => Ok(p::Role::Agent),
+        Ok(pb::Role::Unspecified) => Ok(p::Role::Unspecified),
+        Err(_) => Err(ConvertError::invalid("role", format!("unknown role {n}"))),
+    }
+}
+
+// ---- data objects ------------------------------------------------------------
+
+impl From<&p::Part> for pb::Part {
+    fn from(x: &p::Part) -> Self {
+        use pb::part::Content;
+        let content = match &x.content {
+            p::PartContent::Text(t) => Content::Text(t.clone()),
+            p::PartContent::Raw(b) => Content::Raw(b.clone()),
+            p::PartContent::Url(u) => Content::Url(u.clone()),
+            p::PartContent::Data(v) => Content::Data(value_to_proto(v)),
+            // PartContent is non-exhaustive; a future kind has no wire form yet.
+            _ => Content::Text(String::new()),
+        };
+        pb::Part {
+            content: Some(content),
+            metadata: meta_to_proto(&x.metadata),
+            filename: x.filename.clone().unwrap_or_default(),
+            media_type: x.media_type.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::Part> for p::Part {
+    type Error = ConvertError;
+    fn try_from(x: pb::Part) -> R<Self> {
+        use pb::part::Content;
+        let content = match x.content.ok_or(ConvertError::Missing("part.content"))? {
+            Content::Text(t) => p::PartContent::Text(t),
+            Content::Raw(b) => p::PartContent::Raw(b),
+            Content::Url(u) => p::PartContent::Url(u),
+            Content::Data(v) => p::PartContent::Data(value_from_proto(v)?),
+        };
+        Ok(p::Part {
+            content,
+            metadata: meta_from_proto(x.metadata)?,
+            filename: opt(x.filename),
+            media_type: opt(x.media_type),
+        })
+    }
+}
+
+fn parts_from(parts: Vec<pb::Part>) -> R<Vec<p::Part>> {
+    parts.into_iter().map(p::Part::try_from).collect()
+}
+
+impl From<&p::Message> for pb::Message {
+    fn from(x: &p::Message) -> Self {
+        pb::Message {
+            message_id: x.message_id.clone(),
+            context_id: x.context_id.clone().unwrap_or_default(),
+            task_id: x.task_id.clone().unwrap_or_default(),
+            role: role_to_proto(x.role),
+            parts: x.parts.iter().map(Into::into).collect(),
+            metadata: meta_to_proto(&x.metadata),
+            extensions: x.extensions.clone(),
+            reference_task_ids: x.reference_task_ids.clone(),
+        }
+    }
+}
+
+impl TryFrom<pb::Message> for p::Message {
+    type Error = ConvertError;
+    fn try_from(x: pb::Message) -> R<Self> {
+        Ok(p::Message {
+            message_id: x.message_id,
+            context_id: opt(x.context_id),
+            task_id: opt(x.task_id),
+            role: role_from_proto(x.role)?,
+            parts: parts_from(x.parts)?,
+            metadata: meta_from_proto(x.metadata)?,
+            extensions: x.extensions,
+            reference_task_ids: x.reference_task_ids,
+        })
+    }
+}
+
+impl From<&p::TaskStatus> for pb::TaskStatus {
+    fn from(x: &p::TaskStatus) -> Self {
+        pb::TaskStatus {
+            state: state_to_proto(x.state),
+            message: x.message.as_ref().map(Into::into),
+            timestamp: x.timestamp.as_ref().map(timestamp_to_proto),
+        }
+    }
+}
+
+impl TryFrom<pb::TaskStatus> for p::TaskStatus {
+    type Error = ConvertError;
+    fn try_from(x: pb::TaskStatus) -> R<Self> {
+        Ok(p::TaskStatus {
+            state: state_from_proto(x.state, "status.state")?,
+            message: x.message.map(p::Message::try_from).transpose()?,
+            timestamp: x
+                .timestamp
+                .map(|t| timestamp_from_proto(t, "status.timestamp"))
+                .transpose()?,
+        })
+    }
+}
+
+impl From<&p::Artifact> for pb::Artifact {
+    fn from(x: &p::Artifact) -> Self {
+        pb::Artifact {
+            artifact_id: x.artifact_id.clone(),
+            name: x.name.clone().unwrap_or_default(),
+            description: x.description.clone().unwrap_or_default(),
+            parts: x.parts.iter().map(Into::into).collect(),
+            metadata: meta_to_proto(&x.metadata),
+            extensions: x.extensions.clone(),
+        }
+    }
+}
+
+impl TryFrom<pb::Artifact> for p::Artifact {
+    type Error = ConvertError;
+    fn try_from(x: pb::Artifact) -> R<Self> {
+        Ok(p::Artifact {
+            artifact_id: x.artifact_id,
+            name: opt(x.name),
+            description: opt(x.description),
+            parts: parts_from(x.parts)?,
+            metadata: meta_from_proto(x.metadata)?,
+            extensions: x.extensions,
+        })
+    }
+}
+
+impl From<&p::Task> for pb::Task {
+    fn from(x: &p::Task) -> Self {
+        pb::Task {
+            id: x.id.clone(),
+            context_id: x.context_id.clone(),
+            status: Some((&x.status).into()),
+            artifacts: x.artifacts().iter().map(Into::into).collect(),
+            history: x.history().iter().map(Into::into).collect(),
+            metadata: meta_to_proto(&x.metadata),
+        }
+    }
+}
+
+impl TryFrom<pb::Task> for p::Task {
+    type Error = ConvertError;
+    fn try_from(x: pb::Task) -> R<Self> {
+        let status = x.status.ok_or(ConvertError::Missing("task.status"))?;
+        Ok(p::Task {
+            id: x.id,
+            context_id: x.context_id,
+            status: status.try_into()?,
+            artifacts: opt_vec(
+                x.artifacts
+                    .into_iter()
+                    .map(p::Artifact::try_from)
+                    .collect::<R<_>>()?,
+            ),
+            history: opt_vec(
+                x.history
+                    .into_iter()
+                    .map(p::Message::try_from)
+                    .collect::<R<_>>()?,
+            ),
+            metadata: meta_from_proto(x.metadata)?,
+        })
+    }
+}
+
+impl From<&p::TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
+    fn from(x: &p::TaskStatusUpdateEvent) -> Self {
+        pb::TaskStatusUpdateEvent {
+            task_id: x.task_id.clone(),
+            context_id: x.context_id.clone(),
+            status: Some((&x.status).into()),
+            metadata: meta_to_proto(&x.metadata),
+        }
+    }
+}
+
+impl TryFrom<pb::TaskStatusUpdateEvent> for p::TaskStatusUpdateEvent {
+    type Error = ConvertError;
+    fn try_from(x: pb::TaskStatusUpdateEvent) -> R<Self> {
+        let status = x
+            .status
+            .ok_or(ConvertError::Missing("status_update.status"))?;
+        Ok(p::TaskStatusUpdateEvent {
+            task_id: x.task_id,
+            context_id: x.context_id,
+            status: status.try_into()?,
+            metadata: meta_from_proto(x.metadata)?,
+        })
+    }
+}
+
+impl From<&p::TaskArtifactUpdateEvent> for pb::TaskArtifactUpdateEvent {
+    fn from(x: &p::TaskArtifactUpdateEvent) -> Self {
+        pb::TaskArtifactUpdateEvent {
+            task_id: x.task_id.clone(),
+            context_id: x.context_id.clone(),
+            artifact: Some((&x.artifact).into()),
+            append: x.append,
+            last_chunk: x.last_chunk,
+            metadata: meta_to_proto(&x.metadata),
+        }
+    }
+}
+
+impl TryFrom<pb::TaskArtifactUpdateEvent> for p::TaskArtifactUpdateEvent {
+    type Error = ConvertError;
+    fn try_from(x: pb::TaskArtifactUpdateEvent) -> R<Self> {
+        let artifact = x
+            .artifact
+            .ok_or(ConvertError::Missing("artifact_update.artifact"))?;
+        Ok(p::TaskArtifactUpdateEvent {
+            task_id: x.task_id,
+            context_id: x.context_id,
+            artifact: artifact.try_into()?,
+            append: x.append,
+            last_chunk: x.last_chunk,
+            metadata: meta_from_proto(x.metadata)?,
+        })
+    }
+}
+
+impl From<&p::StreamResponse> for pb::StreamResponse {
+    fn from(x: &p::StreamResponse) -> Self {
+        use pb::stream_response::Payload;
+        let payload = match x {
+            p::StreamResponse::Task(t) => Some(Payload::Task(t.into())),
+            p::StreamResponse::Message(m) => Some(Payload::Message(m.into())),
+            p::StreamResponse::StatusUpdate(e) => Some(Payload::StatusUpdate(e.into())),
+            p::StreamResponse::ArtifactUpdate(e) => Some(Payload::ArtifactUpdate(e.into())),
+            // Non-exhaustive: a future item kind has no wire form yet.
+            _ => None,
+        };
+        pb::StreamResponse { payload }
+    }
+}
+
+impl TryFrom<pb::StreamResponse> for p::StreamResponse {
+    type Error = ConvertError;
+    fn try_from(x: pb::StreamResponse) -> R<Self> {
+        use pb::stream_response::Payload;
+        Ok(
+            match x
+                .payload
+                .ok_or(ConvertError::Missing("stream_response.payload"))?
+            {
+                Payload::Task(t) => p::StreamResponse::Task(t.try_into()?),
+                Payload::Message(m) => p::StreamResponse::Message(m.try_into()?),
+                Payload::StatusUpdate(e) => p::StreamResponse::StatusUpdate(e.try_into()?),
+                Payload::ArtifactUpdate(e) => p::StreamResponse::ArtifactUpdate(e.try_into()?),
+            },
+        )
+    }
+}
+
+impl From<&p::SendMessageResponse> for pb::SendMessageResponse {
+    fn from(x: &p::SendMessageResponse) -> Self {
+        use pb::send_message_response::Payload;
+        let payload = match x {
+            p::SendMessageResponse::Task(t) => Some(Payload::Task(t.into())),
+            p::SendMessageResponse::Message(m) => Some(Payload::Message(m.into())),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        };
+        pb::SendMessageResponse { payload }
+    }
+}
+
+impl TryFrom<pb::SendMessageResponse> for p::SendMessageResponse {
+    type Error = ConvertError;
+    fn try_from(x: pb::SendMessageResponse) -> R<Self> {
+        use pb::send_message_response::Payload;
+        Ok(
+            match x
+                .payload
+                .ok_or(ConvertError::Missing("send_message_response.payload"))?
+            {
+                Payload::Task(t) => p::SendMessageResponse::Task(t.try_into()?),
+                Payload::Message(m) => p::SendMessageResponse::Message(m.try_into()?),
+            },
+        )
+    }
+}
+
+// ---- requests ----------------------------------------------------------------
+
+impl From<&p::AuthenticationInfo> for pb::AuthenticationInfo {
+    fn from(x: &p::AuthenticationInfo) -> Self {
+        pb::AuthenticationInfo {
+            scheme: x.scheme.clone(),
+            credentials: x.credentials.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl From<&p::TaskPushNotificationConfig> for pb::TaskPushNotificationConfig {
+    fn from(x: &p::TaskPushNotificationConfig) -> Self {
+        pb::TaskPushNotificationConfig {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            id: x.id.clone().unwrap_or_default(),
+            task_id: x.task_id.clone().unwrap_or_default(),
+            url: x.url.clone(),
+            token: x.token.clone().unwrap_or_default(),
+            authentication: x.authentication.as_ref().map(Into::into),
+        }
+    }
+}
+
+impl From<pb::TaskPushNotificationConfig> for p::TaskPushNotificationConfig {
+    fn from(x: pb::TaskPushNotificationConfig) -> Self {
+        p::TaskPushNotificationConfig {
+            tenant: opt(x.tenant),
+            id: opt(x.id),
+            task_id: opt(x.task_id),
+            url: x.url,
+            token: opt(x.token),
+            authentication: x.authentication.map(|a| p::AuthenticationInfo {
+                scheme: a.scheme,
+                credentials: opt(a.credentials),
+            }),
+        }
+    }
+}
+
+impl From<&p::SendMessageRequest> for pb::SendMessageRequest {
+    fn from(x: &p::SendMessageRequest) -> Self {
+        pb::SendMessageRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            message: Some((&x.message).into()),
+            configuration: x
+                .configuration
+                .as_ref()
+                .map(|c| pb::SendMessageConfiguration {
+                    accepted_output_modes: c.accepted_output_modes.clone(),
+                    task_push_notification_config: c
+                        .task_push_notification_config
+                        .as_ref()
+                        .map(Into::into),
+                    history_length: c.history_length,
+                    return_immediately: c.return_immediately,
+                }),
+            metadata: meta_to_proto(&x.metadata),
+        }
+    }
+}
+
+impl TryFrom<pb::SendMessageRequest> for p::SendMessageRequest {
+    type Error = ConvertError;
+    fn try_from(x: pb::SendMessageRequest) -> R<Self> {
+        let message = x.message.ok_or(ConvertError::Missing("message"))?;
+        Ok(p::SendMessageRequest {
+            tenant: opt(x.tenant),
+            message: message.try_into()?,
+            configuration: x.configuration.map(|c| p::SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                task_push_notification_config: c.task_push_notification_config.map(Into::into),
+                history_length: c.history_length,
+                return_immediately: c.return_immediately,
+            }),
+            metadata: meta_from_proto(x.metadata)?,
+        })
+    }
+}
+
+impl From<&p::GetTaskRequest> for pb::GetTaskRequest {
+    fn from(x: &p::GetTaskRequest) -> Self {
+        pb::GetTaskRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            id: x.id.clone(),
+            history_length: x.history_length,
+        }
+    }
+}
+
+impl From<pb::GetTaskRequest> for p::GetTaskRequest {
+    fn from(x: pb::GetTaskRequest) -> Self {
+        p::GetTaskRequest {
+            tenant: opt(x.tenant),
+            id: x.id,
+            history_length: x.history_length,
+        }
+    }
+}
+
+impl From<&p::ListTasksRequest> for pb::ListTasksRequest {
+    fn from(x: &p::ListTasksRequest) -> Self {
+        pb::ListTasksRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            context_id: x.context_id.clone().unwrap_or_default(),
+            status: x.status.map(state_to_proto).unwrap_or(0),
+            page_size: x.page_size,
+            page_token: x.page_token.clone().unwrap_or_default(),
+            history_length: x.history_length,
+            status_timestamp_after: x.status_timestamp_after.as_ref().map(timestamp_to_proto),
+            include_artifacts: x.include_artifacts,
+        }
+    }
+}
+
+impl TryFrom<pb::ListTasksRequest> for p::ListTasksRequest {
+    type Error = ConvertError;
+    fn try_from(x: pb::ListTasksRequest) -> R<Self> {
+        // UNSPECIFIED (0) is the proto3 default: no filter.
+        let status = match x.status {
+            0 => None,
+            n => Some(state_from_proto(n, "status")?),
+        };
+        Ok(p::ListTasksRequest {
+            tenant: opt(x.tenant),
+            context_id: opt(x.context_id),
+            status,
+            page_size: x.page_size,
+            page_token: opt(x.page_token),
+            history_length: x.history_length,
+            status_timestamp_after: x
+                .status_timestamp_after
+                .map(|t| timestamp_from_proto(t, "status_timestamp_after"))
+                .transpose()?,
+            include_artifacts: x.include_artifacts,
+        })
+    }
+}
+
+impl From<&p::ListTasksResponse> for pb::ListTasksResponse {
+    fn from(x: &p::ListTasksResponse) -> Self {
+        pb::ListTasksResponse {
+            tasks: x.tasks.iter().map(Into::into).collect(),
+            next_page_token: x.next_page_token.clone(),
+            page_size: x.page_size,
+            total_size: x.total_size,
+        }
+    }
+}
+
+impl TryFrom<pb::ListTasksResponse> for p::ListTasksResponse {
+    type Error = ConvertError;
+    fn try_from(x: pb::ListTasksResponse) -> R<Self> {
+        Ok(p::ListTasksResponse {
+            tasks: x
+                .tasks
+                .into_iter()
+                .map(p::Task::try_from)
+                .collect::<R<_>>()?,
+            next_page_token: x.next_page_token,
+            page_size: x.page_size,
+            total_size: x.total_size,
+        })
+    }
+}
+
+impl From<&p::CancelTaskRequest> for pb::CancelTaskRequest {
+    fn from(x: &p::CancelTaskRequest) -> Self {
+        pb::CancelTaskRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            id: x.id.clone(),
+            metadata: meta_to_proto(&x.metadata),
+        }
+    }
+}
+
+impl TryFrom<pb::CancelTaskRequest> for p::CancelTaskRequest {
+    type Error = ConvertError;
+    fn try_from(x: pb::CancelTaskRequest) -> R<Self> {
+        Ok(p::CancelTaskRequest {
+            tenant: opt(x.tenant),
+            id: x.id,
+            metadata: meta_from_proto(x.metadata)?,
+        })
+    }
+}
+
+impl From<&p::SubscribeToTaskRequest> for pb::SubscribeToTaskRequest {
+    fn from(x: &p::SubscribeToTaskRequest) -> Self {
+        pb::SubscribeToTaskRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            id: x.id.clone(),
+        }
+    }
+}
+
+impl From<pb::SubscribeToTaskRequest> for p::SubscribeToTaskRequest {
+    fn from(x: pb::SubscribeToTaskRequest) -> Self {
+        p::SubscribeToTaskRequest {
+            tenant: opt(x.tenant),
+            id: x.id,
+        }
+    }
+}
+
+impl From<&p::TaskPushNotificationConfigRef> for pb::GetTaskPushNotificationConfigRequest {
+    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
+        pb::GetTaskPushNotificationConfigRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            task_id: x.task_id.clone(),
+            id: x.id.clone(),
+        }
+    }
+}
+
+impl From<pb::GetTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
+    fn from(x: pb::GetTaskPushNotificationConfigRequest) -> Self {
+        p::TaskPushNotificationConfigRef {
+            tenant: opt(x.tenant),
+            task_id: x.task_id,
+            id: x.id,
+        }
+    }
+}
+
+impl From<&p::TaskPushNotificationConfigRef> for pb::DeleteTaskPushNotificationConfigRequest {
+    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
+        pb::DeleteTaskPushNotificationConfigRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            task_id: x.task_id.clone(),
+            id: x.id.clone(),
+        }
+    }
+}
+
+impl From<pb::DeleteTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
+    fn from(x: pb::DeleteTaskPushNotificationConfigRequest) -> Self {
+        p::TaskPushNotificationConfigRef {
+            tenant: opt(x.tenant),
+            task_id: x.task_id,
+            id: x.id,
+        }
+    }
+}
+
+impl From<&p::ListTaskPushNotificationConfigsRequest>
+    for pb::ListTaskPushNotificationConfigsRequest
+{
+    fn from(x: &p::ListTaskPushNotificationConfigsRequest) -> Self {
+        pb::ListTaskPushNotificationConfigsRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+            task_id: x.task_id.clone(),
+            page_size: x.page_size.unwrap_or(0),
+            page_token: x.page_token.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl From<pb::ListTaskPushNotificationConfigsRequest>
+    for p::ListTaskPushNotificationConfigsRequest
+{
+    fn from(x: pb::ListTaskPushNotificationConfigsRequest) -> Self {
+        p::ListTaskPushNotificationConfigsRequest {
+            tenant: opt(x.tenant),
+            task_id: x.task_id,
+            // Not `optional` in the proto: 0 means "server default".
+            page_size: (x.page_size != 0).then_some(x.page_size),
+            page_token: opt(x.page_token),
+        }
+    }
+}
+
+impl From<&p::ListTaskPushNotificationConfigsResponse>
+    for pb::ListTaskPushNotificationConfigsResponse
+{
+    fn from(x: &p::ListTaskPushNotificationConfigsResponse) -> Self {
+        pb::ListTaskPushNotificationConfigsResponse {
+            configs: x.configs.iter().map(Into::into).collect(),
+            next_page_token: x.next_page_token.clone(),
+        }
+    }
+}
+
+impl From<pb::ListTaskPushNotificationConfigsResponse>
+    for p::ListTaskPushNotificationConfigsResponse
+{
+    fn from(x: pb::ListTaskPushNotificationConfigsResponse) -> Self {
+        p::ListTaskPushNotificationConfigsResponse {
+            configs: x.configs.into_iter().map(Into::into).collect(),
+            next_page_token: x.next_page_token,
+        }
+    }
+}
+
+impl From<&p::GetExtendedAgentCardRequest> for pb::GetExtendedAgentCardRequest {
+    fn from(x: &p::GetExtendedAgentCardRequest) -> Self {
+        pb::GetExtendedAgentCardRequest {
+            tenant: x.tenant.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl From<pb::GetExtendedAgentCardRequest> for p::GetExtendedAgentCardRequest {
+    fn from(x: pb::GetExtendedAgentCardRequest) -> Self {
+        p::GetExtendedAgentCardRequest {
+            tenant: opt(x.tenant),
+        }
+    }
+}
+
+// ---- agent card --------------------------------------------------------------
+
+fn reqs_to_proto(r: &[p::SecurityRequirement]) -> Vec<pb::SecurityRequirement> {
+    r.iter()
+        .map(|r| pb::SecurityRequirement {
+            schemes: r
+                .schemes
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        pb::StringList {
+                            list: v.list.clone(),
+                        },
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn reqs_from_proto(r: Vec<pb::SecurityRequirement>) -> Vec<p::SecurityRequirement> {
+    r.into_iter()
+        .map(|r| p::SecurityRequirement {
+            schemes: r
+                .schemes
+                .into_iter()
+                .map(|(k, v)| (k, p::StringList { list: v.list }))
+                .collect(),
+        })
+        .collect()
+}
+
+impl From<&p::AgentCard> for pb::AgentCard {
+    fn from(x: &p::AgentCard) -> Self {
+        pb::AgentCard {
+            name: x.name.clone(),
+            description: x.description.clone(),
+            supported_interfaces: x
+                .supported_interfaces
+                .iter()
+                .map(|i| pb::AgentInterface {
+                    url: i.url.clone(),
+                    protocol_binding: i.protocol_binding.clone(),
+                    tenant: i.tenant.clone().unwrap_or_default(),
+                    protocol_version: i.protocol_version.clone(),
+                })
+                .collect(),
+            provider: x.provider.as_ref().map(|pr| pb::AgentProvider {
+                url: pr.url.clone(),
+                organization: pr.organization.clone(),
+            }),
+            version: x.version.clone(),
+            documentation_url: x.documentation_url.clone(),
+            capabilities: Some(pb::AgentCapabilities {
+                streaming: x.capabilities.streaming,
+                push_notifications: x.capabilities.push_notifications,
+                extensions: x
+                    .capabilities
+                    .extensions
+                    .iter()
+                    .map(|e| pb::AgentExtension {
+                        uri: e.uri.clone(),
+                        description: e.description.clone().unwrap_or_default(),
+                        required: e.required,
+                        params: e.params.as_ref().map(struct_to_proto),
+                    })
+                    .collect(),
+                extended_agent_card: x.capabilities.extended_agent_card,
+            }),
+            security_schemes: x
+                .security_schemes
+                .iter()
+                .map(|(k, v)| (k.clone(), scheme_to_proto(v)))
+                .collect(),
+            security_requirements: reqs_to_proto(&x.security_requirements),
+            default_input_modes: x.default_input_modes.clone(),
+            default_output_modes: x.default_output_modes.clone(),
+            skills: x
+                .skills
+                .iter()
+                .map(|s| pb::AgentSkill {
+                    id: s.id.clone(),
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                    tags: s.tags.clone(),
+                    examples: s.examples.clone(),
+                    input_modes: s.input_modes.clone(),
+                    output_modes: s.output_modes.clone(),
+                    security_requirements: reqs_to_proto(&s.security_requirements),
+                })
+                .collect(),
+            signatures: x
+                .signatures
+                .iter()
+                .map(|s| pb::AgentCardSignature {
+                    protected: s.protected.clone(),
+                    signature: s.signature.clone(),
+                    header: s.header.as_ref().map(struct_to_proto),
+                })
+                .collect(),
+            icon_url: x.icon_url.clone(),
+        }
+    }
+}
+
+impl TryFrom<pb::AgentCard> for p::AgentCard {
+    type Error = ConvertError;
+    fn try_from(x: pb::AgentCard) -> R<Self> {
+        let caps = x.capabilities.unwrap_or_default();
+        let mut card = p::AgentCard::new(x.name, x.description, x.version);
+        card.supported_interfaces = x
+            .supported_interfaces
+            .into_iter()
+            .map(|i| p::AgentInterface {
+                url: i.url,
+                protocol_binding: i.protocol_binding,
+                tenant: opt(i.tenant),
+                protocol_version: i.protocol_version,
+            })
+            .collect();
+        card.provider = x.provider.map(|pr| p::AgentProvider {
+            url: pr.url,
+            organization: pr.organization,
+        });
+        card.documentation_url = x.documentation_url;
+        card.capabilities = p::AgentCapabilities {
+            streaming: caps.streaming,
+            push_notifications: caps.push_notifications,
+            extensions: caps
+                .extensions
+                .into_iter()
+                .map(|e| {
+                    Ok(p::AgentExtension {
+                        uri: e.uri,
+                        description: opt(e.description),
+                        required: e.required,
+                        params: e.params.map(struct_from_proto).transpose()?,
+                    })
+                })
+                .collect::<R<_>>()?,
+            extended_agent_card: caps.extended_agent_card,
+        };
+        card.security_schemes = x
+            .security_schemes
+            .into_iter()
+            .map(|(k, v)| Ok((k, scheme_from_proto(v)?)))
+            .collect::<R<_>>()?;
+        card.security_requirements = reqs_from_proto(x.security_requirements);
+        card.default_input_modes = x.default_input_modes;
+        card.default_output_modes = x.default_output_modes;
+        card.skills = x
+            .skills
+            .into_iter()
+            .map(|s| p::AgentSkill {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                tags: s.tags,
+                examples: s.examples,
+                input_modes: s.input_modes,
+                output_modes: s.output_modes,
+                security_requirements: reqs_from_proto(s.security_requirements),
+            })
+            .collect();
+        card.signatures = x
+            .signatures
+            .into_iter()
+            .map(|s| {
+                Ok(p::AgentCardSignature {
+                    protected: s.protected,
+                    signature: s.signature,
+                    header: s.header.map(struct_from_proto).transpose()?,
+                })
+            })
+            .collect::<R<_>>()?;
+        card.icon_url = x.icon_url;
+        Ok(card)
+    }
+}
+
+// ---- security schemes (JSON in the canonical card) ---------------------------
+
+fn s(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn scopes(v: &Value) -> HashMap<String, String> {
+    v.get("scopes")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `SecurityScheme` oneof of a ProtoJSON security scheme object. A
+/// kind we do not know maps to an empty scheme (the card is ours, so this
+/// only happens when the card was configured with a typo).
+fn scheme_to_proto(v: &Value) -> pb::SecurityScheme {
+    use pb::o_auth_flows::Flow;
+    use pb::security_scheme::Scheme;
+    let scheme = if let Some(x) = v.get("apiKeySecurityScheme") {
+        Some(Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
+            description: s(x, "description"),
+            location: s(x, "location"),
+            name: s(x, "name"),
+        }))
+    } else if let Some(x) = v.get("httpAuthSecurityScheme") {
+        Some(Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
+            description: s(x, "description"),
+            scheme: s(x, "scheme"),
+            bearer_format: s(x, "bearerFormat"),
+        }))
+    } else if let Some(x) = v.get("oauth2SecurityScheme") {
+        let f = x.get("flows").cloned().unwrap_or(Value::Null);
+        let flow = if let Some(y) = f.get("authorizationCode") {
+            Some(Flow::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
+                authorization_url: s(y, "authorizationUrl"),
+                token_url: s(y, "tokenUrl"),
+                refresh_url: s(y, "refreshUrl"),
+                scopes: scopes(y),
+                pkce_required: y
+                    .get("pkceRequired")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            }))
+        } else if let Some(y) = f.get("clientCredentials") {
+            Some(Flow::ClientCredentials(pb::ClientCredentialsOAuthFlow {
+                token_url: s(y, "tokenUrl"),
+                refresh_url: s(y, "refreshUrl"),
+                scopes: scopes(y),
+            }))
+        } else if let Some(y) = f.get("implicit") {
+            Some(Flow::Implicit(pb::ImplicitOAuthFlow {
+                authorization_url: s(y, "authorizationUrl"),
+                refresh_url: s(y, "refreshUrl"),
+                scopes: scopes(y),
+            }))
+        } else if let Some(y) = f.get("password") {
+            Some(Flow::Password(pb::PasswordOAuthFlow {
+                token_url: s(y, "tokenUrl"),
+                refresh_url: s(y, "refreshUrl"),
+                scopes: scopes(y),
+            }))
+        } else {
+            f.get("deviceCode").map(|y| {
+                Flow::DeviceCode(pb::DeviceCodeOAuthFlow {
+                    device_authorization_url: s(y, "deviceAuthorizationUrl"),
+                    token_url: s(y, "tokenUrl"),
+                    refresh_url: s(y, "refreshUrl"),
+                    scopes: scopes(y),
+                })
+            })
+        };
+        Some(Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
+            description: s(x, "description"),
+            flows: Some(pb::OAuthFlows { flow }),
+            oauth2_metadata_url: s(x, "oauth2MetadataUrl"),
+        }))
+    } else if let Some(x) = v.get("openIdConnectSecurityScheme") {
+        Some(Scheme::OpenIdConnectSecurityScheme(
+            pb::OpenIdConnectSecurityScheme {
+                description: s(x, "description"),
+                open_id_connect_url: s(x, "openIdConnectUrl"),
+            },
+        ))
+    } else {
+        v.get("mtlsSecurityScheme").map(|x| {
+            Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
+                description: s(x, "description"),
+            })
+        })
+    };
+    pb::SecurityScheme { scheme }
+}
+
+/// Builds a JSON object from (key, value) pairs, leaving out empty strings
+/// (proto3 strings have no presence).
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !matches!(v, Value::String(s) if s.is_empty()))
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn scopes_json(m: HashMap<String, String>) -> Value {
+    let sorted: BTreeMap<String, String> = m.into_iter().collect();
+    Value::Object(
+        sorted
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    )
+}
+
+fn scheme_from_proto(x: pb::SecurityScheme) -> R<Value> {
+    use pb::o_auth_flows::Flow;
+    use pb::security_scheme::Scheme;
+    let field = "security_schemes";
+    let (key, body) = match x
+        .scheme
+        .ok_or_else(|| ConvertError::invalid(field, "a security scheme has no kind"))?
+    {
+        Scheme::ApiKeySecurityScheme(a) => (
+            "apiKeySecurityScheme",
+            obj(vec![
+                ("description", a.description.into()),
+                ("location", a.location.into()),
+                ("name", a.name.into()),
+            ]),
+        ),
+        Scheme::HttpAuthSecurityScheme(a) => (
+            "httpAuthSecurityScheme",
+            obj(vec![
+                ("description", a.description.into()),
+                ("scheme", a.scheme.into()),
+                ("bearerFormat", a.bearer_format.into()),
+            ]),
+        ),
+        Scheme::Oauth2SecurityScheme(a) => {
+            let flows = match a.flows.and_then(|f| f.flow) {
+                Some(Flow::AuthorizationCode(f)) => obj(vec![(
+                    "authorizationCode",
+                    obj(vec![
+                        ("authorizationUrl", f.authorization_url.into()),
+                        ("tokenUrl", f.token_url.into()),
+                        ("refreshUrl", f.refresh_url.into()),
+                        ("scopes", scopes_json(f.scopes)),
+                        ("pkceRequired", f.pkce_required.into()),
+                    ]),
+                )]),
+                Some(Flow::ClientCredentials(f)) => obj(vec![(
+                    "clientCredentials",
+                    obj(vec![
+                        ("tokenUrl", f.token_url.into()),
+                        ("refreshUrl", f.refresh_url.into()),
+                        ("scopes", scopes_json(f.scopes)),
+                    ]),
+                )]),
+                Some(Flow::Implicit(f)) => obj(vec![(
+                    "implicit",
+                    obj(vec![
+                        ("authorizationUrl", f.authorization_url.into()),
+                        ("refreshUrl", f.refresh_url.into()),
+                        ("scopes", scopes_json(f.scopes)),
+                    ]),
+                )]),
+                Some(Flow::Password(f)) => obj(vec![(
+                    "password",
+                    obj(vec![
+                        ("tokenUrl", f.token_url.into()),
+                        ("refreshUrl", f.refresh_url.into()),
+                        ("scopes", scopes_json(f.scopes)),
+                    ]),
+                )]),
+                Some(Flow::DeviceCode(f)) => obj(vec![(
+                    "deviceCode",
+                    obj(vec![
+                        ("deviceAuthorizationUrl", f.device_authorization_url.into()),
+                        ("tokenUrl", f.token_url.into()),
+                        ("refreshUrl", f.refresh_url.into()),
+                        ("scopes", scopes_json(f.scopes)),
+                    ]),
+                )]),
+                None => obj(vec![]),
+            };
+            (
+                "oauth2SecurityScheme",
+                obj(vec![
+                    ("description", a.description.into()),
+                    ("flows", flows),
+                    ("oauth2MetadataUrl", a.oauth2_metadata_url.into()),
+                ]),
+            )
+        }
+        Scheme::OpenIdConnectSecurityScheme(a) => (
+            "openIdConnectSecurityScheme",
+            obj(vec![
+                ("description", a.description.into()),
+                ("openIdConnectUrl", a.open_id_connect_url.into()),
+            ]),
+        ),
+        Scheme::MtlsSecurityScheme(a) => (
+            "mtlsSecurityScheme",
+            obj(vec![("description", a.description.into())]),
+        ),
+    };
+    Ok(obj(vec![(key, body)]))
+}
+
+#[cfg(test)]
+mod tests;

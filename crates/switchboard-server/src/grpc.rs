@@ -1,0 +1,380 @@
+//! The gRPC binding of A2A 1.0: service `lf.a2a.v1.A2AService` on tonic,
+//! served on the same port as HTTP (requests with content type
+//! `application/grpc…` are routed here, everything else to axum).
+//!
+//! Each of the 11 methods converts the prost request into the canonical
+//! request (`switchboard_proto::convert`), calls the same [`RequestHandler`]
+//! method the JSON-RPC and REST bindings call, and converts the answer back.
+//! `SendStreamingMessage` and `SubscribeToTask` are server streams of
+//! `StreamResponse`.
+//!
+//! ## Service parameters (request metadata)
+//!
+//! - `a2a-version`: negotiated exactly as the HTTP bindings do it
+//!   ([`negotiate_version`]): missing means 0.3, which this server refuses
+//!   with VersionNotSupported.
+//! - `a2a-extensions`: the requested extension URIs; the activated ones are
+//!   echoed in the response metadata `a2a-extensions` (initial metadata, so a
+//!   stream carries it too).
+//! - `tenant`: the request message's `tenant` field selects the tenant
+//!   (`""` = the default tenant); there is no tenant in the gRPC path.
+//!
+//! ## Resuming a subscription
+//!
+//! gRPC has no per-message ids, so a stream's response metadata carries
+//! **`first-event-id`**: the per-task sequence number of the stream's first
+//! item. Items of one stream are numbered consecutively, so item *k*
+//! (0-based) has sequence `first-event-id + k` — the same numbers the SSE
+//! bindings send as `id:`. A client that lost a `SubscribeToTask` stream
+//! after seeing sequence *n* calls `SubscribeToTask` again with request
+//! metadata **`last-event-id: n`** and receives exactly the events after *n*
+//! ([`RequestHandler::resubscribe_to_task`]), with no task snapshot first.
+//! A value that is not a number is InvalidParams. (`first-event-id` is
+//! absent when the stream ended before its first item.)
+//!
+//! ## Errors
+//!
+//! An [`A2AError`] becomes a `tonic::Status` whose code comes from the
+//! server's [`ErrorTable`] (the same table the REST binding uses, so the
+//! v1.0.0/v1.0.1 switch applies here too), whose message is the error's
+//! text, and whose `grpc-status-details-bin` is a `google.rpc.Status` with a
+//! `google.rpc.ErrorInfo` (`reason` such as `TASK_NOT_FOUND`, domain
+//! `a2a-protocol.org`, the error's metadata) plus a `google.rpc.BadRequest`
+//! when field violations are known. A request message that breaks a rule
+//! the proto cannot express (no `message`, a part without content, an
+//! unknown enum number) is InvalidParams naming the field; bytes that are
+//! not valid protobuf for the method are a Parse error (INVALID_ARGUMENT,
+//! `PARSE_ERROR`) instead of tonic's INTERNAL. An error in the middle of a
+//! stream ends the stream with that status.
+
+use std::pin::Pin;
+
+use futures::{Stream, StreamExt};
+use http::HeaderMap;
+use switchboard_core::{CallContext, EventStream, RequestHandler};
+use switchboard_proto::ConvertError;
+use switchboard_proto::v1 as pb;
+use switchboard_proto::v1::a2a_service_server::{A2aService, A2aServiceServer};
+use switchboard_protocol::{
+    A2AError, CancelTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfigRef,
+};
+use tonic::metadata::MetadataValue;
+use tonic::{Request, Response, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::errors::ErrorTable;
+use crate::params::{last_event_id, negotiate_version, requested_extensions};
+
+/// The response metadata key with the sequence number of a stream's first item.
+pub const FIRST_EVENT_ID: &str = "first-event-id";
+/// The request metadata key a resumed `SubscribeToTask` names the last seen sequence with.
+pub const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The `google.rpc.ErrorInfo` domain of every A2A error.
+const ERROR_DOMAIN: &str = "a2a-protocol.org";
+
+/// The tonic service: the handler plus the error table.
+#[derive(Debug, Clone)]
+pub(crate) struct GrpcBinding {
+    handler: RequestHandler,
+    table: ErrorTable,
+}
+
+/// The tonic server for `handler`, accepting messages up to `max_bytes`.
+pub(crate) fn service(
+    handler: RequestHandler,
+    table: ErrorTable,
+    max_bytes: usize,
+) -> A2aServiceServer<GrpcBinding> {
+    A2aServiceServer::new(GrpcBinding { handler, table })
+        .max_decoding_message_size(max_bytes)
+        .max_encoding_message_size(usize::MAX)
+}
+
+/// `true` when a request is gRPC (`application/grpc`, `application/grpc+proto`, …).
+pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/grpc"))
+}
+
+/// Rewrites tonic's answer to a request message that is not valid protobuf.
+///
+/// tonic answers those itself, before any method runs, with INTERNAL (the
+/// gRPC convention for parse errors). For A2A that is a bad request like any
+/// other: it becomes the table's status for a Parse error (INVALID_ARGUMENT)
+/// with a `PARSE_ERROR` ErrorInfo. Such answers are trailers-only, so the
+/// status is in the response headers.
+pub(crate) fn rewrite_decode_error<B: Default>(
+    table: ErrorTable,
+    resp: http::Response<B>,
+) -> http::Response<B> {
+    let is_decode_error = resp.headers().get("grpc-status").is_some_and(|v| v == "13")
+        && Status::from_header_map(resp.headers())
+            .is_some_and(|s| s.message().starts_with("failed to decode Protobuf message"));
+    if !is_decode_error {
+        return resp;
+    }
+    let message = Status::from_header_map(resp.headers())
+        .map(|s| s.message().to_string())
+        .unwrap_or_default();
+    status_of(table, &A2AError::Parse(message)).into_http()
+}
+
+/// The gRPC form of `err`, following `table`.
+pub fn status_of(table: ErrorTable, err: &A2AError) -> Status {
+    let code = tonic::Code::from_i32(table.status(err).grpc.code());
+    let mut details = ErrorDetails::with_error_info(
+        err.reason(),
+        ERROR_DOMAIN,
+        err.metadata()
+            .into_iter()
+            .collect::<std::collections::HashMap<_, _>>(),
+    );
+    if let A2AError::InvalidParams { violations, .. } = err {
+        for v in violations {
+            details.add_bad_request_violation(v.field.clone(), v.description.clone());
+        }
+    }
+    Status::with_error_details(code, err.to_string(), details)
+}
+
+fn invalid(e: ConvertError) -> A2AError {
+    A2AError::invalid_field(e.field(), e.to_string())
+}
+
+type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+
+impl GrpcBinding {
+    /// Reads the service parameters and builds the call (the checks and
+    /// their order match the HTTP bindings: version, then extensions).
+    fn call<T>(&self, req: &Request<T>, tenant: &str) -> Result<CallContext, Status> {
+        let headers = req.metadata().clone().into_headers();
+        negotiate_version(&headers, None).map_err(|e| self.status(&e))?;
+        let mut call = CallContext::anonymous()
+            .with_tenant(tenant)
+            .with_extensions_header(&requested_extensions(&headers));
+        self.handler
+            .activate_extensions(&mut call)
+            .map_err(|e| self.status(&e))?;
+        Ok(call)
+    }
+
+    fn status(&self, err: &A2AError) -> Status {
+        status_of(self.table, err)
+    }
+
+    /// Wraps an answer, echoing the activated extensions.
+    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
+        let mut resp = Response::new(body);
+        echo_extensions(call, resp.metadata_mut());
+        resp
+    }
+
+    /// Turns a handler stream into a gRPC stream. Waits for the first item
+    /// so its sequence number can go into the response metadata.
+    async fn stream(
+        &self,
+        call: &CallContext,
+        mut events: EventStream,
+    ) -> Result<Response<ItemStream>, Status> {
+        let first = events.next().await;
+        let first_seq = match &first {
+            Some(Ok(ev)) => Some(ev.seq),
+            // An error before the first item is the call's answer.
+            Some(Err(e)) => return Err(self.status(e)),
+            None => None,
+        };
+        let table = self.table;
+        let items = futures::stream::iter(first)
+            .chain(events)
+            .map(move |item| match item {
+                Ok(ev) => Ok(pb::StreamResponse::from(&ev.event)),
+                Err(e) => Err(status_of(table, &e)),
+            });
+        let mut resp = Response::new(Box::pin(items) as ItemStream);
+        echo_extensions(call, resp.metadata_mut());
+        if let Some(seq) = first_seq {
+            resp.metadata_mut()
+                .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
+        }
+        Ok(resp)
+    }
+}
+
+fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::MetadataMap) {
+    let echo = call.activated_extensions.join(",");
+    if echo.is_empty() {
+        return;
+    }
+    // Extension URIs are ASCII; one that is not cannot be echoed.
+    if let Ok(v) = echo.parse() {
+        meta.insert(EXTENSIONS_KEY, v);
+    }
+}
+
+/// `A2A-Extensions` as a gRPC metadata key (lowercase).
+const EXTENSIONS_KEY: &str = "a2a-extensions";
+
+#[tonic::async_trait]
+impl A2aService for GrpcBinding {
+    async fn send_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<pb::SendMessageResponse>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let req = SendMessageRequest::try_from(request.into_inner())
+            .map_err(|e| self.status(&invalid(e)))?;
+        let out = self
+            .handler
+            .send_message(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&out).into()))
+    }
+
+    type SendStreamingMessageStream = ItemStream;
+
+    async fn send_streaming_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<ItemStream>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let req = SendMessageRequest::try_from(request.into_inner())
+            .map_err(|e| self.status(&invalid(e)))?;
+        let events = self
+            .handler
+            .send_streaming_message(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        self.stream(&call, events).await
+    }
+
+    async fn get_task(
+        &self,
+        request: Request<pb::GetTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let task = self
+            .handler
+            .get_task(&call, request.into_inner().into())
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&task).into()))
+    }
+
+    async fn list_tasks(
+        &self,
+        request: Request<pb::ListTasksRequest>,
+    ) -> Result<Response<pb::ListTasksResponse>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let req = ListTasksRequest::try_from(request.into_inner())
+            .map_err(|e| self.status(&invalid(e)))?;
+        let out = self
+            .handler
+            .list_tasks(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&out).into()))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: Request<pb::CancelTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let req = CancelTaskRequest::try_from(request.into_inner())
+            .map_err(|e| self.status(&invalid(e)))?;
+        let task = self
+            .handler
+            .cancel_task(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&task).into()))
+    }
+
+    type SubscribeToTaskStream = ItemStream;
+
+    async fn subscribe_to_task(
+        &self,
+        request: Request<pb::SubscribeToTaskRequest>,
+    ) -> Result<Response<ItemStream>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let after = last_event_id(&request.metadata().clone().into_headers())
+            .map_err(|e| self.status(&e))?;
+        let req = SubscribeToTaskRequest::from(request.into_inner());
+        let events = match after {
+            Some(after) => self.handler.resubscribe_to_task(&call, req, after).await,
+            None => self.handler.subscribe_to_task(&call, req).await,
+        }
+        .map_err(|e| self.status(&e))?;
+        self.stream(&call, events).await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: Request<pb::TaskPushNotificationConfig>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let out = self
+            .handler
+            .create_push_config(&call, request.into_inner().into())
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&out).into()))
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let req = TaskPushNotificationConfigRef::from(request.into_inner());
+        let out = self
+            .handler
+            .get_push_config(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&out).into()))
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: Request<pb::ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let out = self
+            .handler
+            .list_push_configs(&call, request.into_inner().into())
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&out).into()))
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: Request<pb::GetExtendedAgentCardRequest>,
+    ) -> Result<Response<pb::AgentCard>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        let card = self
+            .handler
+            .get_extended_agent_card(&call, request.into_inner().into())
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, (&card).into()))
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<()>, Status> {
+        let call = self.call(&request, &request.get_ref().tenant)?;
+        self.handler
+            .delete_push_config(&call, request.into_inner().into())
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, ()))
+    }
+}

@@ -1,0 +1,635 @@
+//! The gRPC binding end to end over loopback: a real server (gRPC and HTTP
+//! on one port), driven by our client with the GRPC interface chosen and by
+//! a raw tonic client that shows the status codes, ErrorInfo details and
+//! metadata exactly as they go over the wire.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use switchboard::demo::{DemoAgent, demo_card};
+use switchboard_client::{A2AClient, ClientError};
+use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard_proto::v1 as pb;
+use switchboard_proto::v1::a2a_service_client::A2aServiceClient;
+use switchboard_protocol::progress::TASK_PROGRESS_URI;
+use switchboard_protocol::{
+    A2AError, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, TaskState,
+};
+use switchboard_server::ErrorTable;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+use util::TestServer;
+
+fn handler() -> RequestHandler {
+    let store = Arc::new(InMemoryStore::new());
+    let limits = PushConfigLimits {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..Default::default()
+    };
+    RequestHandler::builder(
+        DemoAgent {
+            chunk_delay: Duration::ZERO,
+        },
+        demo_card(),
+    )
+    .store(store.clone())
+    .push(store, limits)
+    .build()
+}
+
+async fn server() -> TestServer {
+    TestServer::start(handler()).await
+}
+
+/// Our client, told to prefer the card's GRPC interface.
+async fn grpc_client(s: &TestServer) -> A2AClient {
+    let c = A2AClient::builder()
+        .preferred_bindings(["GRPC"])
+        .timeout(Duration::from_secs(20))
+        .connect(&s.base)
+        .await
+        .unwrap();
+    assert_eq!(c.interface().protocol_binding, "GRPC");
+    assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
+    c
+}
+
+/// A raw tonic client on the same port.
+async fn raw(s: &TestServer) -> A2aServiceClient<Channel> {
+    A2aServiceClient::connect(s.base.clone()).await.unwrap()
+}
+
+/// A request with `a2a-version: 1.0`.
+fn v1<T>(body: T) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(body);
+    r.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    r
+}
+
+fn user(text: &str) -> pb::Message {
+    (&Message::user_text(text)).into()
+}
+
+fn send_req(text: &str, tenant: &str) -> pb::SendMessageRequest {
+    pb::SendMessageRequest {
+        tenant: tenant.into(),
+        message: Some(user(text)),
+        ..Default::default()
+    }
+}
+
+/// The ErrorInfo reason and domain of a status.
+fn reason(st: &tonic::Status) -> (String, String) {
+    let info = st.get_details_error_info().expect("an ErrorInfo detail");
+    (info.reason, info.domain)
+}
+
+fn task_of(r: SendMessageResponse) -> switchboard_protocol::Task {
+    match r {
+        SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+fn protocol(e: ClientError) -> A2AError {
+    match e {
+        ClientError::Protocol(a) => a,
+        other => panic!("expected an A2A error, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_lists_grpc_after_jsonrpc_and_rest() {
+    let s = server().await;
+    let c = grpc_client(&s).await;
+    let card = c.card().unwrap();
+    let bindings: Vec<&str> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| i.protocol_binding.as_str())
+        .collect();
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_with_our_client_over_grpc() {
+    let s = server().await;
+    let c = grpc_client(&s).await;
+
+    // SendMessage: a task, and a direct message.
+    let task = task_of(c.send_text("hello grpc").await.unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert!(task.artifacts()[0].text().contains("hello grpc"));
+    match c.send_text("/message hi there").await.unwrap() {
+        SendMessageResponse::Message(m) => assert!(m.text().contains("hi there")),
+        other => panic!("expected a message, got {other:?}"),
+    }
+
+    // SendStreamingMessage: task first, completed last, consecutive numbers.
+    let items: Vec<_> = c
+        .send_streaming_message(Message::user_text("stream me"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let items: Vec<_> = items.into_iter().map(Result::unwrap).collect();
+    assert!(matches!(items[0].event, StreamResponse::Task(_)));
+    assert_eq!(
+        items.last().unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
+    let first = items[0].seq.expect("numbered items");
+    for (k, it) in items.iter().enumerate() {
+        assert_eq!(it.seq, Some(first + k as u64));
+    }
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i.event, StreamResponse::ArtifactUpdate(_)))
+    );
+
+    // GetTask, with historyLength 0.
+    let got = c
+        .get_task(GetTaskRequest {
+            tenant: None,
+            id: task.id.clone(),
+            history_length: Some(0),
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.id, task.id);
+    assert!(got.history.is_none());
+    assert_eq!(got.artifacts(), task.artifacts());
+
+    // ListTasks: all four response fields, filter by state.
+    let list = c
+        .list_tasks(ListTasksRequest {
+            status: Some(TaskState::Completed),
+            page_size: Some(10),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(list.total_size, 2);
+    assert_eq!(list.tasks.len(), 2);
+    assert_eq!(list.next_page_token, "");
+
+    // A long task: SubscribeToTask, then CancelTask ends the subscription.
+    let long = task_of(
+        c.send_message(SendMessageRequest {
+            configuration: Some(SendMessageConfiguration {
+                return_immediately: true,
+                ..Default::default()
+            }),
+            ..SendMessageRequest::new(Message::user_text("/long 30"))
+        })
+        .await
+        .unwrap(),
+    );
+    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
+    let first = sub.next().await.unwrap().unwrap();
+    assert!(matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id));
+    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), sub.collect::<Vec<_>>())
+        .await
+        .expect("the subscription ends after the cancel");
+    assert_eq!(
+        rest.last().unwrap().as_ref().unwrap().event.state(),
+        Some(TaskState::Canceled)
+    );
+
+    // Push notification configs: create, get, list, delete.
+    let created = c
+        .create_push_config(TaskPushNotificationConfig {
+            tenant: None,
+            id: None,
+            task_id: Some(long.id.clone()),
+            url: "http://127.0.0.1:9/hook".into(),
+            token: Some("tok".into()),
+            authentication: None,
+        })
+        .await
+        .unwrap();
+    let id = created.id.clone().expect("the server names the config");
+    let r = TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id: long.id.clone(),
+        id: id.clone(),
+    };
+    assert_eq!(c.get_push_config(r.clone()).await.unwrap().url, created.url);
+    let listed = c.list_push_configs(long.id.as_str()).await.unwrap();
+    assert_eq!(listed.configs.len(), 1);
+    c.delete_push_config(r.clone()).await.unwrap();
+    assert!(c.get_push_config(r).await.is_err());
+
+    // GetExtendedAgentCard: the demo card declares none.
+    let err = protocol(c.get_extended_agent_card().await.unwrap_err());
+    assert!(
+        matches!(
+            err,
+            A2AError::ExtendedAgentCardNotConfigured | A2AError::UnsupportedOperation(_)
+        ),
+        "{err:?}"
+    );
+
+    // Errors arrive typed, with their ids.
+    let err = protocol(c.get_task("no-such-task").await.unwrap_err());
+    assert_eq!(err, A2AError::TaskNotFound("no-such-task".into()));
+    let err = protocol(c.cancel_task(task.id.as_str()).await.unwrap_err());
+    assert!(
+        matches!(err, A2AError::TaskNotCancelable { ref task_id, .. } if *task_id == task.id),
+        "{err:?}"
+    );
+    let err = match c.subscribe_to_task(task.id.as_str()).await {
+        Err(e) => protocol(e),
+        Ok(_) => panic!("subscribing to a finished task must fail"),
+    };
+    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_codes_and_error_details() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+
+    // No a2a-version means 0.3, which this server does not serve.
+    let st = g
+        .get_task(tonic::Request::new(pb::GetTaskRequest {
+            id: "x".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        reason(&st),
+        ("VERSION_NOT_SUPPORTED".into(), "a2a-protocol.org".into())
+    );
+
+    let st = g
+        .get_task(v1(pb::GetTaskRequest {
+            id: "nope".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::NotFound);
+    assert_eq!(reason(&st).0, "TASK_NOT_FOUND");
+    assert_eq!(
+        st.get_details_error_info().unwrap().metadata["taskId"],
+        "nope"
+    );
+
+    // A message without content in a part: InvalidParams naming the field.
+    let mut bad = send_req("x", "");
+    bad.message.as_mut().unwrap().parts[0].content = None;
+    let st = g.send_message(v1(bad)).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+    assert_eq!(reason(&st).0, "INVALID_PARAMS");
+    assert_eq!(
+        st.get_details_bad_request().unwrap().field_violations[0].field,
+        "part.content"
+    );
+    // No message at all.
+    let st = g
+        .send_message(v1(pb::SendMessageRequest::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+
+    // A bad page size is the handler's InvalidParams.
+    let st = g
+        .list_tasks(v1(pb::ListTasksRequest {
+            page_size: Some(1000),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+
+    // Cancel a finished task: FAILED_PRECONDITION (v1.0.1 table).
+    let done = g.send_message(v1(send_req("hi", ""))).await.unwrap();
+    let Some(pb::send_message_response::Payload::Task(t)) = done.into_inner().payload else {
+        panic!("expected a task")
+    };
+    let st = g
+        .cancel_task(v1(pb::CancelTaskRequest {
+            id: t.id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st).0, "TASK_NOT_CANCELABLE");
+
+    // Subscribing to a finished task.
+    let st = g
+        .subscribe_to_task(v1(pb::SubscribeToTaskRequest {
+            id: t.id,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&st).0, "UNSUPPORTED_OPERATION");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_v1_0_0_table_applies_to_grpc_too() {
+    let s = TestServer::start_with(|s| s.error_table(ErrorTable::V1_0_0), handler()).await;
+    let mut g = raw(&s).await;
+    let st = g
+        .get_task(tonic::Request::new(pb::GetTaskRequest::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::Unimplemented);
+    assert_eq!(reason(&st).0, "VERSION_NOT_SUPPORTED");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_are_negotiated_and_echoed() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+    let mut req = v1(send_req("hi", ""));
+    req.metadata_mut()
+        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
+    let resp = g.send_message(req).await.unwrap();
+    assert_eq!(
+        resp.metadata().get("a2a-extensions").unwrap(),
+        TASK_PROGRESS_URI
+    );
+    // Not requested: not echoed.
+    let resp = g.send_message(v1(send_req("hi", ""))).await.unwrap();
+    assert!(resp.metadata().get("a2a-extensions").is_none());
+    // Streams echo it in their initial metadata.
+    let mut req = v1(send_req("hi", ""));
+    req.metadata_mut()
+        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
+    let resp = g.send_streaming_message(req).await.unwrap();
+    assert_eq!(
+        resp.metadata().get("a2a-extensions").unwrap(),
+        TASK_PROGRESS_URI
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_are_separate() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+    let resp = g
+        .send_message(v1(send_req("in acme", "acme")))
+        .await
+        .unwrap();
+    let Some(pb::send_message_response::Payload::Task(t)) = resp.into_inner().payload else {
+        panic!("expected a task")
+    };
+    let get = |tenant: &str| {
+        v1(pb::GetTaskRequest {
+            tenant: tenant.into(),
+            id: t.id.clone(),
+            history_length: None,
+        })
+    };
+    assert_eq!(g.get_task(get("acme")).await.unwrap().into_inner().id, t.id);
+    let st = g.get_task(get("")).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::NotFound);
+    let st = g.get_task(get("other")).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::NotFound);
+
+    // Our client copies the interface's tenant into every request.
+    let mut card = grpc_client(&s).await.card().unwrap().clone();
+    for i in &mut card.supported_interfaces {
+        i.tenant = Some("acme".into());
+    }
+    let c = A2AClient::builder()
+        .preferred_bindings(["GRPC"])
+        .from_card(card)
+        .unwrap();
+    assert_eq!(c.get_task(t.id.as_str()).await.unwrap().id, t.id);
+    let mine = task_of(c.send_text("also acme").await.unwrap());
+    let listed = g
+        .list_tasks(v1(pb::ListTasksRequest {
+            tenant: "acme".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.total_size, 2);
+    assert!(listed.tasks.iter().any(|x| x.id == mine.id));
+    s.stop().await;
+}
+
+/// A dropped stream resumes exactly with `last-event-id`: the pieces
+/// reassemble into the uninterrupted sequence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_resumes_after_last_event_id() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+    let resp = g
+        .send_streaming_message(v1(send_req("/steps 4", "")))
+        .await
+        .unwrap();
+    let first: u64 = resp
+        .metadata()
+        .get("first-event-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let full: Vec<pb::StreamResponse> = resp
+        .into_inner()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .await;
+    assert!(full.len() >= 5, "{full:?}");
+    let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
+        panic!("a task first")
+    };
+    // Saw the first two items, then lost the stream.
+    let seen = first + 1;
+    let mut req = v1(pb::SubscribeToTaskRequest {
+        id: t.id.clone(),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("last-event-id", seen.to_string().parse().unwrap());
+    let resp = g.subscribe_to_task(req).await.unwrap();
+    assert_eq!(
+        resp.metadata()
+            .get("first-event-id")
+            .unwrap()
+            .to_str()
+            .unwrap(),
+        (seen + 1).to_string()
+    );
+    let rest: Vec<pb::StreamResponse> = resp
+        .into_inner()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .await;
+    assert_eq!(rest, full[2..].to_vec());
+
+    // A resume key that is not a number is InvalidParams.
+    let mut req = v1(pb::SubscribeToTaskRequest {
+        id: t.id.clone(),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("last-event-id", "x".parse().unwrap());
+    let st = g.subscribe_to_task(req).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+    s.stop().await;
+}
+
+/// HTTP still works on the port that serves gRPC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_grpc_share_the_port() {
+    let s = server().await;
+    let c = A2AClient::builder()
+        .preferred_bindings(["JSONRPC"])
+        .connect(&s.base)
+        .await
+        .unwrap();
+    let t = task_of(c.send_text("via json-rpc").await.unwrap());
+    let g = grpc_client(&s).await;
+    assert_eq!(g.get_task(t.id.as_str()).await.unwrap().id, t.id);
+    s.stop().await;
+}
+
+/// `switchboard send --binding grpc` uses the card's GRPC interface: the
+/// card's JSON-RPC interface points at a closed port, so only gRPC can
+/// answer; without `--binding` the CLI takes the card's first interface and
+/// fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_binding_override_picks_grpc() {
+    use switchboard_protocol::AgentInterface;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/", dead.local_addr().unwrap());
+    drop(dead);
+    let mut card = demo_card();
+    card.supported_interfaces = vec![
+        AgentInterface {
+            url: dead_url,
+            protocol_binding: "JSONRPC".into(),
+            tenant: None,
+            protocol_version: "1.0".into(),
+        },
+        AgentInterface {
+            url: addr.to_string(),
+            protocol_binding: "GRPC".into(),
+            tenant: None,
+            protocol_version: "1.0".into(),
+        },
+    ];
+    let handler = RequestHandler::builder(
+        DemoAgent {
+            chunk_delay: Duration::ZERO,
+        },
+        card,
+    )
+    .build();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        switchboard_server::A2aServer::new(handler)
+            .public_url(format!("http://{addr}"))
+            .serve(listener, async move {
+                let _ = rx.await;
+            }),
+    );
+    let url = format!("http://{addr}");
+    let run = |args: Vec<String>| async move {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+                .args(args)
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the CLI hung")
+        .unwrap()
+    };
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = ["send", "--url", &url, "--json", "--timeout", "10"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push("hello cli".into());
+        a
+    };
+    let out = run(args(&["--binding", "grpc"])).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
+    let out = run(args(&[])).await;
+    assert!(!out.status.success(), "JSON-RPC points at a closed port");
+    let _ = tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
+}
+
+/// A GetTask whose `id` (field 2) arrives as a varint instead of a string.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotAGetTaskRequest {
+    #[prost(int64, tag = "2")]
+    id: i64,
+}
+
+/// Bytes that are not the method's message are a Parse error
+/// (INVALID_ARGUMENT, PARSE_ERROR), not INTERNAL; other errors still work
+/// afterwards. Push operations without push support are
+/// PUSH_NOTIFICATION_NOT_SUPPORTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_and_unsupported_push() {
+    let s =
+        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
+    let channel = Channel::from_shared(s.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetTask");
+    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
+        tonic_prost::ProstCodec::default();
+    let st = grpc
+        .unary(v1(NotAGetTaskRequest { id: 7 }), path, codec)
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+    assert_eq!(reason(&st).0, "PARSE_ERROR");
+
+    let mut g = A2aServiceClient::new(channel);
+    let st = g
+        .create_task_push_notification_config(v1(pb::TaskPushNotificationConfig {
+            task_id: "t".into(),
+            url: "http://127.0.0.1:9/".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st).0, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    s.stop().await;
+}
