@@ -179,7 +179,10 @@ async fn card_offers_jsonrpc_first_then_http_json() {
         .await
         .unwrap();
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
-    assert_eq!(ifaces.len(), 2, "{card}");
+    // Two 1.0 entries, then the same two endpoints for 0.3.
+    assert_eq!(ifaces.len(), 4, "{card}");
+    assert_eq!(ifaces[2]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[3]["protocolVersion"], "0.3");
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[1]["protocolVersion"], "1.0");
@@ -958,7 +961,7 @@ async fn demo_errors_in_both_tables() {
         // Unknown routes: 404 JSON; a known route with the wrong method: 405.
         for path in [
             "/nope",
-            "/v1/card",
+            "/v1/tasks",
             "/tasks/t/x",
             "/a/b/c/d/e/f",
             "/tasks/t:frobnicate:cancel/x",
