@@ -106,6 +106,10 @@ pub struct ConnectArgs {
     /// stream starts).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Speak this A2A version (from the card's interfaces for it) instead
+    /// of the default choice (1.0 when offered, else 0.3).
+    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
+    pub protocol_version: Option<String>,
 }
 
 /// The message to send (for `send` and `stream`).
@@ -490,6 +494,9 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
         let t = Duration::try_from_secs_f64(secs)
             .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;
         b = b.timeout(t);
+    }
+    if let Some(v) = &conn.protocol_version {
+        b = b.preferred_versions([v.clone()]);
     }
     Ok(b)
 }

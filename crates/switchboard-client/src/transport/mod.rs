@@ -9,6 +9,7 @@
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
+//! * [`v03`]: A2A 0.3 over JSON-RPC (and the 1.0 ⇄ 0.3 translation).
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -18,6 +19,7 @@
 
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
+pub(crate) mod v03;
 
 use std::fmt;
 use std::time::Duration;
@@ -120,7 +122,8 @@ impl fmt::Debug for TransportFactory {
 
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
-pub(crate) static FACTORIES: &[TransportFactory] = &[jsonrpc::FACTORY, rest::FACTORY];
+pub(crate) static FACTORIES: &[TransportFactory] =
+    &[jsonrpc::FACTORY, rest::FACTORY, v03::JSONRPC_FACTORY];
 
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {
