@@ -551,7 +551,7 @@ async fn card_lists_03_interfaces_and_the_hybrid_card_is_opt_in() {
 }
 
 #[tokio::test]
-async fn client_speaks_03_jsonrpc_when_asked_and_prefers_10() {
+async fn client_speaks_03_on_both_bindings_when_asked_and_prefers_10() {
     use futures::StreamExt;
     use switchboard_client::A2AClient;
     use switchboard_protocol::{
@@ -562,106 +562,109 @@ async fn client_speaks_03_jsonrpc_when_asked_and_prefers_10() {
     // Default: the card offers both, 1.0 wins.
     let c10 = A2AClient::connect(&s.base).await.unwrap();
     assert_eq!(c10.interface().protocol_version, "1.0");
-    let c = A2AClient::builder()
-        .preferred_versions(["0.3"])
-        .connect(&s.base)
-        .await
-        .unwrap();
-    assert_eq!(c.interface().protocol_version, "0.3");
-    assert_eq!(c.interface().protocol_binding, "JSONRPC");
-    // send (blocking), read back over 1.0.
-    let SendMessageResponse::Task(t) = c.send_text("over 0.3").await.unwrap() else {
-        panic!("expected a task")
-    };
-    assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(c10.get_task(t.id.as_str()).await.unwrap().id, t.id);
-    assert_eq!(
-        c.get_task(t.id.as_str()).await.unwrap().status.state,
-        TaskState::Completed
-    );
-    // A direct message.
-    assert!(matches!(
-        c.send_text("/message hi").await.unwrap(),
-        SendMessageResponse::Message(_)
-    ));
-    // Stream: ends at completed.
-    let mut events: Vec<StreamResponse> = Vec::new();
-    let mut st = c
-        .send_streaming_message(Message::user_text("stream 0.3"))
-        .await
-        .unwrap();
-    while let Some(ev) = st.next().await {
-        events.push(ev.unwrap().event);
-    }
-    assert!(matches!(events[0], StreamResponse::Task(_)));
-    assert_eq!(events.last().unwrap().state(), Some(TaskState::Completed));
-    // Non-blocking, subscribe, cancel.
-    let mut req = SendMessageRequest::new(Message::user_text("/long 20"));
-    req.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    let SendMessageResponse::Task(long) = c.send_message(req).await.unwrap() else {
-        panic!("expected a task")
-    };
-    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
-    assert!(matches!(
-        sub.next().await.unwrap().unwrap().event,
-        StreamResponse::Task(_)
-    ));
-    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
-    // Errors keep their codes.
-    assert_eq!(c.get_task("nope").await.unwrap_err().code(), Some(-32001));
-    assert_eq!(
-        c.cancel_task(t.id.as_str()).await.unwrap_err().code(),
-        Some(-32002)
-    );
-    assert_eq!(
-        c.list_tasks(ListTasksRequest::default())
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let c = A2AClient::builder()
+            .preferred_versions(["0.3"])
+            .preferred_bindings([binding])
+            .connect(&s.base)
             .await
-            .unwrap_err()
-            .code(),
-        Some(-32004),
-        "0.3 has no ListTasks"
-    );
-    // Push configs over 0.3 through the client.
-    let created = c
-        .create_push_config(TaskPushNotificationConfig {
-            tenant: None,
-            id: None,
-            task_id: Some(t.id.clone()),
-            url: "https://hooks.example.com/c".into(),
-            token: Some("tok".into()),
-            authentication: None,
-        })
-        .await
-        .unwrap();
-    let cid = created.id.clone().unwrap();
-    let listed = c.list_push_configs(t.id.as_str()).await.unwrap();
-    assert_eq!(listed.configs, vec![created.clone()]);
-    let got = c
-        .get_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
+            .unwrap();
+        assert_eq!(c.interface().protocol_version, "0.3");
+        assert_eq!(c.interface().protocol_binding, binding);
+        // send (blocking), read back over 1.0.
+        let SendMessageResponse::Task(t) = c.send_text("over 0.3").await.unwrap() else {
+            panic!("expected a task")
+        };
+        assert_eq!(t.status.state, TaskState::Completed);
+        assert_eq!(c10.get_task(t.id.as_str()).await.unwrap().id, t.id);
+        assert_eq!(
+            c.get_task(t.id.as_str()).await.unwrap().status.state,
+            TaskState::Completed
+        );
+        // A direct message.
+        assert!(matches!(
+            c.send_text("/message hi").await.unwrap(),
+            SendMessageResponse::Message(_)
+        ));
+        // Stream: ends at completed.
+        let mut events: Vec<StreamResponse> = Vec::new();
+        let mut st = c
+            .send_streaming_message(Message::user_text("stream 0.3"))
+            .await
+            .unwrap();
+        while let Some(ev) = st.next().await {
+            events.push(ev.unwrap().event);
+        }
+        assert!(matches!(events[0], StreamResponse::Task(_)));
+        assert_eq!(events.last().unwrap().state(), Some(TaskState::Completed));
+        // Non-blocking, subscribe, cancel.
+        let mut req = SendMessageRequest::new(Message::user_text("/long 20"));
+        req.configuration = Some(SendMessageConfiguration {
+            return_immediately: true,
+            ..Default::default()
+        });
+        let SendMessageResponse::Task(long) = c.send_message(req).await.unwrap() else {
+            panic!("expected a task")
+        };
+        let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
+        assert!(matches!(
+            sub.next().await.unwrap().unwrap().event,
+            StreamResponse::Task(_)
+        ));
+        let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
+        assert_eq!(canceled.status.state, TaskState::Canceled);
+        // Errors keep their codes.
+        assert_eq!(c.get_task("nope").await.unwrap_err().code(), Some(-32001));
+        assert_eq!(
+            c.cancel_task(t.id.as_str()).await.unwrap_err().code(),
+            Some(-32002)
+        );
+        assert_eq!(
+            c.list_tasks(ListTasksRequest::default())
+                .await
+                .unwrap_err()
+                .code(),
+            Some(-32004),
+            "0.3 has no ListTasks"
+        );
+        // Push configs over 0.3 through the client.
+        let created = c
+            .create_push_config(TaskPushNotificationConfig {
+                tenant: None,
+                id: None,
+                task_id: Some(t.id.clone()),
+                url: "https://hooks.example.com/c".into(),
+                token: Some("tok".into()),
+                authentication: None,
+            })
+            .await
+            .unwrap();
+        let cid = created.id.clone().unwrap();
+        let listed = c.list_push_configs(t.id.as_str()).await.unwrap();
+        assert_eq!(listed.configs, vec![created.clone()]);
+        let got = c
+            .get_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
+                tenant: None,
+                task_id: t.id.clone(),
+                id: cid.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(got, created);
+        c.delete_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
             tenant: None,
             task_id: t.id.clone(),
-            id: cid.clone(),
+            id: cid,
         })
         .await
         .unwrap();
-    assert_eq!(got, created);
-    c.delete_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
-        tenant: None,
-        task_id: t.id.clone(),
-        id: cid,
-    })
-    .await
-    .unwrap();
-    assert!(
-        c.list_push_configs(t.id.as_str())
-            .await
-            .unwrap()
-            .configs
-            .is_empty()
-    );
+        assert!(
+            c.list_push_configs(t.id.as_str())
+                .await
+                .unwrap()
+                .configs
+                .is_empty()
+        );
+    }
     s.stop().await;
 }

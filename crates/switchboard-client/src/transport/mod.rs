@@ -9,7 +9,7 @@
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
-//! * [`v03`]: A2A 0.3 over JSON-RPC (and the 1.0 ⇄ 0.3 translation).
+//! * [`v03`]: A2A 0.3 over JSON-RPC and (with [`rest`] in 0.3 mode) HTTP+JSON.
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -122,8 +122,12 @@ impl fmt::Debug for TransportFactory {
 
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
-pub(crate) static FACTORIES: &[TransportFactory] =
-    &[jsonrpc::FACTORY, rest::FACTORY, v03::JSONRPC_FACTORY];
+pub(crate) static FACTORIES: &[TransportFactory] = &[
+    jsonrpc::FACTORY,
+    rest::FACTORY,
+    v03::JSONRPC_FACTORY,
+    v03::REST_FACTORY,
+];
 
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {

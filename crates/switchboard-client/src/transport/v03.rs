@@ -1,5 +1,6 @@
-//! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation shared by the 0.3
-//! transports, and the JSON-RPC 0.3 transport.
+//! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation used by the 0.3
+//! transports, and the JSON-RPC 0.3 transport. The 0.3 REST transport is
+//! `super::rest` in 0.3 mode, with [`rest_params`]/[`rest_result_to_v10`].
 //!
 //! The client above speaks 1.0 JSON (see the parent module). A 0.3
 //! transport translates at the edge: [`to_v03`] turns a 1.0 method and its
@@ -38,6 +39,19 @@ pub(crate) const JSONRPC_FACTORY: TransportFactory = TransportFactory {
     supports_version: is_v03,
     build: build_jsonrpc,
 };
+
+/// Registers the 0.3 REST transport for `HTTP+JSON` interfaces of version 0.3.
+pub(crate) const REST_FACTORY: TransportFactory = TransportFactory {
+    binding: switchboard_protocol::card::BINDING_HTTP_JSON,
+    supports_version: is_v03,
+    build: build_rest,
+};
+
+fn build_rest(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
+    Ok(Box::new(
+        super::rest::RestTransport::new(&iface.url, http.clone())?.into_v03(),
+    ))
+}
 
 fn build_jsonrpc(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
     let inner = JsonRpcTransport::new(&iface.url, http.clone())?
@@ -226,5 +240,77 @@ impl Transport for JsonRpc03 {
         params: Value,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
         Box::pin(self.stream_inner(method, params))
+    }
+}
+
+/// Rewrites 1.0 params into the 0.3 REST body fields (the tenant and the
+/// path ids stay, for the router of `super::rest` to move into the path).
+pub(crate) fn rest_params(method: &str, params: Value) -> Result<Value, ClientError> {
+    use switchboard_protocol::v03::rest as r03;
+    match method {
+        m10::SEND_MESSAGE | m10::SEND_STREAMING_MESSAGE => {
+            let req: SendMessageRequest = decode("params", params)?;
+            let tenant = req.tenant.clone();
+            let mut body = encode(&r03::SendMessageRequest03::from(req))?;
+            if let (Some(t), Value::Object(m)) = (tenant, &mut body) {
+                m.insert("tenant".into(), Value::String(t));
+            }
+            Ok(body)
+        }
+        m10::CREATE_PUSH_CONFIG => {
+            let req: TaskPushNotificationConfig = decode("params", params)?;
+            let cfg = rpc::PushNotificationConfig::from_v10(&req);
+            let mut body = json!({"taskId": req.task_id, "pushNotificationConfig": cfg});
+            if let (Some(t), Value::Object(m)) = (req.tenant, &mut body) {
+                m.insert("tenant".into(), Value::String(t));
+            }
+            Ok(body)
+        }
+        m10::LIST_TASKS => Err(ClientError::Protocol(A2AError::UnsupportedOperation(
+            format!("{method} does not exist in A2A 0.3"),
+        ))),
+        _ => Ok(params),
+    }
+}
+
+/// The 1.0 result JSON for a 0.3 REST result of a 1.0 `method`.
+pub(crate) fn rest_result_to_v10(
+    method: &str,
+    result: &RawValue,
+) -> Result<Box<RawValue>, ClientError> {
+    use switchboard_protocol::v03::rest as r03;
+    let v: Value = serde_json::from_str(result.get())
+        .map_err(|e| ClientError::Decode(format!("{method} result: {e}")))?;
+    match method {
+        m10::SEND_MESSAGE => {
+            let r: r03::StreamResponse = decode("message:send result", v)?;
+            match StreamResponse::from(r) {
+                StreamResponse::Task(t) => raw(&SendMessageResponse::Task(t)),
+                StreamResponse::Message(m) => raw(&SendMessageResponse::Message(m)),
+                _ => Err(ClientError::Decode(
+                    "message:send answered with an update event".into(),
+                )),
+            }
+        }
+        m10::SEND_STREAMING_MESSAGE | m10::SUBSCRIBE_TO_TASK => {
+            let r: r03::StreamResponse = decode("stream item", v)?;
+            raw(&StreamResponse::from(r))
+        }
+        m10::GET_TASK | m10::CANCEL_TASK => {
+            let t: r03::Task = decode("task", v)?;
+            raw(&switchboard_protocol::Task::from(t))
+        }
+        m10::CREATE_PUSH_CONFIG | m10::GET_PUSH_CONFIG => {
+            let c: r03::TaskPushNotificationConfig = decode("push config", v)?;
+            raw(&TaskPushNotificationConfig::from(c))
+        }
+        m10::LIST_PUSH_CONFIGS => {
+            let l: r03::ListTaskPushNotificationConfigResponse = decode("push configs", v)?;
+            raw(&ListTaskPushNotificationConfigsResponse {
+                configs: l.configs.into_iter().map(Into::into).collect(),
+                next_page_token: l.next_page_token,
+            })
+        }
+        _ => raw(&v),
     }
 }

@@ -733,3 +733,16 @@ pub struct ListTaskPushNotificationConfigResponse {
     #[serde(default, alias = "next_page_token")]
     pub next_page_token: String,
 }
+
+impl From<TaskPushNotificationConfig> for PushConfig10 {
+    /// The task id comes from the resource name (`tasks/{id}/...`).
+    fn from(c: TaskPushNotificationConfig) -> Self {
+        let task_id = c
+            .name
+            .strip_prefix("tasks/")
+            .and_then(|rest| rest.split('/').next())
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        c.push_notification_config.into_v10(task_id)
+    }
+}
