@@ -35,8 +35,11 @@
 //! | the end of a stream | `final: true` | 1.0 signals it by closing; `final` is re-derived: terminal states and `input-required` (where our streams close) |
 //! | ListTasks | — | no 0.3 method; 0.3 callers cannot list |
 //!
-//! Going 0.3 → 1.0, `blocking` becomes `returnImmediately = !blocking`
-//! (unset stays blocking), and `final` is ignored (the stream's end says it).
+//! Going 0.3 → 1.0, `blocking` becomes `returnImmediately = !blocking`,
+//! and `final` is ignored (the stream's end says it). An unset `blocking`
+//! blocks over JSON-RPC; over REST (ProtoJSON, where writers omit a `false`
+//! bool) an unset `blocking` inside a `configuration` does not block, while
+//! a request with no `configuration` at all does.
 //!
 //! A task is stored once, in 1.0 form, whichever version created it, so a
 //! task created over 0.3 reads over 1.0 and the other way round.

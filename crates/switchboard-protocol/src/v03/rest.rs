@@ -644,7 +644,8 @@ pub struct SendMessageConfiguration03 {
         alias = "history_length"
     )]
     pub history_length: Option<i32>,
-    /// Wait for the task (unset: wait).
+    /// Wait for the task. Unset inside a configuration means `false` (the
+    /// proto3 default); a request without a configuration blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
 }
@@ -672,7 +673,10 @@ impl From<SendMessageRequest03> for SendMessageRequest {
                 accepted_output_modes: c.accepted_output_modes,
                 task_push_notification_config: c.push_notification.map(|p| p.into_v10(None)),
                 history_length: c.history_length,
-                return_immediately: c.blocking == Some(false),
+                // Proto3: an unset bool is false, and ProtoJSON writers omit
+                // `blocking: false`, so inside a configuration only an
+                // explicit `true` blocks (as the 0.3 reference server reads it).
+                return_immediately: c.blocking != Some(true),
             }),
             metadata: r.metadata,
         }

@@ -266,5 +266,19 @@ fn wire_shapes_of_the_rest_dialect() {
         "configuration": {"blocking": true}
     }))
     .unwrap();
-    assert_eq!(crate::SendMessageRequest::from(req).message.text(), "x");
+    let req = crate::SendMessageRequest::from(req);
+    assert_eq!(req.message.text(), "x");
+    assert!(req.is_blocking());
+    // ProtoJSON omits `blocking: false`: unset inside a configuration is non-blocking.
+    let req: rest::SendMessageRequest03 = serde_json::from_value(json!({
+        "message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]},
+        "configuration": {"historyLength": 1}
+    }))
+    .unwrap();
+    assert!(!crate::SendMessageRequest::from(req).is_blocking());
+    let bare: rest::SendMessageRequest03 = serde_json::from_value(json!({
+        "message": {"messageId": "m", "role": "ROLE_USER", "content": [{"text": "x"}]}
+    }))
+    .unwrap();
+    assert!(crate::SendMessageRequest::from(bare).is_blocking());
 }
