@@ -2,6 +2,7 @@
 # Install the official A2A SDKs used by the interop harness (idempotent).
 #   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server]==1.3.0, uvicorn)
 #   interop/.venv03       python3 venv with py03/requirements.txt (a2a-sdk[http-server] 0.3.x)
+#   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
@@ -70,4 +71,15 @@ else
     js_want="$(hash_of package.json package-lock.json) $(node --version)"
   fi
   echo "$js_want" > "$JS_STAMP"
+fi
+
+# ---- Node, A2A 0.3 (its own package.json/lock: @a2a-js/sdk 0.3.x) ------------
+JS03_STAMP=js03/node_modules/.interop-stamp
+js03_want="$(hash_of js03/package.json js03/package-lock.json) $(node --version)"
+if [ -d js03/node_modules ] && [ "$(cat "$JS03_STAMP" 2>/dev/null)" = "$js03_want" ]; then
+  echo "setup: js03/node_modules up to date"
+else
+  echo "setup: installing npm packages into interop/js03/node_modules"
+  (cd js03 && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$js03_want" > "$JS03_STAMP"
 fi

@@ -1,9 +1,10 @@
-//! Interop with A2A 0.3: the official Python SDK of the 0.3 line (PyPI
-//! `a2a-sdk` 0.3.x, in its own venv `interop/.venv03`) drives the real
+//! Interop with A2A 0.3: the official SDKs of the 0.3 line (PyPI `a2a-sdk`
+//! 0.3.x in its own venv `interop/.venv03`, npm `@a2a-js/sdk` 0.3.x in
+//! `interop/js03`) drive the real
 //! `switchboard` binary, served with `--hybrid-card` on SQLite, over the 0.3
 //! JSON-RPC dialect and the 0.3 REST routes: it reads the hybrid card, then
 //! send (blocking and not), get, cancel, stream, resubscribe, the push-config
-//! operations and an error case (`interop/py03/drive.py`).
+//! operations and an error case (`interop/py03/drive.py`, `interop/js03/drive.mjs`).
 //!
 //! Skipped with a message when the venv is missing, unless
 //! `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI); `interop/setup.sh`
@@ -92,12 +93,31 @@ fn serve() -> Served {
     }
 }
 
+fn js03() -> Option<PathBuf> {
+    let modules = repo_root().join("interop/js03/node_modules/@a2a-js/sdk");
+    if modules.exists() {
+        return Some(PathBuf::from("node"));
+    }
+    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
+        panic!(
+            "@a2a-js/sdk 0.3 is missing at {}: run interop/setup.sh",
+            modules.display()
+        );
+    }
+    eprintln!("skipping: @a2a-js/sdk 0.3 is not installed (run interop/setup.sh)");
+    None
+}
+
 fn drive(binding: &str) {
     let Some(python) = venv03() else { return };
+    run(python, "interop/py03/drive.py", binding);
+}
+
+fn run(program: PathBuf, script: &str, binding: &str) {
     let s = serve();
     let root = repo_root();
-    let out = Command::new(python)
-        .arg(root.join("interop/py03/drive.py"))
+    let out = Command::new(program)
+        .arg(root.join(script))
         .arg(&s.url)
         .arg(binding)
         .current_dir(&root)
@@ -109,7 +129,7 @@ fn drive(binding: &str) {
     let summary = stdout.lines().last().unwrap_or("");
     assert!(
         out.status.success() && summary == format!("interop: {STEPS} passed, 0 failed"),
-        "drive.py {binding} failed: {summary}\n{stdout}\n{stderr}"
+        "{script} {binding} failed: {summary}\n{stdout}\n{stderr}"
     );
 }
 
@@ -121,4 +141,18 @@ fn official_python_03_client_drives_switchboard_over_jsonrpc() {
 #[test]
 fn official_python_03_client_drives_switchboard_over_rest() {
     drive("rest");
+}
+
+#[test]
+fn official_js_03_client_drives_switchboard_over_jsonrpc() {
+    if let Some(node) = js03() {
+        run(node, "interop/js03/drive.mjs", "jsonrpc");
+    }
+}
+
+#[test]
+fn official_js_03_client_drives_switchboard_over_rest() {
+    if let Some(node) = js03() {
+        run(node, "interop/js03/drive.mjs", "rest");
+    }
 }
