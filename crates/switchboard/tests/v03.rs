@@ -668,3 +668,57 @@ async fn client_speaks_03_on_both_bindings_when_asked_and_prefers_10() {
     }
     s.stop().await;
 }
+
+#[tokio::test]
+async fn cli_protocol_version_override() {
+    let s = server().await;
+    let base = s.base.clone();
+    let run = move |args: Vec<&'static str>| {
+        let base = base.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+                .args(&args)
+                .args(["--url", &base])
+                .output()
+                .unwrap()
+        })
+    };
+    // Over 0.3 a send works end to end...
+    let out = run(vec![
+        "send",
+        "--protocol-version",
+        "0.3",
+        "--json",
+        "hello cli",
+    ])
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("TASK_STATE_COMPLETED") || stdout.contains("completed"),
+        "{stdout}"
+    );
+    // ...but 0.3 has no ListTasks, which proves the override picked 0.3;
+    // the default (1.0) lists fine.
+    let out = run(vec!["list", "--protocol-version", "0.3"])
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("0.3"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(vec!["list"]).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.stop().await;
+}
