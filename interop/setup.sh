@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install the official A2A SDKs used by the interop harness (idempotent).
 #   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server,grpc]==1.3.0, uvicorn)
+#   interop/.venv03       python3 venv with py03/requirements.txt (a2a-sdk[http-server] 0.3.x)
+#   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
@@ -32,6 +34,27 @@ else
   echo "$py_want" > "$PY_STAMP"
 fi
 
+# ---- Python, A2A 0.3 (a separate venv: a2a-sdk 0.3.x and 1.x cannot coexist) --
+PY03_STAMP=.venv03/.interop-stamp
+py03_want="$(hash_of py03/requirements.txt) $(python3 -c 'import sys; print(sys.version.split()[0])')"
+if [ -x .venv03/bin/python ] && [ "$(cat "$PY03_STAMP" 2>/dev/null)" = "$py03_want" ]; then
+  echo "setup: python 0.3 venv up to date"
+else
+  echo "setup: installing python packages into interop/.venv03"
+  if [ ! -x .venv03/bin/python ]; then
+    if ! python3 -m venv .venv03 2>/dev/null; then
+      rm -rf .venv03
+      python3 -m venv --without-pip .venv03
+    fi
+  fi
+  if [ -x .venv03/bin/pip ]; then
+    .venv03/bin/pip install -q --disable-pip-version-check -r py03/requirements.txt
+  else
+    python3 -m pip --python .venv03/bin/python install -q --disable-pip-version-check -r py03/requirements.txt
+  fi
+  echo "$py03_want" > "$PY03_STAMP"
+fi
+
 # ---- Node -------------------------------------------------------------------
 JS_STAMP=node_modules/.interop-stamp
 js_inputs=(package.json)
@@ -48,4 +71,15 @@ else
     js_want="$(hash_of package.json package-lock.json) $(node --version)"
   fi
   echo "$js_want" > "$JS_STAMP"
+fi
+
+# ---- Node, A2A 0.3 (its own package.json/lock: @a2a-js/sdk 0.3.x) ------------
+JS03_STAMP=js03/node_modules/.interop-stamp
+js03_want="$(hash_of js03/package.json js03/package-lock.json) $(node --version)"
+if [ -d js03/node_modules ] && [ "$(cat "$JS03_STAMP" 2>/dev/null)" = "$js03_want" ]; then
+  echo "setup: js03/node_modules up to date"
+else
+  echo "setup: installing npm packages into interop/js03/node_modules"
+  (cd js03 && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$js03_want" > "$JS03_STAMP"
 fi

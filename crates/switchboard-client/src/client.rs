@@ -80,6 +80,7 @@ pub type EventStream = BoxStream<'static, Result<StreamEvent, ClientError>>;
 #[derive(Debug, Clone, Default)]
 pub struct ClientBuilder {
     preferred_bindings: Vec<String>,
+    preferred_versions: Vec<String>,
     timeout: Option<Duration>,
     connect_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
@@ -108,6 +109,21 @@ impl ClientBuilder {
         S: Into<String>,
     {
         self.preferred_bindings = bindings.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Restricts and orders the protocol versions to use, e.g. `["0.3"]`.
+    ///
+    /// Default: `1.0`, then `0.3` — a card offering both is spoken in 1.0
+    /// whatever its order. Within one version the binding rule of
+    /// [`ClientBuilder::preferred_bindings`] applies. Over 0.3 there is no
+    /// tenant and no ListTasks (it answers UnsupportedOperation).
+    pub fn preferred_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preferred_versions = versions.into_iter().map(Into::into).collect();
         self
     }
 
@@ -211,7 +227,9 @@ impl ClientBuilder {
         card: AgentCard,
         card_url: Option<&reqwest::Url>,
     ) -> Result<A2AClient, ClientError> {
-        let Some(mut interface) = select_interface(&card, &self.preferred_bindings) else {
+        let Some(mut interface) =
+            select_versioned(&card, &self.preferred_versions, &self.preferred_bindings)
+        else {
             let offered = card
                 .supported_interfaces
                 .iter()
@@ -268,6 +286,37 @@ impl ClientBuilder {
             timeout: self.timeout,
         })
     }
+}
+
+/// The versions tried when the caller names none: 1.0 first.
+const DEFAULT_VERSIONS: [&str; 2] = ["1.0", "0.3"];
+
+/// Picks the interface: the first preferred version (default 1.0, then 0.3)
+/// the card offers with a usable binding, chosen by [`select_interface`].
+fn select_versioned(
+    card: &AgentCard,
+    versions: &[String],
+    bindings: &[String],
+) -> Option<AgentInterface> {
+    let defaults: Vec<String> = DEFAULT_VERSIONS.iter().map(|v| v.to_string()).collect();
+    let versions = if versions.is_empty() {
+        &defaults
+    } else {
+        versions
+    };
+    versions.iter().find_map(|want| {
+        let want = want.trim();
+        let mut only = card.clone();
+        only.supported_interfaces.retain(|i| {
+            let have = i.protocol_version.trim();
+            if want.starts_with('1') {
+                transport::is_v1(have)
+            } else {
+                transport::v03::is_v03(have) && transport::v03::is_v03(want)
+            }
+        });
+        select_interface(&only, bindings)
+    })
 }
 
 /// Picks the interface to use: the card's order, or the caller's binding
@@ -703,14 +752,23 @@ mod tests {
             iface("GRPC", "0.3", "h:3"),
             iface("grpc", "1.0", "h:2"),
         ];
-        let got = select_interface(&card, &[]).unwrap();
+        // 1.0 is preferred over an earlier 0.3 entry unless 0.3 is asked for.
+        let got = select_versioned(&card, &[], &[]).unwrap();
         assert_eq!(got.url, "http://h/v1");
-        let got = select_interface(&card, &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
+        let got = select_versioned(&card, &[], &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
         assert_eq!(got.url, "http://h/v1");
-        // The preference order picks gRPC (1.x only) over the card's order.
-        let got = select_interface(&card, &["GRPC".into(), "JSONRPC".into()]).unwrap();
+        // gRPC is spoken in 1.x only.
+        let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
         assert_eq!(got.url, "h:2");
-        assert!(select_interface(&card, &["urn:custom".into()]).is_none());
+        assert!(select_versioned(&card, &["0.3".into()], &["GRPC".into()]).is_none());
+        let got = select_versioned(&card, &["0.3".into()], &[]).unwrap();
+        assert_eq!(got.url, "http://h/v03");
+        let got = select_versioned(&card, &["0.3".into(), "1.0".into()], &[]).unwrap();
+        assert_eq!(got.url, "http://h/v03");
+        assert!(select_versioned(&card, &["0.2".into()], &[]).is_none());
+        // Card order still decides among bindings of one version.
+        let got = select_interface(&card, &[]).unwrap();
+        assert_eq!(got.url, "http://h/v03");
     }
 
     #[test]
@@ -718,14 +776,14 @@ mod tests {
         let mut card = AgentCard::new("a", "b", "1");
         card.supported_interfaces = vec![
             iface("urn:custom", "1.0", "h:1"),
-            iface("JSONRPC", "0.3", "http://h/"),
+            iface("JSONRPC", "0.2", "http://h/"),
         ];
         let err = ClientBuilder::new().from_card(card).unwrap_err();
         match &err {
             ClientError::NoSupportedInterface { offered } => {
                 assert_eq!(
                     offered,
-                    &["urn:custom 1.0 at h:1", "JSONRPC 0.3 at http://h/"]
+                    &["urn:custom 1.0 at h:1", "JSONRPC 0.2 at http://h/"]
                 );
             }
             other => panic!("unexpected {other:?}"),

@@ -242,7 +242,7 @@ async fn card_without_a_usable_interface_is_reported() {
     let (base, _) = serve(|_| {
         json_reply(json!({
             "name": "old", "description": "", "version": "1",
-            "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]
+            "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "0.2"}]
         }))
     })
     .await;
@@ -251,7 +251,7 @@ async fn card_without_a_usable_interface_is_reported() {
         .unwrap_err();
     match err {
         ClientError::NoSupportedInterface { offered } => {
-            assert_eq!(offered, ["JSONRPC 0.3 at http://x/"])
+            assert_eq!(offered, ["JSONRPC 0.2 at http://x/"])
         }
         other => panic!("{other:?}"),
     }

@@ -35,6 +35,7 @@ pub mod progress;
 pub mod requests;
 pub mod serde_util;
 pub mod types;
+pub mod v03;
 
 #[doc(inline)]
 pub use card::{

@@ -11,7 +11,7 @@
 //! ## Service parameters (request metadata)
 //!
 //! - `a2a-version`: negotiated exactly as the HTTP bindings do it
-//!   ([`negotiate_version`]): missing means 0.3, which this server refuses
+//!   ([`require_v1`]): missing means 0.3, which this 1.0 service refuses
 //!   with VersionNotSupported.
 //! - `a2a-extensions`: the requested extension URIs; the activated ones are
 //!   echoed in the response metadata `a2a-extensions` (initial metadata, so a
@@ -64,7 +64,7 @@ use tonic::{Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::errors::ErrorTable;
-use crate::params::{last_event_id, negotiate_version, requested_extensions};
+use crate::params::{last_event_id, requested_extensions, require_v1};
 
 /// The response metadata key with the sequence number of a stream's first item.
 pub const FIRST_EVENT_ID: &str = "first-event-id";
@@ -152,7 +152,9 @@ impl GrpcBinding {
     /// their order match the HTTP bindings: version, then extensions).
     fn call<T>(&self, req: &Request<T>, tenant: &str) -> Result<CallContext, Status> {
         let headers = req.metadata().clone().into_headers();
-        negotiate_version(&headers, None).map_err(|e| self.status(&e))?;
+        // `lf.a2a.v1` is the 1.0 service: like the 1.0 REST routes, a call
+        // that names no version (= 0.3) or 0.3 is refused.
+        require_v1(&headers, None).map_err(|e| self.status(&e))?;
         let mut call = CallContext::anonymous()
             .with_tenant(tenant)
             .with_extensions_header(&requested_extensions(&headers));

@@ -5,6 +5,9 @@
 //! body size (-32600, HTTP 413) → content type (-32005) → JSON (-32700) →
 //! envelope (-32600) → `A2A-Version` (-32009) → extensions (-32008) →
 //! method (-32601) → params (-32602) → the operation itself.
+//! The method name picks the dialect: 0.3 names (`message/send`, …) go to
+//! [`crate::jsonrpc_v03`], 1.0 names are served here, with or without
+//! `A2A-Version` (the rule is in [`crate::params`]).
 //! Errors before a stream starts are plain JSON-RPC error bodies; errors in
 //! the middle of a stream are an SSE `event: error`. Every JSON-RPC error is
 //! sent with HTTP 200 (except an oversize body, 413), as JSON-RPC over HTTP
@@ -26,7 +29,9 @@ use switchboard_protocol::jsonrpc::{
 use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
 
 use crate::AppState;
-use crate::params::{is_json_content_type, last_event_id, negotiate_version, requested_extensions};
+use crate::params::{
+    ProtocolVersion, explicit_version, is_json_content_type, last_event_id, requested_extensions,
+};
 
 /// Handles a POST to the JSON-RPC endpoint.
 pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
@@ -64,8 +69,17 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(r) => r,
         Err((id, err)) => return json_response(StatusCode::OK, error_body(&id, &err), &[]),
     };
-    if let Err(err) = negotiate_version(&parts.headers, parts.uri.query()) {
-        return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+    let is_v03 = switchboard_protocol::v03::rpc::methods::is_v03(&rpc.method);
+    match explicit_version(&parts.headers, parts.uri.query()) {
+        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]),
+        Ok(Some(ProtocolVersion::V0_3)) if !is_v03 => {
+            let err = A2AError::MethodNotFound(format!(
+                "{} is not an A2A 0.3 method (A2A-Version: 0.3 was requested)",
+                rpc.method
+            ));
+            return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+        }
+        Ok(_) => {}
     }
     let mut call =
         CallContext::anonymous().with_extensions_header(&requested_extensions(&parts.headers));
@@ -82,9 +96,19 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(v) => v,
         Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
     };
-    match dispatch(&app, call, &rpc, last_event_id).await {
+    let result = if is_v03 {
+        crate::jsonrpc_v03::dispatch(&app, call, &rpc, last_event_id).await
+    } else {
+        dispatch(&app, call, &rpc, last_event_id).await
+    };
+    match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => sse_response(rpc.id, stream, &extra),
+        Ok(Reply::Stream(stream)) => {
+            sse_response(rpc.id, stream, &extra, |id, ev| success_body(id, &ev))
+        }
+        Ok(Reply::Stream03(stream)) => sse_response(rpc.id, stream, &extra, |id, ev| {
+            success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
+        }),
         Err(err) => json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
     }
 }
@@ -93,12 +117,14 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
 /// official Python client's default read timeout is 5 s.
 const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(4);
 
-enum Reply {
+pub(crate) enum Reply {
     Json(Vec<u8>),
     Stream(EventStream),
+    /// A stream whose items are sent as 0.3 `kind`-tagged objects.
+    Stream03(EventStream),
 }
 
-fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AError> {
+pub(crate) fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AError> {
     Ok(Reply::Json(success_body(id, value)))
 }
 
@@ -192,11 +218,16 @@ fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, Stri
 
 /// Frames each item as `id: <seq>` + `data: <JSON-RPC response>`; an error
 /// item becomes `event: error`.
-fn sse_response(id: RequestId, stream: EventStream, extra: &[(&'static str, String)]) -> Response {
+fn sse_response(
+    id: RequestId,
+    stream: EventStream,
+    extra: &[(&'static str, String)],
+    encode: fn(&RequestId, switchboard_protocol::StreamResponse) -> Vec<u8>,
+) -> Response {
     let frames = stream.map(move |item| {
         let event = match item {
             Ok(ev) => {
-                let data = String::from_utf8(success_body(&id, &ev.event)).unwrap_or_default();
+                let data = String::from_utf8(encode(&id, ev.event)).unwrap_or_default();
                 let e = Event::default().data(data);
                 if ev.seq > 0 {
                     e.id(ev.seq.to_string())

@@ -13,9 +13,13 @@
 //! - the gRPC binding (`grpc.rs`, service `lf.a2a.v1.A2AService`) on the
 //!   same port: requests with content type `application/grpc…` go to tonic,
 //!   everything else to the HTTP routes;
+//! - the A2A 0.3 dialects beside 1.0 on the same URLs: 0.3 JSON-RPC method
+//!   names on the JSON-RPC endpoint (`jsonrpc_v03.rs`), 0.3 REST routes under
+//!   `/v1` (`rest_v03.rs`); the version rule is in [`params`];
 //! - the public agent card at `/.well-known/agent-card.json`, with
-//!   `supportedInterfaces` filled in from the public URL, `ETag` and
-//!   `Cache-Control`.
+//!   `supportedInterfaces` filled in from the public URL (1.0 entries first,
+//!   then the 0.3 ones), `ETag` and `Cache-Control`; optionally the hybrid
+//!   card with the 0.3 top-level fields ([`A2aServer::hybrid_card`]).
 //!
 //! ```no_run
 //! # async fn run(handler: switchboard_core::RequestHandler) -> std::io::Result<()> {
@@ -28,8 +32,10 @@
 pub mod errors;
 pub mod grpc;
 mod jsonrpc;
+mod jsonrpc_v03;
 pub mod params;
 mod rest;
+mod rest_v03;
 
 pub use errors::ErrorTable;
 
@@ -70,6 +76,7 @@ pub struct A2aServer {
     error_table: ErrorTable,
     /// The push signing keys served at `/.well-known/jwks.json`.
     jwks: Option<std::sync::Arc<dyn switchboard_core::push::JwksSource>>,
+    hybrid_card: bool,
 }
 
 impl A2aServer {
@@ -82,7 +89,17 @@ impl A2aServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             error_table: ErrorTable::default(),
             jwks: None,
+            hybrid_card: false,
         }
+    }
+
+    /// Serves the hybrid card: the 1.0 card plus the 0.3 top-level fields
+    /// (`url`, `preferredTransport`, `protocolVersion`,
+    /// `additionalInterfaces`), so 0.3-only clients can read it. Off by
+    /// default, because strict 1.0 validators refuse unknown fields.
+    pub fn hybrid_card(mut self, on: bool) -> Self {
+        self.hybrid_card = on;
+        self
     }
 
     /// Publishes the keys that sign push notifications at
@@ -159,6 +176,14 @@ impl A2aServer {
                 protocol_version: PROTOCOL_VERSION.into(),
             });
         }
+        if !card
+            .supported_interfaces
+            .iter()
+            .any(|i| i.protocol_version.starts_with("0.3"))
+        {
+            card.supported_interfaces
+                .extend(v03_interfaces(&card.supported_interfaces));
+        }
         card.capabilities.push_notifications = Some(self.handler.push_enabled());
         card
     }
@@ -166,7 +191,12 @@ impl A2aServer {
     /// The axum router: card + JSON-RPC endpoint + REST routes.
     pub fn router(&self) -> Router {
         let card = self.card();
-        let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
+        let card_json = if self.hybrid_card {
+            serde_json::to_vec(&switchboard_protocol::v03::card::hybrid_card(&card))
+        } else {
+            serde_json::to_vec(&card)
+        };
+        let card_json = Bytes::from(card_json.unwrap_or_default());
         let etag = format!("\"{:016x}\"", fnv1a(&card_json));
         let state = AppState {
             handler: self.handler.clone(),
@@ -298,4 +328,21 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// The 0.3 interfaces beside the 1.0 ones: the same endpoints, since one
+/// URL serves both versions (JSON-RPC by method name, REST under `/v1`).
+/// Only JSON-RPC and HTTP+JSON get one (0.3 gRPC is not served).
+fn v03_interfaces(v1: &[AgentInterface]) -> Vec<AgentInterface> {
+    v1.iter()
+        .filter(|i| {
+            i.protocol_version == PROTOCOL_VERSION
+                && (i.protocol_binding == BINDING_JSONRPC
+                    || i.protocol_binding == BINDING_HTTP_JSON)
+        })
+        .map(|i| AgentInterface {
+            protocol_version: switchboard_protocol::v03::PROTOCOL_VERSION.into(),
+            ..i.clone()
+        })
+        .collect()
 }

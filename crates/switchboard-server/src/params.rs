@@ -2,7 +2,21 @@
 //!
 //! The version comes from the `A2A-Version` header or, as the spec allows,
 //! the `A2A-Version` query parameter. A missing or empty value means 0.3.
-//! Only the major and minor parts count: `1`, `1.0` and `1.0.3` all mean 1.0.
+//! Only the major and minor parts count: `1`, `1.0` and `1.0.3` all mean 1.0;
+//! `0.3` and `0.3.0` mean 0.3.
+//!
+//! How a binding picks the dialect (the rule, per request):
+//! - **JSON-RPC**: the method name decides. A 0.3 name (`message/send`, …)
+//!   is served in the 0.3 dialect; a 1.0 name (`SendMessage`, …) in 1.0,
+//!   also when `A2A-Version` is missing — many 1.0 clients in the wild omit
+//!   it, and the two sets of names never collide, so nothing is ambiguous.
+//!   An explicit `A2A-Version: 0.3` on a 1.0 name is MethodNotFound (0.3 has
+//!   no such method); a version this server does not serve (`2.0`) is
+//!   VersionNotSupported for every method.
+//! - **REST**: the path decides. `/v1/...` is 0.3, every other route 1.0.
+//!   The 1.0 routes keep the spec's rule that a missing version means 0.3
+//!   and answer VersionNotSupported, because there a header-less call is
+//!   what a 0.3 client pointed at the wrong base URL sends.
 
 use http::HeaderMap;
 use switchboard_protocol::{A2AError, EXTENSIONS_HEADER, VERSION_HEADER};
@@ -12,16 +26,35 @@ use switchboard_protocol::{A2AError, EXTENSIONS_HEADER, VERSION_HEADER};
 pub enum ProtocolVersion {
     /// A2A 1.x.
     V1_0,
+    /// A2A 0.3 (the JSON-RPC and REST dialects in `switchboard_protocol::v03`).
+    V0_3,
 }
 
 /// What a missing or empty `A2A-Version` means (spec §3.6.2).
 pub const IMPLIED_VERSION: &str = "0.3";
 
-/// Reads the requested version and refuses versions this server does not serve.
+/// Reads the requested version (missing or empty = 0.3) and refuses
+/// versions this server does not serve.
 pub fn negotiate_version(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<ProtocolVersion, A2AError> {
+    Ok(explicit_version(headers, query)?.unwrap_or(ProtocolVersion::V0_3))
+}
+
+/// Like [`negotiate_version`] for a route that serves 1.0 only.
+pub fn require_v1(headers: &HeaderMap, query: Option<&str>) -> Result<(), A2AError> {
+    match negotiate_version(headers, query)? {
+        ProtocolVersion::V1_0 => Ok(()),
+        ProtocolVersion::V0_3 => Err(A2AError::VersionNotSupported(
+            raw_version(headers, query)
+                .unwrap_or(IMPLIED_VERSION)
+                .to_string(),
+        )),
+    }
+}
+
+fn raw_version<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
     let from_header = headers
         .get(VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -32,17 +65,27 @@ pub fn negotiate_version(
             k.eq_ignore_ascii_case(VERSION_HEADER).then_some(v.trim())
         })
     });
-    let raw = from_header
+    from_header
         .filter(|v| !v.is_empty())
         .or(from_query.filter(|v| !v.is_empty()))
-        .unwrap_or(IMPLIED_VERSION);
+}
+
+/// The version the request names explicitly: `None` when it names none;
+/// VersionNotSupported for a version this server does not serve.
+pub fn explicit_version(
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Option<ProtocolVersion>, A2AError> {
+    let Some(raw) = raw_version(headers, query) else {
+        return Ok(None);
+    };
     let mut parts = raw.split('.');
-    match (parts.next(), parts.next()) {
-        (Some("1"), None) => Ok(ProtocolVersion::V1_0),
-        (Some("1"), Some(minor))
-            if minor.chars().all(|c| c.is_ascii_digit()) && !minor.is_empty() =>
-        {
-            Ok(ProtocolVersion::V1_0)
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("1"), None, _) => Ok(Some(ProtocolVersion::V1_0)),
+        (Some("1"), Some(minor), _) if digits(minor) => Ok(Some(ProtocolVersion::V1_0)),
+        (Some("0"), Some("3"), patch) if patch.is_none_or(digits) => {
+            Ok(Some(ProtocolVersion::V0_3))
         }
         _ => Err(A2AError::VersionNotSupported(raw.to_string())),
     }
@@ -139,12 +182,20 @@ mod tests {
             ProtocolVersion::V1_0
         );
         assert_eq!(
-            negotiate_version(&HeaderMap::new(), None)
-                .unwrap_err()
-                .code(),
+            negotiate_version(&HeaderMap::new(), None).unwrap(),
+            ProtocolVersion::V0_3
+        );
+        assert_eq!(
+            negotiate_version(&h("0.3.0"), None).unwrap(),
+            ProtocolVersion::V0_3
+        );
+        assert_eq!(explicit_version(&h(""), None).unwrap(), None);
+        assert_eq!(require_v1(&h(""), None).unwrap_err().code(), -32009);
+        assert_eq!(require_v1(&h("0.3"), None).unwrap_err().code(), -32009);
+        assert_eq!(
+            negotiate_version(&h("0.4"), None).unwrap_err().code(),
             -32009
         );
-        assert_eq!(negotiate_version(&h(""), None).unwrap_err().code(), -32009);
         assert_eq!(
             negotiate_version(&h("2.0"), None).unwrap_err().code(),
             -32009

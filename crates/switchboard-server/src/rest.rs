@@ -18,18 +18,23 @@
 //! Every route also exists as `/{tenant}/...`; the tenant goes into
 //! `CallContext.tenant` (and the request's `tenant` field).
 //!
+//! The A2A 0.3 routes are the same table under `/v1` (`POST /v1/message:send`,
+//! `GET /v1/tasks/{id}`, …, `GET /v1/card` for the extended card; no
+//! ListTasks), with 0.3 bodies; see [`crate::rest_v03`]. They take a tenant
+//! the same way: `/{tenant}/v1/...`.
+//!
 //! ## How a path is read (the routing rule)
 //!
 //! 1. The path is split on `/`; an empty segment (`//`, a trailing `/`)
 //!    matches nothing. Segments are percent-decoded before they are
 //!    compared or used.
 //! 2. **Tenant.** If the first segment is one of the top-level route names
-//!    `message:send`, `message:stream`, `tasks` or `extendedAgentCard`, the
-//!    path has no tenant. Otherwise the first segment IS the tenant and the
+//!    `message:send`, `message:stream`, `tasks`, `extendedAgentCard` or `v1`
+//!    (the 0.3 prefix), the path has no tenant. Otherwise the first segment IS the tenant and the
 //!    rest is matched against the table. The decision looks at the first
 //!    segment only, never at the HTTP method or the segments after it, so
 //!    `/tasks/tasks` is always "GetTask `tasks`" and never "ListTasks in
-//!    tenant `tasks`". Consequently a tenant named like one of those four
+//!    tenant `tasks`". Consequently a tenant named like one of those five
 //!    names cannot be addressed over REST (our client refuses to build such
 //!    a path instead of silently reaching the default tenant).
 //! 3. **Custom verbs.** In `tasks/{segment}` a *literal* `:` followed by
@@ -87,19 +92,26 @@ use switchboard_protocol::{
 
 use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
-use crate::params::{is_json_content_type, last_event_id, negotiate_version, requested_extensions};
+use crate::params::{
+    explicit_version, is_json_content_type, last_event_id, requested_extensions, require_v1,
+};
 
 /// How often an idle stream sends an SSE comment (under the Python
 /// client's 5 s read timeout, like the JSON-RPC binding).
 const KEEP_ALIVE: Duration = Duration::from_secs(4);
 
-/// First segments that start a route, so they are never a tenant.
-const TOP_LEVEL: [&str; 4] = [
+/// First segments that start a route, so they are never a tenant
+/// (`v1` starts the 0.3 routes).
+const TOP_LEVEL: [&str; 5] = [
     "message:send",
     "message:stream",
     "tasks",
     "extendedAgentCard",
+    V03_PREFIX,
 ];
+
+/// The segment that starts every 0.3 route.
+const V03_PREFIX: &str = "v1";
 
 /// At most this much of a request path is repeated in an error message.
 const MAX_PATH_ECHO: usize = 200;
@@ -113,7 +125,7 @@ pub(crate) fn routes() -> Router<AppState> {
 
 /// An operation with the ids taken from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     SendMessage,
     SendStreamingMessage,
     GetTask { id: String },
@@ -129,10 +141,12 @@ enum Op {
 
 /// A resolved route.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Route {
+pub(crate) struct Route {
     /// "" for the default tenant.
-    tenant: String,
-    op: Op,
+    pub(crate) tenant: String,
+    pub(crate) op: Op,
+    /// A 0.3 route (`/v1/...`).
+    pub(crate) v03: bool,
 }
 
 /// Why a path is not a route.
@@ -163,7 +177,13 @@ fn resolve(method: &Method, path: &str) -> Result<Route, NoRoute> {
         .iter()
         .map(|s| decode(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut rest = rest;
+    let v03 = names.first() == Some(&V03_PREFIX);
+    if v03 {
+        names.remove(0);
+        rest = &rest[1..];
+    }
     let only = |allowed: &'static [Method], op: Op| {
         if allowed.contains(method) {
             Ok(op)
@@ -178,8 +198,9 @@ fn resolve(method: &Method, path: &str) -> Result<Route, NoRoute> {
     let op = match names.as_slice() {
         ["message:send"] => only(POST, Op::SendMessage)?,
         ["message:stream"] => only(POST, Op::SendStreamingMessage)?,
-        ["extendedAgentCard"] => only(GET, Op::GetExtendedAgentCard)?,
-        ["tasks"] => only(GET, Op::ListTasks)?,
+        ["extendedAgentCard"] if !v03 => only(GET, Op::GetExtendedAgentCard)?,
+        ["card"] if v03 => only(GET, Op::GetExtendedAgentCard)?,
+        ["tasks"] if !v03 => only(GET, Op::ListTasks)?,
         ["tasks", _] => {
             // The verb needs a literal ':' in the raw segment.
             let raw_seg = rest[1];
@@ -227,7 +248,7 @@ fn resolve(method: &Method, path: &str) -> Result<Route, NoRoute> {
     if empty_id {
         return Err(NoRoute::NotFound);
     }
-    Ok(Route { tenant, op })
+    Ok(Route { tenant, op, v03 })
 }
 
 /// Percent-decodes one path segment (`+` stays `+`).
@@ -289,7 +310,14 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         ));
         return error_response(table, &err, &[]);
     }
-    if let Err(err) = negotiate_version(&parts.headers, parts.uri.query()) {
+    // The path decides the version (see `crate::params`); a 0.3 route only
+    // refuses versions this server does not serve at all.
+    let version = if route.v03 {
+        explicit_version(&parts.headers, parts.uri.query()).map(|_| ())
+    } else {
+        require_v1(&parts.headers, parts.uri.query())
+    };
+    if let Err(err) = version {
         return error_response(table, &err, &[]);
     }
     let mut call = CallContext::anonymous()
@@ -314,9 +342,20 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         },
         headers: &parts.headers,
     };
-    match dispatch(&app, &call, route.op, &input).await {
+    let result = if route.v03 {
+        crate::rest_v03::dispatch(&app, &call, route.op, &input).await
+    } else {
+        dispatch(&app, &call, route.op, &input).await
+    };
+    match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => sse_response(table, stream, &extra),
+        Ok(Reply::Stream(stream)) => sse_response(table, stream, &extra, |ev| {
+            serde_json::to_string(&ev).unwrap_or_default()
+        }),
+        Ok(Reply::Stream03(stream)) => sse_response(table, stream, &extra, |ev| {
+            serde_json::to_string(&switchboard_protocol::v03::rest::StreamResponse::from(ev))
+                .unwrap_or_default()
+        }),
         Err(err) => error_response(table, &err, &extra),
     }
 }
@@ -332,19 +371,21 @@ fn reads_body(op: &Op, method: &Method) -> bool {
 }
 
 /// What a request carries besides its route.
-struct Input<'a> {
-    tenant: &'a str,
-    uri: &'a Uri,
-    body: &'a [u8],
-    headers: &'a http::HeaderMap,
+pub(crate) struct Input<'a> {
+    pub(crate) tenant: &'a str,
+    pub(crate) uri: &'a Uri,
+    pub(crate) body: &'a [u8],
+    pub(crate) headers: &'a http::HeaderMap,
 }
 
-enum Reply {
+pub(crate) enum Reply {
     Json(Vec<u8>),
     Stream(EventStream),
+    /// A stream sent in the 0.3 REST shapes.
+    Stream03(EventStream),
 }
 
-fn ok<T: Serialize>(value: &T) -> Result<Reply, A2AError> {
+pub(crate) fn ok<T: Serialize>(value: &T) -> Result<Reply, A2AError> {
     // Serializing plain data structures cannot fail.
     Ok(Reply::Json(serde_json::to_vec(value).unwrap_or_default()))
 }
@@ -418,7 +459,7 @@ async fn dispatch(
     }
 }
 
-fn tenant_field(tenant: &str) -> Option<String> {
+pub(crate) fn tenant_field(tenant: &str) -> Option<String> {
     (!tenant.is_empty()).then(|| tenant.to_string())
 }
 
@@ -431,7 +472,7 @@ fn push_ref(input: &Input<'_>, task_id: String, id: String) -> TaskPushNotificat
 }
 
 /// A field that comes from the path: (camelCase name, snake_case alias, value).
-type PathField<'a> = (&'static str, &'static str, &'a str);
+pub(crate) type PathField<'a> = (&'static str, &'static str, &'a str);
 
 /// Decodes the body (empty = `{}`) into `T`, with the tenant and the path's
 /// ids filled in. A body that contradicts the path is refused.
@@ -454,7 +495,7 @@ fn from_body<T: DeserializeOwned>(
 
 /// Builds `T` from the query string (see [`QueryParam`]) plus the tenant and
 /// the path's ids.
-fn from_query<T: DeserializeOwned>(
+pub(crate) fn from_query<T: DeserializeOwned>(
     input: &Input<'_>,
     path: &[PathField<'_>],
     known: &[QueryParam],
@@ -520,7 +561,7 @@ fn fill_path_fields(
 }
 
 /// Drops serde's " at line 1 column 5" suffix.
-fn strip_position(msg: &str) -> String {
+pub(crate) fn strip_position(msg: &str) -> String {
     match msg.find(" at line ") {
         Some(i) => msg[..i].to_string(),
         None => msg.to_string(),
@@ -529,7 +570,7 @@ fn strip_position(msg: &str) -> String {
 
 /// A query parameter a route understands.
 #[derive(Debug, Clone, Copy)]
-struct QueryParam {
+pub(crate) struct QueryParam {
     name: &'static str,
     snake: &'static str,
     kind: Kind,
@@ -545,17 +586,17 @@ enum Kind {
     Timestamp,
 }
 
-const HISTORY_LENGTH: QueryParam = QueryParam {
+pub(crate) const HISTORY_LENGTH: QueryParam = QueryParam {
     name: "historyLength",
     snake: "history_length",
     kind: Kind::Int,
 };
-const PAGE_SIZE: QueryParam = QueryParam {
+pub(crate) const PAGE_SIZE: QueryParam = QueryParam {
     name: "pageSize",
     snake: "page_size",
     kind: Kind::Int,
 };
-const PAGE_TOKEN: QueryParam = QueryParam {
+pub(crate) const PAGE_TOKEN: QueryParam = QueryParam {
     name: "pageToken",
     snake: "page_token",
     kind: Kind::Str,
@@ -683,11 +724,12 @@ fn sse_response(
     table: ErrorTable,
     stream: EventStream,
     extra: &[(&'static str, String)],
+    encode: fn(switchboard_protocol::StreamResponse) -> String,
 ) -> Response {
     let frames = stream.map(move |item| {
         let event = match item {
             Ok(ev) => {
-                let data = serde_json::to_string(&ev.event).unwrap_or_default();
+                let data = encode(ev.event);
                 let e = Event::default().data(data);
                 if ev.seq > 0 {
                     e.id(ev.seq.to_string())
@@ -728,6 +770,7 @@ mod tests {
         Ok(Route {
             tenant: tenant.into(),
             op,
+            v03: false,
         })
     }
 
@@ -882,6 +925,56 @@ mod tests {
     }
 
     #[test]
+    fn v1_starts_the_03_routes_and_is_never_a_tenant() {
+        let v03 = |tenant: &str, op: Op| {
+            Ok(Route {
+                tenant: tenant.into(),
+                op,
+                v03: true,
+            })
+        };
+        assert_eq!(
+            r(Method::POST, "/v1/message:send"),
+            v03("", Op::SendMessage)
+        );
+        assert_eq!(
+            r(Method::POST, "/acme/v1/message:stream"),
+            v03("acme", Op::SendStreamingMessage)
+        );
+        assert_eq!(
+            r(Method::GET, "/v1/tasks/t1"),
+            v03("", Op::GetTask { id: "t1".into() })
+        );
+        assert_eq!(
+            r(Method::POST, "/v1/tasks/t1:cancel"),
+            v03("", Op::CancelTask { id: "t1".into() })
+        );
+        assert_eq!(
+            r(Method::GET, "/v1/card"),
+            v03("", Op::GetExtendedAgentCard)
+        );
+        assert_eq!(
+            r(Method::DELETE, "/v1/tasks/t/pushNotificationConfigs/c"),
+            v03(
+                "",
+                Op::DeletePushConfig {
+                    task_id: "t".into(),
+                    id: "c".into()
+                }
+            )
+        );
+        // 0.3 has no ListTasks, and the 1.0 card route is not under /v1.
+        assert_eq!(r(Method::GET, "/v1/tasks"), Err(NoRoute::NotFound));
+        assert_eq!(
+            r(Method::GET, "/v1/extendedAgentCard"),
+            Err(NoRoute::NotFound)
+        );
+        assert_eq!(r(Method::GET, "/card"), Err(NoRoute::NotFound));
+        // Other tenants are untouched.
+        assert_eq!(r(Method::GET, "/v2/tasks"), route("v2", Op::ListTasks));
+    }
+
+    #[test]
     fn nothing_else_matches() {
         for p in [
             "/",
@@ -952,6 +1045,7 @@ mod tests {
             ErrorTable::V1_0_0,
             stream,
             &[(EXTENSIONS_HEADER, "urn:x".into())],
+            |ev| serde_json::to_string(&ev).unwrap(),
         );
         assert_eq!(resp.headers()[EXTENSIONS_HEADER], "urn:x");
         let body = axum::body::to_bytes(resp.into_body(), usize::MAX)

@@ -110,6 +110,10 @@ pub struct ConnectArgs {
     /// usable interface.
     #[arg(long, value_enum, value_name = "BINDING")]
     pub binding: Option<Binding>,
+    /// Speak this A2A version (from the card's interfaces for it) instead
+    /// of the default choice (1.0 when offered, else 0.3).
+    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
+    pub protocol_version: Option<String>,
 }
 
 /// A protocol binding `--binding` can force.
@@ -519,6 +523,9 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
     }
     if let Some(binding) = conn.binding {
         b = b.preferred_bindings([binding.card_name()]);
+    }
+    if let Some(v) = &conn.protocol_version {
+        b = b.preferred_versions([v.clone()]);
     }
     Ok(b)
 }

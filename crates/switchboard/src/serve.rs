@@ -97,6 +97,11 @@ pub struct ServeArgs {
     /// PushNotificationNotSupported).
     #[arg(long)]
     pub no_push: bool,
+    /// Also put the A2A 0.3 top-level fields (`url`, `preferredTransport`,
+    /// `protocolVersion`, `additionalInterfaces`) on the public card, so
+    /// 0.3-only clients can read it (a strict 1.0 validator then refuses it).
+    #[arg(long)]
+    pub hybrid_card: bool,
 }
 
 /// The resolved configuration.
@@ -137,6 +142,8 @@ pub struct Config {
     pub push_max_attempts: u32,
     /// Lease of a claimed notification (s).
     pub push_lease_secs: u64,
+    /// Serve the hybrid 1.0 + 0.3 card.
+    pub hybrid_card: bool,
 }
 
 impl Default for Config {
@@ -159,6 +166,7 @@ impl Default for Config {
             push_retry_max_ms: 600_000,
             push_max_attempts: 15,
             push_lease_secs: 60,
+            hybrid_card: false,
         }
     }
 }
@@ -209,6 +217,9 @@ impl Config {
         }
         if args.no_push {
             cfg.push = false;
+        }
+        if args.hybrid_card {
+            cfg.hybrid_card = true;
         }
         Ok(cfg)
     }
@@ -465,7 +476,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let mut server = A2aServer::new(handler)
         .public_url(&public_url)
-        .max_body_bytes(cfg.max_body_bytes);
+        .max_body_bytes(cfg.max_body_bytes)
+        .hybrid_card(cfg.hybrid_card);
     if let Some((_, keys)) = &push {
         server = server.jwks(keys.clone());
     }
@@ -527,6 +539,7 @@ mod tests {
             push_allow_host: Vec::new(),
             push_key_file: None,
             no_push: false,
+            hybrid_card: false,
         }
     }
 

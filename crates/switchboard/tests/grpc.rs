@@ -115,7 +115,11 @@ async fn card_lists_grpc_after_jsonrpc_and_rest() {
         .iter()
         .map(|i| i.protocol_binding.as_str())
         .collect();
-    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
+    // The 1.0 interfaces first, then the 0.3 HTTP ones (no 0.3 gRPC yet).
+    assert_eq!(
+        bindings,
+        ["JSONRPC", "HTTP+JSON", "GRPC", "JSONRPC", "HTTP+JSON"]
+    );
     s.stop().await;
 }
 

@@ -462,14 +462,16 @@ async fn protocol_errors_have_spec_codes() {
     let modes =
         json!({"message": user_msg("x"), "configuration": {"acceptedOutputModes": ["video/mp4"]}});
     assert_eq!(err_code(&s.rpc("SendMessage", modes).await), -32005);
-    // -32009: no A2A-Version means 0.3, which this endpoint does not serve.
+    // A 1.0 method without A2A-Version is still served as 1.0 (the method
+    // name decides, see switchboard_server::params); -32009 is for versions
+    // nobody serves.
     let (_, v, _) = s
         .post_json(
             &json!({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}).to_string(),
             &[],
         )
         .await;
-    assert_eq!(err_code(&v), -32009);
+    assert_eq!(err_code(&v), -32001);
     let (_, v, _) = s
         .post_json(
             &json!({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}).to_string(),

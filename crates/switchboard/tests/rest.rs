@@ -179,7 +179,10 @@ async fn card_offers_jsonrpc_first_then_http_json() {
         .await
         .unwrap();
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
-    assert_eq!(ifaces.len(), 3, "{card}");
+    // Two 1.0 HTTP entries, gRPC, then the two HTTP endpoints for 0.3.
+    assert_eq!(ifaces.len(), 5, "{card}");
+    assert_eq!(ifaces[3]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[4]["protocolVersion"], "0.3");
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[1]["protocolVersion"], "1.0");
@@ -960,7 +963,7 @@ async fn demo_errors_in_both_tables() {
         // Unknown routes: 404 JSON; a known route with the wrong method: 405.
         for path in [
             "/nope",
-            "/v1/card",
+            "/v1/tasks",
             "/tasks/t/x",
             "/a/b/c/d/e/f",
             "/tasks/t:frobnicate:cancel/x",

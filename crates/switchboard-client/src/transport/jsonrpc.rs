@@ -64,6 +64,8 @@ pub(crate) struct JsonRpcTransport {
     url: reqwest::Url,
     http: Http,
     next_id: AtomicU64,
+    /// Sent as `A2A-Version` (the 0.3 transport reuses this one with "0.3").
+    version: &'static str,
 }
 
 impl JsonRpcTransport {
@@ -80,7 +82,14 @@ impl JsonRpcTransport {
             url,
             http,
             next_id: AtomicU64::new(1),
+            version: VERSION,
         })
+    }
+
+    /// The same transport announcing another `A2A-Version`.
+    pub(crate) fn with_version(mut self, version: &'static str) -> Self {
+        self.version = version;
+        self
     }
 
     fn next_id(&self) -> RequestId {
@@ -109,7 +118,7 @@ impl JsonRpcTransport {
             .headers(self.http.headers.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static(accept))
-            .header(VERSION_HEADER, HeaderValue::from_static(VERSION))
+            .header(VERSION_HEADER, HeaderValue::from_static(self.version))
             .body(body))
     }
 

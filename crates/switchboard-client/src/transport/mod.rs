@@ -11,6 +11,7 @@
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
 //! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
 //!   converts between the 1.0 JSON and the prost messages.
+//! * [`v03`]: A2A 0.3 over JSON-RPC and (with [`rest`] in 0.3 mode) HTTP+JSON.
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -21,6 +22,7 @@
 pub(crate) mod grpc;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
+pub(crate) mod v03;
 
 use std::fmt;
 use std::time::Duration;
@@ -145,8 +147,13 @@ impl fmt::Debug for TransportFactory {
 
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
-pub(crate) static FACTORIES: &[TransportFactory] =
-    &[jsonrpc::FACTORY, rest::FACTORY, grpc::FACTORY];
+pub(crate) static FACTORIES: &[TransportFactory] = &[
+    jsonrpc::FACTORY,
+    rest::FACTORY,
+    grpc::FACTORY,
+    v03::JSONRPC_FACTORY,
+    v03::REST_FACTORY,
+];
 
 /// The factory that can serve `iface`, if any.
 pub(crate) fn factory_for(iface: &AgentInterface) -> Option<&'static TransportFactory> {

@@ -84,6 +84,8 @@ pub(crate) struct RestTransport {
     /// The interface URL without a trailing `/`; paths are appended to it.
     base: String,
     http: Http,
+    /// Speak A2A 0.3 (`/v1` routes, 0.3 bodies; see `super::v03`).
+    v03: bool,
 }
 
 /// One operation as an HTTP request.
@@ -115,7 +117,35 @@ impl RestTransport {
             url: parsed,
             base,
             http,
+            v03: false,
         })
+    }
+
+    /// The same transport speaking the A2A 0.3 REST dialect.
+    pub(crate) fn into_v03(mut self) -> Self {
+        self.v03 = true;
+        self
+    }
+
+    fn plan(&self, method: &'static str, params: Value) -> Result<Plan, ClientError> {
+        if self.v03 {
+            plan_with(method, super::v03::rest_params(method, params)?, true)
+        } else {
+            plan_with(method, params, false)
+        }
+    }
+
+    /// The 1.0 JSON of a result (0.3 results are translated).
+    fn result(
+        &self,
+        method: &'static str,
+        raw: Box<RawValue>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        if self.v03 {
+            super::v03::rest_result_to_v10(method, &raw)
+        } else {
+            Ok(raw)
+        }
     }
 
     fn request(
@@ -135,7 +165,14 @@ impl RestTransport {
             .request(plan.method.clone(), url)
             .headers(self.http.headers.clone())
             .header(ACCEPT, HeaderValue::from_static(accept))
-            .header(VERSION_HEADER, HeaderValue::from_static(VERSION));
+            .header(
+                VERSION_HEADER,
+                HeaderValue::from_static(if self.v03 {
+                    switchboard_protocol::v03::PROTOCOL_VERSION
+                } else {
+                    VERSION
+                }),
+            );
         if let Some(body) = &plan.body {
             let bytes = serde_json::to_vec(body)
                 .map_err(|e| ClientError::Config(format!("cannot serialize the body: {e}")))?;
@@ -151,7 +188,7 @@ impl RestTransport {
         method: &'static str,
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
-        let plan = plan(method, params)?;
+        let plan = self.plan(method, params)?;
         let mut req = self.request(&plan, "application/json")?;
         if let Some(t) = self.http.timeout {
             req = req.timeout(t);
@@ -165,8 +202,9 @@ impl RestTransport {
         if method == methods::DELETE_PUSH_CONFIG || body.iter().all(u8::is_ascii_whitespace) {
             return Ok(null_raw());
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))
+        let raw = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
+        self.result(method, raw)
     }
 
     async fn stream_inner(
@@ -175,7 +213,7 @@ impl RestTransport {
         params: Value,
         last_event_id: Option<u64>,
     ) -> Result<RawStream, ClientError> {
-        let plan = plan(method, params)?;
+        let plan = self.plan(method, params)?;
         let mut req = self.request(&plan, "text/event-stream")?;
         if let Some(after) = last_event_id {
             req = req.header(LAST_EVENT_ID, after);
@@ -200,6 +238,17 @@ impl RestTransport {
                     .starts_with("text/event-stream")
             });
         if status.is_success() && is_sse {
+            if self.v03 {
+                return Ok(sse_stream(resp)
+                    .map(move |item| {
+                        let ev = item?;
+                        Ok(RawEvent {
+                            seq: ev.seq,
+                            result: super::v03::rest_result_to_v10(method, &ev.result)?,
+                        })
+                    })
+                    .boxed());
+            }
             return Ok(sse_stream(resp));
         }
         let body = self.http.read_body(resp, method).await?;
@@ -209,6 +258,7 @@ impl RestTransport {
         // A server that answered a streaming call with one JSON result.
         let result: Box<RawValue> = serde_json::from_slice(&body)
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
+        let result = self.result(method, result)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
     }
 }
@@ -245,7 +295,14 @@ impl Transport for RestTransport {
 }
 
 /// Turns one operation's 1.0 params into method, path, query and body.
+#[cfg(test)]
 fn plan(method: &'static str, params: Value) -> Result<Plan, ClientError> {
+    plan_with(method, params, false)
+}
+
+/// [`plan`] for either dialect: 0.3 routes live under `/v1` (after the
+/// tenant) and the extended card is `/v1/card`.
+fn plan_with(method: &'static str, params: Value, v03: bool) -> Result<Plan, ClientError> {
     let mut map = match params {
         Value::Object(m) => m,
         Value::Null => Map::new(),
@@ -302,6 +359,7 @@ fn plan(method: &'static str, params: Value) -> Result<Plan, ClientError> {
                 true,
             )
         }
+        methods::GET_EXTENDED_AGENT_CARD if v03 => (Method::GET, "/card".to_string(), true),
         methods::GET_EXTENDED_AGENT_CARD => (Method::GET, "/extendedAgentCard".to_string(), true),
         other => {
             return Err(ClientError::Config(format!(
@@ -314,9 +372,10 @@ fn plan(method: &'static str, params: Value) -> Result<Plan, ClientError> {
     } else {
         (Vec::new(), Some(Value::Object(map)))
     };
+    let version = if v03 { "/v1" } else { "" };
     Ok(Plan {
         method: verb,
-        path: format!("{prefix}{path}"),
+        path: format!("{prefix}{version}{path}"),
         query,
         body,
     })

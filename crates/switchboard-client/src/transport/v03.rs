@@ -1,0 +1,316 @@
+//! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation used by the 0.3
+//! transports, and the JSON-RPC 0.3 transport. The 0.3 REST transport is
+//! `super::rest` in 0.3 mode, with [`rest_params`]/[`rest_result_to_v10`].
+//!
+//! The client above speaks 1.0 JSON (see the parent module). A 0.3
+//! transport translates at the edge: [`to_v03`] turns a 1.0 method and its
+//! params into the 0.3 method and params, [`result_to_v10`] turns a 0.3
+//! result back into the 1.0 JSON the client decodes. Where 0.3 cannot say
+//! something the conversion loses it as documented in
+//! `switchboard_protocol::v03` (notably: no tenant, no ListTasks).
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use switchboard_protocol::jsonrpc::methods as m10;
+use switchboard_protocol::v03::rpc::{self, methods as m03};
+use switchboard_protocol::{
+    A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+
+use super::jsonrpc::JsonRpcTransport;
+use super::{Http, RawEvent, RawStream, Transport, TransportFactory};
+use crate::error::ClientError;
+
+/// `true` for `0.3` and `0.3.x`.
+pub(crate) fn is_v03(version: &str) -> bool {
+    version == "0.3" || version.starts_with("0.3.")
+}
+
+/// Registers the 0.3 JSON-RPC transport for `JSONRPC` interfaces of version 0.3.
+pub(crate) const JSONRPC_FACTORY: TransportFactory = TransportFactory {
+    binding: switchboard_protocol::card::BINDING_JSONRPC,
+    supports_version: is_v03,
+    build: build_jsonrpc,
+};
+
+/// Registers the 0.3 REST transport for `HTTP+JSON` interfaces of version 0.3.
+pub(crate) const REST_FACTORY: TransportFactory = TransportFactory {
+    binding: switchboard_protocol::card::BINDING_HTTP_JSON,
+    supports_version: is_v03,
+    build: build_rest,
+};
+
+fn build_rest(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
+    Ok(Box::new(
+        super::rest::RestTransport::new(&iface.url, http.clone())?.into_v03(),
+    ))
+}
+
+fn build_jsonrpc(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
+    let inner = JsonRpcTransport::new(&iface.url, http.clone())?
+        .with_version(switchboard_protocol::v03::PROTOCOL_VERSION);
+    Ok(Box::new(JsonRpc03 { inner }))
+}
+
+fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
+    serde_json::from_value(v).map_err(|e| ClientError::Decode(format!("{what}: {e}")))
+}
+
+fn encode<T: Serialize>(v: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(v).map_err(|e| ClientError::Config(format!("cannot serialize: {e}")))
+}
+
+fn raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, ClientError> {
+    serde_json::value::to_raw_value(v).map_err(|e| ClientError::Decode(e.to_string()))
+}
+
+/// The 0.3 JSON-RPC method and params for a 1.0 method and params.
+pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value), ClientError> {
+    Ok(match method {
+        m10::SEND_MESSAGE | m10::SEND_STREAMING_MESSAGE => {
+            let req: SendMessageRequest = decode("params", params)?;
+            let p = rpc::MessageSendParams::from(req);
+            let name = if method == m10::SEND_MESSAGE {
+                m03::SEND
+            } else {
+                m03::STREAM
+            };
+            (name, encode(&p)?)
+        }
+        m10::GET_TASK => {
+            let req: GetTaskRequest = decode("params", params)?;
+            let p = rpc::TaskQueryParams {
+                id: req.id,
+                history_length: req.history_length,
+                metadata: None,
+            };
+            (m03::GET, encode(&p)?)
+        }
+        m10::CANCEL_TASK => {
+            let req: CancelTaskRequest = decode("params", params)?;
+            let p = rpc::TaskIdParams {
+                id: req.id,
+                metadata: req.metadata,
+            };
+            (m03::CANCEL, encode(&p)?)
+        }
+        m10::SUBSCRIBE_TO_TASK => {
+            let req: SubscribeToTaskRequest = decode("params", params)?;
+            (m03::RESUBSCRIBE, json!({"id": req.id}))
+        }
+        m10::CREATE_PUSH_CONFIG => {
+            let req: TaskPushNotificationConfig = decode("params", params)?;
+            (
+                m03::PUSH_SET,
+                encode(&rpc::TaskPushNotificationConfig::from(req))?,
+            )
+        }
+        m10::GET_PUSH_CONFIG | m10::DELETE_PUSH_CONFIG => {
+            let req: TaskPushNotificationConfigRef = decode("params", params)?;
+            let p = rpc::PushConfigParams {
+                id: req.task_id,
+                push_notification_config_id: Some(req.id),
+                metadata: None,
+            };
+            let name = if method == m10::GET_PUSH_CONFIG {
+                m03::PUSH_GET
+            } else {
+                m03::PUSH_DELETE
+            };
+            (name, encode(&p)?)
+        }
+        m10::LIST_PUSH_CONFIGS => {
+            let req: ListTaskPushNotificationConfigsRequest = decode("params", params)?;
+            (m03::PUSH_LIST, json!({"id": req.task_id}))
+        }
+        m10::GET_EXTENDED_AGENT_CARD => (m03::EXTENDED_CARD, json!({})),
+        other => {
+            return Err(ClientError::Protocol(A2AError::UnsupportedOperation(
+                format!("{other} does not exist in A2A 0.3"),
+            )));
+        }
+    })
+}
+
+/// The 1.0 result JSON for the 0.3 result of a 1.0 `method`.
+pub(crate) fn result_to_v10(method: &str, result: &RawValue) -> Result<Box<RawValue>, ClientError> {
+    let v: Value = serde_json::from_str(result.get())
+        .map_err(|e| ClientError::Decode(format!("{method} result: {e}")))?;
+    match method {
+        m10::SEND_MESSAGE => {
+            let ev: rpc::Event = decode("message/send result", v)?;
+            let resp = match StreamResponse::from(ev) {
+                StreamResponse::Task(t) => SendMessageResponse::Task(t),
+                StreamResponse::Message(m) => SendMessageResponse::Message(m),
+                _ => {
+                    return Err(ClientError::Decode(
+                        "message/send answered with an update event".into(),
+                    ));
+                }
+            };
+            raw(&resp)
+        }
+        m10::SEND_STREAMING_MESSAGE | m10::SUBSCRIBE_TO_TASK => {
+            let ev: rpc::Event = decode("stream item", v)?;
+            raw(&StreamResponse::from(ev))
+        }
+        m10::GET_TASK | m10::CANCEL_TASK => {
+            let ev: rpc::Event = decode("task", v)?;
+            match StreamResponse::from(ev) {
+                StreamResponse::Task(t) => raw(&t),
+                _ => Err(ClientError::Decode(format!("{method}: expected a task"))),
+            }
+        }
+        m10::CREATE_PUSH_CONFIG | m10::GET_PUSH_CONFIG => {
+            let c: rpc::TaskPushNotificationConfig = decode("push config", v)?;
+            raw(&TaskPushNotificationConfig::from(c))
+        }
+        m10::LIST_PUSH_CONFIGS => {
+            let list: Vec<rpc::TaskPushNotificationConfig> = decode("push configs", v)?;
+            raw(&ListTaskPushNotificationConfigsResponse {
+                configs: list.into_iter().map(Into::into).collect(),
+                next_page_token: String::new(),
+            })
+        }
+        // Delete (null) and the card (a 0.3 or hybrid card reads as a 1.0
+        // card; its unknown fields are ignored) pass through.
+        _ => raw(&v),
+    }
+}
+
+/// JSON-RPC 2.0 over HTTP in the A2A 0.3 dialect.
+#[derive(Debug)]
+struct JsonRpc03 {
+    inner: JsonRpcTransport,
+}
+
+impl JsonRpc03 {
+    async fn call_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let (m, p) = to_v03(method, params)?;
+        let result = self.inner.call(m, p).await?;
+        result_to_v10(method, &result)
+    }
+
+    async fn stream_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<RawStream, ClientError> {
+        let (m, p) = to_v03(method, params)?;
+        let stream = self.inner.stream(m, p).await?;
+        Ok(stream
+            .map(move |item| {
+                let ev = item?;
+                Ok(RawEvent {
+                    seq: ev.seq,
+                    result: result_to_v10(method, &ev.result)?,
+                })
+            })
+            .boxed())
+    }
+}
+
+impl Transport for JsonRpc03 {
+    fn endpoint(&self) -> &str {
+        self.inner.endpoint()
+    }
+
+    fn call(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
+        Box::pin(self.call_inner(method, params))
+    }
+
+    fn stream(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
+        Box::pin(self.stream_inner(method, params))
+    }
+}
+
+/// Rewrites 1.0 params into the 0.3 REST body fields (the tenant and the
+/// path ids stay, for the router of `super::rest` to move into the path).
+pub(crate) fn rest_params(method: &str, params: Value) -> Result<Value, ClientError> {
+    use switchboard_protocol::v03::rest as r03;
+    match method {
+        m10::SEND_MESSAGE | m10::SEND_STREAMING_MESSAGE => {
+            let req: SendMessageRequest = decode("params", params)?;
+            let tenant = req.tenant.clone();
+            let mut body = encode(&r03::SendMessageRequest03::from(req))?;
+            if let (Some(t), Value::Object(m)) = (tenant, &mut body) {
+                m.insert("tenant".into(), Value::String(t));
+            }
+            Ok(body)
+        }
+        m10::CREATE_PUSH_CONFIG => {
+            let req: TaskPushNotificationConfig = decode("params", params)?;
+            let cfg = rpc::PushNotificationConfig::from_v10(&req);
+            let mut body = json!({"taskId": req.task_id, "pushNotificationConfig": cfg});
+            if let (Some(t), Value::Object(m)) = (req.tenant, &mut body) {
+                m.insert("tenant".into(), Value::String(t));
+            }
+            Ok(body)
+        }
+        m10::LIST_TASKS => Err(ClientError::Protocol(A2AError::UnsupportedOperation(
+            format!("{method} does not exist in A2A 0.3"),
+        ))),
+        _ => Ok(params),
+    }
+}
+
+/// The 1.0 result JSON for a 0.3 REST result of a 1.0 `method`.
+pub(crate) fn rest_result_to_v10(
+    method: &str,
+    result: &RawValue,
+) -> Result<Box<RawValue>, ClientError> {
+    use switchboard_protocol::v03::rest as r03;
+    let v: Value = serde_json::from_str(result.get())
+        .map_err(|e| ClientError::Decode(format!("{method} result: {e}")))?;
+    match method {
+        m10::SEND_MESSAGE => {
+            let r: r03::StreamResponse = decode("message:send result", v)?;
+            match StreamResponse::from(r) {
+                StreamResponse::Task(t) => raw(&SendMessageResponse::Task(t)),
+                StreamResponse::Message(m) => raw(&SendMessageResponse::Message(m)),
+                _ => Err(ClientError::Decode(
+                    "message:send answered with an update event".into(),
+                )),
+            }
+        }
+        m10::SEND_STREAMING_MESSAGE | m10::SUBSCRIBE_TO_TASK => {
+            let r: r03::StreamResponse = decode("stream item", v)?;
+            raw(&StreamResponse::from(r))
+        }
+        m10::GET_TASK | m10::CANCEL_TASK => {
+            let t: r03::Task = decode("task", v)?;
+            raw(&switchboard_protocol::Task::from(t))
+        }
+        m10::CREATE_PUSH_CONFIG | m10::GET_PUSH_CONFIG => {
+            let c: r03::TaskPushNotificationConfig = decode("push config", v)?;
+            raw(&TaskPushNotificationConfig::from(c))
+        }
+        m10::LIST_PUSH_CONFIGS => {
+            let l: r03::ListTaskPushNotificationConfigResponse = decode("push configs", v)?;
+            raw(&ListTaskPushNotificationConfigsResponse {
+                configs: l.configs.into_iter().map(Into::into).collect(),
+                next_page_token: l.next_page_token,
+            })
+        }
+        _ => raw(&v),
+    }
+}

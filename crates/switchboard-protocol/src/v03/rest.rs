@@ -1,0 +1,752 @@
+//! The A2A 0.3 HTTP+JSON dialect: ProtoJSON of the 0.3 proto (`a2a.v1`).
+//!
+//! Differences from the 1.0 ProtoJSON a binding must get right: message
+//! parts are under `content`; a part is `{"text"}`, `{"file": {"fileWithUri"
+//! | "fileWithBytes", "mimeType", "name"}}` or `{"data": {"data": {..}}}`;
+//! the canceled state is `TASK_STATE_CANCELLED` (two L); a status's message
+//! is `message` (proto field `update`); status updates carry `final`; push
+//! configs are `{name: "tasks/{id}/pushNotificationConfigs/{cid}",
+//! pushNotificationConfig: {..}}`. Nothing outside the 0.3 proto is emitted,
+//! because the official 0.3 clients parse strictly.
+//!
+//! ```
+//! use switchboard_protocol::v03::rest;
+//! let t = switchboard_protocol::Task {
+//!     id: "t1".into(), context_id: "c1".into(),
+//!     status: switchboard_protocol::TaskStatus::new(switchboard_protocol::TaskState::Canceled),
+//!     artifacts: None, history: None, metadata: None,
+//! };
+//! let json = serde_json::to_value(rest::Task::from(t)).unwrap();
+//! assert_eq!(json["status"]["state"], "TASK_STATE_CANCELLED");
+//! ```
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::serde_util::{self, null_as_default};
+use crate::types::Metadata;
+use crate::{
+    PartContent, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    TaskPushNotificationConfig as PushConfig10,
+};
+
+use super::rpc::PushNotificationConfig;
+use super::{data_down, data_up, is_final_state};
+
+/// A task state by its 0.3 proto name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskState {
+    /// Unspecified.
+    #[serde(rename = "TASK_STATE_UNSPECIFIED")]
+    Unspecified,
+    /// Submitted.
+    #[serde(rename = "TASK_STATE_SUBMITTED")]
+    Submitted,
+    /// Working.
+    #[serde(rename = "TASK_STATE_WORKING")]
+    Working,
+    /// Completed.
+    #[serde(rename = "TASK_STATE_COMPLETED")]
+    Completed,
+    /// Failed.
+    #[serde(rename = "TASK_STATE_FAILED")]
+    Failed,
+    /// Canceled — spelled with two L in the 0.3 proto; one L is accepted.
+    #[serde(rename = "TASK_STATE_CANCELLED", alias = "TASK_STATE_CANCELED")]
+    Cancelled,
+    /// Input required.
+    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    InputRequired,
+    /// Rejected.
+    #[serde(rename = "TASK_STATE_REJECTED")]
+    Rejected,
+    /// Auth required.
+    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
+    AuthRequired,
+}
+
+impl From<crate::TaskState> for TaskState {
+    fn from(s: crate::TaskState) -> Self {
+        use crate::TaskState as S;
+        match s {
+            S::Unspecified => Self::Unspecified,
+            S::Submitted => Self::Submitted,
+            S::Working => Self::Working,
+            S::Completed => Self::Completed,
+            S::Failed => Self::Failed,
+            S::Canceled => Self::Cancelled,
+            S::InputRequired => Self::InputRequired,
+            S::Rejected => Self::Rejected,
+            S::AuthRequired => Self::AuthRequired,
+        }
+    }
+}
+
+impl From<TaskState> for crate::TaskState {
+    fn from(s: TaskState) -> Self {
+        use TaskState as S;
+        match s {
+            S::Unspecified => Self::Unspecified,
+            S::Submitted => Self::Submitted,
+            S::Working => Self::Working,
+            S::Completed => Self::Completed,
+            S::Failed => Self::Failed,
+            S::Cancelled => Self::Canceled,
+            S::InputRequired => Self::InputRequired,
+            S::Rejected => Self::Rejected,
+            S::AuthRequired => Self::AuthRequired,
+        }
+    }
+}
+
+/// A 0.3 REST part: exactly one of text, file or data, plus metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// The content (a 1.0 part's content; data is always an object here).
+    pub content: PartContent,
+    /// `file.name`.
+    pub name: Option<String>,
+    /// `file.mimeType`.
+    pub mime_type: Option<String>,
+    /// Part metadata.
+    pub metadata: Option<Metadata>,
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        match &self.content {
+            PartContent::Text(t) => m.serialize_entry("text", t)?,
+            PartContent::Raw(_) | PartContent::Url(_) => {
+                let mut f = Map::new();
+                match &self.content {
+                    PartContent::Raw(b) => {
+                        use base64::Engine as _;
+                        f.insert(
+                            "fileWithBytes".into(),
+                            Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
+                        );
+                    }
+                    PartContent::Url(u) => {
+                        f.insert("fileWithUri".into(), Value::String(u.clone()));
+                    }
+                    _ => {}
+                }
+                if let Some(t) = &self.mime_type {
+                    f.insert("mimeType".into(), Value::String(t.clone()));
+                }
+                if let Some(n) = &self.name {
+                    f.insert("name".into(), Value::String(n.clone()));
+                }
+                m.serialize_entry("file", &f)?
+            }
+            PartContent::Data(v) => m.serialize_entry("data", &serde_json::json!({ "data": v }))?,
+        }
+        if let Some(md) = &self.metadata {
+            m.serialize_entry("metadata", md)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        struct FileWire {
+            #[serde(default, rename = "fileWithUri", alias = "file_with_uri")]
+            uri: Option<String>,
+            #[serde(default, rename = "fileWithBytes", alias = "file_with_bytes")]
+            bytes: Option<String>,
+            #[serde(default, rename = "mimeType", alias = "mime_type")]
+            mime_type: Option<String>,
+            #[serde(default)]
+            name: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct DataWire {
+            data: Map<String, Value>,
+        }
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            text: Option<String>,
+            #[serde(default)]
+            file: Option<FileWire>,
+            #[serde(default)]
+            data: Option<DataWire>,
+            #[serde(default)]
+            metadata: Option<Metadata>,
+        }
+        let w = Wire::deserialize(d)?;
+        let (content, name, mime_type) = match (w.text, w.file, w.data) {
+            (Some(t), None, None) => (PartContent::Text(t), None, None),
+            (None, Some(f), None) => {
+                let content = match (f.uri, f.bytes) {
+                    (Some(u), None) => PartContent::Url(u),
+                    (None, Some(b)) => PartContent::Raw(
+                        serde_util::base64_bytes::decode(&b)
+                            .map_err(|e| D::Error::custom(format!("file.fileWithBytes: {e}")))?,
+                    ),
+                    _ => {
+                        return Err(D::Error::custom(
+                            "a file must have exactly one of `fileWithUri` or `fileWithBytes`",
+                        ));
+                    }
+                };
+                (content, f.name, f.mime_type)
+            }
+            (None, None, Some(data)) => {
+                return Ok(Part {
+                    content: PartContent::Data(Value::Object(data.data)),
+                    name: None,
+                    mime_type: None,
+                    metadata: w.metadata,
+                });
+            }
+            _ => {
+                return Err(D::Error::custom(
+                    "a part must have exactly one of `text`, `file` or `data`",
+                ));
+            }
+        };
+        Ok(Part {
+            content,
+            name,
+            mime_type,
+            metadata: w.metadata,
+        })
+    }
+}
+
+impl From<crate::Part> for Part {
+    fn from(p: crate::Part) -> Self {
+        match p.content {
+            PartContent::Data(v) => {
+                let (obj, metadata) = data_down(v, p.metadata);
+                Part {
+                    content: PartContent::Data(Value::Object(obj)),
+                    name: None,
+                    mime_type: None,
+                    metadata,
+                }
+            }
+            PartContent::Text(t) => Part {
+                content: PartContent::Text(t),
+                name: None,
+                mime_type: None,
+                metadata: p.metadata,
+            },
+            content => Part {
+                content,
+                name: p.filename,
+                mime_type: p.media_type,
+                metadata: p.metadata,
+            },
+        }
+    }
+}
+
+impl From<Part> for crate::Part {
+    fn from(p: Part) -> Self {
+        match p.content {
+            PartContent::Data(Value::Object(obj)) => {
+                let (v, metadata) = data_up(obj, p.metadata);
+                crate::Part {
+                    metadata,
+                    ..crate::Part::data(v)
+                }
+            }
+            content => crate::Part {
+                content,
+                metadata: p.metadata,
+                filename: p.name,
+                media_type: p.mime_type,
+            },
+        }
+    }
+}
+
+/// Role by its proto name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Role {
+    /// Unspecified.
+    #[serde(rename = "ROLE_UNSPECIFIED")]
+    Unspecified,
+    /// Client.
+    #[serde(rename = "ROLE_USER")]
+    User,
+    /// Agent.
+    #[serde(rename = "ROLE_AGENT")]
+    Agent,
+}
+
+/// A 0.3 REST message (parts under `content`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Id.
+    #[serde(alias = "message_id")]
+    pub message_id: String,
+    /// Context.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    pub context_id: Option<String>,
+    /// Task.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    pub task_id: Option<String>,
+    /// Sender.
+    #[serde(default = "role_unspecified")]
+    pub role: Role,
+    /// Parts.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub content: Vec<Part>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extensions.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub extensions: Vec<String>,
+}
+
+fn role_unspecified() -> Role {
+    Role::Unspecified
+}
+
+impl From<crate::Message> for Message {
+    fn from(m: crate::Message) -> Self {
+        Message {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: match m.role {
+                crate::Role::User => Role::User,
+                crate::Role::Agent => Role::Agent,
+                _ => Role::Unspecified,
+            },
+            content: m.parts.into_iter().map(Into::into).collect(),
+            metadata: m.metadata,
+            extensions: m.extensions,
+        }
+    }
+}
+
+impl From<Message> for crate::Message {
+    fn from(m: Message) -> Self {
+        crate::Message {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: match m.role {
+                Role::User => crate::Role::User,
+                Role::Agent => crate::Role::Agent,
+                Role::Unspecified => crate::Role::Unspecified,
+            },
+            parts: m.content.into_iter().map(Into::into).collect(),
+            metadata: m.metadata,
+            extensions: m.extensions,
+            reference_task_ids: Vec::new(),
+        }
+    }
+}
+
+/// A task's status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskStatus {
+    /// State.
+    pub state: TaskState,
+    /// Proto field `update`, JSON name `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "update")]
+    pub message: Option<Message>,
+    /// Timestamp.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serde_util::opt_timestamp"
+    )]
+    pub timestamp: Option<DateTime<Utc>>,
+}
+
+impl From<crate::TaskStatus> for TaskStatus {
+    fn from(s: crate::TaskStatus) -> Self {
+        TaskStatus {
+            state: s.state.into(),
+            message: s.message.map(Into::into),
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+impl From<TaskStatus> for crate::TaskStatus {
+    fn from(s: TaskStatus) -> Self {
+        crate::TaskStatus {
+            state: s.state.into(),
+            message: s.message.map(Into::into),
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+/// An artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Id.
+    #[serde(alias = "artifact_id")]
+    pub artifact_id: String,
+    /// Name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Parts.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub parts: Vec<Part>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extensions.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub extensions: Vec<String>,
+}
+
+impl From<crate::Artifact> for Artifact {
+    fn from(a: crate::Artifact) -> Self {
+        Artifact {
+            artifact_id: a.artifact_id,
+            name: a.name,
+            description: a.description,
+            parts: a.parts.into_iter().map(Into::into).collect(),
+            metadata: a.metadata,
+            extensions: a.extensions,
+        }
+    }
+}
+
+impl From<Artifact> for crate::Artifact {
+    fn from(a: Artifact) -> Self {
+        crate::Artifact {
+            artifact_id: a.artifact_id,
+            name: a.name,
+            description: a.description,
+            parts: a.parts.into_iter().map(Into::into).collect(),
+            metadata: a.metadata,
+            extensions: a.extensions,
+        }
+    }
+}
+
+/// A task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Id.
+    pub id: String,
+    /// Context.
+    #[serde(default, alias = "context_id")]
+    pub context_id: String,
+    /// Status.
+    pub status: TaskStatus,
+    /// Artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<Vec<Artifact>>,
+    /// History.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<Message>>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<crate::Task> for Task {
+    fn from(t: crate::Task) -> Self {
+        Task {
+            id: t.id,
+            context_id: t.context_id,
+            status: t.status.into(),
+            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
+            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
+            metadata: t.metadata,
+        }
+    }
+}
+
+impl From<Task> for crate::Task {
+    fn from(t: Task) -> Self {
+        crate::Task {
+            id: t.id,
+            context_id: t.context_id,
+            status: t.status.into(),
+            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
+            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
+            metadata: t.metadata,
+        }
+    }
+}
+
+/// A status change with `final`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// Task.
+    #[serde(alias = "task_id")]
+    pub task_id: String,
+    /// Context.
+    #[serde(default, alias = "context_id")]
+    pub context_id: String,
+    /// Status.
+    pub status: TaskStatus,
+    /// Last event of the stream.
+    #[serde(default, rename = "final")]
+    pub is_final: bool,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// An artifact change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// Task.
+    #[serde(alias = "task_id")]
+    pub task_id: String,
+    /// Context.
+    #[serde(default, alias = "context_id")]
+    pub context_id: String,
+    /// Artifact.
+    pub artifact: Artifact,
+    /// Append.
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub append: bool,
+    /// Last chunk.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::serde_util::is_false",
+        alias = "last_chunk"
+    )]
+    pub last_chunk: bool,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// A stream item (and the result of `message:send`, which only uses `task`/`message`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamResponse {
+    /// A task.
+    Task(Task),
+    /// A message (proto field `msg`, JSON name `message`).
+    #[serde(alias = "msg")]
+    Message(Message),
+    /// A status update.
+    #[serde(alias = "status_update")]
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// An artifact update.
+    #[serde(alias = "artifact_update")]
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl From<crate::StreamResponse> for StreamResponse {
+    fn from(r: crate::StreamResponse) -> Self {
+        match r {
+            crate::StreamResponse::Task(t) => Self::Task(t.into()),
+            crate::StreamResponse::Message(m) => Self::Message(m.into()),
+            crate::StreamResponse::StatusUpdate(e) => Self::StatusUpdate(TaskStatusUpdateEvent {
+                is_final: is_final_state(e.status.state),
+                task_id: e.task_id,
+                context_id: e.context_id,
+                status: e.status.into(),
+                metadata: e.metadata,
+            }),
+            crate::StreamResponse::ArtifactUpdate(e) => {
+                Self::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: e.task_id,
+                    context_id: e.context_id,
+                    artifact: e.artifact.into(),
+                    append: e.append,
+                    last_chunk: e.last_chunk,
+                    metadata: e.metadata,
+                })
+            }
+        }
+    }
+}
+
+impl From<StreamResponse> for crate::StreamResponse {
+    fn from(r: StreamResponse) -> Self {
+        match r {
+            StreamResponse::Task(t) => Self::Task(t.into()),
+            StreamResponse::Message(m) => Self::Message(m.into()),
+            StreamResponse::StatusUpdate(e) => Self::StatusUpdate(crate::TaskStatusUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                status: e.status.into(),
+                metadata: e.metadata,
+            }),
+            StreamResponse::ArtifactUpdate(e) => {
+                Self::ArtifactUpdate(crate::TaskArtifactUpdateEvent {
+                    task_id: e.task_id,
+                    context_id: e.context_id,
+                    artifact: e.artifact.into(),
+                    append: e.append,
+                    last_chunk: e.last_chunk,
+                    metadata: e.metadata,
+                })
+            }
+        }
+    }
+}
+
+impl From<SendMessageResponse> for StreamResponse {
+    fn from(r: SendMessageResponse) -> Self {
+        match r {
+            SendMessageResponse::Task(t) => Self::Task(t.into()),
+            SendMessageResponse::Message(m) => Self::Message(m.into()),
+        }
+    }
+}
+
+/// `SendMessageConfiguration` of the 0.3 proto.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageConfiguration03 {
+    /// Accepted output modes.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default",
+        alias = "accepted_output_modes"
+    )]
+    pub accepted_output_modes: Vec<String>,
+    /// A webhook for the new task.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "push_notification"
+    )]
+    pub push_notification: Option<PushNotificationConfig>,
+    /// History to return.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
+    pub history_length: Option<i32>,
+    /// Wait for the task. Unset inside a configuration means `false` (the
+    /// proto3 default); a request without a configuration blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking: Option<bool>,
+}
+
+/// Body of `POST /v1/message:send` and `/v1/message:stream`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SendMessageRequest03 {
+    /// Proto field `request`, JSON name `message`.
+    #[serde(alias = "request")]
+    pub message: Message,
+    /// Options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<SendMessageConfiguration03>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<SendMessageRequest03> for SendMessageRequest {
+    fn from(r: SendMessageRequest03) -> Self {
+        SendMessageRequest {
+            tenant: None,
+            message: r.message.into(),
+            configuration: r.configuration.map(|c| SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                task_push_notification_config: c.push_notification.map(|p| p.into_v10(None)),
+                history_length: c.history_length,
+                // Proto3: an unset bool is false, and ProtoJSON writers omit
+                // `blocking: false`, so inside a configuration only an
+                // explicit `true` blocks (as the 0.3 reference server reads it).
+                return_immediately: c.blocking != Some(true),
+            }),
+            metadata: r.metadata,
+        }
+    }
+}
+
+impl From<SendMessageRequest> for SendMessageRequest03 {
+    fn from(r: SendMessageRequest) -> Self {
+        SendMessageRequest03 {
+            message: r.message.into(),
+            configuration: r.configuration.map(|c| SendMessageConfiguration03 {
+                accepted_output_modes: c.accepted_output_modes,
+                push_notification: c
+                    .task_push_notification_config
+                    .as_ref()
+                    .map(PushNotificationConfig::from_v10),
+                history_length: c.history_length,
+                blocking: Some(!c.return_immediately),
+            }),
+            metadata: r.metadata,
+        }
+    }
+}
+
+/// A push config as the 0.3 proto names it: `tasks/{id}/pushNotificationConfigs/{cid}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    /// Resource name.
+    #[serde(default)]
+    pub name: String,
+    /// The config.
+    #[serde(alias = "push_notification_config")]
+    pub push_notification_config: PushNotificationConfig,
+}
+
+impl From<PushConfig10> for TaskPushNotificationConfig {
+    fn from(c: PushConfig10) -> Self {
+        TaskPushNotificationConfig {
+            name: format!(
+                "tasks/{}/pushNotificationConfigs/{}",
+                c.task_id.as_deref().unwrap_or_default(),
+                c.id.as_deref().unwrap_or_default()
+            ),
+            push_notification_config: PushNotificationConfig::from_v10(&c),
+        }
+    }
+}
+
+/// Result of `GET /v1/tasks/{id}/pushNotificationConfigs`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigResponse {
+    /// The configs.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub configs: Vec<TaskPushNotificationConfig>,
+    /// Cursor; empty on the last page.
+    #[serde(default, alias = "next_page_token")]
+    pub next_page_token: String,
+}
+
+impl From<TaskPushNotificationConfig> for PushConfig10 {
+    /// The task id comes from the resource name (`tasks/{id}/...`).
+    fn from(c: TaskPushNotificationConfig) -> Self {
+        let task_id = c
+            .name
+            .strip_prefix("tasks/")
+            .and_then(|rest| rest.split('/').next())
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        c.push_notification_config.into_v10(task_id)
+    }
+}

@@ -1,0 +1,962 @@
+//! The A2A 0.3 JSON-RPC dialect: `kind`-tagged objects, kebab-case states,
+//! bare results, slash method names.
+//!
+//! ```
+//! use switchboard_protocol::v03::rpc;
+//! let json = serde_json::json!({"kind": "message", "messageId": "m1", "role": "user",
+//!     "parts": [{"kind": "text", "text": "hi"}]});
+//! let m: rpc::Message = serde_json::from_value(json).unwrap();
+//! let canonical: switchboard_protocol::Message = m.into();
+//! assert_eq!(canonical.text(), "hi");
+//! ```
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::serde_util::{self, null_as_default};
+use crate::types::Metadata;
+use crate::{
+    AuthenticationInfo, PartContent, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse, StreamResponse, TaskPushNotificationConfig as PushConfig10,
+};
+
+use super::{data_down, data_up, is_final_state};
+
+/// The 0.3 JSON-RPC method names. None collides with a 1.0 name.
+pub mod methods {
+    /// SendMessage.
+    pub const SEND: &str = "message/send";
+    /// SendStreamingMessage.
+    pub const STREAM: &str = "message/stream";
+    /// GetTask.
+    pub const GET: &str = "tasks/get";
+    /// CancelTask.
+    pub const CANCEL: &str = "tasks/cancel";
+    /// SubscribeToTask.
+    pub const RESUBSCRIBE: &str = "tasks/resubscribe";
+    /// CreateTaskPushNotificationConfig.
+    pub const PUSH_SET: &str = "tasks/pushNotificationConfig/set";
+    /// GetTaskPushNotificationConfig.
+    pub const PUSH_GET: &str = "tasks/pushNotificationConfig/get";
+    /// ListTaskPushNotificationConfigs.
+    pub const PUSH_LIST: &str = "tasks/pushNotificationConfig/list";
+    /// DeleteTaskPushNotificationConfig.
+    pub const PUSH_DELETE: &str = "tasks/pushNotificationConfig/delete";
+    /// GetExtendedAgentCard.
+    pub const EXTENDED_CARD: &str = "agent/getAuthenticatedExtendedCard";
+    /// Every 0.3 method.
+    pub const ALL: [&str; 10] = [
+        SEND,
+        STREAM,
+        GET,
+        CANCEL,
+        RESUBSCRIBE,
+        PUSH_SET,
+        PUSH_GET,
+        PUSH_LIST,
+        PUSH_DELETE,
+        EXTENDED_CARD,
+    ];
+
+    /// `true` for a 0.3 method name.
+    pub fn is_v03(method: &str) -> bool {
+        ALL.contains(&method)
+    }
+}
+
+/// A task state in 0.3 spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    /// 1.0 `TASK_STATE_UNSPECIFIED`.
+    Unknown,
+    /// Submitted.
+    Submitted,
+    /// Working.
+    Working,
+    /// Completed.
+    Completed,
+    /// Failed.
+    Failed,
+    /// Canceled (one L in JSON-RPC).
+    Canceled,
+    /// Input required.
+    InputRequired,
+    /// Rejected.
+    Rejected,
+    /// Auth required.
+    AuthRequired,
+}
+
+impl From<crate::TaskState> for TaskState {
+    fn from(s: crate::TaskState) -> Self {
+        use crate::TaskState as S;
+        match s {
+            S::Unspecified => Self::Unknown,
+            S::Submitted => Self::Submitted,
+            S::Working => Self::Working,
+            S::Completed => Self::Completed,
+            S::Failed => Self::Failed,
+            S::Canceled => Self::Canceled,
+            S::InputRequired => Self::InputRequired,
+            S::Rejected => Self::Rejected,
+            S::AuthRequired => Self::AuthRequired,
+        }
+    }
+}
+
+impl From<TaskState> for crate::TaskState {
+    fn from(s: TaskState) -> Self {
+        use TaskState as S;
+        match s {
+            S::Unknown => Self::Unspecified,
+            S::Submitted => Self::Submitted,
+            S::Working => Self::Working,
+            S::Completed => Self::Completed,
+            S::Failed => Self::Failed,
+            S::Canceled => Self::Canceled,
+            S::InputRequired => Self::InputRequired,
+            S::Rejected => Self::Rejected,
+            S::AuthRequired => Self::AuthRequired,
+        }
+    }
+}
+
+/// `user` or `agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The client.
+    User,
+    /// The agent.
+    Agent,
+}
+
+impl From<crate::Role> for Role {
+    fn from(r: crate::Role) -> Self {
+        match r {
+            // 0.3 has no "unspecified"; a message without a role is the client's.
+            crate::Role::Agent => Role::Agent,
+            _ => Role::User,
+        }
+    }
+}
+
+impl From<Role> for crate::Role {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::User => crate::Role::User,
+            Role::Agent => crate::Role::Agent,
+        }
+    }
+}
+
+/// A file's content: inline bytes or a URI, never both.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileData {
+    /// `bytes` (base64 on the wire).
+    Bytes(Vec<u8>),
+    /// `uri`.
+    Uri(String),
+}
+
+/// The `file` of a file part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileContent {
+    /// `name`.
+    pub name: Option<String>,
+    /// `mimeType`.
+    pub mime_type: Option<String>,
+    /// `bytes` or `uri`.
+    pub data: FileData,
+}
+
+impl Serialize for FileContent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if let Some(n) = &self.name {
+            m.serialize_entry("name", n)?;
+        }
+        if let Some(t) = &self.mime_type {
+            m.serialize_entry("mimeType", t)?;
+        }
+        match &self.data {
+            FileData::Bytes(b) => {
+                use base64::Engine as _;
+                m.serialize_entry(
+                    "bytes",
+                    &base64::engine::general_purpose::STANDARD.encode(b),
+                )?
+            }
+            FileData::Uri(u) => m.serialize_entry("uri", u)?,
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for FileContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            name: Option<String>,
+            #[serde(default, rename = "mimeType", alias = "mime_type")]
+            mime_type: Option<String>,
+            #[serde(default)]
+            bytes: Option<String>,
+            #[serde(default)]
+            uri: Option<String>,
+        }
+        let w = Wire::deserialize(d)?;
+        let data = match (w.bytes, w.uri) {
+            (Some(b), None) => FileData::Bytes(
+                serde_util::base64_bytes::decode(&b)
+                    .map_err(|e| serde::de::Error::custom(format!("file.bytes: {e}")))?,
+            ),
+            (None, Some(u)) => FileData::Uri(u),
+            _ => {
+                return Err(serde::de::Error::custom(
+                    "a file must have exactly one of `bytes` or `uri`",
+                ));
+            }
+        };
+        Ok(FileContent {
+            name: w.name,
+            mime_type: w.mime_type,
+            data,
+        })
+    }
+}
+
+/// A 0.3 part, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Part {
+    /// `{"kind":"text","text":..}`.
+    Text {
+        /// The text.
+        text: String,
+        /// Part metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Metadata>,
+    },
+    /// `{"kind":"file","file":{..}}`.
+    File {
+        /// The file.
+        file: FileContent,
+        /// Part metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Metadata>,
+    },
+    /// `{"kind":"data","data":{..}}` — an object only.
+    Data {
+        /// The data object.
+        data: Map<String, Value>,
+        /// Part metadata.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Metadata>,
+    },
+}
+
+impl From<crate::Part> for Part {
+    fn from(p: crate::Part) -> Self {
+        match p.content {
+            PartContent::Text(text) => Part::Text {
+                text,
+                metadata: p.metadata,
+            },
+            PartContent::Raw(b) => Part::File {
+                file: FileContent {
+                    name: p.filename,
+                    mime_type: p.media_type,
+                    data: FileData::Bytes(b),
+                },
+                metadata: p.metadata,
+            },
+            PartContent::Url(u) => Part::File {
+                file: FileContent {
+                    name: p.filename,
+                    mime_type: p.media_type,
+                    data: FileData::Uri(u),
+                },
+                metadata: p.metadata,
+            },
+            PartContent::Data(v) => {
+                let (data, metadata) = data_down(v, p.metadata);
+                Part::Data { data, metadata }
+            }
+        }
+    }
+}
+
+impl From<Part> for crate::Part {
+    fn from(p: Part) -> Self {
+        match p {
+            Part::Text { text, metadata } => crate::Part {
+                metadata,
+                ..crate::Part::text(text)
+            },
+            Part::File { file, metadata } => {
+                let base = match file.data {
+                    FileData::Bytes(b) => crate::Part::raw(b, String::new()),
+                    FileData::Uri(u) => crate::Part::url(u),
+                };
+                crate::Part {
+                    metadata,
+                    filename: file.name,
+                    media_type: file.mime_type,
+                    ..base
+                }
+            }
+            Part::Data { data, metadata } => {
+                let (v, metadata) = data_up(data, metadata);
+                crate::Part {
+                    metadata,
+                    ..crate::Part::data(v)
+                }
+            }
+        }
+    }
+}
+
+fn parts_up(parts: Vec<Part>) -> Vec<crate::Part> {
+    parts.into_iter().map(Into::into).collect()
+}
+
+fn parts_down(parts: Vec<crate::Part>) -> Vec<Part> {
+    parts.into_iter().map(Into::into).collect()
+}
+
+/// A 0.3 message (`kind: "message"` when it stands alone, see [`Event`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Id.
+    #[serde(alias = "message_id")]
+    pub message_id: String,
+    /// Context.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    pub context_id: Option<String>,
+    /// Task.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    pub task_id: Option<String>,
+    /// Sender.
+    pub role: Role,
+    /// Content.
+    #[serde(deserialize_with = "null_as_default")]
+    pub parts: Vec<Part>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extension URIs.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub extensions: Vec<String>,
+    /// Referenced tasks.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default",
+        alias = "reference_task_ids"
+    )]
+    pub reference_task_ids: Vec<String>,
+    /// Always `"message"`.
+    #[serde(default = "kind_message")]
+    pub kind: String,
+}
+
+fn kind_message() -> String {
+    "message".into()
+}
+
+impl From<crate::Message> for Message {
+    fn from(m: crate::Message) -> Self {
+        Message {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: m.role.into(),
+            parts: parts_down(m.parts),
+            metadata: m.metadata,
+            extensions: m.extensions,
+            reference_task_ids: m.reference_task_ids,
+            kind: kind_message(),
+        }
+    }
+}
+
+impl From<Message> for crate::Message {
+    fn from(m: Message) -> Self {
+        crate::Message {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: m.role.into(),
+            parts: parts_up(m.parts),
+            metadata: m.metadata,
+            extensions: m.extensions,
+            reference_task_ids: m.reference_task_ids,
+        }
+    }
+}
+
+/// A task's status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    /// State.
+    pub state: TaskState,
+    /// The agent's message about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// When it was set.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serde_util::opt_timestamp"
+    )]
+    pub timestamp: Option<DateTime<Utc>>,
+}
+
+impl From<crate::TaskStatus> for TaskStatus {
+    fn from(s: crate::TaskStatus) -> Self {
+        TaskStatus {
+            state: s.state.into(),
+            message: s.message.map(Into::into),
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+impl From<TaskStatus> for crate::TaskStatus {
+    fn from(s: TaskStatus) -> Self {
+        crate::TaskStatus {
+            state: s.state.into(),
+            message: s.message.map(Into::into),
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+/// An artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Id.
+    #[serde(alias = "artifact_id")]
+    pub artifact_id: String,
+    /// Name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Content.
+    #[serde(deserialize_with = "null_as_default")]
+    pub parts: Vec<Part>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extension URIs.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub extensions: Vec<String>,
+}
+
+impl From<crate::Artifact> for Artifact {
+    fn from(a: crate::Artifact) -> Self {
+        Artifact {
+            artifact_id: a.artifact_id,
+            name: a.name,
+            description: a.description,
+            parts: parts_down(a.parts),
+            metadata: a.metadata,
+            extensions: a.extensions,
+        }
+    }
+}
+
+impl From<Artifact> for crate::Artifact {
+    fn from(a: Artifact) -> Self {
+        crate::Artifact {
+            artifact_id: a.artifact_id,
+            name: a.name,
+            description: a.description,
+            parts: parts_up(a.parts),
+            metadata: a.metadata,
+            extensions: a.extensions,
+        }
+    }
+}
+
+/// A task (`kind: "task"` via [`Event`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Id.
+    pub id: String,
+    /// Context.
+    #[serde(default, alias = "context_id")]
+    pub context_id: String,
+    /// Status.
+    pub status: TaskStatus,
+    /// Artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<Vec<Artifact>>,
+    /// History.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<Message>>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<crate::Task> for Task {
+    fn from(t: crate::Task) -> Self {
+        Task {
+            id: t.id,
+            context_id: t.context_id,
+            status: t.status.into(),
+            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
+            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
+            metadata: t.metadata,
+        }
+    }
+}
+
+impl From<Task> for crate::Task {
+    fn from(t: Task) -> Self {
+        crate::Task {
+            id: t.id,
+            context_id: t.context_id,
+            status: t.status.into(),
+            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
+            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
+            metadata: t.metadata,
+        }
+    }
+}
+
+/// A status change, with the 0.3 `final` flag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// Task.
+    #[serde(alias = "task_id")]
+    pub task_id: String,
+    /// Context.
+    #[serde(alias = "context_id")]
+    pub context_id: String,
+    /// New status.
+    pub status: TaskStatus,
+    /// `true` on the last event of a stream.
+    #[serde(default, rename = "final")]
+    pub is_final: bool,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// An artifact change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// Task.
+    #[serde(alias = "task_id")]
+    pub task_id: String,
+    /// Context.
+    #[serde(alias = "context_id")]
+    pub context_id: String,
+    /// The artifact (or chunk).
+    pub artifact: Artifact,
+    /// Append to the earlier artifact with this id.
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
+    pub append: bool,
+    /// Last chunk.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::serde_util::is_false",
+        alias = "last_chunk"
+    )]
+    pub last_chunk: bool,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Any 0.3 result object, tagged by `kind`: the result of `message/send`
+/// (task or message), `tasks/get`/`tasks/cancel` (task) and every stream item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Event {
+    /// `kind: "task"`.
+    Task(Task),
+    /// `kind: "message"`.
+    Message(MessageNoKind),
+    /// `kind: "status-update"`.
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// `kind: "artifact-update"`.
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+/// A [`Message`] inside [`Event`], where the enum writes `kind` itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageNoKind {
+    /// Id.
+    #[serde(alias = "message_id")]
+    pub message_id: String,
+    /// Context.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    pub context_id: Option<String>,
+    /// Task.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    pub task_id: Option<String>,
+    /// Sender.
+    pub role: Role,
+    /// Content.
+    #[serde(deserialize_with = "null_as_default")]
+    pub parts: Vec<Part>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Extension URIs.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub extensions: Vec<String>,
+    /// Referenced tasks.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default",
+        alias = "reference_task_ids"
+    )]
+    pub reference_task_ids: Vec<String>,
+}
+
+impl From<Message> for MessageNoKind {
+    fn from(m: Message) -> Self {
+        MessageNoKind {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: m.role,
+            parts: m.parts,
+            metadata: m.metadata,
+            extensions: m.extensions,
+            reference_task_ids: m.reference_task_ids,
+        }
+    }
+}
+
+impl From<MessageNoKind> for Message {
+    fn from(m: MessageNoKind) -> Self {
+        Message {
+            message_id: m.message_id,
+            context_id: m.context_id,
+            task_id: m.task_id,
+            role: m.role,
+            parts: m.parts,
+            metadata: m.metadata,
+            extensions: m.extensions,
+            reference_task_ids: m.reference_task_ids,
+            kind: kind_message(),
+        }
+    }
+}
+
+impl Event {
+    /// A bare task result.
+    pub fn task(t: crate::Task) -> Self {
+        Event::Task(t.into())
+    }
+}
+
+impl From<StreamResponse> for Event {
+    fn from(r: StreamResponse) -> Self {
+        match r {
+            StreamResponse::Task(t) => Event::Task(t.into()),
+            StreamResponse::Message(m) => Event::Message(Message::from(m).into()),
+            StreamResponse::StatusUpdate(e) => Event::StatusUpdate(TaskStatusUpdateEvent {
+                is_final: is_final_state(e.status.state),
+                task_id: e.task_id,
+                context_id: e.context_id,
+                status: e.status.into(),
+                metadata: e.metadata,
+            }),
+            StreamResponse::ArtifactUpdate(e) => Event::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                artifact: e.artifact.into(),
+                append: e.append,
+                last_chunk: e.last_chunk,
+                metadata: e.metadata,
+            }),
+        }
+    }
+}
+
+impl From<Event> for StreamResponse {
+    fn from(e: Event) -> Self {
+        match e {
+            Event::Task(t) => StreamResponse::Task(t.into()),
+            Event::Message(m) => StreamResponse::Message(Message::from(m).into()),
+            Event::StatusUpdate(e) => StreamResponse::StatusUpdate(crate::TaskStatusUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                status: e.status.into(),
+                metadata: e.metadata,
+            }),
+            Event::ArtifactUpdate(e) => {
+                StreamResponse::ArtifactUpdate(crate::TaskArtifactUpdateEvent {
+                    task_id: e.task_id,
+                    context_id: e.context_id,
+                    artifact: e.artifact.into(),
+                    append: e.append,
+                    last_chunk: e.last_chunk,
+                    metadata: e.metadata,
+                })
+            }
+        }
+    }
+}
+
+impl From<SendMessageResponse> for Event {
+    fn from(r: SendMessageResponse) -> Self {
+        match r {
+            SendMessageResponse::Task(t) => Event::Task(t.into()),
+            SendMessageResponse::Message(m) => Event::Message(Message::from(m).into()),
+        }
+    }
+}
+
+/// How a 0.3 push config authenticates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushNotificationAuthenticationInfo {
+    /// Accepted schemes (0.3 lists several; 1.0 keeps the first).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub schemes: Vec<String>,
+    /// Credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+/// A 0.3 webhook config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushNotificationConfig {
+    /// Config id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Webhook URL.
+    pub url: String,
+    /// Token echoed to the receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Authentication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<PushNotificationAuthenticationInfo>,
+}
+
+/// A 0.3 config bound to a task (params of `set`, result of `set`/`get`/`list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    /// Task.
+    #[serde(alias = "task_id")]
+    pub task_id: String,
+    /// The config.
+    #[serde(alias = "push_notification_config")]
+    pub push_notification_config: PushNotificationConfig,
+}
+
+impl PushNotificationConfig {
+    /// The 1.0 config for `task_id` (first scheme only, see the module docs).
+    pub fn into_v10(self, task_id: Option<String>) -> PushConfig10 {
+        PushConfig10 {
+            tenant: None,
+            id: self.id.filter(|s| !s.is_empty()),
+            task_id,
+            url: self.url,
+            token: self.token,
+            authentication: self.authentication.and_then(|a| {
+                let scheme = a.schemes.into_iter().next()?;
+                Some(AuthenticationInfo {
+                    scheme,
+                    credentials: a.credentials,
+                })
+            }),
+        }
+    }
+
+    /// The 0.3 form of a 1.0 config.
+    pub fn from_v10(c: &PushConfig10) -> Self {
+        PushNotificationConfig {
+            id: c.id.clone(),
+            url: c.url.clone(),
+            token: c.token.clone(),
+            authentication: c
+                .authentication
+                .as_ref()
+                .map(|a| PushNotificationAuthenticationInfo {
+                    schemes: vec![a.scheme.clone()],
+                    credentials: a.credentials.clone(),
+                }),
+        }
+    }
+}
+
+impl From<TaskPushNotificationConfig> for PushConfig10 {
+    fn from(c: TaskPushNotificationConfig) -> Self {
+        c.push_notification_config.into_v10(Some(c.task_id))
+    }
+}
+
+impl From<PushConfig10> for TaskPushNotificationConfig {
+    fn from(c: PushConfig10) -> Self {
+        TaskPushNotificationConfig {
+            push_notification_config: PushNotificationConfig::from_v10(&c),
+            task_id: c.task_id.unwrap_or_default(),
+        }
+    }
+}
+
+/// `message/send` configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSendConfiguration {
+    /// Accepted output media types.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default",
+        alias = "accepted_output_modes"
+    )]
+    pub accepted_output_modes: Vec<String>,
+    /// History to return.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
+    pub history_length: Option<i32>,
+    /// A webhook for the new task.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "push_notification_config"
+    )]
+    pub push_notification_config: Option<PushNotificationConfig>,
+    /// Wait for the task to finish (unset: wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking: Option<bool>,
+}
+
+/// Params of `message/send` and `message/stream`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSendParams {
+    /// The message.
+    pub message: Message,
+    /// Options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<MessageSendConfiguration>,
+    /// Request metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<MessageSendParams> for SendMessageRequest {
+    fn from(p: MessageSendParams) -> Self {
+        SendMessageRequest {
+            tenant: None,
+            message: p.message.into(),
+            configuration: p.configuration.map(|c| SendMessageConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                task_push_notification_config: c
+                    .push_notification_config
+                    .map(|pc| pc.into_v10(None)),
+                history_length: c.history_length,
+                return_immediately: c.blocking == Some(false),
+            }),
+            metadata: p.metadata,
+        }
+    }
+}
+
+impl From<SendMessageRequest> for MessageSendParams {
+    fn from(r: SendMessageRequest) -> Self {
+        MessageSendParams {
+            message: r.message.into(),
+            configuration: r.configuration.map(|c| MessageSendConfiguration {
+                accepted_output_modes: c.accepted_output_modes,
+                history_length: c.history_length,
+                push_notification_config: c
+                    .task_push_notification_config
+                    .as_ref()
+                    .map(PushNotificationConfig::from_v10),
+                blocking: Some(!c.return_immediately),
+            }),
+            metadata: r.metadata,
+        }
+    }
+}
+
+/// Params of `tasks/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskQueryParams {
+    /// Task id.
+    pub id: String,
+    /// History to return.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
+    pub history_length: Option<i32>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Params of `tasks/cancel`, `tasks/resubscribe` and `tasks/pushNotificationConfig/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskIdParams {
+    /// Task id.
+    pub id: String,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Params of `tasks/pushNotificationConfig/get` (config id optional) and
+/// `.../delete` (config id required; checked by the binding).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushConfigParams {
+    /// Task id.
+    pub id: String,
+    /// Config id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "push_notification_config_id"
+    )]
+    pub push_notification_config_id: Option<String>,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}

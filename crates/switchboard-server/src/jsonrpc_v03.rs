@@ -1,0 +1,186 @@
+//! The A2A 0.3 JSON-RPC dialect on the same endpoint as 1.0.
+//!
+//! A request whose method is a 0.3 name (`message/send`, `message/stream`,
+//! `tasks/get`, `tasks/cancel`, `tasks/resubscribe`,
+//! `tasks/pushNotificationConfig/{set,get,list,delete}`,
+//! `agent/getAuthenticatedExtendedCard`) lands here after the common checks
+//! in [`crate::jsonrpc`]. Its params are decoded as 0.3 types, converted to
+//! the 1.0 request, handled by the same `RequestHandler`, and the answer is
+//! converted back: results are bare `kind`-tagged objects, stream items
+//! carry `final`. Error codes are the same numbers in both versions, so
+//! errors keep their 1.0 body (0.3 left `data` free-form).
+//!
+//! 0.3 has no tenant: these calls always act in the default tenant. It has
+//! no ListTasks either. `tasks/pushNotificationConfig/get` without
+//! `pushNotificationConfigId` returns the task's first config, as 0.3
+//! servers did when a task had one config.
+//!
+//! Not yet done: push configs created over 0.3 (here or in `rest_v03`) are
+//! stored like 1.0 ones, so their deliveries carry a 1.0 `StreamResponse`.
+//! A 0.3 receiver expects the bare 0.3 `Task`; that needs a version flag on
+//! the stored config (all three push stores) and the worker to send the
+//! task snapshot in 0.3 JSON-RPC form for such configs.
+
+use serde_json::Value;
+use switchboard_core::CallContext;
+use switchboard_protocol::jsonrpc::JsonRpcRequest;
+use switchboard_protocol::v03::rpc::{self, methods};
+use switchboard_protocol::{
+    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+
+use crate::AppState;
+use crate::jsonrpc::{Reply, ok};
+
+/// Most configs `tasks/pushNotificationConfig/list` gathers (0.3 has no paging).
+const MAX_LISTED_CONFIGS: usize = 1000;
+
+/// Decodes 0.3 params, runs the operation, encodes a 0.3 result.
+pub(crate) async fn dispatch(
+    app: &AppState,
+    call: CallContext,
+    rpc: &JsonRpcRequest,
+    last_event_id: Option<u64>,
+) -> Result<Reply, A2AError> {
+    let h = &app.handler;
+    let id = &rpc.id;
+    match rpc.method.as_str() {
+        methods::SEND => {
+            let p: rpc::MessageSendParams = rpc.params()?;
+            let resp = h.send_message(&call, SendMessageRequest::from(p)).await?;
+            ok(id, &rpc::Event::from(resp))
+        }
+        methods::STREAM => {
+            let p: rpc::MessageSendParams = rpc.params()?;
+            let stream = h
+                .send_streaming_message(&call, SendMessageRequest::from(p))
+                .await?;
+            Ok(Reply::Stream03(stream))
+        }
+        methods::GET => {
+            let p: rpc::TaskQueryParams = rpc.params()?;
+            let req = GetTaskRequest {
+                tenant: None,
+                id: p.id,
+                history_length: p.history_length,
+            };
+            ok(id, &rpc::Event::task(h.get_task(&call, req).await?))
+        }
+        methods::CANCEL => {
+            let p: rpc::TaskIdParams = rpc.params()?;
+            let req = CancelTaskRequest {
+                tenant: None,
+                id: p.id,
+                metadata: p.metadata,
+            };
+            ok(id, &rpc::Event::task(h.cancel_task(&call, req).await?))
+        }
+        methods::RESUBSCRIBE => {
+            let p: rpc::TaskIdParams = rpc.params()?;
+            let req = SubscribeToTaskRequest {
+                tenant: None,
+                id: p.id,
+            };
+            let stream = match last_event_id {
+                Some(after) => h.resubscribe_to_task(&call, req, after).await?,
+                None => h.subscribe_to_task(&call, req).await?,
+            };
+            Ok(Reply::Stream03(stream))
+        }
+        methods::PUSH_SET => {
+            let p: rpc::TaskPushNotificationConfig = rpc.params()?;
+            if p.task_id.is_empty() {
+                return Err(A2AError::invalid_field("taskId", "must not be empty"));
+            }
+            let created = h
+                .create_push_config(&call, TaskPushNotificationConfig::from(p))
+                .await?;
+            ok(id, &rpc::TaskPushNotificationConfig::from(created))
+        }
+        methods::PUSH_GET => {
+            let p: rpc::PushConfigParams = rpc.params()?;
+            let config = match p.push_notification_config_id {
+                Some(cid) if !cid.is_empty() => {
+                    h.get_push_config(&call, push_ref(p.id, cid)).await?
+                }
+                _ => all_configs(app, &call, &p.id)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| {
+                        A2AError::invalid_params(format!(
+                            "task {} has no push notification config",
+                            p.id
+                        ))
+                    })?,
+            };
+            ok(id, &rpc::TaskPushNotificationConfig::from(config))
+        }
+        methods::PUSH_LIST => {
+            let p: rpc::TaskIdParams = rpc.params()?;
+            let configs: Vec<rpc::TaskPushNotificationConfig> = all_configs(app, &call, &p.id)
+                .await?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            ok(id, &configs)
+        }
+        methods::PUSH_DELETE => {
+            let p: rpc::PushConfigParams = rpc.params()?;
+            let cid = p
+                .push_notification_config_id
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    A2AError::invalid_field("pushNotificationConfigId", "is required")
+                })?;
+            h.delete_push_config(&call, push_ref(p.id, cid)).await?;
+            ok(id, &Value::Null)
+        }
+        methods::EXTENDED_CARD => {
+            let card = h
+                .get_extended_agent_card(&call, GetExtendedAgentCardRequest { tenant: None })
+                .await?;
+            ok(id, &switchboard_protocol::v03::card::hybrid_card(&card))
+        }
+        other => Err(A2AError::MethodNotFound(other.to_string())),
+    }
+}
+
+fn push_ref(task_id: String, id: String) -> TaskPushNotificationConfigRef {
+    TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id,
+        id,
+    }
+}
+
+/// Every config of a task, page by page (0.3 lists without paging).
+pub(crate) async fn all_configs(
+    app: &AppState,
+    call: &CallContext,
+    task_id: &str,
+) -> Result<Vec<TaskPushNotificationConfig>, A2AError> {
+    let mut out = Vec::new();
+    let mut token = None;
+    loop {
+        let page = app
+            .handler
+            .list_push_configs(
+                call,
+                ListTaskPushNotificationConfigsRequest {
+                    tenant: None,
+                    task_id: task_id.to_string(),
+                    page_size: None,
+                    page_token: token,
+                },
+            )
+            .await?;
+        out.extend(page.configs);
+        if page.next_page_token.is_empty() || out.len() >= MAX_LISTED_CONFIGS {
+            return Ok(out);
+        }
+        token = Some(page.next_page_token);
+    }
+}

@@ -1,0 +1,183 @@
+//! Random 0.3 calls against both 0.3 dialects: never a panic, never a 5xx,
+//! every answer a well-formed success or an error with the spec's code
+//! (JSON-RPC) or a Google error with an ErrorInfo reason (REST `/v1`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use axum::body::Body;
+use http::Request;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use switchboard_core::{RequestHandler, agent_fn};
+use switchboard_protocol::AgentCard;
+use switchboard_server::A2aServer;
+use tower::ServiceExt;
+
+fn router() -> axum::Router {
+    let agent = agent_fn(|ctx, events| async move {
+        events.artifact_text("echo", ctx.text()).await?;
+        Ok(())
+    });
+    let card = AgentCard::new("fuzz", "fuzz target", "1").with_streaming(true);
+    A2aServer::new(RequestHandler::builder(agent, card).build())
+        .max_body_bytes(64 * 1024)
+        .router()
+}
+
+const CODES: [i64; 14] = [
+    -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007,
+    -32008, -32009,
+];
+
+async fn send(req: Request<Body>) -> (u16, String, Value) {
+    let resp = router().oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    if ct.starts_with("text/event-stream") {
+        let first = text
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .expect("a stream has frames");
+        return (status, ct, serde_json::from_str(first).unwrap());
+    }
+    let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("non-JSON ({e}): {text}"));
+    (status, ct, v)
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i32>().prop_map(|n| json!(n)),
+        "[ -~]{0,8}".prop_map(Value::String),
+        prop::sample::select(vec![
+            "text",
+            "file",
+            "data",
+            "message",
+            "user",
+            "agent",
+            "AA==",
+            "https://x/y"
+        ])
+        .prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(4, 40, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec![
+                    "kind",
+                    "messageId",
+                    "role",
+                    "parts",
+                    "content",
+                    "text",
+                    "file",
+                    "bytes",
+                    "uri",
+                    "fileWithBytes",
+                    "fileWithUri",
+                    "data",
+                    "message",
+                    "request",
+                    "configuration",
+                    "blocking",
+                    "historyLength",
+                    "id",
+                    "taskId",
+                    "pushNotificationConfig",
+                    "pushNotificationConfigId",
+                    "url",
+                    "config",
+                    "authentication",
+                    "schemes"
+                ])
+                .prop_map(String::from),
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// 0.3 message params with a random part (or wholly random params).
+fn arb_params() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        arb_json().prop_map(
+            |part| json!({"message": {"kind": "message", "messageId": "m",
+            "role": "user", "parts": [part]}})
+        ),
+        arb_json(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_03_jsonrpc_calls(
+        method in prop::sample::select(switchboard_protocol::v03::rpc::methods::ALL.to_vec()),
+        params in arb_params(),
+        version in prop::sample::select(vec![None, Some("0.3"), Some("1.0"), Some("9")]),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut req = Request::post("/").header("content-type", "application/json");
+        if let Some(v) = version {
+            req = req.header("A2A-Version", v);
+        }
+        let (status, _, v) = rt.block_on(send(req.body(Body::from(body.to_string())).unwrap()));
+        prop_assert_eq!(status, 200);
+        prop_assert_eq!(&v["jsonrpc"], "2.0");
+        if let Some(err) = v.get("error") {
+            let code = err["code"].as_i64().unwrap();
+            prop_assert!(CODES.contains(&code), "unexpected code {}", code);
+            if version == Some("9") {
+                // The envelope is checked before the version.
+                prop_assert!(code == -32009 || code == -32600, "code {}", code);
+            }
+        } else {
+            prop_assert!(version != Some("9"));
+            prop_assert!(v.get("result").is_some());
+        }
+    }
+
+    #[test]
+    fn random_03_rest_requests(
+        route in prop::sample::select(vec![
+            ("POST", "/v1/message:send"), ("POST", "/v1/message:stream"),
+            ("GET", "/v1/tasks/t1"), ("POST", "/v1/tasks/t1:cancel"),
+            ("GET", "/v1/tasks/t1:subscribe"), ("POST", "/v1/tasks/t1/pushNotificationConfigs"),
+            ("GET", "/v1/tasks/t1/pushNotificationConfigs"), ("DELETE", "/v1/tasks/t1/pushNotificationConfigs/c"),
+            ("GET", "/v1/card"), ("GET", "/v1/tasks"), ("PUT", "/v1/message:send"),
+            ("POST", "/acme/v1/message:send"),
+        ]),
+        body in prop_oneof![
+            arb_json().prop_map(|part| json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [part]}})),
+            arb_json(),
+        ],
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let req = Request::builder()
+            .method(route.0)
+            .uri(route.1)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let (status, ct, v) = rt.block_on(send(req));
+        prop_assert!(status < 500, "status {} for {:?}: {}", status, route, v);
+        if status >= 400 {
+            prop_assert!(ct.starts_with("application/json"));
+            prop_assert!(v["error"]["details"][0]["reason"].is_string(), "{}", v);
+        }
+    }
+}

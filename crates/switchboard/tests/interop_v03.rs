@@ -1,0 +1,158 @@
+//! Interop with A2A 0.3: the official SDKs of the 0.3 line (PyPI `a2a-sdk`
+//! 0.3.x in its own venv `interop/.venv03`, npm `@a2a-js/sdk` 0.3.x in
+//! `interop/js03`) drive the real
+//! `switchboard` binary, served with `--hybrid-card` on SQLite, over the 0.3
+//! JSON-RPC dialect and the 0.3 REST routes: it reads the hybrid card, then
+//! send (blocking and not), get, cancel, stream, resubscribe, the push-config
+//! operations and an error case (`interop/py03/drive.py`, `interop/js03/drive.mjs`).
+//!
+//! Skipped with a message when the venv is missing, unless
+//! `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI); `interop/setup.sh`
+//! installs it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Steps `drive.py` runs; all must pass.
+const STEPS: u32 = 12;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn venv03() -> Option<PathBuf> {
+    let python = repo_root().join("interop/.venv03/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
+        panic!(
+            "the a2a-sdk 0.3 venv is missing at {}: run interop/setup.sh",
+            python.display()
+        );
+    }
+    eprintln!(
+        "skipping: the a2a-sdk 0.3 venv is not installed at {} (run interop/setup.sh)",
+        python.display()
+    );
+    None
+}
+
+/// `switchboard serve --hybrid-card` on a free port with a fresh SQLite file.
+struct Served {
+    child: std::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let db = dir.path().join("interop03.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--store",
+            &format!("sqlite://{}", db.display()),
+            "--hybrid-card",
+        ])
+        .env("SWITCHBOARD_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "switchboard serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Served {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    }
+}
+
+fn js03() -> Option<PathBuf> {
+    let modules = repo_root().join("interop/js03/node_modules/@a2a-js/sdk");
+    if modules.exists() {
+        return Some(PathBuf::from("node"));
+    }
+    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
+        panic!(
+            "@a2a-js/sdk 0.3 is missing at {}: run interop/setup.sh",
+            modules.display()
+        );
+    }
+    eprintln!("skipping: @a2a-js/sdk 0.3 is not installed (run interop/setup.sh)");
+    None
+}
+
+fn drive(binding: &str) {
+    let Some(python) = venv03() else { return };
+    run(python, "interop/py03/drive.py", binding);
+}
+
+fn run(program: PathBuf, script: &str, binding: &str) {
+    let s = serve();
+    let root = repo_root();
+    let out = Command::new(program)
+        .arg(root.join(script))
+        .arg(&s.url)
+        .arg(binding)
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let summary = stdout.lines().last().unwrap_or("");
+    assert!(
+        out.status.success() && summary == format!("interop: {STEPS} passed, 0 failed"),
+        "{script} {binding} failed: {summary}\n{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn official_python_03_client_drives_switchboard_over_jsonrpc() {
+    drive("jsonrpc");
+}
+
+#[test]
+fn official_python_03_client_drives_switchboard_over_rest() {
+    drive("rest");
+}
+
+#[test]
+fn official_js_03_client_drives_switchboard_over_jsonrpc() {
+    if let Some(node) = js03() {
+        run(node, "interop/js03/drive.mjs", "jsonrpc");
+    }
+}
+
+#[test]
+fn official_js_03_client_drives_switchboard_over_rest() {
+    if let Some(node) = js03() {
+        run(node, "interop/js03/drive.mjs", "rest");
+    }
+}

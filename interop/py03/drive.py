@@ -1,0 +1,170 @@
+"""Drives a switchboard server with the official A2A 0.3 Python SDK (a2a-sdk 0.3.x).
+
+Usage: drive.py BASE_URL {jsonrpc|rest}
+
+Reads the server's hybrid card with the SDK's card resolver, then runs send
+(blocking and not), get, cancel, stream, resubscribe, the four push-config
+operations and an error case over the chosen 0.3 transport. The SDK has no
+list/delete push-config calls in 0.3, so those two steps go over the same
+binding with httpx. Prints one line per step and, last,
+"interop: N passed, M failed".
+"""
+
+import asyncio
+import sys
+import traceback
+import uuid
+
+import httpx
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.client.transports import JsonRpcTransport, RestTransport
+from a2a.types import (
+    GetTaskPushNotificationConfigParams,
+    Message,
+    MessageSendConfiguration,
+    MessageSendParams,
+    PushNotificationConfig,
+    Role,
+    Task,
+    TaskIdParams,
+    TaskPushNotificationConfig,
+    TaskQueryParams,
+    TaskState,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+BASE = sys.argv[1].rstrip("/")
+BINDING = sys.argv[2]
+passed = 0
+failed = 0
+
+
+def step(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def msg(text):
+    return Message(
+        message_id=str(uuid.uuid4()), role=Role.user, parts=[TextPart(text=text)]
+    )
+
+
+def params(text, blocking=True):
+    return MessageSendParams(
+        message=msg(text), configuration=MessageSendConfiguration(blocking=blocking)
+    )
+
+
+async def raw_rpc(http, method, params):
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    r = await http.post(f"{BASE}/", json=body)
+    return r.json()
+
+
+async def run():
+    async with httpx.AsyncClient(timeout=30) as http:
+        # 1. The hybrid card is a valid 0.3 card.
+        card = await A2ACardResolver(http, BASE).get_agent_card()
+        step(
+            "card",
+            card.url.rstrip("/") == BASE and card.protocol_version.startswith("0.3"),
+            card,
+        )
+        if BINDING == "jsonrpc":
+            t = JsonRpcTransport(http, url=f"{BASE}/")
+        else:
+            t = RestTransport(http, url=BASE)
+        # 2. Blocking send.
+        r = await t.send_message(params("hello from 0.3"))
+        step("send blocking", isinstance(r, Task) and r.status.state == TaskState.completed, r)
+        done = r.id
+        # 3. Non-blocking send.
+        r = await t.send_message(params("/long 20", blocking=False))
+        step(
+            "send non-blocking",
+            isinstance(r, Task) and r.status.state in (TaskState.submitted, TaskState.working),
+            r,
+        )
+        long_id = r.id
+        # 4. Get.
+        g = await t.get_task(TaskQueryParams(id=done, history_length=1))
+        step("get", g.id == done and len(g.history or []) == 1, g)
+        # 5. Cancel.
+        c = await t.cancel_task(TaskIdParams(id=long_id))
+        step("cancel", c.status.state == TaskState.canceled, c)
+        # 6. Stream: ends with a final completed status.
+        events = [e async for e in t.send_message_streaming(params("stream from 0.3"))]
+        last = events[-1]
+        step(
+            "stream",
+            isinstance(events[0], Task)
+            and isinstance(last, TaskStatusUpdateEvent)
+            and last.final
+            and last.status.state == TaskState.completed,
+            events,
+        )
+        # 7. Resubscribe to a running task.
+        r = await t.send_message(params("/long 1", blocking=False))
+        events = [e async for e in t.resubscribe(TaskIdParams(id=r.id))]
+        last = events[-1]
+        step(
+            "resubscribe",
+            isinstance(last, TaskStatusUpdateEvent) and last.final
+            and last.status.state == TaskState.completed,
+            events,
+        )
+        # 8. Push config set.
+        cfg = TaskPushNotificationConfig(
+            task_id=done,
+            push_notification_config=PushNotificationConfig(
+                id="cfg-1", url="https://hooks.example.com/py03", token="tok"
+            ),
+        )
+        s = await t.set_task_callback(cfg)
+        step(
+            "push set",
+            s.task_id == done and s.push_notification_config.url == "https://hooks.example.com/py03",
+            s,
+        )
+        cid = s.push_notification_config.id
+        # 9. Push config get.
+        g = await t.get_task_callback(
+            GetTaskPushNotificationConfigParams(id=done, push_notification_config_id=cid)
+        )
+        step("push get", g.push_notification_config.id == cid, g)
+        # 10/11. List and delete (no SDK call in 0.3: raw requests on the same binding).
+        if BINDING == "jsonrpc":
+            lst = await raw_rpc(http, "tasks/pushNotificationConfig/list", {"id": done})
+            step("push list", len(lst.get("result", [])) == 1, lst)
+            d = await raw_rpc(
+                http,
+                "tasks/pushNotificationConfig/delete",
+                {"id": done, "pushNotificationConfigId": cid},
+            )
+            step("push delete", "error" not in d and d.get("result") is None, d)
+        else:
+            lst = (await http.get(f"{BASE}/v1/tasks/{done}/pushNotificationConfigs")).json()
+            step("push list", len(lst.get("configs", [])) == 1, lst)
+            d = await http.delete(f"{BASE}/v1/tasks/{done}/pushNotificationConfigs/{cid}")
+            step("push delete", d.status_code == 200, d.text)
+        # 12. An unknown task is an error, not a result.
+        try:
+            await t.get_task(TaskQueryParams(id="no-such-task"))
+            step("unknown task", False, "no error")
+        except Exception as e:  # the SDK raises its own error types
+            step("unknown task", "not found" in str(e).lower() or "404" in str(e), repr(e))
+
+
+try:
+    asyncio.run(run())
+except Exception:
+    traceback.print_exc()
+    failed += 1
+print(f"interop: {passed} passed, {failed} failed")
