@@ -383,6 +383,11 @@ impl RequestHandler {
                         _ = wait_settled(&runtime, rx) => {}
                         _ = run.drive() => {}
                     }
+                    // Hand the rest of the run (if any) to its own task
+                    // before taking the task's lock: a run frozen here may
+                    // already own the lock's next turn (the lock is fair),
+                    // and waiting for it would wait forever.
+                    drop(run);
                     snapshot = runtime.snapshot().await;
                 }
                 snapshot.limit_history(history_length);

@@ -45,6 +45,10 @@ fn agent() -> impl AgentExecutor {
                 w.finish(Part::text("end")).await?;
             }
             "nothing" => {}
+            "complete" => {
+                events.artifact_text("echo", text.clone()).await?;
+                events.complete().await?;
+            }
             "fail" => return Err("boom".into()),
             "panic" => panic!("agent exploded"),
             "refuse" => return Err(A2AError::ContentTypeNotSupported("no thanks".into()).into()),
@@ -1059,4 +1063,95 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     );
     assert!(matches!(events[0].event, StreamResponse::Task(_)));
     assert_eq!(events[3].event.state(), Some(TaskState::Completed));
+}
+
+/// A store that announces every commit before the commit returns, the way
+/// PostgreSQL's NOTIFY can reach a replica's listener first.
+#[derive(Debug)]
+struct Announcing {
+    inner: InMemoryStore,
+    tx: tokio::sync::broadcast::Sender<Announcement>,
+}
+
+#[async_trait::async_trait]
+impl TaskStore for Announcing {
+    // Reads take a while, as over a network: catching up holds the lock long.
+    async fn commit_events(
+        &self,
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<(), StoreError> {
+        self.inner.commit_events(record, events).await?;
+        let _ = self.tx.send(Announcement::Appended(Appended {
+            tenant: record.tenant.clone(),
+            task_id: record.task.id.clone(),
+            seq: record.last_seq,
+        }));
+        // The announcement's reader runs before we return, as over a network.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok(())
+    }
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        self.inner.load(tenant, task_id).await
+    }
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.inner.list(query).await
+    }
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        self.inner.events(tenant, task_id, after, limit).await
+    }
+}
+
+#[derive(Debug)]
+struct OneReplica(tokio::sync::broadcast::Sender<Announcement>);
+
+#[async_trait::async_trait]
+impl Cluster for OneReplica {
+    fn replica_id(&self) -> &str {
+        "test"
+    }
+    fn announcements(&self) -> tokio::sync::broadcast::Receiver<Announcement> {
+        self.0.subscribe()
+    }
+    async fn take_orphans(&self, _: usize) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Regression: a blocking SendMessage used to wait for the task's lock while
+/// the agent's run (which the lock had already been handed to) was no
+/// longer polled, so it hung forever when anything else (here, catching up
+/// with an announcement) queued on the lock at that moment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_sends_never_hang_on_lock_contention() {
+    let (tx, _) = tokio::sync::broadcast::channel(1024);
+    let store = Arc::new(Announcing {
+        inner: InMemoryStore::new(),
+        tx: tx.clone(),
+    });
+    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
+    let h = RequestHandler::builder(agent(), card)
+        .store(store)
+        .cluster(Arc::new(OneReplica(tx)))
+        .build();
+    let call = CallContext::default();
+    for i in 0..200 {
+        let sent = tokio::time::timeout(
+            Duration::from_secs(5),
+            h.send_message(&call, send("complete")),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("blocking send {i} hung"));
+        match sent.unwrap() {
+            SendMessageResponse::Task(t) => assert_eq!(t.status.state, TaskState::Completed),
+            other => panic!("{other:?}"),
+        }
+    }
 }
