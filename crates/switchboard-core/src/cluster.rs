@@ -132,6 +132,17 @@ pub(crate) fn spawn_duties(
                 _ = stop.cancelled() => return,
                 _ = tick.tick() => {}
             }
+            // Tasks followed here but run elsewhere: re-read them, in case an
+            // announcement was lost (a replica died between commit and NOTIFY).
+            for task in registry.all() {
+                if !task.is_running() {
+                    tokio::spawn(async move {
+                        if let Err(e) = task.catch_up(None).await {
+                            tracing::warn!(task_id = %task.key.1, error = %e, "re-reading a followed task failed");
+                        }
+                    });
+                }
+            }
             let orphans = match cluster.take_orphans(ORPHANS_PER_SWEEP).await {
                 Ok(o) => o,
                 Err(e) => {

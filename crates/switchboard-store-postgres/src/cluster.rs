@@ -4,13 +4,18 @@
 //! database and returns the [`PgCluster`] the engine needs (see
 //! `switchboard_core::cluster` for what the engine does with it):
 //!
-//! - **Announcements.** Every commit by a replica store runs
-//!   `pg_notify('switchboard_appended', '["tenant","task id",seq]')` in the
-//!   same statement, so the notification goes out exactly when the commit
-//!   does. Each replica `LISTEN`s on one dedicated connection and re-broadcasts
-//!   what it hears in-process. If that connection drops, notifications may be
-//!   lost, so the cluster announces a `Resync` and every live task re-reads
-//!   the store.
+//! - **Announcements.** After every commit, a replica store sends
+//!   `pg_notify('switchboard_appended', '["tenant","task id",seq]')` in a
+//!   statement of its own. Not inside the commit: NOTIFY takes a global lock
+//!   held until the end of the transaction, WAL flush included, which
+//!   serialized all commits (measured: ~400 req/s at 64 connections, commits
+//!   queueing on `Lock:object`). Receivers therefore always find the commit
+//!   already visible. Each replica `LISTEN`s on one dedicated connection and
+//!   re-broadcasts what it hears in-process. If that connection drops, or a
+//!   replica dies between a commit and its NOTIFY, an announcement is lost:
+//!   the cluster then announces a `Resync`, and the engine also re-reads
+//!   every task it follows (but does not run) at each orphan sweep, so a lost
+//!   announcement delays followers by one sweep at most.
 //! - **Leases.** A commit that leaves a task submitted or working sets
 //!   `lease_owner` to the replica and `lease_until` to the database clock
 //!   plus the lease length; other commits clear both. A heartbeat renews the
@@ -141,6 +146,21 @@ async fn listen(
                 }
             }
         }
+    }
+}
+
+/// Tells every replica (this one too) that task `task_id` of `tenant` now
+/// ends at `seq`. Best effort: a failure is logged, and followers catch up at
+/// the next sweep.
+pub(crate) async fn announce(pool: &sqlx::PgPool, tenant: &str, task_id: &str, seq: i64) {
+    let payload = serde_json::json!([tenant, task_id, seq]).to_string();
+    if let Err(e) = sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(CHANNEL)
+        .bind(payload)
+        .execute(pool)
+        .await
+    {
+        tracing::warn!(%task_id, error = %e, "announcing a commit to the other replicas failed");
     }
 }
 

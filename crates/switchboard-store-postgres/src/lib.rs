@@ -420,15 +420,14 @@ impl TaskRow {
 // $12 the expected stored last_seq, $13..$16 the events as parallel arrays
 // (sequence, JSON, exact status time in micros and the sub-micro rest, NULL
 // where an event has none; empty arrays: no event), $17 the lease holder
-// (NULL: none), $18 the lease length in microseconds, $19 whether to
-// announce the commit with NOTIFY. Each returns one row,
+// (NULL: none), $18 the lease length in microseconds. Each returns one row,
 // `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
 // was written).
 //
-// A replica-wide `NOTIFY` belongs in the final SELECT, e.g.
-// `SELECT count(*) AS applied, (SELECT pg_notify('…', $1 || …) FROM put)`:
-// it is sent exactly when the commit applied, when the statement's
-// transaction commits.
+// Replicas are told of a commit by a `NOTIFY` sent *after* it, in a
+// statement of its own (see `cluster::announce`): a NOTIFY inside the commit
+// would hold PostgreSQL's global notify lock across the WAL flush and so
+// serialize every commit of every replica.
 
 /// Appends the events, only if the snapshot CTE `put` wrote a row, then
 /// reports whether it did.
@@ -440,13 +439,8 @@ macro_rules! append_and_report {
              SELECT $1, $2, e.seq, e.json::json, e.micros, e.nanos \
              FROM put, unnest($13::bigint[], $14::text[], $15::bigint[], $16::int[]) \
                  AS e (seq, json, micros, nanos) \
-         ), announced AS ( \
-             SELECT pg_notify('switchboard_appended', \
-                 json_build_array($1::text, $2::text, $10::bigint)::text) \
-             FROM put WHERE $19::bool \
          ) \
-         SELECT (SELECT count(*) FROM put) AS applied, \
-             (SELECT count(*) FROM announced) AS announced"
+         SELECT count(*) AS applied FROM put"
     };
 }
 
@@ -646,7 +640,7 @@ impl TaskStore for PgStore {
             .filter(|_| active)
             .map(|r| r.id.as_str());
         let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
-        let (applied, _announced): (i64, i64) = sqlx::query_as(sql)
+        let applied: i64 = sqlx::query_scalar(sql)
             .bind(row.tenant.as_str())
             .bind(row.id.as_str())
             .bind(row.context_id.as_str())
@@ -665,7 +659,6 @@ impl TaskStore for PgStore {
             .bind(&row.event_status_nanos)
             .bind(lease_owner)
             .bind(lease_micros)
-            .bind(self.replica.is_some())
             .fetch_one(&self.pool)
             .await
             .map_err(backend(format!(
@@ -673,6 +666,9 @@ impl TaskStore for PgStore {
                 row.last_seq, row.id
             )))?;
         if applied == 1 {
+            if self.replica.is_some() {
+                cluster::announce(&self.pool, &row.tenant, &row.id, row.last_seq).await;
+            }
             return Ok(());
         }
         // Nothing was written. Report where the log ends now (this may
