@@ -16,6 +16,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+echo "== cargo doc -D warnings (the docs' links stay true)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 echo "== interop clients and sample servers (official SDKs)"
 bash interop/setup.sh
 # From here on a missing interop install is a failure, not a skip.

@@ -1,6 +1,6 @@
 //! Several replicas on one store.
 //!
-//! Within one process, a task's [`TaskRuntime`](crate::runtime) is the only
+//! Within one process, a task's `TaskRuntime` is the only
 //! writer and its bus tells every local subscriber about each change. With
 //! several replicas sharing a store (PostgreSQL), a task runs on one replica
 //! while clients stream, read and cancel it through any other. A [`Cluster`]

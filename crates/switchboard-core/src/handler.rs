@@ -39,7 +39,7 @@ pub struct HandlerConfig {
     /// How long a follow-up message waits for the previous run of an
     /// interrupted task to return before it is refused.
     pub previous_run_grace: Duration,
-    /// With a [`Cluster`](crate::Cluster): how often this replica looks for
+    /// With a [`Cluster`]: how often this replica looks for
     /// tasks whose replica died (expired leases) and fails them.
     pub orphan_sweep_interval: Duration,
     /// Which finished tasks the store keeps (default: all). When set, the

@@ -123,7 +123,7 @@
 //!
 //! ## Testing
 //!
-//! With the crate feature `testing`, [`testing`] starts a private
+//! With the crate feature `testing`, module `testing` starts a private
 //! PostgreSQL server from Debian's binaries (no Docker) and hands out fresh
 //! databases; `install-postgres.sh` beside this crate installs the binaries
 //! when they are missing.

@@ -62,7 +62,7 @@ pub struct ServeArgs {
     /// Where tasks live: `memory`, `sqlite://PATH` (created if missing) or `postgres://…`.
     #[arg(long, env = "SWITCHBOARD_STORE")]
     pub store: Option<String>,
-    /// The URL clients use to reach this server (default: http://<listen>).
+    /// The URL clients use to reach this server (default: `http://<listen>`).
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Which built-in agent to serve: demo, echo-message or echo-task.

@@ -59,11 +59,13 @@ const VERSION: &str = "1.0";
 const MAX_ERROR_BODY: usize = 4096;
 
 /// First path segments a server reads as routes, never as a tenant.
-const RESERVED_TENANTS: [&str; 4] = [
+const RESERVED_TENANTS: [&str; 5] = [
     "message:send",
     "message:stream",
     "tasks",
     "extendedAgentCard",
+    // The A2A 0.3 REST routes live under `/v1`.
+    "v1",
 ];
 
 /// Registers this transport for `HTTP+JSON` interfaces of version 1.x.
