@@ -205,11 +205,12 @@ pub(crate) async fn fail_abandoned(
         })
         .await
     {
-        // Finished in the meantime: nothing to do.
-        Ok(_) | Err(EmitError::TaskTerminal { .. }) => {
+        Ok(_) => {
             tracing::warn!(%task_id, reason = why, "failed an abandoned task");
             Ok(())
         }
+        // Finished in the meantime: nothing to do.
+        Err(EmitError::TaskTerminal { .. }) => Ok(()),
         Err(e) => Err(e),
     }
 }
