@@ -104,20 +104,12 @@ pub(crate) fn spawn_duties(
             match next {
                 Ok(Announcement::Appended(a)) => {
                     if let Some(task) = follow_registry.get(&(a.tenant, a.task_id)) {
-                        tokio::spawn(async move {
-                            if let Err(e) = task.catch_up(Some(a.seq)).await {
-                                tracing::warn!(task_id = %task.key.1, error = %e, "catching up with another replica failed");
-                            }
-                        });
+                        spawn_catch_up(task, Some(a.seq));
                     }
                 }
                 Ok(Announcement::Resync) | Err(broadcast::error::RecvError::Lagged(_)) => {
                     for task in follow_registry.all() {
-                        tokio::spawn(async move {
-                            if let Err(e) = task.catch_up(None).await {
-                                tracing::warn!(task_id = %task.key.1, error = %e, "catching up with another replica failed");
-                            }
-                        });
+                        spawn_catch_up(task, None);
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => return,
@@ -136,11 +128,7 @@ pub(crate) fn spawn_duties(
             // announcement was lost (a replica died between commit and NOTIFY).
             for task in registry.all() {
                 if !task.is_running() {
-                    tokio::spawn(async move {
-                        if let Err(e) = task.catch_up(None).await {
-                            tracing::warn!(task_id = %task.key.1, error = %e, "re-reading a followed task failed");
-                        }
-                    });
+                    spawn_catch_up(task, None);
                 }
             }
             let orphans = match cluster.take_orphans(ORPHANS_PER_SWEEP).await {
@@ -157,6 +145,16 @@ pub(crate) fn spawn_duties(
                     tracing::warn!(%task_id, error = %e, "failing an orphaned task failed; its lease will expire again");
                 }
             }
+        }
+    });
+}
+
+/// Brings `task` up to date with the store in the background (`seq`: the
+/// announced sequence, if any; see `TaskRuntime::catch_up`).
+fn spawn_catch_up(task: Arc<TaskRuntime>, seq: Option<u64>) {
+    tokio::spawn(async move {
+        if let Err(e) = task.catch_up(seq).await {
+            tracing::warn!(task_id = %task.key.1, error = %e, "catching up with other replicas' commits failed");
         }
     });
 }
