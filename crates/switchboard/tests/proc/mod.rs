@@ -34,6 +34,11 @@ impl Serve {
     /// Starts `serve` on `store` (`sqlite://…`, `postgres://…`) and waits
     /// until it accepts connections.
     pub fn start(store: &str, port: u16) -> Serve {
+        Serve::start_with(store, port, &[])
+    }
+
+    /// [`Serve::start`] with more `serve` flags (e.g. `--push-allow-host`).
+    pub fn start_with(store: &str, port: u16, extra: &[&str]) -> Serve {
         let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args([
                 "serve",
@@ -42,6 +47,7 @@ impl Serve {
                 "--store",
                 store,
             ])
+            .args(extra)
             .env("SWITCHBOARD_LOG", "warn")
             .stdout(Stdio::null())
             .spawn()
