@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Shape check of one sb-* server's saved answers (A2A 1.0, JSON-RPC binding).
+"""Shape check of one sb-* server's saved answers (A2A 1.0, JSON-RPC or HTTP+JSON binding).
 
 Usage: check_a2a.py NAME RESULTS_DIR
 Reads NAME.unary-response.json, NAME.stream-response.txt, NAME.stream-headers.txt,
 NAME.agent-card.json (written by run.sh) and prints one line: "NAME: OK ..." or
 "NAME: FAIL <reasons>". NAME ending in -message expects a Message reply (stream: 1
 event); otherwise a COMPLETED Task with artifact + history (stream: task,
-artifactUpdate, statusUpdate).
+artifactUpdate, statusUpdate). NAME containing -rest- was driven over HTTP+JSON: the
+answers are the bare SendMessageResponse / StreamResponse objects, no JSON-RPC envelope.
+(The gRPC row is checked by run.sh with grpc_bench_frame, not here.)
 """
 
 import json
@@ -38,6 +40,7 @@ def texts(parts):
 def main():
     name, out = sys.argv[1], Path(sys.argv[2])
     task_mode = not name.endswith('-message')
+    rest = '-rest-' in name
     errs, notes = [], []
 
     def need(cond, msg):
@@ -59,9 +62,12 @@ def main():
     try:
         raw = (out / f'{name}.unary-response.json').read_text().strip()
         r = json.loads(raw)
-        need(r.get('jsonrpc') == '2.0' and r.get('id') == 1, 'unary: jsonrpc/id wrong')
-        need('error' not in r, f'unary: error {r.get("error")}')
-        res = r.get('result') or {}
+        if rest:
+            res = r
+        else:
+            need(r.get('jsonrpc') == '2.0' and r.get('id') == 1, 'unary: jsonrpc/id wrong')
+            need('error' not in r, f'unary: error {r.get("error")}')
+            res = r.get('result') or {}
         if task_mode:
             if need(list(res) == ['task'], f'unary: result keys {list(res)} != [task]'):
                 t = res['task']
@@ -89,7 +95,10 @@ def main():
         need('content-type: text/event-stream' in hdr, 'stream: content-type is not text/event-stream')
         body = (out / f'{name}.stream-response.txt').read_text()
         evs = [json.loads(e) for e in sse_events(body)]
-        need(all(e.get('jsonrpc') == '2.0' and e.get('id') == 1 and 'result' in e for e in evs), 'stream: an event is not a JSON-RPC result for id 1')
+        if rest:  # same shape as the JSON-RPC results below
+            evs = [{'result': e} for e in evs]
+        else:
+            need(all(e.get('jsonrpc') == '2.0' and e.get('id') == 1 and 'result' in e for e in evs), 'stream: an event is not a JSON-RPC result for id 1')
         kinds = [next(iter(e.get('result') or {'?': 0})) for e in evs]
         if task_mode:
             if need(kinds == ['task', 'artifactUpdate', 'statusUpdate'], f'stream kinds {kinds}'):

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # bench/run.sh - switchboard's load benchmark: ONE run that measures the peer A2A servers
 # (raw axum, official Rust SDK a2a-lf with TCP_NODELAY, tomtom215 a2a-rust, JS SDK,
-# Python SDK) and switchboard (sb-message, sb-task, sb-task-sqlite) with the same load
+# Python SDK) and switchboard (sb-message, sb-task, sb-task-sqlite; sb-rest-task and
+# sb-grpc-task = sb-task's server driven over HTTP+JSON and gRPC) with the same load
 # settings as /work/shared/peers-bench/run_all.sh (this script is derived from it),
 # then an RSS-over-time check (sb-task vs rs-lf-nd-task) and the ratios of the targets.
 #
 #   bench/setup.sh              # once (peers copy + builds + oha + switchboard release)
-#   bench/run.sh                # defaults: ~15 min, budget 20 min
+#   bench/run.sh                # defaults: ~17 min, budget 20 min
 #   TOTAL_BUDGET_S=600 SERVERS="raw-message sb-message" RSS_SERVERS= bench/run.sh
 #
 # Safety: every target is 127.0.0.1; every load is bounded (-z/-n) and wrapped in
@@ -28,13 +29,14 @@ N1=${N1:-300}            # requests for the single-connection latency runs
 PIN=${PIN:-0}            # 1: taskset server->CPU0, oha->CPU1
 PY_LOOP=${PY_LOOP:-uvloop}
 PY_HTTP=${PY_HTTP:-httptools}
-SERVERS=${SERVERS:-"raw raw-message rs-lf-nd-message rs-lf-nd-task rs-tt-message rs-tt-task js-message js-task py-message py-task sb-message sb-task sb-task-sqlite sb-task-pg"}
+SERVERS=${SERVERS:-"raw raw-message rs-lf-nd-message rs-lf-nd-task rs-tt-message rs-tt-task js-message js-task py-message py-task sb-message sb-task sb-rest-task sb-grpc-task sb-task-sqlite sb-task-pg"}
 RSS_SERVERS=${RSS_SERVERS-"sb-task rs-lf-nd-task"}   # RSS-over-time check ("" to skip)
 RSS_DUR=${RSS_DUR:-60}   # seconds of sustained unary load (-c CONC) per RSS server
 RSS_WARM=${RSS_WARM:-10} # seconds into that load whose sample is the baseline of end/first ratio
 SB_MAX_TASKS=${SB_MAX_TASKS:-}   # if set and `serve --help` has --memory-max-terminal-tasks: pass it
 SB_PORT=${SB_PORT:-7301}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-1200}
+COUNT_N=${COUNT_N:-2000} # requests of the task-count check of the binding rows (sb-task, sb-rest-task, sb-grpc-task)
 KEEP_DB=${KEEP_DB:-0}    # 1: keep the sqlite file of sb-task-sqlite (it is deleted after its size is noted)
 OUT=${OUT:-$BENCH/out/results/$(date +%Y%m%d-%H%M%S)}
 HOST=127.0.0.1
@@ -45,13 +47,15 @@ RAW=$PEERS/raw-axum/target/release/raw-axum
 RS_LF=$PEERS/rust-a2a-lf/target/release/rust-a2a-lf              # a2a-lf + a2a-server-lf (a2aproject/a2a-rs)
 RS_TT=$PEERS/rust-a2a-protocol/target/release/rust-a2a-protocol  # a2a-protocol-server (tomtom215/a2a-rust)
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+# Writes/checks the gRPC request and answer frames (crates/switchboard-proto/examples/grpc_bench_frame.rs).
+GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
 
 # Check only what the selected servers need.
 need=("$OHA")
 for srv in $SERVERS $RSS_SERVERS; do
   case $srv in
     raw|raw-message) need+=("$RAW") ;; py-*) need+=("$PY") ;; js-*) need+=("$PEERS/js/node_modules/@a2a-js/sdk/package.json") ;;
-    rs-lf-*) need+=("$RS_LF") ;; rs-tt-*) need+=("$RS_TT") ;; sb-*) need+=("$SB") ;;
+    rs-lf-*) need+=("$RS_LF") ;; rs-tt-*) need+=("$RS_TT") ;; sb-grpc-*) need+=("$SB" "$GRPC_FRAME") ;; sb-*) need+=("$SB") ;;
     *) echo "unknown server $srv" >&2; exit 1 ;;
   esac
 done
@@ -64,6 +68,11 @@ START_TS=$(date +%s)
 # The request bodies every server gets (A2A 1.0 JSON-RPC; header A2A-Version: 1.0).
 UNARY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
 STREAM='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
+# The same message over HTTP+JSON (POST /message:send and /message:stream: the bare SendMessageRequest)
+# and over gRPC (an HTTP/2 POST whose body is one gRPC frame: flag 0, 4-byte big-endian length,
+# protobuf SendMessageRequest; written below by grpc_bench_frame, deterministic).
+REST_UNARY='{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}'
+GRPC_PATH=/lf.a2a.v1.A2AService/SendMessage
 
 if [ "$PIN" = 1 ]; then SRV_PIN=(taskset -c 0); OHA_PIN=(taskset -c 1); else SRV_PIN=(); OHA_PIN=(); fi
 
@@ -103,7 +112,8 @@ child_cpu_s() {  # sets CHILD_S (call it directly, not inside $(...))
 est_server() {
   local srv=$1 t
   t=$(( 8 + $(secs "$WARM") + REPS * $(secs "$DUR") ))
-  case $srv in raw|raw-message) ;; *) t=$(( t + 2 + REPS * $(secs "$SDUR") )) ;; esac
+  case $srv in raw|raw-message|sb-grpc-task) ;; *) t=$(( t + 2 + REPS * $(secs "$SDUR") )) ;; esac
+  case $srv in sb-task|sb-rest-task|sb-grpc-task) t=$(( t + 2 )) ;; esac   # count check
   case $srv in py-*) t=$(( t + 8 )) ;; esac   # 2 x 300 sequential requests at a few ms each
   echo "$t"
 }
@@ -118,7 +128,7 @@ plan_total() {
   echo "$t"
 }
 for victim in py-task py-message js-message raw rs-tt-message rs-lf-nd-message js-task rss:rs-lf-nd-task \
-              rs-tt-task py-message rs-lf-nd-task raw-message rss:sb-task sb-task-pg sb-task-sqlite sb-message sb-task; do
+              rs-tt-task py-message rs-lf-nd-task raw-message rss:sb-task sb-task-pg sb-grpc-task sb-rest-task sb-task-sqlite sb-message sb-task; do
   [ "$(plan_total)" -le "$TOTAL_BUDGET_S" ] && break
   case $victim in
     rss:*) v=${victim#rss:}; new=(); for s in "${rss_plan[@]}"; do [ "$s" = "$v" ] && skipped+=("rss:$s") || new+=("$s"); done
@@ -131,22 +141,30 @@ if [ ${#skipped[@]} -gt 0 ]; then
   echo "time budget ${TOTAL_BUDGET_S}s: planned estimate too long, SKIPPING: ${skipped[*]}" >&2
 fi
 
+# How oha speaks to the current server (set by start_server): JSON over HTTP/1.1 by default;
+# gRPC = HTTP/2 with prior knowledge (h2c), the gRPC content type and `te: trailers`.
+OHA_PROTO=(-H 'Content-Type: application/json' -H 'A2A-Version: 1.0')
+
 # oha_run <outfile> <oha args...>
 oha_run() {
   local out=$1; shift
   timeout 90 "${OHA_PIN[@]}" "$OHA" --no-tui --output-format json -m POST \
-    -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "$@" >"$out"
+    "${OHA_PROTO[@]}" "$@" >"$out"
 }
 
-# measure <name> <kind> <rep> <port> <body> <oha load args...>
+# body_args <body>: oha's body options; a body "@FILE" is sent from FILE (binary-safe).
+body_args() { case $1 in @*) BODY_ARGS=(-D "${1#@}") ;; *) BODY_ARGS=(-d "$1") ;; esac; }
+
+# measure <name> <kind> <rep> <url> <body> <oha load args...>
 measure() {
-  local name=$1 kind=$2 rep=$3 port=$4 body=$5; shift 5
+  local name=$1 kind=$2 rep=$3 url=$4 body=$5; shift 5
   local f="$OUT/$name.$kind.$rep.json"
   echo 5 >"/proc/$SPID/clear_refs"          # reset VmHWM so the peak is this run's
   local c0 t0 c1 t1 m0 m1 o0 o1 hz
   hz=$(getconf CLK_TCK)
   child_cpu_s; o0=$CHILD_S; m0=$(sys_busy); c0=$(cpu_ticks "$SPID"); t0=$(now)
-  oha_run "$f" -d "$body" "$@" "http://$HOST:$port/"
+  body_args "$body"
+  oha_run "$f" "${BODY_ARGS[@]}" "$@" "$url"
   c1=$(cpu_ticks "$SPID"); m1=$(sys_busy); t1=$(now); child_cpu_s; o1=$CHILD_S
   # columns: server kind rep json server_cpu% VmHWM VmRSS | machine_busy% oha_cpu% (100 % = one core)
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$rep" "$(basename "$f")" \
@@ -165,10 +183,35 @@ if [ -n "$SB_MAX_TASKS" ]; then
   fi
 fi
 
-# start_server <name> -> sets SPID, PORT, STREAMS
+# task_count: the number of tasks the sb-* server on $PORT holds (ListTasks totalSize, JSON-RPC).
+task_count() {
+  curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":1}}' "http://$HOST:$PORT/" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["totalSize"])'
+}
+
+# count_check <name>: oha sees only HTTP statuses, and a gRPC error is an HTTP 200 with a
+# non-zero grpc-status trailer. So a bounded load (-n COUNT_N, below the memory store's bound
+# on finished tasks) must create exactly as many tasks as oha counted 200s. counts.tsv:
+# server, requests, oha 200s, tasks created.
+count_check() {
+  local name=$1 before after ok
+  before=$(task_count)
+  body_args "$U_BODY"
+  oha_run "$OUT/$name.count.json" "${BODY_ARGS[@]}" -n "$COUNT_N" -c "$CONC" "$U_URL"
+  after=$(task_count)
+  ok=$(python3 -c 'import json,sys; print((json.load(open(sys.argv[1])).get("statusCodeDistribution") or {}).get("200", 0))' "$OUT/$name.count.json")
+  printf '%s\t%s\t%s\t%s\n' "$name" "$COUNT_N" "$ok" "$(( after - before ))" >>"$OUT/counts.tsv"
+  if [ "$ok" != "$COUNT_N" ] || [ "$(( after - before ))" != "$ok" ]; then
+    echo "$name: count check FAILED: $COUNT_N requests, oha 200s $ok, tasks created $(( after - before ))" >&2
+  fi
+}
+
+# start_server <name> -> sets SPID, PORT, STREAMS, U_URL/U_BODY, S_URL/S_BODY, OHA_PROTO
 start_server() {
   local name=$1 log=${2:-$OUT/$1.log}
   STREAMS=1
+  OHA_PROTO=(-H 'Content-Type: application/json' -H 'A2A-Version: 1.0')
   case $name in raw|raw-message) PORT=8088 ;; py-*) PORT=9999 ;; js-*) PORT=41241 ;; rs-lf-*) PORT=7101 ;; rs-tt-*) PORT=7201 ;;
     sb-*) PORT=$SB_PORT ;; esac
   if curl -s -o /dev/null --max-time 1 "http://$HOST:${PORT:-0}/" 2>/dev/null; then
@@ -193,7 +236,8 @@ start_server() {
                 ( ECHO_MODE=${name#rs-tt-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_TT" ) >"$log" 2>&1 & ;;
     sb-message) ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
                     --agent echo-message "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
-    sb-task)    ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
+    sb-task|sb-rest-task|sb-grpc-task)   # one server; the rows differ in the binding the load uses
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
                     --agent echo-task "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
     sb-task-pg) # a throwaway PostgreSQL (bench/pg.sh), one replica, every task durable before the reply
                 PG_DIR=$(mktemp -d /tmp/sb-bench-pg.XXXXXX)
@@ -207,6 +251,15 @@ start_server() {
     *) echo "unknown server $name" >&2; exit 1 ;;
   esac
   SPID=$!
+  U_URL="http://$HOST:$PORT/"; U_BODY=$UNARY; S_URL=$U_URL; S_BODY=$STREAM
+  case $name in
+    sb-rest-task) U_URL="http://$HOST:$PORT/message:send"; U_BODY=$REST_UNARY
+                  S_URL="http://$HOST:$PORT/message:stream"; S_BODY=$REST_UNARY ;;
+    sb-grpc-task) STREAMS=0   # unary only: the bindings table compares SendMessage
+                  U_URL="http://$HOST:$PORT$GRPC_PATH"; U_BODY="@$OUT/grpc-send.bin"
+                  "$GRPC_FRAME" request "$OUT/grpc-send.bin"
+                  OHA_PROTO=(--http2 -H 'content-type: application/grpc' -H 'te: trailers' -H 'a2a-version: 1.0') ;;
+  esac
   local i
   for i in $(seq 1 150); do
     kill -0 "$SPID" 2>/dev/null || { echo "$name died:" >&2; cat "$log" >&2; exit 1; }
@@ -217,29 +270,43 @@ start_server() {
   kill -0 "$SPID" 2>/dev/null || { echo "$name died (port $PORT busy?):" >&2; cat "$log" >&2; exit 1; }
   [ -n "${3:-}" ] && return 0   # RSS check: no extra requests before the load
   curl -fsS --max-time 5 -o "$OUT/$name.agent-card.json" "http://$HOST:$PORT/.well-known/agent-card.json"
-  # Correctness check: the JSON-RPC result must be a success.
+  # Correctness check: the JSON-RPC result (REST: the task) must be a success.
   local resp
-  resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$UNARY" "http://$HOST:$PORT/")
-  echo "$resp" >"$OUT/$name.unary-response.json"
-  case $resp in *'"result"'*) ;; *) echo "$name: SendMessage did not succeed: $resp" >&2; exit 1 ;; esac
+  case $name in
+    sb-grpc-task)   # a real gRPC answer: grpc-status 0 (trailer) and a completed Task in the frame
+      curl -sS --http2-prior-knowledge --max-time 10 -D "$OUT/$name.unary-headers.txt" -o "$OUT/$name.unary-response.bin" \
+        -H 'content-type: application/grpc' -H 'te: trailers' -H 'a2a-version: 1.0' \
+        --data-binary "@$OUT/grpc-send.bin" "$U_URL"
+      if grep -qi '^grpc-status: 0' "$OUT/$name.unary-headers.txt" &&
+         resp=$("$GRPC_FRAME" check "$OUT/$name.unary-response.bin" 2>&1); then
+        echo "$name: OK (gRPC $GRPC_PATH: grpc-status 0, completed task $resp)" >>"$OUT/checks.txt"
+      else
+        echo "$name: SendMessage over gRPC did not succeed: $(tr -d '\r' <"$OUT/$name.unary-headers.txt" | tr '\n' ' ') ${resp:-}" >&2; exit 1
+      fi ;;
+    *)
+      resp=$(curl -fsS --max-time 10 "${OHA_PROTO[@]}" -d "$U_BODY" "$U_URL")
+      echo "$resp" >"$OUT/$name.unary-response.json"
+      case $resp in *'"result"'*|*'"task"'*) ;; *) echo "$name: SendMessage did not succeed: $resp" >&2; exit 1 ;; esac ;;
+  esac
   if [ "$STREAMS" = 1 ]; then
-    curl -fsS -N --max-time 10 -D "$OUT/$name.stream-headers.txt" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
-      -d "$STREAM" "http://$HOST:$PORT/" >"$OUT/$name.stream-response.txt"
-    grep -q '"result"' "$OUT/$name.stream-response.txt" || { echo "$name: stream failed" >&2; exit 1; }
+    curl -fsS -N --max-time 10 -D "$OUT/$name.stream-headers.txt" "${OHA_PROTO[@]}" \
+      -d "$S_BODY" "$S_URL" >"$OUT/$name.stream-response.txt"
+    grep -q '"result"\|"task"' "$OUT/$name.stream-response.txt" || { echo "$name: stream failed" >&2; exit 1; }
   fi
-  case $name in sb-*)   # shape check of our own answers (A2A 1.0): recorded, and printed by summarize.py
+  case $name in sb-grpc-*) ;; sb-*)   # shape check of our own answers (A2A 1.0): recorded, and printed by summarize.py
     python3 "$BENCH/check_a2a.py" "$name" "$OUT" >>"$OUT/checks.txt" 2>&1 || true ;;
   esac
+  case $name in sb-task|sb-rest-task|sb-grpc-task) count_check "$name" ;; esac
   sleep 1
 }
 
 stop_server() { stop_pid "$SPID"; SPID=""; }
 
-: >"$OUT/runs.tsv"; : >"$OUT/idle.tsv"; : >"$OUT/after.tsv"; : >"$OUT/checks.txt"; : >"$OUT/load.tsv"
+: >"$OUT/runs.tsv"; : >"$OUT/counts.tsv"; : >"$OUT/idle.tsv"; : >"$OUT/after.tsv"; : >"$OUT/checks.txt"; : >"$OUT/load.tsv"
 {
   echo "date: $(date -Is)"; echo "host: $(uname -srm), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), cpu MHz $(grep -m1 'cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "loadavg at start: $(cat /proc/loadavg)"
-  echo "settings: DUR=$DUR SDUR=$SDUR CONC=$CONC REPS=$REPS WARM=$WARM N1=$N1 PIN=$PIN PY_LOOP=$PY_LOOP PY_HTTP=$PY_HTTP TOTAL_BUDGET_S=$TOTAL_BUDGET_S"
+  echo "settings: DUR=$DUR SDUR=$SDUR CONC=$CONC REPS=$REPS WARM=$WARM N1=$N1 COUNT_N=$COUNT_N PIN=$PIN PY_LOOP=$PY_LOOP PY_HTTP=$PY_HTTP TOTAL_BUDGET_S=$TOTAL_BUDGET_S"
   echo "servers: ${plan[*]}"
   echo "rss-over-time: ${rss_plan[*]:-none} (RSS_DUR=${RSS_DUR}s RSS_WARM=${RSS_WARM}s, -c $CONC)"
   echo "skipped by plan: ${skipped[*]:-none}"
@@ -261,15 +328,16 @@ for srv in "${plan[@]}"; do
   name=$srv
   echo "== $name (pid $SPID, port $PORT)  [$(( $(date +%s) - START_TS ))s elapsed]"
   printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/idle.tsv"   # idle RSS: after start + 1 request + 1 s
-  oha_run /dev/null -d "$UNARY" -z "$WARM" -c "$CONC" "http://$HOST:$PORT/"   # warm-up
+  body_args "$U_BODY"
+  oha_run /dev/null "${BODY_ARGS[@]}" -z "$WARM" -c "$CONC" "$U_URL"   # warm-up
   for r in $(seq 1 "$REPS"); do
-    measure "$name" unary "$r" "$PORT" "$UNARY" -z "$DUR" -c "$CONC"
+    measure "$name" unary "$r" "$U_URL" "$U_BODY" -z "$DUR" -c "$CONC"
   done
-  measure "$name" unary-1c 1 "$PORT" "$UNARY" -n "$N1" -c 1
+  measure "$name" unary-1c 1 "$U_URL" "$U_BODY" -n "$N1" -c 1
   if [ "$STREAMS" = 1 ]; then
-    measure "$name" stream-1c 1 "$PORT" "$STREAM" -n "$N1" -c 1
+    measure "$name" stream-1c 1 "$S_URL" "$S_BODY" -n "$N1" -c 1
     for r in $(seq 1 "$REPS"); do
-      measure "$name" stream "$r" "$PORT" "$STREAM" -z "$SDUR" -c "$CONC"
+      measure "$name" stream "$r" "$S_URL" "$S_BODY" -z "$SDUR" -c "$CONC"
     done
   fi
   printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
@@ -301,7 +369,8 @@ for srv in "${rss_plan[@]}"; do
   printf 't_s\trss_kb\tcpu_ticks\n' >"$f"
   printf 'start\t%s\t%s\n' "$(rss_kb "$SPID")" "$(cpu_ticks "$SPID")" >>"$f"   # idle, before any request
   t0=$(now)
-  oha_run "$OUT/rss-$srv.oha.json" -d "$UNARY" -z "${RSS_DUR}s" -c "$CONC" "http://$HOST:$PORT/" &
+  body_args "$U_BODY"
+  oha_run "$OUT/rss-$srv.oha.json" "${BODY_ARGS[@]}" -z "${RSS_DUR}s" -c "$CONC" "$U_URL" &
   BGPID=$!
   i=0
   while kill -0 "$BGPID" 2>/dev/null; do

@@ -5,7 +5,8 @@
 #    to bench/out/peers (without their results/ and build products).
 # 2. Runs the peers' own setup.sh there: Python venv, npm ci, release builds of
 #    raw-axum and the two Rust SDK peers, `cargo install oha` (skips what is built).
-# 3. Builds switchboard in release (CARGO_TARGET_DIR, default /work/target-bench).
+# 3. Builds switchboard in release (CARGO_TARGET_DIR, default /work/target-bench), and the
+#    grpc_bench_frame example (the gRPC row's request body and answer check).
 #
 # Needs the package registries (PyPI, npm, crates.io). Not time-bounded: the first
 # run takes a while on 2 cores; later runs only check.
@@ -56,4 +57,7 @@ echo "== peers: venv, npm, raw-axum, rust peers, oha"
 echo "== switchboard release build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB)"
 (cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --release -p switchboard)
 ls -l "$CARGO_TARGET_DIR_SB/release/switchboard"
+# The gRPC row's request frame writer / answer checker (run.sh: GRPC_FRAME).
+(cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --release -p switchboard-proto --example grpc_bench_frame)
+ls -l "$CARGO_TARGET_DIR_SB/release/examples/grpc_bench_frame"
 echo "setup done. oha: $(PATH="$HOME/.cargo/bin:$PATH" command -v oha)"

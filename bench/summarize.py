@@ -150,6 +150,43 @@ def sb_sanity(out, runs):
         print('sb-task-sqlite database after its runs: ' + '; '.join(l.strip() for l in db.read_text().splitlines() if l.strip()))
 
 
+BINDINGS = (('JSON-RPC', 'sb-task'), ('HTTP+JSON (REST)', 'sb-rest-task'), ('gRPC', 'sb-grpc-task'))
+
+
+def bindings(out, runs):
+    """sb-task's server driven over each binding (unary SendMessage, same run), and the task-count check."""
+    have = [(b, s) for b, s in BINDINGS if (s, 'unary') in runs]
+    if len(have) < 2:
+        return
+    print()
+    print('Bindings: the same server (memory store, echo-task) and message over each binding, '
+          'unary SendMessage at 64 connections (JSON-RPC and REST: HTTP/1.1 keep-alive; gRPC: HTTP/2 h2c, '
+          'one request in flight per connection)')
+    print()
+    print('| binding | row | req/s | p50 ms | p99 ms | CPU µs/req | ÷ JSON-RPC req/s |')
+    print('|---|---|---:|---:|---:|---:|---:|')
+    base = med([r['rps'] for r in runs.get(('sb-task', 'unary'), [])]) if ('sb-task', 'unary') in runs else None
+    for b, s in have:
+        u = runs[(s, 'unary')]
+        rps = med([r['rps'] for r in u])
+        ratio = rps / base if base else None
+        print(f"| {b} | {s} | {f(rps, 0)} | {f(med([r['p50'] for r in u]), 2)} | {f(med([r['p99'] for r in u]), 2)} "
+              f"| {f(med([1e4 * r['cpu'] / r['rps'] for r in u if r['rps']]), 0)} | {f(ratio, 2)} |")
+    counts = out / 'counts.tsv'
+    rows = [r for r in csv.reader(open(counts), delimiter='\t') if r] if counts.exists() else []
+    if rows:
+        print()
+        print('Task-count check (oha counts HTTP 200s only; a gRPC error is a 200 with a non-zero grpc-status '
+              'trailer): a bounded load of N requests before the warm-up; the server must hold exactly N more tasks '
+              '(ListTasks totalSize).')
+        print()
+        print('| row | requests | oha 200s | tasks created | verdict |')
+        print('|---|---:|---:|---:|---|')
+        for name, n, ok, made in rows:
+            v = 'OK' if n == ok == made else 'MISMATCH'
+            print(f'| {name} | {n} | {ok} | {made} | {v} |')
+
+
 def rss_over_time(out):
     env = (out / 'env.txt').read_text() if (out / 'env.txt').exists() else ''
     m = re.search(r'RSS_WARM=(\d+)', env)
@@ -247,6 +284,8 @@ def ratios(runs, rss):
     else:
         print('| (e) sb-task RSS end ÷ baseline | — | — | n/a | 0.9–1.1 | NOT MEASURED | |')
         lines.append('(e) sb-task RSS end/baseline: NOT MEASURED')
+    if ('sb-grpc-task', 'unary') in runs:
+        row('(f) sb-grpc-task unary ÷ sb-task (JSON-RPC) unary', 'sb-grpc-task', 'sb-task', '≥ 0.8 (within 20 %)', lambda r: r >= 0.8)
     l2 = rss.get('rs-lf-nd-task')
     if l2:
         print(f"| info: rs-lf-nd-task RSS end ÷ baseline | end {f(l2['end'][1] / 1024)} MiB | baseline {f(l2['base'][1] / 1024)} MiB "
@@ -269,6 +308,7 @@ def main():
         tables(out, runs, idle, after)
         noise(runs)
         sb_sanity(out, runs)
+        bindings(out, runs)
     load_tsv = out / 'load.tsv'
     if load_tsv.exists() and load_tsv.read_text().strip():
         print()
