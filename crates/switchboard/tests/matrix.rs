@@ -316,6 +316,24 @@ async fn scenario(combo: Combo) {
         working.status = Some(TaskState::Working);
         let none = within("list working", c.list_tasks(working)).await.unwrap();
         assert_eq!(none.total_size, 0, "{combo}");
+        // Paging parameters out of range or not issued by the server.
+        let mut zero = list(None);
+        zero.page_size = Some(0);
+        let err = protocol("list pageSize 0", c.list_tasks(zero).await.unwrap_err());
+        assert!(
+            matches!(err, A2AError::InvalidParams { .. }),
+            "{combo}: {err:?}"
+        );
+        let err = protocol(
+            "list forged pageToken",
+            c.list_tasks(list(Some("not-a-token".into())))
+                .await
+                .unwrap_err(),
+        );
+        assert!(
+            matches!(err, A2AError::InvalidParams { .. }),
+            "{combo}: {err:?}"
+        );
     } else {
         // 0.3 has no ListTasks: the client says so instead of guessing a route.
         let err = protocol("0.3 list", c.list_tasks(list(None)).await.unwrap_err());
@@ -555,6 +573,7 @@ async fn scenario(combo: Combo) {
             .unwrap();
         assert_eq!(listed.total_size, 1, "{combo}: only the tenant's task");
         assert_eq!(listed.tasks[0].id, t.id);
+        tenant_operations(combo, &tc, &c, &t).await;
     }
 
     // --- Cross-version: tasks are the same whatever version wrote them. ---
@@ -585,6 +604,146 @@ async fn scenario(combo: Combo) {
         theirs.artifacts(),
         "{peer_combo} → {combo}"
     );
+}
+
+/// The other operations under a tenant (`tc` has tenant `acme` in its
+/// interface; `c` has none): streams, subscribe + cancel, the push config
+/// ops, the extended card and the errors all carry the tenant, and nothing
+/// of the tenant's leaks to the default tenant.
+async fn tenant_operations(combo: Combo, tc: &A2AClient, c: &A2AClient, t: &Task) {
+    // A stream under the tenant: the task it creates lives there.
+    let stream = within(
+        "tenant stream",
+        tc.send_streaming_message(Message::user_text("streamed in a tenant")),
+    )
+    .await
+    .unwrap();
+    let items = collect("tenant stream", stream).await;
+    let StreamResponse::Task(ref streamed) = items[0].event else {
+        panic!("{combo}: {:?}", items[0]);
+    };
+    assert_eq!(
+        items.last().unwrap().event.state(),
+        Some(TaskState::Completed),
+        "{combo}"
+    );
+    assert!(
+        c.get_task(streamed.id.as_str()).await.is_err(),
+        "{combo}: a tenant's streamed task is not in the default tenant"
+    );
+    within("tenant get streamed", tc.get_task(streamed.id.as_str()))
+        .await
+        .unwrap();
+
+    // Subscribe and cancel under the tenant; neither works without it.
+    let long = task_of(
+        "tenant non-blocking",
+        within(
+            "tenant non-blocking",
+            tc.send_message(non_blocking("/long 30")),
+        )
+        .await
+        .unwrap(),
+    );
+    let err = protocol(
+        "cancel without tenant",
+        c.cancel_task(long.id.as_str()).await.unwrap_err(),
+    );
+    assert!(matches!(err, A2AError::TaskNotFound(_)), "{combo}: {err:?}");
+    let mut sub = within("tenant subscribe", tc.subscribe_to_task(long.id.as_str()))
+        .await
+        .unwrap();
+    let first = within("tenant subscribe first", sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(first.event, StreamResponse::Task(ref x) if x.id == long.id),
+        "{combo}"
+    );
+    let canceled = within("tenant cancel", tc.cancel_task(long.id.as_str()))
+        .await
+        .unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled, "{combo}");
+    let rest = collect("tenant subscription", sub).await;
+    assert_eq!(
+        rest.last().map(|e| e.event.state()),
+        Some(Some(TaskState::Canceled)),
+        "{combo}"
+    );
+
+    // Push configs under the tenant.
+    let created = within(
+        "tenant push create",
+        tc.create_push_config(TaskPushNotificationConfig {
+            tenant: None,
+            id: None,
+            task_id: Some(t.id.clone()),
+            url: "http://127.0.0.1:9/tenant-hook".into(),
+            token: None,
+            authentication: None,
+        }),
+    )
+    .await
+    .unwrap();
+    let cref = TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id: t.id.clone(),
+        id: created.id.clone().expect("a config id"),
+    };
+    within("tenant push get", tc.get_push_config(cref.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        within("tenant push list", tc.list_push_configs(t.id.as_str()))
+            .await
+            .unwrap()
+            .configs
+            .len(),
+        1,
+        "{combo}"
+    );
+    assert!(
+        c.get_push_config(cref.clone()).await.is_err(),
+        "{combo}: a tenant's push config is not in the default tenant"
+    );
+    within("tenant push delete", tc.delete_push_config(cref))
+        .await
+        .unwrap();
+    assert!(
+        within(
+            "tenant push list after",
+            tc.list_push_configs(t.id.as_str())
+        )
+        .await
+        .unwrap()
+        .configs
+        .is_empty(),
+        "{combo}"
+    );
+
+    // The extended card and the errors keep their meaning in a tenant.
+    let err = protocol(
+        "tenant extended card",
+        tc.get_extended_agent_card().await.unwrap_err(),
+    );
+    assert!(
+        matches!(err, A2AError::UnsupportedOperation(_)),
+        "{combo}: {err:?}"
+    );
+    let err = protocol(
+        "tenant cancel terminal",
+        tc.cancel_task(t.id.as_str()).await.unwrap_err(),
+    );
+    assert!(
+        matches!(err, A2AError::TaskNotCancelable { .. }),
+        "{combo}: {err:?}"
+    );
+    let err = protocol(
+        "tenant unknown task",
+        tc.get_task("no-such-task").await.unwrap_err(),
+    );
+    assert!(matches!(err, A2AError::TaskNotFound(_)), "{combo}: {err:?}");
 }
 
 /// A GetTask with `historyLength: -1` sent by hand, checked in the form
