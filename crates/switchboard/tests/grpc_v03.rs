@@ -587,3 +587,70 @@ async fn cli_picks_grpc_03() {
     assert!(stdout.contains("hello cli 0.3"), "{stdout}");
     s.stop().await;
 }
+
+/// A GetTask whose `name` (field 1) arrives as a varint instead of a string.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotAGetTaskRequest {
+    #[prost(int64, tag = "1")]
+    name: i64,
+}
+
+/// Bytes that are not the method's message are a Parse error on the 0.3
+/// service too; extensions are echoed; push operations without push support
+/// are PUSH_NOTIFICATION_NOT_SUPPORTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_extensions_and_unsupported_push() {
+    use switchboard_protocol::progress::TASK_PROGRESS_URI;
+    let s =
+        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
+    let channel = Channel::from_shared(s.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/a2a.v1.A2AService/GetTask");
+    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
+        tonic_prost::ProstCodec::default();
+    let st = grpc
+        .unary(
+            tonic::Request::new(NotAGetTaskRequest { name: 7 }),
+            path,
+            codec,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+    assert_eq!(reason(&st), "PARSE_ERROR");
+
+    let mut g = A2aServiceClient::new(channel);
+    let mut req = tonic::Request::new(send_req("hi"));
+    req.metadata_mut()
+        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
+    let resp = g.send_streaming_message(req).await.unwrap();
+    assert_eq!(
+        resp.metadata().get("a2a-extensions").unwrap(),
+        TASK_PROGRESS_URI
+    );
+    let resp = g.send_message(send_req("hi")).await.unwrap();
+    assert!(resp.metadata().get("a2a-extensions").is_none());
+
+    let st = g
+        .create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t".into(),
+            config_id: String::new(),
+            config: Some(pb::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(pb::PushNotificationConfig {
+                    url: "http://127.0.0.1:9/".into(),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st), "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    s.stop().await;
+}
