@@ -1,10 +1,12 @@
 """Compare our compiled a2a.proto with the official one, field by field.
 
-Usage: compare_descriptor.py <FileDescriptorSet.bin>
+Usage: compare_descriptor.py <FileDescriptorSet.bin> [package]
 
-The official descriptor is the one the official Python SDK ships
-(`a2a.types.a2a_pb2.DESCRIPTOR`). For the file `lf/a2a/v1/a2a.proto` in our
-set, every message (nested ones and map entries included), every field (name,
+The official descriptor is the one the official Python SDK ships:
+`a2a.types.a2a_pb2.DESCRIPTOR` (a2a-sdk 1.x, package `lf.a2a.v1`, the
+default) or, with package `a2a.v1`, `a2a.grpc.a2a_pb2.DESCRIPTOR` (a2a-sdk
+0.3.x, run it with interop/.venv03's python). For the file of that package
+in our set, every message (nested ones and map entries included), every field (name,
 number, type, label, type_name, oneof, proto3 optional, json_name), every enum
 value and every service method (input, output, streaming) must be equal.
 Options (google.api.http, field_behavior) are not compared: they do not
@@ -16,7 +18,12 @@ import sys
 
 from google.protobuf import descriptor_pb2
 
-import a2a.types.a2a_pb2 as official
+PACKAGE = sys.argv[2] if len(sys.argv) > 2 else "lf.a2a.v1"
+
+if PACKAGE == "a2a.v1":
+    import a2a.grpc.a2a_pb2 as official
+else:
+    import a2a.types.a2a_pb2 as official
 
 
 def load_ours(path):
@@ -24,9 +31,9 @@ def load_ours(path):
     with open(path, "rb") as f:
         fds.ParseFromString(f.read())
     for fd in fds.file:
-        if fd.package == "lf.a2a.v1":
+        if fd.package == PACKAGE:
             return fd
-    sys.exit("no file with package lf.a2a.v1 in " + path)
+    sys.exit("no file with package " + PACKAGE + " in " + path)
 
 
 def load_official():

@@ -1,12 +1,15 @@
 """Drives a switchboard server with the official A2A 0.3 Python SDK (a2a-sdk 0.3.x).
 
-Usage: drive.py BASE_URL {jsonrpc|rest}
+Usage: drive.py BASE_URL {jsonrpc|rest|grpc}
 
 Reads the server's hybrid card with the SDK's card resolver, then runs send
 (blocking and not), get, cancel, stream, resubscribe, the four push-config
 operations and an error case over the chosen 0.3 transport. The SDK has no
 list/delete push-config calls in 0.3, so those two steps go over the same
-binding with httpx. Prints one line per step and, last,
+binding with httpx (JSON-RPC, REST) or the generated 0.3 stub (gRPC). Over
+gRPC the transport is the SDK's GrpcTransport on the card's GRPC interface
+(`a2a.v1.A2AService`), and the card step also fetches the card with the
+GetAgentCard RPC. Prints one line per step and, last,
 "interop: N passed, M failed".
 """
 
@@ -77,8 +80,32 @@ async def run():
             card.url.rstrip("/") == BASE and card.protocol_version.startswith("0.3"),
             card,
         )
+        stub = None
         if BINDING == "jsonrpc":
             t = JsonRpcTransport(http, url=f"{BASE}/")
+        elif BINDING == "grpc":
+            # Imported here: only the grpc extra has them.
+            import grpc
+            from a2a.client.transports import GrpcTransport
+            from a2a.grpc import a2a_pb2, a2a_pb2_grpc
+
+            target = next(
+                (i.url for i in card.additional_interfaces or [] if i.transport == "GRPC"),
+                None,
+            )
+            step("card has a GRPC interface", target is not None, card.additional_interfaces)
+            channel = grpc.aio.insecure_channel(target)
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            # No card given: the transport fetches it with GetAgentCard.
+            t = GrpcTransport(channel, None)
+            got = await t.get_card()
+            step(
+                "card over grpc",
+                got.name == card.name
+                and got.protocol_version.startswith("0.3")
+                and any(i.transport == "GRPC" for i in got.additional_interfaces or []),
+                got,
+            )
         else:
             t = RestTransport(http, url=BASE)
         # 2. Blocking send.
@@ -140,7 +167,26 @@ async def run():
         )
         step("push get", g.push_notification_config.id == cid, g)
         # 10/11. List and delete (no SDK call in 0.3: raw requests on the same binding).
-        if BINDING == "jsonrpc":
+        if BINDING == "grpc":
+            lst = await stub.ListTaskPushNotificationConfig(
+                a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{done}")
+            )
+            step(
+                "push list",
+                [c.name for c in lst.configs]
+                == [f"tasks/{done}/pushNotificationConfigs/{cid}"],
+                lst,
+            )
+            await stub.DeleteTaskPushNotificationConfig(
+                a2a_pb2.DeleteTaskPushNotificationConfigRequest(
+                    name=f"tasks/{done}/pushNotificationConfigs/{cid}"
+                )
+            )
+            lst = await stub.ListTaskPushNotificationConfig(
+                a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{done}")
+            )
+            step("push delete", len(lst.configs) == 0, lst)
+        elif BINDING == "jsonrpc":
             lst = await raw_rpc(http, "tasks/pushNotificationConfig/list", {"id": done})
             step("push list", len(lst.get("result", [])) == 1, lst)
             d = await raw_rpc(
@@ -159,7 +205,14 @@ async def run():
             await t.get_task(TaskQueryParams(id="no-such-task"))
             step("unknown task", False, "no error")
         except Exception as e:  # the SDK raises its own error types
-            step("unknown task", "not found" in str(e).lower() or "404" in str(e), repr(e))
+            text = str(e).lower()
+            step(
+                "unknown task",
+                "not found" in text or "404" in text or "not_found" in text,
+                repr(e),
+            )
+        if stub is not None:
+            await t.close()
 
 
 try:

@@ -757,10 +757,11 @@ mod tests {
         assert_eq!(got.url, "http://h/v1");
         let got = select_versioned(&card, &[], &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
         assert_eq!(got.url, "http://h/v1");
-        // gRPC is spoken in 1.x only.
+        // gRPC: 1.x by default, the 0.3 service when 0.3 is asked for.
         let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
         assert_eq!(got.url, "h:2");
-        assert!(select_versioned(&card, &["0.3".into()], &["GRPC".into()]).is_none());
+        let got = select_versioned(&card, &["0.3".into()], &["GRPC".into()]).unwrap();
+        assert_eq!(got.url, "h:3");
         let got = select_versioned(&card, &["0.3".into()], &[]).unwrap();
         assert_eq!(got.url, "http://h/v03");
         let got = select_versioned(&card, &["0.3".into(), "1.0".into()], &[]).unwrap();

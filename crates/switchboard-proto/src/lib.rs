@@ -15,10 +15,15 @@
 //!   express (a required field missing, a part without content, an unknown
 //!   enum number, a number that is not finite JSON).
 //!
-//! [`FILE_DESCRIPTOR_SET`] is the compiled descriptor of the proto, used by
-//! the test that compares our proto with the official one field by field.
+//! [`FILE_DESCRIPTOR_SET`] is the compiled descriptor of the protos, used by
+//! the tests that compare our protos with the official ones field by field.
+//!
+//! A2A 0.3's gRPC binding (package `a2a.v1`, from `proto/a2a/v1/a2a.proto`)
+//! is generated beside it as [`v03`], with [`convert03`] mapping it to the
+//! same canonical types, so one server can serve both services.
 
 pub mod convert;
+pub mod convert03;
 
 pub use convert::ConvertError;
 
@@ -34,9 +39,24 @@ pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/lf.a2a.v1.rs"));
 }
 
-/// The `FileDescriptorSet` (protobuf binary) of `a2a.proto` and its imports.
+/// The generated messages, client and server of package `a2a.v1` (A2A 0.3).
+#[allow(
+    missing_docs,
+    missing_debug_implementations,
+    clippy::all,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
+pub mod v03 {
+    include!(concat!(env!("OUT_DIR"), "/a2a.v1.rs"));
+}
+
+/// The `FileDescriptorSet` (protobuf binary) of both `a2a.proto` files and their imports.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/a2a_descriptor.bin"));
 
 /// The full gRPC service name.
 pub const SERVICE_NAME: &str = "lf.a2a.v1.A2AService";
+
+/// The full gRPC service name of A2A 0.3.
+pub const SERVICE_NAME_03: &str = "a2a.v1.A2AService";

@@ -141,7 +141,7 @@ pub fn status_of(table: ErrorTable, err: &A2AError) -> Status {
     Status::with_error_details(code, err.to_string(), details)
 }
 
-fn invalid(e: ConvertError) -> A2AError {
+pub(crate) fn invalid(e: ConvertError) -> A2AError {
     A2AError::invalid_field(e.field(), e.to_string())
 }
 
@@ -206,7 +206,7 @@ impl GrpcBinding {
     }
 }
 
-fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::MetadataMap) {
+pub(crate) fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::MetadataMap) {
     let echo = call.activated_extensions.join(",");
     if echo.is_empty() {
         return;

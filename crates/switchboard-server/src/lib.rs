@@ -15,7 +15,8 @@
 //!   everything else to the HTTP routes;
 //! - the A2A 0.3 dialects beside 1.0 on the same URLs: 0.3 JSON-RPC method
 //!   names on the JSON-RPC endpoint (`jsonrpc_v03.rs`), 0.3 REST routes under
-//!   `/v1` (`rest_v03.rs`); the version rule is in [`params`];
+//!   `/v1` (`rest_v03.rs`), 0.3 gRPC (`a2a.v1.A2AService`, `grpc_v03.rs`)
+//!   beside the 1.0 service; the version rule is in [`params`];
 //! - the public agent card at `/.well-known/agent-card.json`, with
 //!   `supportedInterfaces` filled in from the public URL (1.0 entries first,
 //!   then the 0.3 ones), `ETag` and `Cache-Control`; optionally the hybrid
@@ -31,6 +32,7 @@
 
 pub mod errors;
 pub mod grpc;
+mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
 pub mod params;
@@ -240,6 +242,13 @@ impl A2aServer {
             self.error_table,
             self.max_body_bytes,
         ))
+        // A2A 0.3's `a2a.v1.A2AService` beside 1.0's: tonic routes by path.
+        .add_service(grpc_v03::service(
+            self.handler.clone(),
+            self.error_table,
+            &card,
+            self.max_body_bytes,
+        ))
         .prepare();
         // One port: the content type decides between gRPC and HTTP.
         let table = self.error_table;
@@ -332,13 +341,15 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The 0.3 interfaces beside the 1.0 ones: the same endpoints, since one
 /// URL serves both versions (JSON-RPC by method name, REST under `/v1`).
-/// Only JSON-RPC and HTTP+JSON get one (0.3 gRPC is not served).
+/// JSON-RPC, HTTP+JSON and gRPC (0.3 gRPC is `a2a.v1.A2AService` on the
+/// same port, `grpc_v03.rs`), in the 1.0 interfaces' order.
 fn v03_interfaces(v1: &[AgentInterface]) -> Vec<AgentInterface> {
     v1.iter()
         .filter(|i| {
             i.protocol_version == PROTOCOL_VERSION
                 && (i.protocol_binding == BINDING_JSONRPC
-                    || i.protocol_binding == BINDING_HTTP_JSON)
+                    || i.protocol_binding == BINDING_HTTP_JSON
+                    || i.protocol_binding == BINDING_GRPC)
         })
         .map(|i| AgentInterface {
             protocol_version: switchboard_protocol::v03::PROTOCOL_VERSION.into(),

@@ -115,10 +115,17 @@ async fn card_lists_grpc_after_jsonrpc_and_rest() {
         .iter()
         .map(|i| i.protocol_binding.as_str())
         .collect();
-    // The 1.0 interfaces first, then the 0.3 HTTP ones (no 0.3 gRPC yet).
+    // The 1.0 interfaces first, then the 0.3 ones (gRPC after the HTTP ones).
     assert_eq!(
         bindings,
-        ["JSONRPC", "HTTP+JSON", "GRPC", "JSONRPC", "HTTP+JSON"]
+        [
+            "JSONRPC",
+            "HTTP+JSON",
+            "GRPC",
+            "JSONRPC",
+            "HTTP+JSON",
+            "GRPC"
+        ]
     );
     s.stop().await;
 }

@@ -2,7 +2,8 @@
 //! 0.3.x in its own venv `interop/.venv03`, npm `@a2a-js/sdk` 0.3.x in
 //! `interop/js03`) drive the real
 //! `switchboard` binary, served with `--hybrid-card` on SQLite, over the 0.3
-//! JSON-RPC dialect and the 0.3 REST routes: it reads the hybrid card, then
+//! JSON-RPC dialect, the 0.3 REST routes and (Python) the 0.3 gRPC service
+//! `a2a.v1.A2AService` with the SDK's `GrpcTransport`: it reads the hybrid card, then
 //! send (blocking and not), get, cancel, stream, resubscribe, the push-config
 //! operations and an error case (`interop/py03/drive.py`, `interop/js03/drive.mjs`).
 //!
@@ -17,6 +18,8 @@ use std::time::Duration;
 
 /// Steps `drive.py` runs; all must pass.
 const STEPS: u32 = 12;
+/// Over gRPC, two more: the card's GRPC interface and GetAgentCard.
+const GRPC_STEPS: u32 = STEPS + 2;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -110,10 +113,11 @@ fn js03() -> Option<PathBuf> {
 
 fn drive(binding: &str) {
     let Some(python) = venv03() else { return };
-    run(python, "interop/py03/drive.py", binding);
+    let steps = if binding == "grpc" { GRPC_STEPS } else { STEPS };
+    run(python, "interop/py03/drive.py", binding, steps);
 }
 
-fn run(program: PathBuf, script: &str, binding: &str) {
+fn run(program: PathBuf, script: &str, binding: &str, steps: u32) {
     let s = serve();
     let root = repo_root();
     let out = Command::new(program)
@@ -128,7 +132,7 @@ fn run(program: PathBuf, script: &str, binding: &str) {
     println!("{stdout}");
     let summary = stdout.lines().last().unwrap_or("");
     assert!(
-        out.status.success() && summary == format!("interop: {STEPS} passed, 0 failed"),
+        out.status.success() && summary == format!("interop: {steps} passed, 0 failed"),
         "{script} {binding} failed: {summary}\n{stdout}\n{stderr}"
     );
 }
@@ -144,15 +148,20 @@ fn official_python_03_client_drives_switchboard_over_rest() {
 }
 
 #[test]
+fn official_python_03_client_drives_switchboard_over_grpc() {
+    drive("grpc");
+}
+
+#[test]
 fn official_js_03_client_drives_switchboard_over_jsonrpc() {
     if let Some(node) = js03() {
-        run(node, "interop/js03/drive.mjs", "jsonrpc");
+        run(node, "interop/js03/drive.mjs", "jsonrpc", STEPS);
     }
 }
 
 #[test]
 fn official_js_03_client_drives_switchboard_over_rest() {
     if let Some(node) = js03() {
-        run(node, "interop/js03/drive.mjs", "rest");
+        run(node, "interop/js03/drive.mjs", "rest", STEPS);
     }
 }

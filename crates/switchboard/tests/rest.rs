@@ -179,10 +179,13 @@ async fn card_offers_jsonrpc_first_then_http_json() {
         .await
         .unwrap();
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
-    // Two 1.0 HTTP entries, gRPC, then the two HTTP endpoints for 0.3.
-    assert_eq!(ifaces.len(), 5, "{card}");
+    // Two 1.0 HTTP entries, gRPC, then the same three for 0.3.
+    assert_eq!(ifaces.len(), 6, "{card}");
     assert_eq!(ifaces[3]["protocolVersion"], "0.3");
     assert_eq!(ifaces[4]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[5]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[5]["protocolBinding"], "GRPC");
+    assert_eq!(ifaces[5]["url"], s.base.trim_start_matches("http://"));
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[1]["protocolVersion"], "1.0");

@@ -52,7 +52,7 @@ pub(crate) const FACTORY: TransportFactory = TransportFactory {
 };
 
 /// The response metadata key with the sequence number of a stream's first item.
-const FIRST_EVENT_ID: &str = "first-event-id";
+pub(crate) const FIRST_EVENT_ID: &str = "first-event-id";
 
 fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
     Ok(Box::new(GrpcTransport::new(&iface.url, http.clone())?))
@@ -102,6 +102,13 @@ impl GrpcTransport {
     }
 
     async fn client(&self) -> Result<A2aServiceClient<Channel>, ClientError> {
+        Ok(A2aServiceClient::new(self.channel().await?)
+            .max_decoding_message_size(usize::MAX)
+            .max_encoding_message_size(usize::MAX))
+    }
+
+    /// The connection, made on first use (shared with the 0.3 transport).
+    pub(crate) async fn channel(&self) -> Result<Channel, ClientError> {
         let channel = self
             .channel
             .get_or_try_init(|| async {
@@ -119,18 +126,21 @@ impl GrpcTransport {
             })
             .await?
             .clone();
-        Ok(A2aServiceClient::new(channel)
-            .max_decoding_message_size(usize::MAX)
-            .max_encoding_message_size(usize::MAX))
+        Ok(channel)
     }
 
     /// Wraps a message with the service parameters as metadata.
     fn request<T>(&self, body: T) -> tonic::Request<T> {
+        self.request_as(body, "1.0")
+    }
+
+    /// [`Self::request`] naming protocol `version` in `a2a-version`.
+    pub(crate) fn request_as<T>(&self, body: T, version: &'static str) -> tonic::Request<T> {
         let mut req = tonic::Request::new(body);
         let meta = req.metadata_mut();
         meta.insert(
             "a2a-version",
-            tonic::metadata::MetadataValue::from_static("1.0"),
+            tonic::metadata::MetadataValue::from_static(version),
         );
         for (name, value) in &self.http.headers {
             if let Ok(v) = tonic::metadata::MetadataValue::try_from(value.as_bytes())
@@ -143,7 +153,7 @@ impl GrpcTransport {
     }
 
     /// Runs `fut` within the client's timeout.
-    async fn timed<T>(
+    pub(crate) async fn timed<T>(
         &self,
         method: &'static str,
         fut: impl Future<Output = Result<T, tonic::Status>>,
@@ -333,16 +343,19 @@ impl Transport for GrpcTransport {
     }
 }
 
-fn params_of<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, ClientError> {
+pub(crate) fn params_of<T: DeserializeOwned>(
+    method: &str,
+    params: Value,
+) -> Result<T, ClientError> {
     serde_json::from_value(params)
         .map_err(|e| ClientError::Config(format!("{method} params are not valid: {e}")))
 }
 
-fn raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ClientError> {
+pub(crate) fn raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ClientError> {
     serde_json::value::to_raw_value(value).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
-fn decode(e: switchboard_proto::ConvertError) -> ClientError {
+pub(crate) fn decode(e: switchboard_proto::ConvertError) -> ClientError {
     ClientError::Decode(e.to_string())
 }
 

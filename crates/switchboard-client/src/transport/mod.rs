@@ -12,6 +12,7 @@
 //! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
 //!   converts between the 1.0 JSON and the prost messages.
 //! * [`v03`]: A2A 0.3 over JSON-RPC and (with [`rest`] in 0.3 mode) HTTP+JSON.
+//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), on [`grpc`]'s connection code.
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
 //! more module here: implement [`Transport`] (map the method name to a path
@@ -20,6 +21,7 @@
 //! handling, typed decoding and stream termination stay in the client.
 
 pub(crate) mod grpc;
+pub(crate) mod grpc_v03;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
 pub(crate) mod v03;
@@ -153,6 +155,7 @@ pub(crate) static FACTORIES: &[TransportFactory] = &[
     grpc::FACTORY,
     v03::JSONRPC_FACTORY,
     v03::REST_FACTORY,
+    grpc_v03::FACTORY,
 ];
 
 /// The factory that can serve `iface`, if any.

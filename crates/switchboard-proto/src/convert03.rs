@@ -1,0 +1,890 @@
+//! Conversions between the prost types of the A2A 0.3 proto (`a2a.v1`) and
+//! the canonical 1.0 [`switchboard_protocol`] types.
+//!
+//! 0.3 lives only at the edges, and the rules of *what* 0.3 can and cannot
+//! say are already written once, in `switchboard_protocol::v03` (its module
+//! doc has the table of losses). The 0.3 REST dialect there is ProtoJSON of
+//! this very proto, so its types (`v03::rest::*`) are the proto's messages in
+//! serde form. This module therefore only moves fields between the prost
+//! messages and those types, and lets `v03` do the 0.3 ↔ 1.0 step:
+//!
+//! ```text
+//! prost a2a.v1  ⇄  v03::rest (0.3 data model)  ⇄  canonical 1.0
+//! ```
+//!
+//! So the 0.3 gRPC binding loses exactly what the 0.3 JSON bindings lose
+//! (file/text part naming, non-object data values wrapped with
+//! `data_part_compat`, one push auth scheme, no tenant, `final` re-derived),
+//! plus what proto3 itself cannot say:
+//!
+//! - `history_length` and `page_size` are plain `int32`: `0` means "not
+//!   set", so a 0.3 gRPC caller cannot ask for zero history;
+//! - `blocking` is a plain `bool`: a configuration without it does not
+//!   block, a request without any configuration does (as over 0.3 REST);
+//! - the card: 1.0-only fields (`tenant` on interfaces, `pkce_required`,
+//!   device-code OAuth flows, per-interface protocol versions) have no 0.3
+//!   field; the 0.3 card is built from the card's 0.3 interfaces.
+//!
+//! Resource names: tasks are `tasks/{id}`, push configs
+//! `tasks/{id}/pushNotificationConfigs/{config_id}`. [`task_name`] and
+//! [`config_name`] read them; a name of another shape is a
+//! [`ConvertError::Invalid`] naming the field.
+//!
+//! Required-field and JSON-value rules are those of [`crate::convert`].
+
+use serde_json::{Map, Value};
+use switchboard_protocol as p;
+use switchboard_protocol::PartContent;
+use switchboard_protocol::v03::rest as r03;
+use switchboard_protocol::v03::rpc::{PushNotificationAuthenticationInfo, PushNotificationConfig};
+
+use crate::ConvertError;
+use crate::convert::{
+    struct_from_proto, struct_to_proto, timestamp_from_proto, timestamp_to_proto,
+};
+use crate::v03 as pb;
+
+type R<T> = Result<T, ConvertError>;
+
+fn opt(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+fn meta_to(m: &Option<Map<String, Value>>) -> Option<prost_types::Struct> {
+    m.as_ref().map(struct_to_proto)
+}
+
+fn meta_from(m: Option<prost_types::Struct>) -> R<Option<Map<String, Value>>> {
+    m.map(struct_from_proto).transpose()
+}
+
+// ---- resource names ------------------------------------------------------------
+
+/// The task id of `tasks/{id}`.
+pub fn task_name(name: &str, field: &'static str) -> R<String> {
+    match name.strip_prefix("tasks/") {
+        Some(id) if !id.is_empty() && !id.contains('/') => Ok(id.to_string()),
+        _ => Err(ConvertError::Invalid {
+            field,
+            reason: format!("{name:?} is not of the form tasks/{{id}}"),
+        }),
+    }
+}
+
+/// The (task id, config id) of `tasks/{id}/pushNotificationConfigs/{config_id}`.
+/// The config id may be empty (`tasks/{id}/pushNotificationConfigs/`): 0.3
+/// clients send that for "the task's config".
+pub fn config_name(name: &str, field: &'static str) -> R<(String, String)> {
+    let bad = || ConvertError::Invalid {
+        field,
+        reason: format!(
+            "{name:?} is not of the form tasks/{{id}}/pushNotificationConfigs/{{config_id}}"
+        ),
+    };
+    let rest = name.strip_prefix("tasks/").ok_or_else(bad)?;
+    let (task, cfg) = rest
+        .split_once("/pushNotificationConfigs")
+        .ok_or_else(bad)?;
+    let cfg = match cfg {
+        "" => "",
+        c => c.strip_prefix('/').ok_or_else(bad)?,
+    };
+    if task.is_empty() || task.contains('/') || cfg.contains('/') {
+        return Err(bad());
+    }
+    Ok((task.to_string(), cfg.to_string()))
+}
+
+/// `tasks/{task_id}/pushNotificationConfigs/{id}`.
+pub fn config_name_of(task_id: &str, id: &str) -> String {
+    format!("tasks/{task_id}/pushNotificationConfigs/{id}")
+}
+
+// ---- enums ---------------------------------------------------------------------
+
+fn state_to(s: r03::TaskState) -> i32 {
+    use pb::TaskState as P;
+    use r03::TaskState as S;
+    (match s {
+        S::Unspecified => P::Unspecified,
+        S::Submitted => P::Submitted,
+        S::Working => P::Working,
+        S::Completed => P::Completed,
+        S::Failed => P::Failed,
+        S::Cancelled => P::Cancelled,
+        S::InputRequired => P::InputRequired,
+        S::Rejected => P::Rejected,
+        S::AuthRequired => P::AuthRequired,
+    }) as i32
+}
+
+fn state_from(n: i32) -> R<r03::TaskState> {
+    use pb::TaskState as P;
+    use r03::TaskState as S;
+    Ok(
+        match P::try_from(n).map_err(|_| ConvertError::Invalid {
+            field: "status.state",
+            reason: format!("unknown task state {n}"),
+        })? {
+            P::Unspecified => S::Unspecified,
+            P::Submitted => S::Submitted,
+            P::Working => S::Working,
+            P::Completed => S::Completed,
+            P::Failed => S::Failed,
+            P::Cancelled => S::Cancelled,
+            P::InputRequired => S::InputRequired,
+            P::Rejected => S::Rejected,
+            P::AuthRequired => S::AuthRequired,
+        },
+    )
+}
+
+fn role_to(r: r03::Role) -> i32 {
+    (match r {
+        r03::Role::User => pb::Role::User,
+        r03::Role::Agent => pb::Role::Agent,
+        r03::Role::Unspecified => pb::Role::Unspecified,
+    }) as i32
+}
+
+fn role_from(n: i32) -> R<r03::Role> {
+    match pb::Role::try_from(n) {
+        Ok(pb::Role::User) => Ok(r03::Role::User),
+        Ok(pb::Role::Agent) => Ok(r03::Role::Agent),
+        Ok(pb::Role::Unspecified) => Ok(r03::Role::Unspecified),
+        Err(_) => Err(ConvertError::Invalid {
+            field: "role",
+            reason: format!("unknown role {n}"),
+        }),
+    }
+}
+
+// ---- data objects: prost ⇄ 0.3 data model --------------------------------------
+
+fn part_to(x: r03::Part) -> pb::Part {
+    use pb::file_part::File;
+    use pb::part::Part as K;
+    let kind = match x.content {
+        PartContent::Text(t) => K::Text(t),
+        PartContent::Raw(b) => K::File(pb::FilePart {
+            file: Some(File::FileWithBytes(b)),
+            mime_type: x.mime_type.unwrap_or_default(),
+            name: x.name.unwrap_or_default(),
+        }),
+        PartContent::Url(u) => K::File(pb::FilePart {
+            file: Some(File::FileWithUri(u)),
+            mime_type: x.mime_type.unwrap_or_default(),
+            name: x.name.unwrap_or_default(),
+        }),
+        // `r03::Part::from` always gives an object here.
+        PartContent::Data(Value::Object(m)) => K::Data(pb::DataPart {
+            data: Some(struct_to_proto(&m)),
+        }),
+        PartContent::Data(other) => {
+            let mut m = Map::new();
+            m.insert("value".into(), other);
+            K::Data(pb::DataPart {
+                data: Some(struct_to_proto(&m)),
+            })
+        }
+        // PartContent is non-exhaustive; a future kind has no 0.3 form.
+        _ => K::Text(String::new()),
+    };
+    pb::Part {
+        part: Some(kind),
+        metadata: meta_to(&x.metadata),
+    }
+}
+
+fn part_from(x: pb::Part) -> R<r03::Part> {
+    use pb::file_part::File;
+    use pb::part::Part as K;
+    let metadata = meta_from(x.metadata)?;
+    Ok(match x.part.ok_or(ConvertError::Missing("part.part"))? {
+        K::Text(t) => r03::Part {
+            content: PartContent::Text(t),
+            name: None,
+            mime_type: None,
+            metadata,
+        },
+        K::File(f) => r03::Part {
+            content: match f.file.ok_or(ConvertError::Missing("part.file.file"))? {
+                File::FileWithUri(u) => PartContent::Url(u),
+                File::FileWithBytes(b) => PartContent::Raw(b),
+            },
+            name: opt(f.name),
+            mime_type: opt(f.mime_type),
+            metadata,
+        },
+        // A DataPart without its Struct is the empty object (an empty
+        // Struct and an absent one look alike to some writers).
+        K::Data(d) => r03::Part {
+            content: PartContent::Data(Value::Object(
+                d.data
+                    .map(struct_from_proto)
+                    .transpose()?
+                    .unwrap_or_default(),
+            )),
+            name: None,
+            mime_type: None,
+            metadata,
+        },
+    })
+}
+
+fn message_to(x: r03::Message) -> pb::Message {
+    pb::Message {
+        message_id: x.message_id,
+        context_id: x.context_id.unwrap_or_default(),
+        task_id: x.task_id.unwrap_or_default(),
+        role: role_to(x.role),
+        content: x.content.into_iter().map(part_to).collect(),
+        metadata: meta_to(&x.metadata),
+        extensions: x.extensions,
+    }
+}
+
+fn message_from(x: pb::Message) -> R<r03::Message> {
+    Ok(r03::Message {
+        message_id: x.message_id,
+        context_id: opt(x.context_id),
+        task_id: opt(x.task_id),
+        role: role_from(x.role)?,
+        content: x.content.into_iter().map(part_from).collect::<R<_>>()?,
+        metadata: meta_from(x.metadata)?,
+        extensions: x.extensions,
+    })
+}
+
+fn status_to(x: r03::TaskStatus) -> pb::TaskStatus {
+    pb::TaskStatus {
+        state: state_to(x.state),
+        update: x.message.map(message_to),
+        timestamp: x.timestamp.as_ref().map(timestamp_to_proto),
+    }
+}
+
+fn status_from(x: pb::TaskStatus) -> R<r03::TaskStatus> {
+    Ok(r03::TaskStatus {
+        state: state_from(x.state)?,
+        message: x.update.map(message_from).transpose()?,
+        timestamp: x
+            .timestamp
+            .map(|t| timestamp_from_proto(t, "status.timestamp"))
+            .transpose()?,
+    })
+}
+
+fn artifact_to(x: r03::Artifact) -> pb::Artifact {
+    pb::Artifact {
+        artifact_id: x.artifact_id,
+        name: x.name.unwrap_or_default(),
+        description: x.description.unwrap_or_default(),
+        parts: x.parts.into_iter().map(part_to).collect(),
+        metadata: meta_to(&x.metadata),
+        extensions: x.extensions,
+    }
+}
+
+fn artifact_from(x: pb::Artifact) -> R<r03::Artifact> {
+    Ok(r03::Artifact {
+        artifact_id: x.artifact_id,
+        name: opt(x.name),
+        description: opt(x.description),
+        parts: x.parts.into_iter().map(part_from).collect::<R<_>>()?,
+        metadata: meta_from(x.metadata)?,
+        extensions: x.extensions,
+    })
+}
+
+fn task_to(x: r03::Task) -> pb::Task {
+    pb::Task {
+        id: x.id,
+        context_id: x.context_id,
+        status: Some(status_to(x.status)),
+        artifacts: x
+            .artifacts
+            .unwrap_or_default()
+            .into_iter()
+            .map(artifact_to)
+            .collect(),
+        history: x
+            .history
+            .unwrap_or_default()
+            .into_iter()
+            .map(message_to)
+            .collect(),
+        metadata: meta_to(&x.metadata),
+    }
+}
+
+fn task_from(x: pb::Task) -> R<r03::Task> {
+    let nonempty = |n: usize| n > 0;
+    Ok(r03::Task {
+        id: x.id,
+        context_id: x.context_id,
+        status: status_from(x.status.ok_or(ConvertError::Missing("task.status"))?)?,
+        artifacts: nonempty(x.artifacts.len())
+            .then(|| x.artifacts.into_iter().map(artifact_from).collect::<R<_>>())
+            .transpose()?,
+        history: nonempty(x.history.len())
+            .then(|| x.history.into_iter().map(message_from).collect::<R<_>>())
+            .transpose()?,
+        metadata: meta_from(x.metadata)?,
+    })
+}
+
+fn push_to(x: PushNotificationConfig) -> pb::PushNotificationConfig {
+    pb::PushNotificationConfig {
+        id: x.id.unwrap_or_default(),
+        url: x.url,
+        token: x.token.unwrap_or_default(),
+        authentication: x.authentication.map(|a| pb::AuthenticationInfo {
+            schemes: a.schemes,
+            credentials: a.credentials.unwrap_or_default(),
+        }),
+    }
+}
+
+fn push_from(x: pb::PushNotificationConfig) -> PushNotificationConfig {
+    PushNotificationConfig {
+        id: opt(x.id),
+        url: x.url,
+        token: opt(x.token),
+        authentication: x
+            .authentication
+            .map(|a| PushNotificationAuthenticationInfo {
+                schemes: a.schemes,
+                credentials: opt(a.credentials),
+            }),
+    }
+}
+
+// ---- public: canonical ⇄ prost ----------------------------------------------------
+
+/// A canonical task as a 0.3 `Task`.
+pub fn task_to_proto(t: &p::Task) -> pb::Task {
+    task_to(t.clone().into())
+}
+
+/// A 0.3 `Task` as a canonical task.
+pub fn task_from_proto(t: pb::Task) -> R<p::Task> {
+    Ok(task_from(t)?.into())
+}
+
+/// A canonical message as a 0.3 `Message` (parts under `content`).
+pub fn message_to_proto(m: &p::Message) -> pb::Message {
+    message_to(m.clone().into())
+}
+
+/// A 0.3 `Message` as a canonical message.
+pub fn message_from_proto(m: pb::Message) -> R<p::Message> {
+    Ok(message_from(m)?.into())
+}
+
+/// A canonical stream item as a 0.3 `StreamResponse`; a status update gets
+/// `final` for the states after which our streams end.
+pub fn stream_to_proto(r: &p::StreamResponse) -> pb::StreamResponse {
+    use pb::stream_response::Payload;
+    let payload = match r03::StreamResponse::from(r.clone()) {
+        r03::StreamResponse::Task(t) => Payload::Task(task_to(t)),
+        r03::StreamResponse::Message(m) => Payload::Msg(message_to(m)),
+        r03::StreamResponse::StatusUpdate(e) => Payload::StatusUpdate(pb::TaskStatusUpdateEvent {
+            task_id: e.task_id,
+            context_id: e.context_id,
+            status: Some(status_to(e.status)),
+            r#final: e.is_final,
+            metadata: meta_to(&e.metadata),
+        }),
+        r03::StreamResponse::ArtifactUpdate(e) => {
+            Payload::ArtifactUpdate(pb::TaskArtifactUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                artifact: Some(artifact_to(e.artifact)),
+                append: e.append,
+                last_chunk: e.last_chunk,
+                metadata: meta_to(&e.metadata),
+            })
+        }
+    };
+    pb::StreamResponse {
+        payload: Some(payload),
+    }
+}
+
+/// A 0.3 `StreamResponse` as a canonical stream item (`final` is dropped:
+/// the end of the stream says it).
+pub fn stream_from_proto(r: pb::StreamResponse) -> R<p::StreamResponse> {
+    use pb::stream_response::Payload;
+    let item = match r.payload.ok_or(ConvertError::Missing("payload"))? {
+        Payload::Task(t) => r03::StreamResponse::Task(task_from(t)?),
+        Payload::Msg(m) => r03::StreamResponse::Message(message_from(m)?),
+        Payload::StatusUpdate(e) => r03::StreamResponse::StatusUpdate(r03::TaskStatusUpdateEvent {
+            task_id: e.task_id,
+            context_id: e.context_id,
+            status: status_from(
+                e.status
+                    .ok_or(ConvertError::Missing("status_update.status"))?,
+            )?,
+            is_final: e.r#final,
+            metadata: meta_from(e.metadata)?,
+        }),
+        Payload::ArtifactUpdate(e) => {
+            r03::StreamResponse::ArtifactUpdate(r03::TaskArtifactUpdateEvent {
+                task_id: e.task_id,
+                context_id: e.context_id,
+                artifact: artifact_from(
+                    e.artifact
+                        .ok_or(ConvertError::Missing("artifact_update.artifact"))?,
+                )?,
+                append: e.append,
+                last_chunk: e.last_chunk,
+                metadata: meta_from(e.metadata)?,
+            })
+        }
+    };
+    Ok(item.into())
+}
+
+/// A canonical SendMessage answer as a 0.3 `SendMessageResponse`.
+pub fn send_response_to_proto(r: &p::SendMessageResponse) -> pb::SendMessageResponse {
+    use pb::send_message_response::Payload;
+    let payload = match r03::StreamResponse::from(r.clone()) {
+        r03::StreamResponse::Task(t) => Some(Payload::Task(task_to(t))),
+        r03::StreamResponse::Message(m) => Some(Payload::Msg(message_to(m))),
+        // A SendMessage answer is a task or a message, nothing else.
+        _ => None,
+    };
+    pb::SendMessageResponse { payload }
+}
+
+/// A 0.3 `SendMessageResponse` as the canonical answer.
+pub fn send_response_from_proto(r: pb::SendMessageResponse) -> R<p::SendMessageResponse> {
+    use pb::send_message_response::Payload;
+    Ok(match r.payload.ok_or(ConvertError::Missing("payload"))? {
+        Payload::Task(t) => p::SendMessageResponse::Task(task_from_proto(t)?),
+        Payload::Msg(m) => p::SendMessageResponse::Message(message_from_proto(m)?),
+    })
+}
+
+/// A 0.3 `SendMessageRequest` as the canonical request (no tenant). A
+/// `configuration` without `blocking` does not block; no configuration
+/// blocks (see `switchboard_protocol::v03`). `history_length` 0 is unset.
+pub fn send_request_from_proto(r: pb::SendMessageRequest) -> R<p::SendMessageRequest> {
+    let message = message_from(r.request.ok_or(ConvertError::Missing("request"))?)?;
+    let configuration = r.configuration.map(|c| r03::SendMessageConfiguration03 {
+        accepted_output_modes: c.accepted_output_modes,
+        push_notification: c.push_notification.map(push_from),
+        history_length: (c.history_length != 0).then_some(c.history_length),
+        blocking: Some(c.blocking),
+    });
+    Ok(r03::SendMessageRequest03 {
+        message,
+        configuration,
+        metadata: meta_from(r.metadata)?,
+    }
+    .into())
+}
+
+/// The canonical request as a 0.3 `SendMessageRequest` (the tenant is dropped).
+pub fn send_request_to_proto(r: &p::SendMessageRequest) -> pb::SendMessageRequest {
+    let r = r03::SendMessageRequest03::from(r.clone());
+    pb::SendMessageRequest {
+        request: Some(message_to(r.message)),
+        configuration: r.configuration.map(|c| pb::SendMessageConfiguration {
+            accepted_output_modes: c.accepted_output_modes,
+            push_notification: c.push_notification.map(push_to),
+            history_length: c.history_length.unwrap_or(0),
+            blocking: c.blocking.unwrap_or(false),
+        }),
+        metadata: meta_to(&r.metadata),
+    }
+}
+
+/// A canonical push config as a 0.3 `TaskPushNotificationConfig`.
+pub fn push_config_to_proto(c: &p::TaskPushNotificationConfig) -> pb::TaskPushNotificationConfig {
+    pb::TaskPushNotificationConfig {
+        name: config_name_of(
+            c.task_id.as_deref().unwrap_or_default(),
+            c.id.as_deref().unwrap_or_default(),
+        ),
+        push_notification_config: Some(push_to(PushNotificationConfig::from_v10(c))),
+    }
+}
+
+/// A 0.3 `TaskPushNotificationConfig` as a canonical config (task and config
+/// id from its name; a config id inside the config wins over an empty one in
+/// the name).
+pub fn push_config_from_proto(
+    c: pb::TaskPushNotificationConfig,
+) -> R<p::TaskPushNotificationConfig> {
+    let (task_id, cid) = config_name(&c.name, "name")?;
+    let inner = c
+        .push_notification_config
+        .ok_or(ConvertError::Missing("push_notification_config"))?;
+    let mut out = push_from(inner).into_v10(Some(task_id));
+    if out.id.is_none() {
+        out.id = opt(cid);
+    }
+    Ok(out)
+}
+
+/// A 0.3 `CreateTaskPushNotificationConfigRequest` as the canonical config
+/// to create: the task from `parent`, the id from `config_id` (else from the
+/// config itself; else the server picks one).
+pub fn create_push_config_from_proto(
+    r: pb::CreateTaskPushNotificationConfigRequest,
+) -> R<p::TaskPushNotificationConfig> {
+    let task_id = task_name(&r.parent, "parent")?;
+    let inner = r
+        .config
+        .and_then(|c| c.push_notification_config)
+        .ok_or(ConvertError::Missing("config.push_notification_config"))?;
+    let mut out = push_from(inner).into_v10(Some(task_id));
+    if let Some(cid) = opt(r.config_id) {
+        out.id = Some(cid);
+    }
+    if out.url.is_empty() {
+        return Err(ConvertError::Missing("config.push_notification_config.url"));
+    }
+    Ok(out)
+}
+
+/// The canonical config as a 0.3 create request.
+pub fn create_push_config_to_proto(
+    c: &p::TaskPushNotificationConfig,
+) -> pb::CreateTaskPushNotificationConfigRequest {
+    let task_id = c.task_id.as_deref().unwrap_or_default();
+    pb::CreateTaskPushNotificationConfigRequest {
+        parent: format!("tasks/{task_id}"),
+        config_id: c.id.clone().unwrap_or_default(),
+        config: Some(push_config_to_proto(c)),
+    }
+}
+
+// ---- the card ----------------------------------------------------------------------
+
+/// The canonical card as a 0.3 `AgentCard`: `url`/`preferred_transport`
+/// from the first 0.3 interface (the first interface when there is none),
+/// `additional_interfaces` = every 0.3 interface, `protocol_version` 0.3.0.
+pub fn card_to_proto(card: &p::AgentCard) -> pb::AgentCard {
+    let v1 = crate::v1::AgentCard::from(card);
+    let v03: Vec<&p::AgentInterface> = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| i.protocol_version.starts_with("0.3"))
+        .collect();
+    let main = v03.first().copied().or(card.supported_interfaces.first());
+    let caps = v1.capabilities.unwrap_or_default();
+    pb::AgentCard {
+        protocol_version: p::v03::CARD_PROTOCOL_VERSION.into(),
+        name: v1.name,
+        description: v1.description,
+        url: main.map(|i| i.url.clone()).unwrap_or_default(),
+        preferred_transport: main.map(|i| i.protocol_binding.clone()).unwrap_or_default(),
+        additional_interfaces: v03
+            .iter()
+            .map(|i| pb::AgentInterface {
+                url: i.url.clone(),
+                transport: i.protocol_binding.clone(),
+            })
+            .collect(),
+        provider: v1.provider.map(|x| pb::AgentProvider {
+            url: x.url,
+            organization: x.organization,
+        }),
+        version: v1.version,
+        documentation_url: v1.documentation_url.unwrap_or_default(),
+        capabilities: Some(pb::AgentCapabilities {
+            streaming: caps.streaming.unwrap_or(false),
+            push_notifications: caps.push_notifications.unwrap_or(false),
+            extensions: caps
+                .extensions
+                .into_iter()
+                .map(|e| pb::AgentExtension {
+                    uri: e.uri,
+                    description: e.description,
+                    required: e.required,
+                    params: e.params,
+                })
+                .collect(),
+        }),
+        security_schemes: v1
+            .security_schemes
+            .into_iter()
+            .map(|(k, v)| (k, scheme_to(v)))
+            .collect(),
+        security: v1.security_requirements.into_iter().map(sec_to).collect(),
+        default_input_modes: v1.default_input_modes,
+        default_output_modes: v1.default_output_modes,
+        skills: v1
+            .skills
+            .into_iter()
+            .map(|s| pb::AgentSkill {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                tags: s.tags,
+                examples: s.examples,
+                input_modes: s.input_modes,
+                output_modes: s.output_modes,
+                security: s.security_requirements.into_iter().map(sec_to).collect(),
+            })
+            .collect(),
+        supports_authenticated_extended_card: caps.extended_agent_card.unwrap_or(false),
+        signatures: v1
+            .signatures
+            .into_iter()
+            .map(|s| pb::AgentCardSignature {
+                protected: s.protected,
+                signature: s.signature,
+                header: s.header,
+            })
+            .collect(),
+        icon_url: v1.icon_url.unwrap_or_default(),
+    }
+}
+
+/// A 0.3 `AgentCard` as a canonical card: its interfaces (`url` +
+/// `preferred_transport`, then the `additional_interfaces` not equal to it)
+/// become interfaces with `protocolVersion` 0.3.
+pub fn card_from_proto(x: pb::AgentCard) -> R<p::AgentCard> {
+    let mut ifaces: Vec<crate::v1::AgentInterface> = Vec::new();
+    let mut add = |url: String, binding: String| {
+        if url.is_empty() {
+            return;
+        }
+        let binding = if binding.is_empty() {
+            p::card::BINDING_JSONRPC.to_string()
+        } else {
+            binding
+        };
+        if !ifaces
+            .iter()
+            .any(|i| i.url == url && i.protocol_binding.eq_ignore_ascii_case(&binding))
+        {
+            ifaces.push(crate::v1::AgentInterface {
+                url,
+                protocol_binding: binding,
+                tenant: String::new(),
+                protocol_version: p::v03::PROTOCOL_VERSION.into(),
+            });
+        }
+    };
+    add(x.url, x.preferred_transport);
+    for i in x.additional_interfaces {
+        add(i.url, i.transport);
+    }
+    let caps = x.capabilities.unwrap_or_default();
+    let v1 = crate::v1::AgentCard {
+        name: x.name,
+        description: x.description,
+        supported_interfaces: ifaces,
+        provider: x.provider.map(|pr| crate::v1::AgentProvider {
+            url: pr.url,
+            organization: pr.organization,
+        }),
+        version: x.version,
+        documentation_url: opt(x.documentation_url),
+        capabilities: Some(crate::v1::AgentCapabilities {
+            streaming: Some(caps.streaming),
+            push_notifications: Some(caps.push_notifications),
+            extensions: caps
+                .extensions
+                .into_iter()
+                .map(|e| crate::v1::AgentExtension {
+                    uri: e.uri,
+                    description: e.description,
+                    required: e.required,
+                    params: e.params,
+                })
+                .collect(),
+            extended_agent_card: Some(x.supports_authenticated_extended_card),
+        }),
+        security_schemes: x
+            .security_schemes
+            .into_iter()
+            .map(|(k, v)| (k, scheme_from(v)))
+            .collect(),
+        security_requirements: x.security.into_iter().map(sec_from).collect(),
+        default_input_modes: x.default_input_modes,
+        default_output_modes: x.default_output_modes,
+        skills: x
+            .skills
+            .into_iter()
+            .map(|s| crate::v1::AgentSkill {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                tags: s.tags,
+                examples: s.examples,
+                input_modes: s.input_modes,
+                output_modes: s.output_modes,
+                security_requirements: s.security.into_iter().map(sec_from).collect(),
+            })
+            .collect(),
+        signatures: x
+            .signatures
+            .into_iter()
+            .map(|s| crate::v1::AgentCardSignature {
+                protected: s.protected,
+                signature: s.signature,
+                header: s.header,
+            })
+            .collect(),
+        icon_url: opt(x.icon_url),
+    };
+    p::AgentCard::try_from(v1)
+}
+
+fn sec_to(r: crate::v1::SecurityRequirement) -> pb::Security {
+    pb::Security {
+        schemes: r
+            .schemes
+            .into_iter()
+            .map(|(k, v)| (k, pb::StringList { list: v.list }))
+            .collect(),
+    }
+}
+
+fn sec_from(r: pb::Security) -> crate::v1::SecurityRequirement {
+    crate::v1::SecurityRequirement {
+        schemes: r
+            .schemes
+            .into_iter()
+            .map(|(k, v)| (k, crate::v1::StringList { list: v.list }))
+            .collect(),
+    }
+}
+
+/// 1.0 → 0.3 security scheme. A device-code flow has no 0.3 form (the
+/// flows are left empty); `pkce_required` is dropped.
+fn scheme_to(x: crate::v1::SecurityScheme) -> pb::SecurityScheme {
+    use crate::v1::o_auth_flows::Flow as F1;
+    use crate::v1::security_scheme::Scheme as S1;
+    use pb::o_auth_flows::Flow as F;
+    use pb::security_scheme::Scheme as S;
+    let scheme = x.scheme.map(|s| match s {
+        S1::ApiKeySecurityScheme(a) => S::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
+            description: a.description,
+            location: a.location,
+            name: a.name,
+        }),
+        S1::HttpAuthSecurityScheme(a) => S::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
+            description: a.description,
+            scheme: a.scheme,
+            bearer_format: a.bearer_format,
+        }),
+        S1::Oauth2SecurityScheme(a) => S::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
+            description: a.description,
+            flows: Some(pb::OAuthFlows {
+                flow: a.flows.and_then(|f| f.flow).and_then(|f| match f {
+                    F1::AuthorizationCode(f) => {
+                        Some(F::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
+                            authorization_url: f.authorization_url,
+                            token_url: f.token_url,
+                            refresh_url: f.refresh_url,
+                            scopes: f.scopes,
+                        }))
+                    }
+                    F1::ClientCredentials(f) => {
+                        Some(F::ClientCredentials(pb::ClientCredentialsOAuthFlow {
+                            token_url: f.token_url,
+                            refresh_url: f.refresh_url,
+                            scopes: f.scopes,
+                        }))
+                    }
+                    F1::Implicit(f) => Some(F::Implicit(pb::ImplicitOAuthFlow {
+                        authorization_url: f.authorization_url,
+                        refresh_url: f.refresh_url,
+                        scopes: f.scopes,
+                    })),
+                    F1::Password(f) => Some(F::Password(pb::PasswordOAuthFlow {
+                        token_url: f.token_url,
+                        refresh_url: f.refresh_url,
+                        scopes: f.scopes,
+                    })),
+                    F1::DeviceCode(_) => None,
+                }),
+            }),
+            oauth2_metadata_url: a.oauth2_metadata_url,
+        }),
+        S1::OpenIdConnectSecurityScheme(a) => {
+            S::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
+                description: a.description,
+                open_id_connect_url: a.open_id_connect_url,
+            })
+        }
+        S1::MtlsSecurityScheme(a) => S::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
+            description: a.description,
+        }),
+    });
+    pb::SecurityScheme { scheme }
+}
+
+fn scheme_from(x: pb::SecurityScheme) -> crate::v1::SecurityScheme {
+    use crate::v1;
+    use crate::v1::o_auth_flows::Flow as F1;
+    use crate::v1::security_scheme::Scheme as S1;
+    use pb::o_auth_flows::Flow as F;
+    use pb::security_scheme::Scheme as S;
+    let scheme = x.scheme.map(|s| match s {
+        S::ApiKeySecurityScheme(a) => S1::ApiKeySecurityScheme(v1::ApiKeySecurityScheme {
+            description: a.description,
+            location: a.location,
+            name: a.name,
+        }),
+        S::HttpAuthSecurityScheme(a) => S1::HttpAuthSecurityScheme(v1::HttpAuthSecurityScheme {
+            description: a.description,
+            scheme: a.scheme,
+            bearer_format: a.bearer_format,
+        }),
+        S::Oauth2SecurityScheme(a) => S1::Oauth2SecurityScheme(v1::OAuth2SecurityScheme {
+            description: a.description,
+            flows: Some(v1::OAuthFlows {
+                flow: a.flows.and_then(|f| f.flow).map(|f| match f {
+                    F::AuthorizationCode(f) => {
+                        F1::AuthorizationCode(v1::AuthorizationCodeOAuthFlow {
+                            authorization_url: f.authorization_url,
+                            token_url: f.token_url,
+                            refresh_url: f.refresh_url,
+                            scopes: f.scopes,
+                            pkce_required: false,
+                        })
+                    }
+                    F::ClientCredentials(f) => {
+                        F1::ClientCredentials(v1::ClientCredentialsOAuthFlow {
+                            token_url: f.token_url,
+                            refresh_url: f.refresh_url,
+                            scopes: f.scopes,
+                        })
+                    }
+                    F::Implicit(f) => F1::Implicit(v1::ImplicitOAuthFlow {
+                        authorization_url: f.authorization_url,
+                        refresh_url: f.refresh_url,
+                        scopes: f.scopes,
+                    }),
+                    F::Password(f) => F1::Password(v1::PasswordOAuthFlow {
+                        token_url: f.token_url,
+                        refresh_url: f.refresh_url,
+                        scopes: f.scopes,
+                    }),
+                }),
+            }),
+            oauth2_metadata_url: a.oauth2_metadata_url,
+        }),
+        S::OpenIdConnectSecurityScheme(a) => {
+            S1::OpenIdConnectSecurityScheme(v1::OpenIdConnectSecurityScheme {
+                description: a.description,
+                open_id_connect_url: a.open_id_connect_url,
+            })
+        }
+        S::MtlsSecurityScheme(a) => S1::MtlsSecurityScheme(v1::MutualTlsSecurityScheme {
+            description: a.description,
+        }),
+    });
+    v1::SecurityScheme { scheme }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! Our 0.3 `a2a.proto` (package `a2a.v1`) against the official one:
+//! `interop/py/compare_descriptor.py <fds> a2a.v1`, run with the python of
+//! `interop/.venv03` (a2a-sdk 0.3.x, whose `a2a.grpc.a2a_pb2` carries the
+//! 0.3 descriptor), compares every message, field, enum value and method.
+//! Skipped when the venv is missing, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+fn python() -> Option<std::path::PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/.venv03/bin/python");
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_none(),
+        "the a2a-sdk 0.3 venv is missing at {}: run interop/setup.sh",
+        p.display()
+    );
+    eprintln!("skipping: interop/.venv03 not installed (run interop/setup.sh)");
+    None
+}
+
+fn compare(py: &Path, bytes: &[u8]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a2a.fds");
+    std::fs::write(&file, bytes).unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/py/compare_descriptor.py");
+    let out = Command::new(py)
+        .arg(script)
+        .arg(&file)
+        .arg("a2a.v1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn our_03_descriptor_matches_the_official_one() {
+    let Some(py) = python() else { return };
+    let (ok, text) = compare(&py, switchboard_proto::FILE_DESCRIPTOR_SET);
+    println!("{text}");
+    assert!(
+        ok,
+        "our 0.3 a2a.proto differs from the official one:\n{text}"
+    );
+    assert!(text.contains("10 methods match"), "{text}");
+}
+
+/// The comparison is not vacuous: a renumbered field and a dropped method
+/// are both reported.
+#[test]
+fn a_changed_03_descriptor_is_caught() {
+    use prost::Message as _;
+    let Some(py) = python() else { return };
+    let mut fds =
+        prost_types::FileDescriptorSet::decode(switchboard_proto::FILE_DESCRIPTOR_SET).unwrap();
+    let file = fds
+        .file
+        .iter_mut()
+        .find(|f| f.package() == "a2a.v1")
+        .unwrap();
+    let msg = file
+        .message_type
+        .iter_mut()
+        .find(|m| m.name() == "Message")
+        .unwrap();
+    let content = msg
+        .field
+        .iter_mut()
+        .find(|f| f.name() == "content")
+        .unwrap();
+    content.number = Some(8);
+    file.service[0]
+        .method
+        .retain(|m| m.name() != "TaskSubscription");
+    let (ok, text) = compare(&py, &fds.encode_to_vec());
+    assert!(!ok, "a changed descriptor went unnoticed:\n{text}");
+    assert!(
+        text.contains("field Message.content: number ours 8, official 5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("method A2AService.TaskSubscription: only in official"),
+        "{text}"
+    );
+}

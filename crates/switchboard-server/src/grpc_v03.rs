@@ -1,0 +1,350 @@
+//! The gRPC binding of A2A 0.3: service `a2a.v1.A2AService`, beside the 1.0
+//! service `lf.a2a.v1.A2AService` on the same port.
+//!
+//! gRPC routes by path (`/a2a.v1.A2AService/GetTask` is not
+//! `/lf.a2a.v1.A2AService/GetTask`), so both services sit in one tonic
+//! router and a request reaches the one its client was generated from. Each
+//! 0.3 method converts the prost request to the canonical 1.0 request
+//! (`switchboard_proto::convert03`), calls the same [`RequestHandler`]
+//! method every other binding calls, and converts the answer back:
+//!
+//! | 0.3 method | handler | notes |
+//! |---|---|---|
+//! | SendMessage / SendStreamingMessage | send_message / send_streaming_message | no configuration blocks; a configuration without `blocking` does not; status updates carry `final` |
+//! | GetTask | get_task | `name` = `tasks/{id}`; `history_length` 0 = unset |
+//! | CancelTask | cancel_task | |
+//! | TaskSubscription | subscribe_to_task (resubscribe with `last-event-id`) | |
+//! | Create/Get/List/DeleteTaskPushNotificationConfig | the push config operations | names `tasks/{id}/pushNotificationConfigs/{cid}`; Get with an empty `cid` = the task's first config |
+//! | GetAgentCard | — | the served card in 0.3 form (`url` + `preferred_transport` + `additional_interfaces`) |
+//!
+//! Service parameters and errors are those of the 1.0 service
+//! ([`crate::grpc`]): `a2a-extensions` in and echoed out, `first-event-id`
+//! on streams and `last-event-id` to resume, and every [`A2AError`] as the
+//! status of the server's [`ErrorTable`] with a `google.rpc.ErrorInfo`. A
+//! malformed resource name or a missing required field is InvalidParams
+//! naming the field. Version: a call without `a2a-version` (as 0.3 clients
+//! send it) or with 0.3 is served; one that asks for 1.x is refused with
+//! VersionNotSupported, since this service answers in 0.3. 0.3 has no tenant:
+//! calls act in the default tenant.
+
+use std::pin::Pin;
+
+use futures::{Stream, StreamExt};
+use switchboard_core::{CallContext, EventStream, RequestHandler};
+use switchboard_proto::convert03 as c03;
+use switchboard_proto::v03 as pb;
+use switchboard_proto::v03::a2a_service_server::{A2aService, A2aServiceServer};
+use switchboard_protocol::{
+    A2AError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfigRef,
+};
+use tonic::metadata::MetadataValue;
+use tonic::{Request, Response, Status};
+
+use crate::errors::ErrorTable;
+use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
+use crate::params::{ProtocolVersion, explicit_version, last_event_id, requested_extensions};
+
+/// The tonic service: the handler, the error table and the served card.
+#[derive(Debug, Clone)]
+pub(crate) struct GrpcV03 {
+    handler: RequestHandler,
+    table: ErrorTable,
+    card: pb::AgentCard,
+}
+
+/// The 0.3 tonic server for `handler`, accepting messages up to `max_bytes`.
+pub(crate) fn service(
+    handler: RequestHandler,
+    table: ErrorTable,
+    card: &AgentCard,
+    max_bytes: usize,
+) -> A2aServiceServer<GrpcV03> {
+    A2aServiceServer::new(GrpcV03 {
+        handler,
+        table,
+        card: c03::card_to_proto(card),
+    })
+    .max_decoding_message_size(max_bytes)
+    .max_encoding_message_size(usize::MAX)
+}
+
+type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+
+impl GrpcV03 {
+    /// Reads the service parameters (version, then extensions, as the
+    /// other bindings check them) and builds the call in the default tenant.
+    fn call<T>(&self, req: &Request<T>) -> Result<CallContext, Status> {
+        let headers = req.metadata().clone().into_headers();
+        match explicit_version(&headers, None) {
+            Ok(None | Some(ProtocolVersion::V0_3)) => {}
+            Ok(Some(ProtocolVersion::V1_0)) => {
+                let raw = headers
+                    .get("a2a-version")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("1.0");
+                return Err(self.status(&A2AError::VersionNotSupported(raw.to_string())));
+            }
+            Err(e) => return Err(self.status(&e)),
+        }
+        let mut call =
+            CallContext::anonymous().with_extensions_header(&requested_extensions(&headers));
+        self.handler
+            .activate_extensions(&mut call)
+            .map_err(|e| self.status(&e))?;
+        Ok(call)
+    }
+
+    fn status(&self, err: &A2AError) -> Status {
+        status_of(self.table, err)
+    }
+
+    fn bad(&self, e: switchboard_proto::ConvertError) -> Status {
+        self.status(&invalid(e))
+    }
+
+    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
+        let mut resp = Response::new(body);
+        echo_extensions(call, resp.metadata_mut());
+        resp
+    }
+
+    /// A handler stream as a 0.3 gRPC stream; waits for the first item so
+    /// its sequence number can go into `first-event-id`.
+    async fn stream(
+        &self,
+        call: &CallContext,
+        mut events: EventStream,
+    ) -> Result<Response<ItemStream>, Status> {
+        let first = events.next().await;
+        let first_seq = match &first {
+            Some(Ok(ev)) => Some(ev.seq),
+            Some(Err(e)) => return Err(self.status(e)),
+            None => None,
+        };
+        let table = self.table;
+        let items = futures::stream::iter(first)
+            .chain(events)
+            .map(move |item| match item {
+                Ok(ev) => Ok(c03::stream_to_proto(&ev.event)),
+                Err(e) => Err(status_of(table, &e)),
+            });
+        let mut resp = Response::new(Box::pin(items) as ItemStream);
+        echo_extensions(call, resp.metadata_mut());
+        if let Some(seq) = first_seq {
+            resp.metadata_mut()
+                .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
+        }
+        Ok(resp)
+    }
+
+    /// The task's first push config (0.3 "get" without a config id).
+    async fn first_config(
+        &self,
+        call: &CallContext,
+        task_id: String,
+    ) -> Result<switchboard_protocol::TaskPushNotificationConfig, A2AError> {
+        let page = self
+            .handler
+            .list_push_configs(
+                call,
+                ListTaskPushNotificationConfigsRequest {
+                    tenant: None,
+                    task_id: task_id.clone(),
+                    page_size: Some(1),
+                    page_token: None,
+                },
+            )
+            .await?;
+        page.configs.into_iter().next().ok_or_else(|| {
+            A2AError::invalid_params(format!("task {task_id} has no push notification config"))
+        })
+    }
+}
+
+fn push_ref(task_id: String, id: String) -> TaskPushNotificationConfigRef {
+    TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id,
+        id,
+    }
+}
+
+#[tonic::async_trait]
+impl A2aService for GrpcV03 {
+    async fn send_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<pb::SendMessageResponse>, Status> {
+        let call = self.call(&request)?;
+        let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
+        let out = self
+            .handler
+            .send_message(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, c03::send_response_to_proto(&out)))
+    }
+
+    type SendStreamingMessageStream = ItemStream;
+
+    async fn send_streaming_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<ItemStream>, Status> {
+        let call = self.call(&request)?;
+        let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
+        let events = self
+            .handler
+            .send_streaming_message(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        self.stream(&call, events).await
+    }
+
+    async fn get_task(
+        &self,
+        request: Request<pb::GetTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let call = self.call(&request)?;
+        let r = request.into_inner();
+        let req = GetTaskRequest {
+            tenant: None,
+            id: c03::task_name(&r.name, "name").map_err(|e| self.bad(e))?,
+            // proto3 int32: 0 is "not set".
+            history_length: (r.history_length != 0).then_some(r.history_length),
+        };
+        let task = self
+            .handler
+            .get_task(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, c03::task_to_proto(&task)))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: Request<pb::CancelTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let call = self.call(&request)?;
+        let req = CancelTaskRequest {
+            tenant: None,
+            id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
+            metadata: None,
+        };
+        let task = self
+            .handler
+            .cancel_task(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, c03::task_to_proto(&task)))
+    }
+
+    type TaskSubscriptionStream = ItemStream;
+
+    async fn task_subscription(
+        &self,
+        request: Request<pb::TaskSubscriptionRequest>,
+    ) -> Result<Response<ItemStream>, Status> {
+        let call = self.call(&request)?;
+        let after = last_event_id(&request.metadata().clone().into_headers())
+            .map_err(|e| self.status(&e))?;
+        let req = SubscribeToTaskRequest {
+            tenant: None,
+            id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
+        };
+        let events = match after {
+            Some(after) => self.handler.resubscribe_to_task(&call, req, after).await,
+            None => self.handler.subscribe_to_task(&call, req).await,
+        }
+        .map_err(|e| self.status(&e))?;
+        self.stream(&call, events).await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: Request<pb::CreateTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let call = self.call(&request)?;
+        let config =
+            c03::create_push_config_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
+        let out = self
+            .handler
+            .create_push_config(&call, config)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let call = self.call(&request)?;
+        let (task_id, cid) =
+            c03::config_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?;
+        let out = if cid.is_empty() {
+            self.first_config(&call, task_id).await
+        } else {
+            self.handler
+                .get_push_config(&call, push_ref(task_id, cid))
+                .await
+        }
+        .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+    }
+
+    async fn list_task_push_notification_config(
+        &self,
+        request: Request<pb::ListTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::ListTaskPushNotificationConfigResponse>, Status> {
+        let call = self.call(&request)?;
+        let r = request.into_inner();
+        let req = ListTaskPushNotificationConfigsRequest {
+            tenant: None,
+            task_id: c03::task_name(&r.parent, "parent").map_err(|e| self.bad(e))?,
+            page_size: (r.page_size != 0).then_some(r.page_size),
+            page_token: (!r.page_token.is_empty()).then_some(r.page_token),
+        };
+        let out = self
+            .handler
+            .list_push_configs(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(
+            &call,
+            pb::ListTaskPushNotificationConfigResponse {
+                configs: out.configs.iter().map(c03::push_config_to_proto).collect(),
+                next_page_token: out.next_page_token,
+            },
+        ))
+    }
+
+    async fn get_agent_card(
+        &self,
+        request: Request<pb::GetAgentCardRequest>,
+    ) -> Result<Response<pb::AgentCard>, Status> {
+        let call = self.call(&request)?;
+        Ok(self.reply(&call, self.card.clone()))
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<()>, Status> {
+        let call = self.call(&request)?;
+        let (task_id, cid) =
+            c03::config_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?;
+        if cid.is_empty() {
+            return Err(self.status(&A2AError::invalid_field(
+                "name",
+                "names no push notification config",
+            )));
+        }
+        self.handler
+            .delete_push_config(&call, push_ref(task_id, cid))
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok(self.reply(&call, ()))
+    }
+}

@@ -1,0 +1,656 @@
+//! The A2A 0.3 gRPC binding (`a2a.v1.A2AService`) end to end over loopback:
+//! a real server serving it beside the 1.0 service on the one HTTP port,
+//! driven by our client (the card's GRPC/0.3 interface) and by a raw tonic
+//! 0.3 client that shows resource names, `final`, status codes, ErrorInfo
+//! details and metadata exactly as they go over the wire.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod util;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use switchboard::demo::{DemoAgent, demo_card};
+use switchboard_client::{A2AClient, ClientError};
+use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard_proto::v03 as pb;
+use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
+use switchboard_protocol::{
+    A2AError, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, TaskState,
+};
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+use util::TestServer;
+
+fn handler() -> RequestHandler {
+    let store = Arc::new(InMemoryStore::new());
+    let limits = PushConfigLimits {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..Default::default()
+    };
+    RequestHandler::builder(
+        DemoAgent {
+            chunk_delay: Duration::ZERO,
+        },
+        demo_card(),
+    )
+    .store(store.clone())
+    .push(store, limits)
+    .build()
+}
+
+async fn server() -> TestServer {
+    TestServer::start(handler()).await
+}
+
+/// Our client on the card's GRPC interface of version 0.3.
+async fn grpc03_client(s: &TestServer) -> A2AClient {
+    let c = A2AClient::builder()
+        .preferred_bindings(["GRPC"])
+        .preferred_versions(["0.3"])
+        .timeout(Duration::from_secs(20))
+        .connect(&s.base)
+        .await
+        .unwrap();
+    assert_eq!(c.interface().protocol_binding, "GRPC");
+    assert_eq!(c.interface().protocol_version, "0.3");
+    assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
+    c
+}
+
+/// A raw tonic 0.3 client on the same port.
+async fn raw(s: &TestServer) -> A2aServiceClient<Channel> {
+    A2aServiceClient::connect(s.base.clone()).await.unwrap()
+}
+
+fn user(text: &str) -> pb::Message {
+    switchboard_proto::convert03::message_to_proto(&Message::user_text(text))
+}
+
+fn send_req(text: &str) -> pb::SendMessageRequest {
+    pb::SendMessageRequest {
+        request: Some(user(text)),
+        configuration: None,
+        metadata: None,
+    }
+}
+
+fn reason(st: &tonic::Status) -> String {
+    let info = st.get_details_error_info().expect("an ErrorInfo detail");
+    assert_eq!(info.domain, "a2a-protocol.org");
+    info.reason
+}
+
+fn violation(st: &tonic::Status) -> String {
+    st.get_details_bad_request()
+        .expect("a BadRequest detail")
+        .field_violations[0]
+        .field
+        .clone()
+}
+
+fn task_of(r: SendMessageResponse) -> switchboard_protocol::Task {
+    match r {
+        SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+fn protocol(e: ClientError) -> A2AError {
+    match e {
+        ClientError::Protocol(a) => a,
+        other => panic!("expected an A2A error, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_with_our_client_over_grpc_03() {
+    let s = server().await;
+    let c = grpc03_client(&s).await;
+    let c10 = A2AClient::connect(&s.base).await.unwrap();
+
+    // SendMessage: a task (readable over 1.0 too), and a direct message.
+    let task = task_of(c.send_text("hello grpc 0.3").await.unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert!(task.artifacts()[0].text().contains("hello grpc 0.3"));
+    assert_eq!(c10.get_task(task.id.as_str()).await.unwrap().id, task.id);
+    match c.send_text("/message hi there").await.unwrap() {
+        SendMessageResponse::Message(m) => assert!(m.text().contains("hi there")),
+        other => panic!("expected a message, got {other:?}"),
+    }
+
+    // SendStreamingMessage: task first, completed last, consecutive numbers.
+    let items: Vec<_> = c
+        .send_streaming_message(Message::user_text("stream me"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let items: Vec<_> = items.into_iter().map(Result::unwrap).collect();
+    assert!(matches!(items[0].event, StreamResponse::Task(_)));
+    assert_eq!(
+        items.last().unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
+    let first = items[0].seq.expect("numbered items");
+    for (k, it) in items.iter().enumerate() {
+        assert_eq!(it.seq, Some(first + k as u64));
+    }
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i.event, StreamResponse::ArtifactUpdate(_)))
+    );
+
+    // GetTask with a history length.
+    let got = c
+        .get_task(GetTaskRequest {
+            tenant: None,
+            id: task.id.clone(),
+            history_length: Some(1),
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.id, task.id);
+    assert_eq!(got.history().len(), 1);
+    assert_eq!(got.artifacts(), task.artifacts());
+
+    // ListTasks does not exist in 0.3.
+    let err = protocol(c.list_tasks(ListTasksRequest::default()).await.unwrap_err());
+    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+
+    // A long task: TaskSubscription, then CancelTask ends the subscription.
+    let long = task_of(
+        c.send_message(SendMessageRequest {
+            configuration: Some(SendMessageConfiguration {
+                return_immediately: true,
+                ..Default::default()
+            }),
+            ..SendMessageRequest::new(Message::user_text("/long 30"))
+        })
+        .await
+        .unwrap(),
+    );
+    assert!(!long.status.state.is_terminal());
+    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
+    let first = sub.next().await.unwrap().unwrap();
+    assert!(matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id));
+    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), sub.collect::<Vec<_>>())
+        .await
+        .expect("the subscription ends after the cancel");
+    assert_eq!(
+        rest.last().unwrap().as_ref().unwrap().event.state(),
+        Some(TaskState::Canceled)
+    );
+
+    // Push notification configs: create, get, list, delete.
+    let created = c
+        .create_push_config(TaskPushNotificationConfig {
+            tenant: None,
+            id: None,
+            task_id: Some(long.id.clone()),
+            url: "http://127.0.0.1:9/hook".into(),
+            token: Some("tok".into()),
+            authentication: None,
+        })
+        .await
+        .unwrap();
+    let id = created.id.clone().expect("the server names the config");
+    assert_eq!(created.task_id.as_deref(), Some(long.id.as_str()));
+    let r = TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id: long.id.clone(),
+        id: id.clone(),
+    };
+    let got = c.get_push_config(r.clone()).await.unwrap();
+    assert_eq!(got.url, created.url);
+    assert_eq!(got.token.as_deref(), Some("tok"));
+    let listed = c.list_push_configs(long.id.as_str()).await.unwrap();
+    assert_eq!(listed.configs.len(), 1);
+    assert_eq!(listed.configs[0].id.as_deref(), Some(id.as_str()));
+    c.delete_push_config(r.clone()).await.unwrap();
+    let err = protocol(c.get_push_config(r).await.unwrap_err());
+    assert!(matches!(err, A2AError::TaskNotFound(_)), "{err:?}");
+
+    // The extended card is 0.3's GetAgentCard: the served card, 0.3 view.
+    let card = c.get_extended_agent_card().await.unwrap();
+    assert_eq!(card.name, demo_card().name);
+    let ifaces: Vec<(&str, &str)> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| (i.protocol_binding.as_str(), i.protocol_version.as_str()))
+        .collect();
+    assert_eq!(
+        ifaces,
+        [("JSONRPC", "0.3"), ("HTTP+JSON", "0.3"), ("GRPC", "0.3")]
+    );
+
+    // Errors arrive typed, with their ids.
+    let err = protocol(c.get_task("no-such-task").await.unwrap_err());
+    assert_eq!(err, A2AError::TaskNotFound("no-such-task".into()));
+    let err = protocol(c.cancel_task(task.id.as_str()).await.unwrap_err());
+    assert!(
+        matches!(err, A2AError::TaskNotCancelable { ref task_id, .. } if *task_id == task.id),
+        "{err:?}"
+    );
+    let err = match c.subscribe_to_task(task.id.as_str()).await {
+        Err(e) => protocol(e),
+        Ok(_) => panic!("subscribing to a finished task must fail"),
+    };
+    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+    s.stop().await;
+}
+
+/// The wire: `final` on the last status update, resource names, the card's
+/// 0.3 fields, and the two services side by side on one port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_03_wire_as_sent() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+
+    // A stream: only the last status update is final.
+    let resp = g
+        .send_streaming_message(send_req("/steps 3"))
+        .await
+        .unwrap();
+    assert!(resp.metadata().get("first-event-id").is_some());
+    let items: Vec<pb::StreamResponse> = resp
+        .into_inner()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .await;
+    let Some(pb::stream_response::Payload::Task(t)) = &items[0].payload else {
+        panic!("a task first: {items:?}")
+    };
+    let finals: Vec<bool> = items
+        .iter()
+        .filter_map(|i| match &i.payload {
+            Some(pb::stream_response::Payload::StatusUpdate(u)) => Some(u.r#final),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finals.last(), Some(&true), "{items:?}");
+    assert!(finals[..finals.len() - 1].iter().all(|f| !f), "{finals:?}");
+    let Some(pb::stream_response::Payload::StatusUpdate(last)) = &items.last().unwrap().payload
+    else {
+        panic!("a status update last")
+    };
+    assert_eq!(
+        last.status.as_ref().unwrap().state,
+        pb::TaskState::Completed as i32
+    );
+
+    // GetTask by resource name; parts under `content`.
+    let got = g
+        .get_task(pb::GetTaskRequest {
+            name: format!("tasks/{}", t.id),
+            history_length: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.id, t.id);
+    assert!(matches!(
+        got.history[0].content[0].part,
+        Some(pb::part::Part::Text(ref x)) if x == "/steps 3"
+    ));
+
+    // Push configs by name; Get with an empty config id is the first one.
+    let created = g
+        .create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {
+            parent: format!("tasks/{}", t.id),
+            config_id: "cfg1".into(),
+            config: Some(pb::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(pb::PushNotificationConfig {
+                    url: "http://127.0.0.1:9/hook".into(),
+                    authentication: Some(pb::AuthenticationInfo {
+                        schemes: vec!["Bearer".into()],
+                        credentials: "secret".into(),
+                    }),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let name = format!("tasks/{}/pushNotificationConfigs/cfg1", t.id);
+    assert_eq!(created.name, name);
+    let first = g
+        .get_task_push_notification_config(pb::GetTaskPushNotificationConfigRequest {
+            name: format!("tasks/{}/pushNotificationConfigs/", t.id),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first, created);
+    assert_eq!(
+        first
+            .push_notification_config
+            .unwrap()
+            .authentication
+            .unwrap()
+            .schemes,
+        ["Bearer"]
+    );
+    let listed = g
+        .list_task_push_notification_config(pb::ListTaskPushNotificationConfigRequest {
+            parent: format!("tasks/{}", t.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.configs, [created]);
+    g.delete_task_push_notification_config(pb::DeleteTaskPushNotificationConfigRequest {
+        name: name.clone(),
+    })
+    .await
+    .unwrap();
+    let st = g
+        .get_task_push_notification_config(pb::GetTaskPushNotificationConfigRequest { name })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::NotFound);
+
+    // GetAgentCard: the 0.3 card fields.
+    let card = g
+        .get_agent_card(pb::GetAgentCardRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(card.protocol_version, "0.3.0");
+    assert_eq!(card.preferred_transport, "JSONRPC");
+    assert!(card.url.starts_with(&s.base), "{}", card.url);
+    let transports: Vec<&str> = card
+        .additional_interfaces
+        .iter()
+        .map(|i| i.transport.as_str())
+        .collect();
+    assert_eq!(transports, ["JSONRPC", "HTTP+JSON", "GRPC"]);
+    assert!(card.capabilities.unwrap().streaming);
+
+    // The 1.0 service on the same port still answers (and still refuses
+    // calls that name no version).
+    let mut g10 =
+        switchboard_proto::v1::a2a_service_client::A2aServiceClient::connect(s.base.clone())
+            .await
+            .unwrap();
+    let st = g10
+        .get_task(switchboard_proto::v1::GetTaskRequest {
+            id: t.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&st), "VERSION_NOT_SUPPORTED");
+    let mut req = tonic::Request::new(switchboard_proto::v1::GetTaskRequest {
+        id: t.id.clone(),
+        ..Default::default()
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    assert_eq!(g10.get_task(req).await.unwrap().into_inner().id, t.id);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_codes_and_error_details() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+
+    // A 0.3 service asked for 1.0.
+    let mut req = tonic::Request::new(pb::GetTaskRequest {
+        name: "tasks/x".into(),
+        history_length: 0,
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "1.0".parse().unwrap());
+    let st = g.get_task(req).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st), "VERSION_NOT_SUPPORTED");
+    // An explicit 0.3 is fine.
+    let mut req = tonic::Request::new(pb::GetTaskRequest {
+        name: "tasks/nope".into(),
+        history_length: 0,
+    });
+    req.metadata_mut()
+        .insert("a2a-version", "0.3".parse().unwrap());
+    let st = g.get_task(req).await.unwrap_err();
+    assert_eq!(st.code(), tonic::Code::NotFound);
+    assert_eq!(reason(&st), "TASK_NOT_FOUND");
+    assert_eq!(
+        st.get_details_error_info().unwrap().metadata["taskId"],
+        "nope"
+    );
+
+    // Names of the wrong shape: InvalidParams naming the field.
+    for name in ["", "nope", "tasks/", "tasks/a/b"] {
+        let st = g
+            .get_task(pb::GetTaskRequest {
+                name: name.into(),
+                history_length: 0,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), tonic::Code::InvalidArgument, "{name:?}");
+        assert_eq!(reason(&st), "INVALID_PARAMS");
+        assert_eq!(violation(&st), "name");
+    }
+    let st = g
+        .list_task_push_notification_config(pb::ListTaskPushNotificationConfigRequest {
+            parent: "task/x".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(violation(&st), "parent");
+    let st = g
+        .delete_task_push_notification_config(pb::DeleteTaskPushNotificationConfigRequest {
+            name: "tasks/x/pushNotificationConfigs/".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+
+    // No message; a part without content; a config without its body.
+    let st = g
+        .send_message(pb::SendMessageRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+    assert_eq!(violation(&st), "request");
+    let mut bad = send_req("x");
+    bad.request.as_mut().unwrap().content[0].part = None;
+    let st = g.send_message(bad).await.unwrap_err();
+    assert_eq!(violation(&st), "part.part");
+    let st = g
+        .create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/x".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument);
+
+    // Cancel a finished task; subscribe to one.
+    let done = g.send_message(send_req("hi")).await.unwrap();
+    let Some(pb::send_message_response::Payload::Task(t)) = done.into_inner().payload else {
+        panic!("expected a task")
+    };
+    assert_eq!(
+        t.status.as_ref().unwrap().state,
+        pb::TaskState::Completed as i32
+    );
+    let st = g
+        .cancel_task(pb::CancelTaskRequest {
+            name: format!("tasks/{}", t.id),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st), "TASK_NOT_CANCELABLE");
+    let st = g
+        .task_subscription(pb::TaskSubscriptionRequest {
+            name: format!("tasks/{}", t.id),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&st), "UNSUPPORTED_OPERATION");
+    s.stop().await;
+}
+
+/// TaskSubscription resumes after `last-event-id` like the 1.0 service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_subscription_resumes_after_last_event_id() {
+    let s = server().await;
+    let mut g = raw(&s).await;
+    let resp = g
+        .send_streaming_message(send_req("/steps 4"))
+        .await
+        .unwrap();
+    let first: u64 = resp
+        .metadata()
+        .get("first-event-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let full: Vec<pb::StreamResponse> = resp
+        .into_inner()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .await;
+    assert!(full.len() >= 5, "{full:?}");
+    let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
+        panic!("a task first")
+    };
+    let seen = first + 1;
+    let mut req = tonic::Request::new(pb::TaskSubscriptionRequest {
+        name: format!("tasks/{}", t.id),
+    });
+    req.metadata_mut()
+        .insert("last-event-id", seen.to_string().parse().unwrap());
+    let rest: Vec<pb::StreamResponse> = g
+        .task_subscription(req)
+        .await
+        .unwrap()
+        .into_inner()
+        .map(Result::unwrap)
+        .collect::<Vec<_>>()
+        .await;
+    assert_eq!(rest, full[2..].to_vec());
+    s.stop().await;
+}
+
+/// `switchboard send --binding grpc --protocol-version 0.3` goes over the
+/// 0.3 service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_picks_grpc_03() {
+    let s = server().await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args([
+                "send",
+                "--url",
+                &s.base,
+                "--json",
+                "--timeout",
+                "10",
+                "--binding",
+                "grpc",
+                "--protocol-version",
+                "0.3",
+                "hello cli 0.3",
+            ])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the CLI hung")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
+    assert!(stdout.contains("hello cli 0.3"), "{stdout}");
+    s.stop().await;
+}
+
+/// A GetTask whose `name` (field 1) arrives as a varint instead of a string.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NotAGetTaskRequest {
+    #[prost(int64, tag = "1")]
+    name: i64,
+}
+
+/// Bytes that are not the method's message are a Parse error on the 0.3
+/// service too; extensions are echoed; push operations without push support
+/// are PUSH_NOTIFICATION_NOT_SUPPORTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_extensions_and_unsupported_push() {
+    use switchboard_protocol::progress::TASK_PROGRESS_URI;
+    let s =
+        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
+    let channel = Channel::from_shared(s.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/a2a.v1.A2AService/GetTask");
+    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
+        tonic_prost::ProstCodec::default();
+    let st = grpc
+        .unary(
+            tonic::Request::new(NotAGetTaskRequest { name: 7 }),
+            path,
+            codec,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+    assert_eq!(reason(&st), "PARSE_ERROR");
+
+    let mut g = A2aServiceClient::new(channel);
+    let mut req = tonic::Request::new(send_req("hi"));
+    req.metadata_mut()
+        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
+    let resp = g.send_streaming_message(req).await.unwrap();
+    assert_eq!(
+        resp.metadata().get("a2a-extensions").unwrap(),
+        TASK_PROGRESS_URI
+    );
+    let resp = g.send_message(send_req("hi")).await.unwrap();
+    assert!(resp.metadata().get("a2a-extensions").is_none());
+
+    let st = g
+        .create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {
+            parent: "tasks/t".into(),
+            config_id: String::new(),
+            config: Some(pb::TaskPushNotificationConfig {
+                name: String::new(),
+                push_notification_config: Some(pb::PushNotificationConfig {
+                    url: "http://127.0.0.1:9/".into(),
+                    ..Default::default()
+                }),
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(reason(&st), "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    s.stop().await;
+}
