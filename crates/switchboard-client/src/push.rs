@@ -88,7 +88,9 @@ pub struct VerifiedNotification {
     pub claims: NotificationClaims,
     /// The key that signed it.
     pub kid: String,
-    /// The body, decoded.
+    /// The body, decoded. A config made over A2A 0.3 is notified with the
+    /// 0.3 `Task` JSON (`kind: "task"`); it arrives here converted to
+    /// [`StreamResponse::Task`].
     pub event: StreamResponse,
     /// The `X-A2A-Notification-Token` header, if sent (compare it with the
     /// token you registered).
@@ -138,6 +140,19 @@ pub enum VerifyError {
     /// The JWKS could not be fetched or read.
     #[error("fetching the agent's keys failed: {0}")]
     Jwks(String),
+}
+
+/// A 1.0 `StreamResponse`, or the 0.3 `Task` sent to configs made over 0.3
+/// (recognized by its `kind` discriminator, which 1.0 bodies never have).
+fn decode_body(body: &[u8]) -> Result<StreamResponse, VerifyError> {
+    let bad = |e: serde_json::Error| VerifyError::BadBody(e.to_string());
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(bad)?;
+    if value.get("kind").and_then(|k| k.as_str()) == Some("task") {
+        let task: switchboard_protocol::v03::rpc::Task =
+            serde_json::from_value(value).map_err(bad)?;
+        return Ok(StreamResponse::Task(task.into()));
+    }
+    serde_json::from_value(value).map_err(bad)
 }
 
 enum KeySource {
@@ -327,8 +342,7 @@ impl PushVerifier {
         if URL_SAFE_NO_PAD.encode(Sha256::digest(body)) != claims.body_sha256 {
             return Err(VerifyError::BodyMismatch);
         }
-        let event: StreamResponse =
-            serde_json::from_slice(body).map_err(|e| VerifyError::BadBody(e.to_string()))?;
+        let event = decode_body(body)?;
         // Last: only a notification that passed everything uses up its jti.
         {
             let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());

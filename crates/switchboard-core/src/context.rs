@@ -20,6 +20,10 @@ pub struct CallContext {
     /// The subset the agent declares, i.e. the ones actually applied;
     /// filled in by the engine and echoed back by the binding.
     pub activated_extensions: Vec<String>,
+    /// The A2A version the call was made in (`"1.0"`, or `"0.3"` from the
+    /// 0.3 bindings). Recorded on push configs it creates, since it decides
+    /// the notification payload (see [`crate::push`]).
+    pub protocol_version: String,
 }
 
 impl Default for CallContext {
@@ -29,6 +33,7 @@ impl Default for CallContext {
             principal: ANONYMOUS.to_string(),
             requested_extensions: Vec::new(),
             activated_extensions: Vec::new(),
+            protocol_version: crate::push::PROTOCOL_1_0.to_string(),
         }
     }
 }
@@ -42,6 +47,12 @@ impl CallContext {
     /// Sets the tenant.
     pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = tenant.into();
+        self
+    }
+
+    /// Sets the A2A version the call was made in.
+    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = version.into();
         self
     }
 

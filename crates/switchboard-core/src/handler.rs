@@ -1010,7 +1010,8 @@ impl RequestHandler {
                     scheme: a.scheme.trim().to_string(),
                     credentials: a.credentials,
                 }),
-            protocol_version: crate::push::PROTOCOL_1_0.into(),
+            // The payload shape follows the version the config was made in.
+            protocol_version: call.protocol_version.clone(),
             // The webhook sees extension data only if its creator activated it.
             hidden_metadata_keys: self.filter(call).hidden_keys().to_vec(),
         };

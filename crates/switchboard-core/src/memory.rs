@@ -134,7 +134,7 @@ impl TaskStore for InMemoryStore {
         // Encoded before anything changes, so a failure leaves the store as it was.
         let queued = events
             .iter()
-            .map(|ev| tasks.push.prepare(&key, ev))
+            .map(|ev| tasks.push.prepare(&key, ev, &record.task))
             .collect::<Result<Vec<_>, _>>()?;
         let entry = tasks.by_key.entry(key.clone()).or_insert_with(|| Entry {
             record: record.clone(),
@@ -151,7 +151,7 @@ impl TaskStore for InMemoryStore {
         let mut notify = false;
         for (payload, seq) in queued.into_iter().zip(first_seq..) {
             if let Some(payload) = payload {
-                tasks.push.enqueue(&key, seq, payload);
+                tasks.push.enqueue(seq, payload);
                 notify = true;
             }
         }

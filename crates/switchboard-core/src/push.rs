@@ -23,11 +23,25 @@
 //!    for a retry, or claimed). A dead-lettered item no longer blocks its
 //!    successors: giving up on one event must not silence the webhook.
 //!
-//! Payloads are the 1.0 [`StreamResponse`] JSON of the event, serialized once
-//! at commit time, so every retry sends byte-identical bodies (the signature
-//! covers a hash of them). Each config records the protocol version it was
-//! made with (`"1.0"` today) so a 0.3 binding can later ask for the 0.3 Task
-//! payload without a schema change.
+//! Payloads are serialized once at commit time, so every retry sends
+//! byte-identical bodies (the signature covers a hash of them). What is
+//! stored depends on the protocol version the config was made with
+//! ([`PushConfig::protocol_version`], copied into each item):
+//!
+//! - **`"1.0"`**: the event's 1.0 [`StreamResponse`] JSON, sent as is.
+//! - **`"0.3"`** (configs created over a 0.3 binding): a 0.3 receiver expects
+//!   the whole task *as of that event*, not the event. The worker cannot
+//!   rebuild that later (the task moves on, and loading it at delivery time
+//!   would send a later state, or the same final state for every retry of
+//!   every event), so the store queues the snapshot it commits together with
+//!   the event, wrapped as a 1.0 `StreamResponse` `{"task": …}`
+//!   ([`outbox_payload`]). An event that is itself a task keeps its own JSON.
+//!   The SQL triggers do the same with the `tasks` row written in the same
+//!   transaction. The delivery worker turns that 1.0 task into the 0.3
+//!   JSON-RPC `Task` (`kind: "task"`, kebab-case states) when it sends, with
+//!   the `v03` conversions — deterministic, so retries are byte-identical
+//!   too. A commit of several events (task creation plus its first change)
+//!   has one snapshot, the last: its non-task events all carry that one.
 //!
 //! This module also holds what the handler needs to **validate** configs
 //! ([`PushConfigLimits`], [`validate_config`]) including the SSRF rule for
@@ -49,6 +63,15 @@ use crate::store::StoreError;
 
 /// The protocol version whose payload (a 1.0 `StreamResponse`) a config gets.
 pub const PROTOCOL_1_0: &str = "1.0";
+/// The protocol version of configs made over a 0.3 binding: their payload is
+/// the task snapshot after the event (see the module docs).
+pub const PROTOCOL_0_3: &str = "0.3";
+
+/// `true` when configs of `protocol_version` get the task snapshot rather
+/// than the event (0.3).
+pub fn wants_task_snapshot(protocol_version: &str) -> bool {
+    protocol_version == PROTOCOL_0_3 || protocol_version.starts_with("0.3.")
+}
 
 /// A webhook registered for one task, as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +88,8 @@ pub struct PushConfig {
     pub token: Option<String>,
     /// Sent as `Authorization: <scheme> <credentials>` when set.
     pub authentication: Option<AuthenticationInfo>,
-    /// Which payload shape the receiver expects ([`PROTOCOL_1_0`]).
+    /// Which payload shape the receiver expects ([`PROTOCOL_1_0`] or
+    /// [`PROTOCOL_0_3`]): the version of the call that created the config.
     pub protocol_version: String,
     /// Metadata keys of declared extensions the config's creator did not
     /// activate; removed from every notification for this config (see
@@ -129,7 +153,9 @@ pub struct OutboxItem {
     pub config_id: String,
     /// The event's position in the task's log.
     pub seq: u64,
-    /// The exact body to POST (the event's `StreamResponse` JSON).
+    /// The stored body: the event's `StreamResponse` JSON, or for a 0.3
+    /// config the task snapshot after the event as `{"task": …}` (the
+    /// worker converts it to 0.3; see the module docs).
     pub payload: String,
     /// The config's protocol version when the item was queued.
     pub protocol_version: String,
@@ -283,6 +309,22 @@ pub const JWKS_PATH: &str = "/.well-known/jwks.json";
 pub fn payload_json(event: &StreamResponse) -> Result<String, StoreError> {
     serde_json::to_string(event)
         .map_err(|e| StoreError::Backend(format!("encoding a push payload: {e}")))
+}
+
+/// The payload of an outbox item for `event` and a config of
+/// `protocol_version`, where `task` is the snapshot committed with the event:
+/// the event itself for 1.0 configs and for events that are a task, the
+/// snapshot as a `{"task": …}` `StreamResponse` for 0.3 configs.
+pub fn outbox_payload(
+    protocol_version: &str,
+    event: &StreamResponse,
+    task: &switchboard_protocol::Task,
+) -> Result<String, StoreError> {
+    if wants_task_snapshot(protocol_version) && !matches!(event, StreamResponse::Task(_)) {
+        payload_json(&StreamResponse::Task(task.clone()))
+    } else {
+        payload_json(event)
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@
 //! X-A2A-Notification-Token: <token>              (when the config has a token)
 //! X-A2A-Notification-Signature: <ES256 JWT>      (always)
 //!
-//! <the event's StreamResponse JSON, byte-identical on every retry>
+//! <the event's StreamResponse JSON, byte-identical on every retry;
+//!  for a config made over A2A 0.3: the 0.3 Task JSON of the task after the event>
 //! ```
 //!
 //! The signature JWT's header carries `alg: ES256` and the `kid` of the
@@ -280,19 +281,33 @@ fn classify(err: hyper_util::client::legacy::Error) -> DeliveryError {
 }
 
 /// The body for one config: the stored event, minus the metadata of
-/// extensions the config's creator did not activate. Without hidden keys
-/// the stored bytes go out unchanged (no re-encoding).
+/// extensions the config's creator did not activate, and for a 0.3 config
+/// the stored task snapshot in its 0.3 JSON-RPC form (`kind: "task"`,
+/// kebab-case states; see `switchboard_core::push`). A 1.0 item without
+/// hidden keys goes out byte for byte as stored (no re-encoding); the other
+/// cases are deterministic re-encodings, so retries are byte-identical too.
 fn visible_payload(item: &OutboxItem) -> String {
-    if item.hidden_metadata_keys.is_empty() {
+    let v03 = switchboard_core::push::wants_task_snapshot(&item.protocol_version);
+    if item.hidden_metadata_keys.is_empty() && !v03 {
         return item.payload.clone();
     }
     match serde_json::from_str::<switchboard_protocol::StreamResponse>(&item.payload) {
         Ok(mut event) => {
-            switchboard_core::visibility::ExtensionFilter::hiding(
-                item.hidden_metadata_keys.clone(),
-            )
-            .event(&mut event);
-            serde_json::to_string(&event).unwrap_or_else(|_| item.payload.clone())
+            if !item.hidden_metadata_keys.is_empty() {
+                switchboard_core::visibility::ExtensionFilter::hiding(
+                    item.hidden_metadata_keys.clone(),
+                )
+                .event(&mut event);
+            }
+            let encoded = match event {
+                switchboard_protocol::StreamResponse::Task(task) if v03 => {
+                    serde_json::to_string(&switchboard_protocol::v03::rpc::Event::task(task))
+                }
+                // Our stores queue a task for every 0.3 item; anything else
+                // (a row from before 0.3 payloads existed) goes out as 1.0.
+                other => serde_json::to_string(&other),
+            };
+            encoded.unwrap_or_else(|_| item.payload.clone())
         }
         // Not a 1.0 event (never written by our stores): send it as stored.
         Err(_) => item.payload.clone(),

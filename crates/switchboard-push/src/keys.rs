@@ -54,6 +54,9 @@ pub enum KeyError {
     /// A shared key set document (e.g. from the database) is not valid.
     #[error("shared push signing key set is not valid: {0}")]
     InvalidDocument(String),
+    /// No published key has this `kid`.
+    #[error("no published push signing key has kid {0:?}")]
+    UnknownKid(String),
     /// The current key cannot be retired (rotate first).
     #[error("key {0} is the current signing key; rotate() before retiring it")]
     RetireCurrent(String),
@@ -219,6 +222,38 @@ impl KeySet {
         let mut keys = self.write();
         *keys = fresh;
         self.save(&keys)
+    }
+
+    /// The file this set is saved to, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Re-reads the key file (another process, e.g. `switchboard push
+    /// rotate-key`, changed it) and swaps its keys in if they differ from
+    /// the ones held; returns whether they did. Nothing is written back.
+    /// `Ok(false)` for a set without a file.
+    pub fn reload(&self) -> Result<bool, KeyError> {
+        let Some(path) = &self.path else {
+            return Ok(false);
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| KeyError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let fresh = parse_file(path, &text)?;
+        let kids = |k: &Keys| {
+            std::iter::once(k.current.kid.clone())
+                .chain(k.published.iter().map(|p| p.kid.clone()))
+                .collect::<Vec<_>>()
+        };
+        let mut keys = self.write();
+        if kids(&keys) == kids(&fresh) {
+            return Ok(false);
+        }
+        *keys = fresh;
+        tracing::info!(kid = %keys.current.kid, path = %path.display(), "reloaded the push signing keys from their file");
+        Ok(true)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Keys> {

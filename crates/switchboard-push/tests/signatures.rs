@@ -293,3 +293,36 @@ async fn rotation_keeps_old_notifications_verifiable_until_retired() {
         "retiring is persisted"
     );
 }
+
+/// Another process changing the key file (`switchboard push rotate-key` /
+/// `retire-key`) reaches a running set through `reload`, which never
+/// writes the file back; a broken file is an error and keeps the keys.
+#[test]
+fn reload_picks_up_changes_made_by_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.json");
+    let running = KeySet::load_or_create(&path).unwrap();
+    let old = running.current_kid();
+    assert!(!running.reload().unwrap(), "nothing changed");
+
+    let other = KeySet::load_or_create(&path).unwrap();
+    let new = other.rotate().unwrap();
+    assert!(running.reload().unwrap());
+    assert_eq!(running.published_kids(), [new.clone(), old.clone()]);
+    assert!(!running.reload().unwrap(), "the same keys again: no change");
+
+    assert!(other.retire(&old).unwrap());
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(running.reload().unwrap());
+    assert_eq!(running.published_kids(), std::slice::from_ref(&new));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        written,
+        "reload does not rewrite the file"
+    );
+
+    std::fs::write(&path, "not a key file").unwrap();
+    assert!(running.reload().is_err());
+    assert_eq!(running.current_kid(), new, "a broken file keeps the keys");
+    assert!(!KeySet::generate().unwrap().reload().unwrap(), "no file");
+}

@@ -15,11 +15,11 @@
 //! `pushNotificationConfigId` returns the task's first config, as 0.3
 //! servers did when a task had one config.
 //!
-//! Not yet done: push configs created over 0.3 (here or in `rest_v03`) are
-//! stored like 1.0 ones, so their deliveries carry a 1.0 `StreamResponse`.
-//! A 0.3 receiver expects the bare 0.3 `Task`; that needs a version flag on
-//! the stored config (all three push stores) and the worker to send the
-//! task snapshot in 0.3 JSON-RPC form for such configs.
+//! The call runs with `CallContext::protocol_version` = "0.3", so push
+//! configs created here (`tasks/pushNotificationConfig/set`, or inline in
+//! `message/send`/`message/stream`) are stored as 0.3 configs and notified
+//! with the 0.3 `Task` (see `switchboard_core::push`). Configs read back the
+//! same over either version.
 
 use serde_json::Value;
 use switchboard_core::CallContext;
@@ -46,6 +46,7 @@ pub(crate) async fn dispatch(
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let id = &rpc.id;
+    let call = call.with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
     match rpc.method.as_str() {
         methods::SEND => {
             let p: rpc::MessageSendParams = rpc.params()?;

@@ -21,6 +21,9 @@
 //! Errors keep the Google error JSON with the status from the error table:
 //! a2a-python 0.3 answered `{"message": ..}` with a status code, and its
 //! client reads only the status, which is the same.
+//!
+//! Push configs created here are 0.3 configs: their notifications carry the
+//! 0.3 `Task` (see `switchboard_core::push`).
 
 use serde_json::{Map, Value};
 use switchboard_core::CallContext;
@@ -48,6 +51,10 @@ pub(crate) async fn dispatch(
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let tenant = tenant_field(input.tenant);
+    // Push configs made here get 0.3 payloads (see `switchboard_core::push`).
+    let call = &call
+        .clone()
+        .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
     match op {
         Op::SendMessage => {
             let req = send_request(input)?;

@@ -5,6 +5,7 @@
 
 pub mod client_cmd;
 pub mod demo;
+pub mod key_watch;
 pub mod push_cmd;
 pub mod serve;
 pub mod shared_keys;

@@ -25,7 +25,7 @@ struct Cli {
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
     Serve(serve::ServeArgs),
-    /// Inspect push notification delivery in a store: list and requeue dead letters.
+    /// Push notification delivery: list and requeue dead letters, rotate and retire signing keys.
     #[command(subcommand)]
     Push(push_cmd::PushCommand),
     #[command(flatten)]

@@ -13,13 +13,30 @@
 //!   then delivers them. A dead letter whose push config was deleted cannot
 //!   be delivered and is left alone.
 //!
+//! Signing keys (every notification carries an ES256 JWT whose `kid` is in
+//! the server's `/.well-known/jwks.json`) are rotated in two steps:
+//!
+//! - `switchboard push rotate-key` makes a fresh key current; the old one
+//!   stays published, so notifications signed with it (or still being
+//!   retried) keep verifying;
+//! - `switchboard push retire-key KID`, once those are past their token
+//!   lifetime (5 minutes by default), removes the old key from the JWKS.
+//!
+//! Both act on the key set `serve` signs with: the key file (`--push-key-file
+//! PATH`, or `--store sqlite://DB` for the file beside the database), or the
+//! set the PostgreSQL replicas share (`--postgres-url URL`, or `--store
+//! postgres://…`). A running server picks the change up without a restart:
+//! from the file within a second ([`crate::key_watch`]), from PostgreSQL
+//! within [`crate::shared_keys::REFRESH_INTERVAL`].
+//!
 //! The store URL is the one `serve` uses (`memory`, `sqlite://PATH`,
 //! `postgres://…`). A SQLite file must already exist (a typo should not
 //! create an empty database); `memory` is a fresh, empty store, accepted so
 //! scripts can treat every store alike.
 //!
 //! Exit codes: 0 success; 1 some requested dead letter could not be
-//! requeued; 2 usage or store error.
+//! requeued, or the key cannot be retired (it is the current one, or no
+//! published key has that `kid`); 2 usage or store error.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -39,6 +56,21 @@ pub struct StoreArgs {
     /// The tenant whose dead letters to use (default: the default tenant).
     #[arg(long, default_value = "")]
     pub tenant: String,
+}
+
+/// Which signing key set to change.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeyArgs {
+    /// The server's store: `sqlite://PATH` means the key file beside the
+    /// database, `postgres://…` the replicas' shared set.
+    #[arg(long, env = "SWITCHBOARD_STORE")]
+    pub store: Option<String>,
+    /// The key file `serve` was started with (`--push-key-file`).
+    #[arg(long, value_name = "PATH", conflicts_with = "postgres_url")]
+    pub push_key_file: Option<std::path::PathBuf>,
+    /// The PostgreSQL database whose shared key set to change.
+    #[arg(long, value_name = "URL")]
+    pub postgres_url: Option<String>,
 }
 
 /// `switchboard push` subcommands.
@@ -73,6 +105,20 @@ pub enum PushCommand {
         /// With --all: only this task's dead letters.
         #[arg(long, requires = "all")]
         task: Option<String>,
+    },
+    /// Sign with a fresh key from now on; the old key stays in the JWKS.
+    RotateKey {
+        /// The key set.
+        #[command(flatten)]
+        keys: KeyArgs,
+    },
+    /// Remove a rotated-out key from the JWKS (not the current one).
+    RetireKey {
+        /// The key's id, as in the JWKS.
+        kid: String,
+        /// The key set.
+        #[command(flatten)]
+        keys: KeyArgs,
     },
 }
 
@@ -186,7 +232,108 @@ async fn run_inner(
             }
             Ok(if failed > 0 { 1 } else { 0 })
         }
+        PushCommand::RotateKey { keys } => {
+            let (kid, old) = match key_set(&keys)? {
+                KeySetAt::File(path) => {
+                    let set = load_key_file(&path)?;
+                    let old = set.current_kid();
+                    (set.rotate()?, old)
+                }
+                KeySetAt::Postgres(url) => {
+                    let store = open_pg(&url).await?;
+                    let (set, _) = crate::shared_keys::load(&store).await?;
+                    let old = set.current_kid();
+                    (crate::shared_keys::rotate(&store, &set).await?, old)
+                }
+            };
+            writeln!(out, "{kid}")?;
+            writeln!(
+                err,
+                "signing with {kid} now; {old} stays published: retire it with `switchboard push retire-key {old}` once notifications signed with it have expired"
+            )?;
+            Ok(0)
+        }
+        PushCommand::RetireKey { kid, keys } => {
+            let retired = match key_set(&keys)? {
+                KeySetAt::File(path) => load_key_file(&path)?.retire(&kid),
+                KeySetAt::Postgres(url) => {
+                    let store = open_pg(&url).await?;
+                    match crate::shared_keys::retire(&store, &kid).await {
+                        Ok(done) => Ok(done),
+                        Err(e) => match e.downcast::<switchboard_push::KeyError>() {
+                            Ok(key_error) => Err(key_error),
+                            Err(other) => return Err(other),
+                        },
+                    }
+                }
+            };
+            match retired {
+                Ok(true) => {
+                    writeln!(out, "retired {kid}")?;
+                    Ok(0)
+                }
+                Ok(false) => {
+                    let e = switchboard_push::KeyError::UnknownKid(kid);
+                    writeln!(err, "switchboard push: {e}")?;
+                    Ok(1)
+                }
+                Err(e @ switchboard_push::KeyError::RetireCurrent(_)) => {
+                    writeln!(err, "switchboard push: {e} (`switchboard push rotate-key`)")?;
+                    Ok(1)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
     }
+}
+
+/// Where a signing key set lives.
+enum KeySetAt {
+    File(std::path::PathBuf),
+    Postgres(String),
+}
+
+/// The key set the flags name, resolved like `serve` does.
+fn key_set(args: &KeyArgs) -> anyhow::Result<KeySetAt> {
+    if let Some(path) = &args.push_key_file {
+        return Ok(KeySetAt::File(path.clone()));
+    }
+    if let Some(url) = &args.postgres_url {
+        return Ok(KeySetAt::Postgres(url.clone()));
+    }
+    let Some(store) = &args.store else {
+        bail!("which key set? give --push-key-file PATH, --store URL or --postgres-url URL");
+    };
+    if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+        return Ok(KeySetAt::Postgres(store.clone()));
+    }
+    let cfg = Config {
+        store: store.clone(),
+        ..Config::default()
+    };
+    match crate::serve::push_key_path(&cfg) {
+        Some(path) => Ok(KeySetAt::File(path)),
+        None => bail!(
+            "store {store:?} keeps its push signing keys in the server's memory only; nothing to change (give --push-key-file if serve used one)"
+        ),
+    }
+}
+
+/// A key file that must exist: a typo must not create a new key set.
+fn load_key_file(path: &std::path::Path) -> anyhow::Result<switchboard_push::KeySet> {
+    if !path.exists() {
+        bail!(
+            "no push signing key file at {} (serve creates it at its first start)",
+            path.display()
+        );
+    }
+    Ok(switchboard_push::KeySet::load_or_create(path)?)
+}
+
+async fn open_pg(url: &str) -> anyhow::Result<switchboard_store_postgres::PgStore> {
+    switchboard_store_postgres::PgStore::open(url)
+        .await
+        .with_context(|| "opening the PostgreSQL store".to_string())
 }
 
 /// Opens the push side of the store `url` names.

@@ -327,8 +327,8 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
 
 /// The push signing keys: the configured key file; else, on PostgreSQL, the
 /// set the replicas share in the database (kept current by a refresh task
-/// until `shutdown`); else a file beside the SQLite database; else (memory)
-/// keys in memory.
+/// until `shutdown`); else a file beside the SQLite database (re-read when
+/// it changes, see [`crate::key_watch`]); else (memory) keys in memory.
 pub async fn load_push_keys(
     cfg: &Config,
     postgres: Option<&switchboard_store_postgres::PgStore>,
@@ -347,11 +347,18 @@ pub async fn load_push_keys(
         );
         return Ok(keys);
     }
-    Ok(Arc::new(match push_key_path(cfg) {
+    let keys = Arc::new(match push_key_path(cfg) {
         Some(path) => switchboard_push::KeySet::load_or_create(&path)
             .with_context(|| format!("loading the push signing keys {}", path.display()))?,
         None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
-    }))
+    });
+    // `push rotate-key`/`retire-key` change the file; pick that up live.
+    crate::key_watch::spawn_file_reload(
+        keys.clone(),
+        crate::key_watch::KEY_FILE_POLL,
+        shutdown.clone(),
+    );
+    Ok(keys)
 }
 
 /// Where the push signing keys live: the configured file, or beside the

@@ -13,7 +13,9 @@
 //!   and swaps in the new set when it changed, so a rotation on one replica
 //!   reaches every JWKS and every signer within one poll interval. The old
 //!   key stays published (that is what rotation means), so notifications
-//!   signed just before keep verifying everywhere.
+//!   signed just before keep verifying everywhere; [`retire`] removes an
+//!   old key the same way. An operator runs both with `switchboard push
+//!   rotate-key` / `retire-key --postgres-url …`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +87,33 @@ pub async fn rotate(store: &PgStore, keys: &KeySet) -> anyhow::Result<String> {
         // Another replica changed the set meanwhile: rotate its version.
     }
     anyhow::bail!("the shared push signing keys kept changing; rotation not applied")
+}
+
+/// Removes `kid` from the stored set (it must be published and not the
+/// current key), with the same compare-and-set as [`rotate`]; every replica
+/// drops it from its JWKS at its next [`refresh`]. `Ok(false)`: no published
+/// key has this `kid`.
+pub async fn retire(store: &PgStore, kid: &str) -> anyhow::Result<bool> {
+    for _ in 0..10 {
+        let Some(stored) = store.push_keys().await? else {
+            anyhow::bail!(
+                "this database holds no shared push signing keys yet (start `serve` on it first)"
+            );
+        };
+        let next = KeySet::from_document(&stored.document)?;
+        if !next.retire(kid)? {
+            return Ok(false);
+        }
+        let document = next.to_document()?;
+        if store
+            .push_keys_replace(stored.version, &document)
+            .await?
+            .is_some()
+        {
+            return Ok(true);
+        }
+    }
+    anyhow::bail!("the shared push signing keys kept changing; the key was not retired")
 }
 
 /// Polls for rotations every `every` until `shutdown`.

@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use switchboard_protocol::StreamResponse;
+use switchboard_protocol::{StreamResponse, Task};
 
 use super::InMemoryStore;
 use crate::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue, payload_json,
+    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue, outbox_payload,
 };
 use crate::store::StoreError;
 
@@ -54,33 +54,50 @@ struct Row {
     created_at: DateTime<Utc>,
 }
 
+/// The payloads of one event, one per config of its task (in config
+/// order), encoded once per protocol version.
+pub(super) struct Prepared(Vec<(Arc<PushConfig>, Arc<str>)>);
+
 impl PushState {
-    /// The payload to queue for `event` if the task has configs.
+    /// The payloads to queue for `event` (committed with snapshot `task`),
+    /// or `None` if the task has no configs.
     pub(super) fn prepare(
         &self,
         key: &TaskKey,
         event: &StreamResponse,
-    ) -> Result<Option<Arc<str>>, StoreError> {
-        match self.configs.get(key) {
-            Some(list) if !list.is_empty() => Ok(Some(payload_json(event)?.into())),
-            _ => Ok(None),
+        task: &Task,
+    ) -> Result<Option<Prepared>, StoreError> {
+        let Some(list) = self.configs.get(key).filter(|l| !l.is_empty()) else {
+            return Ok(None);
+        };
+        let mut by_version: Vec<(&str, Arc<str>)> = Vec::new();
+        let mut out = Vec::with_capacity(list.len());
+        for (_, config) in list {
+            let version = config.protocol_version.as_str();
+            let payload = match by_version.iter().find(|(v, _)| *v == version) {
+                Some((_, p)) => p.clone(),
+                None => {
+                    let p: Arc<str> = outbox_payload(version, event, task)?.into();
+                    by_version.push((version, p.clone()));
+                    p
+                }
+            };
+            out.push((config.clone(), payload));
         }
+        Ok(Some(Prepared(out)))
     }
 
-    /// Queues one item per config of the task for event `seq`.
-    pub(super) fn enqueue(&mut self, key: &TaskKey, seq: u64, payload: Arc<str>) {
-        let Some(list) = self.configs.get(key) else {
-            return;
-        };
+    /// Queues the prepared items of event `seq`.
+    pub(super) fn enqueue(&mut self, seq: u64, prepared: Prepared) {
         let now = Utc::now();
-        for (_, config) in list {
+        for (config, payload) in prepared.0 {
             self.next_id += 1;
             self.outbox.insert(
                 self.next_id,
                 Row {
-                    config: config.clone(),
+                    config,
                     seq,
-                    payload: payload.clone(),
+                    payload,
                     attempts: 0,
                     next_attempt: now,
                     lease_until: None,
@@ -115,7 +132,8 @@ impl PushState {
             config_id: config.id.clone(),
             seq: row.seq,
             payload: row.payload.to_string(),
-            protocol_version: config.protocol_version.clone(),
+            // The version the payload was made for, as the SQL stores copy it.
+            protocol_version: row.config.protocol_version.clone(),
             hidden_metadata_keys: config.hidden_metadata_keys.clone(),
             url: config.url.clone(),
             token: config.token.clone(),

@@ -99,6 +99,7 @@ pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
     config_crud(store).await;
     commits_queue_one_item_per_config(store, store).await;
     multi_event_commits_queue_every_event(store, store).await;
+    v03_configs_queue_the_task_snapshot(store, store).await;
     order_per_config_survives_retries(store, store).await;
     leases_expire(store, store).await;
     delete_stops_delivery_and_keeps_dead_letters(store, store).await;
@@ -260,6 +261,67 @@ pub async fn multi_event_commits_queue_every_event(tasks: &dyn TaskStore, push: 
             serde_json::to_value(&event).unwrap()
         );
         push.ack(items[0].id).await.unwrap();
+    }
+    assert!(claim_for(push, t).await.is_empty());
+}
+
+/// A config made over 0.3 is queued the task as of each event (the snapshot
+/// committed with it, as `{"task": ..}`), a 1.0 config of the same task the
+/// event; both items carry their config's version. A task event is its own
+/// snapshot; a creation commit of two events queues the final snapshot for
+/// the second.
+pub async fn v03_configs_queue_the_task_snapshot(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "v03-snapshot-task";
+    let v03 = PushConfig {
+        protocol_version: PROTOCOL_0_3.into(),
+        hidden_metadata_keys: Vec::new(),
+        ..config("", t, "old")
+    };
+    push.put_config(&v03, 10).await.unwrap();
+    push.put_config(&config("", t, "new"), 10).await.unwrap();
+    assert_eq!(
+        push.get_config("", t, "old").await.unwrap().unwrap(),
+        v03,
+        "the version is stored with the config"
+    );
+    let mut w = Writer::new("", t);
+    w.record.last_seq = 2;
+    let created = StreamResponse::Task(w.record.task.clone());
+    w.record.task.status = TaskStatus::new(TaskState::Working);
+    let working = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: t.into(),
+        context_id: w.record.task.context_id.clone(),
+        status: w.record.task.status.clone(),
+        metadata: None,
+    });
+    tasks
+        .commit_events(&w.record, &[created.clone(), working.clone()])
+        .await
+        .unwrap();
+    let after_2 = StreamResponse::Task(w.record.task.clone());
+    let e3 = w.step(tasks, TaskState::Completed).await;
+    let after_3 = StreamResponse::Task(w.record.task.clone());
+    let json = |e: &StreamResponse| serde_json::to_value(e).unwrap();
+    let expect = [
+        (1, json(&created), json(&created)),
+        (2, json(&after_2), json(&working)),
+        (3, json(&after_3), json(&e3)),
+    ];
+    for (seq, snapshot, event) in expect {
+        let items = claim_for(push, t).await;
+        assert_eq!(items.len(), 2, "both configs' heads: {items:?}");
+        for item in items {
+            assert_eq!(item.seq, seq);
+            let body: serde_json::Value = serde_json::from_str(&item.payload).unwrap();
+            let (version, want) = if item.config_id == "old" {
+                (PROTOCOL_0_3, &snapshot)
+            } else {
+                (PROTOCOL_1_0, &event)
+            };
+            assert_eq!(item.protocol_version, version, "item {seq}");
+            assert_eq!(&body, want, "config {} item {seq}", item.config_id);
+            push.ack(item.id).await.unwrap();
+        }
     }
     assert!(claim_for(push, t).await.is_empty());
 }
