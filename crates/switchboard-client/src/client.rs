@@ -29,7 +29,7 @@ use serde_json::value::RawValue;
 use switchboard_protocol::card::{BINDING_GRPC, BINDING_JSONRPC};
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
-    AGENT_CARD_PATH, AgentCard, AgentInterface, CancelTaskRequest, EXTENSIONS_HEADER,
+    A2AError, AGENT_CARD_PATH, AgentCard, AgentInterface, CancelTaskRequest, EXTENSIONS_HEADER,
     GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
@@ -589,7 +589,26 @@ impl A2AClient {
 
     /// `GetExtendedAgentCard`: the card as the agent shows it to this
     /// (authenticated) caller. The card held by the client is not replaced.
+    ///
+    /// A2A 0.3 gRPC has no "not configured" answer: its `GetAgentCard` is
+    /// also how a 0.3 client reads the public card. So over that combination,
+    /// an agent whose card does not declare an extended card gets the
+    /// spec's `UnsupportedOperation` from the client, as on the other
+    /// bindings, instead of its public card.
     pub async fn get_extended_agent_card(&self) -> Result<AgentCard, ClientError> {
+        let i = &self.inner.interface;
+        if i.protocol_binding == BINDING_GRPC
+            && i.protocol_version.starts_with("0.")
+            && self
+                .inner
+                .card
+                .as_ref()
+                .is_some_and(|c| c.capabilities.extended_agent_card != Some(true))
+        {
+            return Err(ClientError::Protocol(A2AError::UnsupportedOperation(
+                "the agent card declares no extended card".into(),
+            )));
+        }
         let mut req = GetExtendedAgentCardRequest::default();
         self.fill_tenant(&mut req.tenant);
         self.call(methods::GET_EXTENDED_AGENT_CARD, &req).await

@@ -87,8 +87,11 @@ impl GrpcV03 {
             }
             Err(e) => return Err(self.status(&e)),
         }
-        let mut call =
-            CallContext::anonymous().with_extensions_header(&requested_extensions(&headers));
+        // A 0.3 call: push configs it creates are notified with the 0.3
+        // `Task`, as on the 0.3 JSON-RPC and REST edges.
+        let mut call = CallContext::anonymous()
+            .with_extensions_header(&requested_extensions(&headers))
+            .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
         self.handler
             .activate_extensions(&mut call)
             .map_err(|e| self.status(&e))?;

@@ -86,7 +86,7 @@ combination!(rest_1_0, "HTTP+JSON", "1.0");
 combination!(grpc_1_0, "GRPC", "1.0");
 combination!(jsonrpc_0_3, "JSONRPC", "0.3");
 combination!(rest_0_3, "HTTP+JSON", "0.3");
-// sixth: GRPC 0.3 (branch grpc03)
+combination!(grpc_0_3, "GRPC", "0.3");
 
 /// Upper bound of any single step: a hang is a failure, not a stuck run.
 const STEP: Duration = Duration::from_secs(20);
@@ -798,9 +798,28 @@ async fn raw_invalid_params(combo: Combo, base: &str, task_id: &str) {
             let st = raw.get_task(req).await.unwrap_err();
             assert_eq!(st.code(), tonic::Code::InvalidArgument, "{combo}: {st:?}");
         }
-        // The gRPC 0.3 service (package a2a.v1) has its own messages; its
-        // wire form is checked where that binding is built (branch grpc03),
-        // the typed InvalidParams above covers it here.
-        _ => {}
+        ("GRPC", _) => {
+            // The 0.3 service (package a2a.v1): no `a2a-version` = 0.3; a
+            // negative history length and a malformed resource name.
+            use switchboard_proto::v03 as pb03;
+            let mut raw = pb03::a2a_service_client::A2aServiceClient::connect(base.to_string())
+                .await
+                .unwrap();
+            for (name, history_length) in [(format!("tasks/{task_id}"), -1), ("tasks".into(), 0)] {
+                let st = raw
+                    .get_task(pb03::GetTaskRequest {
+                        name: name.clone(),
+                        history_length,
+                    })
+                    .await
+                    .unwrap_err();
+                assert_eq!(
+                    st.code(),
+                    tonic::Code::InvalidArgument,
+                    "{combo} {name}: {st:?}"
+                );
+            }
+        }
+        _ => unreachable!("{combo}: not one of the six combinations"),
     }
 }

@@ -1,7 +1,8 @@
 //! Push notifications for configs made over A2A 0.3, end to end over real
 //! loopback HTTP, on each store (memory, SQLite, PostgreSQL): one task gets
 //! a config inline in a 0.3 `message/send`, one from 0.3
-//! `tasks/pushNotificationConfig/set`, one from the 0.3 REST route and one
+//! `tasks/pushNotificationConfig/set`, one from the 0.3 REST route, one from
+//! 0.3 gRPC `CreateTaskPushNotificationConfig` and one
 //! from 1.0 `CreateTaskPushNotificationConfig`. The 0.3 receivers get, for
 //! each event and in order, the 0.3 `Task` as of that event (`kind: "task"`,
 //! kebab-case states), signed like 1.0 notifications; the 1.0 receiver keeps
@@ -21,6 +22,8 @@ use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::push::PushVerifier;
 use switchboard_core::push::PushStore;
 use switchboard_core::{PushConfigLimits, RequestHandler, TaskStore};
+use switchboard_proto::v03 as pb;
+use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
 use switchboard_push::{KeySet, PushOptions, PushWorker, RetryPolicy};
 use tokio_util::sync::CancellationToken;
 use util::TestServer;
@@ -139,7 +142,8 @@ async fn by_seq(verifier: &PushVerifier, got: &[Received]) -> BTreeMap<u64, Valu
 async fn v03_configs_receive_v03_tasks<S: TaskStore + PushStore>(store: Arc<S>) {
     let p = push_server(store).await;
     let s = &p.server;
-    let (inline, rpc, rest, v10) = (
+    let (inline, rpc, rest, grpc, v10) = (
+        Receiver::start().await,
         Receiver::start().await,
         Receiver::start().await,
         Receiver::start().await,
@@ -182,6 +186,22 @@ async fn v03_configs_receive_v03_tasks<S: TaskStore + PushStore>(store: Arc<S>) 
     let status = resp.status();
     let body = resp.text().await.unwrap();
     assert_eq!(status, 200, "{body}");
+    // And one over 0.3 gRPC (`a2a.v1.A2AService`).
+    let mut g = A2aServiceClient::connect(s.base.clone()).await.unwrap();
+    g.create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {
+        parent: format!("tasks/{task_id}"),
+        config_id: "grpc03".into(),
+        config: Some(pb::TaskPushNotificationConfig {
+            name: String::new(),
+            push_notification_config: Some(pb::PushNotificationConfig {
+                id: "grpc03".into(),
+                url: grpc.url(),
+                ..Default::default()
+            }),
+        }),
+    })
+    .await
+    .unwrap();
     let created10 = s
         .rpc(
             "CreateTaskPushNotificationConfig",
@@ -211,7 +231,7 @@ async fn v03_configs_receive_v03_tasks<S: TaskStore + PushStore>(store: Arc<S>) 
         json!({"id": task_id}),
     )
     .await;
-    assert_eq!(listed.as_array().unwrap().len(), 4, "{listed}");
+    assert_eq!(listed.as_array().unwrap().len(), 5, "{listed}");
 
     // Answer over 1.0: the task runs to completion.
     let answer = s
@@ -246,7 +266,12 @@ async fn v03_configs_receive_v03_tasks<S: TaskStore + PushStore>(store: Arc<S>) 
         );
     }
 
-    for (name, rx) in [("inline", &inline), ("rpc", &rpc), ("rest", &rest)] {
+    for (name, rx) in [
+        ("inline", &inline),
+        ("rpc", &rpc),
+        ("rest", &rest),
+        ("grpc", &grpc),
+    ] {
         let got = rx.wait_until(20, name, done03).await;
         let tasks = by_seq(&verifier(rx), &got).await;
         let mut history = 0;
