@@ -85,8 +85,8 @@ pub(crate) enum Outcome {
     Error(A2AError),
 }
 
-/// The outcome of the change that created a task (`None`: there was none).
-type FirstChange = Option<Result<BusEvent, EmitError>>;
+/// The outcome of the changes that created a task (`None`: there were none).
+type FirstChange = Option<Result<(), EmitError>>;
 
 enum EmitState {
     /// Nothing emitted yet (new task): the first emission decides.
@@ -261,7 +261,7 @@ impl TaskEvents {
     /// Creates the task now (in `SUBMITTED`) if it does not exist yet.
     pub async fn submit(&self) -> Result<(), EmitError> {
         let mut st = self.inner.state.lock().await;
-        self.ensure_task(&mut st, None).await.map(|_| ())
+        self.ensure_task(&mut st, Vec::new()).await.map(|_| ())
     }
 
     /// Sets a status. `TASK_STATE_SUBMITTED` is set by the engine when the
@@ -396,27 +396,61 @@ impl TaskEvents {
         }
     }
 
+    /// Starts a batch: changes that are committed together, in one durable
+    /// write, when [`EventBatch::commit`] is awaited. Each change is still
+    /// its own event with its own sequence number, and subscribers see them
+    /// in order; but either all of them happen or (if one is refused) none
+    /// does, and no client can observe the task between them.
+    ///
+    /// An agent that has its whole answer at once should send it as one
+    /// batch: `events.batch().artifact(a).complete().commit().await`. On a
+    /// durable store that is one commit instead of two, which matters under
+    /// load, and a client never sees the artifact of a task that then fails
+    /// to complete.
+    pub fn batch(&self) -> EventBatch {
+        EventBatch {
+            events: self.clone(),
+            changes: Vec::new(),
+        }
+    }
+
     async fn apply(&self, change: Change) -> Result<(), EmitError> {
         let mut st = self.inner.state.lock().await;
         if matches!(*st, EmitState::Pending { .. }) {
             // The first emission creates the task, in the same commit.
-            let (_, first) = self.ensure_task(&mut st, Some(change)).await?;
-            return first.map_or(Ok(()), |r| r.map(|_| ()));
+            let (_, first) = self.ensure_task(&mut st, vec![change]).await?;
+            return first.unwrap_or(Ok(()));
         }
-        let (rt, _) = self.ensure_task(&mut st, None).await?;
+        let (rt, _) = self.ensure_task(&mut st, Vec::new()).await?;
         // The runtime serializes changes itself; release our lock first so
         // a slow store does not hold up unrelated bookkeeping.
         drop(st);
         rt.apply(change).await.map(|_| ())
     }
 
+    async fn apply_all(&self, changes: Vec<Change>) -> Result<(), EmitError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.inner.state.lock().await;
+        if matches!(*st, EmitState::Pending { .. }) {
+            // The first batch creates the task, in the same commit.
+            let (_, first) = self.ensure_task(&mut st, changes).await?;
+            return first.unwrap_or(Ok(()));
+        }
+        let (rt, _) = self.ensure_task(&mut st, Vec::new()).await?;
+        drop(st);
+        rt.apply_all(changes).await
+    }
+
     /// The task's runtime, creating the task if nothing was emitted yet —
-    /// with `first` as its first change in the same commit, whose outcome
-    /// is returned beside it (`None` when the task already existed).
+    /// with `first` as its first changes in the same commit, whose outcome
+    /// is returned beside it (`None` when the task already existed or
+    /// `first` is empty).
     async fn ensure_task(
         &self,
         st: &mut EmitState,
-        first: Option<Change>,
+        first: Vec<Change>,
     ) -> Result<(Arc<TaskRuntime>, FirstChange), EmitError> {
         match st {
             EmitState::Task(rt) => Ok((rt.clone(), None)),
@@ -510,8 +544,11 @@ impl TaskEvents {
         };
         // A run that emitted nothing gets its task created and settled in
         // one commit.
-        let first = matches!(*st, EmitState::Pending { .. }).then(|| settle(&result));
-        let settled_on_creation = first.is_some();
+        let first: Vec<Change> = matches!(*st, EmitState::Pending { .. })
+            .then(|| settle(&result))
+            .into_iter()
+            .collect();
+        let settled_on_creation = !first.is_empty();
         let rt = match self.ensure_task(&mut st, first).await {
             Ok((rt, Some(Err(e)))) => {
                 tracing::error!(task_id = %self.inner.task_id, error = %e, "could not settle the task after its run");
@@ -543,6 +580,100 @@ impl TaskEvents {
             }
         }
         rt.end_run();
+    }
+}
+
+/// Changes committed together; made by [`TaskEvents::batch`]. The
+/// builder methods mirror [`TaskEvents`]'; nothing happens until
+/// [`commit`](Self::commit) is awaited.
+#[derive(Debug)]
+#[must_use = "a batch does nothing until `commit().await`"]
+pub struct EventBatch {
+    events: TaskEvents,
+    changes: Vec<Change>,
+}
+
+impl EventBatch {
+    /// Adds a status; see [`TaskEvents::status`].
+    pub fn status(mut self, status: TaskStatus, metadata: Option<Metadata>) -> Self {
+        self.changes.push(Change::Status {
+            status,
+            metadata,
+            transient: false,
+        });
+        self
+    }
+
+    /// Adds `state` with an optional agent text message.
+    pub fn set_state(self, state: TaskState, text: Option<String>) -> Self {
+        self.status(
+            TaskStatus {
+                state,
+                message: text.map(Message::agent_text),
+                timestamp: Some(Utc::now()),
+            },
+            None,
+        )
+    }
+
+    /// Adds `WORKING` with a note.
+    pub fn working(self, note: impl Into<String>) -> Self {
+        self.set_state(TaskState::Working, Some(note.into()))
+    }
+
+    /// Adds `COMPLETED`.
+    pub fn complete(self) -> Self {
+        self.set_state(TaskState::Completed, None)
+    }
+
+    /// Adds `COMPLETED` with a final agent message.
+    pub fn complete_with(self, text: impl Into<String>) -> Self {
+        self.set_state(TaskState::Completed, Some(text.into()))
+    }
+
+    /// Adds `INPUT_REQUIRED` with a question.
+    pub fn ask(self, question: impl Into<String>) -> Self {
+        self.set_state(TaskState::InputRequired, Some(question.into()))
+    }
+
+    /// Adds `FAILED` with a reason.
+    pub fn fail(self, reason: impl Into<String>) -> Self {
+        self.set_state(TaskState::Failed, Some(reason.into()))
+    }
+
+    /// Adds a whole artifact (`lastChunk: true`); see [`TaskEvents::artifact`].
+    pub fn artifact(mut self, artifact: Artifact) -> Self {
+        self.changes.push(Change::Artifact {
+            artifact,
+            append: false,
+            last_chunk: true,
+            metadata: None,
+        });
+        self
+    }
+
+    /// Adds a one-part text artifact named `name`.
+    pub fn artifact_text(self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.artifact(
+            Artifact::new(uuid::Uuid::now_v7().to_string(), vec![Part::text(text)]).with_name(name),
+        )
+    }
+
+    /// How many changes the batch holds.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// `true` if the batch holds no change (committing it does nothing).
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Commits every change of the batch in one durable write and then
+    /// publishes them in order; returns after that, like every emission.
+    /// If one change is refused, none is made and its error is returned.
+    pub async fn commit(self) -> Result<(), EmitError> {
+        self.events.apply_all(self.changes).await
     }
 }
 

@@ -47,7 +47,7 @@ pub mod visibility;
 pub use async_trait::async_trait;
 pub use cluster::{Announcement, Appended, Cluster};
 pub use context::{ANONYMOUS, CallContext};
-pub use events::{ArtifactWriter, EmitError, TaskEvents};
+pub use events::{ArtifactWriter, EmitError, EventBatch, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;

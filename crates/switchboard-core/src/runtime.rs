@@ -99,6 +99,15 @@ impl Registry {
     }
 }
 
+/// `events` as logged events numbered from `first_seq` on.
+fn logged_from(first_seq: u64, events: impl IntoIterator<Item = StreamResponse>) -> Vec<BusEvent> {
+    events
+        .into_iter()
+        .zip(first_seq..)
+        .map(|(event, seq)| Arc::new(LoggedEvent { seq, event }))
+        .collect()
+}
+
 struct State {
     record: TaskRecord,
     /// Artifacts that received `lastChunk`; appending to them is refused.
@@ -144,8 +153,8 @@ pub(crate) struct Created {
     pub(crate) seq: u64,
     /// Every event after the snapshot, from event 2 on.
     pub(crate) rx: broadcast::Receiver<BusEvent>,
-    /// The outcome of the first change, if one was given.
-    pub(crate) change: Option<Result<BusEvent, EmitError>>,
+    /// The outcome of the first changes, if any were given.
+    pub(crate) change: Option<Result<(), EmitError>>,
 }
 
 impl State {
@@ -228,54 +237,53 @@ impl TaskRuntime {
     /// Creates a new task: commits its first snapshot as event 1 (the `Task`
     /// item every stream starts with) and marks a run as active.
     ///
-    /// With `change` (the agent's first emission, which is what creates a
-    /// task), the change becomes event 2 **in the same commit**: one durable
-    /// write instead of two, and nobody can observe the task in between
-    /// because it is registered only afterwards. The returned snapshot is
-    /// still event 1's and the receiver still yields event 2, so callers see
-    /// exactly what two commits would have shown them. If `change` is
-    /// invalid, the task is created alone and the change's error is returned
-    /// beside it.
+    /// With `changes` (the agent's first emission, or first batch, which is
+    /// what creates a task), they become events 2, 3, … **in the same
+    /// commit**: one durable write instead of several, and nobody can
+    /// observe the task in between because it is registered only
+    /// afterwards. The returned snapshot is still event 1's and the receiver
+    /// still yields events 2…, so callers see exactly what separate commits
+    /// would have shown them. If a change is invalid, the task is created
+    /// alone and the error is returned beside it.
     pub(crate) async fn create(
         mut record: TaskRecord,
         store: Arc<dyn TaskStore>,
         registry: Arc<Registry>,
         cancel: CancellationToken,
-        change: Option<Change>,
+        changes: Vec<Change>,
     ) -> Result<Created, EmitError> {
         record.last_seq = 1;
         let first = StreamResponse::Task(record.task.clone());
         let snapshot = record.task.clone();
         let rt = Arc::new(Self::new(record, store, registry.clone()));
         let mut st = rt.state.lock().await;
-        let prepared = change.map(|c| Self::prepare(&st, c));
+        let prepared = (!changes.is_empty()).then(|| Self::prepare_all(&st, changes));
         let (published, change_result) = match prepared {
-            Some(Ok(mut next)) => {
-                next.rec.last_seq = 2;
-                let events = [first, next.event];
-                rt.store.commit_events(&next.rec, &events).await?;
-                let [_, event] = events;
-                let logged = Arc::new(LoggedEvent { seq: 2, event });
-                st.record = next.rec;
-                rt.known_seq.store(2, Ordering::Release);
-                st.settle(next.close_artifact, next.next_transient);
-                (Some(logged.clone()), Some(Ok(logged)))
+            Some(Ok((next, events))) => {
+                let mut all = Vec::with_capacity(events.len() + 1);
+                all.push(first);
+                all.extend(events);
+                rt.store.commit_events(&next.record, &all).await?;
+                let logged = logged_from(2, all.into_iter().skip(1));
+                *st = next;
+                rt.known_seq.store(st.record.last_seq, Ordering::Release);
+                (logged, Some(Ok(())))
             }
             Some(Err(e)) => {
                 rt.store.commit(&st.record, Some(&first)).await?;
-                (None, Some(Err(e)))
+                (Vec::new(), Some(Err(e)))
             }
             None => {
                 rt.store.commit(&st.record, Some(&first)).await?;
-                (None, None)
+                (Vec::new(), None)
             }
         };
         // Registered and published under the state lock: a subscriber that
-        // finds the runtime waits for the lock and then sees event 2 in its
-        // snapshot, not twice.
+        // finds the runtime waits for the lock and then sees the new events
+        // in its snapshot, not twice.
         let rt = registry.insert_or_get(rt.clone());
         let rx = rt.bus.subscribe();
-        if let Some(logged) = published {
+        for logged in published {
             let _ = rt.bus.send(logged);
         }
         drop(st);
@@ -443,6 +451,45 @@ impl TaskRuntime {
         }
     }
 
+    /// Validates, commits and publishes several changes as **one commit**:
+    /// each is validated against the state the ones before it leave, and
+    /// either all of them are written (consecutive sequence numbers, one
+    /// durable write) or, if one is refused, none is.
+    pub(crate) async fn apply_all(&self, changes: Vec<Change>) -> Result<(), EmitError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.state.lock().await;
+        let mut changes = changes;
+        let mut attempt = 0;
+        loop {
+            let retry =
+                (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| changes.clone());
+            let (next, events) = Self::prepare_all(&st, changes)?;
+            match self.store.commit_events(&next.record, &events).await {
+                Ok(()) => {
+                    let first_seq = st.record.last_seq + 1;
+                    *st = next;
+                    self.known_seq.store(st.record.last_seq, Ordering::Release);
+                    for logged in logged_from(first_seq, events) {
+                        // No receivers is fine: nobody is watching right now.
+                        let _ = self.bus.send(logged);
+                    }
+                    return Ok(());
+                }
+                Err(e @ StoreError::SequenceConflict { .. }) => {
+                    let Some(again) = retry else {
+                        return Err(e.into());
+                    };
+                    attempt += 1;
+                    self.refresh(&mut st).await?;
+                    changes = again;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     /// Catches up with commits another replica made: see [`Self::refresh`].
     /// Cheap when `seq` (an announced sequence) is already known.
     pub(crate) async fn catch_up(&self, seq: Option<u64>) -> Result<(), StoreError> {
@@ -490,6 +537,30 @@ impl TaskRuntime {
             self.cancel_run();
         }
         Ok(())
+    }
+
+    /// [`Self::prepare`] for several changes in a row, each against the
+    /// state the ones before it leave: the state after the last one (its
+    /// record's `last_seq` counted on by one per change) and the events in
+    /// order. Nothing is committed; the first refused change is the error.
+    fn prepare_all(
+        st: &State,
+        changes: Vec<Change>,
+    ) -> Result<(State, Vec<StreamResponse>), EmitError> {
+        let mut next = State {
+            record: st.record.clone(),
+            closed_artifacts: st.closed_artifacts.clone(),
+            transient_status: st.transient_status,
+        };
+        let mut events = Vec::with_capacity(changes.len());
+        for change in changes {
+            let p = Self::prepare(&next, change)?;
+            next.record = p.rec;
+            next.record.last_seq += 1;
+            next.settle(p.close_artifact, p.next_transient);
+            events.push(p.event);
+        }
+        Ok((next, events))
     }
 
     /// Validates `change` against the current state and computes the next

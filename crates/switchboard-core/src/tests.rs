@@ -49,6 +49,39 @@ fn agent() -> impl AgentExecutor {
                 events.artifact_text("echo", text.clone()).await?;
                 events.complete().await?;
             }
+            "batch" => {
+                events
+                    .batch()
+                    .working("thinking")
+                    .artifact_text("echo", text.clone())
+                    .complete()
+                    .commit()
+                    .await?;
+            }
+            "batch-later" => {
+                // A batch on a task that exists already.
+                events.working("first").await?;
+                events
+                    .batch()
+                    .artifact_text("a", "one")
+                    .artifact_text("b", "two")
+                    .complete_with("done")
+                    .commit()
+                    .await?;
+            }
+            "bad-batch" => {
+                // The second change is refused (submitted again), so none is made.
+                events.working("first").await?;
+                let err = events
+                    .batch()
+                    .artifact_text("never", "x")
+                    .set_state(TaskState::Submitted, None)
+                    .complete()
+                    .commit()
+                    .await
+                    .unwrap_err();
+                events.artifact_text("err", err.to_string()).await?;
+            }
             "fail" => return Err("boom".into()),
             "panic" => panic!("agent exploded"),
             "refuse" => return Err(A2AError::ContentTypeNotSupported("no thanks".into()).into()),
@@ -1154,4 +1187,68 @@ async fn blocking_sends_never_hang_on_lock_contention() {
             other => panic!("{other:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn a_batch_is_one_commit_of_consecutive_events() {
+    let store = Arc::new(Counting::default());
+    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
+    let h = RequestHandler::builder(agent(), card)
+        .store(store.clone())
+        .build();
+    let call = CallContext::default();
+
+    // The first batch creates the task: task + working + artifact +
+    // completed in one commit, and the engine has nothing left to settle.
+    let t = task_of(&h, &call, send("batch")).await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(t.artifacts()[0].text(), "batch");
+    assert_eq!(*store.commits.lock().unwrap(), vec![4]);
+    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(log[1].event.state(), Some(TaskState::Working));
+    assert!(matches!(log[2].event, StreamResponse::ArtifactUpdate(_)));
+    assert_eq!(log[3].event.state(), Some(TaskState::Completed));
+
+    // A batch on an existing task: one more commit of three events.
+    store.commits.lock().unwrap().clear();
+    let t = task_of(&h, &call, send("batch-later")).await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(*store.commits.lock().unwrap(), vec![2, 3]);
+    let names: Vec<_> = t.artifacts().iter().map(|a| a.text()).collect();
+    assert_eq!(names, ["one", "two"]);
+
+    // A stream sees every event of a batch once, in order.
+    let stream = h
+        .send_streaming_message(&call, send("batch-later"))
+        .await
+        .unwrap();
+    let events = collect(stream).await;
+    assert_eq!(
+        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
+    assert_eq!(events[4].event.state(), Some(TaskState::Completed));
+}
+
+#[tokio::test]
+async fn a_batch_with_a_refused_change_changes_nothing() {
+    let store = Arc::new(Counting::default());
+    let card = AgentCard::new("test", "test agent", "1.0");
+    let h = RequestHandler::builder(agent(), card)
+        .store(store.clone())
+        .build();
+    let t = task_of(&h, &CallContext::default(), send("bad-batch")).await;
+    // Not the batch's artifact nor its completion: the error artifact the
+    // agent emitted afterwards, then the engine's completion.
+    assert_eq!(t.artifacts().len(), 1, "{t:?}");
+    assert!(
+        t.artifacts()[0].text().contains("cannot move from"),
+        "{t:?}"
+    );
+    assert_eq!(t.status.state, TaskState::Completed);
+    // created+working, the error artifact, the engine's completion.
+    assert_eq!(*store.commits.lock().unwrap(), vec![2, 1, 1]);
+    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
 }

@@ -246,17 +246,21 @@ impl AgentExecutor for EchoMessage {
     }
 }
 
-/// Answers every message with a task: one artifact echoing the text, then completed.
+/// Answers every message with a task: one artifact echoing the text, then
+/// completed. The answer is known at once, so it goes out as one batch: the
+/// task is created, given its artifact and completed in one commit.
 #[derive(Debug, Default)]
 pub struct EchoTask;
 
 #[async_trait]
 impl AgentExecutor for EchoTask {
     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
-        events
+        Ok(events
+            .batch()
             .artifact(Artifact::new("echo", vec![Part::text(ctx.text())]))
-            .await?;
-        Ok(events.complete().await?)
+            .complete()
+            .commit()
+            .await?)
     }
 }
 
