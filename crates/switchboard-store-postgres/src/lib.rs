@@ -74,13 +74,13 @@
 //!
 //! ### Where `NOTIFY` goes
 //!
-//! Replicas will announce appends with `NOTIFY` (see `DESIGN.md`, "Several
-//! replicas"). Notifications are transactional: PostgreSQL sends them when
-//! the transaction commits, and drops them if it rolls back. The commit
-//! statement's final `SELECT` is the place for it: selecting
-//! `pg_notify(channel, payload)` from the `put` CTE notifies exactly when the
-//! commit applied, inside the same transaction. [`PgStore::pool`] gives the
-//! connections for a `PgListener` and for other tables (leases, outbox).
+//! Replicas announce appends with `NOTIFY` (see `DESIGN.md`, "Several
+//! replicas"), but not from the commit statement: NOTIFY holds a global lock
+//! until the end of its transaction, which would serialize every commit
+//! behind the WAL flush. A replica store queues each applied commit for a
+//! background announcer that notifies in batches; see [`cluster`].
+//! [`PgStore::pool`] gives the connections for other tables (leases,
+//! outbox).
 //!
 //! ## Push notifications
 //!
@@ -424,8 +424,8 @@ impl TaskRow {
 // `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
 // was written).
 //
-// Replicas are told of a commit by a `NOTIFY` sent *after* it, in a
-// statement of its own (see `cluster::announce`): a NOTIFY inside the commit
+// Replicas are told of a commit by a `NOTIFY` sent *after* it, batched with
+// others by the replica's announcer (see `cluster::announce`): a NOTIFY inside the commit
 // would hold PostgreSQL's global notify lock across the WAL flush and so
 // serialize every commit of every replica.
 
@@ -666,8 +666,8 @@ impl TaskStore for PgStore {
                 row.last_seq, row.id
             )))?;
         if applied == 1 {
-            if self.replica.is_some() {
-                cluster::announce(&self.pool, &row.tenant, &row.id, row.last_seq).await;
+            if let Some(replica) = &self.replica {
+                cluster::announce(replica, &row.tenant, &row.id, row.last_seq);
             }
             return Ok(());
         }
