@@ -4,7 +4,8 @@
 # read after each phase. Goal (issue "durability"): RSS after 1M within 10% of RSS after 100k.
 #
 #   STORE=memory bench/million.sh                   # default: --memory-max-terminal-tasks 50000
-#   STORE=sqlite bench/million.sh                   # SQLite file, --retention-max-finished 50000
+#   STORE=sqlite bench/million.sh                   # SQLite file, --retention-max-finished 50000,
+#                                                   # retention every INTERVAL (default 5) seconds
 #
 # Loopback only; each phase is bounded by a request count and a timeout. Writes
 # million-<store>.tsv into OUT (default bench/out/results/million-<timestamp>).
@@ -12,6 +13,7 @@ set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
 STORE=${STORE:-memory}
 KEEP=${KEEP:-50000}
+INTERVAL=${INTERVAL:-5}   # SQLite: seconds between retention runs, so the 100k phase is steady state too
 CONC=${CONC:-64}
 PORT=${PORT:-7302}
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
@@ -22,7 +24,8 @@ BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messa
 
 case $STORE in
   memory) ARGS=(--store memory --memory-max-terminal-tasks "$KEEP") ;;
-  sqlite) rm -f "$OUT"/million.db*; ARGS=(--store "sqlite://$OUT/million.db" --retention-max-finished "$KEEP") ;;
+  sqlite) rm -f "$OUT"/million.db*; ARGS=(--store "sqlite://$OUT/million.db" --retention-max-finished "$KEEP"
+                --retention-interval-secs "$INTERVAL") ;;
   *) echo "STORE must be memory or sqlite" >&2; exit 2 ;;
 esac
 SWITCHBOARD_LOG=warn "$SB" serve --listen "127.0.0.1:$PORT" --agent echo-task "${ARGS[@]}" >"$OUT/million-$STORE.log" 2>&1 &

@@ -13,7 +13,7 @@ case $cmd in
     mkdir -p "$dir"; [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres >"$dir/initdb.log" 2>&1
     as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 ${PGOPTS:-}" start >/dev/null
     as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres bench
     echo "postgres://postgres@127.0.0.1:$port/bench" ;;
   stop)

@@ -101,8 +101,9 @@ impl ClientBuilder {
     /// With a list, the first listed binding that the card offers (with a
     /// supported version) and this crate implements wins; unlisted bindings
     /// are not used. Names are compared case-insensitively. This crate
-    /// implements `JSONRPC` and `HTTP+JSON` (A2A 1.x); e.g.
-    /// `["HTTP+JSON"]` forces the REST binding when the card offers it.
+    /// implements `JSONRPC`, `HTTP+JSON` and `GRPC`, each in A2A 1.0 and
+    /// 0.3 (see [`Self::preferred_versions`]); e.g. `["HTTP+JSON"]` forces
+    /// the REST binding when the card offers it.
     pub fn preferred_bindings<I, S>(mut self, bindings: I) -> Self
     where
         I: IntoIterator<Item = S>,

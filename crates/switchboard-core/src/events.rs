@@ -531,8 +531,19 @@ impl TaskEvents {
         if matches!(*st, EmitState::Replied) {
             return;
         }
+        // A run told to stop that left its task unsettled was cut short:
+        // CancelTask settles the task (canceled) before the run sees the
+        // signal, so what remains is the server shutting down. Returning
+        // Ok then does not mean the work is done.
+        let stopped = self.inner.cancel.is_cancelled();
         let settle = |result: &Result<(), BoxError>| Change::Status {
             status: match result {
+                Ok(()) if stopped => TaskStatus::new(TaskState::Failed).with_message(Message::new(
+                    Role::Agent,
+                    vec![Part::text(
+                        "the server shut down before the task finished; send the message again",
+                    )],
+                )),
                 Ok(()) => TaskStatus::new(TaskState::Completed),
                 Err(e) => TaskStatus::new(TaskState::Failed).with_message(Message::new(
                     Role::Agent,

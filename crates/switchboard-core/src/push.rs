@@ -40,8 +40,10 @@
 //!   transaction. The delivery worker turns that 1.0 task into the 0.3
 //!   JSON-RPC `Task` (`kind: "task"`, kebab-case states) when it sends, with
 //!   the `v03` conversions — deterministic, so retries are byte-identical
-//!   too. A commit of several events (task creation plus its first change)
-//!   has one snapshot, the last: its non-task events all carry that one.
+//!   too. A commit of several events (task creation plus its first change,
+//!   or an agent's batch, `TaskEvents::batch`) has one snapshot, the last:
+//!   its non-task events all carry that one. No intermediate state of a
+//!   batch was ever stored or shown, so there is no other to send.
 //!
 //! This module also holds what the handler needs to **validate** configs
 //! ([`PushConfigLimits`], [`validate_config`]) including the SSRF rule for

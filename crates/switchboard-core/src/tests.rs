@@ -730,8 +730,18 @@ async fn shutdown_cancels_runs() {
         )
         .await
         .unwrap();
-    // The agent stopped when told to and returned Ok, so the engine completed it.
-    assert!(got.status.state.is_terminal(), "{:?}", got.status.state);
+    // The agent stopped when told to and returned Ok without finishing:
+    // the engine fails the task, saying why, rather than claim it completed.
+    assert_eq!(got.status.state, TaskState::Failed, "{got:?}");
+    assert!(
+        got.status
+            .message
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("server shut down"),
+        "{got:?}"
+    );
     let _ = Arc::new(());
 }
 

@@ -86,6 +86,9 @@ pub struct ServeArgs {
     /// Keep at most this many finished tasks, deleting the oldest.
     #[arg(long)]
     pub retention_max_finished: Option<u64>,
+    /// How often retention runs, in seconds (default 60).
+    #[arg(long)]
+    pub retention_interval_secs: Option<u64>,
     /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
     /// 127.0.0.1 for local testing. Repeatable; adds to `push_allow_hosts`.
     #[arg(long = "push-allow-host", value_name = "HOST")]
@@ -209,6 +212,9 @@ impl Config {
         }
         if let Some(v) = args.retention_max_finished {
             cfg.retention_max_finished = Some(v);
+        }
+        if let Some(v) = args.retention_interval_secs {
+            cfg.retention_interval_secs = v;
         }
         cfg.push_allow_hosts
             .extend(args.push_allow_host.iter().cloned());
@@ -543,6 +549,7 @@ mod tests {
             replica_lease_ms: None,
             retention_max_age_secs: None,
             retention_max_finished: None,
+            retention_interval_secs: None,
             push_allow_host: Vec::new(),
             push_key_file: None,
             no_push: false,
@@ -568,13 +575,13 @@ mod tests {
             switchboard_server::DEFAULT_MAX_BODY_BYTES,
             "unset keys keep defaults"
         );
+        assert_eq!(cfg.retention_interval_secs, 60, "the default");
         let mut a = args(Some(path));
         a.listen = Some("127.0.0.1:0".into());
-        assert_eq!(
-            Config::resolve(&a).unwrap().listen,
-            "127.0.0.1:0",
-            "flags win over the file"
-        );
+        a.retention_interval_secs = Some(5);
+        let cfg = Config::resolve(&a).unwrap();
+        assert_eq!(cfg.listen, "127.0.0.1:0", "flags win over the file");
+        assert_eq!(cfg.retention_interval_secs, 5);
     }
 
     #[test]

@@ -217,7 +217,20 @@ async fn every_operation_with_our_client_over_grpc_03() {
     let err = protocol(c.get_push_config(r).await.unwrap_err());
     assert!(matches!(err, A2AError::TaskNotFound(_)), "{err:?}");
 
-    // The extended card is 0.3's GetAgentCard: the served card, 0.3 view.
+    // The extended card is 0.3's GetAgentCard, which also answers for the
+    // public card; so a card that declares no extended card gets the
+    // spec's UnsupportedOperation from the client, as on other bindings.
+    let err = protocol(c.get_extended_agent_card().await.unwrap_err());
+    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+    // A card that declares one: the client asks GetAgentCard and reads the
+    // served card, 0.3 view.
+    let mut declared = c.card().unwrap().clone();
+    declared.capabilities.extended_agent_card = Some(true);
+    let c = A2AClient::builder()
+        .preferred_bindings(["GRPC"])
+        .preferred_versions(["0.3"])
+        .from_card(declared)
+        .unwrap();
     let card = c.get_extended_agent_card().await.unwrap();
     assert_eq!(card.name, demo_card().name);
     let ifaces: Vec<(&str, &str)> = card

@@ -64,6 +64,26 @@ impl Serve {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// SIGTERM (a graceful shutdown), then waits up to `within` for the
+    /// process to exit. Returns whether it exited successfully in time.
+    pub fn terminate(&mut self, within: Duration) -> bool {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM failed");
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL: the process gets no chance to flush or finish anything.
     pub fn kill(mut self) {
         self.child.kill().unwrap();
