@@ -151,13 +151,13 @@ impl GrpcBinding {
     /// Reads the service parameters and builds the call (the checks and
     /// their order match the HTTP bindings: version, then extensions).
     fn call<T>(&self, req: &Request<T>, tenant: &str) -> Result<CallContext, Status> {
-        let headers = req.metadata().clone().into_headers();
+        let headers: &http::HeaderMap = req.metadata().as_ref();
         // `lf.a2a.v1` is the 1.0 service: like the 1.0 REST routes, a call
         // that names no version (= 0.3) or 0.3 is refused.
-        require_v1(&headers, None).map_err(|e| self.status(&e))?;
+        require_v1(headers, None).map_err(|e| self.status(&e))?;
         let mut call = CallContext::anonymous()
             .with_tenant(tenant)
-            .with_extensions_header(&requested_extensions(&headers));
+            .with_extensions_header(&requested_extensions(headers));
         self.handler
             .activate_extensions(&mut call)
             .map_err(|e| self.status(&e))?;
@@ -304,7 +304,7 @@ impl A2aService for GrpcBinding {
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request, &request.get_ref().tenant)?;
-        let after = last_event_id(&request.metadata().clone().into_headers())
+        let after = last_event_id(request.metadata().as_ref())
             .map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest::from(request.into_inner());
         let events = match after {

@@ -75,8 +75,8 @@ impl GrpcV03 {
     /// Reads the service parameters (version, then extensions, as the
     /// other bindings check them) and builds the call in the default tenant.
     fn call<T>(&self, req: &Request<T>) -> Result<CallContext, Status> {
-        let headers = req.metadata().clone().into_headers();
-        match explicit_version(&headers, None) {
+        let headers: &http::HeaderMap = req.metadata().as_ref();
+        match explicit_version(headers, None) {
             Ok(None | Some(ProtocolVersion::V0_3)) => {}
             Ok(Some(ProtocolVersion::V1_0)) => {
                 let raw = headers
@@ -90,7 +90,7 @@ impl GrpcV03 {
         // A 0.3 call: push configs it creates are notified with the 0.3
         // `Task`, as on the 0.3 JSON-RPC and REST edges.
         let mut call = CallContext::anonymous()
-            .with_extensions_header(&requested_extensions(&headers))
+            .with_extensions_header(&requested_extensions(headers))
             .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
         self.handler
             .activate_extensions(&mut call)
@@ -250,7 +250,7 @@ impl A2aService for GrpcV03 {
         request: Request<pb::TaskSubscriptionRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request)?;
-        let after = last_event_id(&request.metadata().clone().into_headers())
+        let after = last_event_id(request.metadata().as_ref())
             .map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest {
             tenant: None,
