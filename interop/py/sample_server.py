@@ -15,7 +15,8 @@ at "/", uvicorn on 127.0.0.1), with an agent that implements the
 
 Usage: python sample_server.py --port 9999 [--grpc-port 9998]
 
-With --grpc-port the same handler is also served over gRPC (the SDK's
+The same handler also serves the HTTP+JSON (REST) binding under /rest (the
+card lists it after JSON-RPC). With --grpc-port the same handler is also served over gRPC (the SDK's
 GrpcHandler on a grpc.aio server, insecure, 127.0.0.1) and the card lists a
 GRPC interface `127.0.0.1:<grpc-port>` after the JSON-RPC one.
 """
@@ -31,12 +32,18 @@ from a2a.helpers import get_message_text, new_task, new_text_message, new_text_p
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a.types.a2a_pb2 import TaskState
 
 TICK_S = 0.5
+# The HTTP+JSON (REST) binding's routes, beside JSON-RPC at '/'.
+REST_PREFIX = '/rest'
 log = logging.getLogger('sample_server')
 
 
@@ -140,7 +147,12 @@ def build_app(port: int, grpc_port: int | None = None):
                 url=f'http://127.0.0.1:{port}/',
                 protocol_binding='JSONRPC',
                 protocol_version='1.0',
-            )
+            ),
+            AgentInterface(
+                url=f'http://127.0.0.1:{port}{REST_PREFIX}',
+                protocol_binding='HTTP+JSON',
+                protocol_version='1.0',
+            ),
         ]
         + (
             [
@@ -171,6 +183,7 @@ def build_app(port: int, grpc_port: int | None = None):
     routes = []
     routes.extend(create_agent_card_routes(card))
     routes.extend(create_jsonrpc_routes(handler, '/'))
+    routes.extend(create_rest_routes(handler, path_prefix=REST_PREFIX))
     return Starlette(routes=routes), handler
 
 

@@ -104,6 +104,15 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     assert_eq!(client.interface().protocol_binding, binding);
     if binding == "GRPC" {
         assert_eq!(Some(client.endpoint()), server.grpc.as_deref());
+    } else if binding == "HTTP+JSON" {
+        // The sample serves REST under /rest.
+        assert!(
+            client
+                .endpoint()
+                .starts_with(&format!("{}/rest", server.base)),
+            "[{who}] {}",
+            client.endpoint()
+        );
     } else {
         assert_eq!(client.endpoint(), format!("{}/", server.base));
     }
@@ -399,6 +408,16 @@ async fn python_sdk_sample_server() {
         return;
     };
     scenario(&server, Sdk::Python).await;
+}
+
+/// Our REST transport against the official Python SDK's HTTP+JSON routes
+/// (`create_rest_routes`, under `/rest`): the same scenario.
+#[tokio::test]
+async fn python_sdk_sample_server_over_rest() {
+    let Some(server) = start(Sdk::Python).await else {
+        return;
+    };
+    scenario_over(&server, Sdk::Python, "HTTP+JSON").await;
 }
 
 /// Our gRPC transport against the official Python SDK's gRPC server

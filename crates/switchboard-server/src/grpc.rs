@@ -304,8 +304,7 @@ impl A2aService for GrpcBinding {
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request, &request.get_ref().tenant)?;
-        let after = last_event_id(request.metadata().as_ref())
-            .map_err(|e| self.status(&e))?;
+        let after = last_event_id(request.metadata().as_ref()).map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest::from(request.into_inner());
         let events = match after {
             Some(after) => self.handler.resubscribe_to_task(&call, req, after).await,

@@ -250,8 +250,7 @@ impl A2aService for GrpcV03 {
         request: Request<pb::TaskSubscriptionRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request)?;
-        let after = last_event_id(request.metadata().as_ref())
-            .map_err(|e| self.status(&e))?;
+        let after = last_event_id(request.metadata().as_ref()).map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest {
             tenant: None,
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
