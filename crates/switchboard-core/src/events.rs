@@ -298,12 +298,7 @@ impl TaskEvents {
 
     /// Sets `state` with an optional agent text message.
     pub async fn set_state(&self, state: TaskState, text: Option<String>) -> Result<(), EmitError> {
-        let status = TaskStatus {
-            state,
-            message: text.map(Message::agent_text),
-            timestamp: Some(Utc::now()),
-        };
-        self.status(status, None).await
+        self.status(state_status(state, text), None).await
     }
 
     /// `WORKING`, with a short note on what is happening.
@@ -415,17 +410,7 @@ impl TaskEvents {
     }
 
     async fn apply(&self, change: Change) -> Result<(), EmitError> {
-        let mut st = self.inner.state.lock().await;
-        if matches!(*st, EmitState::Pending { .. }) {
-            // The first emission creates the task, in the same commit.
-            let (_, first) = self.ensure_task(&mut st, vec![change]).await?;
-            return first.unwrap_or(Ok(()));
-        }
-        let (rt, _) = self.ensure_task(&mut st, Vec::new()).await?;
-        // The runtime serializes changes itself; release our lock first so
-        // a slow store does not hold up unrelated bookkeeping.
-        drop(st);
-        rt.apply(change).await.map(|_| ())
+        self.apply_all(vec![change]).await
     }
 
     async fn apply_all(&self, changes: Vec<Change>) -> Result<(), EmitError> {
@@ -434,11 +419,13 @@ impl TaskEvents {
         }
         let mut st = self.inner.state.lock().await;
         if matches!(*st, EmitState::Pending { .. }) {
-            // The first batch creates the task, in the same commit.
+            // The first emission (or batch) creates the task, in the same commit.
             let (_, first) = self.ensure_task(&mut st, changes).await?;
             return first.unwrap_or(Ok(()));
         }
         let (rt, _) = self.ensure_task(&mut st, Vec::new()).await?;
+        // The runtime serializes changes itself; release our lock first so
+        // a slow store does not hold up unrelated bookkeeping.
         drop(st);
         rt.apply_all(changes).await
     }
@@ -594,6 +581,15 @@ impl TaskEvents {
     }
 }
 
+/// `state` now, with an optional agent text message.
+fn state_status(state: TaskState, text: Option<String>) -> TaskStatus {
+    TaskStatus {
+        state,
+        message: text.map(Message::agent_text),
+        timestamp: Some(Utc::now()),
+    }
+}
+
 /// Changes committed together; made by [`TaskEvents::batch`]. The
 /// builder methods mirror [`TaskEvents`]'; nothing happens until
 /// [`commit`](Self::commit) is awaited.
@@ -617,14 +613,7 @@ impl EventBatch {
 
     /// Adds `state` with an optional agent text message.
     pub fn set_state(self, state: TaskState, text: Option<String>) -> Self {
-        self.status(
-            TaskStatus {
-                state,
-                message: text.map(Message::agent_text),
-                timestamp: Some(Utc::now()),
-            },
-            None,
-        )
+        self.status(state_status(state, text), None)
     }
 
     /// Adds `WORKING` with a note.

@@ -408,7 +408,7 @@ impl TaskRuntime {
         st: &mut State,
         mut rec: TaskRecord,
         event: StreamResponse,
-    ) -> Result<BusEvent, EmitError> {
+    ) -> Result<(), EmitError> {
         rec.last_seq += 1;
         self.store.commit(&rec, Some(&event)).await?;
         self.known_seq.store(rec.last_seq, Ordering::Release);
@@ -418,37 +418,14 @@ impl TaskRuntime {
         });
         st.record = rec;
         // No receivers is fine: nobody is watching right now.
-        let _ = self.bus.send(logged.clone());
-        Ok(logged)
+        let _ = self.bus.send(logged);
+        Ok(())
     }
 
-    /// Validates, commits and publishes one change. Returns the logged event.
-    pub(crate) async fn apply(&self, change: Change) -> Result<BusEvent, EmitError> {
-        let mut st = self.state.lock().await;
-        let mut change = change;
-        let mut attempt = 0;
-        loop {
-            // Only a shared store can have moved on without us; keep a copy
-            // of the change to re-validate it against the reloaded task.
-            let retry =
-                (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| change.clone());
-            let next = Self::prepare(&st, change)?;
-            match self.commit_and_publish(&mut st, next.rec, next.event).await {
-                Ok(logged) => {
-                    st.settle(next.close_artifact, next.next_transient);
-                    return Ok(logged);
-                }
-                Err(e @ EmitError::Store(StoreError::SequenceConflict { .. })) => {
-                    let Some(again) = retry else {
-                        return Err(e);
-                    };
-                    attempt += 1;
-                    self.refresh(&mut st).await?;
-                    change = again;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+    /// Validates, commits and publishes one change: [`Self::apply_all`]
+    /// with a batch of one.
+    pub(crate) async fn apply(&self, change: Change) -> Result<(), EmitError> {
+        self.apply_all(vec![change]).await
     }
 
     /// Validates, commits and publishes several changes as **one commit**:
@@ -463,6 +440,8 @@ impl TaskRuntime {
         let mut changes = changes;
         let mut attempt = 0;
         loop {
+            // Only a shared store can have moved on without us; keep a copy
+            // of the changes to re-validate them against the reloaded task.
             let retry =
                 (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| changes.clone());
             let (next, events) = Self::prepare_all(&st, changes)?;
@@ -547,19 +526,31 @@ impl TaskRuntime {
         st: &State,
         changes: Vec<Change>,
     ) -> Result<(State, Vec<StreamResponse>), EmitError> {
-        let mut next = State {
+        // Each `prepare` clones the record it starts from, so the running
+        // state takes over that clone instead of making one more.
+        let mut next: Option<State> = None;
+        let mut events = Vec::with_capacity(changes.len());
+        for change in changes {
+            let p = Self::prepare(next.as_ref().unwrap_or(st), change)?;
+            let (closed_artifacts, transient_status) = match next.take() {
+                Some(n) => (n.closed_artifacts, n.transient_status),
+                None => (st.closed_artifacts.clone(), st.transient_status),
+            };
+            let mut n = State {
+                record: p.rec,
+                closed_artifacts,
+                transient_status,
+            };
+            n.record.last_seq += 1;
+            n.settle(p.close_artifact, p.next_transient);
+            next = Some(n);
+            events.push(p.event);
+        }
+        let next = next.unwrap_or_else(|| State {
             record: st.record.clone(),
             closed_artifacts: st.closed_artifacts.clone(),
             transient_status: st.transient_status,
-        };
-        let mut events = Vec::with_capacity(changes.len());
-        for change in changes {
-            let p = Self::prepare(&next, change)?;
-            next.record = p.rec;
-            next.record.last_seq += 1;
-            next.settle(p.close_artifact, p.next_transient);
-            events.push(p.event);
-        }
+        });
         Ok((next, events))
     }
 
