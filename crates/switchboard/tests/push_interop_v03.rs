@@ -7,64 +7,29 @@
 //! `SWITCHBOARD_REQUIRE_INTEROP` is set, like `interop_v03.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+mod proc;
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use std::process::Command;
+
+use proc::{Serve, free_port};
 
 fn check(binding: &str) {
-    let root = repo_root();
-    let python = root.join("interop/.venv03/bin/python");
-    if !python.exists() {
-        if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
-            panic!(
-                "the a2a-sdk 0.3 venv is missing at {}: run interop/setup.sh",
-                python.display()
-            );
-        }
-        eprintln!("skipping: the a2a-sdk 0.3 venv is not installed (run interop/setup.sh)");
+    let Some(python) = proc::interop_python(".venv03") else {
         return;
-    }
+    };
+    let root = proc::repo_root();
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--store",
-            &format!("sqlite://{}", dir.path().join("push03.db").display()),
-            "--push-allow-host",
-            "127.0.0.1",
-        ])
-        .env("SWITCHBOARD_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "serve did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let port = free_port();
+    let store = format!("sqlite://{}", dir.path().join("push03.db").display());
+    let server = Serve::start_with(&store, port, &["--push-allow-host", "127.0.0.1"]);
     let out = Command::new(&python)
         .arg(root.join("interop/py03/push_check.py"))
-        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(server.base())
         .arg(binding)
         .current_dir(&root)
         .output()
         .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");

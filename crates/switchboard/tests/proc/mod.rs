@@ -15,6 +15,32 @@ use switchboard_client::protocol::{AgentCard, StreamResponse};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// The repository's root.
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The Python of the interop venv `venv` (`interop/.venv`, `interop/.venv03`,
+/// made by `interop/setup.sh`); `None` (skip) when it is not installed,
+/// unless `SWITCHBOARD_REQUIRE_INTEROP` is set, which makes that a failure.
+pub fn interop_python(venv: &str) -> Option<std::path::PathBuf> {
+    let python = repo_root().join("interop").join(venv).join("bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
+        panic!(
+            "the interop venv is missing at {}: run interop/setup.sh",
+            python.display()
+        );
+    }
+    eprintln!("skipping: interop/{venv} is not installed (run interop/setup.sh)");
+    None
+}
+
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
