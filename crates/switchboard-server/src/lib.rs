@@ -190,8 +190,14 @@ impl A2aServer {
         card
     }
 
-    /// The axum router: card + JSON-RPC endpoint + REST routes.
+    /// The whole server as an axum router (to nest or serve yourself):
+    /// card, JSON-RPC endpoint, REST routes and both gRPC services.
     pub fn router(&self) -> Router {
+        Router::new().fallback_service(self.front())
+    }
+
+    /// The one-port front: the HTTP routes plus the gRPC services.
+    fn front(&self) -> Dispatch {
         let card = self.card();
         let card_json = if self.hybrid_card {
             serde_json::to_vec(&switchboard_protocol::v03::card::hybrid_card(&card))
@@ -237,33 +243,17 @@ impl A2aServer {
             .merge(rest::routes())
             .fallback(not_found)
             .with_state(state);
-        let grpc = tonic::service::Routes::new(grpc::service(
-            self.handler.clone(),
-            self.error_table,
-            self.max_body_bytes,
-        ))
-        // A2A 0.3's `a2a.v1.A2AService` beside 1.0's: tonic routes by path.
-        .add_service(grpc_v03::service(
-            self.handler.clone(),
-            self.error_table,
-            &card,
-            self.max_body_bytes,
-        ))
-        .prepare();
-        // One port: the content type decides between gRPC and HTTP.
-        let table = self.error_table;
-        Router::new().fallback_service(tower::service_fn(move |req: axum::extract::Request| {
-            let (http, grpc) = (http.clone(), grpc.clone());
-            async move {
-                use tower::ServiceExt as _;
-                if grpc::is_grpc(req.headers()) {
-                    let resp = grpc::rewrite_decode_error(table, grpc.oneshot(req).await?);
-                    Ok::<_, std::convert::Infallible>(resp.map(axum::body::Body::new))
-                } else {
-                    http.oneshot(req).await
-                }
-            }
-        }))
+        Dispatch {
+            http,
+            grpc_v1: grpc::service(self.handler.clone(), self.error_table, self.max_body_bytes),
+            grpc_v03: grpc_v03::service(
+                self.handler.clone(),
+                self.error_table,
+                &card,
+                self.max_body_bytes,
+            ),
+            table: self.error_table,
+        }
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,
@@ -279,7 +269,9 @@ impl A2aServer {
             let _ = tcp.set_nodelay(true);
         });
         let handler = self.handler.clone();
-        let router = self.router();
+        // The front itself, not `router()`'s Router around it: one routing
+        // step less on every request.
+        let front = self.front();
         let stop = tokio_util::sync::CancellationToken::new();
         let stop2 = stop.clone();
         tokio::spawn(async move {
@@ -288,10 +280,76 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
-        axum::serve(listener, router)
+        axum::serve(listener, tower::make::Shared::new(front))
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await
     }
+}
+
+/// One port, two protocols: a request whose content type is
+/// `application/grpc…` goes to the gRPC service its path names (1.0's
+/// `lf.a2a.v1.A2AService` or 0.3's `a2a.v1.A2AService`), everything else to
+/// the HTTP router. Dispatching here, by prefix, rather than through
+/// tonic's own router keeps the gRPC path one routing step long.
+#[derive(Clone)]
+struct Dispatch {
+    http: Router,
+    grpc_v1: switchboard_proto::v1::a2a_service_server::A2aServiceServer<grpc::GrpcBinding>,
+    grpc_v03: switchboard_proto::v03::a2a_service_server::A2aServiceServer<grpc_v03::GrpcV03>,
+    table: ErrorTable,
+}
+
+impl tower::Service<axum::extract::Request> for Dispatch {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // Every inner service is always ready.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: axum::extract::Request) -> Self::Future {
+        use tower::ServiceExt as _;
+        if !grpc::is_grpc(req.headers()) {
+            return Box::pin(self.http.clone().oneshot(req));
+        }
+        let table = self.table;
+        let path = req.uri().path();
+        if in_service(
+            path,
+            switchboard_proto::v1::a2a_service_server::SERVICE_NAME,
+        ) {
+            let svc = self.grpc_v1.clone();
+            Box::pin(async move {
+                let resp = svc.oneshot(req).await?;
+                Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
+            })
+        } else if in_service(
+            path,
+            switchboard_proto::v03::a2a_service_server::SERVICE_NAME,
+        ) {
+            let svc = self.grpc_v03.clone();
+            Box::pin(async move {
+                let resp = svc.oneshot(req).await?;
+                Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
+            })
+        } else {
+            // What tonic answers for a service it does not have.
+            let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
+            Box::pin(std::future::ready(Ok(resp)))
+        }
+    }
+}
+
+/// `true` when a gRPC path (`/{service}/{method}`) names `service`.
+fn in_service(path: &str, service: &str) -> bool {
+    path.strip_prefix('/')
+        .and_then(|p| p.strip_prefix(service))
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response {

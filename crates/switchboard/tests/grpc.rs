@@ -644,3 +644,42 @@ async fn malformed_messages_and_unsupported_push() {
     assert_eq!(reason(&st).0, "PUSH_NOTIFICATION_NOT_SUPPORTED");
     s.stop().await;
 }
+
+/// gRPC calls to a service or method this server does not have are
+/// UNIMPLEMENTED (as tonic answers them), whatever their path looks like:
+/// a service whose name only starts like A2A's, a missing method, or a path
+/// that is no gRPC path at all. The real services still answer after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_grpc_services_and_methods_are_unimplemented() {
+    let s = server().await;
+    let channel = Channel::from_shared(s.base.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    for path in [
+        "/lf.a2a.v1.A2AServiceX/SendMessage",
+        "/lf.a2a.v1.A2AService/NoSuchMethod",
+        "/a2a.v1.A2AService/NoSuchMethod",
+        "/grpc.health.v1.Health/Check",
+        "/lf.a2a.v1.A2AService",
+    ] {
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.unwrap();
+        let codec: tonic_prost::ProstCodec<pb::GetTaskRequest, pb::Task> =
+            tonic_prost::ProstCodec::default();
+        let st = grpc
+            .unary(
+                v1(pb::GetTaskRequest::default()),
+                http::uri::PathAndQuery::from_static(path),
+                codec,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), tonic::Code::Unimplemented, "{path}: {st:?}");
+    }
+    let mut g = A2aServiceClient::new(channel);
+    let out = g.send_message(v1(send_req("hi", ""))).await.unwrap();
+    assert!(out.into_inner().payload.is_some());
+    s.stop().await;
+}
