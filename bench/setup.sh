@@ -7,6 +7,7 @@
 #    raw-axum and the two Rust SDK peers, `cargo install oha` (skips what is built).
 # 3. Builds switchboard in release (CARGO_TARGET_DIR, default /work/target-bench), and the
 #    grpc_bench_frame example (the gRPC row's request body and answer check).
+# 4. Installs h2load (Debian's nghttp2-client) for bench/bindings.sh.
 #
 # Needs the package registries (PyPI, npm, crates.io). Not time-bounded: the first
 # run takes a while on 2 cores; later runs only check.
@@ -60,4 +61,10 @@ ls -l "$CARGO_TARGET_DIR_SB/release/switchboard"
 # The gRPC row's request frame writer / answer checker (run.sh: GRPC_FRAME).
 (cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --release -p switchboard-proto --example grpc_bench_frame)
 ls -l "$CARGO_TARGET_DIR_SB/release/examples/grpc_bench_frame"
-echo "setup done. oha: $(PATH="$HOME/.cargo/bin:$PATH" command -v oha)"
+# h2load (Debian's nghttp2-client): bench/bindings.sh drives all three bindings with it.
+if ! command -v h2load >/dev/null; then
+  echo "== installing h2load (nghttp2-client)"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get install -y nghttp2-client >/dev/null || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y nghttp2-client >/dev/null; }
+fi
+echo "setup done. oha: $(PATH="$HOME/.cargo/bin:$PATH" command -v oha), h2load: $(command -v h2load)"
