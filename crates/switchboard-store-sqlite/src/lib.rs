@@ -116,8 +116,8 @@
 //!
 //! What the store itself keeps in memory is SQLite's page cache, and it is
 //! bounded: [`SqliteOptions::writer_cache_kib`] (2000 KiB) for the writer
-//! plus [`SqliteOptions::reader_cache_kib`] (256 KiB) for each of the
-//! [`SqliteOptions::max_connections`] readers, about 3 MiB by default.
+//! plus [`SqliteOptions::reader_cache_kib`] (64 KiB) for each of the
+//! [`SqliteOptions::max_connections`] readers, about 2.2 MiB by default.
 //!
 //! The bound is the **sum**, not each connection's own `cache_size`: the
 //! bundled SQLite is built with `SQLITE_ENABLE_MEMORY_MANAGEMENT`, which
@@ -125,13 +125,16 @@
 //! of all the caches' sizes. A connection may hold more than its own share
 //! while others hold less, and the writer does: a retention purge dirties
 //! more pages than the writer's cache holds, and once written they stay in
-//! the pool up to the readers' unused share. Reader caches stay nearly empty
-//! anyway under writes, because in WAL mode a reader drops its cache
-//! whenever it sees that the database changed since its last read. So they
-//! are kept small, and all readers are opened at start, so that the pool's
-//! limit is fixed from the start; with SQLite's default cache size on every
-//! connection, a server under steady load kept growing by ~2 MiB per reader
-//! as purges slowly filled their share (`bench/RESULTS.md`, session 5).
+//! the pool up to the readers' unused share. That share fills slowly, purge
+//! after purge, so a server under steady load would keep growing long after
+//! its caches looked full. Reader caches hardly help anyway under writes: in
+//! WAL mode a reader drops its cache whenever the database changed since its
+//! last read, and the operating system's file cache still serves the pages.
+//! So readers get a small cache, and all of them are opened at start, so the
+//! pool's limit is fixed from the start. With SQLite's default 2000 KiB on
+//! every connection, the SQLite server's page cache grew from 2.5 to 4.2 MiB
+//! between 100k and 1M tasks with retention on (`bench/RESULTS.md`,
+//! session 5).
 //!
 //! ## Backups
 //!
@@ -212,7 +215,7 @@ pub struct SqliteOptions {
     /// -N`; default 2000, SQLite's own default). Writes walk the same index
     /// pages over and over, so this is the cache that pays off.
     pub writer_cache_kib: u32,
-    /// Page cache of each read connection, in KiB (default 256; 0 keeps
+    /// Page cache of each read connection, in KiB (default 64; 0 keeps
     /// only the handful of pages SQLite needs). Small on purpose: see the
     /// crate docs, "Memory".
     pub reader_cache_kib: u32,
@@ -225,7 +228,7 @@ impl Default for SqliteOptions {
             max_connections: 4,
             busy_timeout: Duration::from_secs(5),
             writer_cache_kib: 2000,
-            reader_cache_kib: 256,
+            reader_cache_kib: 64,
         }
     }
 }
@@ -1223,7 +1226,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tasks.db");
         for (options, writer, reader) in [
-            (SqliteOptions::default(), -2000, -256),
+            (SqliteOptions::default(), -2000, -64),
             (
                 SqliteOptions {
                     max_connections: 2,
