@@ -112,6 +112,30 @@
 //! future is dropped while waiting. The writer task runs on the Tokio runtime
 //! that called [`SqliteStore::open`]; use the store within that runtime.
 //!
+//! ## Memory
+//!
+//! What the store itself keeps in memory is SQLite's page cache, and it is
+//! bounded: [`SqliteOptions::writer_cache_kib`] (2000 KiB) for the writer
+//! plus [`SqliteOptions::reader_cache_kib`] (64 KiB) for each of the
+//! [`SqliteOptions::max_connections`] readers, about 2.2 MiB by default.
+//!
+//! The bound is the **sum**, not each connection's own `cache_size`: the
+//! bundled SQLite is built with `SQLITE_ENABLE_MEMORY_MANAGEMENT`, which
+//! puts every connection's pages in one shared pool whose limit is the sum
+//! of all the caches' sizes. A connection may hold more than its own share
+//! while others hold less, and the writer does: a retention purge dirties
+//! more pages than the writer's cache holds, and once written they stay in
+//! the pool up to the readers' unused share. That share fills slowly, purge
+//! after purge, so a server under steady load would keep growing long after
+//! its caches looked full. Reader caches hardly help anyway under writes: in
+//! WAL mode a reader drops its cache whenever the database changed since its
+//! last read, and the operating system's file cache still serves the pages.
+//! So readers get a small cache, and all of them are opened at start, so the
+//! pool's limit is fixed from the start. With SQLite's default 2000 KiB on
+//! every connection, the SQLite server's page cache grew from 2.5 to 4.2 MiB
+//! between 100k and 1M tasks with retention on (`bench/RESULTS.md`,
+//! session 5).
+//!
 //! ## Backups
 //!
 //! Do not copy the database file alone while the server runs: recent commits
@@ -187,6 +211,14 @@ pub struct SqliteOptions {
     /// How long a statement waits for a lock held by another connection or
     /// process before failing with "database is locked".
     pub busy_timeout: Duration,
+    /// Page cache of the writer connection, in KiB (`PRAGMA cache_size =
+    /// -N`; default 2000, SQLite's own default). Writes walk the same index
+    /// pages over and over, so this is the cache that pays off.
+    pub writer_cache_kib: u32,
+    /// Page cache of each read connection, in KiB (default 64; 0 keeps
+    /// only the handful of pages SQLite needs). Small on purpose: see the
+    /// crate docs, "Memory".
+    pub reader_cache_kib: u32,
 }
 
 impl Default for SqliteOptions {
@@ -195,6 +227,8 @@ impl Default for SqliteOptions {
             synchronous_full: true,
             max_connections: 4,
             busy_timeout: Duration::from_secs(5),
+            writer_cache_kib: 2000,
+            reader_cache_kib: 64,
         }
     }
 }
@@ -270,7 +304,11 @@ impl SqliteStore {
             .idle_timeout(None)
             .max_lifetime(None)
             .test_before_acquire(false)
-            .connect_with(connect.clone())
+            .connect_with(
+                connect
+                    .clone()
+                    .pragma("cache_size", cache_size(options.writer_cache_kib)),
+            )
             .await
             .map_err(backend(context("writer connection")))?;
         if let Err(e) = MIGRATOR.run(&writer_pool).await {
@@ -280,11 +318,16 @@ impl SqliteStore {
                 context("migrations")
             )));
         }
+        // The whole read pool is opened now, not on demand: every connection
+        // adds its cache to the budget the writer may borrow (crate docs,
+        // "Memory"), so the budget is fixed from the start instead of
+        // growing, with RSS, the first time reads come in bursts.
+        let read_conns = options.max_connections.max(1);
         let readers = SqlitePoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .min_connections(1)
+            .max_connections(read_conns)
+            .min_connections(read_conns)
             .test_before_acquire(false)
-            .connect_with(connect)
+            .connect_with(connect.pragma("cache_size", cache_size(options.reader_cache_kib)))
             .await
             .map_err(backend(context("read pool")));
         let readers = match readers {
@@ -365,6 +408,12 @@ impl SqliteStore {
         self.writer_pool.close().await;
         self.readers.close().await;
     }
+}
+
+/// `PRAGMA cache_size` for a budget of `kib` KiB (SQLite reads a negative
+/// size as KiB, a positive one as pages).
+fn cache_size(kib: u32) -> String {
+    format!("-{kib}")
 }
 
 // ----------------------------------------------------------------------------
@@ -1154,4 +1203,58 @@ fn from_split(micros: i64, rest: i64) -> Option<DateTime<Utc>> {
 /// [`switchboard_core::store::sub_micro_nanos`] in this store's column type.
 fn sub_nanos(ts: DateTime<Utc>) -> i64 {
     i64::from(switchboard_core::store::sub_micro_nanos(ts))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// `PRAGMA cache_size` as `conn` sees it.
+    async fn cache_size_of(conn: &mut PoolConnection<Sqlite>) -> i64 {
+        sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap()
+    }
+
+    /// The page-cache budget of the crate docs, "Memory": every connection
+    /// gets its configured cache, and the whole read pool is open from the
+    /// start so the shared budget never grows later.
+    #[tokio::test]
+    async fn every_connection_gets_its_page_cache_budget_from_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        for (options, writer, reader) in [
+            (SqliteOptions::default(), -2000, -64),
+            (
+                SqliteOptions {
+                    max_connections: 2,
+                    writer_cache_kib: 512,
+                    reader_cache_kib: 0,
+                    ..Default::default()
+                },
+                -512,
+                0,
+            ),
+        ] {
+            let readers = options.max_connections;
+            let store = SqliteStore::open_with(path.to_str().unwrap(), options)
+                .await
+                .unwrap();
+            assert_eq!(store.readers.size(), readers, "all readers open at start");
+            let mut w = store.writer_pool.acquire().await.unwrap();
+            assert_eq!(cache_size_of(&mut w).await, writer);
+            drop(w);
+            // Hold every reader at once, so each connection is checked.
+            let mut held = Vec::new();
+            for _ in 0..readers {
+                let mut r = store.readers.acquire().await.unwrap();
+                assert_eq!(cache_size_of(&mut r).await, reader);
+                held.push(r);
+            }
+            drop(held);
+            store.close().await;
+        }
+    }
 }
