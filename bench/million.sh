@@ -33,16 +33,19 @@ SPID=$!
 trap 'kill $SPID 2>/dev/null || true; wait $SPID 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -fsS -o /dev/null "http://127.0.0.1:$PORT/.well-known/agent-card.json" 2>/dev/null && break; sleep 0.1; done
 rss() { awk '/^VmRSS:/{print $2}' "/proc/$SPID/status"; }
+# VmRSS split into anonymous memory, mapped files (the binary, libraries) and shared memory
+# (SQLite's WAL index), to tell a heap that grows from pages that were merely touched.
+rss_parts() { awk '/^RssAnon:/{a=$2} /^RssFile:/{f=$2} /^RssShmem:/{s=$2} END{printf "%s\t%s\t%s", a, f, s}' "/proc/$SPID/status"; }
 load() {  # load <requests> <report>
   timeout 900 "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' \
     -H 'A2A-Version: 1.0' -d "$BODY" -n "$1" -c "$CONC" "http://127.0.0.1:$PORT/" >"$2"
 }
-printf 'phase\ttasks\trss_kb\n' >"$OUT/million-$STORE.tsv"
-printf 'start\t0\t%s\n' "$(rss)" >>"$OUT/million-$STORE.tsv"
+printf 'phase\ttasks\trss_kb\tanon_kb\tfile_kb\tshmem_kb\n' >"$OUT/million-$STORE.tsv"
+printf 'start\t0\t%s\t%s\n' "$(rss)" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
 load 100000 "$OUT/million-$STORE-100k.json"; sleep 2
-r100=$(rss); printf '100k\t100000\t%s\n' "$r100" >>"$OUT/million-$STORE.tsv"
+r100=$(rss); printf '100k\t100000\t%s\t%s\n' "$r100" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
 load 900000 "$OUT/million-$STORE-1m.json"; sleep 2
-r1m=$(rss); printf '1m\t1000000\t%s\n' "$r1m" >>"$OUT/million-$STORE.tsv"
+r1m=$(rss); printf '1m\t1000000\t%s\t%s\n' "$r1m" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
 [ "$STORE" = sqlite ] && du -b "$OUT"/million.db* >>"$OUT/million-$STORE.db-size.txt" 2>/dev/null || true
 python3 - "$OUT" "$STORE" "$KEEP" <<'PY'
 import json, sys
