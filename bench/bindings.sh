@@ -8,9 +8,9 @@
 #   bench/bindings.sh              # ~2.5 min; REPS=3 DUR=10 CONC=64
 #
 # Why h2load and not oha (which bench/run.sh uses for the peer table): oha's HTTP/2 path costs
-# it about twice the CPU per request of its HTTP/1.1 path (bench/RESULTS.md), and on a 2-core
-# machine the client's CPU comes out of the server's throughput, so an oha comparison of an
-# HTTP/1.1 binding with gRPC mostly measures oha. h2load (nghttp2, the reference HTTP/2
+# it 1.5x the CPU per request of its HTTP/1.1 path (33 vs 22 µs in the session-4 full run), and
+# on a 2-core machine the client's CPU comes out of the server's throughput, so an oha
+# comparison of an HTTP/1.1 binding with gRPC measures oha's HTTP/2 cost as well. h2load (nghttp2, the reference HTTP/2
 # implementation in C) speaks both protocols from one code base at similar cost; its CPU per
 # request is printed beside the server's so the reader can check that.
 #
