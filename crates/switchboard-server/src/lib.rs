@@ -317,32 +317,45 @@ impl tower::Service<axum::extract::Request> for Dispatch {
         if !grpc::is_grpc(req.headers()) {
             return Box::pin(self.http.clone().oneshot(req));
         }
-        let table = self.table;
         let path = req.uri().path();
         if in_service(
             path,
             switchboard_proto::v1::a2a_service_server::SERVICE_NAME,
         ) {
-            let svc = self.grpc_v1.clone();
-            Box::pin(async move {
-                let resp = svc.oneshot(req).await?;
-                Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
-            })
+            call_grpc(self.grpc_v1.clone(), req, self.table)
         } else if in_service(
             path,
             switchboard_proto::v03::a2a_service_server::SERVICE_NAME,
         ) {
-            let svc = self.grpc_v03.clone();
-            Box::pin(async move {
-                let resp = svc.oneshot(req).await?;
-                Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
-            })
+            call_grpc(self.grpc_v03.clone(), req, self.table)
         } else {
             // What tonic answers for a service it does not have.
             let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
             Box::pin(std::future::ready(Ok(resp)))
         }
     }
+}
+
+/// Calls one gRPC service, with protobuf decode errors made A2A Parse errors.
+fn call_grpc<S>(
+    svc: S,
+    req: axum::extract::Request,
+    table: ErrorTable,
+) -> futures::future::BoxFuture<'static, Result<Response, std::convert::Infallible>>
+where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = http::Response<tonic::body::Body>,
+            Error = std::convert::Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    use tower::ServiceExt as _;
+    Box::pin(async move {
+        let resp = svc.oneshot(req).await?;
+        Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
+    })
 }
 
 /// `true` when a gRPC path (`/{service}/{method}`) names `service`.
