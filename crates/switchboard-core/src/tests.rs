@@ -1068,13 +1068,19 @@ impl TaskStore for Counting {
     }
 }
 
-#[tokio::test]
-async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
+/// The test agent's handler on a store that records the size of each commit.
+fn counting_handler() -> (Arc<Counting>, RequestHandler) {
     let store = Arc::new(Counting::default());
     let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
     let h = RequestHandler::builder(agent(), card)
         .store(store.clone())
         .build();
+    (store, h)
+}
+
+#[tokio::test]
+async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
+    let (store, h) = counting_handler();
     let call = CallContext::default();
 
     // working, artifact, then completed by the engine: four events, three commits.
@@ -1201,11 +1207,7 @@ async fn blocking_sends_never_hang_on_lock_contention() {
 
 #[tokio::test]
 async fn a_batch_is_one_commit_of_consecutive_events() {
-    let store = Arc::new(Counting::default());
-    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
-    let h = RequestHandler::builder(agent(), card)
-        .store(store.clone())
-        .build();
+    let (store, h) = counting_handler();
     let call = CallContext::default();
 
     // The first batch creates the task: task + working + artifact +
@@ -1243,11 +1245,7 @@ async fn a_batch_is_one_commit_of_consecutive_events() {
 
 #[tokio::test]
 async fn a_batch_with_a_refused_change_changes_nothing() {
-    let store = Arc::new(Counting::default());
-    let card = AgentCard::new("test", "test agent", "1.0");
-    let h = RequestHandler::builder(agent(), card)
-        .store(store.clone())
-        .build();
+    let (store, h) = counting_handler();
     let t = task_of(&h, &CallContext::default(), send("bad-batch")).await;
     // Not the batch's artifact nor its completion: the error artifact the
     // agent emitted afterwards, then the engine's completion.
