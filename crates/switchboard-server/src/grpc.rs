@@ -74,20 +74,28 @@ pub const LAST_EVENT_ID: &str = "last-event-id";
 /// The `google.rpc.ErrorInfo` domain of every A2A error.
 const ERROR_DOMAIN: &str = "a2a-protocol.org";
 
-/// The tonic service: the handler plus the error table.
+/// The service: the handler plus the error table. Cloned per unary call
+/// (`grpc_unary`), so everything in it is cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcBinding {
     handler: RequestHandler,
     table: ErrorTable,
 }
 
-/// The tonic server for `handler`, accepting messages up to `max_bytes`.
-pub(crate) fn service(
-    handler: RequestHandler,
-    table: ErrorTable,
-    max_bytes: usize,
-) -> A2aServiceServer<GrpcBinding> {
-    A2aServiceServer::new(GrpcBinding { handler, table })
+impl GrpcBinding {
+    pub(crate) fn new(handler: RequestHandler, table: ErrorTable) -> Self {
+        GrpcBinding { handler, table }
+    }
+
+    pub(crate) fn table(&self) -> ErrorTable {
+        self.table
+    }
+}
+
+/// The tonic server (used for the streaming methods), accepting messages
+/// up to `max_bytes`.
+pub(crate) fn service(svc: GrpcBinding, max_bytes: usize) -> A2aServiceServer<GrpcBinding> {
+    A2aServiceServer::new(svc)
         .max_decoding_message_size(max_bytes)
         .max_encoding_message_size(usize::MAX)
 }

@@ -45,28 +45,35 @@ use crate::errors::ErrorTable;
 use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
 use crate::params::{ProtocolVersion, explicit_version, last_event_id, requested_extensions};
 
-/// The tonic service: the handler, the error table and the served card.
+/// The service: the handler, the error table and the served card. Cloned
+/// per unary call (`grpc_unary`), so everything in it is cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcV03 {
     handler: RequestHandler,
     table: ErrorTable,
-    card: pb::AgentCard,
+    card: std::sync::Arc<pb::AgentCard>,
 }
 
-/// The 0.3 tonic server for `handler`, accepting messages up to `max_bytes`.
-pub(crate) fn service(
-    handler: RequestHandler,
-    table: ErrorTable,
-    card: &AgentCard,
-    max_bytes: usize,
-) -> A2aServiceServer<GrpcV03> {
-    A2aServiceServer::new(GrpcV03 {
-        handler,
-        table,
-        card: c03::card_to_proto(card),
-    })
-    .max_decoding_message_size(max_bytes)
-    .max_encoding_message_size(usize::MAX)
+impl GrpcV03 {
+    pub(crate) fn new(handler: RequestHandler, table: ErrorTable, card: &AgentCard) -> Self {
+        GrpcV03 {
+            handler,
+            table,
+            card: std::sync::Arc::new(c03::card_to_proto(card)),
+        }
+    }
+
+    pub(crate) fn table(&self) -> ErrorTable {
+        self.table
+    }
+}
+
+/// The 0.3 tonic server (used for the streaming methods), accepting
+/// messages up to `max_bytes`.
+pub(crate) fn service(svc: GrpcV03, max_bytes: usize) -> A2aServiceServer<GrpcV03> {
+    A2aServiceServer::new(svc)
+        .max_decoding_message_size(max_bytes)
+        .max_encoding_message_size(usize::MAX)
 }
 
 type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
@@ -327,7 +334,7 @@ impl A2aService for GrpcV03 {
         request: Request<pb::GetAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
         let call = self.call(&request)?;
-        Ok(self.reply(&call, self.card.clone()))
+        Ok(self.reply(&call, pb::AgentCard::clone(&self.card)))
     }
 
     async fn delete_task_push_notification_config(

@@ -32,6 +32,7 @@
 
 pub mod errors;
 pub mod grpc;
+mod grpc_unary;
 mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
@@ -243,15 +244,15 @@ impl A2aServer {
             .merge(rest::routes())
             .fallback(not_found)
             .with_state(state);
+        let v1 = grpc::GrpcBinding::new(self.handler.clone(), self.error_table);
+        let v03 = grpc_v03::GrpcV03::new(self.handler.clone(), self.error_table, &card);
         Dispatch {
             http,
-            grpc_v1: grpc::service(self.handler.clone(), self.error_table, self.max_body_bytes),
-            grpc_v03: grpc_v03::service(
-                self.handler.clone(),
-                self.error_table,
-                &card,
-                self.max_body_bytes,
-            ),
+            grpc_v1: grpc::service(v1.clone(), self.max_body_bytes),
+            grpc_v03: grpc_v03::service(v03.clone(), self.max_body_bytes),
+            unary_v1: v1,
+            unary_v03: v03,
+            max_grpc_message: self.max_body_bytes,
             table: self.error_table,
         }
     }
@@ -289,13 +290,17 @@ impl A2aServer {
 /// One port, two protocols: a request whose content type is
 /// `application/grpc…` goes to the gRPC service its path names (1.0's
 /// `lf.a2a.v1.A2AService` or 0.3's `a2a.v1.A2AService`), everything else to
-/// the HTTP router. Dispatching here, by prefix, rather than through
-/// tonic's own router keeps the gRPC path one routing step long.
+/// the HTTP router. Unary methods are framed by hand (`grpc_unary`), the
+/// streaming ones go to tonic. Dispatching here, by prefix, rather than
+/// through tonic's own router keeps the gRPC path one routing step long.
 #[derive(Clone)]
 struct Dispatch {
     http: Router,
     grpc_v1: switchboard_proto::v1::a2a_service_server::A2aServiceServer<grpc::GrpcBinding>,
     grpc_v03: switchboard_proto::v03::a2a_service_server::A2aServiceServer<grpc_v03::GrpcV03>,
+    unary_v1: grpc::GrpcBinding,
+    unary_v03: grpc_v03::GrpcV03,
+    max_grpc_message: usize,
     table: ErrorTable,
 }
 
@@ -318,16 +323,23 @@ impl tower::Service<axum::extract::Request> for Dispatch {
             return Box::pin(self.http.clone().oneshot(req));
         }
         let path = req.uri().path();
-        if in_service(
+        let max = self.max_grpc_message;
+        if let Some(method) = method_of(
             path,
             switchboard_proto::v1::a2a_service_server::SERVICE_NAME,
         ) {
-            call_grpc(self.grpc_v1.clone(), req, self.table)
-        } else if in_service(
+            match grpc_unary::v1(method) {
+                Some(unary) => unary(self.unary_v1.clone(), req, max),
+                None => call_grpc(self.grpc_v1.clone(), req, self.table),
+            }
+        } else if let Some(method) = method_of(
             path,
             switchboard_proto::v03::a2a_service_server::SERVICE_NAME,
         ) {
-            call_grpc(self.grpc_v03.clone(), req, self.table)
+            match grpc_unary::v03(method) {
+                Some(unary) => unary(self.unary_v03.clone(), req, max),
+                None => call_grpc(self.grpc_v03.clone(), req, self.table),
+            }
         } else {
             // What tonic answers for a service it does not have.
             let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
@@ -358,11 +370,11 @@ where
     })
 }
 
-/// `true` when a gRPC path (`/{service}/{method}`) names `service`.
-fn in_service(path: &str, service: &str) -> bool {
-    path.strip_prefix('/')
-        .and_then(|p| p.strip_prefix(service))
-        .is_some_and(|rest| rest.starts_with('/'))
+/// The method a gRPC path (`/{service}/{method}`) names, if it names `service`.
+fn method_of<'a>(path: &'a str, service: &str) -> Option<&'a str> {
+    path.strip_prefix('/')?
+        .strip_prefix(service)?
+        .strip_prefix('/')
 }
 
 async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response {

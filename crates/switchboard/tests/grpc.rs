@@ -683,3 +683,145 @@ async fn unknown_grpc_services_and_methods_are_unimplemented() {
     assert!(out.into_inner().payload.is_some());
     s.stop().await;
 }
+
+/// Posts `chunks` (sent as separate DATA frames) to a gRPC path over h2c
+/// and returns the response headers and body. A status in the headers is a
+/// trailers-only answer.
+async fn post_frames(
+    s: &TestServer,
+    path: &str,
+    extra: &[(&str, &str)],
+    chunks: Vec<Vec<u8>>,
+) -> (http::HeaderMap, Vec<u8>) {
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+    let mut req = client
+        .post(format!("{}{path}", s.base))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(reqwest::Body::wrap_stream(stream));
+    for (k, v) in extra {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200, "gRPC answers are HTTP 200");
+    let headers = resp.headers().clone();
+    (headers, resp.bytes().await.unwrap().to_vec())
+}
+
+/// A gRPC frame: flag, big-endian length, message.
+fn frame(flag: u8, msg: &[u8]) -> Vec<u8> {
+    let mut out = vec![flag];
+    out.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+    out.extend_from_slice(msg);
+    out
+}
+
+/// Unary calls are framed by hand (not by tonic): a frame split across
+/// DATA frames, even inside its prefix, is reassembled; every malformed
+/// body gets the status its kind calls for, before any method runs — Parse
+/// (INVALID_ARGUMENT, PARSE_ERROR) for no message, a truncated one or two
+/// messages; INTERNAL for a compressed flag without `grpc-encoding`;
+/// UNIMPLEMENTED (with `grpc-accept-encoding: identity`) for a compression
+/// the server does not offer; RESOURCE_EXHAUSTED as soon as a prefix
+/// declares more than the size limit. Both services, 1.0 and 0.3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unary_frames_are_checked_by_hand() {
+    use prost::Message as _;
+    let s = server().await;
+    let send = "/lf.a2a.v1.A2AService/SendMessage";
+
+    // One frame in three DATA frames, the prefix itself split.
+    let whole = frame(0, &send_req("split", "").encode_to_vec());
+    let chunks = vec![
+        whole[..2].to_vec(),
+        whole[2..9].to_vec(),
+        whole[9..].to_vec(),
+    ];
+    let (h, body) = post_frames(&s, send, &[], chunks).await;
+    assert!(h.get("grpc-status").is_none(), "not trailers-only: {h:?}");
+    assert_eq!(h["content-type"], "application/grpc");
+    assert_eq!(body[0], 0, "uncompressed");
+    let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+    assert_eq!(body.len(), 5 + len, "exactly one frame");
+    let out = pb::SendMessageResponse::decode(&body[5..]).unwrap();
+    let task = task_of(SendMessageResponse::try_from(out).unwrap());
+    assert_eq!(task.status.state, TaskState::Completed);
+
+    let get = "/lf.a2a.v1.A2AService/GetTask";
+    let msg = pb::GetTaskRequest {
+        id: task.id.clone(),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let status = |h: &http::HeaderMap| {
+        let st = tonic::Status::from_header_map(h).expect("a trailers-only status");
+        (st.code(), st)
+    };
+    let parse_errors: [(&str, Vec<Vec<u8>>); 4] = [
+        ("no message", vec![]),
+        ("a prefix only", vec![frame(0, &msg)[..3].to_vec()]),
+        ("truncated", vec![frame(0, &msg)[..8].to_vec()]),
+        ("two messages", vec![frame(0, &msg), frame(0, &msg)]),
+    ];
+    for (what, chunks) in parse_errors {
+        let (h, _) = post_frames(&s, get, &[], chunks).await;
+        let (code, st) = status(&h);
+        assert_eq!(code, tonic::Code::InvalidArgument, "{what}: {st:?}");
+        assert_eq!(reason(&st).0, "PARSE_ERROR", "{what}");
+    }
+
+    let (h, _) = post_frames(&s, get, &[], vec![frame(1, &msg)]).await;
+    assert_eq!(status(&h).0, tonic::Code::Internal, "compressed flag alone");
+
+    let (h, _) = post_frames(&s, get, &[("grpc-encoding", "gzip")], vec![frame(0, &msg)]).await;
+    assert_eq!(status(&h).0, tonic::Code::Unimplemented, "gzip");
+    assert_eq!(h["grpc-accept-encoding"], "identity");
+    let (h, _) = post_frames(
+        &s,
+        get,
+        &[("grpc-encoding", "identity")],
+        vec![frame(0, &msg)],
+    )
+    .await;
+    assert!(
+        h.get("grpc-status").is_none(),
+        "identity is no compression: {h:?}"
+    );
+
+    // Declares 4 GiB - 1 and sends 3 bytes of it: refused on the prefix.
+    let huge = vec![vec![0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]];
+    let (h, _) = post_frames(&s, get, &[], huge).await;
+    let (code, st) = status(&h);
+    assert_eq!(code, tonic::Code::ResourceExhausted, "{st:?}");
+
+    // The 0.3 service goes the same way.
+    let (h, _) = post_frames(
+        &s,
+        "/a2a.v1.A2AService/GetTask",
+        &[],
+        vec![frame(0, &msg), frame(0, &msg)],
+    )
+    .await;
+    let (code, st) = status(&h);
+    assert_eq!(code, tonic::Code::InvalidArgument, "0.3: {st:?}");
+
+    // The connection-level state is intact: a normal call still works.
+    let mut g = raw(&s).await;
+    let t = g
+        .get_task(v1(pb::GetTaskRequest {
+            id: task.id,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    assert_eq!(
+        t.into_inner().status.unwrap().state,
+        pb::TaskState::Completed as i32
+    );
+    s.stop().await;
+}
