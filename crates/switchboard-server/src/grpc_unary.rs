@@ -35,7 +35,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue};
-use http_body::{Frame, SizeHint};
+use http_body::Frame;
 use switchboard_proto::v1::a2a_service_server::A2aService as _;
 use switchboard_proto::v03::a2a_service_server::A2aService as _;
 use switchboard_protocol::A2AError;
@@ -358,7 +358,7 @@ impl http_body::Body for OneFrame {
         self.data.is_none() && self.trailers.is_none()
     }
 
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
-    }
+    // No exact `size_hint`: hyper would turn it into a `content-length`
+    // header, and clients that stop reading at the content length (curl)
+    // never see the trailers with the status.
 }
