@@ -93,7 +93,7 @@ for rep in $(seq 1 "$REPS"); do
   done
 done
 
-python3 - "$OUT" "$KINDS" "$CONC" "$MUX" <<'PY'
+python3 - "$OUT" "$KINDS" "$CONC" "$MUX" <<'PY' | tee "$OUT/table.md"
 import csv, statistics, sys
 out, kinds, conc, mux = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), int(sys.argv[4])
 rows = list(csv.DictReader(open(f'{out}/bindings.tsv'), delimiter='\t'))

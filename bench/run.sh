@@ -37,6 +37,7 @@ SB_MAX_TASKS=${SB_MAX_TASKS:-}   # if set and `serve --help` has --memory-max-te
 SB_PORT=${SB_PORT:-7301}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-1200}
 COUNT_N=${COUNT_N:-2000} # requests of the task-count check of the binding rows (sb-task, sb-rest-task, sb-grpc-task)
+BINDINGS=${BINDINGS:-1}   # 1: end with bench/bindings.sh (one load generator, h2load, for all three bindings)
 KEEP_DB=${KEEP_DB:-0}    # 1: keep the sqlite file of sb-task-sqlite (it is deleted after its size is noted)
 OUT=${OUT:-$BENCH/out/results/$(date +%Y%m%d-%H%M%S)}
 HOST=127.0.0.1
@@ -385,6 +386,19 @@ for srv in "${rss_plan[@]}"; do
   printf 'after\t%s\t%s\n' "$(rss_kb "$SPID")" "$(cpu_ticks "$SPID")" >>"$f"   # 1 s after the load
   stop_server
 done
+
+# The bindings compared with one load generator (bench/bindings.sh explains why not oha).
+# Part of the same run, after the peers, so its table sits beside theirs; judged in summarize.py.
+if [ "$BINDINGS" = 1 ]; then
+  if ! command -v "${H2LOAD:-h2load}" >/dev/null; then
+    echo "h2load missing (bench/setup.sh installs it), SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
+  elif [ "$(budget_left)" -lt 160 ]; then
+    echo "time budget: $(budget_left)s left < ~160s needed, SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
+  else
+    echo "== bindings (bench/bindings.sh, h2load)  [$(( $(date +%s) - START_TS ))s elapsed]"
+    SB="$SB" OUT="$OUT/bindings" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+  fi
+fi
 
 python3 "$BENCH/summarize.py" "$OUT" | tee "$OUT/table.md"
 echo "raw results: $OUT  (total $(( $(date +%s) - START_TS )) s)"

@@ -225,7 +225,7 @@ def rss_over_time(out):
     return res
 
 
-def ratios(runs, rss):
+def ratios(out, runs, rss):
     def rps(name, kind='unary'):
         return med([r['rps'] for r in runs.get((name, kind), [])]) if (name, kind) in runs else None
 
@@ -284,8 +284,22 @@ def ratios(runs, rss):
     else:
         print('| (e) sb-task RSS end ÷ baseline | — | — | n/a | 0.9–1.1 | NOT MEASURED | |')
         lines.append('(e) sb-task RSS end/baseline: NOT MEASURED')
+    h2 = h2load_bindings(out)
+    if h2 and 'grpc' in h2 and 'jsonrpc' in h2:
+        (g, gs), (j, js) = h2['grpc'], h2['jsonrpc']
+        r = g / j
+        v = 'PASS' if r >= 0.8 else 'FAIL'
+        print(f"| (f) gRPC unary ÷ JSON-RPC unary, one load generator (h2load, bindings/table.md) | grpc {f(g, 0)} req/s "
+              f"| jsonrpc {f(j, 0)} | {f(r, 2)} | ≥ 0.8 (within 20 %) | {v} | {f(gs, 0)} / {f(js, 0)} |")
+        lines.append(f'(f) gRPC/JSON-RPC unary (h2load): {f(r, 2)} (≥ 0.8) {v}')
+    elif ('sb-grpc-task', 'unary') in runs:
+        print('| (f) gRPC unary ÷ JSON-RPC unary, one load generator (h2load) | — | — | n/a | ≥ 0.8 | NOT MEASURED | |')
+        lines.append('(f) gRPC/JSON-RPC unary (h2load): NOT MEASURED')
     if ('sb-grpc-task', 'unary') in runs:
-        row('(f) sb-grpc-task unary ÷ sb-task (JSON-RPC) unary', 'sb-grpc-task', 'sb-task', '≥ 0.8 (within 20 %)', lambda r: r >= 0.8)
+        # With oha the client's own HTTP/2 cost (~1.6x its HTTP/1.1 cost per request) comes out of
+        # the server's share of the 2 cores: information, not the goal (see bench/bindings.sh).
+        row('(info) sb-grpc-task unary ÷ sb-task (JSON-RPC) unary, both driven by oha', 'sb-grpc-task', 'sb-task',
+            '(no goal)', lambda r: True)
     l2 = rss.get('rs-lf-nd-task')
     if l2:
         print(f"| info: rs-lf-nd-task RSS end ÷ baseline | end {f(l2['end'][1] / 1024)} MiB | baseline {f(l2['base'][1] / 1024)} MiB "
@@ -293,6 +307,31 @@ def ratios(runs, rss):
     print()
     for l in lines:
         print(l)
+
+
+def h2load_bindings(out):
+    """{kind: (median req/s, median server CPU µs/req)} from bench/bindings.sh's run in OUT/bindings."""
+    tsv = out / 'bindings' / 'bindings.tsv'
+    if not tsv.exists():
+        return None
+    rows = list(csv.DictReader(open(tsv), delimiter='\t'))
+    res = {}
+    for k in sorted({r['kind'] for r in rows}):
+        rs = [r for r in rows if r['kind'] == k and float(r['req_s'] or 0) > 0]
+        if rs:
+            res[k] = (med([float(r['req_s']) for r in rs]),
+                      med([1e6 * float(r['server_cpu_s']) / (float(r['req_s']) * float(r['secs'])) for r in rs]))
+    return res
+
+
+def print_h2load_table(out):
+    t = out / 'bindings' / 'table.md'
+    if t.exists():
+        print()
+        print('Bindings with one load generator (bench/bindings.sh: h2load drives all three bindings; JSON-RPC and REST '
+              'over HTTP/1.1, gRPC over h2c; 64 requests in flight; medians of 3 runs):')
+        print()
+        print(t.read_text().rstrip())
 
 
 def main():
@@ -309,6 +348,7 @@ def main():
         noise(runs)
         sb_sanity(out, runs)
         bindings(out, runs)
+    print_h2load_table(out)
     load_tsv = out / 'load.tsv'
     if load_tsv.exists() and load_tsv.read_text().strip():
         print()
@@ -319,7 +359,7 @@ def main():
         print()
         print('Skipped during the run (time budget): ' + '; '.join(sk.read_text().split('\n')).strip('; '))
     rss = rss_over_time(out)
-    ratios(runs, rss)
+    ratios(out, runs, rss)
 
 
 if __name__ == '__main__':
