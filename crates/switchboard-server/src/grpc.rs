@@ -1,6 +1,8 @@
-//! The gRPC binding of A2A 1.0: service `lf.a2a.v1.A2AService` on tonic,
-//! served on the same port as HTTP (requests with content type
-//! `application/grpc…` are routed here, everything else to axum).
+//! The gRPC binding of A2A 1.0: service `lf.a2a.v1.A2AService`, served on
+//! the same port as HTTP (requests with content type `application/grpc…`
+//! are routed here, everything else to axum). The methods are the tonic
+//! service trait's; tonic frames the two streaming ones, `grpc_unary` the
+//! unary ones.
 //!
 //! Each of the 11 methods converts the prost request into the canonical
 //! request (`switchboard_proto::convert`), calls the same [`RequestHandler`]

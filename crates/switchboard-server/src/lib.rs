@@ -11,8 +11,9 @@
 //!   `/{tenant}/` (see `rest.rs`), errors in the Google API error format
 //!   with statuses from one [`ErrorTable`];
 //! - the gRPC binding (`grpc.rs`, service `lf.a2a.v1.A2AService`) on the
-//!   same port: requests with content type `application/grpc…` go to tonic,
-//!   everything else to the HTTP routes;
+//!   same port: requests with content type `application/grpc…` go to the
+//!   gRPC services (unary methods framed by hand in `grpc_unary.rs`, the
+//!   streaming ones on tonic), everything else to the HTTP routes;
 //! - the A2A 0.3 dialects beside 1.0 on the same URLs: 0.3 JSON-RPC method
 //!   names on the JSON-RPC endpoint (`jsonrpc_v03.rs`), 0.3 REST routes under
 //!   `/v1` (`rest_v03.rs`), 0.3 gRPC (`a2a.v1.A2AService`, `grpc_v03.rs`)
