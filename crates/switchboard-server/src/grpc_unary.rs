@@ -56,131 +56,49 @@ const PREFIX: usize = 5;
 /// limit in, the answer out.
 pub(crate) type Call<S> = fn(S, Request, usize) -> BoxFuture<'static, Result<Response, Infallible>>;
 
+/// `Some(call)` for the listed `"Method" => trait_fn` pairs, `None` for
+/// any other name.
+macro_rules! unary_methods {
+    ($method:expr, $($name:literal => $f:ident),* $(,)?) => {
+        Some(match $method {
+            $($name => |s, req, max| {
+                let table = s.table();
+                Box::pin(unary(req, max, table, move |r| async move { s.$f(r).await }))
+            },)*
+            _ => return None,
+        })
+    };
+}
+
 /// The unary methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name; `None`
 /// for the streaming methods (and unknown names), which tonic serves.
 pub(crate) fn v1(method: &str) -> Option<Call<GrpcBinding>> {
-    Some(match method {
-        "SendMessage" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.send_message(r).await
-            }))
-        },
-        "GetTask" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(
-                req,
-                max,
-                t,
-                move |r| async move { s.get_task(r).await },
-            ))
-        },
-        "ListTasks" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(
-                req,
-                max,
-                t,
-                move |r| async move { s.list_tasks(r).await },
-            ))
-        },
-        "CancelTask" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.cancel_task(r).await
-            }))
-        },
-        "CreateTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.create_task_push_notification_config(r).await
-            }))
-        },
-        "GetTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.get_task_push_notification_config(r).await
-            }))
-        },
-        "ListTaskPushNotificationConfigs" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.list_task_push_notification_configs(r).await
-            }))
-        },
-        "GetExtendedAgentCard" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.get_extended_agent_card(r).await
-            }))
-        },
-        "DeleteTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.delete_task_push_notification_config(r).await
-            }))
-        },
-        _ => return None,
-    })
+    unary_methods!(method,
+        "SendMessage" => send_message,
+        "GetTask" => get_task,
+        "ListTasks" => list_tasks,
+        "CancelTask" => cancel_task,
+        "CreateTaskPushNotificationConfig" => create_task_push_notification_config,
+        "GetTaskPushNotificationConfig" => get_task_push_notification_config,
+        "ListTaskPushNotificationConfigs" => list_task_push_notification_configs,
+        "GetExtendedAgentCard" => get_extended_agent_card,
+        "DeleteTaskPushNotificationConfig" => delete_task_push_notification_config,
+    )
 }
 
 /// The unary methods of `a2a.v1.A2AService` (A2A 0.3), by name; `None` for
 /// the streaming methods (and unknown names), which tonic serves.
 pub(crate) fn v03(method: &str) -> Option<Call<GrpcV03>> {
-    Some(match method {
-        "SendMessage" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.send_message(r).await
-            }))
-        },
-        "GetTask" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(
-                req,
-                max,
-                t,
-                move |r| async move { s.get_task(r).await },
-            ))
-        },
-        "CancelTask" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.cancel_task(r).await
-            }))
-        },
-        "CreateTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.create_task_push_notification_config(r).await
-            }))
-        },
-        "GetTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.get_task_push_notification_config(r).await
-            }))
-        },
-        "ListTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.list_task_push_notification_config(r).await
-            }))
-        },
-        "GetAgentCard" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.get_agent_card(r).await
-            }))
-        },
-        "DeleteTaskPushNotificationConfig" => |s, req, max| {
-            let t = s.table();
-            Box::pin(unary(req, max, t, move |r| async move {
-                s.delete_task_push_notification_config(r).await
-            }))
-        },
-        _ => return None,
-    })
+    unary_methods!(method,
+        "SendMessage" => send_message,
+        "GetTask" => get_task,
+        "CancelTask" => cancel_task,
+        "CreateTaskPushNotificationConfig" => create_task_push_notification_config,
+        "GetTaskPushNotificationConfig" => get_task_push_notification_config,
+        "ListTaskPushNotificationConfig" => list_task_push_notification_config,
+        "GetAgentCard" => get_agent_card,
+        "DeleteTaskPushNotificationConfig" => delete_task_push_notification_config,
+    )
 }
 
 /// One unary call: read and decode the request frame, call `method`, frame
