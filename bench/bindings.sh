@@ -116,6 +116,11 @@ if 'jsonrpc' in med:
         if k in med:
             r = med[k] / med['jsonrpc']
             goal = ' (goal ≥ 0.80) ' + ('PASS' if r >= 0.8 else 'FAIL') if k == 'grpc' else ''
-            print(f'- {k} ÷ jsonrpc: {r:.2f}{goal}')
+            # Each rep's loads run back to back, so the ratio within a rep is free of the
+            # machine's drift between reps: its spread shows how firm the median is.
+            by_rep = {r['rep']: float(r['req_s']) for r in rows if r['kind'] == k}
+            base_rep = {r['rep']: float(r['req_s']) for r in rows if r['kind'] == 'jsonrpc'}
+            paired = [by_rep[x] / base_rep[x] for x in sorted(by_rep, key=int) if base_rep.get(x)]
+            print(f"- {k} ÷ jsonrpc: {r:.2f}{goal}; per rep: {' '.join(f'{x:.2f}' for x in paired)}")
 PY
 echo "raw reports: $OUT"

@@ -392,11 +392,11 @@ done
 if [ "$BINDINGS" = 1 ]; then
   if ! command -v "${H2LOAD:-h2load}" >/dev/null; then
     echo "h2load missing (bench/setup.sh installs it), SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
-  elif [ "$(budget_left)" -lt 160 ]; then
-    echo "time budget: $(budget_left)s left < ~160s needed, SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
+  elif [ "$(budget_left)" -lt 240 ]; then
+    echo "time budget: $(budget_left)s left < ~240s needed, SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
   else
     echo "== bindings (bench/bindings.sh, h2load)  [$(( $(date +%s) - START_TS ))s elapsed]"
-    SB="$SB" OUT="$OUT/bindings" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+    SB="$SB" OUT="$OUT/bindings" REPS="${BINDINGS_REPS:-5}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
   fi
 fi
 
