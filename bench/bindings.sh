@@ -20,6 +20,8 @@
 #   grpc        h2c, CONC connections x 1 stream: the same layout as the HTTP/1.1 rows
 #   grpc-mux    h2c, CONC/8 connections x 8 streams: how gRPC clients use a channel
 #               (multiplexed; ghz, the gRPC load tool, defaults to one connection)
+#   grpc-chan   h2c, 1 connection x CONC streams: one channel (not in the default KINDS;
+#               KINDS="jsonrpc grpc grpc-mux grpc-chan" adds it)
 # The goal is judged on `grpc` (same layout); `grpc-mux` is information.
 #
 # Loopback only; every load is bounded by -D and wrapped in `timeout`.
@@ -61,6 +63,7 @@ load() {
     jsonrpc)  timeout $(( $2 + 30 )) "$H2LOAD" --h1 -D "$2" -c "$CONC" -d "$OUT/jsonrpc.json" "${j[@]}" "$BASE/" ;;
     rest)     timeout $(( $2 + 30 )) "$H2LOAD" --h1 -D "$2" -c "$CONC" -d "$OUT/rest.json" "${j[@]}" "$BASE/message:send" ;;
     grpc)     timeout $(( $2 + 30 )) "$H2LOAD" -D "$2" -c "$CONC" -m 1 -d "$OUT/grpc-send.bin" "${g[@]}" "$BASE/lf.a2a.v1.A2AService/SendMessage" ;;
+    grpc-chan) timeout $(( $2 + 30 )) "$H2LOAD" -D "$2" -c 1 -m "$CONC" -d "$OUT/grpc-send.bin" "${g[@]}" "$BASE/lf.a2a.v1.A2AService/SendMessage" ;;
     grpc-mux) timeout $(( $2 + 30 )) "$H2LOAD" -D "$2" -c $(( CONC / MUX )) -m "$MUX" -d "$OUT/grpc-send.bin" "${g[@]}" "$BASE/lf.a2a.v1.A2AService/SendMessage" ;;
     *) echo "unknown load $1" >&2; exit 2 ;;
   esac
@@ -98,7 +101,8 @@ import csv, statistics, sys
 out, kinds, conc, mux = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), int(sys.argv[4])
 rows = list(csv.DictReader(open(f'{out}/bindings.tsv'), delimiter='\t'))
 layout = {'jsonrpc': f'HTTP/1.1, {conc} conns', 'rest': f'HTTP/1.1, {conc} conns',
-          'grpc': f'h2c, {conc} conns x 1', 'grpc-mux': f'h2c, {conc // mux} conns x {mux}'}
+          'grpc': f'h2c, {conc} conns x 1', 'grpc-mux': f'h2c, {conc // mux} conns x {mux}',
+          'grpc-chan': f'h2c, 1 conn x {conc}'}
 med = {}
 print('| binding | load | req/s (median) | runs | server CPU µs/req | h2load CPU µs/req | failed |')
 print('|---|---|---:|---|---:|---:|---:|')
@@ -112,7 +116,7 @@ for k in kinds:
     failed = sum(int(r['failed'] or 0) for r in rs)
     print(f"| {k} | {layout[k]} | {med[k]:,.0f} | {' / '.join(f'{x:,.0f}' for x in rps)} | {srv:.1f} | {cli:.1f} | {failed} |")
 if 'jsonrpc' in med:
-    for k in ('rest', 'grpc', 'grpc-mux'):
+    for k in ('rest', 'grpc', 'grpc-mux', 'grpc-chan'):
         if k in med:
             r = med[k] / med['jsonrpc']
             goal = ' (goal ≥ 0.80) ' + ('PASS' if r >= 0.8 else 'FAIL') if k == 'grpc' else ''
