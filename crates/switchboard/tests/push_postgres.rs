@@ -8,109 +8,43 @@
 //! `SWITCHBOARD_REQUIRE_POSTGRES=1` (see `switchboard_store_postgres::testing`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod push_receiver;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use proc::{Serve, rpc};
 use push_receiver::{Received, Receiver};
 use serde_json::{Value, json};
 use switchboard_client::push::PushVerifier;
 use switchboard_store_postgres::{PgStore, testing};
 
-/// A `switchboard serve` process.
-struct Serve {
-    child: Child,
-    base: String,
-    log: PathBuf,
-}
-
-impl Serve {
-    fn start(dir: &Path, name: &str, store: &str, extra_config: &str) -> Serve {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let config = dir.join(format!("{name}.toml"));
-        std::fs::write(
-            &config,
-            format!("push_retry_base_ms = 20\npush_retry_max_ms = 100\n{extra_config}"),
-        )
-        .unwrap();
-        let log = dir.join(format!("{name}.log"));
-        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "serve",
-                "--config",
-                config.to_str().unwrap(),
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--store",
-                store,
-                "--push-allow-host",
-                "127.0.0.1",
-            ])
-            .env("SWITCHBOARD_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "serve did not start: {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Serve {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn jwks_url(&self) -> String {
-        format!("{}/.well-known/jwks.json", self.base)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve` on `store` as replica `name` (config and log in `dir`), with
+/// retries fast enough for a test plus `extra_config`.
+fn start_serve(dir: &Path, name: &str, store: &str, extra_config: &str) -> Serve {
+    Serve::start_configured(
+        dir,
+        name,
+        store,
+        proc::free_port(),
+        &format!("push_retry_base_ms = 20\npush_retry_max_ms = 100\n{extra_config}"),
+        &["--push-allow-host", "127.0.0.1"],
+    )
 }
 
 async fn send_with_push(base: &str, id: &str, text: &str, hook: &str) -> String {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
-        "message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]},
-        "configuration": {"taskPushNotificationConfig": {"url": hook}}}});
-    let v: Value = reqwest::Client::new()
-        .post(format!("{base}/"))
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(v.get("error").is_none(), "SendMessage failed: {v}");
-    assert_eq!(
-        v["result"]["task"]["status"]["state"],
-        "TASK_STATE_COMPLETED"
-    );
-    v["result"]["task"]["id"].as_str().unwrap().to_string()
+    let r = rpc(
+        base,
+        "SendMessage",
+        json!({"message": {"messageId": id, "role": "ROLE_USER", "parts": [{"text": text}]},
+               "configuration": {"taskPushNotificationConfig": {"url": hook}}}),
+    )
+    .await;
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    r["task"]["id"].as_str().unwrap().to_string()
 }
 
 /// Runs `switchboard push …`; returns (exit code, stdout, stderr).
@@ -168,8 +102,8 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let a = Serve::start(dir.path(), "a", &url, "");
-    let b = Serve::start(dir.path(), "b", &url, "");
+    let a = start_serve(dir.path(), "a", &url, "");
+    let b = start_serve(dir.path(), "b", &url, "");
     let rx = Receiver::start().await;
 
     let jwks = |s: &Serve| {
@@ -192,7 +126,7 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
     let mut tasks = Vec::new();
     for i in 0..4 {
         let replica = if i % 2 == 0 { &a } else { &b };
-        tasks.push(send_with_push(&replica.base, &format!("m{i}"), "/steps 3", &rx.url()).await);
+        tasks.push(send_with_push(&replica.base(), &format!("m{i}"), "/steps 3", &rx.url()).await);
     }
     let got = rx
         .wait_until(30, "notifications from both replicas", |got| {
@@ -230,14 +164,14 @@ async fn a_replica_killed_mid_backlog_loses_nothing() {
     };
     let dir = tempfile::tempdir().unwrap();
     let settings = "push_lease_secs = 1\npush_max_attempts = 1000\n";
-    let a = Serve::start(dir.path(), "a", &url, settings);
-    let b = Serve::start(dir.path(), "b", &url, settings);
+    let a = start_serve(dir.path(), "a", &url, settings);
+    let b = start_serve(dir.path(), "b", &url, settings);
     let rx = Receiver::start().await;
     rx.answer(503);
     rx.accept_next(3);
     let mut tasks = Vec::new();
     for i in 0..4 {
-        tasks.push(send_with_push(&a.base, &format!("k{i}"), "/steps 2", &rx.url()).await);
+        tasks.push(send_with_push(&a.base(), &format!("k{i}"), "/steps 2", &rx.url()).await);
     }
     let deadline = Instant::now() + Duration::from_secs(20);
     while rx.refused() < 8 {
@@ -271,10 +205,10 @@ async fn a_replica_killed_mid_backlog_loses_nothing() {
 /// line); `push dead-letters` lists them; once the receiver is back,
 /// `push retry --all` requeues them and the running server delivers them.
 async fn dead_letters_round_trip(store: &str, dir: &Path) {
-    let serve = Serve::start(dir, "dl", store, "push_max_attempts = 2\n");
+    let serve = start_serve(dir, "dl", store, "push_max_attempts = 2\n");
     let rx = Receiver::start().await;
     rx.answer(500);
-    let task = send_with_push(&serve.base, "dl-1", "/steps 2", &rx.url()).await;
+    let task = send_with_push(&serve.base(), "dl-1", "/steps 2", &rx.url()).await;
 
     // Each notification fails twice, then is dead; the next one of the
     // config follows. Done when every refusal is accounted for by a dead

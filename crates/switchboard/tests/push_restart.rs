@@ -5,104 +5,45 @@
 //! signed with a key the restarted server still publishes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod push_receiver;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use proc::{Serve, rpc};
 use push_receiver::Receiver;
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard_client::push::PushVerifier;
 
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Serve {
-    fn start(dir: &std::path::Path, port: u16) -> Serve {
-        let config = dir.join("serve.toml");
-        std::fs::write(
-            &config,
-            "push_retry_base_ms = 50\npush_retry_max_ms = 200\npush_lease_secs = 2\npush_max_attempts = 1000\n",
-        )
-        .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "serve",
-                "--config",
-                config.to_str().unwrap(),
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--store",
-                &format!("sqlite://{}", dir.join("push.db").display()),
-                "--push-allow-host",
-                "127.0.0.1",
-            ])
-            .env("SWITCHBOARD_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "serve did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Serve {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn rpc(base: &str, method: &str, params: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let v: Value = reqwest::Client::new()
-        .post(format!("{base}/"))
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(v.get("error").is_none(), "{method} failed: {v}");
-    v["result"].clone()
+/// `serve` on `dir/push.db`, with retries fast enough for a test.
+fn start_serve(dir: &Path, port: u16) -> Serve {
+    let store = format!("sqlite://{}", dir.join("push.db").display());
+    Serve::start_configured(
+        dir,
+        "serve",
+        &store,
+        port,
+        "push_retry_base_ms = 50\npush_retry_max_ms = 200\npush_lease_secs = 2\npush_max_attempts = 1000\n",
+        &["--push-allow-host", "127.0.0.1"],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restart_mid_backlog_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = proc::free_port();
     let rx = Receiver::start().await;
     // The first few get through, then the receiver fails for a while.
     rx.answer(503);
     rx.accept_next(5);
 
-    let serve = Serve::start(dir.path(), port);
+    let serve = start_serve(dir.path(), port);
     let mut tasks = Vec::new();
     for i in 0..6 {
         let r = rpc(
-            &serve.base,
+            &serve.base(),
             "SendMessage",
             json!({"message": {"messageId": format!("m{i}"), "role": "ROLE_USER",
                                "parts": [{"text": "/steps 3"}]},
@@ -124,7 +65,7 @@ async fn a_restart_mid_backlog_loses_nothing() {
 
     // The receiver recovers while the server is down; the server comes back.
     rx.answer(200);
-    let serve = Serve::start(dir.path(), port);
+    let serve = start_serve(dir.path(), port);
     let complete = |got: &[push_receiver::Received]| {
         let mut seqs: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         for r in got {
@@ -144,8 +85,7 @@ async fn a_restart_mid_backlog_loses_nothing() {
 
     // Every task: contiguous 1..=last, ending with its completion, in
     // order per task (duplicates allowed: at-least-once).
-    let verifier =
-        PushVerifier::from_jwks_url(format!("{}/.well-known/jwks.json", serve.base), rx.url());
+    let verifier = PushVerifier::from_jwks_url(serve.jwks_url(), rx.url());
     let mut per_task: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for r in &got {
         let v = verifier.verify(&r.headers, &r.body).await.unwrap();

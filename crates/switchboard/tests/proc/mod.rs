@@ -54,6 +54,8 @@ pub fn free_port() -> u16 {
 pub struct Serve {
     child: Child,
     pub port: u16,
+    /// Where its stderr goes, if it was started with [`Serve::start_configured`].
+    log: Option<std::path::PathBuf>,
 }
 
 impl Serve {
@@ -65,6 +67,31 @@ impl Serve {
 
     /// [`Serve::start`] with more `serve` flags (e.g. `--push-allow-host`).
     pub fn start_with(store: &str, port: u16, extra: &[&str]) -> Serve {
+        Serve::spawn(store, port, extra, None)
+    }
+
+    /// [`Serve::start_with`] plus a config file: `config` (TOML) is written
+    /// to `dir/{name}.toml`, and stderr goes to `dir/{name}.log` ([`Serve::log`]).
+    pub fn start_configured(
+        dir: &std::path::Path,
+        name: &str,
+        store: &str,
+        port: u16,
+        config: &str,
+        extra: &[&str],
+    ) -> Serve {
+        let config_file = dir.join(format!("{name}.toml"));
+        std::fs::write(&config_file, config).unwrap();
+        let mut args = vec!["--config", config_file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        Serve::spawn(store, port, &args, Some(dir.join(format!("{name}.log"))))
+    }
+
+    fn spawn(store: &str, port: u16, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+        let stderr = match &log {
+            Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
+            None => Stdio::inherit(),
+        };
         let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
             .args([
                 "serve",
@@ -76,18 +103,38 @@ impl Serve {
             .args(extra)
             .env("SWITCHBOARD_LOG", "warn")
             .stdout(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let serve = Serve { child, port, log };
+        let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "serve did not start on {store}");
+            assert!(
+                Instant::now() < deadline,
+                "serve did not start on {store}: {}",
+                serve.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Serve { child, port }
+        serve
     }
 
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What it wrote to stderr so far (empty unless started with
+    /// [`Serve::start_configured`]).
+    pub fn log(&self) -> String {
+        self.log
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default()
+    }
+
+    /// Its push signing keys (JWKS).
+    pub fn jwks_url(&self) -> String {
+        format!("{}/.well-known/jwks.json", self.base())
     }
 
     /// SIGTERM (a graceful shutdown), then waits up to `within` for the
@@ -122,6 +169,24 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A JSON-RPC 1.0 call that must succeed; its `result`.
+pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let v: Value = reqwest::Client::new()
+        .post(format!("{base}/"))
+        .header("Content-Type", "application/json")
+        .header("A2A-Version", "1.0")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v.get("error").is_none(), "{method} failed: {v}");
+    v["result"].clone()
 }
 
 /// The server's card with every interface URL moved to `port` (a proxy in
