@@ -2,27 +2,12 @@
 //! SQLite file and keeps the rest, and unfinished tasks, intact.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Command, Stdio};
+mod proc;
+
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
-async fn rpc(base: &str, method: &str, params: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let v: Value = reqwest::Client::new()
-        .post(base)
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(v.get("error").is_none(), "{method} failed: {v}");
-    v["result"].clone()
-}
+use proc::{Serve, call, rpc};
+use serde_json::json;
 
 async fn send(base: &str, text: &str, wait: bool) -> String {
     let r = rpc(
@@ -40,38 +25,16 @@ async fn send(base: &str, text: &str, wait: bool) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn retention_keeps_the_newest_finished_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("sb.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "store = \"sqlite://{}\"\nretention_max_finished = 3\nretention_interval_secs = 1\n",
-            dir.path().join("ret.db").display()
-        ),
-    )
-    .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--config",
-        ])
-        .arg(&config)
-        .env("SWITCHBOARD_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "serve did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let base = format!("http://127.0.0.1:{port}/");
+    let store = format!("sqlite://{}", dir.path().join("ret.db").display());
+    let serve = Serve::start_configured(
+        dir.path(),
+        "sb",
+        &store,
+        proc::free_port(),
+        "retention_max_finished = 3\nretention_interval_secs = 1\n",
+        &[],
+    );
+    let base = serve.base();
 
     let long = send(&base, "/long 60", false).await;
     let mut done = Vec::new();
@@ -99,21 +62,6 @@ async fn retention_keeps_the_newest_finished_tasks() {
         assert!(Instant::now() < deadline, "retention did not run: {list}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let gone = reqwest::Client::new()
-        .post(&base)
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": done[0]}})
-                .to_string(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let gone = call(&base, "GetTask", json!({"id": done[0]})).await;
     assert_eq!(gone["error"]["code"], -32001, "purged: {gone}");
-    let _ = child.kill();
-    let _ = child.wait();
 }

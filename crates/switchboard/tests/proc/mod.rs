@@ -171,11 +171,12 @@ impl Drop for Serve {
     }
 }
 
-/// A JSON-RPC 1.0 call that must succeed; its `result`.
-pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
+/// A JSON-RPC 1.0 call to the server at `base`: the whole response
+/// (`result` or `error`).
+pub async fn call(base: &str, method: &str, params: Value) -> Value {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let v: Value = reqwest::Client::new()
-        .post(format!("{base}/"))
+    reqwest::Client::new()
+        .post(format!("{}/", base.trim_end_matches('/')))
         .header("Content-Type", "application/json")
         .header("A2A-Version", "1.0")
         .body(body.to_string())
@@ -184,7 +185,12 @@ pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// A JSON-RPC 1.0 call that must succeed; its `result`.
+pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
+    let v = call(base, method, params).await;
     assert!(v.get("error").is_none(), "{method} failed: {v}");
     v["result"].clone()
 }
