@@ -6,86 +6,25 @@
 //! resumes on B with `Last-Event-ID`, seeing no gap and no duplicate.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::{Child, Command, Stdio};
+mod proc;
+
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
+use proc::{Serve, request, rpc};
 use serde_json::{Value, json};
 
 /// The lease the replicas run with: short, so the orphan test is quick.
 const LEASE_MS: u64 = 1_500;
 
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Serve {
-    fn start(store: &str) -> Serve {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--store",
-                store,
-                "--replica-lease-ms",
-                &LEASE_MS.to_string(),
-            ])
-            .env("SWITCHBOARD_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "serve did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Serve {
-            child,
-            base: format!("http://127.0.0.1:{port}/"),
-        }
-    }
-
-    /// SIGKILL: the replica dies holding its leases.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn request(base: &str, method: &str, params: Value) -> reqwest::RequestBuilder {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    reqwest::Client::new()
-        .post(base)
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-}
-
-async fn rpc(base: &str, method: &str, params: Value) -> Value {
-    let v: Value = request(base, method, params)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(v.get("error").is_none(), "{method} failed: {v}");
-    v["result"].clone()
+/// A replica on `store`.
+fn start_replica(store: &str) -> Serve {
+    Serve::start_with(
+        store,
+        proc::free_port(),
+        &["--replica-lease-ms", &LEASE_MS.to_string()],
+    )
 }
 
 /// Starts `/long 60` without waiting for it; returns the task id.
@@ -197,13 +136,13 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     else {
         return;
     };
-    let a = Serve::start(&url);
-    let b = Serve::start(&url);
+    let a = start_replica(&url);
+    let b = start_replica(&url);
 
     // --- A task on A, streamed, read, listed and cancelled through B. ---
-    let task = start_long_task(&a.base).await;
-    let mut on_a = subscribe(&a.base, &task, None).await;
-    let mut on_b = subscribe(&b.base, &task, None).await;
+    let task = start_long_task(&a.base()).await;
+    let mut on_a = subscribe(&a.base(), &task, None).await;
+    let mut on_b = subscribe(&b.base(), &task, None).await;
     // B's subscribers hear A's statuses (announced with NOTIFY).
     let seen_b = until(&mut on_b, Duration::from_secs(10), |f| {
         f.result["statusUpdate"]["status"]["message"]["parts"][0]["text"]
@@ -217,10 +156,10 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
         "the task comes first"
     );
 
-    let got = rpc(&b.base, "GetTask", json!({"id": task})).await;
+    let got = rpc(&b.base(), "GetTask", json!({"id": task})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_WORKING");
-    for base in [&a.base, &b.base] {
-        let list = rpc(base, "ListTasks", json!({})).await;
+    for base in [a.base(), b.base()] {
+        let list = rpc(&base, "ListTasks", json!({})).await;
         assert!(
             list["tasks"]
                 .as_array()
@@ -231,7 +170,7 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
         );
     }
 
-    let canceled = rpc(&b.base, "CancelTask", json!({"id": task})).await;
+    let canceled = rpc(&b.base(), "CancelTask", json!({"id": task})).await;
     assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
     // Both replicas' subscribers see the cancellation, in order, and their
     // streams end there.
@@ -253,15 +192,15 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
         );
     }
     // The agent on A was stopped: the task never changes again.
-    let before = rpc(&a.base, "GetTask", json!({"id": task})).await;
+    let before = rpc(&a.base(), "GetTask", json!({"id": task})).await;
     tokio::time::sleep(Duration::from_millis(1_200)).await;
-    let after = rpc(&a.base, "GetTask", json!({"id": task})).await;
+    let after = rpc(&a.base(), "GetTask", json!({"id": task})).await;
     assert_eq!(before, after, "a canceled task stays as it is");
     assert_eq!(after["status"]["state"], "TASK_STATE_CANCELED");
 
     // --- A dies mid-task: B fails the orphan, a stream resumes on B. ---
-    let orphan = start_long_task(&a.base).await;
-    let mut on_a = subscribe(&a.base, &orphan, None).await;
+    let orphan = start_long_task(&a.base()).await;
+    let mut on_a = subscribe(&a.base(), &orphan, None).await;
     let seen_a = until(&mut on_a, Duration::from_secs(10), |f| {
         f.result["statusUpdate"]["status"]["message"]["parts"][0]["text"]
             .as_str()
@@ -276,7 +215,7 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     let killed_at = Instant::now();
     a.kill();
 
-    let mut resumed = subscribe(&b.base, &orphan, Some(last_seen)).await;
+    let mut resumed = subscribe(&b.base(), &orphan, Some(last_seen)).await;
     let rest = until(&mut resumed, Duration::from_secs(20), |f| {
         f.state() == Some("TASK_STATE_FAILED")
     })
@@ -296,7 +235,7 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
         failed_after < Duration::from_millis(3 * LEASE_MS + 2_000),
         "orphan failed after {failed_after:?}"
     );
-    let got = rpc(&b.base, "GetTask", json!({"id": orphan})).await;
+    let got = rpc(&b.base(), "GetTask", json!({"id": orphan})).await;
     assert_eq!(got["status"]["state"], "TASK_STATE_FAILED");
     eprintln!(
         "replicas: streamed+cancelled across replicas; orphan failed {failed_after:?} after SIGKILL; resumed at seq {} with {} frames, no gap",

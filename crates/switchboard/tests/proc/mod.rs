@@ -171,15 +171,21 @@ impl Drop for Serve {
     }
 }
 
-/// A JSON-RPC 1.0 call to the server at `base`: the whole response
-/// (`result` or `error`).
-pub async fn call(base: &str, method: &str, params: Value) -> Value {
+/// A JSON-RPC 1.0 request to the server at `base`, ready to send (add
+/// headers such as `Accept: text/event-stream` first).
+pub fn request(base: &str, method: &str, params: Value) -> reqwest::RequestBuilder {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     reqwest::Client::new()
         .post(format!("{}/", base.trim_end_matches('/')))
         .header("Content-Type", "application/json")
         .header("A2A-Version", "1.0")
         .body(body.to_string())
+}
+
+/// A JSON-RPC 1.0 call to the server at `base`: the whole response
+/// (`result` or `error`).
+pub async fn call(base: &str, method: &str, params: Value) -> Value {
+    request(base, method, params)
         .send()
         .await
         .unwrap()
