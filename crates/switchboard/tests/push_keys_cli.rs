@@ -11,97 +11,55 @@
 //! `SWITCHBOARD_REQUIRE_POSTGRES=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod push_receiver;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use proc::{Serve, call};
 use push_receiver::{Received, Receiver};
 use serde_json::{Value, json};
 use switchboard_client::push::{PushVerifier, VerifyError};
 
-/// A `switchboard serve` process.
-struct Serve {
-    child: Child,
-    base: String,
+/// `serve --store store` with stderr in `log`, allowed to push to loopback.
+fn start_serve(store: &str, log: &Path) -> Serve {
+    Serve::start_logging(
+        store,
+        proc::free_port(),
+        &["--push-allow-host", "127.0.0.1"],
+        log,
+    )
 }
 
-impl Serve {
-    fn start(store: &str, log: &Path) -> Serve {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--store",
-                store,
-                "--push-allow-host",
-                "127.0.0.1",
-            ])
-            .env("SWITCHBOARD_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "serve did not start: {}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Serve {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    fn jwks_url(&self) -> String {
-        format!("{}/.well-known/jwks.json", self.base)
-    }
-
-    async fn kids(&self) -> Vec<String> {
-        let jwks: Value = reqwest::get(self.jwks_url())
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        jwks["keys"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| k["kid"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    /// Waits (up to 15 s: the PostgreSQL refresh runs every 5 s) until the
-    /// JWKS satisfies `done`.
-    async fn wait_for_kids(&self, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let kids = self.kids().await;
-            if done(&kids) {
-                return kids;
-            }
-            assert!(Instant::now() < deadline, "{what}: the JWKS is {kids:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
+/// The `kid`s the server's JWKS lists, in its order.
+async fn kids(s: &Serve) -> Vec<String> {
+    let jwks: Value = reqwest::get(s.jwks_url())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap().to_string())
+        .collect()
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Waits (up to 15 s: the PostgreSQL refresh runs every 5 s) until the
+/// JWKS satisfies `done`.
+async fn wait_for_kids(s: &Serve, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let kids = kids(s).await;
+        if done(&kids) {
+            return kids;
+        }
+        assert!(Instant::now() < deadline, "{what}: the JWKS is {kids:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -123,21 +81,14 @@ fn push_cli(args: &[&str]) -> (i32, String, String) {
 /// Runs a demo task with an inline config to `rx` and returns the last
 /// notification it gets (the completed status).
 async fn notification(s: &Serve, rx: &Receiver) -> Received {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
-        "message": {"messageId": format!("m-{}", rx.addr), "role": "ROLE_USER",
-            "parts": [{"text": "hello"}]},
-        "configuration": {"taskPushNotificationConfig": {"url": rx.url()}}}});
-    let v: Value = reqwest::Client::new()
-        .post(format!("{}/", s.base))
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = call(
+        &s.base(),
+        "SendMessage",
+        json!({"message": {"messageId": format!("m-{}", rx.addr), "role": "ROLE_USER",
+                           "parts": [{"text": "hello"}]},
+               "configuration": {"taskPushNotificationConfig": {"url": rx.url()}}}),
+    )
+    .await;
     assert!(v.get("error").is_none(), "{v}");
     let got = rx
         .wait_until(20, "notifications", |got| {
@@ -150,14 +101,14 @@ async fn notification(s: &Serve, rx: &Receiver) -> Received {
 
 /// A fresh verifier (its own JWKS fetch and replay memory) for `rx`.
 fn verifier(s: &Serve, rx: &Receiver) -> PushVerifier {
-    PushVerifier::from_jwks_url(s.jwks_url(), rx.url()).issuer(&s.base)
+    PushVerifier::from_jwks_url(s.jwks_url(), rx.url()).issuer(s.base())
 }
 
 /// The whole rotation story against `serve --store store`, changing its
 /// keys with `push <cmd> <key_args>`.
 async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
-    let s = Serve::start(store, log);
-    let first = s.kids().await;
+    let s = start_serve(store, log);
+    let first = kids(&s).await;
     assert_eq!(first.len(), 1, "{first:?}");
     let old = first[0].clone();
     let rx_old = Receiver::start().await;
@@ -174,9 +125,7 @@ async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
     let new = out.trim().to_string();
     assert_ne!(new, old);
     assert!(err.contains(&format!("retire-key {old}")), "{err}");
-    let kids = s
-        .wait_for_kids("after rotate-key", |k| k.first() == Some(&new))
-        .await;
+    let kids = wait_for_kids(&s, "after rotate-key", |k| k.first() == Some(&new)).await;
     assert_eq!(kids, [new.clone(), old.clone()]);
     verifier(&s, &rx_old)
         .verify(&before.headers, &before.body)
@@ -202,9 +151,7 @@ async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
     let (code, out, err) = push_cli(&[&["retire-key", old.as_str()], key_args].concat());
     assert_eq!(code, 0, "retire-key: {err}");
     assert_eq!(out.trim(), format!("retired {old}"));
-    let kids = s
-        .wait_for_kids("after retire-key", |k| !k.contains(&old))
-        .await;
+    let kids = wait_for_kids(&s, "after retire-key", |k| !k.contains(&old)).await;
     assert_eq!(kids, std::slice::from_ref(&new));
     match verifier(&s, &rx_old)
         .verify(&before.headers, &before.body)

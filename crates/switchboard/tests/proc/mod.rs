@@ -87,6 +87,11 @@ impl Serve {
         Serve::spawn(store, port, &args, Some(dir.join(format!("{name}.log"))))
     }
 
+    /// [`Serve::start_with`] with stderr going to `log` ([`Serve::log`]).
+    pub fn start_logging(store: &str, port: u16, extra: &[&str], log: &std::path::Path) -> Serve {
+        Serve::spawn(store, port, extra, Some(log.to_path_buf()))
+    }
+
     fn spawn(store: &str, port: u16, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
         let stderr = match &log {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
