@@ -548,7 +548,9 @@ macro_rules! upsert_task {
 
 // The statements of a lone commit. Parameters: ?1 tenant, ?2 id, ?3..?11 the
 // other `tasks` columns in `task_columns!` order (?10 is last_seq), ?12 the
-// expected stored last_seq, ?13 the event JSON, ?14 the event's status_at.
+// expected stored last_seq, ?13 the event JSON, ?14 the event's status_at,
+// ?15 the event's seq (the same number the group path writes; for a
+// well-formed commit it equals last_seq).
 
 /// Writes the snapshot of a task whose log is empty so far (new or not):
 /// changes one row exactly when the stored `last_seq` is the expected 0.
@@ -579,7 +581,7 @@ macro_rules! put_next {
 macro_rules! append_event {
     () => {
         "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at) \
-         SELECT ?1, ?2, ?10, ?13, ?14 WHERE changes() = 1;"
+         SELECT ?1, ?2, ?15, ?13, ?14 WHERE changes() = 1;"
     };
 }
 
@@ -650,6 +652,7 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         .bind(row.expected)
         .bind(event.map(|e| e.json.as_str()))
         .bind(event.and_then(|e| e.status_at.as_deref()))
+        .bind(event.map(|e| e.seq))
         // `fetch_all` runs every statement, `COMMIT` included.
         .fetch_all(&mut *conn)
         .await;
