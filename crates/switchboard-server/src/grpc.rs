@@ -130,7 +130,13 @@ pub(crate) fn rewrite_decode_error<B: Default>(
     let message = Status::from_header_map(resp.headers())
         .map(|s| s.message().to_string())
         .unwrap_or_default();
-    status_of(table, &A2AError::Parse(message)).into_http()
+    parse_error(table, message).into_http()
+}
+
+/// The status of a request body that is not the method's message (A2A
+/// Parse error: INVALID_ARGUMENT with a `PARSE_ERROR` ErrorInfo).
+pub(crate) fn parse_error(table: ErrorTable, message: String) -> Status {
+    status_of(table, &A2AError::Parse(message))
 }
 
 /// The gRPC form of `err`, following `table`.

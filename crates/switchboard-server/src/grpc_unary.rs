@@ -38,12 +38,11 @@ use http::{HeaderMap, HeaderValue};
 use http_body::Frame;
 use switchboard_proto::v1::a2a_service_server::A2aService as _;
 use switchboard_proto::v03::a2a_service_server::A2aService as _;
-use switchboard_protocol::A2AError;
 use tonic::Status;
 use tonic::metadata::MetadataMap;
 
 use crate::errors::ErrorTable;
-use crate::grpc::{GrpcBinding, status_of};
+use crate::grpc::{GrpcBinding, parse_error};
 use crate::grpc_v03::GrpcV03;
 
 type Request = http::Request<Body>;
@@ -213,10 +212,6 @@ fn declared_len(seen: &[u8], max: usize) -> Result<Option<usize>, Status> {
         )));
     }
     Ok(Some(len))
-}
-
-fn parse_error(table: ErrorTable, message: String) -> Status {
-    status_of(table, &A2AError::Parse(message))
 }
 
 /// Headers (the method's metadata plus the content type), one frame, and

@@ -254,7 +254,6 @@ impl A2aServer {
             unary_v1: v1,
             unary_v03: v03,
             max_grpc_message: self.max_body_bytes,
-            table: self.error_table,
         }
     }
 
@@ -302,7 +301,6 @@ struct Dispatch {
     unary_v1: grpc::GrpcBinding,
     unary_v03: grpc_v03::GrpcV03,
     max_grpc_message: usize,
-    table: ErrorTable,
 }
 
 impl tower::Service<axum::extract::Request> for Dispatch {
@@ -331,7 +329,7 @@ impl tower::Service<axum::extract::Request> for Dispatch {
         ) {
             match grpc_unary::v1(method) {
                 Some(unary) => unary(self.unary_v1.clone(), req, max),
-                None => call_grpc(self.grpc_v1.clone(), req, self.table),
+                None => call_grpc(self.grpc_v1.clone(), req, self.unary_v1.table()),
             }
         } else if let Some(method) = method_of(
             path,
@@ -339,7 +337,7 @@ impl tower::Service<axum::extract::Request> for Dispatch {
         ) {
             match grpc_unary::v03(method) {
                 Some(unary) => unary(self.unary_v03.clone(), req, max),
-                None => call_grpc(self.grpc_v03.clone(), req, self.table),
+                None => call_grpc(self.grpc_v03.clone(), req, self.unary_v03.table()),
             }
         } else {
             // What tonic answers for a service it does not have.

@@ -54,7 +54,8 @@ pub fn free_port() -> u16 {
 pub struct Serve {
     child: Child,
     pub port: u16,
-    /// Where its stderr goes, if it was started with [`Serve::start_configured`].
+    /// Where its stderr goes, if it was started with [`Serve::start_configured`]
+    /// or [`Serve::start_logging`].
     log: Option<std::path::PathBuf>,
 }
 
@@ -129,7 +130,7 @@ impl Serve {
     }
 
     /// What it wrote to stderr so far (empty unless started with
-    /// [`Serve::start_configured`]).
+    /// [`Serve::start_configured`] or [`Serve::start_logging`]).
     pub fn log(&self) -> String {
         self.log
             .as_ref()
