@@ -83,26 +83,36 @@ const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
 
 /// A canonical JSON value as a `google.protobuf.Value`.
 pub fn value_to_proto(v: &Value) -> prost_types::Value {
+    value_into_proto(v.clone())
+}
+
+/// [`value_to_proto`] for an owned value: its strings move instead of being copied.
+pub fn value_into_proto(v: Value) -> prost_types::Value {
     use prost_types::value::Kind;
     let kind = match v {
         Value::Null => Kind::NullValue(0),
-        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Bool(b) => Kind::BoolValue(b),
         Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
-        Value::String(s) => Kind::StringValue(s.clone()),
+        Value::String(s) => Kind::StringValue(s),
         Value::Array(a) => Kind::ListValue(prost_types::ListValue {
-            values: a.iter().map(value_to_proto).collect(),
+            values: a.into_iter().map(value_into_proto).collect(),
         }),
-        Value::Object(m) => Kind::StructValue(struct_to_proto(m)),
+        Value::Object(m) => Kind::StructValue(struct_into_proto(m)),
     };
     prost_types::Value { kind: Some(kind) }
 }
 
 /// A JSON object as a `google.protobuf.Struct`.
 pub fn struct_to_proto(m: &Map<String, Value>) -> prost_types::Struct {
+    struct_into_proto(m.clone())
+}
+
+/// [`struct_to_proto`] for an owned object.
+pub fn struct_into_proto(m: Map<String, Value>) -> prost_types::Struct {
     prost_types::Struct {
         fields: m
-            .iter()
-            .map(|(k, v)| (k.clone(), value_to_proto(v)))
+            .into_iter()
+            .map(|(k, v)| (k, value_into_proto(v)))
             .collect(),
     }
 }
@@ -145,8 +155,8 @@ pub fn struct_from_proto(s: prost_types::Struct) -> R<Map<String, Value>> {
         .collect()
 }
 
-fn meta_to_proto(m: &Option<Map<String, Value>>) -> Option<prost_types::Struct> {
-    m.as_ref().map(struct_to_proto)
+fn meta_to_proto(m: Option<Map<String, Value>>) -> Option<prost_types::Struct> {
+    m.map(struct_into_proto)
 }
 
 fn meta_from_proto(m: Option<prost_types::Struct>) -> R<Option<Map<String, Value>>> {
@@ -208,22 +218,22 @@ fn role_from_proto(n: i32) -> R<p::Role> {
 
 // ---- data objects ------------------------------------------------------------
 
-impl From<&p::Part> for pb::Part {
-    fn from(x: &p::Part) -> Self {
+impl From<p::Part> for pb::Part {
+    fn from(x: p::Part) -> Self {
         use pb::part::Content;
-        let content = match &x.content {
-            p::PartContent::Text(t) => Content::Text(t.clone()),
-            p::PartContent::Raw(b) => Content::Raw(b.clone()),
-            p::PartContent::Url(u) => Content::Url(u.clone()),
-            p::PartContent::Data(v) => Content::Data(value_to_proto(v)),
+        let content = match x.content {
+            p::PartContent::Text(t) => Content::Text(t),
+            p::PartContent::Raw(b) => Content::Raw(b),
+            p::PartContent::Url(u) => Content::Url(u),
+            p::PartContent::Data(v) => Content::Data(value_into_proto(v)),
             // PartContent is non-exhaustive; a future kind has no wire form yet.
             _ => Content::Text(String::new()),
         };
         pb::Part {
             content: Some(content),
-            metadata: meta_to_proto(&x.metadata),
-            filename: x.filename.clone().unwrap_or_default(),
-            media_type: x.media_type.clone().unwrap_or_default(),
+            metadata: meta_to_proto(x.metadata),
+            filename: x.filename.unwrap_or_default(),
+            media_type: x.media_type.unwrap_or_default(),
         }
     }
 }
@@ -251,17 +261,17 @@ fn parts_from(parts: Vec<pb::Part>) -> R<Vec<p::Part>> {
     parts.into_iter().map(p::Part::try_from).collect()
 }
 
-impl From<&p::Message> for pb::Message {
-    fn from(x: &p::Message) -> Self {
+impl From<p::Message> for pb::Message {
+    fn from(x: p::Message) -> Self {
         pb::Message {
-            message_id: x.message_id.clone(),
-            context_id: x.context_id.clone().unwrap_or_default(),
-            task_id: x.task_id.clone().unwrap_or_default(),
+            message_id: x.message_id,
+            context_id: x.context_id.unwrap_or_default(),
+            task_id: x.task_id.unwrap_or_default(),
             role: role_to_proto(x.role),
-            parts: x.parts.iter().map(Into::into).collect(),
-            metadata: meta_to_proto(&x.metadata),
-            extensions: x.extensions.clone(),
-            reference_task_ids: x.reference_task_ids.clone(),
+            parts: x.parts.into_iter().map(Into::into).collect(),
+            metadata: meta_to_proto(x.metadata),
+            extensions: x.extensions,
+            reference_task_ids: x.reference_task_ids,
         }
     }
 }
@@ -282,11 +292,11 @@ impl TryFrom<pb::Message> for p::Message {
     }
 }
 
-impl From<&p::TaskStatus> for pb::TaskStatus {
-    fn from(x: &p::TaskStatus) -> Self {
+impl From<p::TaskStatus> for pb::TaskStatus {
+    fn from(x: p::TaskStatus) -> Self {
         pb::TaskStatus {
             state: state_to_proto(x.state),
-            message: x.message.as_ref().map(Into::into),
+            message: x.message.map(Into::into),
             timestamp: x.timestamp.as_ref().map(timestamp_to_proto),
         }
     }
@@ -306,15 +316,15 @@ impl TryFrom<pb::TaskStatus> for p::TaskStatus {
     }
 }
 
-impl From<&p::Artifact> for pb::Artifact {
-    fn from(x: &p::Artifact) -> Self {
+impl From<p::Artifact> for pb::Artifact {
+    fn from(x: p::Artifact) -> Self {
         pb::Artifact {
-            artifact_id: x.artifact_id.clone(),
-            name: x.name.clone().unwrap_or_default(),
-            description: x.description.clone().unwrap_or_default(),
-            parts: x.parts.iter().map(Into::into).collect(),
-            metadata: meta_to_proto(&x.metadata),
-            extensions: x.extensions.clone(),
+            artifact_id: x.artifact_id,
+            name: x.name.unwrap_or_default(),
+            description: x.description.unwrap_or_default(),
+            parts: x.parts.into_iter().map(Into::into).collect(),
+            metadata: meta_to_proto(x.metadata),
+            extensions: x.extensions,
         }
     }
 }
@@ -333,15 +343,25 @@ impl TryFrom<pb::Artifact> for p::Artifact {
     }
 }
 
-impl From<&p::Task> for pb::Task {
-    fn from(x: &p::Task) -> Self {
+impl From<p::Task> for pb::Task {
+    fn from(x: p::Task) -> Self {
         pb::Task {
-            id: x.id.clone(),
-            context_id: x.context_id.clone(),
-            status: Some((&x.status).into()),
-            artifacts: x.artifacts().iter().map(Into::into).collect(),
-            history: x.history().iter().map(Into::into).collect(),
-            metadata: meta_to_proto(&x.metadata),
+            id: x.id,
+            context_id: x.context_id,
+            status: Some(x.status.into()),
+            artifacts: x
+                .artifacts
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            history: x
+                .history
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            metadata: meta_to_proto(x.metadata),
         }
     }
 }
@@ -371,13 +391,13 @@ impl TryFrom<pb::Task> for p::Task {
     }
 }
 
-impl From<&p::TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
-    fn from(x: &p::TaskStatusUpdateEvent) -> Self {
+impl From<p::TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
+    fn from(x: p::TaskStatusUpdateEvent) -> Self {
         pb::TaskStatusUpdateEvent {
-            task_id: x.task_id.clone(),
-            context_id: x.context_id.clone(),
-            status: Some((&x.status).into()),
-            metadata: meta_to_proto(&x.metadata),
+            task_id: x.task_id,
+            context_id: x.context_id,
+            status: Some(x.status.into()),
+            metadata: meta_to_proto(x.metadata),
         }
     }
 }
@@ -397,15 +417,15 @@ impl TryFrom<pb::TaskStatusUpdateEvent> for p::TaskStatusUpdateEvent {
     }
 }
 
-impl From<&p::TaskArtifactUpdateEvent> for pb::TaskArtifactUpdateEvent {
-    fn from(x: &p::TaskArtifactUpdateEvent) -> Self {
+impl From<p::TaskArtifactUpdateEvent> for pb::TaskArtifactUpdateEvent {
+    fn from(x: p::TaskArtifactUpdateEvent) -> Self {
         pb::TaskArtifactUpdateEvent {
-            task_id: x.task_id.clone(),
-            context_id: x.context_id.clone(),
-            artifact: Some((&x.artifact).into()),
+            task_id: x.task_id,
+            context_id: x.context_id,
+            artifact: Some(x.artifact.into()),
             append: x.append,
             last_chunk: x.last_chunk,
-            metadata: meta_to_proto(&x.metadata),
+            metadata: meta_to_proto(x.metadata),
         }
     }
 }
@@ -427,8 +447,8 @@ impl TryFrom<pb::TaskArtifactUpdateEvent> for p::TaskArtifactUpdateEvent {
     }
 }
 
-impl From<&p::StreamResponse> for pb::StreamResponse {
-    fn from(x: &p::StreamResponse) -> Self {
+impl From<p::StreamResponse> for pb::StreamResponse {
+    fn from(x: p::StreamResponse) -> Self {
         use pb::stream_response::Payload;
         let payload = match x {
             p::StreamResponse::Task(t) => Some(Payload::Task(t.into())),
@@ -460,8 +480,8 @@ impl TryFrom<pb::StreamResponse> for p::StreamResponse {
     }
 }
 
-impl From<&p::SendMessageResponse> for pb::SendMessageResponse {
-    fn from(x: &p::SendMessageResponse) -> Self {
+impl From<p::SendMessageResponse> for pb::SendMessageResponse {
+    fn from(x: p::SendMessageResponse) -> Self {
         use pb::send_message_response::Payload;
         let payload = match x {
             p::SendMessageResponse::Task(t) => Some(Payload::Task(t.into())),
@@ -488,6 +508,32 @@ impl TryFrom<pb::SendMessageResponse> for p::SendMessageResponse {
         )
     }
 }
+
+/// The data objects by reference: a clone, then the by-value conversion, which
+/// moves the clone's strings (so none is copied twice). Servers answer with
+/// owned values and use the by-value impls; clients send borrowed ones.
+macro_rules! from_ref {
+    ($($t:ident),* $(,)?) => {
+        $(impl From<&p::$t> for pb::$t {
+            fn from(x: &p::$t) -> Self {
+                x.clone().into()
+            }
+        })*
+    };
+}
+
+from_ref!(
+    Part,
+    Message,
+    TaskStatus,
+    Artifact,
+    Task,
+    TaskStatusUpdateEvent,
+    TaskArtifactUpdateEvent,
+    StreamResponse,
+    SendMessageResponse,
+    ListTasksResponse,
+);
 
 // ---- requests ----------------------------------------------------------------
 
@@ -546,7 +592,7 @@ impl From<&p::SendMessageRequest> for pb::SendMessageRequest {
                     history_length: c.history_length,
                     return_immediately: c.return_immediately,
                 }),
-            metadata: meta_to_proto(&x.metadata),
+            metadata: meta_to_proto(x.metadata.clone()),
         }
     }
 }
@@ -628,11 +674,11 @@ impl TryFrom<pb::ListTasksRequest> for p::ListTasksRequest {
     }
 }
 
-impl From<&p::ListTasksResponse> for pb::ListTasksResponse {
-    fn from(x: &p::ListTasksResponse) -> Self {
+impl From<p::ListTasksResponse> for pb::ListTasksResponse {
+    fn from(x: p::ListTasksResponse) -> Self {
         pb::ListTasksResponse {
-            tasks: x.tasks.iter().map(Into::into).collect(),
-            next_page_token: x.next_page_token.clone(),
+            tasks: x.tasks.into_iter().map(Into::into).collect(),
+            next_page_token: x.next_page_token,
             page_size: x.page_size,
             total_size: x.total_size,
         }
@@ -660,7 +706,7 @@ impl From<&p::CancelTaskRequest> for pb::CancelTaskRequest {
         pb::CancelTaskRequest {
             tenant: x.tenant.clone().unwrap_or_default(),
             id: x.id.clone(),
-            metadata: meta_to_proto(&x.metadata),
+            metadata: meta_to_proto(x.metadata.clone()),
         }
     }
 }

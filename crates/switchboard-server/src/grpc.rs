@@ -209,7 +209,7 @@ impl GrpcBinding {
         let items = futures::stream::iter(first)
             .chain(events)
             .map(move |item| match item {
-                Ok(ev) => Ok(pb::StreamResponse::from(&ev.event)),
+                Ok(ev) => Ok(pb::StreamResponse::from(ev.event)),
                 Err(e) => Err(status_of(table, &e)),
             });
         let mut resp = Response::new(Box::pin(items) as ItemStream);
@@ -250,7 +250,7 @@ impl A2aService for GrpcBinding {
             .send_message(&call, req)
             .await
             .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&out).into()))
+        Ok(self.reply(&call, out.into()))
     }
 
     type SendStreamingMessageStream = ItemStream;
@@ -280,7 +280,7 @@ impl A2aService for GrpcBinding {
             .get_task(&call, request.into_inner().into())
             .await
             .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&task).into()))
+        Ok(self.reply(&call, task.into()))
     }
 
     async fn list_tasks(
@@ -295,7 +295,7 @@ impl A2aService for GrpcBinding {
             .list_tasks(&call, req)
             .await
             .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&out).into()))
+        Ok(self.reply(&call, out.into()))
     }
 
     async fn cancel_task(
@@ -310,7 +310,7 @@ impl A2aService for GrpcBinding {
             .cancel_task(&call, req)
             .await
             .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&task).into()))
+        Ok(self.reply(&call, task.into()))
     }
 
     type SubscribeToTaskStream = ItemStream;

@@ -31,6 +31,7 @@
 //! # }
 //! ```
 
+mod conn;
 pub mod errors;
 pub mod grpc;
 mod grpc_unary;
@@ -264,11 +265,6 @@ impl A2aServer {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        use axum::serve::ListenerExt as _;
-        // Without TCP_NODELAY small SSE frames wait for delayed ACKs (~40 ms each).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
         let handler = self.handler.clone();
         // The front itself, not `router()`'s Router around it: one routing
         // step less on every request.
@@ -281,9 +277,7 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
-        axum::serve(listener, tower::make::Shared::new(front))
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
+        conn::serve(listener, front, stop).await
     }
 }
 

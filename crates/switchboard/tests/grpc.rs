@@ -521,6 +521,60 @@ async fn http_and_grpc_share_the_port() {
     s.stop().await;
 }
 
+/// One HTTP/2 connection (one tonic channel) carries many calls at once:
+/// the server runs one on the connection's task and spawns the others
+/// (`switchboard-server/src/conn.rs`). Every call gets its own answer, and
+/// streams on the same connection deliver every event meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_calls_share_one_connection() {
+    let s = server().await;
+    let channel = raw(&s).await;
+    let unary = (0..64).map(|k| {
+        let mut c = channel.clone();
+        async move {
+            let text = format!("call number {k}");
+            let resp = c.send_message(v1(send_req(&text, ""))).await.unwrap();
+            let task = match resp.into_inner().payload {
+                Some(pb::send_message_response::Payload::Task(t)) => t,
+                other => panic!("expected a task, got {other:?}"),
+            };
+            let art = &task.artifacts[0].parts[0];
+            match &art.content {
+                Some(pb::part::Content::Text(t)) => {
+                    assert!(t.contains(&text), "{t:?} for {text:?}")
+                }
+                other => panic!("expected text, got {other:?}"),
+            }
+        }
+    });
+    let streams = (0..4).map(|k| {
+        let mut c = channel.clone();
+        async move {
+            let items: Vec<_> = c
+                .send_streaming_message(v1(send_req(&format!("stream {k}"), "")))
+                .await
+                .unwrap()
+                .into_inner()
+                .collect()
+                .await;
+            let last = items.last().unwrap().as_ref().unwrap();
+            match &last.payload {
+                Some(pb::stream_response::Payload::StatusUpdate(u)) => assert_eq!(
+                    u.status.as_ref().unwrap().state,
+                    pb::TaskState::Completed as i32
+                ),
+                other => panic!("expected the final status, got {other:?}"),
+            }
+            assert!(items.iter().all(Result::is_ok));
+        }
+    });
+    tokio::join!(
+        futures::future::join_all(unary),
+        futures::future::join_all(streams)
+    );
+    s.stop().await;
+}
+
 /// `switchboard send --binding grpc` uses the card's GRPC interface: the
 /// card's JSON-RPC interface points at a closed port, so only gRPC can
 /// answer; without `--binding` the CLI takes the card's first interface and
