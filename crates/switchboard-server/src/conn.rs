@@ -111,12 +111,19 @@ fn is_connection_error(e: &io::Error) -> bool {
 /// The client preface of HTTP/2 (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// How long a new connection may take to send the bytes that tell its
+/// protocol; one that stays silent longer is closed, so idle sockets cannot
+/// pile up before the first request.
+const FIRST_BYTES: Duration = Duration::from_secs(30);
+
 async fn connection(mut tcp: TcpStream, service: impl HttpService, stop: CancellationToken) {
     let sniffed = tokio::select! {
         () = stop.cancelled() => return,
-        sniffed = sniff(&mut tcp) => sniffed,
+        sniffed = tokio::time::timeout(FIRST_BYTES, sniff(&mut tcp)) => sniffed,
     };
-    let Ok((is_h2, seen)) = sniffed else { return };
+    let Ok(Ok((is_h2, seen))) = sniffed else {
+        return;
+    };
     let io = Rewind { seen, io: tcp };
     if is_h2 {
         serve_h2(io, service, stop).await;
@@ -562,6 +569,32 @@ mod tests {
         let d = date();
         let s = d.to_str().unwrap_or_default();
         assert!(httpdate::parse_http_date(s).is_ok(), "{s}");
+    }
+
+    /// A connection that sends nothing is closed once `FIRST_BYTES` pass
+    /// (tokio's clock is paused, so the test does not wait for it).
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_connection_is_closed() {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let mut client = TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+        let service = tower::service_fn(|_req: Request<Body>| async {
+            Ok::<_, Infallible>(Response::new(Body::empty()))
+        });
+        let started = tokio::time::Instant::now();
+        connection(tcp, service, CancellationToken::new()).await;
+        assert!(started.elapsed() >= FIRST_BYTES);
+        let mut rest = Vec::new();
+        let n = client
+            .read_to_end(&mut rest)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n, 0, "closed without an answer");
     }
 
     #[tokio::test]
