@@ -40,7 +40,7 @@ use switchboard_protocol::v03::rpc::{PushNotificationAuthenticationInfo, PushNot
 
 use crate::ConvertError;
 use crate::convert::{
-    struct_from_proto, struct_to_proto, timestamp_from_proto, timestamp_to_proto,
+    struct_from_proto, struct_into_proto, timestamp_from_proto, timestamp_to_proto,
 };
 use crate::v03 as pb;
 
@@ -50,8 +50,8 @@ fn opt(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-fn meta_to(m: &Option<Map<String, Value>>) -> Option<prost_types::Struct> {
-    m.as_ref().map(struct_to_proto)
+fn meta_to(m: Option<Map<String, Value>>) -> Option<prost_types::Struct> {
+    m.map(struct_into_proto)
 }
 
 fn meta_from(m: Option<prost_types::Struct>) -> R<Option<Map<String, Value>>> {
@@ -178,13 +178,13 @@ fn part_to(x: r03::Part) -> pb::Part {
         }),
         // `r03::Part::from` always gives an object here.
         PartContent::Data(Value::Object(m)) => K::Data(pb::DataPart {
-            data: Some(struct_to_proto(&m)),
+            data: Some(struct_into_proto(m)),
         }),
         PartContent::Data(other) => {
             let mut m = Map::new();
             m.insert("value".into(), other);
             K::Data(pb::DataPart {
-                data: Some(struct_to_proto(&m)),
+                data: Some(struct_into_proto(m)),
             })
         }
         // PartContent is non-exhaustive; a future kind has no 0.3 form.
@@ -192,7 +192,7 @@ fn part_to(x: r03::Part) -> pb::Part {
     };
     pb::Part {
         part: Some(kind),
-        metadata: meta_to(&x.metadata),
+        metadata: meta_to(x.metadata),
     }
 }
 
@@ -239,7 +239,7 @@ fn message_to(x: r03::Message) -> pb::Message {
         task_id: x.task_id.unwrap_or_default(),
         role: role_to(x.role),
         content: x.content.into_iter().map(part_to).collect(),
-        metadata: meta_to(&x.metadata),
+        metadata: meta_to(x.metadata),
         extensions: x.extensions,
     }
 }
@@ -281,7 +281,7 @@ fn artifact_to(x: r03::Artifact) -> pb::Artifact {
         name: x.name.unwrap_or_default(),
         description: x.description.unwrap_or_default(),
         parts: x.parts.into_iter().map(part_to).collect(),
-        metadata: meta_to(&x.metadata),
+        metadata: meta_to(x.metadata),
         extensions: x.extensions,
     }
 }
@@ -314,7 +314,7 @@ fn task_to(x: r03::Task) -> pb::Task {
             .into_iter()
             .map(message_to)
             .collect(),
-        metadata: meta_to(&x.metadata),
+        metadata: meta_to(x.metadata),
     }
 }
 
@@ -394,7 +394,7 @@ pub fn stream_to_proto(r: &p::StreamResponse) -> pb::StreamResponse {
             context_id: e.context_id,
             status: Some(status_to(e.status)),
             r#final: e.is_final,
-            metadata: meta_to(&e.metadata),
+            metadata: meta_to(e.metadata),
         }),
         r03::StreamResponse::ArtifactUpdate(e) => {
             Payload::ArtifactUpdate(pb::TaskArtifactUpdateEvent {
@@ -403,7 +403,7 @@ pub fn stream_to_proto(r: &p::StreamResponse) -> pb::StreamResponse {
                 artifact: Some(artifact_to(e.artifact)),
                 append: e.append,
                 last_chunk: e.last_chunk,
-                metadata: meta_to(&e.metadata),
+                metadata: meta_to(e.metadata),
             })
         }
     };
@@ -497,7 +497,7 @@ pub fn send_request_to_proto(r: &p::SendMessageRequest) -> pb::SendMessageReques
             history_length: c.history_length.unwrap_or(0),
             blocking: c.blocking.unwrap_or(false),
         }),
-        metadata: meta_to(&r.metadata),
+        metadata: meta_to(r.metadata),
     }
 }
 
