@@ -432,7 +432,7 @@ async fn pipe(body: Body, mut tx: SendStream<Bytes>) -> Result<(), h2::Error> {
 /// it is read, so the client may send more), then the trailers if any.
 struct Incoming {
     recv: RecvStream,
-    /// The declared `content-length`, for the size hint.
+    /// What the declared `content-length` leaves to read (the size hint).
     length: Option<u64>,
     data_done: bool,
     done: bool,
