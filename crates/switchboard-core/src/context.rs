@@ -5,6 +5,8 @@
 //! method. The engine uses it to scope every lookup: a task is only visible
 //! in its tenant and to its owner.
 
+use switchboard_protocol::A2AError;
+
 /// The principal used when no authentication is configured.
 pub const ANONYMOUS: &str = "anonymous";
 
@@ -24,6 +26,10 @@ pub struct CallContext {
     /// 0.3 bindings). Recorded on push configs it creates, since it decides
     /// the notification payload (see [`crate::push`]).
     pub protocol_version: String,
+    /// The one tenant the caller's credentials allow, when authentication
+    /// says so. Requests may then name only that tenant (or none); see
+    /// [`CallContext::use_tenant`].
+    pub credential_tenant: Option<String>,
 }
 
 impl Default for CallContext {
@@ -34,6 +40,7 @@ impl Default for CallContext {
             requested_extensions: Vec::new(),
             activated_extensions: Vec::new(),
             protocol_version: crate::push::PROTOCOL_1_0.to_string(),
+            credential_tenant: None,
         }
     }
 }
@@ -48,6 +55,27 @@ impl CallContext {
     pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = tenant.into();
         self
+    }
+
+    /// Applies the tenant a request names (a path segment or a `tenant`
+    /// field; `""` when it names none). Every binding calls this, so the
+    /// rule lives once: a caller whose credentials grant one tenant works in
+    /// that tenant, and naming another is PermissionDenied — the path a
+    /// caller picks never widens what its credentials allow.
+    pub fn use_tenant(&mut self, requested: &str) -> Result<(), A2AError> {
+        match &self.credential_tenant {
+            None => {
+                self.tenant = requested.to_string();
+                Ok(())
+            }
+            Some(granted) if requested.is_empty() || requested == granted => {
+                self.tenant = granted.clone();
+                Ok(())
+            }
+            Some(_) => Err(A2AError::PermissionDenied(format!(
+                "the credentials do not grant tenant {requested:?}"
+            ))),
+        }
     }
 
     /// Sets the A2A version the call was made in.
@@ -85,5 +113,33 @@ pub fn media_type_matches(pattern: &str, media_type: &str) -> bool {
     match (p.split_once('/'), m.split_once('/')) {
         (Some((pt, "*")), Some((mt, _))) => pt == mt,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn credentials_decide_the_tenant() {
+        let mut free = CallContext::anonymous();
+        free.use_tenant("acme").unwrap();
+        assert_eq!(free.tenant, "acme");
+
+        let mut bound = CallContext {
+            credential_tenant: Some("acme".into()),
+            ..CallContext::anonymous()
+        };
+        bound.use_tenant("").unwrap();
+        assert_eq!(bound.tenant, "acme", "no tenant named: the granted one");
+        bound.use_tenant("acme").unwrap();
+        assert_eq!(bound.tenant, "acme");
+        let err = bound.use_tenant("other").unwrap_err();
+        assert_eq!(
+            err.code(),
+            switchboard_protocol::error::PERMISSION_DENIED_CODE
+        );
+        assert_eq!(bound.tenant, "acme", "a refused tenant changes nothing");
     }
 }

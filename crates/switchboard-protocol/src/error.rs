@@ -85,7 +85,23 @@ pub enum A2AError {
     /// The requested protocol version is not served here (-32009).
     #[error("A2A version '{0}' is not supported")]
     VersionNotSupported(String),
+    /// Missing or invalid credentials (JSON-RPC custom code -31401; HTTP
+    /// 401, gRPC UNAUTHENTICATED). Not an A2A error code: the spec leaves
+    /// authentication to the transport and asks for "a JSON-RPC custom
+    /// error", so the code sits outside the reserved -32768..-32000 range.
+    #[error("Authentication required: {0}")]
+    Unauthenticated(String),
+    /// The caller is known but may not do this (JSON-RPC custom code
+    /// -31403; HTTP 403, gRPC PERMISSION_DENIED). Never used for another
+    /// caller's tasks: those are TaskNotFound, so existence is not leaked.
+    #[error("Permission denied: {0}")]
+    PermissionDenied(String),
 }
+
+/// The JSON-RPC code of [`A2AError::Unauthenticated`].
+pub const UNAUTHENTICATED_CODE: i32 = -31401;
+/// The JSON-RPC code of [`A2AError::PermissionDenied`].
+pub const PERMISSION_DENIED_CODE: i32 = -31403;
 
 fn not_cancelable_detail(task_id: &str, state: &str) -> String {
     match (task_id.is_empty(), state.is_empty()) {
@@ -131,6 +147,8 @@ impl A2AError {
             Self::ExtendedAgentCardNotConfigured => -32007,
             Self::ExtensionSupportRequired(_) => -32008,
             Self::VersionNotSupported(_) => -32009,
+            Self::Unauthenticated(_) => UNAUTHENTICATED_CODE,
+            Self::PermissionDenied(_) => PERMISSION_DENIED_CODE,
         }
     }
 
@@ -151,7 +169,34 @@ impl A2AError {
             Self::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             Self::ExtensionSupportRequired(_) => "EXTENSION_SUPPORT_REQUIRED",
             Self::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
+            Self::Unauthenticated(_) => "UNAUTHENTICATED",
+            Self::PermissionDenied(_) => "PERMISSION_DENIED",
         }
+    }
+
+    /// The JSON-RPC code of the error an `ErrorInfo` reason names (the
+    /// inverse of [`A2AError::reason`]), for clients reading REST and gRPC
+    /// errors; `None` for a reason that is not A2A's.
+    pub fn code_for_reason(reason: &str) -> Option<i32> {
+        Some(match reason {
+            "PARSE_ERROR" => -32700,
+            "INVALID_REQUEST" => -32600,
+            "METHOD_NOT_FOUND" => -32601,
+            "INVALID_PARAMS" => -32602,
+            "INTERNAL_ERROR" => -32603,
+            "TASK_NOT_FOUND" => -32001,
+            "TASK_NOT_CANCELABLE" => -32002,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
+            "UNSUPPORTED_OPERATION" => -32004,
+            "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
+            "INVALID_AGENT_RESPONSE" => -32006,
+            "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
+            "EXTENSION_SUPPORT_REQUIRED" => -32008,
+            "VERSION_NOT_SUPPORTED" => -32009,
+            "UNAUTHENTICATED" => UNAUTHENTICATED_CODE,
+            "PERMISSION_DENIED" => PERMISSION_DENIED_CODE,
+            _ => return None,
+        })
     }
 
     /// Structured context for `ErrorInfo.metadata` (string values only).
@@ -253,6 +298,8 @@ impl A2AError {
                 meta("extension").unwrap_or_else(|| strip("Extension support required: ")),
             ),
             -32009 => Self::VersionNotSupported(meta("version").unwrap_or(message)),
+            UNAUTHENTICATED_CODE => Self::Unauthenticated(strip("Authentication required: ")),
+            PERMISSION_DENIED_CODE => Self::PermissionDenied(strip("Permission denied: ")),
             _ => Self::Internal(strip("Internal error: ")),
         }
     }

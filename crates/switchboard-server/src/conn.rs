@@ -28,7 +28,10 @@ use std::pin::{Pin, pin};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime};
 
+use std::net::SocketAddr;
+
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use bytes::{Buf, Bytes, BytesMut};
 use h2::server::SendResponse;
 use h2::{RecvStream, SendStream};
@@ -40,6 +43,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::Service;
+
+/// The peer address, in every request's extensions (as axum's
+/// `ConnectInfo`, so handlers can extract it): authenticators and limits
+/// key on it.
+type Peer = ConnectInfo<SocketAddr>;
 
 /// What every connection's requests go to.
 pub(crate) trait HttpService:
@@ -73,11 +81,11 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let connections = TaskTracker::new();
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             biased;
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok(accepted) => accepted,
                 // The peer gave up before we got to it.
                 Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
@@ -91,7 +99,7 @@ pub(crate) async fn serve(
         };
         // Without TCP_NODELAY small SSE frames wait for delayed ACKs (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        connections.spawn(connection(tcp, service.clone(), stop.clone()));
+        connections.spawn(connection(tcp, peer, service.clone(), stop.clone()));
     }
     drop(listener);
     connections.close();
@@ -116,7 +124,12 @@ const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// pile up before the first request.
 const FIRST_BYTES: Duration = Duration::from_secs(30);
 
-async fn connection(mut tcp: TcpStream, service: impl HttpService, stop: CancellationToken) {
+async fn connection(
+    mut tcp: TcpStream,
+    peer: SocketAddr,
+    service: impl HttpService,
+    stop: CancellationToken,
+) {
     let sniffed = tokio::select! {
         () = stop.cancelled() => return,
         sniffed = tokio::time::timeout(FIRST_BYTES, sniff(&mut tcp)) => sniffed,
@@ -125,10 +138,11 @@ async fn connection(mut tcp: TcpStream, service: impl HttpService, stop: Cancell
         return;
     };
     let io = Rewind { seen, io: tcp };
+    let peer = ConnectInfo(peer);
     if is_h2 {
-        serve_h2(io, service, stop).await;
+        serve_h2(io, peer, service, stop).await;
     } else {
-        serve_h1(io, service, stop).await;
+        serve_h1(io, peer, service, stop).await;
     }
 }
 
@@ -206,12 +220,22 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
 
 // ---- HTTP/1.1 -------------------------------------------------------------------
 
-async fn serve_h1(io: Rewind<TcpStream>, service: impl HttpService, stop: CancellationToken) {
+async fn serve_h1(
+    io: Rewind<TcpStream>,
+    peer: Peer,
+    service: impl HttpService,
+    stop: CancellationToken,
+) {
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-        service.clone().call(req.map(Body::new))
+        let mut req = req.map(Body::new);
+        req.extensions_mut().insert(peer);
+        service.clone().call(req)
     });
+    // With upgrades, so a route added from outside can take over the
+    // connection (`hyper::upgrade::on`, e.g. a WebSocket).
     let conn = hyper::server::conn::http1::Builder::new()
-        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service)
+        .with_upgrades();
     let mut conn = pin!(conn);
     tokio::select! {
         done = conn.as_mut() => {
@@ -240,7 +264,12 @@ const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 
 type Stream = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-async fn serve_h2(io: Rewind<TcpStream>, service: impl HttpService, stop: CancellationToken) {
+async fn serve_h2(
+    io: Rewind<TcpStream>,
+    peer: Peer,
+    service: impl HttpService,
+    stop: CancellationToken,
+) {
     let handshake = h2::server::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
@@ -274,7 +303,7 @@ async fn serve_h2(io: Rewind<TcpStream>, service: impl HttpService, stop: Cancel
             // streams queued, and hands over the streams that opened.
             match conn.poll_accept(cx) {
                 Poll::Ready(Some(Ok((req, respond)))) => {
-                    let stream = Box::pin(serve_stream(service.clone(), req, respond));
+                    let stream = Box::pin(serve_stream(service.clone(), peer, req, respond));
                     if here.is_none() {
                         here = Some(stream);
                     } else {
@@ -306,10 +335,12 @@ async fn serve_h2(io: Rewind<TcpStream>, service: impl HttpService, stop: Cancel
 /// One stream: the request to the service, its answer back to the client.
 async fn serve_stream(
     mut service: impl HttpService,
+    peer: Peer,
     req: Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    let (parts, recv) = req.into_parts();
+    let (mut parts, recv) = req.into_parts();
+    parts.extensions.insert(peer);
     let length = content_length(&parts.headers);
     let body = Body::new(Incoming {
         recv,
@@ -582,12 +613,12 @@ mod tests {
         let mut client = TcpStream::connect(addr)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        let (tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+        let (tcp, peer) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
         let service = tower::service_fn(|_req: Request<Body>| async {
             Ok::<_, Infallible>(Response::new(Body::empty()))
         });
         let started = tokio::time::Instant::now();
-        connection(tcp, service, CancellationToken::new()).await;
+        connection(tcp, peer, service, CancellationToken::new()).await;
         assert!(started.elapsed() >= FIRST_BYTES);
         let mut rest = Vec::new();
         let n = client

@@ -16,6 +16,11 @@
 //! | ExtensionSupportRequired | FAILED_PRECONDITION / 400 | same |
 //! | VersionNotSupported | FAILED_PRECONDITION / 400 | **UNIMPLEMENTED** / 400 |
 //!
+//! Authentication failures are transport errors in every binding (spec
+//! §3.3.2): Unauthenticated → UNAUTHENTICATED / 401, PermissionDenied →
+//! PERMISSION_DENIED / 403 in both versions (JSON-RPC sends them with those
+//! HTTP statuses too, and custom codes -31401 / -31403).
+//!
 //! The generic JSON-RPC errors map the same way in both versions (as the
 //! Python reference SDK does): Parse, InvalidRequest and InvalidParams →
 //! INVALID_ARGUMENT / 400, MethodNotFound → NOT_FOUND / 404, Internal (and
@@ -189,6 +194,8 @@ impl ErrorTable {
                     FailedPrecondition
                 },
             ),
+            A2AError::Unauthenticated(_) => (401, Unauthenticated),
+            A2AError::PermissionDenied(_) => (403, PermissionDenied),
             // A2AError is non-exhaustive: an error added later is an
             // internal error until it gets its own row.
             _ => (500, Internal),
@@ -306,13 +313,23 @@ mod tests {
                 (400, "FAILED_PRECONDITION"),
                 (400, "UNIMPLEMENTED"),
             ),
+            (
+                A2AError::Unauthenticated("no token".into()),
+                (401, "UNAUTHENTICATED"),
+                (401, "UNAUTHENTICATED"),
+            ),
+            (
+                A2AError::PermissionDenied("tenant".into()),
+                (403, "PERMISSION_DENIED"),
+                (403, "PERMISSION_DENIED"),
+            ),
         ]
     }
 
     #[test]
     fn every_error_in_both_tables() {
         let all = cases();
-        assert_eq!(all.len(), 14, "one case per A2AError variant");
+        assert_eq!(all.len(), 16, "one case per A2AError variant");
         for (err, v101, v100) in all {
             for (table, (http, grpc)) in [(ErrorTable::V1_0_1, v101), (ErrorTable::V1_0_0, v100)] {
                 let st = table.status(&err);

@@ -20,6 +20,9 @@
 //!   stream carries it too).
 //! - `tenant`: the request message's `tenant` field selects the tenant
 //!   (`""` = the default tenant); there is no tenant in the gRPC path.
+//! - credentials (e.g. `authorization`): the server's authenticator reads
+//!   them in the front, before the method runs (see [`crate::gate`]); a
+//!   refused call is UNAUTHENTICATED or PERMISSION_DENIED.
 //!
 //! ## Resuming a subscription
 //!
@@ -66,7 +69,8 @@ use tonic::{Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::errors::ErrorTable;
-use crate::params::{last_event_id, requested_extensions, require_v1};
+use crate::gate::{Gate, Identity};
+use crate::params::{last_event_id, require_v1};
 
 /// The response metadata key with the sequence number of a stream's first item.
 pub const FIRST_EVENT_ID: &str = "first-event-id";
@@ -81,12 +85,17 @@ const ERROR_DOMAIN: &str = "a2a-protocol.org";
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcBinding {
     handler: RequestHandler,
+    gate: Gate,
     table: ErrorTable,
 }
 
 impl GrpcBinding {
-    pub(crate) fn new(handler: RequestHandler, table: ErrorTable) -> Self {
-        GrpcBinding { handler, table }
+    pub(crate) fn new(handler: RequestHandler, gate: Gate, table: ErrorTable) -> Self {
+        GrpcBinding {
+            handler,
+            gate,
+            table,
+        }
     }
 
     pub(crate) fn table(&self) -> ErrorTable {
@@ -157,6 +166,15 @@ pub fn status_of(table: ErrorTable, err: &A2AError) -> Status {
     Status::with_error_details(code, err.to_string(), details)
 }
 
+/// The caller's identity, which the front (`Dispatch`) put into the
+/// request's extensions after running the gate's authenticator. A request
+/// without one never passed the gate: refused rather than served as anyone.
+pub(crate) fn identity<T>(req: &Request<T>) -> Result<&Identity, Status> {
+    req.extensions()
+        .get::<Identity>()
+        .ok_or_else(|| Status::internal("the request was not authenticated"))
+}
+
 pub(crate) fn invalid(e: ConvertError) -> A2AError {
     A2AError::invalid_field(e.field(), e.to_string())
 }
@@ -171,12 +189,11 @@ impl GrpcBinding {
         // `lf.a2a.v1` is the 1.0 service: like the 1.0 REST routes, a call
         // that names no version (= 0.3) or 0.3 is refused.
         require_v1(headers, None).map_err(|e| self.status(&e))?;
-        let mut call = CallContext::anonymous()
-            .with_tenant(tenant)
-            .with_extensions_header(&requested_extensions(headers));
-        self.handler
-            .activate_extensions(&mut call)
+        let mut call = self
+            .gate
+            .call_context(identity(req)?, headers)
             .map_err(|e| self.status(&e))?;
+        call.use_tenant(tenant).map_err(|e| self.status(&e))?;
         Ok(call)
     }
 

@@ -42,22 +42,30 @@ use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 
 use crate::errors::ErrorTable;
+use crate::gate::Gate;
 use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
-use crate::params::{ProtocolVersion, explicit_version, last_event_id, requested_extensions};
+use crate::params::{ProtocolVersion, explicit_version, last_event_id};
 
 /// The service: the handler, the error table and the served card. Cloned
 /// per unary call (`grpc_unary`), so everything in it is cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcV03 {
     handler: RequestHandler,
+    gate: Gate,
     table: ErrorTable,
     card: std::sync::Arc<pb::AgentCard>,
 }
 
 impl GrpcV03 {
-    pub(crate) fn new(handler: RequestHandler, table: ErrorTable, card: &AgentCard) -> Self {
+    pub(crate) fn new(
+        handler: RequestHandler,
+        gate: Gate,
+        table: ErrorTable,
+        card: &AgentCard,
+    ) -> Self {
         GrpcV03 {
             handler,
+            gate,
             table,
             card: std::sync::Arc::new(c03::card_to_proto(card)),
         }
@@ -96,12 +104,11 @@ impl GrpcV03 {
         }
         // A 0.3 call: push configs it creates are notified with the 0.3
         // `Task`, as on the 0.3 JSON-RPC and REST edges.
-        let mut call = CallContext::anonymous()
-            .with_extensions_header(&requested_extensions(headers))
+        let call = self
+            .gate
+            .call_context(crate::grpc::identity(req)?, headers)
+            .map_err(|e| self.status(&e))?
             .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
-        self.handler
-            .activate_extensions(&mut call)
-            .map_err(|e| self.status(&e))?;
         Ok(call)
     }
 

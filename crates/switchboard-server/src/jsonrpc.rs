@@ -2,7 +2,8 @@
 //! methods.
 //!
 //! Order of checks, each with the error the spec names:
-//! body size (-32600, HTTP 413) → content type (-32005) → JSON (-32700) →
+//! authentication (the server's [`crate::Authenticator`]: HTTP 401 / 403
+//! with a custom JSON-RPC code, see [`crate::gate`]) → body size (-32600, HTTP 413) → content type (-32005) → JSON (-32700) →
 //! envelope (-32600) → `A2A-Version` (-32009) → extensions (-32008) →
 //! method (-32601) → params (-32602) → the operation itself.
 //! The method name picks the dialect: 0.3 names (`message/send`, …) go to
@@ -13,29 +14,30 @@
 //! sent with HTTP 200 (except an oversize body, 413), as JSON-RPC over HTTP
 //! usually does.
 
-use std::convert::Infallible;
-
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
+use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
 use switchboard_core::{CallContext, EventStream};
+use switchboard_protocol::A2AError;
 use switchboard_protocol::jsonrpc::{
     JsonRpcRequest, RequestId, error_body, methods, parse_request, success_body,
 };
-use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
 
 use crate::AppState;
-use crate::params::{
-    ProtocolVersion, explicit_version, is_json_content_type, last_event_id, requested_extensions,
-};
+use crate::gate::Gate;
+use crate::params::{ProtocolVersion, explicit_version, is_json_content_type, last_event_id};
+use crate::sse::{add_headers, event_frames, sse_response};
 
 /// Handles a POST to the JSON-RPC endpoint.
 pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
+    // Who is calling, before anything of the body is read.
+    let identity = match app.gate.authenticate(&parts).await {
+        Ok(identity) => identity,
+        Err(err) => return error_response(&app, &RequestId::Null, &err, &[]),
+    };
     let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
         Ok(b) => b,
         Err(_) => {
@@ -63,38 +65,32 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         let id = parse_request(&bytes)
             .map(|r| r.id)
             .unwrap_or(RequestId::Null);
-        return json_response(StatusCode::OK, error_body(&id, &err), &[]);
+        return error_response(&app, &id, &err, &[]);
     }
     let rpc = match parse_request(&bytes) {
         Ok(r) => r,
-        Err((id, err)) => return json_response(StatusCode::OK, error_body(&id, &err), &[]),
+        Err((id, err)) => return error_response(&app, &id, &err, &[]),
     };
     let is_v03 = switchboard_protocol::v03::rpc::methods::is_v03(&rpc.method);
     match explicit_version(&parts.headers, parts.uri.query()) {
-        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]),
+        Err(err) => return error_response(&app, &rpc.id, &err, &[]),
         Ok(Some(ProtocolVersion::V0_3)) if !is_v03 => {
             let err = A2AError::MethodNotFound(format!(
                 "{} is not an A2A 0.3 method (A2A-Version: 0.3 was requested)",
                 rpc.method
             ));
-            return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+            return error_response(&app, &rpc.id, &err, &[]);
         }
         Ok(_) => {}
     }
-    let mut call =
-        CallContext::anonymous().with_extensions_header(&requested_extensions(&parts.headers));
-    if let Err(err) = app.handler.activate_extensions(&mut call) {
-        return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
-    }
-    let echo = call.activated_extensions.join(",");
-    let extra: Vec<(&'static str, String)> = if echo.is_empty() {
-        vec![]
-    } else {
-        vec![(EXTENSIONS_HEADER, echo)]
+    let call = match app.gate.call_context(&identity, &parts.headers) {
+        Ok(call) => call,
+        Err(err) => return error_response(&app, &rpc.id, &err, &[]),
     };
+    let extra = Gate::echo_headers(&call);
     let last_event_id = match last_event_id(&parts.headers) {
         Ok(v) => v,
-        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+        Err(err) => return error_response(&app, &rpc.id, &err, &extra),
     };
     let result = if is_v03 {
         crate::jsonrpc_v03::dispatch(&app, call, &rpc, last_event_id).await
@@ -103,19 +99,34 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => {
-            sse_response(rpc.id, stream, &extra, |id, ev| success_body(id, &ev))
-        }
-        Ok(Reply::Stream03(stream)) => sse_response(rpc.id, stream, &extra, |id, ev| {
+        Ok(Reply::Stream(stream)) => sse(rpc.id, stream, &extra, |id, ev| success_body(id, &ev)),
+        Ok(Reply::Stream03(stream)) => sse(rpc.id, stream, &extra, |id, ev| {
             success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
         }),
-        Err(err) => json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+        Err(err) => error_response(&app, &rpc.id, &err, &extra),
     }
 }
 
-/// How often an idle stream sends an SSE comment. Under 5 s, because the
-/// official Python client's default read timeout is 5 s.
-const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(4);
+/// A JSON-RPC error answer: HTTP 200, as JSON-RPC over HTTP usually does,
+/// except authentication failures, which keep their transport status (401
+/// with the authenticator's challenge, 403) so HTTP clients and proxies see
+/// them for what they are.
+fn error_response(
+    app: &AppState,
+    id: &RequestId,
+    err: &A2AError,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let status = match err {
+        A2AError::Unauthenticated(_) | A2AError::PermissionDenied(_) => {
+            app.error_table.status(err).http
+        }
+        _ => StatusCode::OK,
+    };
+    let mut headers = extra.to_vec();
+    headers.extend(app.gate.error_headers(err));
+    json_response(status, error_body(id, err), &headers)
+}
 
 pub(crate) enum Reply {
     Json(Vec<u8>),
@@ -140,9 +151,7 @@ async fn dispatch(
     macro_rules! params {
         ($ty:ty) => {{
             let p: $ty = rpc.params()?;
-            if let Some(t) = &p.tenant {
-                call.tenant = t.clone();
-            }
+            call.use_tenant(p.tenant.as_deref().unwrap_or(""))?;
             p
         }};
     }
@@ -203,51 +212,27 @@ async fn dispatch(
 fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
-    let headers = resp.headers_mut();
-    headers.insert(
+    resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            headers.insert(*name, v);
-        }
-    }
+    add_headers(&mut resp, extra);
     resp
 }
 
-/// Frames each item as `id: <seq>` + `data: <JSON-RPC response>`; an error
-/// item becomes `event: error`.
-fn sse_response(
+/// The SSE answer of a stream: each event a JSON-RPC response carrying the
+/// request's id, an error `event: error` with a JSON-RPC error body.
+fn sse(
     id: RequestId,
     stream: EventStream,
     extra: &[(&'static str, String)],
     encode: fn(&RequestId, switchboard_protocol::StreamResponse) -> Vec<u8>,
 ) -> Response {
-    let frames = stream.map(move |item| {
-        let event = match item {
-            Ok(ev) => {
-                let data = String::from_utf8(encode(&id, ev.event)).unwrap_or_default();
-                let e = Event::default().data(data);
-                if ev.seq > 0 {
-                    e.id(ev.seq.to_string())
-                } else {
-                    e
-                }
-            }
-            Err(err) => Event::default()
-                .event("error")
-                .data(String::from_utf8(error_body(&id, &err)).unwrap_or_default()),
-        };
-        Ok::<_, Infallible>(event)
-    });
-    let mut resp = Sse::new(frames)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response();
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            resp.headers_mut().insert(*name, v);
-        }
-    }
-    resp
+    let err_id = id.clone();
+    let frames = event_frames(
+        stream,
+        move |ev| String::from_utf8(encode(&id, ev)).unwrap_or_default(),
+        move |err| String::from_utf8(error_body(&err_id, err)).unwrap_or_default(),
+    );
+    sse_response(frames, extra)
 }

@@ -33,6 +33,7 @@
 
 mod conn;
 pub mod errors;
+pub mod gate;
 pub mod grpc;
 mod grpc_unary;
 mod grpc_v03;
@@ -41,16 +42,21 @@ mod jsonrpc_v03;
 pub mod params;
 mod rest;
 mod rest_v03;
+pub mod sse;
 
 pub use errors::ErrorTable;
+pub use gate::{Authenticator, Gate, Identity};
 
+use std::convert::Infallible;
+use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchboard_core::RequestHandler;
@@ -58,6 +64,7 @@ use switchboard_protocol::card::{
     BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION,
 };
 use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentInterface};
+use tower::util::BoxCloneSyncService;
 
 /// The default cap on request bodies: 10 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
@@ -65,14 +72,28 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) handler: RequestHandler,
+    pub(crate) gate: Gate,
     pub(crate) max_body_bytes: usize,
     pub(crate) error_table: ErrorTable,
     card_json: Bytes,
     card_etag: HeaderValue,
 }
 
+/// The whole server as one type-erased tower service: what a layer given
+/// to [`A2aServer::layer`] wraps.
+pub type FrontService = BoxCloneSyncService<axum::extract::Request, Response, Infallible>;
+
+/// A layer added with [`A2aServer::layer`], applied when the server is built.
+type LayerFn = Arc<dyn Fn(FrontService) -> FrontService + Send + Sync>;
+
 /// An A2A server: a handler plus how it is exposed.
-#[derive(Debug, Clone)]
+///
+/// Built like an axum `Router`: besides the A2A bindings it serves routes
+/// added with [`A2aServer::merge`] / [`A2aServer::route`] on the same port,
+/// wraps everything (every binding, gRPC included, and the added routes) in
+/// the tower layers given to [`A2aServer::layer`], and authenticates every
+/// A2A call with the [`Authenticator`] given to [`A2aServer::authenticator`].
+#[derive(Clone)]
 pub struct A2aServer {
     handler: RequestHandler,
     public_url: String,
@@ -82,6 +103,25 @@ pub struct A2aServer {
     /// The push signing keys served at `/.well-known/jwks.json`.
     jwks: Option<std::sync::Arc<dyn switchboard_core::push::JwksSource>>,
     hybrid_card: bool,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    /// Routes added from outside, served beside the bindings.
+    extra: Router,
+    /// Layers added from outside, innermost first.
+    layers: Vec<LayerFn>,
+}
+
+impl fmt::Debug for A2aServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("A2aServer")
+            .field("public_url", &self.public_url)
+            .field("rpc_path", &self.rpc_path)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("error_table", &self.error_table)
+            .field("hybrid_card", &self.hybrid_card)
+            .field("authenticator", &self.authenticator)
+            .field("layers", &self.layers.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl A2aServer {
@@ -95,7 +135,66 @@ impl A2aServer {
             error_table: ErrorTable::default(),
             jwks: None,
             hybrid_card: false,
+            authenticator: None,
+            extra: Router::new(),
+            layers: Vec::new(),
         }
+    }
+
+    /// Authenticates every A2A call (JSON-RPC, REST and gRPC, both
+    /// versions) with `auth` before anything else about it is read; see
+    /// [`gate`]. Without one, every caller is the anonymous principal.
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(auth));
+        self
+    }
+
+    /// The gate the bindings run (authentication, extensions): routes added
+    /// with [`A2aServer::merge`] call [`Gate::admit`] to get the same
+    /// [`switchboard_core::CallContext`] an A2A call gets.
+    pub fn gate(&self) -> Gate {
+        Gate::new(self.handler.clone(), self.authenticator.clone())
+    }
+
+    /// Serves `router`'s routes on the same port as the bindings (health
+    /// checks, metrics, AG-UI, a console). They are matched before the REST
+    /// binding's catch-all; a path the bindings own (the JSON-RPC path, the
+    /// card) panics here like overlapping routes in axum, and so does a
+    /// router with a fallback. Added routes do not pass the gate by
+    /// themselves: call [`A2aServer::gate`]'s [`Gate::admit`] where a route
+    /// needs the caller.
+    pub fn merge(mut self, router: Router) -> Self {
+        self.extra = self.extra.merge(router);
+        self
+    }
+
+    /// Adds one route (see [`A2aServer::merge`]).
+    pub fn route(mut self, path: &str, method_router: MethodRouter) -> Self {
+        self.extra = self.extra.route(path, method_router);
+        self
+    }
+
+    /// Wraps the whole server — every binding, gRPC included, the card and
+    /// the added routes — in a tower layer (request ids, tracing, limits,
+    /// metrics). Layers added later wrap the earlier ones. Like axum's
+    /// `Router::layer`, the wrapped service must not fail (`Infallible`):
+    /// turn errors into responses inside the layer.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<FrontService> + Send + Sync + 'static,
+        L::Service: tower::Service<axum::extract::Request, Error = Infallible>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Response: IntoResponse + 'static,
+        <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
+    {
+        use tower::ServiceExt as _;
+        self.layers.push(Arc::new(move |inner: FrontService| {
+            BoxCloneSyncService::new(layer.layer(inner).map_response(IntoResponse::into_response))
+        }));
+        self
     }
 
     /// Serves the hybrid card: the 1.0 card plus the 0.3 top-level fields
@@ -194,9 +293,19 @@ impl A2aServer {
     }
 
     /// The whole server as an axum router (to nest or serve yourself):
-    /// card, JSON-RPC endpoint, REST routes and both gRPC services.
+    /// card, JSON-RPC endpoint, REST routes, both gRPC services, the added
+    /// routes, inside the added layers.
     pub fn router(&self) -> Router {
-        Router::new().fallback_service(self.front())
+        Router::new().fallback_service(self.layered())
+    }
+
+    /// The front inside the added layers.
+    fn layered(&self) -> FrontService {
+        self.layers
+            .iter()
+            .fold(BoxCloneSyncService::new(self.front()), |svc, layer| {
+                layer(svc)
+            })
     }
 
     /// The one-port front: the HTTP routes plus the gRPC services.
@@ -209,8 +318,10 @@ impl A2aServer {
         };
         let card_json = Bytes::from(card_json.unwrap_or_default());
         let etag = format!("\"{:016x}\"", fnv1a(&card_json));
+        let gate = self.gate();
         let state = AppState {
             handler: self.handler.clone(),
+            gate: gate.clone(),
             max_body_bytes: self.max_body_bytes,
             error_table: self.error_table,
             card_json,
@@ -245,11 +356,14 @@ impl A2aServer {
         let http = router
             .merge(rest::routes())
             .fallback(not_found)
-            .with_state(state);
-        let v1 = grpc::GrpcBinding::new(self.handler.clone(), self.error_table);
-        let v03 = grpc_v03::GrpcV03::new(self.handler.clone(), self.error_table, &card);
+            .with_state(state)
+            .merge(self.extra.clone());
+        let v1 = grpc::GrpcBinding::new(self.handler.clone(), gate.clone(), self.error_table);
+        let v03 =
+            grpc_v03::GrpcV03::new(self.handler.clone(), gate.clone(), self.error_table, &card);
         Dispatch {
             http,
+            gate,
             grpc_v1: grpc::service(v1.clone(), self.max_body_bytes),
             grpc_v03: grpc_v03::service(v03.clone(), self.max_body_bytes),
             unary_v1: v1,
@@ -266,9 +380,6 @@ impl A2aServer {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let handler = self.handler.clone();
-        // The front itself, not `router()`'s Router around it: one routing
-        // step less on every request.
-        let front = self.front();
         let stop = tokio_util::sync::CancellationToken::new();
         let stop2 = stop.clone();
         tokio::spawn(async move {
@@ -277,7 +388,13 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
-        conn::serve(listener, front, stop).await
+        if self.layers.is_empty() {
+            // The front itself, not a boxed service or `router()`'s Router
+            // around it: one indirection less on every request.
+            conn::serve(listener, self.front(), stop).await
+        } else {
+            conn::serve(listener, self.layered(), stop).await
+        }
     }
 }
 
@@ -290,6 +407,8 @@ impl A2aServer {
 #[derive(Clone)]
 struct Dispatch {
     http: Router,
+    /// Authenticates gRPC calls (the HTTP bindings run it themselves).
+    gate: Gate,
     grpc_v1: switchboard_proto::v1::a2a_service_server::A2aServiceServer<grpc::GrpcBinding>,
     grpc_v03: switchboard_proto::v03::a2a_service_server::A2aServiceServer<grpc_v03::GrpcV03>,
     unary_v1: grpc::GrpcBinding,
@@ -315,6 +434,40 @@ impl tower::Service<axum::extract::Request> for Dispatch {
         if !grpc::is_grpc(req.headers()) {
             return Box::pin(self.http.clone().oneshot(req));
         }
+        match self.gate.fixed_identity() {
+            Some(identity) => {
+                let mut req = req;
+                req.extensions_mut().insert(identity);
+                self.grpc(req)
+            }
+            None => {
+                // Authenticate before the method runs (or its body is read);
+                // the methods find the identity in the request's extensions.
+                let mut this = self.clone();
+                Box::pin(async move {
+                    let (mut parts, body) = req.into_parts();
+                    match this.gate.authenticate(&parts).await {
+                        Ok(identity) => {
+                            parts.extensions.insert(identity);
+                            this.grpc(http::Request::from_parts(parts, body)).await
+                        }
+                        Err(err) => {
+                            let status = grpc::status_of(this.unary_v1.table(), &err);
+                            Ok(status.into_http())
+                        }
+                    }
+                })
+            }
+        }
+    }
+}
+
+impl Dispatch {
+    /// Routes an authenticated gRPC request to the service its path names.
+    fn grpc(
+        &mut self,
+        req: axum::extract::Request,
+    ) -> futures::future::BoxFuture<'static, Result<Response, Infallible>> {
         let path = req.uri().path();
         let max = self.max_grpc_message;
         if let Some(method) = method_of(

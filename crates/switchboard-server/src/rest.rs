@@ -48,7 +48,8 @@
 //!
 //! ## Order of checks
 //!
-//! Same as the JSON-RPC binding, after routing: route (404/405) → body size
+//! Same as the JSON-RPC binding, after routing: route (404/405) →
+//! authentication (401/403, see [`crate::gate`]) → body size
 //! (413) → content type of a non-empty body (`application/json` or
 //! `application/a2a+json`, else ContentTypeNotSupported) → `A2A-Version`
 //! (header or query parameter; missing means 0.3 → VersionNotSupported) →
@@ -69,36 +70,27 @@
 //! middle of a stream is `event: error` + `data: <Google error JSON>`.
 //! Errors before the first event are plain JSON error answers.
 
-use std::convert::Infallible;
-use std::time::Duration;
-
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::any;
-use futures::StreamExt;
 use http::{HeaderValue, Method, StatusCode, Uri, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use switchboard_core::{CallContext, EventStream};
 use switchboard_protocol::{
-    A2AError, CancelTaskRequest, EXTENSIONS_HEADER, GetExtendedAgentCardRequest, GetTaskRequest,
+    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
     SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef, TaskState,
 };
 
 use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
-use crate::params::{
-    explicit_version, is_json_content_type, last_event_id, requested_extensions, require_v1,
-};
-
-/// How often an idle stream sends an SSE comment (under the Python
-/// client's 5 s read timeout, like the JSON-RPC binding).
-const KEEP_ALIVE: Duration = Duration::from_secs(4);
+use crate::gate::Gate;
+use crate::params::{explicit_version, is_json_content_type, last_event_id, require_v1};
+use crate::sse::{add_headers, event_frames, sse_response};
 
 /// First segments that start a route, so they are never a tenant
 /// (`v1` starts the 0.3 routes).
@@ -284,6 +276,11 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         Ok(r) => r,
         Err(no) => return no_route(table, &parts.method, parts.uri.path(), no),
     };
+    // Who is calling, before anything of the body is read.
+    let identity = match app.gate.authenticate(&parts).await {
+        Ok(identity) => identity,
+        Err(err) => return error_response(&app, &err, &[]),
+    };
     let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
         Ok(b) => b,
         Err(_) => {
@@ -308,7 +305,7 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         let err = A2AError::ContentTypeNotSupported(format!(
             "Content-Type must be application/json or application/a2a+json, got {got}"
         ));
-        return error_response(table, &err, &[]);
+        return error_response(&app, &err, &[]);
     }
     // The path decides the version (see `crate::params`); a 0.3 route only
     // refuses versions this server does not serve at all.
@@ -318,22 +315,19 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         require_v1(&parts.headers, parts.uri.query())
     };
     if let Err(err) = version {
-        return error_response(table, &err, &[]);
+        return error_response(&app, &err, &[]);
     }
-    let mut call = CallContext::anonymous()
-        .with_tenant(route.tenant.clone())
-        .with_extensions_header(&requested_extensions(&parts.headers));
-    if let Err(err) = app.handler.activate_extensions(&mut call) {
-        return error_response(table, &err, &[]);
-    }
-    let echo = call.activated_extensions.join(",");
-    let extra: Vec<(&'static str, String)> = if echo.is_empty() {
-        vec![]
-    } else {
-        vec![(EXTENSIONS_HEADER, echo)]
+    let call = app
+        .gate
+        .call_context(&identity, &parts.headers)
+        .and_then(|mut call| call.use_tenant(&route.tenant).map(|()| call));
+    let call = match call {
+        Ok(call) => call,
+        Err(err) => return error_response(&app, &err, &[]),
     };
+    let extra = Gate::echo_headers(&call);
     let input = Input {
-        tenant: &route.tenant,
+        tenant: &call.tenant,
         uri: &parts.uri,
         body: if has_body && reads_body(&route.op, &parts.method) {
             &bytes
@@ -349,14 +343,14 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => sse_response(table, stream, &extra, |ev| {
+        Ok(Reply::Stream(stream)) => sse(table, stream, &extra, |ev| {
             serde_json::to_string(&ev).unwrap_or_default()
         }),
-        Ok(Reply::Stream03(stream)) => sse_response(table, stream, &extra, |ev| {
+        Ok(Reply::Stream03(stream)) => sse(table, stream, &extra, |ev| {
             serde_json::to_string(&switchboard_protocol::v03::rest::StreamResponse::from(ev))
                 .unwrap_or_default()
         }),
-        Err(err) => error_response(table, &err, &extra),
+        Err(err) => error_response(&app, &err, &extra),
     }
 }
 
@@ -670,7 +664,7 @@ fn no_route(table: ErrorTable, method: &Method, path: &str, why: NoRoute) -> Res
             let err = A2AError::MethodNotFound(format!(
                 "{method} {shown} is not an A2A HTTP+JSON route (the agent card is at /.well-known/agent-card.json)"
             ));
-            error_response(table, &err, &[])
+            table_error(table, &err, &[])
         }
         NoRoute::WrongMethod(allowed) => {
             let list: Vec<&str> = allowed.iter().map(Method::as_str).collect();
@@ -692,12 +686,20 @@ fn no_route(table: ErrorTable, method: &Method, path: &str, why: NoRoute) -> Res
             let err = A2AError::InvalidRequest(format!(
                 "the path {shown} is not valid percent-encoded UTF-8"
             ));
-            error_response(table, &err, &[])
+            table_error(table, &err, &[])
         }
     }
 }
 
-fn error_response(table: ErrorTable, err: &A2AError, extra: &[(&'static str, String)]) -> Response {
+/// An error answer with the table's status; an Unauthenticated one carries
+/// the authenticator's `WWW-Authenticate` challenge.
+fn error_response(app: &AppState, err: &A2AError, extra: &[(&'static str, String)]) -> Response {
+    let mut headers = extra.to_vec();
+    headers.extend(app.gate.error_headers(err));
+    table_error(app.error_table, err, &headers)
+}
+
+fn table_error(table: ErrorTable, err: &A2AError, extra: &[(&'static str, String)]) -> Response {
     let status = table.status(err);
     json_response(status.http, rest_error_body(err, status), extra)
 }
@@ -705,56 +707,26 @@ fn error_response(table: ErrorTable, err: &A2AError, extra: &[(&'static str, Str
 fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
-    let headers = resp.headers_mut();
-    headers.insert(
+    resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            headers.insert(*name, v);
-        }
-    }
+    add_headers(&mut resp, extra);
     resp
 }
 
-/// Frames each item as `id: <seq>` + `data: <StreamResponse>`; an error
-/// item becomes `event: error` with the Google error JSON.
-fn sse_response(
+/// The SSE answer of a stream: each event as `data: <encode(event)>`, an
+/// error as `event: error` with the Google error JSON.
+fn sse(
     table: ErrorTable,
     stream: EventStream,
     extra: &[(&'static str, String)],
     encode: fn(switchboard_protocol::StreamResponse) -> String,
 ) -> Response {
-    let frames = stream.map(move |item| {
-        let event = match item {
-            Ok(ev) => {
-                let data = encode(ev.event);
-                let e = Event::default().data(data);
-                if ev.seq > 0 {
-                    e.id(ev.seq.to_string())
-                } else {
-                    e
-                }
-            }
-            Err(err) => {
-                let body = rest_error_body(&err, table.status(&err));
-                Event::default()
-                    .event("error")
-                    .data(String::from_utf8(body).unwrap_or_default())
-            }
-        };
-        Ok::<_, Infallible>(event)
+    let frames = event_frames(stream, encode, move |err| {
+        String::from_utf8(rest_error_body(err, table.status(err))).unwrap_or_default()
     });
-    let mut resp = Sse::new(frames)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response();
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            resp.headers_mut().insert(*name, v);
-        }
-    }
-    resp
+    sse_response(frames, extra)
 }
 
 #[cfg(test)]
@@ -1041,13 +1013,11 @@ mod tests {
             Err(A2AError::Internal("store failed".into())),
         ];
         let stream: EventStream = Box::pin(futures::stream::iter(items));
-        let resp = sse_response(
-            ErrorTable::V1_0_0,
-            stream,
-            &[(EXTENSIONS_HEADER, "urn:x".into())],
-            |ev| serde_json::to_string(&ev).unwrap(),
-        );
-        assert_eq!(resp.headers()[EXTENSIONS_HEADER], "urn:x");
+        let ext = switchboard_protocol::EXTENSIONS_HEADER;
+        let resp = sse(ErrorTable::V1_0_0, stream, &[(ext, "urn:x".into())], |ev| {
+            serde_json::to_string(&ev).unwrap()
+        });
+        assert_eq!(resp.headers()[ext], "urn:x");
         let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
             .await
             .unwrap();

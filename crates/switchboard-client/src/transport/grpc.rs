@@ -359,34 +359,12 @@ pub(crate) fn decode(e: switchboard_proto::ConvertError) -> ClientError {
     ClientError::Decode(e.to_string())
 }
 
-/// The JSON-RPC code of an ErrorInfo reason (the codes are how
-/// [`A2AError::from_wire`] names the variants).
-fn code_of_reason(reason: &str) -> Option<i32> {
-    Some(match reason {
-        "PARSE_ERROR" => -32700,
-        "INVALID_REQUEST" => -32600,
-        "METHOD_NOT_FOUND" => -32601,
-        "INVALID_PARAMS" => -32602,
-        "INTERNAL_ERROR" => -32603,
-        "TASK_NOT_FOUND" => -32001,
-        "TASK_NOT_CANCELABLE" => -32002,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
-        "UNSUPPORTED_OPERATION" => -32004,
-        "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
-        "INVALID_AGENT_RESPONSE" => -32006,
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
-        "EXTENSION_SUPPORT_REQUIRED" => -32008,
-        "VERSION_NOT_SUPPORTED" => -32009,
-        _ => return None,
-    })
-}
-
 /// A gRPC status as a client error: an A2A error when it carries an A2A
 /// `ErrorInfo`, a transport error otherwise.
 pub(crate) fn from_status(status: &tonic::Status) -> ClientError {
     let info = status.get_details_error_info();
     if let Some(info) = info.filter(|i| i.domain == ERROR_DOMAIN)
-        && let Some(code) = code_of_reason(&info.reason)
+        && let Some(code) = A2AError::code_for_reason(&info.reason)
     {
         let data = json!([{
             "@type": ERROR_INFO_TYPE,
@@ -427,8 +405,14 @@ mod tests {
             A2AError::ExtendedAgentCardNotConfigured,
             A2AError::ExtensionSupportRequired("u".into()),
             A2AError::VersionNotSupported("0.3".into()),
+            A2AError::Unauthenticated("x".into()),
+            A2AError::PermissionDenied("x".into()),
         ] {
-            assert_eq!(code_of_reason(e.reason()), Some(e.code()), "{e:?}");
+            assert_eq!(
+                A2AError::code_for_reason(e.reason()),
+                Some(e.code()),
+                "{e:?}"
+            );
         }
     }
 

@@ -437,31 +437,12 @@ fn encode_segment(s: &str) -> String {
     out
 }
 
-/// The A2A error for an ErrorInfo reason, as its JSON-RPC code.
-fn code_for_reason(reason: &str) -> Option<i32> {
-    Some(match reason {
-        "PARSE_ERROR" => -32700,
-        "INVALID_REQUEST" => -32600,
-        "METHOD_NOT_FOUND" => -32601,
-        "INVALID_PARAMS" => -32602,
-        "INTERNAL_ERROR" => -32603,
-        "TASK_NOT_FOUND" => -32001,
-        "TASK_NOT_CANCELABLE" => -32002,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
-        "UNSUPPORTED_OPERATION" => -32004,
-        "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
-        "INVALID_AGENT_RESPONSE" => -32006,
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED" => -32007,
-        "EXTENSION_SUPPORT_REQUIRED" => -32008,
-        "VERSION_NOT_SUPPORTED" => -32009,
-        _ => return None,
-    })
-}
-
 /// The A2A error an HTTP status stands for when the body names no reason.
 fn code_for_status(status: u16) -> Option<i32> {
     Some(match status {
         400 => -32602,
+        401 => switchboard_protocol::error::UNAUTHENTICATED_CODE,
+        403 => switchboard_protocol::error::PERMISSION_DENIED_CODE,
         404 => -32601,
         409 => -32002,
         413 => -32600,
@@ -489,7 +470,7 @@ fn google_error(status: u16, body: &[u8]) -> Option<A2AError> {
         .and_then(|d| d.iter().find(|x| x["@type"] == ERROR_INFO_TYPE))
         .and_then(|info| info["reason"].as_str());
     let code = reason
-        .and_then(code_for_reason)
+        .and_then(A2AError::code_for_reason)
         .or_else(|| code_for_status(status))?;
     Some(A2AError::from_wire(code, message, details))
 }
@@ -704,7 +685,11 @@ mod tests {
         // Not a Google error: plain HTTP error.
         let e = error_from_http(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>");
         assert!(matches!(e, ClientError::Http { status: 502, .. }), "{e:?}");
+        // A Google error without a reason: the status names the error.
         let e = error_from_http(StatusCode::UNAUTHORIZED, br#"{"error":{"code":401}}"#);
-        assert!(matches!(e, ClientError::Http { status: 401, .. }), "{e:?}");
+        assert!(
+            matches!(e, ClientError::Protocol(A2AError::Unauthenticated(_))),
+            "{e:?}"
+        );
     }
 }

@@ -1,0 +1,215 @@
+//! The gate: what every binding does before an operation runs.
+//!
+//! A request passes the gate once, whatever its binding (JSON-RPC, REST,
+//! gRPC, either A2A version, or a route added with [`crate::A2aServer::merge`]
+//! that calls [`Gate::admit`] itself, like the AG-UI endpoints):
+//!
+//! 1. **Who is calling.** The server's [`Authenticator`] turns the request
+//!    head (method, URI, headers — gRPC metadata are headers — and
+//!    extensions such as the peer address) into an [`Identity`]: a principal
+//!    and, when the credentials grant exactly one, a tenant. Without an
+//!    authenticator every caller is [`switchboard_core::context::ANONYMOUS`].
+//!    Refusals are [`A2AError::Unauthenticated`] (each binding's 401 /
+//!    `UNAUTHENTICATED`, with the authenticator's `WWW-Authenticate`
+//!    challenge) or [`A2AError::PermissionDenied`] (403 / `PERMISSION_DENIED`).
+//! 2. **Which extensions apply.** `A2A-Extensions` (or the 0.3-era
+//!    `X-A2A-Extensions`) names what the caller asks for; the agent's card
+//!    decides what is activated, and a required extension the caller did not
+//!    ask for is ExtensionSupportRequired.
+//! 3. **Which tenant.** The binding hands the tenant the request names (path
+//!    segment or `tenant` field) to [`CallContext::use_tenant`], which keeps
+//!    a caller inside the tenant its credentials grant.
+//!
+//! The outcome is the [`CallContext`] every `RequestHandler` method takes.
+//! Authentication runs before a body is read, so an unauthenticated caller
+//! cannot make the server buffer a large body. The version rule stays with
+//! the binding ([`crate::params`]): JSON-RPC picks the dialect by method name,
+//! REST by path, gRPC by service.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue};
+use switchboard_core::{CallContext, RequestHandler};
+use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
+
+use crate::params::requested_extensions;
+
+/// Turns a request head into the caller's [`Identity`].
+///
+/// One implementation serves every binding. It sees the head only, never
+/// the body: decide from headers (`Authorization`, an API-key header), the
+/// URI, or extensions the connection put there (the peer address is
+/// `axum::extract::ConnectInfo<std::net::SocketAddr>`).
+///
+/// ```
+/// use futures::future::BoxFuture;
+/// use switchboard_protocol::A2AError;
+/// use switchboard_server::{Authenticator, Identity};
+///
+/// /// Callers send `Authorization: Bearer <name>`; any name is accepted.
+/// #[derive(Debug)]
+/// struct NameIsToken;
+///
+/// impl Authenticator for NameIsToken {
+///     fn authenticate<'a>(
+///         &'a self,
+///         head: &'a http::request::Parts,
+///     ) -> BoxFuture<'a, Result<Identity, A2AError>> {
+///         Box::pin(async move {
+///             let token = head
+///                 .headers
+///                 .get(http::header::AUTHORIZATION)
+///                 .and_then(|v| v.to_str().ok())
+///                 .and_then(|v| v.strip_prefix("Bearer "))
+///                 .ok_or_else(|| A2AError::Unauthenticated("a bearer token is required".into()))?;
+///             Ok(Identity::new(token))
+///         })
+///     }
+/// }
+/// ```
+pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
+    /// Who sent the request, or why it is refused:
+    /// [`A2AError::Unauthenticated`] for missing or bad credentials,
+    /// [`A2AError::PermissionDenied`] for a caller that may not call at all.
+    /// Any other error is answered as it is.
+    fn authenticate<'a>(&'a self, head: &'a Parts) -> BoxFuture<'a, Result<Identity, A2AError>>;
+
+    /// The `WWW-Authenticate` value sent with an Unauthenticated answer on
+    /// the HTTP bindings (e.g. `Bearer realm="agent"`), naming the scheme
+    /// the caller should use.
+    fn challenge(&self) -> Option<HeaderValue> {
+        None
+    }
+}
+
+/// Who a caller is, as its credentials say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Identity {
+    /// The principal: owner of the tasks the caller creates; only it sees them.
+    pub principal: String,
+    /// The one tenant the credentials grant, if they name one. A request
+    /// naming another tenant is then PermissionDenied; naming none works in
+    /// this one.
+    pub tenant: Option<String>,
+}
+
+impl Identity {
+    /// A principal with access to any tenant it names.
+    pub fn new(principal: impl Into<String>) -> Self {
+        Identity {
+            principal: principal.into(),
+            tenant: None,
+        }
+    }
+
+    /// The caller of a server without authentication.
+    pub fn anonymous() -> Self {
+        Identity::new(switchboard_core::context::ANONYMOUS)
+    }
+
+    /// Binds the identity to one tenant.
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+}
+
+/// The preamble every binding runs: authentication, then the call context.
+/// Cheap to clone; get the server's with [`crate::A2aServer::gate`].
+#[derive(Clone)]
+pub struct Gate {
+    handler: RequestHandler,
+    authenticator: Option<Arc<dyn Authenticator>>,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gate")
+            .field("authenticator", &self.authenticator)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    pub(crate) fn new(
+        handler: RequestHandler,
+        authenticator: Option<Arc<dyn Authenticator>>,
+    ) -> Self {
+        Gate {
+            handler,
+            authenticator,
+        }
+    }
+
+    /// Step 1: the caller's identity (anonymous without an authenticator).
+    pub async fn authenticate(&self, head: &Parts) -> Result<Identity, A2AError> {
+        match &self.authenticator {
+            Some(auth) => auth.authenticate(head).await,
+            None => Ok(Identity::anonymous()),
+        }
+    }
+
+    /// Step 2: the call context of an authenticated caller, in the tenant
+    /// its credentials grant (if any), with the extensions it asked for
+    /// activated. The binding then applies the request's tenant with
+    /// [`CallContext::use_tenant`].
+    pub fn call_context(
+        &self,
+        identity: &Identity,
+        headers: &HeaderMap,
+    ) -> Result<CallContext, A2AError> {
+        let mut call =
+            CallContext::anonymous().with_extensions_header(&requested_extensions(headers));
+        call.principal.clone_from(&identity.principal);
+        if let Some(tenant) = &identity.tenant {
+            call.tenant.clone_from(tenant);
+            call.credential_tenant = Some(tenant.clone());
+        }
+        self.handler.activate_extensions(&mut call)?;
+        Ok(call)
+    }
+
+    /// The identity of every caller when no authenticator is set, so a
+    /// binding can skip the asynchronous step; `None` when callers must be
+    /// authenticated one by one.
+    pub(crate) fn fixed_identity(&self) -> Option<Identity> {
+        self.authenticator.is_none().then(Identity::anonymous)
+    }
+
+    /// Steps 1 and 2 together, for an HTTP request head.
+    pub async fn admit(&self, head: &Parts) -> Result<CallContext, A2AError> {
+        let identity = self.authenticate(head).await?;
+        self.call_context(&identity, &head.headers)
+    }
+
+    /// The authenticator's `WWW-Authenticate` challenge, for 401 answers.
+    pub fn challenge(&self) -> Option<HeaderValue> {
+        self.authenticator.as_ref().and_then(|a| a.challenge())
+    }
+
+    /// The response headers an answer to `call` carries: the activated
+    /// extensions in `A2A-Extensions`.
+    pub fn echo_headers(call: &CallContext) -> Vec<(&'static str, String)> {
+        if call.activated_extensions.is_empty() {
+            Vec::new()
+        } else {
+            vec![(EXTENSIONS_HEADER, call.activated_extensions.join(","))]
+        }
+    }
+
+    /// The headers an error answer carries besides its body: the challenge
+    /// on Unauthenticated.
+    pub(crate) fn error_headers(&self, err: &A2AError) -> Vec<(&'static str, String)> {
+        match (err, self.challenge()) {
+            (A2AError::Unauthenticated(_), Some(c)) => c
+                .to_str()
+                .map(|c| vec![("www-authenticate", c.to_string())])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+}
