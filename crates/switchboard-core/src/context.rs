@@ -30,6 +30,10 @@ pub struct CallContext {
     /// says so. Requests may then name only that tenant (or none); see
     /// [`CallContext::use_tenant`].
     pub credential_tenant: Option<String>,
+    /// The last event sequence number the caller saw of a stream it is
+    /// resuming (`Last-Event-ID`, gRPC `last-event-id`): SubscribeToTask
+    /// then replays what came after it instead of starting afresh.
+    pub resume_after: Option<u64>,
 }
 
 impl Default for CallContext {
@@ -41,6 +45,7 @@ impl Default for CallContext {
             activated_extensions: Vec::new(),
             protocol_version: crate::push::PROTOCOL_1_0.to_string(),
             credential_tenant: None,
+            resume_after: None,
         }
     }
 }

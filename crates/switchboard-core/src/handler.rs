@@ -890,12 +890,18 @@ impl RequestHandler {
         Ok(task)
     }
 
-    /// SubscribeToTask: the task now, then every update until it finishes.
+    /// SubscribeToTask: the task now, then every update until it finishes;
+    /// or, for a caller resuming a stream ([`CallContext::resume_after`]),
+    /// what came after the last event it saw
+    /// ([`RequestHandler::resubscribe_to_task`]).
     pub async fn subscribe_to_task(
         &self,
         call: &CallContext,
         req: SubscribeToTaskRequest,
     ) -> Result<EventStream, A2AError> {
+        if let Some(after) = call.resume_after {
+            return self.resubscribe_to_task(call, req, after).await;
+        }
         self.require_streaming()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));

@@ -33,6 +33,7 @@
 
 pub mod cluster;
 pub mod context;
+mod dispatch;
 pub mod events;
 pub mod executor;
 pub mod handler;
@@ -47,6 +48,7 @@ pub mod visibility;
 pub use async_trait::async_trait;
 pub use cluster::{Announcement, Appended, Cluster};
 pub use context::{ANONYMOUS, CallContext};
+pub use dispatch::Answer;
 pub use events::{ArtifactWriter, EmitError, EventBatch, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};

@@ -78,7 +78,8 @@ pub fn decode_params<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T, A2A
     serde_json::from_str(raw).map_err(|e| A2AError::invalid_params(strip_position(&e.to_string())))
 }
 
-fn strip_position(msg: &str) -> String {
+/// Drops serde's " at line 1 column 5" suffix from an error message.
+pub fn strip_position(msg: &str) -> String {
     match msg.find(" at line ") {
         Some(i) => msg[..i].to_string(),
         None => msg.to_string(),

@@ -31,6 +31,7 @@
 pub mod card;
 pub mod error;
 pub mod jsonrpc;
+pub mod operations;
 pub mod progress;
 pub mod requests;
 pub mod serde_util;
@@ -44,6 +45,8 @@ pub use card::{
 };
 #[doc(inline)]
 pub use error::{A2AError, FieldViolation};
+#[doc(inline)]
+pub use operations::{A2aRequest, A2aResponse, Operation};
 #[doc(inline)]
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,

@@ -1,10 +1,157 @@
-//! Request and response objects of the eleven A2A operations.
+//! Request and response objects of the eleven A2A operations, and the
+//! operation table ([`for_each_operation!`](crate::for_each_operation)).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::serde_util::{self, is_empty, null_as_default};
 use crate::types::{Message, Metadata, Task, TaskState};
+
+/// The operation table: every A2A operation, declared once.
+///
+/// Calls the macro named by its argument with one row per operation:
+///
+/// ```text
+/// Name {
+///     handler: fn_name,                    // RequestHandler's method (core)
+///     request: RequestType,                // the canonical request (this module)
+///     answer: unary ResponseType | stream, // one answer, or a stream of StreamResponse
+///     jsonrpc: "Name",                     // 1.0 JSON-RPC method (= gRPC rpc name)
+///     v03: "method/name" | none,           // the A2A 0.3 JSON-RPC method, if 0.3 has one
+///     rest: [VERBS] "/route/{field}:verb" query [name: Kind, ..],
+///     grpc: tonic_fn_name,                 // the tonic service method
+/// }
+/// ```
+///
+/// Route templates name request fields in braces; GET and DELETE routes
+/// read the listed query parameters, POST routes the body (see
+/// `switchboard-server`'s `rest.rs`). Everything that serves or calls an
+/// operation is generated from this table: the typed request and answer
+/// enums ([`crate::operations`]), the engine's dispatch, the JSON-RPC, REST
+/// and gRPC bindings on the server and the client's transports. Adding a row
+/// makes the compiler name every place that does not handle it yet.
+#[macro_export]
+macro_rules! for_each_operation {
+    ($m:ident) => {
+        $m! {
+            /// Sends a message; answers with a task or a direct message.
+            SendMessage {
+                handler: send_message,
+                request: SendMessageRequest,
+                answer: unary SendMessageResponse,
+                jsonrpc: "SendMessage",
+                v03: "message/send",
+                rest: [POST] "/message:send" query [],
+                grpc: send_message,
+            }
+            /// Sends a message and streams what happens.
+            SendStreamingMessage {
+                handler: send_streaming_message,
+                request: SendMessageRequest,
+                answer: stream,
+                jsonrpc: "SendStreamingMessage",
+                v03: "message/stream",
+                rest: [POST] "/message:stream" query [],
+                grpc: send_streaming_message,
+            }
+            /// Reads a task.
+            GetTask {
+                handler: get_task,
+                request: GetTaskRequest,
+                answer: unary Task,
+                jsonrpc: "GetTask",
+                v03: "tasks/get",
+                rest: [GET] "/tasks/{id}" query [historyLength: Int],
+                grpc: get_task,
+            }
+            /// Lists the caller's tasks, a page at a time.
+            ListTasks {
+                handler: list_tasks,
+                request: ListTasksRequest,
+                answer: unary ListTasksResponse,
+                jsonrpc: "ListTasks",
+                v03: none,
+                rest: [GET] "/tasks" query [
+                    contextId: Str, status: State, pageSize: Int, pageToken: Str,
+                    historyLength: Int, statusTimestampAfter: Timestamp, includeArtifacts: Bool
+                ],
+                grpc: list_tasks,
+            }
+            /// Cancels a task.
+            CancelTask {
+                handler: cancel_task,
+                request: CancelTaskRequest,
+                answer: unary Task,
+                jsonrpc: "CancelTask",
+                v03: "tasks/cancel",
+                rest: [POST] "/tasks/{id}:cancel" query [],
+                grpc: cancel_task,
+            }
+            /// Streams a task's events from now on (or after a `Last-Event-ID`).
+            SubscribeToTask {
+                handler: subscribe_to_task,
+                request: SubscribeToTaskRequest,
+                answer: stream,
+                jsonrpc: "SubscribeToTask",
+                v03: "tasks/resubscribe",
+                rest: [GET, POST] "/tasks/{id}:subscribe" query [],
+                grpc: subscribe_to_task,
+            }
+            /// Registers a webhook for a task's events.
+            CreateTaskPushNotificationConfig {
+                handler: create_push_config,
+                request: TaskPushNotificationConfig,
+                answer: unary TaskPushNotificationConfig,
+                jsonrpc: "CreateTaskPushNotificationConfig",
+                v03: "tasks/pushNotificationConfig/set",
+                rest: [POST] "/tasks/{taskId}/pushNotificationConfigs" query [],
+                grpc: create_task_push_notification_config,
+            }
+            /// Reads one webhook config.
+            GetTaskPushNotificationConfig {
+                handler: get_push_config,
+                request: TaskPushNotificationConfigRef,
+                answer: unary TaskPushNotificationConfig,
+                jsonrpc: "GetTaskPushNotificationConfig",
+                v03: "tasks/pushNotificationConfig/get",
+                rest: [GET] "/tasks/{taskId}/pushNotificationConfigs/{id}" query [],
+                grpc: get_task_push_notification_config,
+            }
+            /// Lists a task's webhook configs, a page at a time.
+            ListTaskPushNotificationConfigs {
+                handler: list_push_configs,
+                request: ListTaskPushNotificationConfigsRequest,
+                answer: unary ListTaskPushNotificationConfigsResponse,
+                jsonrpc: "ListTaskPushNotificationConfigs",
+                v03: "tasks/pushNotificationConfig/list",
+                rest: [GET] "/tasks/{taskId}/pushNotificationConfigs" query [
+                    pageSize: Int, pageToken: Str
+                ],
+                grpc: list_task_push_notification_configs,
+            }
+            /// Deletes one webhook config.
+            DeleteTaskPushNotificationConfig {
+                handler: delete_push_config,
+                request: TaskPushNotificationConfigRef,
+                answer: unary (),
+                jsonrpc: "DeleteTaskPushNotificationConfig",
+                v03: "tasks/pushNotificationConfig/delete",
+                rest: [DELETE] "/tasks/{taskId}/pushNotificationConfigs/{id}" query [],
+                grpc: delete_task_push_notification_config,
+            }
+            /// The card for authenticated callers.
+            GetExtendedAgentCard {
+                handler: get_extended_agent_card,
+                request: GetExtendedAgentCardRequest,
+                answer: unary AgentCard,
+                jsonrpc: "GetExtendedAgentCard",
+                v03: "agent/getAuthenticatedExtendedCard",
+                rest: [GET] "/extendedAgentCard" query [],
+                grpc: get_extended_agent_card,
+            }
+        }
+    };
+}
 
 /// Parameters of SendMessage and SendStreamingMessage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

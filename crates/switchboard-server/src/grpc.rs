@@ -194,6 +194,7 @@ impl GrpcBinding {
             .call_context(identity(req)?, headers)
             .map_err(|e| self.status(&e))?;
         call.use_tenant(tenant).map_err(|e| self.status(&e))?;
+        call.resume_after = last_event_id(headers).map_err(|e| self.status(&e))?;
         Ok(call)
     }
 
@@ -337,13 +338,12 @@ impl A2aService for GrpcBinding {
         request: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request, &request.get_ref().tenant)?;
-        let after = last_event_id(request.metadata().as_ref()).map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest::from(request.into_inner());
-        let events = match after {
-            Some(after) => self.handler.resubscribe_to_task(&call, req, after).await,
-            None => self.handler.subscribe_to_task(&call, req).await,
-        }
-        .map_err(|e| self.status(&e))?;
+        let events = self
+            .handler
+            .subscribe_to_task(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
         self.stream(&call, events).await
     }
 

@@ -104,11 +104,12 @@ impl GrpcV03 {
         }
         // A 0.3 call: push configs it creates are notified with the 0.3
         // `Task`, as on the 0.3 JSON-RPC and REST edges.
-        let call = self
+        let mut call = self
             .gate
             .call_context(crate::grpc::identity(req)?, headers)
             .map_err(|e| self.status(&e))?
             .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+        call.resume_after = last_event_id(headers).map_err(|e| self.status(&e))?;
         Ok(call)
     }
 
@@ -264,16 +265,15 @@ impl A2aService for GrpcV03 {
         request: Request<pb::TaskSubscriptionRequest>,
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request)?;
-        let after = last_event_id(request.metadata().as_ref()).map_err(|e| self.status(&e))?;
         let req = SubscribeToTaskRequest {
             tenant: None,
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
         };
-        let events = match after {
-            Some(after) => self.handler.resubscribe_to_task(&call, req, after).await,
-            None => self.handler.subscribe_to_task(&call, req).await,
-        }
-        .map_err(|e| self.status(&e))?;
+        let events = self
+            .handler
+            .subscribe_to_task(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
         self.stream(&call, events).await
     }
 

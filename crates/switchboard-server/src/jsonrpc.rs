@@ -19,11 +19,11 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
-use switchboard_core::{CallContext, EventStream};
-use switchboard_protocol::A2AError;
+use switchboard_core::{Answer, CallContext, EventStream};
 use switchboard_protocol::jsonrpc::{
-    JsonRpcRequest, RequestId, error_body, methods, parse_request, success_body,
+    JsonRpcRequest, RequestId, error_body, parse_request, success_body,
 };
+use switchboard_protocol::{A2AError, A2aRequest, Operation};
 
 use crate::AppState;
 use crate::gate::Gate;
@@ -87,15 +87,16 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(call) => call,
         Err(err) => return error_response(&app, &rpc.id, &err, &[]),
     };
+    let mut call = call;
     let extra = Gate::echo_headers(&call);
-    let last_event_id = match last_event_id(&parts.headers) {
-        Ok(v) => v,
+    match last_event_id(&parts.headers) {
+        Ok(after) => call.resume_after = after,
         Err(err) => return error_response(&app, &rpc.id, &err, &extra),
-    };
+    }
     let result = if is_v03 {
-        crate::jsonrpc_v03::dispatch(&app, call, &rpc, last_event_id).await
+        crate::jsonrpc_v03::dispatch(&app, call, &rpc).await
     } else {
-        dispatch(&app, call, &rpc, last_event_id).await
+        dispatch(&app, call, &rpc).await
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -139,73 +140,20 @@ pub(crate) fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AEr
     Ok(Reply::Json(success_body(id, value)))
 }
 
-/// Decodes params, fills the tenant into the call, and runs the operation.
+/// Decodes params, applies the tenant they name, and runs the operation.
 async fn dispatch(
     app: &AppState,
     mut call: CallContext,
     rpc: &JsonRpcRequest,
-    last_event_id: Option<u64>,
 ) -> Result<Reply, A2AError> {
-    let h = &app.handler;
-    let id = &rpc.id;
-    macro_rules! params {
-        ($ty:ty) => {{
-            let p: $ty = rpc.params()?;
-            call.use_tenant(p.tenant.as_deref().unwrap_or(""))?;
-            p
-        }};
-    }
-    match rpc.method.as_str() {
-        methods::SEND_MESSAGE => {
-            let p = params!(switchboard_protocol::SendMessageRequest);
-            ok(id, &h.send_message(&call, p).await?)
-        }
-        methods::SEND_STREAMING_MESSAGE => {
-            let p = params!(switchboard_protocol::SendMessageRequest);
-            Ok(Reply::Stream(h.send_streaming_message(&call, p).await?))
-        }
-        methods::GET_TASK => {
-            let p = params!(switchboard_protocol::GetTaskRequest);
-            ok(id, &h.get_task(&call, p).await?)
-        }
-        methods::LIST_TASKS => {
-            let p = params!(switchboard_protocol::ListTasksRequest);
-            ok(id, &h.list_tasks(&call, p).await?)
-        }
-        methods::CANCEL_TASK => {
-            let p = params!(switchboard_protocol::CancelTaskRequest);
-            ok(id, &h.cancel_task(&call, p).await?)
-        }
-        methods::SUBSCRIBE_TO_TASK => {
-            let p = params!(switchboard_protocol::SubscribeToTaskRequest);
-            let stream = match last_event_id {
-                Some(after) => h.resubscribe_to_task(&call, p, after).await?,
-                None => h.subscribe_to_task(&call, p).await?,
-            };
-            Ok(Reply::Stream(stream))
-        }
-        methods::CREATE_PUSH_CONFIG => {
-            let p = params!(switchboard_protocol::TaskPushNotificationConfig);
-            ok(id, &h.create_push_config(&call, p).await?)
-        }
-        methods::GET_PUSH_CONFIG => {
-            let p = params!(switchboard_protocol::TaskPushNotificationConfigRef);
-            ok(id, &h.get_push_config(&call, p).await?)
-        }
-        methods::LIST_PUSH_CONFIGS => {
-            let p = params!(switchboard_protocol::ListTaskPushNotificationConfigsRequest);
-            ok(id, &h.list_push_configs(&call, p).await?)
-        }
-        methods::DELETE_PUSH_CONFIG => {
-            let p = params!(switchboard_protocol::TaskPushNotificationConfigRef);
-            h.delete_push_config(&call, p).await?;
-            ok(id, &serde_json::Value::Null)
-        }
-        methods::GET_EXTENDED_AGENT_CARD => {
-            let p = params!(switchboard_protocol::GetExtendedAgentCardRequest);
-            ok(id, &h.get_extended_agent_card(&call, p).await?)
-        }
-        other => Err(A2AError::MethodNotFound(other.to_string())),
+    let op = Operation::from_name(&rpc.method)
+        .ok_or_else(|| A2AError::MethodNotFound(rpc.method.clone()))?;
+    let params = rpc.params.as_ref().map_or("{}", |p| p.get());
+    let request = A2aRequest::from_params(op, params)?;
+    call.use_tenant(request.tenant())?;
+    match app.handler.handle(&call, request).await? {
+        Answer::Unary(answer) => ok(&rpc.id, &answer),
+        Answer::Stream(stream) => Ok(Reply::Stream(stream)),
     }
 }
 

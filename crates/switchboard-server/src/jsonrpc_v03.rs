@@ -24,10 +24,10 @@
 use serde_json::Value;
 use switchboard_core::CallContext;
 use switchboard_protocol::jsonrpc::JsonRpcRequest;
-use switchboard_protocol::v03::rpc::{self, methods};
+use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
     A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, SendMessageRequest, SubscribeToTaskRequest,
+    ListTaskPushNotificationConfigsRequest, Operation, SendMessageRequest, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
@@ -42,25 +42,26 @@ pub(crate) async fn dispatch(
     app: &AppState,
     call: CallContext,
     rpc: &JsonRpcRequest,
-    last_event_id: Option<u64>,
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let id = &rpc.id;
     let call = call.with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
-    match rpc.method.as_str() {
-        methods::SEND => {
+    let op = Operation::from_v03_name(&rpc.method)
+        .ok_or_else(|| A2AError::MethodNotFound(rpc.method.clone()))?;
+    match op {
+        Operation::SendMessage => {
             let p: rpc::MessageSendParams = rpc.params()?;
             let resp = h.send_message(&call, SendMessageRequest::from(p)).await?;
             ok(id, &rpc::Event::from(resp))
         }
-        methods::STREAM => {
+        Operation::SendStreamingMessage => {
             let p: rpc::MessageSendParams = rpc.params()?;
             let stream = h
                 .send_streaming_message(&call, SendMessageRequest::from(p))
                 .await?;
             Ok(Reply::Stream03(stream))
         }
-        methods::GET => {
+        Operation::GetTask => {
             let p: rpc::TaskQueryParams = rpc.params()?;
             let req = GetTaskRequest {
                 tenant: None,
@@ -69,7 +70,7 @@ pub(crate) async fn dispatch(
             };
             ok(id, &rpc::Event::task(h.get_task(&call, req).await?))
         }
-        methods::CANCEL => {
+        Operation::CancelTask => {
             let p: rpc::TaskIdParams = rpc.params()?;
             let req = CancelTaskRequest {
                 tenant: None,
@@ -78,19 +79,15 @@ pub(crate) async fn dispatch(
             };
             ok(id, &rpc::Event::task(h.cancel_task(&call, req).await?))
         }
-        methods::RESUBSCRIBE => {
+        Operation::SubscribeToTask => {
             let p: rpc::TaskIdParams = rpc.params()?;
             let req = SubscribeToTaskRequest {
                 tenant: None,
                 id: p.id,
             };
-            let stream = match last_event_id {
-                Some(after) => h.resubscribe_to_task(&call, req, after).await?,
-                None => h.subscribe_to_task(&call, req).await?,
-            };
-            Ok(Reply::Stream03(stream))
+            Ok(Reply::Stream03(h.subscribe_to_task(&call, req).await?))
         }
-        methods::PUSH_SET => {
+        Operation::CreateTaskPushNotificationConfig => {
             let p: rpc::TaskPushNotificationConfig = rpc.params()?;
             if p.task_id.is_empty() {
                 return Err(A2AError::invalid_field("taskId", "must not be empty"));
@@ -100,7 +97,7 @@ pub(crate) async fn dispatch(
                 .await?;
             ok(id, &rpc::TaskPushNotificationConfig::from(created))
         }
-        methods::PUSH_GET => {
+        Operation::GetTaskPushNotificationConfig => {
             let p: rpc::PushConfigParams = rpc.params()?;
             let config = match p.push_notification_config_id {
                 Some(cid) if !cid.is_empty() => {
@@ -119,7 +116,7 @@ pub(crate) async fn dispatch(
             };
             ok(id, &rpc::TaskPushNotificationConfig::from(config))
         }
-        methods::PUSH_LIST => {
+        Operation::ListTaskPushNotificationConfigs => {
             let p: rpc::TaskIdParams = rpc.params()?;
             let configs: Vec<rpc::TaskPushNotificationConfig> = all_configs(app, &call, &p.id)
                 .await?
@@ -128,7 +125,7 @@ pub(crate) async fn dispatch(
                 .collect();
             ok(id, &configs)
         }
-        methods::PUSH_DELETE => {
+        Operation::DeleteTaskPushNotificationConfig => {
             let p: rpc::PushConfigParams = rpc.params()?;
             let cid = p
                 .push_notification_config_id
@@ -139,13 +136,14 @@ pub(crate) async fn dispatch(
             h.delete_push_config(&call, push_ref(p.id, cid)).await?;
             ok(id, &Value::Null)
         }
-        methods::EXTENDED_CARD => {
+        Operation::GetExtendedAgentCard => {
             let card = h
                 .get_extended_agent_card(&call, GetExtendedAgentCardRequest { tenant: None })
                 .await?;
             ok(id, &switchboard_protocol::v03::card::hybrid_card(&card))
         }
-        other => Err(A2AError::MethodNotFound(other.to_string())),
+        // Not reached: 0.3 names no such method.
+        Operation::ListTasks => Err(A2AError::MethodNotFound(rpc.method.clone())),
     }
 }
 

@@ -77,14 +77,10 @@ use axum::response::Response;
 use axum::routing::any;
 use http::{HeaderValue, Method, StatusCode, Uri, header};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use switchboard_core::{CallContext, EventStream};
-use switchboard_protocol::{
-    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
-    SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef, TaskState,
-};
+use switchboard_core::{Answer, CallContext, EventStream};
+use switchboard_protocol::operations::{QueryKind, QueryParam};
+use switchboard_protocol::{A2AError, A2aRequest, ListTasksRequest, Operation, TaskState};
 
 use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
@@ -92,18 +88,12 @@ use crate::gate::Gate;
 use crate::params::{explicit_version, is_json_content_type, last_event_id, require_v1};
 use crate::sse::{add_headers, event_frames, sse_response};
 
-/// First segments that start a route, so they are never a tenant
-/// (`v1` starts the 0.3 routes).
-const TOP_LEVEL: [&str; 5] = [
-    "message:send",
-    "message:stream",
-    "tasks",
-    "extendedAgentCard",
-    V03_PREFIX,
-];
-
 /// The segment that starts every 0.3 route.
 const V03_PREFIX: &str = "v1";
+
+/// The 0.3 route of the extended card (`/v1/card`), the one 0.3 route
+/// whose path differs from its 1.0 twin.
+const V03_CARD: &str = "/card";
 
 /// At most this much of a request path is repeated in an error message.
 const MAX_PATH_ECHO: usize = 200;
@@ -115,30 +105,26 @@ pub(crate) fn routes() -> Router<AppState> {
     Router::new().route("/{*path}", any(handle))
 }
 
-/// An operation with the ids taken from its path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Op {
-    SendMessage,
-    SendStreamingMessage,
-    GetTask { id: String },
-    ListTasks,
-    CancelTask { id: String },
-    SubscribeToTask { id: String },
-    CreatePushConfig { task_id: String },
-    ListPushConfigs { task_id: String },
-    GetPushConfig { task_id: String, id: String },
-    DeletePushConfig { task_id: String, id: String },
-    GetExtendedAgentCard,
-}
-
-/// A resolved route.
+/// A resolved route: the operation and the request fields its path names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Route {
     /// "" for the default tenant.
     pub(crate) tenant: String,
-    pub(crate) op: Op,
+    pub(crate) op: Operation,
+    pub(crate) fields: PathFields,
     /// A 0.3 route (`/v1/...`).
     pub(crate) v03: bool,
+}
+
+impl Route {
+    /// The value of a path field (`""` if the template has none such).
+    pub(crate) fn field(&self, name: &str) -> String {
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// Why a path is not a route.
@@ -147,12 +133,86 @@ enum NoRoute {
     /// 404.
     NotFound,
     /// 405, with the methods the path does accept.
-    WrongMethod(&'static [Method]),
+    WrongMethod(Vec<Method>),
     /// 400: a segment is not valid percent-encoded UTF-8.
     BadEncoding,
 }
 
-/// Maps a method and a path to an operation (see the module docs for the rule).
+/// An operation's route template in the dialect asked for.
+fn template(op: Operation, v03: bool) -> &'static str {
+    match op {
+        Operation::GetExtendedAgentCard if v03 => V03_CARD,
+        _ => op.rest().template,
+    }
+}
+
+/// The operations a dialect routes: every one in 1.0, those 0.3 has under `/v1`.
+fn routed(v03: bool) -> impl Iterator<Item = Operation> {
+    Operation::ALL
+        .iter()
+        .copied()
+        .filter(move |op| !v03 || op.v03_name().is_some())
+}
+
+/// `true` when `first` starts a route, so it is never a tenant.
+fn is_top_level(first: &str) -> bool {
+    first == V03_PREFIX
+        || Operation::ALL
+            .iter()
+            .any(|op| op.rest().template.trim_start_matches('/').split('/').next() == Some(first))
+}
+
+/// `(camelCase field, decoded value)` for each `{field}` of a template.
+type PathFields = Vec<(&'static str, String)>;
+
+/// How well one raw path segment fits one template segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Fit {
+    /// A `{field}` took the whole segment.
+    Field,
+    /// A literal, or a `{field}:verb` whose literal `:verb` ends the segment.
+    Exact,
+}
+
+/// Matches raw (still percent-encoded) segments against a template. On a
+/// match, returns how specific it was (segment by segment) and the fields.
+fn fit(template: &'static str, raw: &[&str]) -> Result<Option<(Vec<Fit>, PathFields)>, NoRoute> {
+    let parts: Vec<&'static str> = template.trim_start_matches('/').split('/').collect();
+    if parts.len() != raw.len() {
+        return Ok(None);
+    }
+    let mut fits = Vec::with_capacity(raw.len());
+    let mut fields = Vec::new();
+    for (part, seg) in parts.iter().zip(raw) {
+        match part.strip_prefix('{').and_then(|p| p.split_once('}')) {
+            None => {
+                if decode(seg)? != *part {
+                    return Ok(None);
+                }
+                fits.push(Fit::Exact);
+            }
+            Some((name, "")) => {
+                fields.push((name, decode(seg)?));
+                fits.push(Fit::Field);
+            }
+            Some((name, verb)) => {
+                // The verb needs a literal ':' in the raw segment.
+                match seg.rsplit_once(':') {
+                    Some((id, v)) if !id.is_empty() && Some(v) == verb.strip_prefix(':') => {
+                        fields.push((name, decode(id)?));
+                        fits.push(Fit::Exact);
+                    }
+                    _ => return Ok(None),
+                }
+            }
+        }
+    }
+    Ok(Some((fits, fields)))
+}
+
+/// Maps a method and a path to an operation (see the module docs for the
+/// rule): the most specific template that fits the path wins; if it does
+/// not take the method, the path's methods are the 405's `Allow`.
 fn resolve(method: &Method, path: &str) -> Result<Route, NoRoute> {
     let raw = path.strip_prefix('/').unwrap_or(path);
     let segments: Vec<&str> = raw.split('/').collect();
@@ -160,87 +220,49 @@ fn resolve(method: &Method, path: &str) -> Result<Route, NoRoute> {
         return Err(NoRoute::NotFound);
     }
     let first = decode(segments[0])?;
-    let (tenant, rest) = if TOP_LEVEL.contains(&first.as_str()) {
+    let (tenant, mut rest) = if is_top_level(&first) {
         (String::new(), &segments[..])
     } else {
         (first, &segments[1..])
     };
-    let names = rest
-        .iter()
-        .map(|s| decode(s))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut rest = rest;
-    let v03 = names.first() == Some(&V03_PREFIX);
-    if v03 {
-        names.remove(0);
-        rest = &rest[1..];
-    }
-    let only = |allowed: &'static [Method], op: Op| {
-        if allowed.contains(method) {
-            Ok(op)
-        } else {
-            Err(NoRoute::WrongMethod(allowed))
-        }
-    };
-    const GET: &[Method] = &[Method::GET];
-    const POST: &[Method] = &[Method::POST];
-    const GET_POST: &[Method] = &[Method::GET, Method::POST];
-    const GET_DELETE: &[Method] = &[Method::GET, Method::DELETE];
-    let op = match names.as_slice() {
-        ["message:send"] => only(POST, Op::SendMessage)?,
-        ["message:stream"] => only(POST, Op::SendStreamingMessage)?,
-        ["extendedAgentCard"] if !v03 => only(GET, Op::GetExtendedAgentCard)?,
-        ["card"] if v03 => only(GET, Op::GetExtendedAgentCard)?,
-        ["tasks"] if !v03 => only(GET, Op::ListTasks)?,
-        ["tasks", _] => {
-            // The verb needs a literal ':' in the raw segment.
-            let raw_seg = rest[1];
-            match raw_seg.rsplit_once(':') {
-                Some((id, "cancel")) if !id.is_empty() => {
-                    only(POST, Op::CancelTask { id: decode(id)? })?
-                }
-                Some((id, "subscribe")) if !id.is_empty() => {
-                    only(GET_POST, Op::SubscribeToTask { id: decode(id)? })?
-                }
-                _ => only(
-                    GET,
-                    Op::GetTask {
-                        id: names[1].to_string(),
-                    },
-                )?,
-            }
-        }
-        ["tasks", task_id, "pushNotificationConfigs"] => {
-            let task_id = task_id.to_string();
-            match *method {
-                Method::GET => Op::ListPushConfigs { task_id },
-                Method::POST => Op::CreatePushConfig { task_id },
-                _ => return Err(NoRoute::WrongMethod(GET_POST)),
-            }
-        }
-        ["tasks", task_id, "pushNotificationConfigs", id] => {
-            let (task_id, id) = (task_id.to_string(), id.to_string());
-            match *method {
-                Method::GET => Op::GetPushConfig { task_id, id },
-                Method::DELETE => Op::DeletePushConfig { task_id, id },
-                _ => return Err(NoRoute::WrongMethod(GET_DELETE)),
-            }
-        }
-        _ => return Err(NoRoute::NotFound),
-    };
-    let empty_id = match &op {
-        Op::GetTask { id } | Op::CancelTask { id } | Op::SubscribeToTask { id } => id.is_empty(),
-        Op::CreatePushConfig { task_id } | Op::ListPushConfigs { task_id } => task_id.is_empty(),
-        Op::GetPushConfig { task_id, id } | Op::DeletePushConfig { task_id, id } => {
-            task_id.is_empty() || id.is_empty()
+    let v03 = match rest.first() {
+        Some(seg) if decode(seg)? == V03_PREFIX => {
+            rest = &rest[1..];
+            true
         }
         _ => false,
     };
-    if empty_id {
-        return Err(NoRoute::NotFound);
+    // Every template that fits, best first.
+    let mut fitting = Vec::new();
+    for op in routed(v03) {
+        if let Some((fits, fields)) = fit(template(op, v03), rest)? {
+            fitting.push((fits, op, fields));
+        }
     }
-    Ok(Route { tenant, op, v03 })
+    let Some(best) = fitting.iter().map(|(fits, ..)| fits.clone()).max() else {
+        return Err(NoRoute::NotFound);
+    };
+    let mut allowed = Vec::new();
+    for (fits, op, fields) in fitting {
+        if fits != best {
+            continue;
+        }
+        let verbs = op.rest().verbs;
+        if verbs.contains(&method.as_str()) {
+            return Ok(Route {
+                tenant,
+                op,
+                fields,
+                v03,
+            });
+        }
+        allowed.extend(
+            verbs
+                .iter()
+                .filter_map(|v| Method::from_bytes(v.as_bytes()).ok()),
+        );
+    }
+    Err(NoRoute::WrongMethod(allowed))
 }
 
 /// Percent-decodes one path segment (`+` stays `+`).
@@ -296,7 +318,9 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         }
     };
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
-    if has_body && reads_body(&route.op, &parts.method) && !is_json_content_type(&parts.headers) {
+    // POST routes read the body; the others their query.
+    let reads_body = parts.method == Method::POST;
+    if has_body && reads_body && !is_json_content_type(&parts.headers) {
         let got = parts
             .headers
             .get(header::CONTENT_TYPE)
@@ -321,25 +345,26 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         .gate
         .call_context(&identity, &parts.headers)
         .and_then(|mut call| call.use_tenant(&route.tenant).map(|()| call));
-    let call = match call {
+    let mut call = match call {
         Ok(call) => call,
         Err(err) => return error_response(&app, &err, &[]),
     };
     let extra = Gate::echo_headers(&call);
+    if route.op.is_streaming() {
+        match last_event_id(&parts.headers) {
+            Ok(after) => call.resume_after = after,
+            Err(err) => return error_response(&app, &err, &extra),
+        }
+    }
     let input = Input {
         tenant: &call.tenant,
         uri: &parts.uri,
-        body: if has_body && reads_body(&route.op, &parts.method) {
-            &bytes
-        } else {
-            &[]
-        },
-        headers: &parts.headers,
+        body: if has_body && reads_body { &bytes } else { &[] },
     };
     let result = if route.v03 {
-        crate::rest_v03::dispatch(&app, &call, route.op, &input).await
+        crate::rest_v03::dispatch(&app, &call, &route, &input).await
     } else {
-        dispatch(&app, &call, route.op, &input).await
+        dispatch(&app, &call, &route, &input).await
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -354,22 +379,11 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     }
 }
 
-/// `true` for the operations whose request comes (partly) from the body.
-fn reads_body(op: &Op, method: &Method) -> bool {
-    match op {
-        Op::SendMessage | Op::SendStreamingMessage | Op::CancelTask { .. } => true,
-        Op::CreatePushConfig { .. } => true,
-        Op::SubscribeToTask { .. } => *method == Method::POST,
-        _ => false,
-    }
-}
-
 /// What a request carries besides its route.
 pub(crate) struct Input<'a> {
     pub(crate) tenant: &'a str,
     pub(crate) uri: &'a Uri,
     pub(crate) body: &'a [u8],
-    pub(crate) headers: &'a http::HeaderMap,
 }
 
 pub(crate) enum Reply {
@@ -384,116 +398,50 @@ pub(crate) fn ok<T: Serialize>(value: &T) -> Result<Reply, A2AError> {
     Ok(Reply::Json(serde_json::to_vec(value).unwrap_or_default()))
 }
 
-/// Decodes the request of `op` and calls the matching handler method.
+/// Builds the route's request (the body of a POST, the query of the
+/// others, the path's fields and the tenant) and runs it.
 async fn dispatch(
     app: &AppState,
     call: &CallContext,
-    op: Op,
+    route: &Route,
     input: &Input<'_>,
 ) -> Result<Reply, A2AError> {
-    let h = &app.handler;
-    match op {
-        Op::SendMessage => {
-            let req: SendMessageRequest = from_body(input, &[])?;
-            ok(&h.send_message(call, req).await?)
-        }
-        Op::SendStreamingMessage => {
-            let req: SendMessageRequest = from_body(input, &[])?;
-            Ok(Reply::Stream(h.send_streaming_message(call, req).await?))
-        }
-        Op::GetTask { id } => {
-            let req: GetTaskRequest = from_query(input, &[("id", "id", &id)], &[HISTORY_LENGTH])?;
-            ok(&h.get_task(call, req).await?)
-        }
-        Op::ListTasks => {
-            let req: ListTasksRequest = from_query(input, &[], LIST_TASKS_PARAMS)?;
-            ok(&h.list_tasks(call, req).await?)
-        }
-        Op::CancelTask { id } => {
-            let req: CancelTaskRequest = from_body(input, &[("id", "id", &id)])?;
-            ok(&h.cancel_task(call, req).await?)
-        }
-        Op::SubscribeToTask { id } => {
-            let after = last_event_id(input.headers)?;
-            let req: SubscribeToTaskRequest = from_body(input, &[("id", "id", &id)])?;
-            let stream = match after {
-                Some(after) => h.resubscribe_to_task(call, req, after).await?,
-                None => h.subscribe_to_task(call, req).await?,
-            };
-            Ok(Reply::Stream(stream))
-        }
-        Op::CreatePushConfig { task_id } => {
-            let req: TaskPushNotificationConfig =
-                from_body(input, &[("taskId", "task_id", &task_id)])?;
-            ok(&h.create_push_config(call, req).await?)
-        }
-        Op::ListPushConfigs { task_id } => {
-            let req: ListTaskPushNotificationConfigsRequest = from_query(
-                input,
-                &[("taskId", "task_id", &task_id)],
-                &[PAGE_SIZE, PAGE_TOKEN],
-            )?;
-            ok(&h.list_push_configs(call, req).await?)
-        }
-        Op::GetPushConfig { task_id, id } => {
-            let req = push_ref(input, task_id, id);
-            ok(&h.get_push_config(call, req).await?)
-        }
-        Op::DeletePushConfig { task_id, id } => {
-            let req = push_ref(input, task_id, id);
-            h.delete_push_config(call, req).await?;
-            ok(&serde_json::json!({}))
-        }
-        Op::GetExtendedAgentCard => {
-            let req = GetExtendedAgentCardRequest {
-                tenant: tenant_field(input.tenant),
-            };
-            ok(&h.get_extended_agent_card(call, req).await?)
-        }
+    let request = A2aRequest::from_value(route.op, Value::Object(request_map(route, input)?))?;
+    match app.handler.handle(call, request).await? {
+        // An empty answer (DeleteTaskPushNotificationConfig) is `{}`, as
+        // the proto's `Empty` is in ProtoJSON.
+        Answer::Unary(answer) => match serde_json::to_value(&answer) {
+            Ok(Value::Null) => ok(&serde_json::json!({})),
+            Ok(value) => ok(&value),
+            Err(e) => Err(A2AError::Internal(e.to_string())),
+        },
+        Answer::Stream(stream) => Ok(Reply::Stream(stream)),
     }
 }
 
-pub(crate) fn tenant_field(tenant: &str) -> Option<String> {
-    (!tenant.is_empty()).then(|| tenant.to_string())
-}
-
-fn push_ref(input: &Input<'_>, task_id: String, id: String) -> TaskPushNotificationConfigRef {
-    TaskPushNotificationConfigRef {
-        tenant: tenant_field(input.tenant),
-        task_id,
-        id,
-    }
-}
-
-/// A field that comes from the path: (camelCase name, snake_case alias, value).
-pub(crate) type PathField<'a> = (&'static str, &'static str, &'a str);
-
-/// Decodes the body (empty = `{}`) into `T`, with the tenant and the path's
-/// ids filled in. A body that contradicts the path is refused.
-fn from_body<T: DeserializeOwned>(
+/// The request object of `route` as JSON: the body (empty = `{}`) when the
+/// route reads one, else its query parameters; with the tenant and the
+/// path's fields filled in. A body that contradicts the path is refused.
+pub(crate) fn request_map(
+    route: &Route,
     input: &Input<'_>,
-    path: &[PathField<'_>],
-) -> Result<T, A2AError> {
-    let mut map = if input.body.is_empty() {
-        Map::new()
-    } else {
+) -> Result<Map<String, Value>, A2AError> {
+    let mut map = if !input.body.is_empty() {
         match serde_json::from_slice::<Value>(input.body) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(A2AError::invalid_field("body", "must be a JSON object")),
             Err(e) => return Err(A2AError::Parse(strip_position(&e.to_string()))),
         }
+    } else {
+        query_map(input, route.op.rest().query)?
     };
-    fill_path_fields(&mut map, input.tenant, path)?;
-    decode_map(map)
+    let path: Vec<(&str, &str)> = route.fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    fill_path_fields(&mut map, input.tenant, &path)?;
+    Ok(map)
 }
 
-/// Builds `T` from the query string (see [`QueryParam`]) plus the tenant and
-/// the path's ids.
-pub(crate) fn from_query<T: DeserializeOwned>(
-    input: &Input<'_>,
-    path: &[PathField<'_>],
-    known: &[QueryParam],
-) -> Result<T, A2AError> {
+/// The query parameters `known` of the request's URI, as JSON values.
+fn query_map(input: &Input<'_>, known: &[QueryParam]) -> Result<Map<String, Value>, A2AError> {
     let pairs: Vec<(String, String)> = match Query::try_from_uri(input.uri) {
         Ok(Query(pairs)) => pairs,
         Err(e) => {
@@ -505,29 +453,43 @@ pub(crate) fn from_query<T: DeserializeOwned>(
     let mut map = Map::new();
     for (name, raw) in pairs {
         // The last occurrence of a name wins.
-        if let Some(param) = known.iter().find(|p| p.name == name || p.snake == name) {
-            map.insert(param.name.to_string(), param.kind.parse(param.name, &raw)?);
+        if let Some(param) = known
+            .iter()
+            .find(|p| p.name == name || snake_case(p.name) == name)
+        {
+            map.insert(
+                param.name.to_string(),
+                parse_query(param.kind, param.name, &raw)?,
+            );
         }
     }
-    fill_path_fields(&mut map, input.tenant, path)?;
-    decode_map(map)
+    Ok(map)
 }
 
-fn decode_map<T: DeserializeOwned>(map: Map<String, Value>) -> Result<T, A2AError> {
-    serde_json::from_value(Value::Object(map))
-        .map_err(|e| A2AError::invalid_params(strip_position(&e.to_string())))
+/// `taskId` → `task_id`: the snake_case alias ProtoJSON also accepts.
+fn snake_case(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
-/// Puts the tenant and the path's ids into `map`. A different non-empty
-/// value already in the body is an error, since the path decides.
+/// Puts the tenant and the path's `(field, value)`s into `map`. A different
+/// non-empty value already in the body is an error, since the path decides.
 fn fill_path_fields(
     map: &mut Map<String, Value>,
     tenant: &str,
-    path: &[PathField<'_>],
+    path: &[(&str, &str)],
 ) -> Result<(), A2AError> {
-    let tenant_field: PathField<'_> = ("tenant", "tenant", tenant);
-    for (name, snake, value) in std::iter::once(&tenant_field).chain(path) {
-        for key in [*name, *snake] {
+    for (name, value) in std::iter::once(&("tenant", tenant)).chain(path) {
+        let snake = snake_case(name);
+        for key in [*name, snake.as_str()] {
             match map.get(key) {
                 None | Some(Value::Null) => {}
                 Some(Value::String(s)) if s == value || (s.is_empty() && *name == "tenant") => {}
@@ -544,7 +506,7 @@ fn fill_path_fields(
                 }
             }
         }
-        map.remove(*snake);
+        map.remove(&snake);
         if value.is_empty() {
             map.remove(*name);
         } else {
@@ -555,103 +517,36 @@ fn fill_path_fields(
 }
 
 /// Drops serde's " at line 1 column 5" suffix.
-pub(crate) fn strip_position(msg: &str) -> String {
-    match msg.find(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
-}
+pub(crate) use switchboard_protocol::jsonrpc::strip_position;
 
-/// A query parameter a route understands.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct QueryParam {
-    name: &'static str,
-    snake: &'static str,
-    kind: Kind,
-}
-
-/// How a query value is read.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Int,
-    Bool,
-    Str,
-    State,
-    Timestamp,
-}
-
-pub(crate) const HISTORY_LENGTH: QueryParam = QueryParam {
-    name: "historyLength",
-    snake: "history_length",
-    kind: Kind::Int,
-};
-pub(crate) const PAGE_SIZE: QueryParam = QueryParam {
-    name: "pageSize",
-    snake: "page_size",
-    kind: Kind::Int,
-};
-pub(crate) const PAGE_TOKEN: QueryParam = QueryParam {
-    name: "pageToken",
-    snake: "page_token",
-    kind: Kind::Str,
-};
-const LIST_TASKS_PARAMS: &[QueryParam] = &[
-    QueryParam {
-        name: "contextId",
-        snake: "context_id",
-        kind: Kind::Str,
-    },
-    QueryParam {
-        name: "status",
-        snake: "status",
-        kind: Kind::State,
-    },
-    PAGE_SIZE,
-    PAGE_TOKEN,
-    HISTORY_LENGTH,
-    QueryParam {
-        name: "statusTimestampAfter",
-        snake: "status_timestamp_after",
-        kind: Kind::Timestamp,
-    },
-    QueryParam {
-        name: "includeArtifacts",
-        snake: "include_artifacts",
-        kind: Kind::Bool,
-    },
-];
-
-impl Kind {
-    /// Converts one query value into the JSON the request type expects.
-    fn parse(self, name: &str, raw: &str) -> Result<Value, A2AError> {
-        let bad =
-            |what: &str| A2AError::invalid_field(name, format!("must be {what}, got {raw:?}"));
-        match self {
-            Kind::Str => Ok(Value::String(raw.to_string())),
-            Kind::Int => raw
-                .trim()
-                .parse::<i32>()
-                .map(Value::from)
-                .map_err(|_| bad("a 32-bit integer")),
-            Kind::Bool => match raw.trim().to_ascii_lowercase().as_str() {
-                "true" => Ok(Value::Bool(true)),
-                "false" => Ok(Value::Bool(false)),
-                _ => Err(bad("true or false")),
-            },
-            Kind::State => {
-                let v = Value::String(raw.trim().to_string());
-                serde_json::from_value::<TaskState>(v.clone())
-                    .map(|_| v)
-                    .map_err(|_| bad("a task state name such as TASK_STATE_WORKING"))
-            }
-            Kind::Timestamp => {
-                let v = Value::String(raw.trim().to_string());
-                let mut probe = Map::new();
-                probe.insert("statusTimestampAfter".into(), v.clone());
-                serde_json::from_value::<ListTasksRequest>(Value::Object(probe))
-                    .map(|_| v)
-                    .map_err(|_| bad("an RFC 3339 timestamp such as 2025-11-09T10:30:00Z"))
-            }
+/// Converts one query value into the JSON the request type expects.
+fn parse_query(kind: QueryKind, name: &str, raw: &str) -> Result<Value, A2AError> {
+    let bad = |what: &str| A2AError::invalid_field(name, format!("must be {what}, got {raw:?}"));
+    match kind {
+        QueryKind::Str => Ok(Value::String(raw.to_string())),
+        QueryKind::Int => raw
+            .trim()
+            .parse::<i32>()
+            .map(Value::from)
+            .map_err(|_| bad("a 32-bit integer")),
+        QueryKind::Bool => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(bad("true or false")),
+        },
+        QueryKind::State => {
+            let v = Value::String(raw.trim().to_string());
+            serde_json::from_value::<TaskState>(v.clone())
+                .map(|_| v)
+                .map_err(|_| bad("a task state name such as TASK_STATE_WORKING"))
+        }
+        QueryKind::Timestamp => {
+            let v = Value::String(raw.trim().to_string());
+            let mut probe = Map::new();
+            probe.insert("statusTimestampAfter".into(), v.clone());
+            serde_json::from_value::<ListTasksRequest>(Value::Object(probe))
+                .map(|_| v)
+                .map_err(|_| bad("an RFC 3339 timestamp such as 2025-11-09T10:30:00Z"))
         }
     }
 }
@@ -738,12 +633,58 @@ mod tests {
         resolve(&method, path)
     }
 
-    fn route(tenant: &str, op: Op) -> Result<Route, NoRoute> {
+    /// The routes as the tests name them: an operation with its path ids.
+    enum Op {
+        SendMessage,
+        SendStreamingMessage,
+        GetTask { id: String },
+        ListTasks,
+        CancelTask { id: String },
+        SubscribeToTask { id: String },
+        CreatePushConfig { task_id: String },
+        ListPushConfigs { task_id: String },
+        GetPushConfig { task_id: String, id: String },
+        DeletePushConfig { task_id: String, id: String },
+        GetExtendedAgentCard,
+    }
+
+    fn resolved(tenant: &str, op: Op, v03: bool) -> Result<Route, NoRoute> {
+        use Operation as O;
+        let (op, fields) = match op {
+            Op::SendMessage => (O::SendMessage, vec![]),
+            Op::SendStreamingMessage => (O::SendStreamingMessage, vec![]),
+            Op::GetTask { id } => (O::GetTask, vec![("id", id)]),
+            Op::ListTasks => (O::ListTasks, vec![]),
+            Op::CancelTask { id } => (O::CancelTask, vec![("id", id)]),
+            Op::SubscribeToTask { id } => (O::SubscribeToTask, vec![("id", id)]),
+            Op::CreatePushConfig { task_id } => (
+                O::CreateTaskPushNotificationConfig,
+                vec![("taskId", task_id)],
+            ),
+            Op::ListPushConfigs { task_id } => (
+                O::ListTaskPushNotificationConfigs,
+                vec![("taskId", task_id)],
+            ),
+            Op::GetPushConfig { task_id, id } => (
+                O::GetTaskPushNotificationConfig,
+                vec![("taskId", task_id), ("id", id)],
+            ),
+            Op::DeletePushConfig { task_id, id } => (
+                O::DeleteTaskPushNotificationConfig,
+                vec![("taskId", task_id), ("id", id)],
+            ),
+            Op::GetExtendedAgentCard => (O::GetExtendedAgentCard, vec![]),
+        };
         Ok(Route {
             tenant: tenant.into(),
             op,
-            v03: false,
+            fields,
+            v03,
         })
+    }
+
+    fn route(tenant: &str, op: Op) -> Result<Route, NoRoute> {
+        resolved(tenant, op, false)
     }
 
     #[test]
@@ -834,7 +775,7 @@ mod tests {
         );
         assert_eq!(
             r(Method::POST, "/tasks/message:send"),
-            Err(NoRoute::WrongMethod(&[Method::GET]))
+            Err(NoRoute::WrongMethod(vec![Method::GET]))
         );
         assert_eq!(
             r(Method::POST, "/message:send/message:send"),
@@ -883,7 +824,7 @@ mod tests {
         );
         assert_eq!(
             r(Method::GET, "/tasks/t1:cancel"),
-            Err(NoRoute::WrongMethod(&[Method::POST]))
+            Err(NoRoute::WrongMethod(vec![Method::POST]))
         );
         assert_eq!(
             r(Method::GET, "/tasks/:cancel"),
@@ -898,13 +839,7 @@ mod tests {
 
     #[test]
     fn v1_starts_the_03_routes_and_is_never_a_tenant() {
-        let v03 = |tenant: &str, op: Op| {
-            Ok(Route {
-                tenant: tenant.into(),
-                op,
-                v03: true,
-            })
-        };
+        let v03 = |tenant: &str, op: Op| resolved(tenant, op, true);
         assert_eq!(
             r(Method::POST, "/v1/message:send"),
             v03("", Op::SendMessage)
@@ -971,34 +906,36 @@ mod tests {
         assert_eq!(r(Method::GET, "/tasks/%ff"), Err(NoRoute::BadEncoding));
         assert_eq!(
             r(Method::PUT, "/tasks/t/pushNotificationConfigs/c"),
-            Err(NoRoute::WrongMethod(&[Method::GET, Method::DELETE]))
+            Err(NoRoute::WrongMethod(vec![Method::GET, Method::DELETE]))
         );
     }
 
     #[test]
     fn query_values_are_typed() {
-        assert_eq!(Kind::Int.parse("pageSize", "7").unwrap(), Value::from(7));
-        assert!(Kind::Int.parse("pageSize", "seven").is_err());
-        assert!(Kind::Int.parse("pageSize", "").is_err());
         assert_eq!(
-            Kind::Bool.parse("includeArtifacts", "TRUE").unwrap(),
+            parse_query(QueryKind::Int, "pageSize", "7").unwrap(),
+            Value::from(7)
+        );
+        assert!(parse_query(QueryKind::Int, "pageSize", "seven").is_err());
+        assert!(parse_query(QueryKind::Int, "pageSize", "").is_err());
+        assert_eq!(
+            parse_query(QueryKind::Bool, "includeArtifacts", "TRUE").unwrap(),
             Value::Bool(true)
         );
-        assert!(Kind::Bool.parse("includeArtifacts", "1").is_err());
-        assert!(Kind::State.parse("status", "TASK_STATE_WORKING").is_ok());
-        let err = Kind::State.parse("status", "RUNNING").unwrap_err();
+        assert!(parse_query(QueryKind::Bool, "includeArtifacts", "1").is_err());
+        assert!(parse_query(QueryKind::State, "status", "TASK_STATE_WORKING").is_ok());
+        let err = parse_query(QueryKind::State, "status", "RUNNING").unwrap_err();
         assert_eq!(err.reason(), "INVALID_PARAMS");
         assert!(err.to_string().contains("status"), "{err}");
         assert!(
-            Kind::Timestamp
-                .parse("statusTimestampAfter", "2025-11-09T10:30:00Z")
-                .is_ok()
+            parse_query(
+                QueryKind::Timestamp,
+                "statusTimestampAfter",
+                "2025-11-09T10:30:00Z"
+            )
+            .is_ok()
         );
-        assert!(
-            Kind::Timestamp
-                .parse("statusTimestampAfter", "yesterday")
-                .is_err()
-        );
+        assert!(parse_query(QueryKind::Timestamp, "statusTimestampAfter", "yesterday").is_err());
     }
 
     #[tokio::test]
@@ -1051,17 +988,17 @@ mod tests {
         let mut m = Map::new();
         m.insert("id".into(), Value::String("t1".into()));
         m.insert("tenant".into(), Value::String(String::new()));
-        fill_path_fields(&mut m, "", &[("id", "id", "t1")]).unwrap();
+        fill_path_fields(&mut m, "", &[("id", "t1")]).unwrap();
         assert_eq!(m.get("tenant"), None);
         let mut m = Map::new();
         m.insert("id".into(), Value::String("other".into()));
-        assert!(fill_path_fields(&mut m, "", &[("id", "id", "t1")]).is_err());
+        assert!(fill_path_fields(&mut m, "", &[("id", "t1")]).is_err());
         let mut m = Map::new();
         m.insert("tenant".into(), Value::String("x".into()));
         assert!(fill_path_fields(&mut m, "", &[]).is_err());
         let mut m = Map::new();
         m.insert("task_id".into(), Value::String("t1".into()));
-        fill_path_fields(&mut m, "acme", &[("taskId", "task_id", "t1")]).unwrap();
+        fill_path_fields(&mut m, "acme", &[("taskId", "t1")]).unwrap();
         assert_eq!(m.get("taskId"), Some(&Value::String("t1".into())));
         assert_eq!(m.get("tenant"), Some(&Value::String("acme".into())));
         assert_eq!(m.get("task_id"), None);

@@ -31,109 +31,99 @@ use switchboard_protocol::v03::rest as r03;
 use switchboard_protocol::v03::rpc::PushNotificationConfig;
 use switchboard_protocol::{
     A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, SendMessageRequest, SubscribeToTaskRequest,
+    ListTaskPushNotificationConfigsRequest, Operation, SendMessageRequest, SubscribeToTaskRequest,
     TaskPushNotificationConfigRef,
 };
 
 use crate::AppState;
-use crate::params::last_event_id;
-use crate::rest::{
-    HISTORY_LENGTH, Input, Op, PAGE_SIZE, PAGE_TOKEN, Reply, from_query, ok, strip_position,
-    tenant_field,
-};
+use crate::rest::{Input, Reply, Route, ok, request_map, strip_position};
 
-/// Decodes the 0.3 request of `op` and calls the matching handler method.
+/// Decodes the 0.3 request of the route and calls the matching handler method.
 pub(crate) async fn dispatch(
     app: &AppState,
     call: &CallContext,
-    op: Op,
+    route: &Route,
     input: &Input<'_>,
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
-    let tenant = tenant_field(input.tenant);
+    let tenant = (!input.tenant.is_empty()).then(|| input.tenant.to_string());
     // Push configs made here get 0.3 payloads (see `switchboard_core::push`).
     let call = &call
         .clone()
         .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
-    match op {
-        Op::SendMessage => {
+    match route.op {
+        Operation::SendMessage => {
             let req = send_request(input)?;
             ok(&r03::StreamResponse::from(h.send_message(call, req).await?))
         }
-        Op::SendStreamingMessage => {
+        Operation::SendStreamingMessage => {
             let req = send_request(input)?;
             Ok(Reply::Stream03(h.send_streaming_message(call, req).await?))
         }
-        Op::GetTask { id } => {
-            let req: GetTaskRequest = from_query(input, &[("id", "id", &id)], &[HISTORY_LENGTH])?;
+        Operation::GetTask => {
+            let req: GetTaskRequest = decode(Value::Object(request_map(route, input)?))?;
             ok(&r03::Task::from(h.get_task(call, req).await?))
         }
-        Op::CancelTask { id } => {
+        Operation::CancelTask => {
             // The 0.3 body only repeats the resource name; the path decides.
             let req = CancelTaskRequest {
                 tenant,
-                id,
+                id: route.field("id"),
                 metadata: None,
             };
             ok(&r03::Task::from(h.cancel_task(call, req).await?))
         }
-        Op::SubscribeToTask { id } => {
-            let after = last_event_id(input.headers)?;
-            let req = SubscribeToTaskRequest { tenant, id };
-            let stream = match after {
-                Some(after) => h.resubscribe_to_task(call, req, after).await?,
-                None => h.subscribe_to_task(call, req).await?,
+        Operation::SubscribeToTask => {
+            let req = SubscribeToTaskRequest {
+                tenant,
+                id: route.field("id"),
             };
-            Ok(Reply::Stream03(stream))
+            Ok(Reply::Stream03(h.subscribe_to_task(call, req).await?))
         }
-        Op::CreatePushConfig { task_id } => {
-            let mut config = push_config_body(input)?.into_v10(Some(task_id));
+        Operation::CreateTaskPushNotificationConfig => {
+            let mut config = push_config_body(input)?.into_v10(Some(route.field("taskId")));
             config.tenant = tenant;
             ok(&r03::TaskPushNotificationConfig::from(
                 h.create_push_config(call, config).await?,
             ))
         }
-        Op::GetPushConfig { task_id, id } => {
-            let req = TaskPushNotificationConfigRef {
-                tenant,
-                task_id,
-                id,
-            };
+        Operation::GetTaskPushNotificationConfig => {
+            let req = push_ref(route, tenant);
             ok(&r03::TaskPushNotificationConfig::from(
                 h.get_push_config(call, req).await?,
             ))
         }
-        Op::ListPushConfigs { task_id } => {
-            let req: ListTaskPushNotificationConfigsRequest = from_query(
-                input,
-                &[("taskId", "task_id", &task_id)],
-                &[PAGE_SIZE, PAGE_TOKEN],
-            )?;
+        Operation::ListTaskPushNotificationConfigs => {
+            let req: ListTaskPushNotificationConfigsRequest =
+                decode(Value::Object(request_map(route, input)?))?;
             let page = h.list_push_configs(call, req).await?;
             ok(&r03::ListTaskPushNotificationConfigResponse {
                 configs: page.configs.into_iter().map(Into::into).collect(),
                 next_page_token: page.next_page_token,
             })
         }
-        Op::DeletePushConfig { task_id, id } => {
-            let req = TaskPushNotificationConfigRef {
-                tenant,
-                task_id,
-                id,
-            };
-            h.delete_push_config(call, req).await?;
+        Operation::DeleteTaskPushNotificationConfig => {
+            h.delete_push_config(call, push_ref(route, tenant)).await?;
             ok(&serde_json::json!({}))
         }
-        Op::GetExtendedAgentCard => {
+        Operation::GetExtendedAgentCard => {
             let card = h
                 .get_extended_agent_card(call, GetExtendedAgentCardRequest { tenant })
                 .await?;
             ok(&switchboard_protocol::v03::card::hybrid_card(&card))
         }
-        // The router never makes these for `/v1` (0.3 has no ListTasks).
-        Op::ListTasks => Err(A2AError::MethodNotFound(
+        // The router never makes these for `/v1` (0.3 has no such operation).
+        Operation::ListTasks => Err(A2AError::MethodNotFound(
             "A2A 0.3 has no ListTasks operation".into(),
         )),
+    }
+}
+
+fn push_ref(route: &Route, tenant: Option<String>) -> TaskPushNotificationConfigRef {
+    TaskPushNotificationConfigRef {
+        tenant,
+        task_id: route.field("taskId"),
+        id: route.field("id"),
     }
 }
 
@@ -155,7 +145,7 @@ fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, A2AError> {
 fn send_request(input: &Input<'_>) -> Result<SendMessageRequest, A2AError> {
     let body: r03::SendMessageRequest03 = decode(Value::Object(body_object(input)?))?;
     let mut req = SendMessageRequest::from(body);
-    req.tenant = tenant_field(input.tenant);
+    req.tenant = (!input.tenant.is_empty()).then(|| input.tenant.to_string());
     Ok(req)
 }
 
