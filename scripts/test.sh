@@ -19,6 +19,15 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo doc -D warnings (the docs' links stay true)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
+echo "== the SDK's default features stay light (no gRPC, no database driver)"
+heavy=$(cargo tree -p hello-agent -e normal,build --prefix none | sort -u | grep -E '^(tonic|prost|protox|sqlx|sqlx-postgres|sqlx-sqlite) ' || true)
+if [ -n "$heavy" ]; then
+  echo "hello-agent (switchboard-sdk with default features) depends on:" >&2
+  echo "$heavy" >&2
+  exit 1
+fi
+echo "hello-agent: $(cargo tree -p hello-agent -e normal --prefix none | sort -u | wc -l) crates, none of tonic/prost/protox/sqlx"
+
 echo "== interop clients and sample servers (official SDKs)"
 bash interop/setup.sh
 # From here on a missing interop install is a failure, not a skip.

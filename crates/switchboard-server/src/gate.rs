@@ -176,6 +176,7 @@ impl Gate {
     /// The identity of every caller when no authenticator is set, so a
     /// binding can skip the asynchronous step; `None` when callers must be
     /// authenticated one by one.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) fn fixed_identity(&self) -> Option<Identity> {
         self.authenticator.is_none().then(Identity::anonymous)
     }

@@ -55,7 +55,6 @@
 use std::pin::Pin;
 
 use futures::{Stream, StreamExt};
-use http::HeaderMap;
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_proto::ConvertError;
 use switchboard_proto::v1 as pb;
@@ -109,14 +108,6 @@ pub(crate) fn service(svc: GrpcBinding, max_bytes: usize) -> A2aServiceServer<Gr
     A2aServiceServer::new(svc)
         .max_decoding_message_size(max_bytes)
         .max_encoding_message_size(usize::MAX)
-}
-
-/// `true` when a request is gRPC (`application/grpc`, `application/grpc+proto`, …).
-pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/grpc"))
 }
 
 /// Rewrites tonic's answer to a request message that is not valid protobuf.

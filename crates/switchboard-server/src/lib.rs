@@ -34,8 +34,13 @@
 mod conn;
 pub mod errors;
 pub mod gate;
+#[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "grpc")]
+mod grpc_front;
+#[cfg(feature = "grpc")]
 mod grpc_unary;
+#[cfg(feature = "grpc")]
 mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
@@ -269,16 +274,19 @@ impl A2aServer {
                 protocol_version: PROTOCOL_VERSION.into(),
             });
             // gRPC targets are `host:port`, on the same port as HTTP.
-            let authority = self
-                .public_url
-                .split_once("://")
-                .map_or(self.public_url.as_str(), |(_, rest)| rest);
-            card.supported_interfaces.push(AgentInterface {
-                url: authority.to_string(),
-                protocol_binding: BINDING_GRPC.into(),
-                tenant: None,
-                protocol_version: PROTOCOL_VERSION.into(),
-            });
+            #[cfg(feature = "grpc")]
+            {
+                let authority = self
+                    .public_url
+                    .split_once("://")
+                    .map_or(self.public_url.as_str(), |(_, rest)| rest);
+                card.supported_interfaces.push(AgentInterface {
+                    url: authority.to_string(),
+                    protocol_binding: BINDING_GRPC.into(),
+                    tenant: None,
+                    protocol_version: PROTOCOL_VERSION.into(),
+                });
+            }
         }
         if !card
             .supported_interfaces
@@ -358,17 +366,17 @@ impl A2aServer {
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
-        let v1 = grpc::GrpcBinding::new(self.handler.clone(), gate.clone(), self.error_table);
-        let v03 =
-            grpc_v03::GrpcV03::new(self.handler.clone(), gate.clone(), self.error_table, &card);
         Dispatch {
             http,
+            #[cfg(feature = "grpc")]
+            grpc: grpc_front::GrpcFront::new(
+                &self.handler,
+                &gate,
+                self.error_table,
+                &card,
+                self.max_body_bytes,
+            ),
             gate,
-            grpc_v1: grpc::service(v1.clone(), self.max_body_bytes),
-            grpc_v03: grpc_v03::service(v03.clone(), self.max_body_bytes),
-            unary_v1: v1,
-            unary_v03: v03,
-            max_grpc_message: self.max_body_bytes,
         }
     }
 
@@ -399,21 +407,15 @@ impl A2aServer {
 }
 
 /// One port, two protocols: a request whose content type is
-/// `application/grpc…` goes to the gRPC service its path names (1.0's
-/// `lf.a2a.v1.A2AService` or 0.3's `a2a.v1.A2AService`), everything else to
-/// the HTTP router. Unary methods are framed by hand (`grpc_unary`), the
-/// streaming ones go to tonic. Dispatching here, by prefix, rather than
-/// through tonic's own router keeps the gRPC path one routing step long.
+/// `application/grpc…` goes to the gRPC front (`grpc_front.rs`, feature
+/// `grpc`), everything else to the HTTP router.
 #[derive(Clone)]
 struct Dispatch {
     http: Router,
     /// Authenticates gRPC calls (the HTTP bindings run it themselves).
     gate: Gate,
-    grpc_v1: switchboard_proto::v1::a2a_service_server::A2aServiceServer<grpc::GrpcBinding>,
-    grpc_v03: switchboard_proto::v03::a2a_service_server::A2aServiceServer<grpc_v03::GrpcV03>,
-    unary_v1: grpc::GrpcBinding,
-    unary_v03: grpc_v03::GrpcV03,
-    max_grpc_message: usize,
+    #[cfg(feature = "grpc")]
+    grpc: grpc_front::GrpcFront,
 }
 
 impl tower::Service<axum::extract::Request> for Dispatch {
@@ -431,96 +433,45 @@ impl tower::Service<axum::extract::Request> for Dispatch {
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         use tower::ServiceExt as _;
-        if !grpc::is_grpc(req.headers()) {
+        if !is_grpc(req.headers()) {
             return Box::pin(self.http.clone().oneshot(req));
         }
-        match self.gate.fixed_identity() {
-            Some(identity) => {
-                let mut req = req;
-                req.extensions_mut().insert(identity);
-                self.grpc(req)
-            }
-            None => {
-                // Authenticate before the method runs (or its body is read);
-                // the methods find the identity in the request's extensions.
-                let mut this = self.clone();
-                Box::pin(async move {
-                    let (mut parts, body) = req.into_parts();
-                    match this.gate.authenticate(&parts).await {
-                        Ok(identity) => {
-                            parts.extensions.insert(identity);
-                            this.grpc(http::Request::from_parts(parts, body)).await
-                        }
-                        Err(err) => {
-                            let status = grpc::status_of(this.unary_v1.table(), &err);
-                            Ok(status.into_http())
-                        }
-                    }
-                })
-            }
+        #[cfg(feature = "grpc")]
+        {
+            grpc_front::call(&self.gate, &mut self.grpc, req)
+        }
+        #[cfg(not(feature = "grpc"))]
+        {
+            let _ = &self.gate;
+            Box::pin(std::future::ready(Ok(grpc_unimplemented())))
         }
     }
 }
 
-impl Dispatch {
-    /// Routes an authenticated gRPC request to the service its path names.
-    fn grpc(
-        &mut self,
-        req: axum::extract::Request,
-    ) -> futures::future::BoxFuture<'static, Result<Response, Infallible>> {
-        let path = req.uri().path();
-        let max = self.max_grpc_message;
-        if let Some(method) = method_of(
-            path,
-            switchboard_proto::v1::a2a_service_server::SERVICE_NAME,
-        ) {
-            match grpc_unary::v1(method) {
-                Some(unary) => unary(self.unary_v1.clone(), req, max),
-                None => call_grpc(self.grpc_v1.clone(), req, self.unary_v1.table()),
-            }
-        } else if let Some(method) = method_of(
-            path,
-            switchboard_proto::v03::a2a_service_server::SERVICE_NAME,
-        ) {
-            match grpc_unary::v03(method) {
-                Some(unary) => unary(self.unary_v03.clone(), req, max),
-                None => call_grpc(self.grpc_v03.clone(), req, self.unary_v03.table()),
-            }
-        } else {
-            // What tonic answers for a service it does not have.
-            let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
-            Box::pin(std::future::ready(Ok(resp)))
-        }
-    }
+/// `true` when a request is gRPC (`application/grpc`, `application/grpc+proto`, …).
+fn is_grpc(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/grpc"))
 }
 
-/// Calls one gRPC service, with protobuf decode errors made A2A Parse errors.
-fn call_grpc<S>(
-    svc: S,
-    req: axum::extract::Request,
-    table: ErrorTable,
-) -> futures::future::BoxFuture<'static, Result<Response, std::convert::Infallible>>
-where
-    S: tower::Service<
-            axum::extract::Request,
-            Response = http::Response<tonic::body::Body>,
-            Error = std::convert::Infallible,
-        > + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    use tower::ServiceExt as _;
-    Box::pin(async move {
-        let resp = svc.oneshot(req).await?;
-        Ok(grpc::rewrite_decode_error(table, resp).map(axum::body::Body::new))
-    })
-}
-
-/// The method a gRPC path (`/{service}/{method}`) names, if it names `service`.
-fn method_of<'a>(path: &'a str, service: &str) -> Option<&'a str> {
-    path.strip_prefix('/')?
-        .strip_prefix(service)?
-        .strip_prefix('/')
+/// The answer to a gRPC call on a server built without the `grpc` feature:
+/// a trailers-only UNIMPLEMENTED, as gRPC servers answer unknown services.
+#[cfg(not(feature = "grpc"))]
+fn grpc_unimplemented() -> Response {
+    let mut resp = Response::new(axum::body::Body::empty());
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    headers.insert("grpc-status", HeaderValue::from_static("12"));
+    headers.insert(
+        "grpc-message",
+        HeaderValue::from_static("this server is built without gRPC"),
+    );
+    resp
 }
 
 async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response {

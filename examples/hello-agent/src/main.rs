@@ -3,9 +3,7 @@
 //! Run with `cargo run -p hello-agent`, then talk to it:
 //! `cargo run -p switchboard -- stream --url http://127.0.0.1:9090 "Ada"`.
 
-use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::{AgentCard, AgentSkill, Part};
-use switchboard_server::A2aServer;
+use switchboard_sdk::prelude::*;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {

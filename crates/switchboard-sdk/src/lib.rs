@@ -1,0 +1,96 @@
+//! # switchboard-sdk
+//!
+//! Write an A2A agent in Rust and serve it: this crate re-exports the parts
+//! of switchboard an agent author needs, each behind a cargo feature, so an
+//! agent builds only what it uses.
+//!
+//! | feature | default | what it brings |
+//! |---|---|---|
+//! | `server` | yes | [`server::A2aServer`]: JSON-RPC 2.0 + SSE and HTTP+JSON, A2A 1.0 and 0.3 |
+//! | `sqlite` | no | `store::sqlite::SqliteStore`: tasks that survive a crash, in one file |
+//! | `grpc` | no | the gRPC binding on the same port (tonic, prost) |
+//! | `postgres` | no | `store::postgres::PgStore`: several replicas on one database |
+//! | `push` | no | `push`: signed webhook delivery with retries and an SSRF guard |
+//! | `client` | no | `client::A2AClient`: talk to any A2A agent |
+//! | `full` | no | all of the above |
+//!
+//! Without a store feature, tasks live in memory (bounded with
+//! `InMemoryStore::with_max_terminal_tasks`); turn on `sqlite` to keep them across restarts.
+//!
+//! Always there: the protocol types ([`protocol`]) and the engine
+//! ([`agent`]: the [`agent::AgentExecutor`] trait, [`agent::TaskEvents`],
+//! [`agent::RequestHandler`], the in-memory store). The
+//! [`prelude`] has what a typical agent's `main.rs` uses.
+//!
+//! ```no_run
+//! use switchboard_sdk::prelude::*;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let agent = agent_fn(|ctx, events| async move {
+//!     events.working("counting").await?;
+//!     let words = ctx.text().split_whitespace().count();
+//!     events.artifact_text("count", words.to_string()).await?;
+//!     Ok(()) // completes the task
+//! });
+//! let card = AgentCard::new("counter", "Counts words", "1.0").with_streaming(true);
+//! let handler = RequestHandler::builder(agent, card).build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
+//! A2aServer::new(handler)
+//!     .public_url("http://127.0.0.1:9090")
+//!     .serve(listener, std::future::pending())
+//!     .await
+//! # }
+//! ```
+
+/// The A2A 1.0 vocabulary (and the 0.3 dialects): tasks, messages, parts,
+/// the agent card, errors, the operation table.
+pub use switchboard_protocol as protocol;
+
+/// The engine: what an agent implements and emits, and the
+/// [`RequestHandler`](agent::RequestHandler) that runs the eleven operations.
+pub use switchboard_core as agent;
+
+/// Serving: [`A2aServer`](server::A2aServer), its gate (authentication)
+/// and extension points.
+#[cfg(feature = "server")]
+pub use switchboard_server as server;
+
+/// The A2A client (feature `client`).
+#[cfg(feature = "client")]
+pub use switchboard_client as client;
+
+/// Push notification delivery (feature `push`).
+#[cfg(feature = "push")]
+pub use switchboard_push as push;
+
+/// Durable task stores. The in-memory store is
+/// [`agent::InMemoryStore`](switchboard_core::InMemoryStore).
+pub mod store {
+    /// The embedded SQLite store (feature `sqlite`).
+    #[cfg(feature = "sqlite")]
+    pub use switchboard_store_sqlite as sqlite;
+
+    /// The PostgreSQL store for several replicas (feature `postgres`).
+    #[cfg(feature = "postgres")]
+    pub use switchboard_store_postgres as postgres;
+}
+
+/// What an agent's `main.rs` usually needs.
+pub mod prelude {
+    pub use switchboard_core::{
+        AgentExecutor, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
+    };
+    pub use switchboard_protocol::{
+        A2AError, AgentCapabilities, AgentCard, AgentSkill, Artifact, Message, Part, Task,
+        TaskState,
+    };
+
+    #[cfg(feature = "server")]
+    pub use switchboard_server::A2aServer;
+
+    #[cfg(feature = "sqlite")]
+    pub use switchboard_store_sqlite::SqliteStore;
+
+    #[cfg(feature = "client")]
+    pub use switchboard_client::A2AClient;
+}
