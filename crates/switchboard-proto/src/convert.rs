@@ -546,6 +546,33 @@ impl From<&p::AuthenticationInfo> for pb::AuthenticationInfo {
     }
 }
 
+/// A conversion that cannot fail has no error to report.
+impl From<std::convert::Infallible> for ConvertError {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+impl From<p::TaskPushNotificationConfig> for pb::TaskPushNotificationConfig {
+    fn from(c: p::TaskPushNotificationConfig) -> Self {
+        (&c).into()
+    }
+}
+
+impl From<p::ListTaskPushNotificationConfigsResponse>
+    for pb::ListTaskPushNotificationConfigsResponse
+{
+    fn from(r: p::ListTaskPushNotificationConfigsResponse) -> Self {
+        (&r).into()
+    }
+}
+
+impl From<p::AgentCard> for pb::AgentCard {
+    fn from(c: p::AgentCard) -> Self {
+        (&c).into()
+    }
+}
+
 impl From<&p::TaskPushNotificationConfig> for pb::TaskPushNotificationConfig {
     fn from(x: &p::TaskPushNotificationConfig) -> Self {
         pb::TaskPushNotificationConfig {

@@ -24,8 +24,10 @@
 
 pub mod convert;
 pub mod convert03;
+pub mod operations;
 
 pub use convert::ConvertError;
+pub use operations::{GrpcOperation, op};
 
 /// The generated messages, client and server of package `lf.a2a.v1`.
 #[allow(

@@ -55,14 +55,11 @@
 use std::pin::Pin;
 
 use futures::{Stream, StreamExt};
-use switchboard_core::{CallContext, EventStream, RequestHandler};
-use switchboard_proto::ConvertError;
+use switchboard_core::{Answer, CallContext, EventStream, RequestHandler};
 use switchboard_proto::v1 as pb;
 use switchboard_proto::v1::a2a_service_server::{A2aService, A2aServiceServer};
-use switchboard_protocol::{
-    A2AError, CancelTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfigRef,
-};
+use switchboard_proto::{ConvertError, GrpcOperation, op};
+use switchboard_protocol::A2AError;
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -245,161 +242,131 @@ pub(crate) fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::Me
 /// `A2A-Extensions` as a gRPC metadata key (lowercase).
 const EXTENSIONS_KEY: &str = "a2a-extensions";
 
+impl GrpcBinding {
+    /// One unary method, any operation: the wire request to the canonical
+    /// one, [`RequestHandler::handle`], the answer back to the wire.
+    pub(crate) async fn unary<O: GrpcOperation>(
+        &self,
+        request: Request<O::Request>,
+    ) -> Result<Response<O::Response>, Status> {
+        let call = self.call(&request, O::tenant(request.get_ref()))?;
+        let req = O::request(request.into_inner()).map_err(|e| self.status(&invalid(e)))?;
+        match self
+            .handler
+            .handle(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?
+        {
+            Answer::Unary(answer) => O::response(answer)
+                .map(|body| self.reply(&call, body))
+                .ok_or_else(|| mismatch(O::OPERATION)),
+            Answer::Stream(_) => Err(mismatch(O::OPERATION)),
+        }
+    }
+
+    /// One streaming method, any operation.
+    async fn streaming<O: GrpcOperation>(
+        &self,
+        request: Request<O::Request>,
+    ) -> Result<Response<ItemStream>, Status> {
+        let call = self.call(&request, O::tenant(request.get_ref()))?;
+        let req = O::request(request.into_inner()).map_err(|e| self.status(&invalid(e)))?;
+        match self
+            .handler
+            .handle(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?
+        {
+            Answer::Stream(events) => self.stream(&call, events).await,
+            Answer::Unary(_) => Err(mismatch(O::OPERATION)),
+        }
+    }
+}
+
+/// An answer of the wrong kind for its operation: a bug, never the caller's fault.
+fn mismatch(op: switchboard_protocol::Operation) -> Status {
+    Status::internal(format!("{op}: the engine answered another operation"))
+}
+
+/// The tonic service: every method is [`GrpcBinding::unary`] or
+/// [`GrpcBinding::streaming`] of its operation's marker.
 #[tonic::async_trait]
 impl A2aService for GrpcBinding {
     async fn send_message(
         &self,
-        request: Request<pb::SendMessageRequest>,
+        r: Request<pb::SendMessageRequest>,
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = SendMessageRequest::try_from(request.into_inner())
-            .map_err(|e| self.status(&invalid(e)))?;
-        let out = self
-            .handler
-            .send_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, out.into()))
+        self.unary::<op::SendMessage>(r).await
     }
 
     type SendStreamingMessageStream = ItemStream;
 
     async fn send_streaming_message(
         &self,
-        request: Request<pb::SendMessageRequest>,
+        r: Request<pb::SendMessageRequest>,
     ) -> Result<Response<ItemStream>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = SendMessageRequest::try_from(request.into_inner())
-            .map_err(|e| self.status(&invalid(e)))?;
-        let events = self
-            .handler
-            .send_streaming_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        self.stream(&call, events).await
+        self.streaming::<op::SendStreamingMessage>(r).await
     }
 
-    async fn get_task(
-        &self,
-        request: Request<pb::GetTaskRequest>,
-    ) -> Result<Response<pb::Task>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let task = self
-            .handler
-            .get_task(&call, request.into_inner().into())
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, task.into()))
+    async fn get_task(&self, r: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {
+        self.unary::<op::GetTask>(r).await
     }
 
     async fn list_tasks(
         &self,
-        request: Request<pb::ListTasksRequest>,
+        r: Request<pb::ListTasksRequest>,
     ) -> Result<Response<pb::ListTasksResponse>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = ListTasksRequest::try_from(request.into_inner())
-            .map_err(|e| self.status(&invalid(e)))?;
-        let out = self
-            .handler
-            .list_tasks(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, out.into()))
+        self.unary::<op::ListTasks>(r).await
     }
 
     async fn cancel_task(
         &self,
-        request: Request<pb::CancelTaskRequest>,
+        r: Request<pb::CancelTaskRequest>,
     ) -> Result<Response<pb::Task>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = CancelTaskRequest::try_from(request.into_inner())
-            .map_err(|e| self.status(&invalid(e)))?;
-        let task = self
-            .handler
-            .cancel_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, task.into()))
+        self.unary::<op::CancelTask>(r).await
     }
 
     type SubscribeToTaskStream = ItemStream;
 
     async fn subscribe_to_task(
         &self,
-        request: Request<pb::SubscribeToTaskRequest>,
+        r: Request<pb::SubscribeToTaskRequest>,
     ) -> Result<Response<ItemStream>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = SubscribeToTaskRequest::from(request.into_inner());
-        let events = self
-            .handler
-            .subscribe_to_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        self.stream(&call, events).await
+        self.streaming::<op::SubscribeToTask>(r).await
     }
 
     async fn create_task_push_notification_config(
         &self,
-        request: Request<pb::TaskPushNotificationConfig>,
+        r: Request<pb::TaskPushNotificationConfig>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let out = self
-            .handler
-            .create_push_config(&call, request.into_inner().into())
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&out).into()))
+        self.unary::<op::CreateTaskPushNotificationConfig>(r).await
     }
 
     async fn get_task_push_notification_config(
         &self,
-        request: Request<pb::GetTaskPushNotificationConfigRequest>,
+        r: Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let req = TaskPushNotificationConfigRef::from(request.into_inner());
-        let out = self
-            .handler
-            .get_push_config(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&out).into()))
+        self.unary::<op::GetTaskPushNotificationConfig>(r).await
     }
 
     async fn list_task_push_notification_configs(
         &self,
-        request: Request<pb::ListTaskPushNotificationConfigsRequest>,
+        r: Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let out = self
-            .handler
-            .list_push_configs(&call, request.into_inner().into())
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&out).into()))
+        self.unary::<op::ListTaskPushNotificationConfigs>(r).await
     }
 
     async fn get_extended_agent_card(
         &self,
-        request: Request<pb::GetExtendedAgentCardRequest>,
+        r: Request<pb::GetExtendedAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        let card = self
-            .handler
-            .get_extended_agent_card(&call, request.into_inner().into())
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, (&card).into()))
+        self.unary::<op::GetExtendedAgentCard>(r).await
     }
 
     async fn delete_task_push_notification_config(
         &self,
-        request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
+        r: Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<()>, Status> {
-        let call = self.call(&request, &request.get_ref().tenant)?;
-        self.handler
-            .delete_push_config(&call, request.into_inner().into())
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, ()))
+        self.unary::<op::DeleteTaskPushNotificationConfig>(r).await
     }
 }

@@ -36,8 +36,9 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue};
 use http_body::Frame;
-use switchboard_proto::v1::a2a_service_server::A2aService as _;
+use switchboard_proto::op;
 use switchboard_proto::v03::a2a_service_server::A2aService as _;
+use switchboard_protocol::Operation;
 use tonic::Status;
 use tonic::metadata::MetadataMap;
 
@@ -69,21 +70,46 @@ macro_rules! unary_methods {
     };
 }
 
-/// The unary methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name; `None`
-/// for the streaming methods (and unknown names), which tonic serves.
-pub(crate) fn v1(method: &str) -> Option<Call<GrpcBinding>> {
-    unary_methods!(method,
-        "SendMessage" => send_message,
-        "GetTask" => get_task,
-        "ListTasks" => list_tasks,
-        "CancelTask" => cancel_task,
-        "CreateTaskPushNotificationConfig" => create_task_push_notification_config,
-        "GetTaskPushNotificationConfig" => get_task_push_notification_config,
-        "ListTaskPushNotificationConfigs" => list_task_push_notification_configs,
-        "GetExtendedAgentCard" => get_extended_agent_card,
-        "DeleteTaskPushNotificationConfig" => delete_task_push_notification_config,
-    )
+/// The call of one 1.0 unary method: [`GrpcBinding::unary`] of its
+/// operation's marker; `None` for a streaming operation.
+macro_rules! v1_call {
+    (unary, $name:ident) => {{
+        let call: Call<GrpcBinding> = |s, req, max| {
+            let table = s.table();
+            Box::pin(unary(req, max, table, move |r| async move {
+                s.unary::<op::$name>(r).await
+            }))
+        };
+        Some(call)
+    }};
+    (stream, $name:ident) => {
+        None
+    };
 }
+
+/// [`v1`], generated from the operation table.
+macro_rules! v1_methods {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident {
+            handler: $handler:ident,
+            request: $req:ty,
+            answer: $kind:ident $($resp:ty)?,
+            $($rest:tt)*
+        }
+    )*) => {
+        /// The unary methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name;
+        /// `None` for the streaming methods (and unknown names), which tonic
+        /// serves.
+        pub(crate) fn v1(method: &str) -> Option<Call<GrpcBinding>> {
+            match Operation::from_name(method)? {
+                $(Operation::$name => v1_call!($kind, $name),)*
+            }
+        }
+    };
+}
+
+switchboard_protocol::for_each_operation!(v1_methods);
 
 /// The unary methods of `a2a.v1.A2AService` (A2A 0.3), by name; `None` for
 /// the streaming methods (and unknown names), which tonic serves.
