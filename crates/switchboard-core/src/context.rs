@@ -5,6 +5,8 @@
 //! method. The engine uses it to scope every lookup: a task is only visible
 //! in its tenant and to its owner.
 
+use crate::push::PayloadKind;
+
 /// The principal used when no authentication is configured.
 pub const ANONYMOUS: &str = "anonymous";
 
@@ -20,10 +22,11 @@ pub struct CallContext {
     /// The subset the agent declares, i.e. the ones actually applied;
     /// filled in by the engine and echoed back by the binding.
     pub activated_extensions: Vec<String>,
-    /// The A2A version the call was made in (`"1.0"`, or `"0.3"` from the
-    /// 0.3 bindings). Recorded on push configs it creates, since it decides
-    /// the notification payload (see [`crate::push`]).
-    pub protocol_version: String,
+    /// What webhooks registered by this call receive for each event
+    /// (recorded on the push configs it creates): bindings whose receivers
+    /// expect the whole task ask for [`PayloadKind::TaskSnapshot`]; the
+    /// default is the event (see [`crate::push`]).
+    pub push_payload: PayloadKind,
 }
 
 impl Default for CallContext {
@@ -33,7 +36,7 @@ impl Default for CallContext {
             principal: ANONYMOUS.to_string(),
             requested_extensions: Vec::new(),
             activated_extensions: Vec::new(),
-            protocol_version: crate::push::PROTOCOL_1_0.to_string(),
+            push_payload: PayloadKind::Event,
         }
     }
 }
@@ -50,9 +53,9 @@ impl CallContext {
         self
     }
 
-    /// Sets the A2A version the call was made in.
-    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
-        self.protocol_version = version.into();
+    /// Sets what webhooks registered by this call receive.
+    pub fn with_push_payload(mut self, kind: PayloadKind) -> Self {
+        self.push_payload = kind;
         self
     }
 

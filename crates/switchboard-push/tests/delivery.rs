@@ -250,7 +250,7 @@ fn item(url: &str) -> OutboxItem {
         config_id: "c".into(),
         seq: 1,
         payload: "{}".into(),
-        protocol_version: "1.0".into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
         url: url.into(),
         token: None,

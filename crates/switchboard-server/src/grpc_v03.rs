@@ -94,11 +94,11 @@ impl GrpcV03 {
             }
             Err(e) => return Err(self.status(&e)),
         }
-        // A 0.3 call: push configs it creates are notified with the 0.3
-        // `Task`, as on the 0.3 JSON-RPC and REST edges.
+        // A 0.3 call: push configs it creates are notified with the task
+        // (sent as the 0.3 `Task`), as on the 0.3 JSON-RPC and REST edges.
         let mut call = CallContext::anonymous()
             .with_extensions_header(&requested_extensions(headers))
-            .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+            .with_push_payload(switchboard_core::push::PayloadKind::TaskSnapshot);
         self.handler
             .activate_extensions(&mut call)
             .map_err(|e| self.status(&e))?;

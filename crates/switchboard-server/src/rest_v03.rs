@@ -51,10 +51,11 @@ pub(crate) async fn dispatch(
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let tenant = tenant_field(input.tenant);
-    // Push configs made here get 0.3 payloads (see `switchboard_core::push`).
+    // Push configs made here are notified with the task, which is what 0.3
+    // receivers expect (see `switchboard_core::push`).
     let call = &call
         .clone()
-        .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+        .with_push_payload(switchboard_core::push::PayloadKind::TaskSnapshot);
     match op {
         Op::SendMessage => {
             let req = send_request(input)?;
