@@ -1,32 +1,39 @@
-//! Databases written by `main` at 6e63c50 (push configs keyed by protocol
-//! version, schema version 5), opened by this code: every queued
-//! notification, dead letters included, goes out byte for byte as the old
-//! worker sent it (0.3 configs the 0.3 `Task`, 1.0 configs the event), and
-//! events committed after the upgrade still reach each webhook in the form
-//! its config asked for. Fixtures and how they were made:
-//! `tests/fixtures/upgrade-6e63c50/README.md`.
+//! Databases written by `main` at 6e63c50 (schema version 5: push configs
+//! and outbox rows keyed by `protocol_version`), opened by this code
+//! (migration 0006), on SQLite and on PostgreSQL:
+//!
+//! - nothing is lost: read straight from the tables, every config and outbox
+//!   row (pending, leased, retried, dead) is the same, payload bytes
+//!   included, but for `protocol_version` turned into the `payload_kind` it
+//!   meant, and the first event of each task is marked `is_task`;
+//! - every queued notification, the dead letter too once requeued, goes out
+//!   byte for byte as the old worker sent it (0.3 configs the 0.3 `Task`,
+//!   1.0 configs the event);
+//! - an event committed after the upgrade reaches each webhook in the form
+//!   its config asked for.
+//!
+//! Fixtures and how they were made: `tests/fixtures/upgrade-6e63c50/README.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
-use common::Receiver;
+use common::{Receiver, options};
+use serde_json::{Value, json};
+use sqlx::Connection as _;
 use switchboard_core::push::{PayloadKind, PushStore};
 use switchboard_core::{TaskRecord, TaskStore};
 use switchboard_protocol::{StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent};
-use switchboard_push::{KeySet, NotificationClaims, PushOptions, PushWorker, RetryPolicy};
+use switchboard_push::{KeySet, NotificationClaims, PushWorker};
 use switchboard_store_postgres::{PgStore, testing};
 use switchboard_store_sqlite::SqliteStore;
 use tokio_util::sync::CancellationToken;
 
-const SQLITE_FIXTURE: &[u8] =
-    include_bytes!("../../switchboard-store-sqlite/tests/fixtures/main-6e63c50.sqlite");
-const POSTGRES_FIXTURE: &str =
-    include_str!("../../switchboard-store-postgres/tests/fixtures/main-6e63c50.sql");
+const SQLITE_FIXTURE: &[u8] = include_bytes!("fixtures/upgrade-6e63c50/sqlite.sqlite");
+const POSTGRES_FIXTURE: &str = include_str!("fixtures/upgrade-6e63c50/postgres.sql");
 /// `"<task>/<config>/<seq>"` → the body the old worker sent.
 const OLD_DELIVERIES: &str = include_str!("fixtures/upgrade-6e63c50/deliveries.json");
 
@@ -49,14 +56,7 @@ type Bodies = BTreeMap<String, String>;
 /// Runs a worker on `store` until `n` more notifications arrived at `rx`,
 /// then returns everything `rx` accepted, keyed like the old deliveries.
 async fn deliver(store: Arc<dyn PushStore>, rx: &Receiver, n: usize) -> Bodies {
-    let mut o = PushOptions::new("http://agent.test", Arc::new(KeySet::generate().unwrap()));
-    o.ssrf.allow_hosts = vec!["127.0.0.1".into()];
-    o.poll_interval = Duration::from_millis(50);
-    o.retry = RetryPolicy {
-        base: Duration::from_millis(20),
-        max: Duration::from_millis(200),
-        max_attempts: 1000,
-    };
+    let o = options(Arc::new(KeySet::generate().unwrap()));
     let before = rx.accepted().len();
     let worker = PushWorker::spawn(store, o, CancellationToken::new()).unwrap();
     let got = rx.wait_for(before + n, 30).await;
@@ -76,6 +76,84 @@ async fn deliver(store: Arc<dyn PushStore>, rx: &Receiver, n: usize) -> Bodies {
         assert!(bodies.insert(key.clone(), body).is_none(), "{key} twice");
     }
     bodies
+}
+
+/// The tables compared: name, the columns both schemas have, row order.
+type Table = (&'static str, &'static str, &'static str);
+const TABLES: [Table; 3] = [
+    (
+        "push_configs",
+        "ord, tenant, task_id, id, url, token, auth_scheme, auth_credentials, \
+         hidden_metadata_keys, created_micros",
+        "ord",
+    ),
+    (
+        "push_outbox",
+        "id, tenant, task_id, config_id, seq, payload, state, attempts, next_attempt_micros, \
+         lease_until_micros, last_error, created_micros",
+        "id",
+    ),
+    (
+        "task_events",
+        "tenant, task_id, seq, event_json",
+        "tenant, task_id, seq",
+    ),
+];
+/// The column of each table that migration 0006 changes, before and after
+/// (`is_task` as 0 or 1 on both databases).
+const BEFORE: [&str; 3] = ["protocol_version", "protocol_version", "seq"];
+const AFTER_SQLITE: [&str; 3] = ["payload_kind", "payload_kind", "is_task"];
+const AFTER_POSTGRES: [&str; 3] = ["payload_kind", "payload_kind", "CAST(is_task AS INT)"];
+
+/// Per table, its rows as JSON arrays of its columns and then `last`, read
+/// straight from the database at `url` (`array`: its JSON array function).
+async fn read(url: &str, array: &str, last: [&str; 3]) -> Vec<Vec<Value>> {
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url).await.unwrap();
+    let mut tables = Vec::new();
+    for ((table, columns, order), last) in TABLES.into_iter().zip(last) {
+        let sql = format!(
+            "SELECT CAST({array}({columns}, {last}) AS TEXT) FROM {table} ORDER BY {order}"
+        );
+        let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        tables.push(
+            rows.iter()
+                .map(|r| serde_json::from_str(r).unwrap())
+                .collect(),
+        );
+    }
+    conn.close().await.unwrap();
+    tables
+}
+
+/// What migration 0006 must make of the tables `before`: the same rows, a
+/// config's or item's `protocol_version` turned into the payload kind the
+/// 0005 trigger gave it, and each task's first event (the task) marked.
+fn upgraded(before: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    let kind_of_version = |v: &Value| match v.as_str() {
+        Some("0.3") => json!("task_snapshot"),
+        Some("1.0") => json!("event"),
+        other => panic!("the fixtures hold only 1.0 and 0.3 configs, not {other:?}"),
+    };
+    let is_task = |seq: &Value| json!(i32::from(seq == &json!(1)));
+    let changes: [&dyn Fn(&Value) -> Value; 3] = [&kind_of_version, &kind_of_version, &is_task];
+    before
+        .into_iter()
+        .zip(changes)
+        .map(|(rows, change)| {
+            rows.into_iter()
+                .map(|mut row| {
+                    let cells = row.as_array_mut().unwrap();
+                    let last = cells.pop().unwrap();
+                    cells.push(change(&last));
+                    row
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The whole check on an upgraded store.
@@ -149,20 +227,33 @@ async fn delivers_as_before<S: TaskStore + PushStore>(store: Arc<S>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sqlite_database_of_main_6e63c50_delivers_as_before() {
+async fn a_sqlite_database_of_main_6e63c50_upgrades_without_loss() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("upgraded.sqlite");
     std::fs::write(&path, SQLITE_FIXTURE).unwrap();
+    let url = format!("sqlite://{}", path.display());
+    let before = read(&url, "json_array", BEFORE).await;
+    assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    assert_eq!(
+        read(&url, "json_array", AFTER_SQLITE).await,
+        upgraded(before)
+    );
     delivers_as_before(Arc::new(store)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_postgres_database_of_main_6e63c50_delivers_as_before() {
+async fn a_postgres_database_of_main_6e63c50_upgrades_without_loss() {
     let Some(url) = testing::fresh_database_or_skip("upgrade").await else {
         return;
     };
     testing::load_dump(&url, POSTGRES_FIXTURE).await.unwrap();
+    let before = read(&url, "json_build_array", BEFORE).await;
+    assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = PgStore::open(&url).await.unwrap();
+    assert_eq!(
+        read(&url, "json_build_array", AFTER_POSTGRES).await,
+        upgraded(before)
+    );
     delivers_as_before(Arc::new(store)).await;
 }

@@ -170,6 +170,7 @@ pub async fn config_crud(store: &dyn PushStore) {
     let mut changed = config("", t, "c1");
     changed.url = "https://other.example.com/hook".into();
     changed.hidden_metadata_keys = vec!["urn:a".into(), "urn:b".into()];
+    changed.payload_kind = PayloadKind::TaskSnapshot;
     assert_eq!(
         store.put_config(&changed, 3).await.unwrap(),
         PutConfig::Replaced,
