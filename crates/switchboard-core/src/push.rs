@@ -99,12 +99,6 @@ impl PayloadKind {
     }
 }
 
-impl fmt::Display for PayloadKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// A webhook registered for one task, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PushConfig {
@@ -350,11 +344,10 @@ pub fn outbox_payload(
     event: &StreamResponse,
     task: &switchboard_protocol::Task,
 ) -> Result<String, StoreError> {
-    match (kind, event) {
-        (PayloadKind::TaskSnapshot, event) if !matches!(event, StreamResponse::Task(_)) => {
-            payload_json(&StreamResponse::Task(task.clone()))
-        }
-        _ => payload_json(event),
+    if kind == PayloadKind::TaskSnapshot && !matches!(event, StreamResponse::Task(_)) {
+        payload_json(&StreamResponse::Task(task.clone()))
+    } else {
+        payload_json(event)
     }
 }
 
