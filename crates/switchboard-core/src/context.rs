@@ -7,6 +7,8 @@
 
 use switchboard_protocol::A2AError;
 
+use crate::push::PayloadKind;
+
 /// The principal used when no authentication is configured.
 pub const ANONYMOUS: &str = "anonymous";
 
@@ -22,10 +24,11 @@ pub struct CallContext {
     /// The subset the agent declares, i.e. the ones actually applied;
     /// filled in by the engine and echoed back by the binding.
     pub activated_extensions: Vec<String>,
-    /// The A2A version the call was made in (`"1.0"`, or `"0.3"` from the
-    /// 0.3 bindings). Recorded on push configs it creates, since it decides
-    /// the notification payload (see [`crate::push`]).
-    pub protocol_version: String,
+    /// What webhooks registered by this call receive for each event
+    /// (recorded on the push configs it creates): bindings whose receivers
+    /// expect the whole task ask for [`PayloadKind::TaskSnapshot`]; the
+    /// default is the event (see [`crate::push`]).
+    pub push_payload: PayloadKind,
     /// The one tenant the caller's credentials allow, when authentication
     /// says so. Requests may then name only that tenant (or none); see
     /// [`CallContext::use_tenant`].
@@ -43,7 +46,7 @@ impl Default for CallContext {
             principal: ANONYMOUS.to_string(),
             requested_extensions: Vec::new(),
             activated_extensions: Vec::new(),
-            protocol_version: crate::push::PROTOCOL_1_0.to_string(),
+            push_payload: PayloadKind::Event,
             credential_tenant: None,
             resume_after: None,
         }
@@ -83,9 +86,9 @@ impl CallContext {
         }
     }
 
-    /// Sets the A2A version the call was made in.
-    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
-        self.protocol_version = version.into();
+    /// Sets what webhooks registered by this call receive.
+    pub fn with_push_payload(mut self, kind: PayloadKind) -> Self {
+        self.push_payload = kind;
         self
     }
 

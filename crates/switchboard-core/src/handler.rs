@@ -1016,8 +1016,8 @@ impl RequestHandler {
                     scheme: a.scheme.trim().to_string(),
                     credentials: a.credentials,
                 }),
-            // The payload shape follows the version the config was made in.
-            protocol_version: call.protocol_version.clone(),
+            // The binding that took the call decided what its webhooks get.
+            payload_kind: call.push_payload,
             // The webhook sees extension data only if its creator activated it.
             hidden_metadata_keys: self.filter(call).hidden_keys().to_vec(),
         };

@@ -25,25 +25,29 @@
 //!
 //! Payloads are serialized once at commit time, so every retry sends
 //! byte-identical bodies (the signature covers a hash of them). What is
-//! stored depends on the protocol version the config was made with
-//! ([`PushConfig::protocol_version`], copied into each item):
+//! stored is a property of the config, its [`PayloadKind`] (copied into each
+//! item as [`OutboxItem::payload_kind`]):
 //!
-//! - **`"1.0"`**: the event's 1.0 [`StreamResponse`] JSON, sent as is.
-//! - **`"0.3"`** (configs created over a 0.3 binding): a 0.3 receiver expects
-//!   the whole task *as of that event*, not the event. The worker cannot
-//!   rebuild that later (the task moves on, and loading it at delivery time
-//!   would send a later state, or the same final state for every retry of
-//!   every event), so the store queues the snapshot it commits together with
-//!   the event, wrapped as a 1.0 `StreamResponse` `{"task": …}`
-//!   ([`outbox_payload`]). An event that is itself a task keeps its own JSON.
-//!   The SQL triggers do the same with the `tasks` row written in the same
-//!   transaction. The delivery worker turns that 1.0 task into the 0.3
-//!   JSON-RPC `Task` (`kind: "task"`, kebab-case states) when it sends, with
-//!   the `v03` conversions — deterministic, so retries are byte-identical
-//!   too. A commit of several events (task creation plus its first change,
-//!   or an agent's batch, `TaskEvents::batch`) has one snapshot, the last:
-//!   its non-task events all carry that one. No intermediate state of a
-//!   batch was ever stored or shown, so there is no other to send.
+//! - **[`PayloadKind::Event`]**: the event's [`StreamResponse`] JSON.
+//! - **[`PayloadKind::TaskSnapshot`]**: the whole task *as of that event*,
+//!   not the event. The worker cannot rebuild that later (the task moves on,
+//!   and loading it at delivery time would send a later state, or the same
+//!   final state for every retry of every event), so the store queues the
+//!   snapshot it commits together with the event, wrapped as a
+//!   `StreamResponse` `{"task": …}` ([`outbox_payload`]). An event that is
+//!   itself a task keeps its own JSON. The SQL stores' triggers do the same
+//!   with the `tasks` row written in the same transaction. A commit of
+//!   several events (task creation plus its first change, or an agent's
+//!   batch, `TaskEvents::batch`) has one snapshot, the last: its non-task
+//!   events all carry that one. No intermediate state of a batch was ever
+//!   stored or shown, so there is no other to send.
+//!
+//! The engine never decides which kind a config gets, and knows nothing of
+//! protocol versions: the binding that receives the call does, through
+//! [`CallContext::push_payload`](crate::CallContext::push_payload) (a
+//! dialect whose receivers expect the task asks for snapshots), and the
+//! delivery worker (crate `switchboard-push`) decides how each kind is
+//! written on the wire.
 //!
 //! This module also holds what the handler needs to **validate** configs
 //! ([`PushConfigLimits`], [`validate_config`]) including the SSRF rule for
@@ -63,16 +67,36 @@ use switchboard_protocol::{
 
 use crate::store::StoreError;
 
-/// The protocol version whose payload (a 1.0 `StreamResponse`) a config gets.
-pub const PROTOCOL_1_0: &str = "1.0";
-/// The protocol version of configs made over a 0.3 binding: their payload is
-/// the task snapshot after the event (see the module docs).
-pub const PROTOCOL_0_3: &str = "0.3";
+/// What a webhook receives for each event of its task: a property of the
+/// push config, chosen by the binding that created it (see the module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PayloadKind {
+    /// The event itself, as a `StreamResponse`.
+    #[default]
+    Event,
+    /// The task as of the event: the snapshot committed with it, as a
+    /// `StreamResponse` `{"task": …}`.
+    TaskSnapshot,
+}
 
-/// `true` when configs of `protocol_version` get the task snapshot rather
-/// than the event (0.3).
-pub fn wants_task_snapshot(protocol_version: &str) -> bool {
-    protocol_version == PROTOCOL_0_3 || protocol_version.starts_with("0.3.")
+impl PayloadKind {
+    /// The name stores persist (`event`, `task_snapshot`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayloadKind::Event => "event",
+            PayloadKind::TaskSnapshot => "task_snapshot",
+        }
+    }
+
+    /// The kind named `name` by [`as_str`](Self::as_str); `None` for any
+    /// other text.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "event" => Some(PayloadKind::Event),
+            "task_snapshot" => Some(PayloadKind::TaskSnapshot),
+            _ => None,
+        }
+    }
 }
 
 /// A webhook registered for one task, as stored.
@@ -90,9 +114,8 @@ pub struct PushConfig {
     pub token: Option<String>,
     /// Sent as `Authorization: <scheme> <credentials>` when set.
     pub authentication: Option<AuthenticationInfo>,
-    /// Which payload shape the receiver expects ([`PROTOCOL_1_0`] or
-    /// [`PROTOCOL_0_3`]): the version of the call that created the config.
-    pub protocol_version: String,
+    /// What the receiver gets for each event.
+    pub payload_kind: PayloadKind,
     /// Metadata keys of declared extensions the config's creator did not
     /// activate; removed from every notification for this config (see
     /// [`crate::visibility`]).
@@ -155,12 +178,11 @@ pub struct OutboxItem {
     pub config_id: String,
     /// The event's position in the task's log.
     pub seq: u64,
-    /// The stored body: the event's `StreamResponse` JSON, or for a 0.3
-    /// config the task snapshot after the event as `{"task": …}` (the
-    /// worker converts it to 0.3; see the module docs).
+    /// The stored body, a `StreamResponse` JSON: the event, or the task
+    /// snapshot after it as `{"task": …}` (see the module docs).
     pub payload: String,
-    /// The config's protocol version when the item was queued.
-    pub protocol_version: String,
+    /// What `payload` holds: its config's kind when the item was queued.
+    pub payload_kind: PayloadKind,
     /// Where to POST, from the config.
     pub url: String,
     /// Token header value, from the config.
@@ -313,16 +335,16 @@ pub fn payload_json(event: &StreamResponse) -> Result<String, StoreError> {
         .map_err(|e| StoreError::Backend(format!("encoding a push payload: {e}")))
 }
 
-/// The payload of an outbox item for `event` and a config of
-/// `protocol_version`, where `task` is the snapshot committed with the event:
-/// the event itself for 1.0 configs and for events that are a task, the
-/// snapshot as a `{"task": …}` `StreamResponse` for 0.3 configs.
+/// The payload of an outbox item for `event` and a config of `kind`, where
+/// `task` is the snapshot committed with the event: the event itself for
+/// [`PayloadKind::Event`] and for events that are a task, else the snapshot
+/// as a `{"task": …}` `StreamResponse`.
 pub fn outbox_payload(
-    protocol_version: &str,
+    kind: PayloadKind,
     event: &StreamResponse,
     task: &switchboard_protocol::Task,
 ) -> Result<String, StoreError> {
-    if wants_task_snapshot(protocol_version) && !matches!(event, StreamResponse::Task(_)) {
+    if kind == PayloadKind::TaskSnapshot && !matches!(event, StreamResponse::Task(_)) {
         payload_json(&StreamResponse::Task(task.clone()))
     } else {
         payload_json(event)

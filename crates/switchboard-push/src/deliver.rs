@@ -11,7 +11,8 @@
 //! X-A2A-Notification-Signature: <ES256 JWT>      (always)
 //!
 //! <the event's StreamResponse JSON, byte-identical on every retry;
-//!  for a config made over A2A 0.3: the 0.3 Task JSON of the task after the event>
+//!  for a task-snapshot config (made over A2A 0.3): the 0.3 Task JSON of the
+//!  task after the event>
 //! ```
 //!
 //! The signature JWT's header carries `alg: ES256` and the `kid` of the
@@ -43,7 +44,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use switchboard_core::push::OutboxItem;
+use switchboard_core::push::{OutboxItem, PayloadKind};
 
 use crate::keys::KeySet;
 use crate::ssrf::{GuardedResolver, Resolve, SsrfPolicy, SsrfRefusal};
@@ -281,14 +282,17 @@ fn classify(err: hyper_util::client::legacy::Error) -> DeliveryError {
 }
 
 /// The body for one config: the stored event, minus the metadata of
-/// extensions the config's creator did not activate, and for a 0.3 config
-/// the stored task snapshot in its 0.3 JSON-RPC form (`kind: "task"`,
-/// kebab-case states; see `switchboard_core::push`). A 1.0 item without
-/// hidden keys goes out byte for byte as stored (no re-encoding); the other
-/// cases are deterministic re-encodings, so retries are byte-identical too.
+/// extensions the config's creator did not activate. A task-snapshot item
+/// goes out as the stored task in the A2A 0.3 JSON-RPC form (`kind: "task"`,
+/// kebab-case states; see `switchboard_core::push`): only the 0.3 edges ask
+/// for snapshots, since a 0.3 receiver expects the task, and this is where
+/// that form is chosen, not in the engine or the stores. An event item
+/// without hidden keys goes out byte for byte as stored (no re-encoding);
+/// the other cases are deterministic re-encodings, so retries are
+/// byte-identical too.
 fn visible_payload(item: &OutboxItem) -> String {
-    let v03 = switchboard_core::push::wants_task_snapshot(&item.protocol_version);
-    if item.hidden_metadata_keys.is_empty() && !v03 {
+    let snapshot = item.payload_kind == PayloadKind::TaskSnapshot;
+    if item.hidden_metadata_keys.is_empty() && !snapshot {
         return item.payload.clone();
     }
     match serde_json::from_str::<switchboard_protocol::StreamResponse>(&item.payload) {
@@ -300,11 +304,12 @@ fn visible_payload(item: &OutboxItem) -> String {
                 .event(&mut event);
             }
             let encoded = match event {
-                switchboard_protocol::StreamResponse::Task(task) if v03 => {
+                switchboard_protocol::StreamResponse::Task(task) if snapshot => {
                     serde_json::to_string(&switchboard_protocol::v03::rpc::Event::task(task))
                 }
-                // Our stores queue a task for every 0.3 item; anything else
-                // (a row from before 0.3 payloads existed) goes out as 1.0.
+                // Our stores queue a task for every snapshot item; anything
+                // else (a row from before snapshots were queued) goes out as
+                // the event it is.
                 other => serde_json::to_string(&other),
             };
             encoded.unwrap_or_else(|_| item.payload.clone())

@@ -13,8 +13,10 @@
 //!    durability: the outbox is part of the store.
 //! 2. A [`PushWorker`] claims due items with a lease, at most one per config
 //!    (strict per-config order), and POSTs each with a [`Deliverer`]:
-//!    the event's `StreamResponse` JSON (for a config made over A2A 0.3: the
-//!    0.3 `Task` as of the event), `Content-Type: application/a2a+json`,
+//!    the event's `StreamResponse` JSON (for a config of
+//!    [`PayloadKind::TaskSnapshot`](switchboard_core::push::PayloadKind),
+//!    made over A2A 0.3: the 0.3 `Task` as of the event),
+//!    `Content-Type: application/a2a+json`,
 //!    `Authorization: <scheme> <credentials>` and `X-A2A-Notification-Token`
 //!    from the config, and `X-A2A-Notification-Signature`, an ES256 JWT
 //!    ([`NotificationClaims`]).

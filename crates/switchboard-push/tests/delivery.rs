@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Receiver;
+use common::{Receiver, options};
 use switchboard_core::push::{OutboxItem, OutboxState, PushConfigLimits, PushStore};
 use switchboard_core::{CallContext, InMemoryStore, RequestHandler, TaskStore, agent_fn};
 use switchboard_protocol::{
@@ -47,19 +47,6 @@ fn handler(store: Arc<InMemoryStore>) -> RequestHandler {
         .store(store.clone())
         .push(store, limits)
         .build()
-}
-
-fn options(keys: Arc<KeySet>) -> PushOptions {
-    let mut o = PushOptions::new("http://agent.test", keys);
-    o.ssrf.allow_hosts = vec!["127.0.0.1".into()];
-    o.poll_interval = Duration::from_millis(50);
-    o.retry = RetryPolicy {
-        base: Duration::from_millis(20),
-        max: Duration::from_millis(200),
-        max_attempts: 1000,
-    };
-    o.request_timeout = Duration::from_secs(2);
-    o
 }
 
 fn hook(url: &str) -> TaskPushNotificationConfig {
@@ -250,7 +237,7 @@ fn item(url: &str) -> OutboxItem {
         config_id: "c".into(),
         seq: 1,
         payload: "{}".into(),
-        protocol_version: "1.0".into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
         url: url.into(),
         token: None,

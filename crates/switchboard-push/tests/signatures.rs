@@ -29,7 +29,7 @@ fn item(url: &str, seq: u64, payload: &str) -> OutboxItem {
         config_id: "cfg".into(),
         seq,
         payload: payload.into(),
-        protocol_version: "1.0".into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
         url: url.into(),
         token: None,

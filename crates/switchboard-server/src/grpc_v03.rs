@@ -30,6 +30,7 @@
 use std::pin::Pin;
 
 use futures::{Stream, StreamExt};
+use switchboard_core::push::PayloadKind;
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_proto::convert03 as c03;
 use switchboard_proto::v03 as pb;
@@ -102,13 +103,13 @@ impl GrpcV03 {
             }
             Err(e) => return Err(self.status(&e)),
         }
-        // A 0.3 call: push configs it creates are notified with the 0.3
-        // `Task`, as on the 0.3 JSON-RPC and REST edges.
+        // A 0.3 call: push configs it creates are notified with the task
+        // (sent as the 0.3 `Task`), as on the 0.3 JSON-RPC and REST edges.
         let mut call = self
             .gate
             .call_context(crate::grpc::identity(req)?, headers)
             .map_err(|e| self.status(&e))?
-            .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+            .with_push_payload(PayloadKind::TaskSnapshot);
         call.resume_after = last_event_id(headers).map_err(|e| self.status(&e))?;
         Ok(call)
     }

@@ -15,14 +15,15 @@
 //! `pushNotificationConfigId` returns the task's first config, as 0.3
 //! servers did when a task had one config.
 //!
-//! The call runs with `CallContext::protocol_version` = "0.3", so push
+//! The call runs with `CallContext::push_payload` = `TaskSnapshot`, so push
 //! configs created here (`tasks/pushNotificationConfig/set`, or inline in
-//! `message/send`/`message/stream`) are stored as 0.3 configs and notified
-//! with the 0.3 `Task` (see `switchboard_core::push`). Configs read back the
-//! same over either version.
+//! `message/send`/`message/stream`) are notified with the task as of each
+//! event, which the push worker sends as the 0.3 `Task` (see
+//! `switchboard_core::push`). Configs read back the same over either version.
 
 use serde_json::Value;
 use switchboard_core::CallContext;
+use switchboard_core::push::PayloadKind;
 use switchboard_protocol::jsonrpc::JsonRpcRequest;
 use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
@@ -45,7 +46,7 @@ pub(crate) async fn dispatch(
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let id = &rpc.id;
-    let call = call.with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+    let call = call.with_push_payload(PayloadKind::TaskSnapshot);
     let op = Operation::from_v03_name(&rpc.method)
         .ok_or_else(|| A2AError::MethodNotFound(rpc.method.clone()))?;
     match op {

@@ -27,6 +27,7 @@
 
 use serde_json::{Map, Value};
 use switchboard_core::CallContext;
+use switchboard_core::push::PayloadKind;
 use switchboard_protocol::v03::rest as r03;
 use switchboard_protocol::v03::rpc::PushNotificationConfig;
 use switchboard_protocol::{
@@ -47,10 +48,9 @@ pub(crate) async fn dispatch(
 ) -> Result<Reply, A2AError> {
     let h = &app.handler;
     let tenant = (!input.tenant.is_empty()).then(|| input.tenant.to_string());
-    // Push configs made here get 0.3 payloads (see `switchboard_core::push`).
-    let call = &call
-        .clone()
-        .with_protocol_version(switchboard_core::push::PROTOCOL_0_3);
+    // Push configs made here are notified with the task, which is what 0.3
+    // receivers expect (see `switchboard_core::push`).
+    let call = &call.clone().with_push_payload(PayloadKind::TaskSnapshot);
     match route.op {
         Operation::SendMessage => {
             let req = send_request(input)?;

@@ -38,7 +38,8 @@
 //!   `context_id` after `owner`.
 //! - `task_events`: one row per event of a task's **log**, keyed by
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
-//!   `StreamResponse` wire form).
+//!   `StreamResponse` wire form), and `is_task`, set when the event is a
+//!   whole task (the push trigger reads it).
 //!
 //! The wire form writes timestamps to the millisecond, but a store must give
 //! back exactly what was committed, so the exact status time is kept in
@@ -366,12 +367,14 @@ struct TaskRow {
     expected: i64,
     task_json: String,
     /// The events to append, as the parallel arrays the statement unnests:
-    /// sequence numbers, JSON, and the exact status time where an event has
-    /// one (see `StreamResponse::status_timestamp`).
+    /// sequence numbers, JSON, the exact status time where an event has one
+    /// (see `StreamResponse::status_timestamp`), and whether the event is a
+    /// whole task (`task_events.is_task`, read by the push trigger).
     event_seqs: Vec<i64>,
     event_jsons: Vec<String>,
     event_status_micros: Vec<Option<i64>>,
     event_status_nanos: Vec<Option<i32>>,
+    event_is_task: Vec<bool>,
 }
 
 impl TaskRow {
@@ -382,6 +385,7 @@ impl TaskRow {
         let mut event_jsons = Vec::with_capacity(events.len());
         let mut event_status_micros = Vec::with_capacity(events.len());
         let mut event_status_nanos = Vec::with_capacity(events.len());
+        let mut event_is_task = Vec::with_capacity(events.len());
         for (event, seq) in events.iter().zip(record.first_event_seq(events.len())..) {
             event_seqs.push(seq_to_i64(seq, id)?);
             event_jsons.push(serde_json::to_string(event).map_err(|e| {
@@ -390,6 +394,7 @@ impl TaskRow {
             let status = event.status_timestamp();
             event_status_micros.push(status.map(|ts| to_micros(*ts)));
             event_status_nanos.push(status.map(|ts| sub_nanos(*ts)));
+            event_is_task.push(matches!(event, StreamResponse::Task(_)));
         }
         let status_time = record.status_time();
         Ok(Self {
@@ -410,6 +415,7 @@ impl TaskRow {
             event_jsons,
             event_status_micros,
             event_status_nanos,
+            event_is_task,
         })
     }
 }
@@ -417,10 +423,11 @@ impl TaskRow {
 // The commit statements. Parameters: $1 tenant, $2 id, $3 context_id,
 // $4 owner, $5 state, $6 status_micros, $7 status_subus_nanos,
 // $8 created_micros, $9 created_subus_nanos, $10 last_seq, $11 task JSON,
-// $12 the expected stored last_seq, $13..$16 the events as parallel arrays
-// (sequence, JSON, exact status time in micros and the sub-micro rest, NULL
-// where an event has none; empty arrays: no event), $17 the lease holder
-// (NULL: none), $18 the lease length in microseconds. Each returns one row,
+// $12 the expected stored last_seq, $13..$16 and $19 the events as parallel
+// arrays (sequence, JSON, exact status time in micros and the sub-micro rest,
+// NULL where an event has none; whether it is a task; empty arrays: no
+// event), $17 the lease holder (NULL: none), $18 the lease length in
+// microseconds. Each returns one row,
 // `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
 // was written).
 //
@@ -435,10 +442,12 @@ macro_rules! append_and_report {
     () => {
         "), appended AS ( \
              INSERT INTO task_events \
-                 (tenant, task_id, seq, event_json, status_micros, status_subus_nanos) \
-             SELECT $1, $2, e.seq, e.json::json, e.micros, e.nanos \
-             FROM put, unnest($13::bigint[], $14::text[], $15::bigint[], $16::int[]) \
-                 AS e (seq, json, micros, nanos) \
+                 (tenant, task_id, seq, event_json, status_micros, status_subus_nanos, \
+                  is_task) \
+             SELECT $1, $2, e.seq, e.json::json, e.micros, e.nanos, e.is_task \
+             FROM put, unnest($13::bigint[], $14::text[], $15::bigint[], $16::int[], \
+                              $19::boolean[]) \
+                 AS e (seq, json, micros, nanos, is_task) \
          ) \
          SELECT count(*) AS applied FROM put"
     };
@@ -659,6 +668,7 @@ impl TaskStore for PgStore {
             .bind(&row.event_status_nanos)
             .bind(lease_owner)
             .bind(lease_micros)
+            .bind(&row.event_is_task)
             .fetch_one(&self.pool)
             .await
             .map_err(backend(format!(

@@ -3,11 +3,15 @@
 //!
 //! ## Same transaction as the event
 //!
-//! Outbox rows are written by the `push_outbox_fill` trigger of migration
-//! `0002_push.sql`: every row appended to `task_events` copies itself into
-//! `push_outbox` once per config of its task. The trigger runs inside the
-//! commit's own statement, so the commit path knows nothing about push and an
-//! event is durable exactly when its notifications are queued. The trigger
+//! Outbox rows are written by the `push_outbox_fill` trigger (migration
+//! `0002_push.sql`, its function as last replaced by
+//! `0006_push_payload_kind.sql`): every row appended to `task_events` queues
+//! itself in `push_outbox` once per config of its task; a config of
+//! [`PayloadKind::TaskSnapshot`] is queued the task row the same statement
+//! wrote instead, unless the event is itself a task (`is_task`). The trigger
+//! runs inside the commit's own statement, so the commit path knows nothing
+//! about push beyond `is_task`, and an event is durable exactly when its
+//! notifications are queued. The trigger
 //! also sends `NOTIFY switchboard_push` (delivered only if the transaction
 //! commits), which wakes the delivery workers of **every** replica
 //! ([`PushStore::wakeup`] listens for it).
@@ -60,7 +64,7 @@ use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgListener, PgRow};
 use switchboard_core::StoreError;
 use switchboard_core::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue,
+    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
 };
 use switchboard_protocol::AuthenticationInfo;
 
@@ -125,15 +129,22 @@ fn decode_config(row: &PgRow) -> Result<PushConfig, StoreError> {
         url: column(row, "url")?,
         token: column(row, "token")?,
         authentication: decode_auth(row)?,
-        protocol_version: column(row, "protocol_version")?,
+        payload_kind: payload_kind(row)?,
         hidden_metadata_keys: hidden_keys(row)?,
     })
+}
+
+/// The `payload_kind` column (`event` or `task_snapshot`).
+fn payload_kind(row: &PgRow) -> Result<PayloadKind, StoreError> {
+    let name: String = column(row, "payload_kind")?;
+    PayloadKind::from_name(&name)
+        .ok_or_else(|| StoreError::Corrupt(format!("unknown push payload kind {name:?}")))
 }
 
 /// The columns [`decode_item`] reads, from the outbox `o` and its config `c`
 /// (which may be missing for dead letters: LEFT JOIN).
 const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
-     o.protocol_version, o.state, o.attempts, o.last_error, o.created_micros, \
+     o.payload_kind, o.state, o.attempts, o.last_error, o.created_micros, \
      COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials, \
      COALESCE(c.hidden_metadata_keys, '[]') AS hidden_metadata_keys";
 
@@ -150,7 +161,7 @@ fn decode_item(row: &PgRow) -> Result<OutboxItem, StoreError> {
         config_id: column(row, "config_id")?,
         seq: to_u64(seq, "outbox seq")?,
         payload: column(row, "payload")?,
-        protocol_version: column(row, "protocol_version")?,
+        payload_kind: payload_kind(row)?,
         url: column(row, "url")?,
         token: column(row, "token")?,
         authentication: decode_auth(row)?,
@@ -193,7 +204,7 @@ const CLAIM: &str = "WITH heads AS ( \
          RETURNING u.* \
      ) \
      SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
-         o.protocol_version, o.state, o.attempts, o.last_error, o.created_micros, \
+         o.payload_kind, o.state, o.attempts, o.last_error, o.created_micros, \
          c.url, c.token, c.auth_scheme, c.auth_credentials, c.hidden_metadata_keys \
      FROM claimed AS o JOIN push_configs AS c \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
@@ -230,7 +241,7 @@ impl PushStore for PgStore {
         .map_err(backend("locking a task's push configs"))?;
         let updated = sqlx::query(
             "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
-             auth_credentials = $7, protocol_version = $8, hidden_metadata_keys = $9 \
+             auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
              WHERE tenant = $1 AND task_id = $2 AND id = $3",
         )
         .bind(&config.tenant)
@@ -240,7 +251,7 @@ impl PushStore for PgStore {
         .bind(config.token.as_deref())
         .bind(scheme)
         .bind(credentials)
-        .bind(&config.protocol_version)
+        .bind(config.payload_kind.as_str())
         .bind(&hidden)
         .execute(&mut *tx)
         .await
@@ -261,7 +272,7 @@ impl PushStore for PgStore {
             } else {
                 sqlx::query(
                     "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, protocol_version, hidden_metadata_keys, created_micros) \
+                     auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(&config.tenant)
@@ -271,7 +282,7 @@ impl PushStore for PgStore {
                 .bind(config.token.as_deref())
                 .bind(scheme)
                 .bind(credentials)
-                .bind(&config.protocol_version)
+                .bind(config.payload_kind.as_str())
                 .bind(&hidden)
                 .bind(Utc::now().timestamp_micros())
                 .execute(&mut *tx)

@@ -335,6 +335,30 @@ pub async fn fresh_database_or_skip(test: &str) -> Option<String> {
     url.map_err(|e| unavailable(test, &e)).ok()
 }
 
+/// Loads a plain-text `pg_dump` (written with `--inserts`, so it holds no
+/// `COPY … FROM stdin`) into the database at `url`, e.g. a fresh one: how
+/// upgrade tests recreate a database an older version wrote. The dump's
+/// psql commands (lines starting with `\`, such as `\restrict`) are
+/// skipped; everything else runs as one script on one connection, so the
+/// dump's session settings end with it.
+pub async fn load_dump(url: &str, dump: &str) -> Result<(), String> {
+    let script: String = dump
+        .lines()
+        .filter(|line| !line.starts_with('\\'))
+        .flat_map(|line| [line, "\n"])
+        .collect();
+    let mut conn = PgConnection::connect(url)
+        .await
+        .map_err(|e| format!("connecting to {url}: {e}"))?;
+    let loaded = sqlx::raw_sql(AssertSqlSafe(script))
+        .execute(&mut conn)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("loading a dump into {url}: {e}"));
+    let _ = conn.close().await;
+    loaded
+}
+
 /// A private server (for tests that restart or stop it), or `None` after
 /// printing why, like [`fresh_database_or_skip`] (which panics instead when
 /// [`REQUIRE_ENV`] is set).

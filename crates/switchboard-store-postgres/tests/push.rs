@@ -45,7 +45,7 @@ fn hook(task: &str, id: &str) -> PushConfig {
         url: format!("https://hooks.example.com/{task}/{id}"),
         token: None,
         authentication: None,
-        protocol_version: "1.0".into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
     }
 }

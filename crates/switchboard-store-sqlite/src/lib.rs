@@ -34,12 +34,13 @@
 //!   and the same with `context_id` after `owner`.
 //! - `task_events`: one row per event of a task's **log**, keyed by
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
-//!   `StreamResponse` wire form).
-//! - `push_configs` and `push_outbox` (migration `0002_push.sql`): webhook
-//!   configs and the notifications still to deliver. A trigger on
-//!   `task_events` queues one outbox row per config of the task inside the
-//!   commit's transaction; see `src/push.rs` and
-//!   [`switchboard_core::push::PushStore`].
+//!   `StreamResponse` wire form), and `is_task`, set when the event is a
+//!   whole task (the push trigger reads it).
+//! - `push_configs` and `push_outbox` (migrations `0002_push.sql`,
+//!   `0006_push_payload_kind.sql`): webhook configs and the notifications
+//!   still to deliver. A trigger on `task_events` queues one outbox row per
+//!   config of the task inside the commit's transaction; see `src/push.rs`
+//!   and [`switchboard_core::push::PushStore`].
 //!
 //! The A2A wire form writes timestamps with millisecond precision, but a
 //! store must give back exactly what was committed. So the exact status
@@ -450,6 +451,9 @@ struct EventRow {
     json: String,
     /// The event's exact status timestamp, see `StreamResponse::status_timestamp`.
     status_at: Option<String>,
+    /// The event is a whole task (`task_events.is_task`, which tells the push
+    /// trigger that the event is its own snapshot).
+    is_task: bool,
 }
 
 impl TaskRow {
@@ -466,6 +470,7 @@ impl TaskRow {
                         StoreError::Backend(format!("encoding event {seq} of task {id}: {e}"))
                     })?,
                     status_at: event.status_timestamp().map(|ts| format_exact(*ts)),
+                    is_task: matches!(event, StreamResponse::Task(_)),
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -550,7 +555,7 @@ macro_rules! upsert_task {
 // other `tasks` columns in `task_columns!` order (?10 is last_seq), ?12 the
 // expected stored last_seq, ?13 the event JSON, ?14 the event's status_at,
 // ?15 the event's seq (the same number the group path writes; for a
-// well-formed commit it equals last_seq).
+// well-formed commit it equals last_seq), ?16 whether the event is a task.
 
 /// Writes the snapshot of a task whose log is empty so far (new or not):
 /// changes one row exactly when the stored `last_seq` is the expected 0.
@@ -580,8 +585,8 @@ macro_rules! put_next {
 /// Appends the event, only if the snapshot statement just before changed a row.
 macro_rules! append_event {
     () => {
-        "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at) \
-         SELECT ?1, ?2, ?15, ?13, ?14 WHERE changes() = 1;"
+        "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at, is_task) \
+         SELECT ?1, ?2, ?15, ?13, ?14, ?16 WHERE changes() = 1;"
     };
 }
 
@@ -653,6 +658,7 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         .bind(event.map(|e| e.json.as_str()))
         .bind(event.and_then(|e| e.status_at.as_deref()))
         .bind(event.map(|e| e.seq))
+        .bind(event.map(|e| e.is_task))
         // `fetch_all` runs every statement, `COMMIT` included.
         .fetch_all(&mut *conn)
         .await;
@@ -890,14 +896,15 @@ async fn insert_events(
 ) -> Result<(), StoreError> {
     for chunk in chunks(events) {
         let mut qb = QueryBuilder::<Sqlite>::new(
-            "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at) ",
+            "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at, is_task) ",
         );
         qb.push_values(chunk, |mut b, (row, event)| {
             b.push_bind(row.tenant.as_str())
                 .push_bind(row.id.as_str())
                 .push_bind(event.seq)
                 .push_bind(event.json.as_str())
-                .push_bind(event.status_at.as_deref());
+                .push_bind(event.status_at.as_deref())
+                .push_bind(event.is_task);
         });
         qb.build()
             .execute(&mut *conn)

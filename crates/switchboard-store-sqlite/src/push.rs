@@ -1,9 +1,11 @@
 //! [`PushStore`] for [`SqliteStore`]: webhook configs and the durable outbox.
 //!
 //! The outbox rows themselves are written by the `push_outbox_fill` trigger
-//! of migration `0002_push.sql`: every row appended to `task_events` copies
-//! itself into `push_outbox` once per config of its task, inside the commit's
-//! own transaction. That covers the lone-commit and the group-commit paths
+//! (migration `0002_push.sql`, as last replaced by `0006_push_payload_kind.sql`):
+//! every row appended to `task_events` queues itself in `push_outbox` once
+//! per config of its task, inside the commit's own transaction; a config of
+//! [`PayloadKind::TaskSnapshot`] is queued the task row written in the same
+//! transaction instead, unless the event is itself a task (`is_task`). That covers the lone-commit and the group-commit paths
 //! alike without touching them, and makes "event durable ⇔ notifications
 //! queued" a property of the schema.
 //!
@@ -26,7 +28,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, QueryBuilder, Sqlite};
 use switchboard_core::StoreError;
 use switchboard_core::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue,
+    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
 };
 use switchboard_protocol::AuthenticationInfo;
 
@@ -78,9 +80,16 @@ fn decode_config(row: &SqliteRow) -> Result<PushConfig, StoreError> {
         url: column(row, "url")?,
         token: column(row, "token")?,
         authentication: decode_auth(row)?,
-        protocol_version: column(row, "protocol_version")?,
+        payload_kind: payload_kind(row)?,
         hidden_metadata_keys: hidden_keys(row)?,
     })
+}
+
+/// The `payload_kind` column (`event` or `task_snapshot`).
+fn payload_kind(row: &SqliteRow) -> Result<PayloadKind, StoreError> {
+    let name: String = column(row, "payload_kind")?;
+    PayloadKind::from_name(&name)
+        .ok_or_else(|| StoreError::Corrupt(format!("unknown push payload kind {name:?}")))
 }
 
 /// The config's `Authorization` settings: a scheme with optional credentials.
@@ -104,7 +113,7 @@ fn hidden_keys(row: &SqliteRow) -> Result<Vec<String>, StoreError> {
 /// The outbox columns plus the delivery target from the config, in the
 /// names [`decode_item`] reads.
 const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
-     o.protocol_version, o.state, o.attempts, o.last_error, o.created_micros, \
+     o.payload_kind, o.state, o.attempts, o.last_error, o.created_micros, \
      COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials, \
      COALESCE(c.hidden_metadata_keys, '[]') AS hidden_metadata_keys";
 
@@ -121,7 +130,7 @@ fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
         config_id: column(row, "config_id")?,
         seq: to_u64(seq, "outbox seq")?,
         payload: column(row, "payload")?,
-        protocol_version: column(row, "protocol_version")?,
+        payload_kind: payload_kind(row)?,
         url: column(row, "url")?,
         token: column(row, "token")?,
         authentication: decode_auth(row)?,
@@ -166,7 +175,7 @@ impl PushStore for SqliteStore {
         };
         let updated = sqlx::query(
             "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
-             auth_credentials = ?7, protocol_version = ?8, hidden_metadata_keys = ?9 \
+             auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
              WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
         )
         .bind(&config.tenant)
@@ -176,7 +185,7 @@ impl PushStore for SqliteStore {
         .bind(config.token.as_deref())
         .bind(scheme)
         .bind(credentials)
-        .bind(&config.protocol_version)
+        .bind(config.payload_kind.as_str())
         .bind(&hidden)
         .execute(&mut *tx)
         .await
@@ -197,7 +206,7 @@ impl PushStore for SqliteStore {
             } else {
                 sqlx::query(
                     "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, protocol_version, created_micros, hidden_metadata_keys) \
+                     auth_credentials, payload_kind, created_micros, hidden_metadata_keys) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .bind(&config.tenant)
@@ -207,7 +216,7 @@ impl PushStore for SqliteStore {
                 .bind(config.token.as_deref())
                 .bind(scheme)
                 .bind(credentials)
-                .bind(&config.protocol_version)
+                .bind(config.payload_kind.as_str())
                 .bind(micros(Utc::now()))
                 .bind(&hidden)
                 .execute(&mut *tx)

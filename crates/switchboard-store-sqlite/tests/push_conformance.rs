@@ -53,7 +53,7 @@ fn hook(task: &str) -> PushConfig {
         url: "https://hooks.example.com/x".into(),
         token: None,
         authentication: None,
-        protocol_version: "1.0".into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
     }
 }

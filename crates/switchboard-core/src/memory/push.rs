@@ -22,7 +22,8 @@ use switchboard_protocol::{StreamResponse, Task};
 
 use super::InMemoryStore;
 use crate::push::{
-    ConfigPage, OutboxItem, OutboxState, PushConfig, PushStore, PutConfig, Requeue, outbox_payload,
+    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
+    outbox_payload,
 };
 use crate::store::StoreError;
 
@@ -55,7 +56,7 @@ struct Row {
 }
 
 /// The payloads of one event, one per config of its task (in config
-/// order), encoded once per protocol version.
+/// order), encoded once per payload kind.
 pub(super) struct Prepared(Vec<(Arc<PushConfig>, Arc<str>)>);
 
 impl PushState {
@@ -70,15 +71,15 @@ impl PushState {
         let Some(list) = self.configs.get(key).filter(|l| !l.is_empty()) else {
             return Ok(None);
         };
-        let mut by_version: Vec<(&str, Arc<str>)> = Vec::new();
+        let mut by_kind: Vec<(PayloadKind, Arc<str>)> = Vec::new();
         let mut out = Vec::with_capacity(list.len());
         for (_, config) in list {
-            let version = config.protocol_version.as_str();
-            let payload = match by_version.iter().find(|(v, _)| *v == version) {
+            let kind = config.payload_kind;
+            let payload = match by_kind.iter().find(|(k, _)| *k == kind) {
                 Some((_, p)) => p.clone(),
                 None => {
-                    let p: Arc<str> = outbox_payload(version, event, task)?.into();
-                    by_version.push((version, p.clone()));
+                    let p: Arc<str> = outbox_payload(kind, event, task)?.into();
+                    by_kind.push((kind, p.clone()));
                     p
                 }
             };
@@ -132,8 +133,8 @@ impl PushState {
             config_id: config.id.clone(),
             seq: row.seq,
             payload: row.payload.to_string(),
-            // The version the payload was made for, as the SQL stores copy it.
-            protocol_version: row.config.protocol_version.clone(),
+            // The kind the payload was made as, as the SQL stores copy it.
+            payload_kind: row.config.payload_kind,
             hidden_metadata_keys: config.hidden_metadata_keys.clone(),
             url: config.url.clone(),
             token: config.token.clone(),

@@ -27,7 +27,7 @@ fn config(tenant: &str, task: &str, id: &str) -> PushConfig {
             scheme: "Bearer".into(),
             credentials: Some("secret".into()),
         }),
-        protocol_version: PROTOCOL_1_0.into(),
+        payload_kind: PayloadKind::Event,
         hidden_metadata_keys: vec![format!("urn:hidden:{id}")],
     }
 }
@@ -99,7 +99,7 @@ pub async fn run_all<S: TaskStore + PushStore>(store: &S) {
     config_crud(store).await;
     commits_queue_one_item_per_config(store, store).await;
     multi_event_commits_queue_every_event(store, store).await;
-    v03_configs_queue_the_task_snapshot(store, store).await;
+    snapshot_configs_queue_the_task_snapshot(store, store).await;
     order_per_config_survives_retries(store, store).await;
     leases_expire(store, store).await;
     delete_stops_delivery_and_keeps_dead_letters(store, store).await;
@@ -170,6 +170,7 @@ pub async fn config_crud(store: &dyn PushStore) {
     let mut changed = config("", t, "c1");
     changed.url = "https://other.example.com/hook".into();
     changed.hidden_metadata_keys = vec!["urn:a".into(), "urn:b".into()];
+    changed.payload_kind = PayloadKind::TaskSnapshot;
     assert_eq!(
         store.put_config(&changed, 3).await.unwrap(),
         PutConfig::Replaced,
@@ -265,24 +266,25 @@ pub async fn multi_event_commits_queue_every_event(tasks: &dyn TaskStore, push: 
     assert!(claim_for(push, t).await.is_empty());
 }
 
-/// A config made over 0.3 is queued the task as of each event (the snapshot
-/// committed with it, as `{"task": ..}`), a 1.0 config of the same task the
-/// event; both items carry their config's version. A task event is its own
-/// snapshot; a creation commit of two events queues the final snapshot for
-/// the second.
-pub async fn v03_configs_queue_the_task_snapshot(tasks: &dyn TaskStore, push: &dyn PushStore) {
-    let t = "v03-snapshot-task";
-    let v03 = PushConfig {
-        protocol_version: PROTOCOL_0_3.into(),
+/// A [`PayloadKind::TaskSnapshot`] config is queued the task as of each
+/// event (the snapshot committed with it, as `{"task": ..}`), an
+/// [`PayloadKind::Event`] config of the same task the event; both items
+/// carry their config's kind, which is stored with the config. A task event
+/// is its own snapshot; a creation commit of two events queues the final
+/// snapshot for the second.
+pub async fn snapshot_configs_queue_the_task_snapshot(tasks: &dyn TaskStore, push: &dyn PushStore) {
+    let t = "snapshot-task";
+    let snapshots = PushConfig {
+        payload_kind: PayloadKind::TaskSnapshot,
         hidden_metadata_keys: Vec::new(),
-        ..config("", t, "old")
+        ..config("", t, "snap")
     };
-    push.put_config(&v03, 10).await.unwrap();
-    push.put_config(&config("", t, "new"), 10).await.unwrap();
+    push.put_config(&snapshots, 10).await.unwrap();
+    push.put_config(&config("", t, "event"), 10).await.unwrap();
     assert_eq!(
-        push.get_config("", t, "old").await.unwrap().unwrap(),
-        v03,
-        "the version is stored with the config"
+        push.get_config("", t, "snap").await.unwrap().unwrap(),
+        snapshots,
+        "the kind is stored with the config"
     );
     let mut w = Writer::new("", t);
     w.record.last_seq = 2;
@@ -313,12 +315,12 @@ pub async fn v03_configs_queue_the_task_snapshot(tasks: &dyn TaskStore, push: &d
         for item in items {
             assert_eq!(item.seq, seq);
             let body: serde_json::Value = serde_json::from_str(&item.payload).unwrap();
-            let (version, want) = if item.config_id == "old" {
-                (PROTOCOL_0_3, &snapshot)
+            let (kind, want) = if item.config_id == "snap" {
+                (PayloadKind::TaskSnapshot, &snapshot)
             } else {
-                (PROTOCOL_1_0, &event)
+                (PayloadKind::Event, &event)
             };
-            assert_eq!(item.protocol_version, version, "item {seq}");
+            assert_eq!(item.payload_kind, kind, "item {seq}");
             assert_eq!(&body, want, "config {} item {seq}", item.config_id);
             push.ack(item.id).await.unwrap();
         }
@@ -351,7 +353,7 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
         assert_eq!(item.seq, 2, "heads are the oldest events");
         assert_eq!(item.attempts, 1, "a claim counts as an attempt");
         assert_eq!(item.state, OutboxState::Pending);
-        assert_eq!(item.protocol_version, PROTOCOL_1_0);
+        assert_eq!(item.payload_kind, PayloadKind::Event);
         let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();
         assert_eq!(
             serde_json::to_value(&body).unwrap(),

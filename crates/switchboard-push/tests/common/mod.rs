@@ -1,5 +1,6 @@
 //! Test receivers: real HTTP servers on 127.0.0.1 that record what they get
-//! and can be told to fail (answer 503) or to stop listening for a while.
+//! and can be told to fail (answer 503) or to stop listening for a while;
+//! worker options that deliver to them quickly.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
@@ -12,7 +13,23 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use switchboard_push::{KeySet, PushOptions, RetryPolicy};
 use tokio::sync::oneshot;
+
+/// Worker options for tests: receivers on 127.0.0.1 allowed, quick polls
+/// and retries that never give up.
+pub fn options(keys: Arc<KeySet>) -> PushOptions {
+    let mut o = PushOptions::new("http://agent.test", keys);
+    o.ssrf.allow_hosts = vec!["127.0.0.1".into()];
+    o.poll_interval = Duration::from_millis(50);
+    o.retry = RetryPolicy {
+        base: Duration::from_millis(20),
+        max: Duration::from_millis(200),
+        max_attempts: 1000,
+    };
+    o.request_timeout = Duration::from_secs(2);
+    o
+}
 
 /// One request as the receiver saw it.
 #[derive(Debug, Clone)]
