@@ -9,9 +9,14 @@
 //! [`crate::jsonrpc_v03`], 1.0 names are served here, with or without
 //! `A2A-Version` (the rule is in [`crate::params`]).
 //! Errors before a stream starts are plain JSON-RPC error bodies; errors in
-//! the middle of a stream are an SSE `event: error`. Every JSON-RPC error is
-//! sent with HTTP 200 (except an oversize body, 413), as JSON-RPC over HTTP
-//! usually does.
+//! the middle of a stream are an SSE `event: error`. One exception, for A2A
+//! 0.3: an error answering `message/stream` or `tasks/resubscribe` (unknown
+//! or terminal task, bad params, ...) is a `text/event-stream` holding one
+//! JSON-RPC error event, because that is what the official 0.3 SDK servers
+//! send and what their clients expect: they open every 0.3 stream as SSE and
+//! fail on any other content type before reading the error. Every JSON-RPC
+//! error is sent with HTTP 200 (except an oversize body, 413), as JSON-RPC
+//! over HTTP usually does.
 
 use std::convert::Infallible;
 
@@ -70,21 +75,28 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Err((id, err)) => return json_response(StatusCode::OK, error_body(&id, &err), &[]),
     };
     let is_v03 = switchboard_protocol::v03::rpc::methods::is_v03(&rpc.method);
+    let errors_as_sse = is_v03 && is_v03_stream(&rpc.method);
+    let error = |err: &A2AError, extra: &[(&'static str, String)]| {
+        if errors_as_sse {
+            sse_error_response(&rpc.id, err, extra)
+        } else {
+            json_response(StatusCode::OK, error_body(&rpc.id, err), extra)
+        }
+    };
     match explicit_version(&parts.headers, parts.uri.query()) {
-        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]),
+        Err(err) => return error(&err, &[]),
         Ok(Some(ProtocolVersion::V0_3)) if !is_v03 => {
-            let err = A2AError::MethodNotFound(format!(
-                "{} is not an A2A 0.3 method (A2A-Version: 0.3 was requested)",
-                rpc.method
-            ));
-            return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+            // The error's string is the method alone: it becomes
+            // `ErrorInfo.metadata.method`.
+            let err = A2AError::MethodNotFound(rpc.method.clone());
+            return error(&err, &[]);
         }
         Ok(_) => {}
     }
     let mut call =
         CallContext::anonymous().with_extensions_header(&requested_extensions(&parts.headers));
     if let Err(err) = app.handler.activate_extensions(&mut call) {
-        return json_response(StatusCode::OK, error_body(&rpc.id, &err), &[]);
+        return error(&err, &[]);
     }
     let echo = call.activated_extensions.join(",");
     let extra: Vec<(&'static str, String)> = if echo.is_empty() {
@@ -94,7 +106,7 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     };
     let last_event_id = match last_event_id(&parts.headers) {
         Ok(v) => v,
-        Err(err) => return json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+        Err(err) => return error(&err, &extra),
     };
     let result = if is_v03 {
         crate::jsonrpc_v03::dispatch(&app, call, &rpc, last_event_id).await
@@ -109,8 +121,38 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(Reply::Stream03(stream)) => sse_response(rpc.id, stream, &extra, |id, ev| {
             success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
         }),
-        Err(err) => json_response(StatusCode::OK, error_body(&rpc.id, &err), &extra),
+        Err(err) => error(&err, &extra),
     }
+}
+
+/// The 0.3 methods answered with a stream.
+fn is_v03_stream(method: &str) -> bool {
+    use switchboard_protocol::v03::rpc::methods;
+    method == methods::STREAM || method == methods::RESUBSCRIBE
+}
+
+/// A 0.3 stream that failed before its first event: `text/event-stream`
+/// with one `data:` event holding the JSON-RPC error, then the end. No
+/// `event:` name and no `id:`, as the official 0.3 SDK servers send it.
+fn sse_error_response(
+    id: &RequestId,
+    err: &A2AError,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let data = String::from_utf8(error_body(id, err)).unwrap_or_default();
+    let frame = futures::stream::once(std::future::ready(Ok::<_, Infallible>(
+        Event::default().data(data),
+    )));
+    with_headers(Sse::new(frame).into_response(), extra)
+}
+
+fn with_headers(mut resp: Response, extra: &[(&'static str, String)]) -> Response {
+    for (name, value) in extra {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            resp.headers_mut().insert(*name, v);
+        }
+    }
+    resp
 }
 
 /// How often an idle stream sends an SSE comment. Under 5 s, because the
@@ -203,17 +245,11 @@ async fn dispatch(
 fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
-    let headers = resp.headers_mut();
-    headers.insert(
+    resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            headers.insert(*name, v);
-        }
-    }
-    resp
+    with_headers(resp, extra)
 }
 
 /// Frames each item as `id: <seq>` + `data: <JSON-RPC response>`; an error
@@ -241,13 +277,8 @@ fn sse_response(
         };
         Ok::<_, Infallible>(event)
     });
-    let mut resp = Sse::new(frames)
+    let resp = Sse::new(frames)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            resp.headers_mut().insert(*name, v);
-        }
-    }
-    resp
+    with_headers(resp, extra)
 }
