@@ -647,6 +647,41 @@ mod tests {
     }
 
     #[test]
+    fn card_settings_from_file_and_flags() {
+        assert!(
+            Config::default().hybrid_card,
+            "the hybrid card is the default"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.toml");
+        std::fs::write(
+            &path,
+            "hybrid_card = false\n[interface_urls]\nGRPC = \"grpc.example.com:443\"\n",
+        )
+        .unwrap();
+        let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
+        assert!(!cfg.hybrid_card);
+        assert_eq!(cfg.interface_urls["GRPC"], "grpc.example.com:443");
+        let mut a = args(Some(path));
+        a.hybrid_card = true;
+        a.interface_url =
+            vec![parse_interface_url("jsonrpc=https://proxy.example.com/a2a").unwrap()];
+        let cfg = Config::resolve(&a).unwrap();
+        assert!(cfg.hybrid_card, "the flag wins over the file");
+        assert_eq!(
+            cfg.interface_urls["JSONRPC"],
+            "https://proxy.example.com/a2a"
+        );
+        assert_eq!(cfg.interface_urls.len(), 2, "flags add to the file");
+        let mut a = args(None);
+        a.strict_card = true;
+        assert!(!Config::resolve(&a).unwrap().hybrid_card);
+        for bad in ["GRPC", "SOAP=x", "GRPC= "] {
+            assert!(parse_interface_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn push_settings_from_file_and_flags() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("push.toml");
