@@ -208,7 +208,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(0)
     }
 
-    /// This store as a [`PushStore`], when it also keeps push configs and
+    /// This store as a [`PushStore`](crate::push::PushStore), when it also keeps push configs and
     /// the outbox (its commits then queue notifications). The stores of
     /// this workspace all do; the default is `None`.
     fn push_store(self: Arc<Self>) -> Option<Arc<dyn crate::push::PushStore>> {

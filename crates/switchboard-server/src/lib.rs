@@ -171,7 +171,7 @@ impl A2aServer {
     /// with `options`' allowed hosts; the signing keys are published at
     /// `/.well-known/jwks.json`; and [`serve`](Self::serve) runs the
     /// delivery worker, with the same allowed hosts, until it stops. See
-    /// [`push`](crate::push).
+    /// the [`push` module](crate::push).
     ///
     /// Fails when the task store keeps no push configs (every store of this
     /// workspace does) or the signing keys cannot be loaded.
