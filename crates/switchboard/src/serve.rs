@@ -266,6 +266,13 @@ impl Config {
         if args.strict_card {
             cfg.hybrid_card = false;
         }
+        // The file's bindings are checked (and their names normalized) like the flag's.
+        let from_file = std::mem::take(&mut cfg.interface_urls);
+        for (binding, url) in from_file {
+            let (binding, url) = parse_interface_url(&format!("{binding}={url}"))
+                .map_err(|e| anyhow::anyhow!("interface_urls: {e}"))?;
+            cfg.interface_urls.insert(binding, url);
+        }
         for (binding, url) in &args.interface_url {
             cfg.interface_urls.insert(binding.clone(), url.clone());
         }
@@ -656,7 +663,7 @@ mod tests {
         let path = dir.path().join("card.toml");
         std::fs::write(
             &path,
-            "hybrid_card = false\n[interface_urls]\nGRPC = \"grpc.example.com:443\"\n",
+            "hybrid_card = false\n[interface_urls]\ngrpc = \"grpc.example.com:443\"\n",
         )
         .unwrap();
         let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
@@ -679,6 +686,10 @@ mod tests {
         for bad in ["GRPC", "SOAP=x", "GRPC= "] {
             assert!(parse_interface_url(bad).is_err(), "{bad}");
         }
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[interface_urls]\nSOAP = \"x\"\n").unwrap();
+        let err = format!("{:#}", Config::resolve(&args(Some(path))).unwrap_err());
+        assert!(err.contains("unknown binding \"SOAP\""), "{err}");
     }
 
     #[test]
