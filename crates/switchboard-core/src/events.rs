@@ -358,8 +358,7 @@ impl TaskEvents {
         name: impl Into<String>,
         text: impl Into<String>,
     ) -> Result<(), EmitError> {
-        let artifact =
-            Artifact::new(uuid::Uuid::now_v7().to_string(), vec![Part::text(text)]).with_name(name);
+        let artifact = Artifact::new(vec![Part::text(text)]).with_name(name);
         self.artifact(artifact).await
     }
 
@@ -654,9 +653,7 @@ impl EventBatch {
 
     /// Adds a one-part text artifact named `name`.
     pub fn artifact_text(self, name: impl Into<String>, text: impl Into<String>) -> Self {
-        self.artifact(
-            Artifact::new(uuid::Uuid::now_v7().to_string(), vec![Part::text(text)]).with_name(name),
-        )
+        self.artifact(Artifact::new(vec![Part::text(text)]).with_name(name))
     }
 
     /// How many changes the batch holds.
@@ -694,7 +691,16 @@ impl ArtifactWriter {
     }
 
     async fn send(&mut self, part: Part, last: bool) -> Result<(), EmitError> {
-        let mut artifact = Artifact::new(self.artifact_id.clone(), vec![part]);
+        // A literal rather than `Artifact::new`: the id is already known,
+        // so no fresh one is generated per chunk.
+        let mut artifact = Artifact {
+            artifact_id: self.artifact_id.clone(),
+            name: None,
+            description: None,
+            parts: vec![part],
+            metadata: None,
+            extensions: Vec::new(),
+        };
         if !self.started {
             artifact.name = self.name.take();
         }

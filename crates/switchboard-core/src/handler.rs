@@ -79,8 +79,10 @@ struct Inner {
     config: HandlerConfig,
     shutdown: CancellationToken,
     runs: TaskTracker,
-    /// Push notifications, when enabled.
-    push: Option<PushSetup>,
+    /// Push notifications, when enabled: at build time
+    /// ([`RequestHandlerBuilder::push`]) or once afterwards
+    /// ([`RequestHandler::enable_push`]).
+    push: std::sync::OnceLock<PushSetup>,
     /// Stops the replica duties (see [`crate::cluster`]) when the handler goes.
     background: CancellationToken,
 }
@@ -90,6 +92,12 @@ impl Drop for Inner {
         self.background.cancel();
     }
 }
+
+/// The task store keeps no push configs (it does not implement
+/// [`PushStore`]), so push notifications cannot be enabled on it.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the task store does not keep push notification configs, so push cannot be enabled")]
+pub struct PushUnavailable;
 
 /// Where push configs live and how they are checked.
 #[derive(Debug, Clone)]
@@ -214,7 +222,7 @@ impl RequestHandlerBuilder {
                 config: self.config,
                 shutdown: CancellationToken::new(),
                 runs: TaskTracker::new(),
-                push: self.push,
+                push: self.push.map(std::sync::OnceLock::from).unwrap_or_default(),
                 background,
             }),
         }
@@ -281,12 +289,36 @@ impl RequestHandler {
     /// [`RequestHandlerBuilder::push`]); the card's
     /// `capabilities.pushNotifications` should say so.
     pub fn push_enabled(&self) -> bool {
-        self.inner.push.is_some()
+        self.inner.push.get().is_some()
+    }
+
+    /// Enables push notifications on a handler built without them, keeping
+    /// configs in the task store (whose commits queue the notifications),
+    /// checked against `limits`. What `A2aServer::push` (crate
+    /// `switchboard-server`) uses, so that one call there wires everything;
+    /// call it before serving. Returns the push store, for the delivery
+    /// worker. When push is already enabled this keeps the existing setup
+    /// and returns its store.
+    pub fn enable_push(
+        &self,
+        limits: PushConfigLimits,
+    ) -> Result<Arc<dyn PushStore>, PushUnavailable> {
+        if let Some(p) = self.inner.push.get() {
+            return Ok(p.store.clone());
+        }
+        let store = self
+            .inner
+            .store
+            .clone()
+            .push_store()
+            .ok_or(PushUnavailable)?;
+        let setup = self.inner.push.get_or_init(|| PushSetup { store, limits });
+        Ok(setup.store.clone())
     }
 
     /// The push store, when push notifications are enabled.
     pub fn push_store(&self) -> Option<&Arc<dyn PushStore>> {
-        self.inner.push.as_ref().map(|p| &p.store)
+        self.inner.push.get().map(|p| &p.store)
     }
 
     /// The agent card as configured (bindings add their interfaces).
@@ -688,7 +720,7 @@ impl RequestHandler {
             .map_err(|_| A2AError::Internal("the agent run ended without an outcome".into()));
         if let (Some((task_id, id)), Ok(Outcome::Message(_) | Outcome::Error(_)) | Err(_)) =
             (&inline_config, &outcome)
-            && let Some(push) = &self.inner.push
+            && let Some(push) = self.inner.push.get()
         {
             // A direct reply or a refusal: no task, so no config either.
             if let Err(e) = push.store.delete_config(&call.tenant, task_id, id).await {
@@ -958,7 +990,7 @@ impl RequestHandler {
     fn push_setup(&self) -> Result<&PushSetup, A2AError> {
         self.inner
             .push
-            .as_ref()
+            .get()
             .ok_or(A2AError::PushNotificationNotSupported)
     }
 
@@ -1072,10 +1104,9 @@ impl RequestHandler {
             .map_err(internal)?
         {
             Some(c) => Ok(c.to_wire()),
-            None => Err(A2AError::TaskNotFound(format!(
-                "{} (it has no push notification config {:?})",
-                req.task_id, req.id
-            ))),
+            // The error's string is the task id: it becomes
+            // `ErrorInfo.metadata.taskId` on every binding.
+            None => Err(A2AError::TaskNotFound(req.task_id)),
         }
     }
 

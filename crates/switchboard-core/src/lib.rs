@@ -51,7 +51,7 @@ pub use context::{ANONYMOUS, CallContext};
 pub use dispatch::Answer;
 pub use events::{ArtifactWriter, EmitError, EventBatch, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
-pub use handler::{HandlerConfig, RequestHandler, RequestHandlerBuilder};
+pub use handler::{HandlerConfig, PushUnavailable, RequestHandler, RequestHandlerBuilder};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use push::{PushConfig, PushConfigLimits, PushStore, Requeue};

@@ -112,6 +112,11 @@ impl InMemoryStore {
 
 #[async_trait]
 impl TaskStore for InMemoryStore {
+    /// Push configs and the outbox live beside the tasks.
+    fn push_store(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn crate::PushStore>> {
+        Some(self)
+    }
+
     async fn commit_events(
         &self,
         record: &TaskRecord,

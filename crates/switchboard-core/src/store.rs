@@ -17,6 +17,7 @@
 //! (feature `testing`).
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -205,6 +206,13 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
         let _ = (retention, now);
         Ok(0)
+    }
+
+    /// This store as a [`PushStore`](crate::push::PushStore), when it also keeps push configs and
+    /// the outbox (its commits then queue notifications). The stores of
+    /// this workspace all do; the default is `None`.
+    fn push_store(self: Arc<Self>) -> Option<Arc<dyn crate::push::PushStore>> {
+        None
     }
 }
 

@@ -87,7 +87,11 @@ fn agent() -> impl AgentExecutor {
             "refuse" => return Err(A2AError::ContentTypeNotSupported("no thanks".into()).into()),
             "bad-append" => {
                 let err = events
-                    .artifact_chunk(Artifact::new("nope", vec![Part::text("x")]), true, false)
+                    .artifact_chunk(
+                        Artifact::new(vec![Part::text("x")]).with_id("nope"),
+                        true,
+                        false,
+                    )
                     .await
                     .unwrap_err();
                 events.artifact_text("err", err.to_string()).await?;

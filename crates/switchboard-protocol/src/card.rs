@@ -122,6 +122,42 @@ impl AgentCard {
         }
     }
 
+    /// Sets the media types the agent accepts by default (the card's
+    /// `defaultInputModes`; [`AgentCard::new`] starts with `text/plain`).
+    ///
+    /// **These are enforced.** A server built on switchboard refuses a
+    /// SendMessage whose parts have a media type that neither these nor any
+    /// skill's `inputModes` accept, with ContentTypeNotSupported (-32005)
+    /// naming the offending part and the accepted types, e.g.
+    /// `message.parts[1] has media type application/json; this agent accepts
+    /// text/plain`. A text part without `mediaType` counts as `text/plain`;
+    /// other parts without one are not checked. Patterns match like HTTP
+    /// `Accept`: `*/*`, `image/*`. An empty list accepts everything.
+    ///
+    /// ```
+    /// use switchboard_protocol::AgentCard;
+    /// let card = AgentCard::new("a", "b", "1")
+    ///     .with_input_modes(&["text/plain", "application/json"]);
+    /// assert_eq!(card.default_input_modes, ["text/plain", "application/json"]);
+    /// ```
+    pub fn with_input_modes(mut self, modes: &[&str]) -> Self {
+        self.default_input_modes = modes.iter().map(|m| m.to_string()).collect();
+        self
+    }
+
+    /// Sets the media types the agent produces by default (the card's
+    /// `defaultOutputModes`; [`AgentCard::new`] starts with `text/plain`).
+    ///
+    /// **These are enforced too**, from the other side: a SendMessage whose
+    /// `configuration.acceptedOutputModes` shares no type with these (and
+    /// the skills' `outputModes`) is refused with ContentTypeNotSupported
+    /// naming both lists. A request without `acceptedOutputModes` accepts
+    /// anything.
+    pub fn with_output_modes(mut self, modes: &[&str]) -> Self {
+        self.default_output_modes = modes.iter().map(|m| m.to_string()).collect();
+        self
+    }
+
     /// Adds a skill.
     pub fn with_skill(mut self, skill: AgentSkill) -> Self {
         self.skills.push(skill);
@@ -134,7 +170,8 @@ impl AgentCard {
         self
     }
 
-    /// Declares an extension in `capabilities.extensions`.
+    /// Declares an extension in `capabilities.extensions` (see
+    /// [`AgentExtension::new`]).
     pub fn with_extension(mut self, extension: AgentExtension) -> Self {
         self.capabilities.extensions.push(extension);
         self
@@ -223,6 +260,53 @@ pub struct AgentExtension {
     /// Extension-specific parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, Value>>,
+}
+
+impl AgentExtension {
+    /// An optional extension identified by `uri`, with no description or
+    /// parameters; add them with the `with_*` methods.
+    ///
+    /// ```
+    /// use switchboard_protocol::{AgentCard, AgentExtension};
+    /// let card = AgentCard::new("a", "b", "1").with_extension(
+    ///     AgentExtension::new("https://example.com/ext/citations/v1")
+    ///         .with_description("Cites sources in artifact metadata")
+    ///         .with_param("style", "apa")
+    ///         .required(true),
+    /// );
+    /// let ext = &card.capabilities.extensions[0];
+    /// assert!(ext.required);
+    /// assert_eq!(ext.params.as_ref().unwrap()["style"], "apa");
+    /// ```
+    pub fn new(uri: impl Into<String>) -> Self {
+        AgentExtension {
+            uri: uri.into(),
+            description: None,
+            required: false,
+            params: None,
+        }
+    }
+
+    /// Says what the extension is used for here.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Makes clients activate it: a request that does not is refused with
+    /// ExtensionSupportRequired (-32008).
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Adds one extension-specific parameter.
+    pub fn with_param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params
+            .get_or_insert_with(serde_json::Map::new)
+            .insert(key.into(), value.into());
+        self
+    }
 }
 
 /// Something the agent can do.

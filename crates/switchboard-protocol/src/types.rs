@@ -475,16 +475,34 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    /// A new artifact with the given id and parts.
-    pub fn new(artifact_id: impl Into<String>, parts: Vec<Part>) -> Self {
+    /// A new artifact holding `parts`, with a fresh unique id (a UUIDv7).
+    ///
+    /// Set the id yourself with [`Artifact::with_id`] when later chunks must
+    /// append to this artifact (the id is what names it within the task).
+    ///
+    /// ```
+    /// use switchboard_protocol::{Artifact, Part};
+    /// let a = Artifact::new(vec![Part::text("hi")]);
+    /// let b = Artifact::new(vec![Part::text("hi")]);
+    /// assert_ne!(a.artifact_id, b.artifact_id);
+    /// let c = Artifact::new(vec![Part::text("more")]).with_id("report");
+    /// assert_eq!(c.artifact_id, "report");
+    /// ```
+    pub fn new(parts: Vec<Part>) -> Self {
         Artifact {
-            artifact_id: artifact_id.into(),
+            artifact_id: uuid::Uuid::now_v7().to_string(),
             name: None,
             description: None,
             parts,
             metadata: None,
             extensions: Vec::new(),
         }
+    }
+
+    /// Sets the id, e.g. to append chunks to an artifact sent earlier.
+    pub fn with_id(mut self, artifact_id: impl Into<String>) -> Self {
+        self.artifact_id = artifact_id.into();
+        self
     }
 
     /// Sets the name.

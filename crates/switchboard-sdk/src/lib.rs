@@ -10,7 +10,7 @@
 //! | `sqlite` | no | `store::sqlite::SqliteStore`: tasks that survive a crash, in one file |
 //! | `grpc` | no | the gRPC binding on the same port (tonic, prost) |
 //! | `postgres` | no | `store::postgres::PgStore`: several replicas on one database |
-//! | `push` | no | `push`: signed webhook delivery with retries and an SSRF guard |
+//! | `push` | no | `server::push`: `A2aServer::push(PushOptions)`, signed webhook delivery with retries and an SSRF guard |
 //! | `client` | no | `client::A2AClient`: talk to any A2A agent |
 //! | `full` | no | all of the above |
 //!

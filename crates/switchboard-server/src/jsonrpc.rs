@@ -10,9 +10,14 @@
 //! [`crate::jsonrpc_v03`], 1.0 names are served here, with or without
 //! `A2A-Version` (the rule is in [`crate::params`]).
 //! Errors before a stream starts are plain JSON-RPC error bodies; errors in
-//! the middle of a stream are an SSE `event: error`. Every JSON-RPC error is
-//! sent with HTTP 200 (except an oversize body, 413), as JSON-RPC over HTTP
-//! usually does.
+//! the middle of a stream are an SSE `event: error`. One exception, for A2A
+//! 0.3: an error answering `message/stream` or `tasks/resubscribe` (unknown
+//! or terminal task, bad params, ...) is a `text/event-stream` holding one
+//! JSON-RPC error event, because that is what the official 0.3 SDK servers
+//! send and what their clients expect: they open every 0.3 stream as SSE and
+//! fail on any other content type before reading the error. Every JSON-RPC
+//! error is sent with HTTP 200 (except an oversize body, 413, and the gate's
+//! 401/403), as JSON-RPC over HTTP usually does.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -28,7 +33,7 @@ use switchboard_protocol::{A2AError, A2aRequest, Operation};
 use crate::AppState;
 use crate::gate::Gate;
 use crate::params::{ProtocolVersion, explicit_version, is_json_content_type, last_event_id};
-use crate::sse::{add_headers, event_frames, sse_response};
+use crate::sse::{SseFrame, add_headers, event_frames, sse_response};
 
 /// Handles a POST to the JSON-RPC endpoint.
 pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
@@ -72,26 +77,35 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Err((id, err)) => return error_response(&app, &id, &err, &[]),
     };
     let is_v03 = switchboard_protocol::v03::rpc::methods::is_v03(&rpc.method);
+    // 0.3 clients open `message/stream` and `tasks/resubscribe` as SSE
+    // whatever happens, so their errors are one SSE event (as the official
+    // 0.3 SDK servers send them); 1.0 errors are plain JSON-RPC answers.
+    let errors_as_sse = is_v03 && is_v03_stream(&rpc.method);
+    let error = |err: &A2AError, extra: &[(&'static str, String)]| {
+        if errors_as_sse {
+            sse_error_response(&rpc.id, err, extra)
+        } else {
+            error_response(&app, &rpc.id, err, extra)
+        }
+    };
     match explicit_version(&parts.headers, parts.uri.query()) {
-        Err(err) => return error_response(&app, &rpc.id, &err, &[]),
+        Err(err) => return error(&err, &[]),
         Ok(Some(ProtocolVersion::V0_3)) if !is_v03 => {
-            let err = A2AError::MethodNotFound(format!(
-                "{} is not an A2A 0.3 method (A2A-Version: 0.3 was requested)",
-                rpc.method
-            ));
-            return error_response(&app, &rpc.id, &err, &[]);
+            // The error's string is the method alone: it becomes
+            // `ErrorInfo.metadata.method`.
+            let err = A2AError::MethodNotFound(rpc.method.clone());
+            return error(&err, &[]);
         }
         Ok(_) => {}
     }
-    let call = match app.gate.call_context(&identity, &parts.headers) {
+    let mut call = match app.gate.call_context(&identity, &parts.headers) {
         Ok(call) => call,
-        Err(err) => return error_response(&app, &rpc.id, &err, &[]),
+        Err(err) => return error(&err, &[]),
     };
-    let mut call = call;
     let extra = Gate::echo_headers(&call);
     match last_event_id(&parts.headers) {
         Ok(after) => call.resume_after = after,
-        Err(err) => return error_response(&app, &rpc.id, &err, &extra),
+        Err(err) => return error(&err, &extra),
     }
     let result = if is_v03 {
         crate::jsonrpc_v03::dispatch(&app, call, &rpc).await
@@ -104,8 +118,27 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(Reply::Stream03(stream)) => sse(rpc.id, stream, &extra, |id, ev| {
             success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
         }),
-        Err(err) => error_response(&app, &rpc.id, &err, &extra),
+        Err(err) => error(&err, &extra),
     }
+}
+
+/// The 0.3 methods answered with a stream.
+fn is_v03_stream(method: &str) -> bool {
+    use switchboard_protocol::v03::rpc::methods;
+    method == methods::STREAM || method == methods::RESUBSCRIBE
+}
+
+/// A 0.3 stream that failed before its first event: `text/event-stream`
+/// with one `data:` event holding the JSON-RPC error, then the end. No
+/// `event:` name and no `id:`, as the official 0.3 SDK servers send it.
+fn sse_error_response(
+    id: &RequestId,
+    err: &A2AError,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let data = String::from_utf8(error_body(id, err)).unwrap_or_default();
+    let frame = futures::stream::once(std::future::ready(SseFrame::data(None, data)));
+    sse_response(frame, extra)
 }
 
 /// A JSON-RPC error answer: HTTP 200, as JSON-RPC over HTTP usually does,

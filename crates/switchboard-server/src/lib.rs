@@ -20,8 +20,14 @@
 //!   beside the 1.0 service; the version rule is in [`params`];
 //! - the public agent card at `/.well-known/agent-card.json`, with
 //!   `supportedInterfaces` filled in from the public URL (1.0 entries first,
-//!   then the 0.3 ones), `ETag` and `Cache-Control`; optionally the hybrid
-//!   card with the 0.3 top-level fields ([`A2aServer::hybrid_card`]).
+//!   then the 0.3 ones; a binding served elsewhere, e.g. behind a proxy, gets
+//!   its own URL with [`A2aServer::interface_url`]), `ETag` and
+//!   `Cache-Control`. By default it is the *hybrid* card: the 1.0 card plus
+//!   the 0.3 top-level fields, so that 0.3 clients can discover the 0.3
+//!   interfaces; [`A2aServer::hybrid_card`]`(false)` serves a strict 1.0
+//!   card instead;
+//! - with the `push` feature (on by default), push notifications wired in
+//!   one call: [`A2aServer::push`] (see [`push`]).
 //!
 //! ```no_run
 //! # async fn run(handler: switchboard_core::RequestHandler) -> std::io::Result<()> {
@@ -45,6 +51,8 @@ mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
 pub mod params;
+#[cfg(feature = "push")]
+pub mod push;
 mod rest;
 mod rest_v03;
 pub mod sse;
@@ -113,6 +121,11 @@ pub struct A2aServer {
     extra: Router,
     /// Layers added from outside, innermost first.
     layers: Vec<LayerFn>,
+    /// Per-binding URLs that replace the ones derived from `public_url`.
+    interface_urls: Vec<(String, String)>,
+    /// Push notifications to wire up at `serve` (see [`A2aServer::push`]).
+    #[cfg(feature = "push")]
+    push: Option<push::Wired>,
 }
 
 impl fmt::Debug for A2aServer {
@@ -123,6 +136,7 @@ impl fmt::Debug for A2aServer {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("error_table", &self.error_table)
             .field("hybrid_card", &self.hybrid_card)
+            .field("interface_urls", &self.interface_urls)
             .field("authenticator", &self.authenticator)
             .field("layers", &self.layers.len())
             .finish_non_exhaustive()
@@ -139,10 +153,13 @@ impl A2aServer {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             error_table: ErrorTable::default(),
             jwks: None,
-            hybrid_card: false,
+            hybrid_card: true,
             authenticator: None,
             extra: Router::new(),
             layers: Vec::new(),
+            interface_urls: Vec::new(),
+            #[cfg(feature = "push")]
+            push: None,
         }
     }
 
@@ -202,13 +219,73 @@ impl A2aServer {
         self
     }
 
-    /// Serves the hybrid card: the 1.0 card plus the 0.3 top-level fields
-    /// (`url`, `preferredTransport`, `protocolVersion`,
-    /// `additionalInterfaces`), so 0.3-only clients can read it. Off by
-    /// default, because strict 1.0 validators refuse unknown fields.
+    /// Whether the card carries the A2A 0.3 top-level fields beside the 1.0
+    /// ones (default `true`).
+    ///
+    /// The *hybrid* card adds `url`, `preferredTransport`,
+    /// `protocolVersion` and `additionalInterfaces`, derived from the card's
+    /// 0.3 interfaces (and only when it has some). 0.3 clients, such as the
+    /// official `a2a-sdk` 0.3.x, refuse a card without `url`, so without
+    /// these fields they cannot discover the 0.3 interfaces this server
+    /// serves; 1.0 clients ignore them. Pass `false` for a *strict* 1.0
+    /// card, when a strict 1.0 validator (which refuses unknown fields)
+    /// must accept the card and no 0.3 client needs to read it.
     pub fn hybrid_card(mut self, on: bool) -> Self {
         self.hybrid_card = on;
         self
+    }
+
+    /// Advertises `url` for `binding` (`"JSONRPC"`, `"HTTP+JSON"` or
+    /// `"GRPC"`, the `BINDING_*` constants) in the card, in place of the URL
+    /// derived from [`public_url`](Self::public_url): for an agent behind a
+    /// proxy that routes a binding elsewhere, or serving gRPC on another
+    /// host or port. The 0.3 interface of that binding (and so the hybrid
+    /// card's `url`/`additionalInterfaces`) gets the same URL. gRPC URLs are
+    /// `host:port`. Has no effect when the handler's card lists its own
+    /// interfaces. It only changes what the card says: this server still
+    /// serves every binding on the port it is given.
+    ///
+    /// ```
+    /// # fn f(handler: switchboard_core::RequestHandler) {
+    /// use switchboard_protocol::card::BINDING_GRPC;
+    /// let server = switchboard_server::A2aServer::new(handler)
+    ///     .public_url("https://agent.example.com")
+    ///     .interface_url(BINDING_GRPC, "grpc.agent.example.com:443");
+    /// let card = server.card();
+    /// assert!(card.supported_interfaces.iter().any(|i| i.protocol_binding == BINDING_GRPC
+    ///     && i.url == "grpc.agent.example.com:443"));
+    /// # }
+    /// ```
+    pub fn interface_url(mut self, binding: impl Into<String>, url: impl Into<String>) -> Self {
+        let binding = binding.into();
+        self.interface_urls.retain(|(b, _)| *b != binding);
+        self.interface_urls.push((binding, url.into()));
+        self
+    }
+
+    /// The URL the card gives `binding`: its override, else `derived`.
+    fn url_for(&self, binding: &str, derived: String) -> String {
+        self.interface_urls
+            .iter()
+            .find(|(b, _)| b == binding)
+            .map_or(derived, |(_, url)| url.clone())
+    }
+
+    /// Turns on push notifications, wired in one call: the handler accepts
+    /// push configs (kept in its task store), checked by the SSRF guard
+    /// with `options`' allowed hosts; the signing keys are published at
+    /// `/.well-known/jwks.json`; and [`serve`](Self::serve) runs the
+    /// delivery worker, with the same allowed hosts, until it stops. See
+    /// the [`push` module](crate::push).
+    ///
+    /// Fails when the task store keeps no push configs (every store of this
+    /// workspace does) or the signing keys cannot be loaded.
+    #[cfg(feature = "push")]
+    pub fn push(mut self, options: push::PushOptions) -> Result<Self, push::PushError> {
+        let wired = push::wire(&self.handler, options)?;
+        self.jwks = Some(wired.keys.clone());
+        self.push = Some(wired);
+        Ok(self)
     }
 
     /// Publishes the keys that sign push notifications at
@@ -262,13 +339,13 @@ impl A2aServer {
                 format!("{}{}", self.public_url, self.rpc_path)
             };
             card.supported_interfaces.push(AgentInterface {
-                url,
+                url: self.url_for(BINDING_JSONRPC, url),
                 protocol_binding: BINDING_JSONRPC.into(),
                 tenant: None,
                 protocol_version: PROTOCOL_VERSION.into(),
             });
             card.supported_interfaces.push(AgentInterface {
-                url: self.public_url.clone(),
+                url: self.url_for(BINDING_HTTP_JSON, self.public_url.clone()),
                 protocol_binding: BINDING_HTTP_JSON.into(),
                 tenant: None,
                 protocol_version: PROTOCOL_VERSION.into(),
@@ -281,7 +358,7 @@ impl A2aServer {
                     .split_once("://")
                     .map_or(self.public_url.as_str(), |(_, rest)| rest);
                 card.supported_interfaces.push(AgentInterface {
-                    url: authority.to_string(),
+                    url: self.url_for(BINDING_GRPC, authority.to_string()),
                     protocol_binding: BINDING_GRPC.into(),
                     tenant: None,
                     protocol_version: PROTOCOL_VERSION.into(),
@@ -381,12 +458,23 @@ impl A2aServer {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,
-    /// lets running tasks settle (up to 10 s) and ends open streams.
+    /// lets running tasks settle (up to 10 s) and ends open streams. With
+    /// [`push`](Self::push), delivers push notifications meanwhile and stops
+    /// the delivery worker last.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        #[cfg(feature = "push")]
+        let push = match &self.push {
+            Some(wired) => Some(
+                wired
+                    .start(&self.public_url)
+                    .map_err(std::io::Error::other)?,
+            ),
+            None => None,
+        };
         let handler = self.handler.clone();
         let stop = tokio_util::sync::CancellationToken::new();
         let stop2 = stop.clone();
@@ -396,13 +484,19 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
-        if self.layers.is_empty() {
+        let served = if self.layers.is_empty() {
             // The front itself, not a boxed service or `router()`'s Router
             // around it: one indirection less on every request.
             conn::serve(listener, self.front(), stop).await
         } else {
             conn::serve(listener, self.layered(), stop).await
+        };
+        // Last, so that the final events of settling tasks are queued first.
+        #[cfg(feature = "push")]
+        if let Some(push) = push {
+            push.stop().await;
         }
+        served
     }
 }
 

@@ -556,17 +556,15 @@ fn no_route(table: ErrorTable, method: &Method, path: &str, why: NoRoute) -> Res
     let shown: String = path.chars().take(MAX_PATH_ECHO).collect();
     match why {
         NoRoute::NotFound => {
-            let err = A2AError::MethodNotFound(format!(
-                "{method} {shown} is not an A2A HTTP+JSON route (the agent card is at /.well-known/agent-card.json)"
-            ));
+            // The error's string is the request line alone: it becomes
+            // `ErrorInfo.metadata.method`.
+            let err = A2AError::MethodNotFound(format!("{method} {shown}"));
             table_error(table, &err, &[])
         }
         NoRoute::WrongMethod(allowed) => {
             let list: Vec<&str> = allowed.iter().map(Method::as_str).collect();
-            let err = A2AError::MethodNotFound(format!(
-                "{method} {shown}: this route accepts {}",
-                list.join(", ")
-            ));
+            // The accepted methods are in the `Allow` header.
+            let err = A2AError::MethodNotFound(format!("{method} {shown}"));
             let status = ErrorStatus {
                 http: StatusCode::METHOD_NOT_ALLOWED,
                 grpc: GrpcCode::Unimplemented,

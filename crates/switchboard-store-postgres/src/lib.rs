@@ -627,6 +627,13 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for PgStore {
+    /// Push configs and the outbox live beside the tasks.
+    fn push_store(
+        self: std::sync::Arc<Self>,
+    ) -> Option<std::sync::Arc<dyn switchboard_core::PushStore>> {
+        Some(self)
+    }
+
     async fn commit_events(
         &self,
         record: &TaskRecord,

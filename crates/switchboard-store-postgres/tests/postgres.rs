@@ -589,13 +589,13 @@ async fn awkward_content_round_trips() {
         .as_mut()
         .unwrap()
         .push(Message::user_text("nul:\u{0} emoji:🦀 backslash:\\").with_task_id("awkward"));
-    r.task.artifacts = Some(vec![switchboard_protocol::Artifact::new(
-        "art",
-        vec![Part::data(serde_json::json!({
+    r.task.artifacts = Some(vec![
+        switchboard_protocol::Artifact::new(vec![Part::data(serde_json::json!({
             "big": u64::MAX, "neg": i64::MIN, "pi": std::f64::consts::PI,
             "tiny": 1e-7, "nested": {"z": 1, "a": [true, null]}
-        }))],
-    )]);
+        }))])
+        .with_id("art"),
+    ]);
     let old = Utc.timestamp_opt(-86_400, 999_999_999).single().unwrap();
     r.task.status.timestamp = Some(old);
     r.created_at = old;

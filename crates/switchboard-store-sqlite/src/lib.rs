@@ -1015,6 +1015,13 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
+    /// Push configs and the outbox live beside the tasks.
+    fn push_store(
+        self: std::sync::Arc<Self>,
+    ) -> Option<std::sync::Arc<dyn switchboard_core::PushStore>> {
+        Some(self)
+    }
+
     async fn commit_events(
         &self,
         record: &TaskRecord,

@@ -257,7 +257,7 @@ impl AgentExecutor for EchoTask {
     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
         Ok(events
             .batch()
-            .artifact(Artifact::new("echo", vec![Part::text(ctx.text())]))
+            .artifact(Artifact::new(vec![Part::text(ctx.text())]).with_id("echo"))
             .complete()
             .commit()
             .await?)

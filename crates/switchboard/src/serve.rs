@@ -26,6 +26,12 @@
 //! push_retry_max_ms = 600000         # longest delay between attempts
 //! push_max_attempts = 15             # attempts before a notification is dead-lettered
 //! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
+//!
+//! # The agent card
+//! hybrid_card = true                 # add the A2A 0.3 fields so 0.3 clients can read it;
+//!                                    # false (--strict-card): a strict 1.0 card
+//! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
+//! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
 //! ```
 //!
 //! With `store = "postgres://…"` several replicas may share one database:
@@ -47,6 +53,7 @@ use switchboard_core::{
 };
 use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
+use switchboard_server::push::PushOptions;
 
 use crate::demo;
 
@@ -100,11 +107,37 @@ pub struct ServeArgs {
     /// PushNotificationNotSupported).
     #[arg(long)]
     pub no_push: bool,
-    /// Also put the A2A 0.3 top-level fields (`url`, `preferredTransport`,
-    /// `protocolVersion`, `additionalInterfaces`) on the public card, so
-    /// 0.3-only clients can read it (a strict 1.0 validator then refuses it).
-    #[arg(long)]
+    /// Serve the hybrid card (the default; kept for scripts that pass it).
+    #[arg(long, conflicts_with = "strict_card")]
     pub hybrid_card: bool,
+    /// Serve a strict A2A 1.0 card, without the 0.3 top-level fields (`url`,
+    /// `preferredTransport`, `protocolVersion`, `additionalInterfaces`) that
+    /// 0.3 clients need to discover the 0.3 interfaces. Only for when a
+    /// strict 1.0 validator must accept the card.
+    #[arg(long)]
+    pub strict_card: bool,
+    /// Advertise URL for a binding in the card instead of the one derived
+    /// from the public URL, e.g. `GRPC=grpc.example.com:443` (bindings:
+    /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
+    #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
+    pub interface_url: Vec<(String, String)>,
+}
+
+fn parse_interface_url(s: &str) -> Result<(String, String), String> {
+    use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
+    let (binding, url) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected BINDING=URL, got {s:?}"))?;
+    let binding = binding.trim().to_ascii_uppercase();
+    if ![BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {
+        return Err(format!(
+            "unknown binding {binding:?}: use JSONRPC, HTTP+JSON or GRPC"
+        ));
+    }
+    if url.trim().is_empty() {
+        return Err(format!("no URL given for {binding}"));
+    }
+    Ok((binding, url.trim().to_string()))
 }
 
 /// The resolved configuration.
@@ -145,8 +178,10 @@ pub struct Config {
     pub push_max_attempts: u32,
     /// Lease of a claimed notification (s).
     pub push_lease_secs: u64,
-    /// Serve the hybrid 1.0 + 0.3 card.
+    /// Serve the hybrid 1.0 + 0.3 card (default); `false`: strict 1.0.
     pub hybrid_card: bool,
+    /// Per-binding URLs for the card, by binding name.
+    pub interface_urls: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Config {
@@ -169,7 +204,8 @@ impl Default for Config {
             push_retry_max_ms: 600_000,
             push_max_attempts: 15,
             push_lease_secs: 60,
-            hybrid_card: false,
+            hybrid_card: true,
+            interface_urls: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -226,6 +262,19 @@ impl Config {
         }
         if args.hybrid_card {
             cfg.hybrid_card = true;
+        }
+        if args.strict_card {
+            cfg.hybrid_card = false;
+        }
+        // The file's bindings are checked (and their names normalized) like the flag's.
+        let from_file = std::mem::take(&mut cfg.interface_urls);
+        for (binding, url) in from_file {
+            let (binding, url) = parse_interface_url(&format!("{binding}={url}"))
+                .map_err(|e| anyhow::anyhow!("interface_urls: {e}"))?;
+            cfg.interface_urls.insert(binding, url);
+        }
+        for (binding, url) in &args.interface_url {
+            cfg.interface_urls.insert(binding.clone(), url.clone());
         }
         Ok(cfg)
     }
@@ -385,39 +434,30 @@ pub fn push_key_path(cfg: &Config) -> Option<PathBuf> {
     Some(db.with_file_name(format!("{stem}.push-keys.json")))
 }
 
-/// A running push delivery worker and the keys it signs with.
-type PushRuntime = (switchboard_push::PushWorker, Arc<switchboard_push::KeySet>);
-
-/// Enables push on `builder` and starts the delivery worker, when the
-/// configuration and the store allow it. Returns the worker and the keys
-/// (for the JWKS route).
-async fn start_push(
+/// How `serve` runs push notifications, when the configuration and the
+/// store allow it: the configured allowed hosts, retry policy and lease, and
+/// the signing keys of [`load_push_keys`]. `A2aServer::push` wires the rest.
+async fn push_options(
     cfg: &Config,
     stores: &Stores,
-    public_url: &str,
-    builder: switchboard_core::RequestHandlerBuilder,
     shutdown: &tokio_util::sync::CancellationToken,
-) -> anyhow::Result<(switchboard_core::RequestHandlerBuilder, Option<PushRuntime>)> {
-    let Some(push_store) = stores.push.clone().filter(|_| cfg.push) else {
-        return Ok((builder, None));
-    };
+) -> anyhow::Result<Option<PushOptions>> {
+    if !cfg.push || stores.push.is_none() {
+        return Ok(None);
+    }
     let keys = load_push_keys(cfg, stores.postgres.as_ref(), shutdown).await?;
-    let limits = switchboard_core::PushConfigLimits {
-        allow_hosts: cfg.push_allow_hosts.clone(),
-        ..Default::default()
-    };
-    let mut options = switchboard_push::PushOptions::new(public_url, keys.clone());
-    options.ssrf.allow_hosts = cfg.push_allow_hosts.clone();
-    options.retry = switchboard_push::RetryPolicy {
-        base: std::time::Duration::from_millis(cfg.push_retry_base_ms.max(1)),
-        max: std::time::Duration::from_millis(cfg.push_retry_max_ms.max(1)),
-        max_attempts: cfg.push_max_attempts.max(1),
-    };
-    options.lease = std::time::Duration::from_secs(cfg.push_lease_secs.max(1));
-    let worker = switchboard_push::PushWorker::spawn(push_store.clone(), options, shutdown.clone())
-        .context("starting the push delivery worker")?;
-    tracing::info!(kid = %keys.current_kid(), allow_hosts = ?cfg.push_allow_hosts, "push notifications enabled");
-    Ok((builder.push(push_store, limits), Some((worker, keys))))
+    let options = cfg.push_allow_hosts.iter().fold(
+        PushOptions::new()
+            .keys(keys)
+            .retry(switchboard_server::push::RetryPolicy {
+                base: std::time::Duration::from_millis(cfg.push_retry_base_ms.max(1)),
+                max: std::time::Duration::from_millis(cfg.push_retry_max_ms.max(1)),
+                max_attempts: cfg.push_max_attempts.max(1),
+            })
+            .lease(std::time::Duration::from_secs(cfg.push_lease_secs.max(1))),
+        |options, host| options.allow_host(host),
+    );
+    Ok(Some(options))
 }
 
 async fn open_sqlite(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
@@ -473,8 +513,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(cluster) = stores.cluster.clone() {
         builder = builder.cluster(cluster);
     }
-    let (builder, push) = start_push(&cfg, &stores, &public_url, builder, &push_shutdown).await?;
+    let push = push_options(&cfg, &stores, &push_shutdown).await?;
     let handler = builder.build();
+    let mut server = A2aServer::new(handler.clone())
+        .public_url(&public_url)
+        .max_body_bytes(cfg.max_body_bytes)
+        .hybrid_card(cfg.hybrid_card);
+    for (binding, url) in &cfg.interface_urls {
+        server = server.interface_url(binding, url);
+    }
+    if let Some(options) = push {
+        server = server
+            .push(options)
+            .context("enabling push notifications")?;
+    }
     if !stores.abandoned.is_empty() {
         let failed = handler
             .fail_abandoned(
@@ -487,25 +539,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             "failed tasks the previous server process left running"
         );
     }
-    let mut server = A2aServer::new(handler)
-        .public_url(&public_url)
-        .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid_card);
-    if let Some((_, keys)) = &push {
-        server = server.jwks(keys.clone());
-    }
     tracing::info!(%addr, store = %cfg.store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
         "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {})",
         cfg.store
     );
+    // Stops the push delivery worker too: notifications being sent finish,
+    // the rest stay queued for next time.
     server.serve(listener, shutdown_signal()).await?;
-    // Notifications being sent finish; the rest stay queued for next time.
+    // The key refresh and key file watch.
     push_shutdown.cancel();
-    if let Some((worker, _)) = push {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), worker.join()).await;
-    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -554,6 +598,8 @@ mod tests {
             push_key_file: None,
             no_push: false,
             hybrid_card: false,
+            strict_card: false,
+            interface_url: Vec::new(),
         }
     }
 
@@ -605,6 +651,45 @@ mod tests {
             "sqlite://switchboard.db",
             "SQLite is the default store"
         );
+    }
+
+    #[test]
+    fn card_settings_from_file_and_flags() {
+        assert!(
+            Config::default().hybrid_card,
+            "the hybrid card is the default"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.toml");
+        std::fs::write(
+            &path,
+            "hybrid_card = false\n[interface_urls]\ngrpc = \"grpc.example.com:443\"\n",
+        )
+        .unwrap();
+        let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
+        assert!(!cfg.hybrid_card);
+        assert_eq!(cfg.interface_urls["GRPC"], "grpc.example.com:443");
+        let mut a = args(Some(path));
+        a.hybrid_card = true;
+        a.interface_url =
+            vec![parse_interface_url("jsonrpc=https://proxy.example.com/a2a").unwrap()];
+        let cfg = Config::resolve(&a).unwrap();
+        assert!(cfg.hybrid_card, "the flag wins over the file");
+        assert_eq!(
+            cfg.interface_urls["JSONRPC"],
+            "https://proxy.example.com/a2a"
+        );
+        assert_eq!(cfg.interface_urls.len(), 2, "flags add to the file");
+        let mut a = args(None);
+        a.strict_card = true;
+        assert!(!Config::resolve(&a).unwrap().hybrid_card);
+        for bad in ["GRPC", "SOAP=x", "GRPC= "] {
+            assert!(parse_interface_url(bad).is_err(), "{bad}");
+        }
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[interface_urls]\nSOAP = \"x\"\n").unwrap();
+        let err = format!("{:#}", Config::resolve(&args(Some(path))).unwrap_err());
+        assert!(err.contains("unknown binding \"SOAP\""), "{err}");
     }
 
     #[test]

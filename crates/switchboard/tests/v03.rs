@@ -1,7 +1,7 @@
 //! A2A 0.3 beside 1.0, end to end over real loopback HTTP: every 0.3
 //! operation over the 0.3 JSON-RPC dialect and the 0.3 REST routes
 //! (`/v1/...`), streams with `final`, errors, a tenant, the card's 0.3
-//! interfaces and the opt-in hybrid card, and tasks created in one version
+//! interfaces and the hybrid card (the default), and tasks created in one version
 //! read in the other.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -503,8 +503,8 @@ async fn tenants_over_03_rest_and_cross_version_reads() {
 }
 
 #[tokio::test]
-async fn card_lists_03_interfaces_and_the_hybrid_card_is_opt_in() {
-    let s = server().await;
+async fn card_lists_03_interfaces_and_the_strict_card_is_opt_in() {
+    let s = server_with(|srv| srv.hybrid_card(false)).await;
     let card: Value = s
         .http
         .get(format!("{}/.well-known/agent-card.json", s.base))
@@ -529,10 +529,14 @@ async fn card_lists_03_interfaces_and_the_hybrid_card_is_opt_in() {
     assert!(versions.contains(&("HTTP+JSON", "0.3")));
     let first03 = versions.iter().position(|v| v.1 == "0.3").unwrap();
     assert!(versions[first03..].iter().all(|v| v.1 == "0.3"));
-    assert!(card.get("url").is_none(), "no 0.3 fields unless asked for");
+    assert!(
+        card.get("url").is_none(),
+        "no 0.3 fields on the strict card"
+    );
     s.stop().await;
 
-    let s = server_with(|srv| srv.hybrid_card(true)).await;
+    // The default: the hybrid card.
+    let s = server().await;
     let card: Value = s
         .http
         .get(format!("{}/.well-known/agent-card.json", s.base))

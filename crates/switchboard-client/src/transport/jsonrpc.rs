@@ -16,8 +16,9 @@
 //! `text/event-stream`; every event's `data:` is one JSON-RPC response with
 //! the request's id whose `result` is a `StreamResponse`. An `error` member
 //! or an `event: error` frame is the stream's last item. If the server
-//! fails before the stream starts it answers with plain JSON instead of SSE,
-//! and that error is returned from the call itself.
+//! fails before the stream starts it answers with plain JSON instead of SSE
+//! (or, as A2A 0.3 servers do, with a stream whose first event is the
+//! error), and that error is returned from the call itself.
 //!
 //! Ids are numbers from a per-client counter; the response must echo the
 //! same id (a `null` id is tolerated, as servers use it when they could not
@@ -169,7 +170,7 @@ impl JsonRpcTransport {
                     .starts_with("text/event-stream")
             });
         if status.is_success() && is_sse {
-            return Ok(sse_stream(resp, id));
+            return error_up_front(sse_stream(resp, id)).await;
         }
         // Not a stream: an error before the stream started (or a server
         // that answered a streaming call with one unary result).
@@ -287,6 +288,20 @@ enum Step {
     Item(RawEvent),
     /// The stream's final error.
     Fail(ClientError),
+}
+
+/// A stream whose first event is a JSON-RPC error failed before it began:
+/// that error is the call's answer, as if it had come as a plain error body.
+/// A2A 0.3 servers answer a refused `message/stream` or `tasks/resubscribe`
+/// this way (an SSE response holding one error event).
+async fn error_up_front(mut events: RawStream) -> Result<RawStream, ClientError> {
+    match events.next().await {
+        Some(Err(e @ ClientError::Protocol(_))) => Err(e),
+        Some(first) => Ok(stream::once(std::future::ready(first))
+            .chain(events)
+            .boxed()),
+        None => Ok(events),
+    }
 }
 
 fn sse_stream(resp: reqwest::Response, id: RequestId) -> RawStream {

@@ -152,10 +152,13 @@ pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
     r.task.status = TaskStatus::new(TaskState::Working);
     r.last_seq = 2;
     store.commit(&r, Some(&status_event(&r))).await.unwrap();
-    r.task.artifacts = Some(vec![Artifact::new(
-        "a1",
-        vec![Part::text("out"), Part::data(serde_json::json!({"n": 1}))],
-    )]);
+    r.task.artifacts = Some(vec![
+        Artifact::new(vec![
+            Part::text("out"),
+            Part::data(serde_json::json!({"n": 1})),
+        ])
+        .with_id("a1"),
+    ]);
     r.last_seq = 3;
     let art = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
         task_id: "rt-1".into(),

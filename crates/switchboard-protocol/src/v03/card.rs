@@ -4,9 +4,11 @@
 //! `preferredTransport` (its main endpoint), `additionalInterfaces`
 //! (`{url, transport}`), `protocolVersion` and
 //! `supportsAuthenticatedExtendedCard`. [`hybrid_card`] merges those into the
-//! 1.0 card JSON, derived from the card's 0.3 interfaces. The result is not a
-//! valid strict 1.0 card (1.0 forbids unknown top-level fields), which is why
-//! servers make it opt-in.
+//! 1.0 card JSON, derived from the card's 0.3 interfaces. 1.0 clients ignore
+//! the extra fields, but a strict 1.0 validator (which forbids unknown
+//! top-level fields) refuses the result, which is why servers keep a switch
+//! for a strict card; switchboard-server serves the hybrid card by default
+//! whenever the card lists 0.3 interfaces, as the official SDKs do.
 //!
 //! ```
 //! use switchboard_protocol::{AgentCard, AgentInterface};

@@ -17,7 +17,7 @@
 //!   as `fileWithUri`/`fileWithBytes`, data parts as `{"data": {"data": ..}}`,
 //!   and the `{task|message|statusUpdate|artifactUpdate}` wrappers.
 //!
-//! [`card`] adds the 0.3 top-level card fields for the opt-in hybrid card.
+//! [`card`] adds the 0.3 top-level card fields for the hybrid card.
 //!
 //! ## What does not survive a conversion
 //!

@@ -89,7 +89,11 @@ fn task() -> impl Strategy<Value = Task> {
                 message: None,
                 timestamp: None,
             },
-            artifacts: arts.map(|v| v.into_iter().map(|(i, p)| Artifact::new(i, p)).collect()),
+            artifacts: arts.map(|v| {
+                v.into_iter()
+                    .map(|(i, p)| Artifact::new(p).with_id(i))
+                    .collect()
+            }),
             history,
             metadata: None,
         })

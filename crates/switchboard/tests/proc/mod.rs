@@ -419,3 +419,24 @@ async fn pipe(client: TcpStream, server: TcpStream, budget: Budget) -> bool {
         cut = down => cut,
     }
 }
+
+/// Runs an interop driver script (`interop/…`) with `python` and `args`,
+/// from the repository root, and asserts that it ended well: exit code 0 and
+/// a last line `interop: {steps} passed, 0 failed`. Prints its output.
+pub fn run_interop_driver(python: &std::path::Path, script: &str, args: &[&str], steps: u32) {
+    let root = repo_root();
+    let out = Command::new(python)
+        .arg(root.join(script))
+        .args(args)
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let summary = stdout.lines().last().unwrap_or("");
+    assert!(
+        out.status.success() && summary == format!("interop: {steps} passed, 0 failed"),
+        "{script} failed: {summary}\n{stdout}\n{stderr}"
+    );
+}
