@@ -336,7 +336,7 @@ impl Converter {
         let a2a = &mut self.state["a2a"];
         a2a["taskId"] = json!(task_id);
         a2a["contextId"] = json!(context_id);
-        let input = self.options.input.clone();
+        let input = self.options.input.clone().map(Box::new);
         self.emit(RunStarted {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),
@@ -549,7 +549,11 @@ impl Converter {
             self.close_source(&source);
             self.artifact_starts.insert(a.artifact_id.clone(), seq);
         }
-        let start = self.artifact_starts.get(&a.artifact_id).copied().unwrap_or(seq);
+        let start = self
+            .artifact_starts
+            .get(&a.artifact_id)
+            .copied()
+            .unwrap_or(seq);
         let default_key = format!("{}:{}:{start}", self.task_id, a.artifact_id);
         for (i, part) in a.parts.iter().enumerate() {
             let part_key = format!("{}:{}:{seq}:{i}", self.task_id, a.artifact_id);

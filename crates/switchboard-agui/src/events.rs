@@ -433,7 +433,7 @@ event_payload!(
         /// The run this one continues from.
         parent_run_id: String,
         /// The request, echoed.
-        input: RunAgentInput,
+        input: Box<RunAgentInput>,
         /// The producer's protocol version (`"1.0"`).
         protocol_version: String,
     }

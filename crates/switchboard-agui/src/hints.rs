@@ -191,7 +191,9 @@ impl PartHints {
             event_type: get(EVENT_TYPE)
                 .and_then(Value::as_str)
                 .map(HintEventType::parse),
-            block_type: get(BLOCK_TYPE).and_then(Value::as_str).map(BlockType::parse),
+            block_type: get(BLOCK_TYPE)
+                .and_then(Value::as_str)
+                .map(BlockType::parse),
             block_id: string(BLOCK_ID),
             block_index: get(BLOCK_INDEX).and_then(|v| {
                 v.as_u64()
@@ -577,7 +579,11 @@ impl HintedWriter {
     }
 
     /// A tool's successful result.
-    pub async fn tool_result(&mut self, tool_call_id: &str, content: &str) -> Result<(), EmitError> {
+    pub async fn tool_result(
+        &mut self,
+        tool_call_id: &str,
+        content: &str,
+    ) -> Result<(), EmitError> {
         let index = self.take_index();
         let part = with_index(tool_result_part(tool_call_id, content, None), index);
         self.send(part, false).await

@@ -47,7 +47,10 @@ fn diff_at(path: &mut String, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) 
             }
             for (k, vb) in b {
                 if !a.contains_key(k) {
-                    ops.push(PatchOp::add(format!("{path}/{}", escape_token(k)), vb.clone()));
+                    ops.push(PatchOp::add(
+                        format!("{path}/{}", escape_token(k)),
+                        vb.clone(),
+                    ));
                 }
             }
         }
@@ -103,8 +106,13 @@ pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
                 remove(doc, &op.path).map_err(fail)?;
             }
             PatchOpKind::Replace => {
-                let v = op.value.clone().ok_or_else(|| fail("replace needs a value"))?;
-                let slot = doc.pointer_mut(&op.path).ok_or_else(|| fail("no such path"))?;
+                let v = op
+                    .value
+                    .clone()
+                    .ok_or_else(|| fail("replace needs a value"))?;
+                let slot = doc
+                    .pointer_mut(&op.path)
+                    .ok_or_else(|| fail("no such path"))?;
                 *slot = v;
             }
             PatchOpKind::Move => {
@@ -114,7 +122,10 @@ pub fn apply(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
             }
             PatchOpKind::Copy => {
                 let from = op.from.as_deref().ok_or_else(|| fail("copy needs from"))?;
-                let v = doc.pointer(from).cloned().ok_or_else(|| fail("no such from"))?;
+                let v = doc
+                    .pointer(from)
+                    .cloned()
+                    .ok_or_else(|| fail("no such from"))?;
                 add(doc, &op.path, v).map_err(fail)?;
             }
             PatchOpKind::Test => {
