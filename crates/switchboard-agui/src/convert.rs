@@ -309,6 +309,11 @@ impl Converter {
     }
 
     fn start_run(&mut self, task_id: &str, context_id: &str) {
+        self.start_run_as(task_id, context_id, task_id);
+    }
+
+    /// Opens a run for `task_id`, named `default_run` unless the options name it.
+    fn start_run_as(&mut self, task_id: &str, context_id: &str, default_run: &str) {
         if self.running {
             return;
         }
@@ -318,7 +323,7 @@ impl Converter {
             .options
             .run_id
             .clone()
-            .unwrap_or_else(|| task_id.to_owned());
+            .unwrap_or_else(|| default_run.to_owned());
         self.run_id = if self.runs == 0 {
             base
         } else {
@@ -370,18 +375,14 @@ impl Converter {
 
     fn message(&mut self, m: &Message) {
         let context = m.context_id.clone().unwrap_or_default();
-        let run = self
-            .options
-            .run_id
-            .clone()
-            .unwrap_or_else(|| m.message_id.clone());
-        self.options.run_id = Some(run);
-        self.start_run(m.task_id.as_deref().unwrap_or(&m.message_id), &context);
+        let task = m.task_id.as_deref().unwrap_or(&m.message_id);
+        self.start_run_as(task, &context, &m.message_id);
         self.message_parts(m);
         self.close_all();
         self.finish(RunFinishedOutcome::Success {
             pending_tool_call_ids: None,
         });
+        self.over = true;
     }
 
     fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
