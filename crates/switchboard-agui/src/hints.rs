@@ -32,8 +32,8 @@
 //! and errors as the chunks of one artifact, numbering blocks as it goes.
 
 use serde_json::{Map, Value, json};
-use switchboard_core::{EmitError, TaskEvents};
-use switchboard_protocol::{Artifact, Metadata, Part, PartContent};
+use switchboard_core::{ArtifactWriter, EmitError, TaskEvents};
+use switchboard_protocol::{Metadata, Part, PartContent};
 
 /// `agui_event_type`.
 pub const EVENT_TYPE: &str = "agui_event_type";
@@ -461,7 +461,7 @@ pub trait TaskEventsExt {
 
 impl TaskEventsExt for TaskEvents {
     fn agui_writer(&self, name: &str) -> HintedWriter {
-        HintedWriter::new(self.clone(), name)
+        HintedWriter::new(self, name)
     }
 }
 
@@ -483,25 +483,16 @@ enum OpenBlock {
 /// the last chunk (an empty continuation of the open block).
 #[derive(Debug)]
 pub struct HintedWriter {
-    events: TaskEvents,
-    artifact_id: String,
-    name: Option<String>,
-    started: bool,
+    writer: ArtifactWriter,
     next_index: u64,
     open: Option<(OpenBlock, String, u64)>,
 }
 
 impl HintedWriter {
-    /// A writer for a new artifact named `name` on `events`' task. The
-    /// artifact id is derived from the task id and the name, so block ids are
-    /// readable and stable.
-    pub fn new(events: TaskEvents, name: &str) -> Self {
-        let artifact_id = format!("{}-{name}", events.task_id());
+    /// A writer for a new artifact named `name` on `events`' task.
+    pub fn new(events: &TaskEvents, name: &str) -> Self {
         HintedWriter {
-            events,
-            artifact_id,
-            name: Some(name.to_owned()),
-            started: false,
+            writer: events.artifact_writer(name),
             next_index: 0,
             open: None,
         }
@@ -509,18 +500,11 @@ impl HintedWriter {
 
     /// The artifact's id.
     pub fn artifact_id(&self) -> &str {
-        &self.artifact_id
+        self.writer.artifact_id()
     }
 
-    async fn send(&mut self, part: Part, last: bool) -> Result<(), EmitError> {
-        let mut artifact = Artifact::new(self.artifact_id.clone(), vec![part]);
-        if !self.started {
-            artifact.name = self.name.take();
-        }
-        let append = self.started;
-        self.events.artifact_chunk(artifact, append, last).await?;
-        self.started = true;
-        Ok(())
+    async fn send(&mut self, part: Part) -> Result<(), EmitError> {
+        self.writer.append(part).await
     }
 
     /// The id and index of the block `kind` continues or starts.
@@ -531,7 +515,7 @@ impl HintedWriter {
             return (id.clone(), *index);
         }
         let index = self.take_index();
-        let id = format!("{}-b{index}", self.artifact_id);
+        let id = format!("{}-b{index}", self.artifact_id());
         self.open = Some((kind, id.clone(), index));
         (id, index)
     }
@@ -546,19 +530,19 @@ impl HintedWriter {
     /// Answer text (continues an open text block).
     pub async fn text(&mut self, text: impl Into<String>) -> Result<(), EmitError> {
         let (id, index) = self.block_for(OpenBlock::Text);
-        self.send(text_part(text, &id, index), false).await
+        self.send(text_part(text, &id, index)).await
     }
 
     /// Reasoning (continues an open thinking block).
     pub async fn thinking(&mut self, text: impl Into<String>) -> Result<(), EmitError> {
         let (id, index) = self.block_for(OpenBlock::Thinking);
-        self.send(thinking_part(text, &id, index), false).await
+        self.send(thinking_part(text, &id, index)).await
     }
 
     /// Code (continues an open code block).
     pub async fn code(&mut self, code: impl Into<String>) -> Result<(), EmitError> {
         let (id, index) = self.block_for(OpenBlock::Code);
-        self.send(code_part(code, &id, index), false).await
+        self.send(code_part(code, &id, index)).await
     }
 
     /// Ends the open block: the next text, thinking or code starts a new one.
@@ -575,7 +559,7 @@ impl HintedWriter {
     ) -> Result<(), EmitError> {
         let index = self.take_index();
         let part = with_index(tool_call_part(id, name, arguments), index);
-        self.send(part, false).await
+        self.send(part).await
     }
 
     /// A tool's successful result.
@@ -586,21 +570,21 @@ impl HintedWriter {
     ) -> Result<(), EmitError> {
         let index = self.take_index();
         let part = with_index(tool_result_part(tool_call_id, content, None), index);
-        self.send(part, false).await
+        self.send(part).await
     }
 
     /// A tool's failure.
     pub async fn tool_error(&mut self, tool_call_id: &str, error: &str) -> Result<(), EmitError> {
         let index = self.take_index();
         let part = with_index(tool_result_part(tool_call_id, "", Some(error)), index);
-        self.send(part, false).await
+        self.send(part).await
     }
 
     /// An error report (the task goes on; fail it separately if it should).
     pub async fn error(&mut self, message: impl Into<String>) -> Result<(), EmitError> {
         let index = self.take_index();
         let part = with_index(error_part(message), index);
-        self.send(part, false).await
+        self.send(part).await
     }
 
     /// Sends the last chunk and closes the artifact.
@@ -611,11 +595,11 @@ impl HintedWriter {
             Some((OpenBlock::Code, id, i)) => code_part("", &id, i),
             None => {
                 let i = self.take_index();
-                let id = format!("{}-b{i}", self.artifact_id);
+                let id = format!("{}-b{i}", self.artifact_id());
                 text_part("", &id, i)
             }
         };
-        self.send(part, true).await
+        self.writer.finish(part).await
     }
 }
 

@@ -133,10 +133,7 @@ impl ProtoDecoder {
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Event>, ProtoError> {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
-        loop {
-            let Some(prefix) = self.buf.first_chunk::<4>() else {
-                break;
-            };
+        while let Some(prefix) = self.buf.first_chunk::<4>() {
             let len = u32::from_be_bytes(*prefix) as usize;
             if len > MAX_FRAME {
                 return Err(ProtoError::FrameTooLarge(len));

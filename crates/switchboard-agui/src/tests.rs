@@ -1,5 +1,6 @@
 //! Unit tests: the wire form of events, both encodings, hints, patches and
 //! the verifier. The converter's matrix is in `tests/convert.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::{Value, json};
 use switchboard_protocol::{Part, PartContent};

@@ -7,6 +7,7 @@
 //! them ([`ClientView`]) they give the expected messages, state and
 //! outcome; and a converter resumed after any frame's id sends exactly the
 //! rest of the stream.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 
