@@ -23,7 +23,9 @@
 //!   has at most one open block; a part continues it when it names the same
 //!   block (the same `agui_block_id`, or for unhinted artifact text the same
 //!   artifact since it last started), else the open block ends and a new one
-//!   begins. An artifact's `lastChunk` ends its block; so does the end of the
+//!   begins. Agents' block ids are scoped to their source (an artifact, or
+//!   the status messages), and a block id opened again gets a new message
+//!   id (`<id>#<n>`), so no two AG-UI messages share an id. An artifact's `lastChunk` ends its block; so does the end of the
 //!   run. Unhinted status messages are one text message each.
 //! - **State.** The first state emission of a run is a `STATE_SNAPSHOT`, the
 //!   later ones `STATE_DELTA`s (RFC 6902, only when something changed) of
@@ -158,6 +160,9 @@ enum BlockKind {
 struct OpenBlock {
     source: Source,
     kind: BlockKind,
+    /// What a part names to continue this block.
+    key: String,
+    /// The AG-UI message id: the key, made unique if the key was used before.
     message_id: String,
 }
 
@@ -184,6 +189,8 @@ pub struct Converter {
     state: Value,
     /// Where each artifact last (re)started: its seq.
     artifact_starts: HashMap<String, u64>,
+    /// How many blocks each key has opened (a reopened key gets `#n`).
+    openings: HashMap<String, u32>,
     /// The progress activity's content as the client holds it.
     progress: Option<Value>,
     /// Events of the item being converted.
@@ -207,6 +214,7 @@ impl Converter {
             sent_state: None,
             state: json!({"a2a": {"artifacts": {}}}),
             artifact_starts: HashMap::new(),
+            openings: HashMap::new(),
             progress: None,
             out: Vec::new(),
         }
@@ -577,7 +585,7 @@ impl Converter {
         }
         // Unhinted status text is one message per A2A message.
         if let Some(b) = self.open.iter().find(|b| b.source == Source::Status)
-            && b.message_id == default_key
+            && b.key == default_key
         {
             self.close_source(&Source::Status);
         }
@@ -589,9 +597,13 @@ impl Converter {
             PartContent::Text(t) => Some(t.as_str()),
             _ => None,
         };
-        let block_key = |suffix: &str| match &hints.block_id {
-            Some(id) => format!("{}:{id}", self.task_id),
-            None => format!("{default_key}{suffix}"),
+        // An agent's block ids are unique within a source at best: they are
+        // scoped to it (status messages share one scope, so a block may
+        // continue from one status message into the next).
+        let block_key = |suffix: &str| match (&hints.block_id, source) {
+            (Some(id), Source::Artifact(a)) => format!("{}:{a}:{id}", self.task_id),
+            (Some(id), Source::Status) => format!("{}:{id}", self.task_id),
+            (None, _) => format!("{default_key}{suffix}"),
         };
         match hints.role() {
             PartRole::Plain | PartRole::Text => {
@@ -693,37 +705,47 @@ impl Converter {
     /// Adds `text` to the block `key` of `source`, opening it (and closing
     /// the source's other block) when it is not the open one.
     fn block(&mut self, source: &Source, kind: BlockKind, key: String, text: &str) {
-        let continues = self
+        let open = self
             .open
             .iter()
-            .any(|b| &b.source == source && b.kind == kind && b.message_id == key);
-        if !continues {
-            if text.is_empty() {
-                // An empty part opens nothing (a writer's closing chunk).
-                return;
+            .find(|b| &b.source == source && b.kind == kind && b.key == key)
+            .map(|b| b.message_id.clone());
+        let message_id = match open {
+            Some(id) => id,
+            // An empty part opens nothing (a writer's closing chunk).
+            None if text.is_empty() => return,
+            None => {
+                self.close_source(source);
+                self.open_block(source.clone(), kind, key)
             }
-            self.close_source(source);
-            self.open_block(source.clone(), kind, key.clone());
-        }
+        };
         if text.is_empty() {
             return;
         }
         let delta = text.to_owned();
         match kind {
             BlockKind::Text | BlockKind::Code => self.emit(TextMessageContent {
-                message_id: key,
+                message_id,
                 delta,
                 subagent_run_id: None,
             }),
             BlockKind::Reasoning => self.emit(ReasoningMessageContent {
-                message_id: key,
+                message_id,
                 delta,
                 subagent_run_id: None,
             }),
         }
     }
 
-    fn open_block(&mut self, source: Source, kind: BlockKind, message_id: String) {
+    /// Opens a block and returns its message id.
+    fn open_block(&mut self, source: Source, kind: BlockKind, key: String) -> String {
+        let n = self.openings.entry(key.clone()).or_insert(0);
+        let message_id = if *n == 0 {
+            key.clone()
+        } else {
+            format!("{key}#{n}")
+        };
+        *n += 1;
         match kind {
             BlockKind::Text | BlockKind::Code => {
                 self.emit(TextMessageStart {
@@ -755,8 +777,10 @@ impl Converter {
         self.open.push(OpenBlock {
             source,
             kind,
-            message_id,
+            key,
+            message_id: message_id.clone(),
         });
+        message_id
     }
 
     fn close_source(&mut self, source: &Source) {

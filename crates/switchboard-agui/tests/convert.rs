@@ -674,3 +674,83 @@ fn resume_ids_parse_and_refuse_garbage() {
         assert!(ResumePoint::parse(bad).is_err(), "{bad}");
     }
 }
+
+mod random {
+    //! Random streams: any mix of parts, hints, artifacts and chunk flags,
+    //! ending in any state, must satisfy the client's rules and resume exactly.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn part() -> impl Strategy<Value = Part> {
+        prop_oneof![
+            "[a-z \\n]{0,6}".prop_map(Part::text),
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, b)| hints::thinking_part(t, &format!("t{b}"), 0)),
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, b)| hints::text_part(t, &format!("x{b}"), 1)),
+            "[a-z]{0,4}".prop_map(|t| hints::code_part(t, "c", 2)),
+            (0..3u8).prop_map(|i| hints::tool_call_part(&format!("call{i}"), "t", json!({"i": i}))),
+            (0..3u8, any::<bool>()).prop_map(|(i, bad)| hints::tool_result_part(
+                &format!("call{i}"),
+                "ok",
+                bad.then_some("bad")
+            )),
+            "[a-z]{1,4}".prop_map(hints::error_part),
+            Just(Part::data(json!({"k": [1, 2]}))),
+        ]
+    }
+
+    fn item() -> impl Strategy<Value = StreamResponse> {
+        prop_oneof![
+            3 => (0..2u8, proptest::collection::vec(part(), 1..3), any::<bool>(), any::<bool>())
+                .prop_map(|(a, parts, append, last)| art(&format!("art{a}"), parts, append, last)),
+            1 => proptest::collection::vec(part(), 1..3)
+                .prop_map(|parts| status(TaskState::Working, Some(msg("m", parts)))),
+            1 => "[a-z]{1,5}".prop_map(|t| say(TaskState::Working, &format!("s-{t}"), &t)),
+        ]
+    }
+
+    fn ending() -> impl Strategy<Value = StreamResponse> {
+        prop_oneof![
+            Just(done()),
+            Just(status(TaskState::Canceled, None)),
+            Just(say(TaskState::Failed, "f", "broke")),
+            Just(say(TaskState::Rejected, "r", "no")),
+            Just(say(TaskState::InputRequired, "q", "more?")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+        #[test]
+        fn any_stream_is_valid_and_resumable(
+            body in proptest::collection::vec(item(), 0..8),
+            end in ending(),
+        ) {
+            // Status message ids must be unique per stream, as A2A's are.
+            let body: Vec<StreamResponse> = body
+                .into_iter()
+                .enumerate()
+                .map(|(i, it)| match it {
+                    StreamResponse::StatusUpdate(mut u) => {
+                        if let Some(m) = &mut u.status.message {
+                            m.message_id = format!("{}-{i}", m.message_id);
+                        }
+                        StreamResponse::StatusUpdate(u)
+                    }
+                    other => other,
+                })
+                .collect();
+            let mut items = vec![task()];
+            items.extend(body);
+            items.push(end);
+            let (view, frames) = run(items);
+            prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
+            let last = frames.last().unwrap().event.type_name();
+            prop_assert!(last == "RUN_FINISHED" || last == "RUN_ERROR", "{}", last);
+            prop_assert!(view.run_ids.len() == 1);
+        }
+    }
+}
