@@ -658,3 +658,32 @@ fn verifier_follows_the_client_rules() {
     // END of a message never opened.
     assert!(Verifier::verify_all([&start, &end]).is_err());
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+        /// Any text survives both encodings, in frames split anywhere.
+        #[test]
+        fn any_text_round_trips(delta in any::<String>(), name in "\\PC{0,8}", split in 1usize..64) {
+            let events = vec![
+                Event::new(TextMessageContent { message_id: name.clone(), delta: delta.clone(), subagent_run_id: None }),
+                Event::new(Custom { name, value: json!({"t": delta}), subagent_run_id: None }),
+            ];
+            let mut text = Vec::new();
+            let mut bin = Vec::new();
+            for e in &events {
+                sse::write_sse_frame(&mut text, Some("1.0"), e);
+                proto::write_frame(&mut bin, e).unwrap();
+            }
+            let mut sd = SseDecoder::new();
+            let got: Vec<Event> = text.chunks(split).flat_map(|c| sd.push(c).unwrap()).map(|f| f.event).collect();
+            prop_assert_eq!(&got, &events);
+            let mut pd = proto::ProtoDecoder::new();
+            let got: Vec<Event> = bin.chunks(split).flat_map(|c| pd.push(c).unwrap()).collect();
+            prop_assert_eq!(&got, &events);
+        }
+    }
+}
