@@ -54,6 +54,10 @@
 //!   `message`, `metadata {taskId, contextId}`); `failed` / `rejected` →
 //!   `RUN_ERROR` with the status text and code `a2a:failed` / `a2a:rejected`.
 //!   A direct message reply is a run with one text message.
+//!   No `MESSAGES_SNAPSHOT` precedes an interrupt: the official client
+//!   *replaces* its message list with one, and a stream only knows the
+//!   messages it produced, so a snapshot would erase the user's turns; the
+//!   conversation a resume needs is the A2A task's history, kept server-side.
 //!
 //! ## Ids and resuming
 //! Every id is derived from the A2A stream — task id, artifact id, the seq
