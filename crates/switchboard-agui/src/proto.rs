@@ -307,17 +307,26 @@ fn message_from_wire(message: Value) -> Result<Value, String> {
         if let Some(c) = activity {
             m.insert("content".into(), c);
         }
-    } else if (role == "user" || role == "tool") && !m.contains_key("content") {
-        let parts = match parts {
-            Some(Value::Array(p)) => p
-                .into_iter()
-                .map(part_from_wire)
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => Vec::new(),
-        };
-        m.insert("content".into(), Value::Array(parts));
+    } else if role == "user" || role == "tool" {
+        content_from_parts(&mut m, parts)?;
     }
     Ok(Value::Object(m))
+}
+
+/// Without string `content`, the content is the parts (possibly none).
+fn content_from_parts(m: &mut Map<String, Value>, parts: Option<Value>) -> Result<(), String> {
+    if m.contains_key("content") {
+        return Ok(());
+    }
+    let parts = match parts {
+        Some(Value::Array(p)) => p
+            .into_iter()
+            .map(part_from_wire)
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => Vec::new(),
+    };
+    m.insert("content".into(), Value::Array(parts));
+    Ok(())
 }
 
 /// `{"type":"image","source":{"type":"data",…},…}` → `{"image":{"source":{"data":{…}},…}}`.
@@ -455,16 +464,7 @@ fn from_wire(envelope: Value) -> Result<Value, String> {
         "ACTIVITY_DELTA" => map_array(&mut m, "patch", patch_from_wire)?,
         "TOOL_CALL_RESULT" => {
             let parts = m.remove("contentParts");
-            if !m.contains_key("content") {
-                let parts = match parts {
-                    Some(Value::Array(p)) => p
-                        .into_iter()
-                        .map(part_from_wire)
-                        .collect::<Result<Vec<_>, _>>()?,
-                    _ => Vec::new(),
-                };
-                m.insert("content".into(), Value::Array(parts));
-            }
+            content_from_parts(&mut m, parts)?;
         }
         _ => {}
     }
