@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use proc::{Serve, free_port, log_replay};
+use proc::{Serve, log_replay};
 use switchboard_client::protocol::{Message, SendMessageResponse, StreamResponse, Task};
 use switchboard_client::{A2AClient, ClientError};
 
@@ -97,8 +97,7 @@ async fn client_loop(
 }
 
 async fn crash_and_check(store: &str) {
-    let port = free_port();
-    let server = Serve::start(store, port);
+    let server = Serve::start(store);
     let base = server.base();
     let acked = Arc::new(Mutex::new(Acked::default()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -118,7 +117,7 @@ async fn crash_and_check(store: &str) {
         failed += usize::from(ended.is_err());
     }
 
-    let server = Serve::start(store, port);
+    let server = Serve::start(store);
     let base = server.base();
     let client = A2AClient::connect(&base).await.unwrap();
     let acked = std::mem::take(&mut *acked.lock().unwrap());

@@ -29,7 +29,6 @@ fn start_serve(dir: &Path, name: &str, store: &str, extra_config: &str) -> Serve
         dir,
         name,
         store,
-        proc::free_port(),
         &format!("push_retry_base_ms = 20\npush_retry_max_ms = 100\n{extra_config}"),
         &["--push-allow-host", "127.0.0.1"],
     )
