@@ -10,7 +10,6 @@ mod push_receiver;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use proc::{Serve, rpc};
 use push_receiver::Receiver;
@@ -52,11 +51,7 @@ async fn a_restart_mid_backlog_loses_nothing() {
         tasks.push(r["task"]["id"].as_str().unwrap().to_string());
     }
     // Let a few deliveries and failed attempts happen, then crash.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while rx.refused() < 10 {
-        assert!(Instant::now() < deadline, "no failed attempts seen");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    rx.wait_refused(10, 20).await;
     let before_kill = rx.accepted().len();
     assert!(before_kill >= 1, "some were delivered before the crash");
     serve.kill();
