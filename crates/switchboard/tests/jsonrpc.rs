@@ -5,7 +5,6 @@
 mod util;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::demo::{DemoAgent, demo_card};

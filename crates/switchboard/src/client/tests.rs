@@ -78,27 +78,15 @@ fn plain_progress_lines_print_once_per_change() {
     let mut buf = Vec::new();
     let mut out = plain_output(&mut buf);
     let working = "TASK_STATE_WORKING";
+    let started = json!([{"id": "download", "progress": 12, "total": 40},
+                         {"id": "index", "progress": 3, "total": 25},
+                         {"id": "scan", "progress": 7}]);
     out.event(
-        &progress_update(
-            working,
-            "download 12/40, scan 7",
-            json!([{"id": "download", "progress": 12, "total": 40},
-                   {"id": "index", "progress": 3, "total": 25},
-                   {"id": "scan", "progress": 7}]),
-        ),
+        &progress_update(working, "download 12/40, scan 7", started.clone()),
         None,
     );
     // The same numbers again: nothing new to print.
-    out.event(
-        &progress_update(
-            working,
-            "again",
-            json!([{"id": "download", "progress": 12, "total": 40},
-                   {"id": "index", "progress": 3, "total": 25},
-                   {"id": "scan", "progress": 7}]),
-        ),
-        None,
-    );
+    out.event(&progress_update(working, "again", started), None);
     out.event(
         &progress_update(
             working,
