@@ -160,16 +160,15 @@ impl SharedBuf {
     /// text at that moment.
     async fn wait_for(&self, needle: &str) -> String {
         let mut rx = self.0.subscribe();
+        // Reduced to a bool at once: the `Ref` that `wait_for` returns
+        // holds the buffer's lock, which the writer needs.
         let seen = tokio::time::timeout(
             Duration::from_secs(10),
             rx.wait_for(|b| String::from_utf8_lossy(b).contains(needle)),
         )
-        .await;
-        assert!(
-            matches!(seen, Ok(Ok(_))),
-            "no {needle:?} in output: {}",
-            self.text()
-        );
+        .await
+        .is_ok_and(|found| found.is_ok());
+        assert!(seen, "no {needle:?} in output: {}", self.text());
         self.text()
     }
 }
