@@ -122,6 +122,25 @@ impl AgentCard {
         }
     }
 
+    /// The bytes an agent card signature covers (the A2A spec's JWS
+    /// payload, RFC 7515 with a detached payload): this card as 1.0 JSON
+    /// without `signatures`, with empty strings, lists and objects removed
+    /// (recursively, as proto3 JSON leaves default values out), in the
+    /// canonical form of RFC 8785 ([`crate::jcs`]).
+    ///
+    /// Fields outside the 1.0 card (the 0.3 fields of the hybrid card) are
+    /// not covered: a 1.0 verifier never sees them. The result is the same
+    /// whichever SDK re-serialized the card in between, which is what lets
+    /// the official clients verify a card switchboard signed.
+    pub fn signing_payload(&self) -> Result<String, crate::jcs::JcsError> {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.remove("signatures");
+        }
+        let cleaned = without_empty(value).unwrap_or(Value::Object(Default::default()));
+        crate::jcs::canonicalize(&cleaned)
+    }
+
     /// Sets the media types the agent accepts by default (the card's
     /// `defaultInputModes`; [`AgentCard::new`] starts with `text/plain`).
     ///
@@ -409,4 +428,26 @@ pub struct AgentCardSignature {
     /// Unprotected header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<serde_json::Map<String, Value>>,
+}
+
+/// `value` without empty strings, lists and objects, recursively (an object
+/// or list left empty by the removal goes too); `None` if nothing is left.
+/// `false`, `0` and `null` stay: in proto3 JSON they are explicit values of
+/// `optional` fields, which a verifier keeps.
+fn without_empty(value: Value) -> Option<Value> {
+    match value {
+        Value::String(s) if s.is_empty() => None,
+        Value::Array(items) => {
+            let items: Vec<Value> = items.into_iter().filter_map(without_empty).collect();
+            (!items.is_empty()).then_some(Value::Array(items))
+        }
+        Value::Object(members) => {
+            let members: serde_json::Map<String, Value> = members
+                .into_iter()
+                .filter_map(|(k, v)| without_empty(v).map(|v| (k, v)))
+                .collect();
+            (!members.is_empty()).then_some(Value::Object(members))
+        }
+        other => Some(other),
+    }
 }

@@ -30,6 +30,7 @@
 
 pub mod card;
 pub mod error;
+pub mod jcs;
 pub mod jsonrpc;
 pub mod operations;
 pub mod progress;
