@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the official A2A SDKs used by the interop harness (idempotent).
-#   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server,grpc]==1.3.0, uvicorn)
+#   interop/.venv         python3 venv with py/requirements.txt (a2a-sdk[http-server,grpc,signing]==1.3.0, uvicorn)
 #   interop/.venv03       python3 venv with py03/requirements.txt (a2a-sdk[http-server,grpc] 0.3.x)
 #   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)

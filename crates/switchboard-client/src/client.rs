@@ -20,7 +20,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt;
+use jsonwebtoken::jwk::JwkSet;
 use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use switchboard_protocol::card::{BINDING_GRPC, BINDING_JSONRPC};
@@ -33,6 +35,7 @@ use switchboard_protocol::{
     TaskPushNotificationConfigRef, VERSION_HEADER,
 };
 
+use crate::card_signature::{self, CardTrust};
 use crate::error::{ClientError, flatten_chain};
 use crate::request::IntoRequest;
 use crate::resume::{self, ReconnectPolicy, Resubscribe};
@@ -97,6 +100,7 @@ pub struct ClientBuilder {
     headers: Vec<(String, String)>,
     extensions: Vec<String>,
     reconnect: ReconnectPolicy,
+    card_trust: Option<CardTrust>,
 }
 
 impl ClientBuilder {
@@ -189,6 +193,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Requires the agent card to be signed by a trusted key (see
+    /// [`crate::card_signature`]): [`connect`](Self::connect) and
+    /// [`fetch_card`](Self::fetch_card) then fail with
+    /// [`ClientError::CardSignature`] for an unsigned card or one whose
+    /// signatures do not verify. Off by default.
+    pub fn verify_card(mut self, trust: CardTrust) -> Self {
+        self.card_trust = Some(trust);
+        self
+    }
+
     /// Turns automatic stream reconnection off: a dropped stream ends with
     /// its transport error.
     pub fn no_reconnect(self) -> Self {
@@ -201,6 +215,7 @@ impl ClientBuilder {
         let http = self.http()?;
         let card_url = card_url(url)?;
         let card = fetch_card_with(&http, card_url.clone()).await?;
+        self.check_signature(&http, &card, &card_url).await?;
         self.build_from_card(http, card, Some(&card_url))
     }
 
@@ -230,7 +245,26 @@ impl ClientBuilder {
     /// URL or the card's own URL.
     pub async fn fetch_card(&self, url: &str) -> Result<AgentCard, ClientError> {
         let http = self.http()?;
-        fetch_card_with(&http, card_url(url)?).await
+        let card_url = card_url(url)?;
+        let card = fetch_card_with(&http, card_url.clone()).await?;
+        self.check_signature(&http, &card, &card_url).await?;
+        Ok(card)
+    }
+
+    /// Verifies `card` as [`verify_card`](Self::verify_card) asked, if it did.
+    async fn check_signature(
+        &self,
+        http: &Http,
+        card: &AgentCard,
+        card_url: &reqwest::Url,
+    ) -> Result<(), ClientError> {
+        let keys = match &self.card_trust {
+            None => return Ok(()),
+            Some(CardTrust::Keys(keys)) => keys.clone(),
+            Some(CardTrust::SameOrigin) => same_origin_keys(http, card, card_url).await?,
+        };
+        card_signature::verify_card(card, &keys)?;
+        Ok(())
     }
 
     fn build_from_card(
@@ -370,12 +404,46 @@ fn card_url(input: &str) -> Result<reqwest::Url, ClientError> {
     Ok(url)
 }
 
-async fn fetch_card_with(http: &Http, url: reqwest::Url) -> Result<AgentCard, ClientError> {
+/// The keys published at the `jku`s of `card`'s signatures that are on the
+/// card URL's origin (others are not followed; see [`crate::card_signature`]).
+async fn same_origin_keys(
+    http: &Http,
+    card: &AgentCard,
+    card_url: &reqwest::Url,
+) -> Result<JwkSet, ClientError> {
+    let mut keys = JwkSet { keys: Vec::new() };
+    let mut fetched = Vec::new();
+    for signature in &card.signatures {
+        let Some(jku) = card_signature::protected_header(signature)
+            .ok()
+            .and_then(|h| h.jku)
+            .filter(|jku| card_signature::same_origin(jku, card_url) && !fetched.contains(jku))
+        else {
+            continue;
+        };
+        let url = reqwest::Url::parse(&jku)
+            .map_err(|e| ClientError::Config(format!("jku {jku:?}: {e}")))?;
+        let body = get_json_body(http, url, "application/jwk-set+json, application/json").await?;
+        let set: JwkSet = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("JWKS at {jku}: {e}")))?;
+        keys.keys.extend(set.keys);
+        fetched.push(jku);
+    }
+    Ok(keys)
+}
+
+/// GETs `url` with the client's headers and timeout; the body of a 2xx
+/// answer, or the HTTP error.
+async fn get_json_body(
+    http: &Http,
+    url: reqwest::Url,
+    accept: &'static str,
+) -> Result<Bytes, ClientError> {
     let mut req = http
         .client
-        .get(url.clone())
+        .get(url)
         .headers(http.headers.clone())
-        .header(ACCEPT, HeaderValue::from_static("application/json"))
+        .header(ACCEPT, HeaderValue::from_static(accept))
         .header(VERSION_HEADER, HeaderValue::from_static("1.0"));
     if let Some(t) = http.timeout {
         req = req.timeout(t);
@@ -393,6 +461,11 @@ async fn fetch_card_with(http: &Http, url: reqwest::Url) -> Result<AgentCard, Cl
             body: text,
         });
     }
+    Ok(body)
+}
+
+async fn fetch_card_with(http: &Http, url: reqwest::Url) -> Result<AgentCard, ClientError> {
+    let body = get_json_body(http, url.clone(), "application/json").await?;
     serde_json::from_slice(&body)
         .map_err(|e| ClientError::Decode(format!("agent card at {url}: {e}")))
 }

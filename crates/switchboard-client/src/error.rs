@@ -53,6 +53,9 @@ pub enum ClientError {
         /// The interfaces the card offered, as `BINDING VERSION at URL`.
         offered: Vec<String>,
     },
+    /// The agent card's signatures were required and did not verify.
+    #[error("agent card signature: {0}")]
+    CardSignature(#[from] crate::card_signature::CardSignatureError),
     /// The client was given an unusable URL, header or option.
     #[error("invalid client configuration: {0}")]
     Config(String),

@@ -79,6 +79,7 @@
 //! or the 0.3 dialect can be added without touching the public API.
 #![deny(missing_docs)]
 
+pub mod card_signature;
 mod client;
 mod error;
 pub mod push;
@@ -86,6 +87,7 @@ mod request;
 pub mod resume;
 mod transport;
 
+pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, StreamEvent};
 pub use error::ClientError;
 pub use request::IntoRequest;

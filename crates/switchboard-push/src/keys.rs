@@ -327,6 +327,55 @@ impl KeySet {
             .map_err(|e| KeyError::Crypto(format!("signing a notification: {e}")))
     }
 
+    /// Signs `payload` with the current key as a JWS with a detached
+    /// payload (RFC 7515 appendix F): returns the base64url protected header
+    /// (`alg` ES256, `kid`, `typ` "JOSE", and `jku` when given) and the
+    /// base64url signature over `protected || "." || base64url(payload)`.
+    /// Agent card signatures are made this way.
+    pub fn sign_detached(
+        &self,
+        payload: &[u8],
+        jku: Option<&str>,
+    ) -> Result<(String, String), KeyError> {
+        let keys = self.read();
+        let mut header = serde_json::json!({
+            "alg": "ES256",
+            "kid": keys.current.kid,
+            "typ": "JOSE",
+        });
+        if let Some(jku) = jku {
+            header["jku"] = serde_json::Value::from(jku);
+        }
+        let protected = URL_SAFE_NO_PAD.encode(header.to_string());
+        let input = format!("{protected}.{}", URL_SAFE_NO_PAD.encode(payload));
+        let signature =
+            jsonwebtoken::crypto::sign(input.as_bytes(), &keys.current.encoding, Algorithm::ES256)
+                .map_err(|e| KeyError::Crypto(format!("signing: {e}")))?;
+        Ok((protected, signature))
+    }
+
+    /// A signature over `card` ([`AgentCard::signing_payload`]) with the
+    /// current key, for the card's `signatures`. Verifiers find the public
+    /// key by `kid` in the JWKS at `jku` (the server's
+    /// `/.well-known/jwks.json`), the same set notification receivers use.
+    ///
+    /// [`AgentCard::signing_payload`]: switchboard_protocol::AgentCard::signing_payload
+    pub fn sign_card(
+        &self,
+        card: &switchboard_protocol::AgentCard,
+        jku: Option<&str>,
+    ) -> Result<switchboard_protocol::card::AgentCardSignature, KeyError> {
+        let payload = card
+            .signing_payload()
+            .map_err(|e| KeyError::Crypto(format!("canonicalizing the agent card: {e}")))?;
+        let (protected, signature) = self.sign_detached(payload.as_bytes(), jku)?;
+        Ok(switchboard_protocol::card::AgentCardSignature {
+            protected,
+            signature,
+            header: None,
+        })
+    }
+
     /// Writes the set to its file (if it has one), atomically and private.
     fn save(&self, keys: &Keys) -> Result<(), KeyError> {
         let Some(path) = &self.path else {

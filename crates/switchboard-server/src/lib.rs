@@ -126,6 +126,9 @@ pub struct A2aServer {
     /// Push notifications to wire up at `serve` (see [`A2aServer::push`]).
     #[cfg(feature = "push")]
     push: Option<push::Wired>,
+    /// Sign the served card with the push keys (see [`A2aServer::sign_card`]).
+    #[cfg(feature = "push")]
+    sign_card: bool,
 }
 
 impl fmt::Debug for A2aServer {
@@ -160,6 +163,8 @@ impl A2aServer {
             interface_urls: Vec::new(),
             #[cfg(feature = "push")]
             push: None,
+            #[cfg(feature = "push")]
+            sign_card: false,
         }
     }
 
@@ -288,6 +293,19 @@ impl A2aServer {
         Ok(self)
     }
 
+    /// Signs the agent card (A2A card signatures: a JWS over the card's
+    /// canonical JSON, [`AgentCard::signing_payload`]) with the key set that
+    /// signs push notifications, so [`push`](Self::push) must be wired too.
+    /// The protected header names the key (`kid`) and where to fetch it
+    /// (`jku`: this server's `/.well-known/jwks.json`), so clients verify it
+    /// the same way as notifications. The card is signed when the router is
+    /// built; after retiring the key that signed it, restart the server.
+    #[cfg(feature = "push")]
+    pub fn sign_card(mut self, on: bool) -> Self {
+        self.sign_card = on;
+        self
+    }
+
     /// Publishes the keys that sign push notifications at
     /// `/.well-known/jwks.json` (served when the handler has push enabled).
     /// The source is asked on every request, so key rotations show at once.
@@ -374,6 +392,16 @@ impl A2aServer {
                 .extend(v03_interfaces(&card.supported_interfaces));
         }
         card.capabilities.push_notifications = Some(self.handler.push_enabled());
+        #[cfg(feature = "push")]
+        if let Some(wired) = self.push.as_ref().filter(|_| self.sign_card) {
+            let jku = format!("{}{}", self.public_url, switchboard_core::push::JWKS_PATH);
+            match wired.keys.sign_card(&card, Some(&jku)) {
+                Ok(signature) => card.signatures.push(signature),
+                // Only a card nested beyond reason has no canonical form;
+                // serving it unsigned is then the honest answer.
+                Err(e) => tracing::error!(error = %e, "the agent card could not be signed"),
+            }
+        }
         card
     }
 

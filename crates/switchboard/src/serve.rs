@@ -30,6 +30,7 @@
 //! # The agent card
 //! hybrid_card = true                 # add the A2A 0.3 fields so 0.3 clients can read it;
 //!                                    # false (--strict-card): a strict 1.0 card
+//! sign_card = false                  # sign the card (JWS, RFC 8785) with the push keys
 //! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
 //! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
 //! ```
@@ -116,6 +117,10 @@ pub struct ServeArgs {
     /// strict 1.0 validator must accept the card.
     #[arg(long)]
     pub strict_card: bool,
+    /// Sign the agent card (JWS over its canonical JSON) with the push
+    /// signing keys, published at `/.well-known/jwks.json`; needs push on.
+    #[arg(long, env = "SWITCHBOARD_SIGN_CARD")]
+    pub sign_card: bool,
     /// Advertise URL for a binding in the card instead of the one derived
     /// from the public URL, e.g. `GRPC=grpc.example.com:443` (bindings:
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
@@ -180,6 +185,8 @@ pub struct Config {
     pub push_lease_secs: u64,
     /// Serve the hybrid 1.0 + 0.3 card (default); `false`: strict 1.0.
     pub hybrid_card: bool,
+    /// Sign the card with the push keys.
+    pub sign_card: bool,
     /// Per-binding URLs for the card, by binding name.
     pub interface_urls: std::collections::BTreeMap<String, String>,
 }
@@ -205,6 +212,7 @@ impl Default for Config {
             push_max_attempts: 15,
             push_lease_secs: 60,
             hybrid_card: true,
+            sign_card: false,
             interface_urls: std::collections::BTreeMap::new(),
         }
     }
@@ -265,6 +273,9 @@ impl Config {
         }
         if args.strict_card {
             cfg.hybrid_card = false;
+        }
+        if args.sign_card {
+            cfg.sign_card = true;
         }
         // The file's bindings are checked (and their names normalized) like the flag's.
         let from_file = std::mem::take(&mut cfg.interface_urls);
@@ -525,7 +536,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(options) = push {
         server = server
             .push(options)
-            .context("enabling push notifications")?;
+            .context("enabling push notifications")?
+            .sign_card(cfg.sign_card);
+    } else if cfg.sign_card {
+        bail!("sign_card signs the card with the push signing keys: turn push on, or sign_card off");
     }
     if !stores.abandoned.is_empty() {
         let failed = handler
@@ -599,6 +613,7 @@ mod tests {
             no_push: false,
             hybrid_card: false,
             strict_card: false,
+            sign_card: false,
             interface_url: Vec::new(),
         }
     }
