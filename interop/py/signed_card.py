@@ -80,7 +80,7 @@ async def main():
         for field, change in [
             ("name", lambda c: c.__setitem__("name", c["name"] + "!")),
             ("description", lambda c: c.__setitem__("description", "forged")),
-            ("skills", lambda c: c["skills"].pop()),
+            ("skill tags", lambda c: c["skills"][0]["tags"].append("forged")),
             (
                 "capabilities",
                 lambda c: c["capabilities"].__setitem__(

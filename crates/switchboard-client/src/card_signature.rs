@@ -84,8 +84,8 @@ pub fn protected_header(signature: &AgentCardSignature) -> Result<ProtectedHeade
     let bytes = URL_SAFE_NO_PAD
         .decode(signature.protected.trim_end_matches('='))
         .map_err(|e| format!("protected header is not base64url: {e}"))?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("protected header is not JSON: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("protected header is not JSON: {e}"))?;
     let text = |name: &str| value.get(name).and_then(|v| v.as_str()).map(String::from);
     Ok(ProtectedHeader {
         alg: text("alg").ok_or("protected header has no alg")?,
@@ -131,13 +131,15 @@ fn verify_one(
     let jwk = keys
         .find(&kid)
         .ok_or_else(|| format!("no trusted key with kid {kid:?}"))?;
-    if let Some(key_alg) = jwk.common.key_algorithm {
-        if key_alg.to_string() != header.alg {
-            return Err(format!(
-                "key {kid:?} is for {key_alg}, the signature says {}",
-                header.alg
-            ));
-        }
+    if let Some(key_alg) = jwk
+        .common
+        .key_algorithm
+        .filter(|a| a.to_string() != header.alg)
+    {
+        return Err(format!(
+            "key {kid:?} is for {key_alg}, the signature says {}",
+            header.alg
+        ));
     }
     let key = DecodingKey::from_jwk(jwk).map_err(|e| format!("key {kid:?}: {e}"))?;
     let input = format!("{}.{encoded_payload}", signature.protected);
@@ -155,14 +157,21 @@ pub(crate) fn same_origin(jku: &str, card_url: &reqwest::Url) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]
     fn origins_compare_scheme_host_and_port() {
         let card = reqwest::Url::parse("https://a.example/.well-known/agent-card.json").unwrap();
-        assert!(same_origin("https://a.example/.well-known/jwks.json", &card));
+        assert!(same_origin(
+            "https://a.example/.well-known/jwks.json",
+            &card
+        ));
         assert!(same_origin("https://a.example:443/keys", &card));
-        assert!(!same_origin("http://a.example/.well-known/jwks.json", &card));
+        assert!(!same_origin(
+            "http://a.example/.well-known/jwks.json",
+            &card
+        ));
         assert!(!same_origin("https://a.example:8443/jwks.json", &card));
         assert!(!same_origin("https://evil.example/jwks.json", &card));
         assert!(!same_origin("not a url", &card));

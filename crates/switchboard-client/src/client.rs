@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use jsonwebtoken::jwk::JwkSet;
 use futures::stream::BoxStream;
+use jsonwebtoken::jwk::JwkSet;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use switchboard_protocol::card::{BINDING_GRPC, BINDING_JSONRPC};
 use switchboard_protocol::{

@@ -153,6 +153,7 @@ fn es_number(x: f64) -> Result<String, JcsError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use serde_json::json;
 

@@ -539,7 +539,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .context("enabling push notifications")?
             .sign_card(cfg.sign_card);
     } else if cfg.sign_card {
-        bail!("sign_card signs the card with the push signing keys: turn push on, or sign_card off");
+        bail!(
+            "sign_card signs the card with the push signing keys: turn push on, or sign_card off"
+        );
     }
     if !stores.abandoned.is_empty() {
         let failed = handler

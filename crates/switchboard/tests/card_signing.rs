@@ -15,15 +15,20 @@ use serde_json::Value;
 use switchboard_client::card_signature::{JwkSet, verify_card};
 use switchboard_client::{CardSignatureError, CardTrust, ClientBuilder, ClientError};
 use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::AgentCard;
+use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_server::push::PushOptions;
 use util::TestServer;
 
 fn handler() -> RequestHandler {
     let agent = agent_fn(|ctx, events| async move {
-        events.complete_with(format!("echo: {}", ctx.text())).await
+        events
+            .complete_with(format!("echo: {}", ctx.text()))
+            .await?;
+        Ok(())
     });
-    let card = AgentCard::new("signed", "An agent with a signed card", "1.0").with_streaming(true);
+    let card = AgentCard::new("signed", "An agent with a signed card", "1.0")
+        .with_streaming(true)
+        .with_skill(AgentSkill::new("echo", "Echo", "Says it back", &["echo"]));
     RequestHandler::builder(agent, card).build()
 }
 
@@ -82,7 +87,10 @@ async fn our_client_verifies_the_signed_card_and_talks_to_the_agent() {
     let server = signed_server().await;
     let card = raw_card(&server).await;
     let sig = &card["signatures"][0];
-    assert!(sig["protected"].is_string() && sig["signature"].is_string(), "{card}");
+    assert!(
+        sig["protected"].is_string() && sig["signature"].is_string(),
+        "{card}"
+    );
 
     let client = ClientBuilder::new()
         .verify_card(CardTrust::SameOrigin)
@@ -122,7 +130,10 @@ async fn tampered_foreign_and_unsigned_cards_are_refused() {
     c["capabilities"]["streaming"] = false.into();
     changes.push(("capabilities.streaming", c));
     let mut c = card.clone();
-    let s = c["signatures"][0]["signature"].as_str().unwrap().to_string();
+    let s = c["signatures"][0]["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
     c["signatures"][0]["signature"] = s.chars().rev().collect::<String>().into();
     changes.push(("signature", c));
     for (what, tampered) in changes {
@@ -176,7 +187,10 @@ async fn tampered_foreign_and_unsigned_cards_are_refused() {
         .err()
         .unwrap();
     assert!(
-        matches!(err, ClientError::CardSignature(CardSignatureError::Unsigned)),
+        matches!(
+            err,
+            ClientError::CardSignature(CardSignatureError::Unsigned)
+        ),
         "{err}"
     );
     assert_eq!(
@@ -208,7 +222,7 @@ async fn the_official_python_sdk_verifies_our_card_and_we_verify_its() {
     println!("{stdout}");
     assert_eq!(
         stdout.lines().last(),
-        Some("interop: 8 passed, 0 failed"),
+        Some("interop: 7 passed, 0 failed"),
         "{stdout}\n{stderr}"
     );
 
@@ -226,4 +240,43 @@ async fn the_official_python_sdk_verifies_our_card_and_we_verify_its() {
     forged.description.push('!');
     assert!(verify_card(&forged, &python_keys).is_err());
     server.stop().await;
+}
+
+/// `switchboard serve --sign-card` signs; `switchboard card --verify-card`
+/// checks it, and refuses an unsigned server's card with the reason.
+#[test]
+fn the_cli_signs_with_serve_and_verifies_with_verify_card() {
+    let cli = |base: &str| {
+        Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["card", "--url", base, "--verify-card"])
+            .output()
+            .unwrap()
+    };
+    let signed = proc::Serve::start_with("memory", &["--sign-card"]);
+    let out = cli(&signed.base());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("switchboard demo"), "{stdout}");
+
+    let plain = proc::Serve::start("memory");
+    let out = cli(&plain.base());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("the agent card is not signed"), "{stderr}");
+
+    let off = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["serve", "--store", "memory", "--listen", "127.0.0.1:0"])
+        .args(["--no-push", "--sign-card"])
+        .output()
+        .unwrap();
+    assert!(!off.status.success());
+    assert!(
+        String::from_utf8_lossy(&off.stderr).contains("turn push on"),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
 }

@@ -32,6 +32,10 @@ pub struct ConnectArgs {
     /// of the default choice (1.0 when offered, else 0.3).
     #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
     pub protocol_version: Option<String>,
+    /// Refuse the agent unless its card is signed by a key published on the
+    /// card's own origin (the signature's `jku`), and unaltered.
+    #[arg(long, env = "SWITCHBOARD_VERIFY_CARD")]
+    pub verify_card: bool,
 }
 
 /// A protocol binding `--binding` can force.

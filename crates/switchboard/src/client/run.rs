@@ -201,6 +201,9 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
     if let Some(v) = &conn.protocol_version {
         b = b.preferred_versions([v.clone()]);
     }
+    if conn.verify_card {
+        b = b.verify_card(switchboard_client::CardTrust::SameOrigin);
+    }
     Ok(b)
 }
 
