@@ -32,6 +32,10 @@
 //!                                    # false (--strict-card): a strict 1.0 card
 //! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
 //! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
+//!
+//! # Who may call (API keys, JWTs, anonymous): see crate::auth_args
+//! [auth]
+//! api_key_hashes = ["sha256:…=ci@acme"]
 //! ```
 //!
 //! With `store = "postgres://…"` several replicas may share one database:
@@ -121,6 +125,9 @@ pub struct ServeArgs {
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
     #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
     pub interface_url: Vec<(String, String)>,
+    /// Authentication (see [`crate::auth_args`]).
+    #[command(flatten)]
+    pub auth: crate::auth_args::AuthArgs,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -182,6 +189,8 @@ pub struct Config {
     pub hybrid_card: bool,
     /// Per-binding URLs for the card, by binding name.
     pub interface_urls: std::collections::BTreeMap<String, String>,
+    /// Who may call: the `[auth]` section.
+    pub auth: crate::auth_args::AuthSettings,
 }
 
 impl Default for Config {
@@ -206,6 +215,7 @@ impl Default for Config {
             push_lease_secs: 60,
             hybrid_card: true,
             interface_urls: std::collections::BTreeMap::new(),
+            auth: Default::default(),
         }
     }
 }
@@ -276,6 +286,7 @@ impl Config {
         for (binding, url) in &args.interface_url {
             cfg.interface_urls.insert(binding.clone(), url.clone());
         }
+        args.auth.apply(&mut cfg.auth);
         Ok(cfg)
     }
 }
@@ -484,12 +495,13 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
-    let (executor, card) = agent(&cfg.agent)?;
+    let (executor, mut card) = agent(&cfg.agent)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
+    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
     let public_url = cfg
         .public_url
         .clone()
@@ -521,6 +533,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .hybrid_card(cfg.hybrid_card);
     for (binding, url) in &cfg.interface_urls {
         server = server.interface_url(binding, url);
+    }
+    if let Some(auth) = authenticator {
+        server = server.authenticator(auth);
     }
     if let Some(options) = push {
         server = server
@@ -600,6 +615,7 @@ mod tests {
             hybrid_card: false,
             strict_card: false,
             interface_url: Vec::new(),
+            auth: Default::default(),
         }
     }
 
