@@ -375,3 +375,135 @@ async fn api_keys_on_every_binding() {
     assert!(!body.contains("\"tasks\""), "{body}");
     s.stop().await;
 }
+
+mod proc;
+
+/// The card of a served agent, read by an official Python SDK through
+/// `code` (the card JSON on stdin); what the script printed.
+fn python_reads(venv: &str, code: &str, card: &Value) -> Option<Value> {
+    use std::io::Write;
+    let python = proc::interop_python(venv)?;
+    let mut child = std::process::Command::new(python)
+        .args(["-c", code])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(card.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{venv}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[auth]\njwks_url = \"{}\"\njwt_issuer = \"{ISSUER}\"\njwt_audience = \"{AUDIENCE}\"\n",
+        jwks.url
+    );
+    let key_flag = format!("{}=ci", hash_api_key(ALPHA_KEY));
+    let s = proc::Serve::start_configured(
+        dir.path(),
+        "auth",
+        "memory",
+        &config,
+        &["--agent", "echo-task", "--api-key-hash", &key_flag],
+    );
+    let base = s.base();
+
+    let card: Value = reqwest::get(format!("{base}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["bearerFormat"],
+        "JWT"
+    );
+    assert_eq!(
+        card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"]["name"],
+        "X-API-Key"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"bearer": {"list": []}}}, {"schemes": {"apiKey": {"list": []}}}])
+    );
+    assert_eq!(card["security"], json!([{"bearer": []}, {"apiKey": []}]));
+
+    for combo in [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")] {
+        let what = format!("{} {}", combo.0, combo.1);
+        let ci = client(&base, combo, &[("x-api-key", ALPHA_KEY)]).await;
+        let task = match ci.send_text("hi").await.unwrap() {
+            SendMessageResponse::Task(t) => t,
+            other => panic!("{what}: {other:?}"),
+        };
+        let alice = as_bearer(&base, combo, &token(&idp, "alice")).await;
+        alice.send_text("hi").await.unwrap();
+        let err = alice.get_task(task.id.as_str()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Protocol(A2AError::TaskNotFound(_))),
+            "{what}: {err}"
+        );
+        let missing = client(&base, combo, &[]).await;
+        assert_unauthenticated(&missing.send_text("hi").await.unwrap_err(), &what);
+        let wrong = client(&base, combo, &[("x-api-key", "sb_wrong")]).await;
+        assert_unauthenticated(&wrong.send_text("hi").await.unwrap_err(), &what);
+    }
+
+    // The official SDKs read the schemes from the hybrid card: 0.3 from its
+    // OpenAPI-style members and `security`, 1.0 (a2a-sdk 1.x's resolver) too.
+    let v03 = python_reads(
+        ".venv03",
+        "import json, sys\nfrom a2a.types import AgentCard\nc = AgentCard.model_validate(json.load(sys.stdin))\n\
+         print(json.dumps({'schemes': {k: v.root.model_dump(mode='json', by_alias=True, exclude_none=True) for k, v in c.security_schemes.items()}, 'security': c.security}))",
+        &card,
+    );
+    if let Some(v03) = v03 {
+        assert_eq!(v03["schemes"]["apiKey"]["type"], "apiKey", "{v03}");
+        assert_eq!(v03["schemes"]["apiKey"]["in"], "header", "{v03}");
+        assert_eq!(v03["schemes"]["apiKey"]["name"], "X-API-Key", "{v03}");
+        assert_eq!(v03["schemes"]["bearer"]["type"], "http", "{v03}");
+        assert_eq!(v03["schemes"]["bearer"]["scheme"], "Bearer", "{v03}");
+        assert_eq!(v03["security"], json!([{"bearer": []}, {"apiKey": []}]));
+    }
+    let v10 = python_reads(
+        ".venv",
+        "import json, sys\nfrom google.protobuf.json_format import MessageToDict\n\
+         from a2a.client.card_resolver import parse_agent_card\nc = parse_agent_card(json.load(sys.stdin))\n\
+         d = MessageToDict(c)\nprint(json.dumps({'schemes': d.get('securitySchemes'), 'requirements': d.get('securityRequirements')}))",
+        &card,
+    );
+    if let Some(v10) = v10 {
+        assert_eq!(
+            v10["schemes"]["apiKey"],
+            card["securitySchemes"]["apiKey"]
+                .as_object()
+                .map(|o| json!({"apiKeySecurityScheme": o["apiKeySecurityScheme"]}))
+                .unwrap(),
+            "{v10}"
+        );
+        assert_eq!(
+            v10["schemes"]["bearer"]["httpAuthSecurityScheme"]["bearerFormat"], "JWT",
+            "{v10}"
+        );
+        assert_eq!(
+            v10["requirements"].as_array().map(Vec::len),
+            Some(2),
+            "{v10}"
+        );
+    }
+}
