@@ -141,7 +141,7 @@ impl ApiKeys {
 
     /// The key the request presents, if any: `X-API-Key`, or a bearer
     /// token that is not a JWT.
-    fn presented<'a>(head: &'a Parts) -> Option<Result<&'a str, A2AError>> {
+    fn presented(head: &Parts) -> Option<Result<&str, A2AError>> {
         if let Some(v) = head.headers.get(API_KEY_HEADER) {
             return Some(v.to_str().map(str::trim).map_err(|_| {
                 A2AError::Unauthenticated("the X-API-Key header is not visible ASCII".into())

@@ -358,7 +358,7 @@ mod tests {
             assert!(add_api_key(ApiKeys::new(), &good).is_ok(), "{good}");
         }
         for bad in [
-            format!("{hash}"),
+            hash.clone(),
             format!("{hash}="),
             format!("{hash}=ci@"),
             format!("{hash}=ci;root"),

@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Push notification delivery: list and requeue dead letters, rotate and retire signing keys.
     #[command(subcommand)]
     Push(push_cmd::PushCommand),
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => {
                 init_logging();
-                match serve::run(args).await {
+                match serve::run(*args).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("switchboard serve: {e:#}");
