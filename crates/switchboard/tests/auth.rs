@@ -464,6 +464,46 @@ async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
         assert_unauthenticated(&wrong.send_text("hi").await.unwrap_err(), &what);
     }
 
+    // The CLI sends credentials from --api-key / --token or their env vars.
+    let cli = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+        c.args(["list", "--url", &base, "--json"])
+            .args(args)
+            .env_remove("SWITCHBOARD_API_KEY")
+            .env_remove("SWITCHBOARD_TOKEN");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap().status.code()
+    };
+    let jwt = token(&idp, "alice");
+    assert_eq!(cli(&["--api-key", ALPHA_KEY], &[]), Some(0));
+    assert_eq!(cli(&["--token", &jwt], &[]), Some(0));
+    assert_eq!(cli(&[], &[("SWITCHBOARD_API_KEY", ALPHA_KEY)]), Some(0));
+    assert_eq!(cli(&[], &[("SWITCHBOARD_TOKEN", &jwt)]), Some(0));
+    assert_eq!(cli(&[], &[]), Some(2), "no credentials: refused");
+    assert_eq!(cli(&["--api-key", "sb_wrong"], &[]), Some(2));
+    // `switchboard auth hash-key` makes the hash serve was given.
+    let mut hash = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["auth", "hash-key"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        hash.stdin
+            .take()
+            .unwrap()
+            .write_all(ALPHA_KEY.as_bytes())
+            .unwrap();
+    }
+    let out = hash.wait_with_output().unwrap();
+    assert_eq!(
+        format!("{}=ci", String::from_utf8(out.stdout).unwrap().trim()),
+        key_flag
+    );
+
     // The official SDKs read the schemes from the hybrid card: 0.3 from its
     // OpenAPI-style members and `security`, 1.0 (a2a-sdk 1.x's resolver) too.
     let v03 = python_reads(
