@@ -20,20 +20,11 @@ use switchboard_core::{InMemoryStore, RequestHandler};
 use switchboard_protocol::error::UNAUTHENTICATED_CODE;
 use switchboard_protocol::{A2AError, SendMessageResponse, TaskState};
 use switchboard_push::KeySet;
-use util::TestServer;
+use util::{COMBOS, TestServer};
 
 const ISSUER: &str = "https://idp.test";
 const AUDIENCE: &str = "switchboard-test";
 const ALPHA_KEY: &str = "sb_alpha-test-key";
-
-const COMBOS: [(&str, &str); 6] = [
-    ("JSONRPC", "1.0"),
-    ("HTTP+JSON", "1.0"),
-    ("GRPC", "1.0"),
-    ("JSONRPC", "0.3"),
-    ("HTTP+JSON", "0.3"),
-    ("GRPC", "0.3"),
-];
 
 /// An identity provider's JWKS endpoint on loopback: serves whatever set
 /// the test puts in `keys`, counting the fetches.
