@@ -95,6 +95,10 @@ pub struct Identity {
     /// naming another tenant is then PermissionDenied; naming none works in
     /// this one.
     pub tenant: Option<String>,
+    /// The credentials carry the administrator scope or role (see
+    /// `switchboard-auth`). The gate records it; deciding what an
+    /// administrator may see is authorization's business.
+    pub admin: bool,
 }
 
 impl Identity {
@@ -103,6 +107,7 @@ impl Identity {
         Identity {
             principal: principal.into(),
             tenant: None,
+            admin: false,
         }
     }
 
@@ -114,6 +119,12 @@ impl Identity {
     /// Binds the identity to one tenant.
     pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// Marks the identity as an administrator's (or not).
+    pub fn with_admin(mut self, admin: bool) -> Self {
+        self.admin = admin;
         self
     }
 }

@@ -3,6 +3,7 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
+pub mod auth_args;
 pub mod client;
 pub mod demo;
 pub mod key_watch;

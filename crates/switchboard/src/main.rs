@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{client, push_cmd, serve};
+use switchboard::{auth_args, client, push_cmd, serve};
 
 use std::process::ExitCode;
 
@@ -24,10 +24,13 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Push notification delivery: list and requeue dead letters, rotate and retire signing keys.
     #[command(subcommand)]
     Push(push_cmd::PushCommand),
+    /// API keys for `serve --api-key-hash`: make one, or hash one read from stdin.
+    #[command(subcommand)]
+    Auth(auth_args::AuthCommand),
     #[command(flatten)]
     Client(client::ClientCommand),
 }
@@ -64,7 +67,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => {
                 init_logging();
-                match serve::run(args).await {
+                match serve::run(*args).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("switchboard serve: {e:#}");
@@ -75,6 +78,11 @@ fn main() -> ExitCode {
             Command::Push(cmd) => {
                 ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
             }
+            Command::Auth(cmd) => ExitCode::from(auth_args::run(
+                cmd,
+                std::io::stdin().lock(),
+                std::io::stdout(),
+            )),
             Command::Client(cmd) => client::run(cmd).await,
         }
     })

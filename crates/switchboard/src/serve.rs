@@ -33,6 +33,10 @@
 //! sign_card = false                  # sign the card (JWS, RFC 8785) with the push keys
 //! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
 //! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
+//!
+//! # Who may call (API keys, JWTs, anonymous): see crate::auth_args
+//! [auth]
+//! api_key_hashes = ["sha256:…=ci@acme"]
 //! ```
 //!
 //! With `store = "postgres://…"` several replicas may share one database:
@@ -126,6 +130,9 @@ pub struct ServeArgs {
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
     #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
     pub interface_url: Vec<(String, String)>,
+    /// Authentication (see [`crate::auth_args`]).
+    #[command(flatten)]
+    pub auth: crate::auth_args::AuthArgs,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -189,6 +196,8 @@ pub struct Config {
     pub sign_card: bool,
     /// Per-binding URLs for the card, by binding name.
     pub interface_urls: std::collections::BTreeMap<String, String>,
+    /// Who may call: the `[auth]` section.
+    pub auth: crate::auth_args::AuthSettings,
 }
 
 impl Default for Config {
@@ -214,6 +223,7 @@ impl Default for Config {
             hybrid_card: true,
             sign_card: false,
             interface_urls: std::collections::BTreeMap::new(),
+            auth: Default::default(),
         }
     }
 }
@@ -287,6 +297,7 @@ impl Config {
         for (binding, url) in &args.interface_url {
             cfg.interface_urls.insert(binding.clone(), url.clone());
         }
+        args.auth.apply(&mut cfg.auth);
         Ok(cfg)
     }
 }
@@ -495,12 +506,13 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = Config::resolve(&args)?;
-    let (executor, card) = agent(&cfg.agent)?;
+    let (executor, mut card) = agent(&cfg.agent)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
+    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
     let public_url = cfg
         .public_url
         .clone()
@@ -532,6 +544,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .hybrid_card(cfg.hybrid_card);
     for (binding, url) in &cfg.interface_urls {
         server = server.interface_url(binding, url);
+    }
+    if let Some(auth) = authenticator {
+        server = server.authenticator(auth);
     }
     if let Some(options) = push {
         server = server
@@ -617,6 +632,7 @@ mod tests {
             strict_card: false,
             sign_card: false,
             interface_url: Vec::new(),
+            auth: Default::default(),
         }
     }
 

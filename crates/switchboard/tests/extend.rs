@@ -19,7 +19,7 @@ use switchboard_protocol::error::{PERMISSION_DENIED_CODE, UNAUTHENTICATED_CODE};
 use switchboard_protocol::{A2AError, SendMessageResponse, TaskState};
 use switchboard_server::{A2aServer, Authenticator, Identity};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use util::TestServer;
+use util::{COMBOS, TestServer};
 
 /// `Authorization: Bearer NAME` is principal NAME; `NAME@TENANT` is bound
 /// to TENANT; anything else is refused.
@@ -123,15 +123,6 @@ async fn client(base: &str, binding: &str, version: &str, token: Option<&str>) -
     );
     c
 }
-
-const COMBOS: [(&str, &str); 6] = [
-    ("JSONRPC", "1.0"),
-    ("HTTP+JSON", "1.0"),
-    ("GRPC", "1.0"),
-    ("JSONRPC", "0.3"),
-    ("HTTP+JSON", "0.3"),
-    ("GRPC", "0.3"),
-];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_binding_authenticates_and_owns_tasks() {

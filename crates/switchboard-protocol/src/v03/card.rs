@@ -10,6 +10,14 @@
 //! for a strict card; switchboard-server serves the hybrid card by default
 //! whenever the card lists 0.3 interfaces, as the official SDKs do.
 //!
+//! Security schemes share their key, `securitySchemes`, between the two
+//! versions but not their form: 1.0 names the kind by a oneof member
+//! (`{"httpAuthSecurityScheme": {"scheme": "Bearer"}}`), 0.3 by an OpenAPI
+//! `type` (`{"type": "http", "scheme": "Bearer"}`). The hybrid card writes
+//! both into each scheme object, each version ignoring the other's members,
+//! and adds 0.3's `security` (`[{"name": ["scope"]}]`) beside 1.0's
+//! `securityRequirements`.
+//!
 //! ```
 //! use switchboard_protocol::{AgentCard, AgentInterface};
 //! let mut card = AgentCard::new("a", "b", "1");
@@ -61,6 +69,54 @@ pub fn hybrid_card(card: &AgentCard) -> Value {
         for (k, val) in extra {
             obj.entry(k).or_insert(val);
         }
+        if let Some(Value::Object(schemes)) = obj.get_mut("securitySchemes") {
+            for scheme in schemes.values_mut() {
+                if let Value::Object(scheme) = scheme {
+                    for (k, val) in v03_security_scheme(scheme) {
+                        scheme.entry(k).or_insert(val);
+                    }
+                }
+            }
+        }
+        if !card.security_requirements.is_empty() {
+            let security: Vec<Value> = card
+                .security_requirements
+                .iter()
+                .map(|r| {
+                    Value::Object(
+                        r.schemes
+                            .iter()
+                            .map(|(name, scopes)| (name.clone(), json!(scopes.list)))
+                            .collect(),
+                    )
+                })
+                .collect();
+            obj.entry("security").or_insert(Value::Array(security));
+        }
     }
     v
+}
+
+/// The 0.3 (OpenAPI-style) members of a 1.0 `SecurityScheme` object: its
+/// oneof member's fields with `type` naming the kind (`location` becomes
+/// `in`). Empty for a scheme of no known kind.
+pub fn v03_security_scheme(scheme: &Map<String, Value>) -> Map<String, Value> {
+    const KINDS: [(&str, &str); 5] = [
+        ("apiKeySecurityScheme", "apiKey"),
+        ("httpAuthSecurityScheme", "http"),
+        ("oauth2SecurityScheme", "oauth2"),
+        ("openIdConnectSecurityScheme", "openIdConnect"),
+        ("mtlsSecurityScheme", "mutualTLS"),
+    ];
+    let mut out = Map::new();
+    for (member, kind) in KINDS {
+        if let Some(Value::Object(fields)) = scheme.get(member) {
+            out.insert("type".into(), json!(kind));
+            for (k, val) in fields {
+                let key = if k == "location" { "in" } else { k.as_str() };
+                out.insert(key.to_string(), val.clone());
+            }
+        }
+    }
+    out
 }

@@ -286,3 +286,55 @@ fn wire_shapes_of_the_rest_dialect() {
     .unwrap();
     assert!(crate::SendMessageRequest::from(bare).is_blocking());
 }
+
+#[test]
+fn hybrid_card_gives_security_schemes_both_forms() {
+    use crate::card::{SecurityRequirement, StringList};
+    use crate::{AgentCard, AgentInterface};
+    let mut card = AgentCard::new("a", "b", "1");
+    card.supported_interfaces.push(AgentInterface {
+        url: "http://h/".into(),
+        protocol_binding: "JSONRPC".into(),
+        tenant: None,
+        protocol_version: "0.3".into(),
+    });
+    card.security_schemes.insert(
+        "apiKey".into(),
+        json!({"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}}),
+    );
+    card.security_schemes.insert(
+        "bearer".into(),
+        json!({"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}}),
+    );
+    card.security_requirements = vec![
+        SecurityRequirement {
+            schemes: [("apiKey".to_string(), StringList::default())].into(),
+        },
+        SecurityRequirement {
+            schemes: [(
+                "bearer".to_string(),
+                StringList {
+                    list: vec!["read".into()],
+                },
+            )]
+            .into(),
+        },
+    ];
+    let v = super::card::hybrid_card(&card);
+    assert_eq!(
+        v["securitySchemes"]["apiKey"],
+        json!({"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"},
+               "type": "apiKey", "in": "header", "name": "X-API-Key"})
+    );
+    assert_eq!(v["securitySchemes"]["bearer"]["type"], "http");
+    assert_eq!(v["securitySchemes"]["bearer"]["bearerFormat"], "JWT");
+    assert_eq!(v["security"], json!([{"apiKey": []}, {"bearer": ["read"]}]));
+    // The 1.0 reading is unchanged.
+    let back: AgentCard = serde_json::from_value(v).unwrap();
+    assert_eq!(back.security_requirements, card.security_requirements);
+    // Without 0.3 interfaces nothing is added.
+    card.supported_interfaces[0].protocol_version = "1.0".into();
+    let strict = super::card::hybrid_card(&card);
+    assert!(strict.get("security").is_none());
+    assert!(strict["securitySchemes"]["apiKey"].get("type").is_none());
+}

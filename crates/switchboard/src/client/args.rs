@@ -20,6 +20,22 @@ pub struct ConnectArgs {
     /// (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// API key for an agent that asks for one (sent as `X-API-Key`).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
+    /// Bearer token (e.g. a JWT) sent as `Authorization: Bearer TOKEN`.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
     /// Time limit in seconds for each request (for streams: until the
     /// stream starts).
     #[arg(long, value_name = "SECS")]

@@ -190,6 +190,12 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
         };
         b = b.header(name.trim(), value.trim());
     }
+    if let Some(key) = &conn.api_key {
+        b = b.header("X-API-Key", key.trim());
+    }
+    if let Some(token) = &conn.token {
+        b = b.bearer_token(token.trim());
+    }
     if let Some(secs) = conn.timeout {
         let t = Duration::try_from_secs_f64(secs)
             .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;

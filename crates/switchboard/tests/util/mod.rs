@@ -10,6 +10,16 @@ use switchboard_core::RequestHandler;
 use switchboard_server::A2aServer;
 use tokio::sync::oneshot;
 
+/// Every binding × protocol version a server offers, as (binding, version).
+pub const COMBOS: [(&str, &str); 6] = [
+    ("JSONRPC", "1.0"),
+    ("HTTP+JSON", "1.0"),
+    ("GRPC", "1.0"),
+    ("JSONRPC", "0.3"),
+    ("HTTP+JSON", "0.3"),
+    ("GRPC", "0.3"),
+];
+
 /// A server running in this process on 127.0.0.1:<free port>.
 pub struct TestServer {
     pub base: String,

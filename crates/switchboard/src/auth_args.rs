@@ -1,0 +1,425 @@
+//! Who may call `switchboard serve`: its authentication settings (flags,
+//! environment variables, and the `[auth]` section of the config file), the
+//! rule for anonymous callers, and `switchboard auth` to make API keys.
+//!
+//! ```toml
+//! [auth]
+//! # API keys, stored as hashes only (`switchboard auth new-key` makes one;
+//! # `switchboard auth hash-key` hashes an existing key read from stdin).
+//! # HASH=PRINCIPAL[@TENANT][;admin]; callers send `X-API-Key: <key>` or
+//! # `Authorization: Bearer <key>`.
+//! api_key_hashes = ["sha256:9f86…=ci@acme", "sha256:60303…=ops;admin"]
+//!
+//! # Bearer JWTs from an identity provider, checked against its JWKS.
+//! jwks_url = "https://idp.example.com/.well-known/jwks.json"
+//! jwt_issuer = "https://idp.example.com/"
+//! jwt_audience = "switchboard"
+//! jwt_algorithms = ["RS256", "ES256"]   # default: RS256, PS256, ES256, EdDSA
+//! jwt_leeway_secs = 30                  # clock skew on exp/nbf
+//! jwt_tenant_claim = "tenant"           # tokens must carry it; binds the caller to it
+//! jwt_admin_claim = "scope"             # a space-separated string or an array
+//! jwt_admin_value = "switchboard:admin" # the value that marks an administrator
+//! jwks_min_refetch_secs = 30            # unknown kids refetch at most this often
+//!
+//! allow_anonymous = false               # serve callers without credentials too
+//! ```
+//!
+//! **Anonymous access is explicit.** With no scheme configured, `serve`
+//! accepts every caller as the anonymous principal only when it listens on
+//! a loopback address (a development setup nobody else can reach); on any
+//! other address it refuses to start unless `--allow-anonymous` says that is
+//! meant. With schemes configured, `--allow-anonymous` also serves callers
+//! that present no credentials; presented credentials are always checked.
+//! The configured schemes are advertised in the agent card
+//! (`securitySchemes`, `securityRequirements`; 0.3 `security` on the hybrid
+//! card).
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes};
+use switchboard_protocol::AgentCard;
+
+/// The authentication flags of `switchboard serve`.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct AuthArgs {
+    /// Serve callers that present no credentials, as the anonymous
+    /// principal. Required to serve without authentication on a
+    /// non-loopback address.
+    #[arg(long, env = "SWITCHBOARD_ALLOW_ANONYMOUS")]
+    pub allow_anonymous: bool,
+    /// Accept an API key, given by its hash: `HASH=PRINCIPAL[@TENANT][;admin]`
+    /// (hash from `switchboard auth hash-key`). Repeatable (comma-separated
+    /// in the environment); adds to `api_key_hashes`.
+    #[arg(
+        long = "api-key-hash",
+        env = "SWITCHBOARD_API_KEY_HASHES",
+        value_delimiter = ',',
+        value_name = "HASH=PRINCIPAL[@TENANT][;admin]"
+    )]
+    pub api_key_hash: Vec<String>,
+    /// Accept bearer JWTs verified with the keys published at this JWKS URL.
+    #[arg(long, env = "SWITCHBOARD_JWKS_URL")]
+    pub jwks_url: Option<String>,
+    /// The issuer (`iss`) tokens must come from.
+    #[arg(long, env = "SWITCHBOARD_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// The audience (`aud`) tokens must be for.
+    #[arg(long, env = "SWITCHBOARD_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+    /// Accepted token algorithms (RS*, PS*, ES*, EdDSA; never HS* or none).
+    #[arg(long, env = "SWITCHBOARD_JWT_ALGORITHMS", value_delimiter = ',')]
+    pub jwt_algorithms: Vec<String>,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds (default 30).
+    #[arg(long, env = "SWITCHBOARD_JWT_LEEWAY_SECS")]
+    pub jwt_leeway_secs: Option<u64>,
+    /// The claim naming the caller's tenant (then required in every token).
+    #[arg(long, env = "SWITCHBOARD_JWT_TENANT_CLAIM")]
+    pub jwt_tenant_claim: Option<String>,
+    /// The claim that can mark an administrator (default `scope`).
+    #[arg(long, env = "SWITCHBOARD_JWT_ADMIN_CLAIM")]
+    pub jwt_admin_claim: Option<String>,
+    /// The value of the admin claim that marks an administrator.
+    #[arg(long, env = "SWITCHBOARD_JWT_ADMIN_VALUE")]
+    pub jwt_admin_value: Option<String>,
+    /// Least time between two JWKS fetches, in seconds (default 30): tokens
+    /// naming unknown keys cannot make the server hammer the JWKS host.
+    #[arg(long, env = "SWITCHBOARD_JWKS_MIN_REFETCH_SECS")]
+    pub jwks_min_refetch_secs: Option<u64>,
+}
+
+/// The `[auth]` section of the config file (keys as the flags, with
+/// underscores).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSettings {
+    /// Serve callers without credentials.
+    pub allow_anonymous: bool,
+    /// API keys: `HASH=PRINCIPAL[@TENANT][;admin]`.
+    #[serde(alias = "api_key_hash")]
+    pub api_key_hashes: Vec<String>,
+    /// JWKS of the token issuer.
+    pub jwks_url: Option<String>,
+    /// Required `iss`.
+    pub jwt_issuer: Option<String>,
+    /// Required `aud`.
+    pub jwt_audience: Option<String>,
+    /// Allowed algorithms (empty: the default list).
+    pub jwt_algorithms: Vec<String>,
+    /// Leeway on `exp`/`nbf` (s).
+    pub jwt_leeway_secs: Option<u64>,
+    /// Tenant claim.
+    pub jwt_tenant_claim: Option<String>,
+    /// Admin claim.
+    pub jwt_admin_claim: Option<String>,
+    /// Admin claim value.
+    pub jwt_admin_value: Option<String>,
+    /// Least time between JWKS fetches (s).
+    pub jwks_min_refetch_secs: Option<u64>,
+}
+
+impl AuthArgs {
+    /// Flags and environment over the file: set values replace, lists add.
+    pub fn apply(&self, s: &mut AuthSettings) {
+        s.allow_anonymous |= self.allow_anonymous;
+        s.api_key_hashes.extend(self.api_key_hash.iter().cloned());
+        let replace = |target: &mut Option<String>, v: &Option<String>| {
+            if v.is_some() {
+                target.clone_from(v);
+            }
+        };
+        replace(&mut s.jwks_url, &self.jwks_url);
+        replace(&mut s.jwt_issuer, &self.jwt_issuer);
+        replace(&mut s.jwt_audience, &self.jwt_audience);
+        replace(&mut s.jwt_tenant_claim, &self.jwt_tenant_claim);
+        replace(&mut s.jwt_admin_claim, &self.jwt_admin_claim);
+        replace(&mut s.jwt_admin_value, &self.jwt_admin_value);
+        if !self.jwt_algorithms.is_empty() {
+            s.jwt_algorithms.clone_from(&self.jwt_algorithms);
+        }
+        s.jwt_leeway_secs = self.jwt_leeway_secs.or(s.jwt_leeway_secs);
+        s.jwks_min_refetch_secs = self.jwks_min_refetch_secs.or(s.jwks_min_refetch_secs);
+    }
+}
+
+/// Who `serve` lets in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only callers the configured schemes accept.
+    Authenticated,
+    /// Those, and callers without credentials as the anonymous principal.
+    AuthenticatedOrAnonymous,
+    /// Everyone, as the anonymous principal (no scheme configured).
+    Anonymous,
+}
+
+/// The anonymous rule: without a scheme, anonymous access is the default
+/// only on a loopback address; elsewhere it must be asked for.
+pub fn access(has_schemes: bool, allow_anonymous: bool, listen: IpAddr) -> Result<Access, String> {
+    match (has_schemes, allow_anonymous) {
+        (true, false) => Ok(Access::Authenticated),
+        (true, true) => Ok(Access::AuthenticatedOrAnonymous),
+        (false, true) => Ok(Access::Anonymous),
+        (false, false) if listen.is_loopback() => Ok(Access::Anonymous),
+        (false, false) => Err(format!(
+            "refusing to serve {listen} without authentication: anyone who can reach it could read and cancel every task. \
+             Configure API keys (--api-key-hash) or JWTs (--jwks-url, --jwt-issuer, --jwt-audience), \
+             or pass --allow-anonymous if open access is intended"
+        )),
+    }
+}
+
+/// One `HASH=PRINCIPAL[@TENANT][;admin]` entry added to `keys`.
+fn add_api_key(keys: ApiKeys, spec: &str) -> anyhow::Result<ApiKeys> {
+    let (hash, who) = spec
+        .split_once('=')
+        .with_context(|| format!("API key {spec:?}: expected HASH=PRINCIPAL[@TENANT][;admin]"))?;
+    let (who, admin) = match who.split_once(';') {
+        Some((who, "admin")) => (who, true),
+        Some((_, flag)) => bail!("API key {spec:?}: unknown flag {flag:?} (only `admin`)"),
+        None => (who, false),
+    };
+    let (principal, tenant) = match who.split_once('@') {
+        Some((p, t)) => (p, Some(t)),
+        None => (who, None),
+    };
+    if principal.is_empty() || tenant.is_some_and(str::is_empty) {
+        bail!("API key {spec:?}: the principal (and a tenant after @) must not be empty");
+    }
+    Ok(keys.key(hash, principal, tenant, admin)?)
+}
+
+/// The configured schemes (empty when none is).
+pub fn schemes(s: &AuthSettings) -> anyhow::Result<Schemes> {
+    let mut schemes = Schemes::new();
+    if let Some(url) = &s.jwks_url {
+        let (Some(issuer), Some(audience)) = (&s.jwt_issuer, &s.jwt_audience) else {
+            bail!(
+                "--jwks-url needs --jwt-issuer and --jwt-audience (tokens are checked against both)"
+            );
+        };
+        let mut config = JwtConfig::new(url, issuer, audience);
+        if !s.jwt_algorithms.is_empty() {
+            config.algorithms =
+                JwtConfig::parse_algorithms(&s.jwt_algorithms).map_err(anyhow::Error::msg)?;
+        }
+        if let Some(secs) = s.jwt_leeway_secs {
+            config.leeway = Duration::from_secs(secs);
+        }
+        if let Some(secs) = s.jwks_min_refetch_secs {
+            config.min_refetch = Duration::from_secs(secs);
+        }
+        config.tenant_claim.clone_from(&s.jwt_tenant_claim);
+        if let Some(c) = &s.jwt_admin_claim {
+            config.admin_claim.clone_from(c);
+        }
+        config.admin_value.clone_from(&s.jwt_admin_value);
+        schemes = schemes.with(JwtBearer::new(config).map_err(anyhow::Error::msg)?);
+    } else if s.jwt_issuer.is_some() || s.jwt_audience.is_some() {
+        bail!("--jwt-issuer/--jwt-audience need --jwks-url (where the issuer's keys are)");
+    }
+    if !s.api_key_hashes.is_empty() {
+        let keys = s
+            .api_key_hashes
+            .iter()
+            .try_fold(ApiKeys::new(), |keys, spec| add_api_key(keys, spec))?;
+        schemes = schemes.with(keys);
+    }
+    Ok(schemes)
+}
+
+/// The authenticator `serve` on `listen` runs (`None`: everyone is
+/// anonymous), with the schemes written into `card`; an error when the
+/// settings are invalid or would serve anonymous callers off loopback
+/// without being asked to.
+pub fn authenticator(
+    s: &AuthSettings,
+    listen: IpAddr,
+    card: &mut AgentCard,
+) -> anyhow::Result<Option<Schemes>> {
+    let schemes = schemes(s)?;
+    match access(!schemes.is_empty(), s.allow_anonymous, listen).map_err(anyhow::Error::msg)? {
+        Access::Anonymous => {
+            tracing::warn!(%listen, "no authentication: every caller is the anonymous principal");
+            Ok(None)
+        }
+        access => {
+            let schemes = schemes.allow_anonymous(access == Access::AuthenticatedOrAnonymous);
+            schemes.describe(card);
+            Ok(Some(schemes))
+        }
+    }
+}
+
+/// `switchboard auth`: API keys for `--api-key-hash`.
+#[derive(Debug, clap::Subcommand)]
+pub enum AuthCommand {
+    /// Make a new random API key: prints the key (give it to the caller)
+    /// and, on the next line, its hash (give that to `serve`).
+    NewKey,
+    /// Hash an API key read from stdin (so it stays out of the shell
+    /// history and the process list); prints the hash for `--api-key-hash`.
+    HashKey,
+}
+
+/// Runs an `auth` command; the exit code.
+pub fn run(cmd: AuthCommand, stdin: impl std::io::BufRead, mut out: impl std::io::Write) -> u8 {
+    let result = match cmd {
+        AuthCommand::NewKey => {
+            let key = switchboard_auth::generate_api_key();
+            writeln!(out, "{key}\n{}", switchboard_auth::hash_api_key(&key))
+                .map_err(anyhow::Error::from)
+        }
+        AuthCommand::HashKey => read_key(stdin).and_then(|key| {
+            writeln!(out, "{}", switchboard_auth::hash_api_key(&key)).map_err(anyhow::Error::from)
+        }),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("switchboard auth: {e:#}");
+            2
+        }
+    }
+}
+
+fn read_key(mut stdin: impl std::io::BufRead) -> anyhow::Result<String> {
+    let mut line = String::new();
+    stdin
+        .read_line(&mut line)
+        .context("reading the key from stdin")?;
+    let key = line.trim();
+    if key.is_empty() {
+        bail!("no key on stdin (e.g. `printf %s \"$KEY\" | switchboard auth hash-key`)");
+    }
+    Ok(key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const OFF_LOOPBACK: [&str; 3] = ["0.0.0.0", "192.0.2.7", "::"];
+
+    #[test]
+    fn anonymous_is_the_default_only_on_loopback() {
+        for ip in ["127.0.0.1", "127.3.4.5", "::1"] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(access(false, false, ip), Ok(Access::Anonymous), "{ip}");
+        }
+        for ip in OFF_LOOPBACK {
+            let ip: IpAddr = ip.parse().unwrap();
+            let err = access(false, false, ip).unwrap_err();
+            assert!(err.contains("--allow-anonymous"), "{err}");
+            assert_eq!(
+                access(false, true, ip),
+                Ok(Access::Anonymous),
+                "{ip}: asked for"
+            );
+            assert_eq!(access(true, false, ip), Ok(Access::Authenticated), "{ip}");
+            assert_eq!(
+                access(true, true, ip),
+                Ok(Access::AuthenticatedOrAnonymous),
+                "{ip}"
+            );
+        }
+    }
+
+    #[test]
+    fn serve_refuses_to_start_open_off_loopback() {
+        let mut card = AgentCard::new("a", "b", "1");
+        let ip: IpAddr = "0.0.0.0".parse().unwrap();
+        let err = authenticator(&AuthSettings::default(), ip, &mut card).unwrap_err();
+        assert!(format!("{err}").contains("refusing to serve"), "{err}");
+        let mut s = AuthSettings {
+            api_key_hashes: vec![format!("{}=ci@acme", switchboard_auth::hash_api_key("k"))],
+            ..AuthSettings::default()
+        };
+        assert!(authenticator(&s, ip, &mut card).unwrap().is_some());
+        assert!(card.security_schemes.contains_key("apiKey"), "advertised");
+        s.api_key_hashes.clear();
+        s.allow_anonymous = true;
+        let mut card = AgentCard::new("a", "b", "1");
+        assert!(authenticator(&s, ip, &mut card).unwrap().is_none());
+        assert!(card.security_schemes.is_empty());
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let hash = switchboard_auth::hash_api_key("k");
+        for good in [
+            format!("{hash}=ci"),
+            format!("{hash}=ci@acme"),
+            format!("{hash}=ops;admin"),
+        ] {
+            assert!(add_api_key(ApiKeys::new(), &good).is_ok(), "{good}");
+        }
+        for bad in [
+            hash.clone(),
+            format!("{hash}="),
+            format!("{hash}=ci@"),
+            format!("{hash}=ci;root"),
+            "sha256:00=ci".to_string(),
+        ] {
+            assert!(add_api_key(ApiKeys::new(), &bad).is_err(), "{bad}");
+        }
+        let jwks_only = AuthSettings {
+            jwks_url: Some("http://127.0.0.1:1/jwks".into()),
+            ..AuthSettings::default()
+        };
+        assert!(schemes(&jwks_only).is_err(), "issuer and audience required");
+        let hs = AuthSettings {
+            jwt_issuer: Some("i".into()),
+            jwt_audience: Some("a".into()),
+            jwt_algorithms: vec!["HS256".into()],
+            ..jwks_only
+        };
+        assert!(schemes(&hs).is_err(), "symmetric algorithms refused");
+    }
+
+    #[test]
+    fn flags_add_to_and_override_the_file() {
+        let mut s: AuthSettings = toml::from_str(
+            "api_key_hashes = [\"a\"]\njwt_issuer = \"file\"\njwt_leeway_secs = 5\n",
+        )
+        .unwrap();
+        let args = AuthArgs {
+            api_key_hash: vec!["b".into()],
+            jwt_issuer: Some("flag".into()),
+            allow_anonymous: true,
+            ..AuthArgs::default()
+        };
+        args.apply(&mut s);
+        assert_eq!(s.api_key_hashes, ["a", "b"]);
+        assert_eq!(s.jwt_issuer.as_deref(), Some("flag"));
+        assert_eq!(
+            s.jwt_leeway_secs,
+            Some(5),
+            "unset flags keep the file's value"
+        );
+        assert!(s.allow_anonymous);
+        assert!(
+            toml::from_str::<AuthSettings>("jwks = 1").is_err(),
+            "unknown keys"
+        );
+    }
+
+    #[test]
+    fn auth_commands_make_and_hash_keys() {
+        let mut out = Vec::new();
+        assert_eq!(run(AuthCommand::NewKey, &b""[..], &mut out), 0);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], switchboard_auth::hash_api_key(lines[0]));
+        let mut out = Vec::new();
+        assert_eq!(run(AuthCommand::HashKey, &b"secret\n"[..], &mut out), 0);
+        assert_eq!(
+            String::from_utf8(out).unwrap().trim(),
+            switchboard_auth::hash_api_key("secret")
+        );
+        assert_eq!(run(AuthCommand::HashKey, &b"\n"[..], Vec::new()), 2);
+    }
+}

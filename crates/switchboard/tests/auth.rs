@@ -1,0 +1,540 @@
+//! switchboard-auth on a real server over loopback: bearer JWTs checked
+//! against a JWKS served by a local axum route (valid, expired, wrong
+//! audience, unknown `kid` refetched, rotated keys, a flood of unknown
+//! `kid`s costing one fetch), and API keys (valid in either header, wrong,
+//! missing), on JSON-RPC, REST and gRPC in both protocol versions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jsonwebtoken::jwk::JwkSet;
+use serde_json::{Value, json};
+use switchboard::demo::{EchoTask, echo_card};
+use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes, hash_api_key};
+use switchboard_client::{A2AClient, ClientError};
+use switchboard_core::{InMemoryStore, RequestHandler};
+use switchboard_protocol::error::UNAUTHENTICATED_CODE;
+use switchboard_protocol::{A2AError, SendMessageResponse, TaskState};
+use switchboard_push::KeySet;
+use util::{COMBOS, TestServer};
+
+const ISSUER: &str = "https://idp.test";
+const AUDIENCE: &str = "switchboard-test";
+const ALPHA_KEY: &str = "sb_alpha-test-key";
+
+/// An identity provider's JWKS endpoint on loopback: serves whatever set
+/// the test puts in `keys`, counting the fetches.
+struct JwksHost {
+    url: String,
+    keys: Arc<Mutex<JwkSet>>,
+    fetches: Arc<AtomicUsize>,
+}
+
+impl JwksHost {
+    async fn start(keys: JwkSet) -> JwksHost {
+        let keys = Arc::new(Mutex::new(keys));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (k, f) = (keys.clone(), fetches.clone());
+        let app = axum::Router::new().route(
+            "/jwks",
+            axum::routing::get(move || {
+                let (k, f) = (k.clone(), f.clone());
+                async move {
+                    f.fetch_add(1, Ordering::SeqCst);
+                    let set = k.lock().unwrap().clone();
+                    axum::Json(serde_json::to_value(set).unwrap())
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        JwksHost { url, keys, fetches }
+    }
+
+    fn publish(&self, keys: JwkSet) {
+        *self.keys.lock().unwrap() = keys;
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
+    }
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// A token for `sub` signed by `keys`, valid for five minutes.
+fn token(keys: &KeySet, sub: &str) -> String {
+    keys.sign(
+        &json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "exp": now() + 300, "iat": now()}),
+    )
+    .unwrap()
+}
+
+fn config(jwks: &JwksHost, min_refetch: Duration) -> JwtConfig {
+    let mut c = JwtConfig::new(&jwks.url, ISSUER, AUDIENCE);
+    c.min_refetch = min_refetch;
+    c
+}
+
+async fn server(jwt: JwtConfig) -> TestServer {
+    let keys = ApiKeys::new()
+        .key(&hash_api_key(ALPHA_KEY), "alpha", None, false)
+        .unwrap();
+    let auth = Schemes::new().with(JwtBearer::new(jwt).unwrap()).with(keys);
+    let handler = RequestHandler::builder(EchoTask, echo_card())
+        .store(Arc::new(InMemoryStore::new()))
+        .build();
+    TestServer::start_with(|s| s.authenticator(auth), handler).await
+}
+
+/// Our client on one binding and version, with extra headers.
+async fn client(base: &str, combo: (&str, &str), headers: &[(&str, &str)]) -> A2AClient {
+    let mut b = A2AClient::builder()
+        .preferred_bindings([combo.0])
+        .preferred_versions([combo.1])
+        .timeout(Duration::from_secs(20));
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let c = b.connect(base).await.unwrap();
+    assert_eq!(c.interface().protocol_binding, combo.0);
+    c
+}
+
+fn bearer(t: &str) -> [(&'static str, String); 1] {
+    [("authorization", format!("Bearer {t}"))]
+}
+
+async fn as_bearer(base: &str, combo: (&str, &str), t: &str) -> A2AClient {
+    let [(k, v)] = bearer(t);
+    client(base, combo, &[(k, &v)]).await
+}
+
+fn assert_unauthenticated(err: &ClientError, what: &str) {
+    assert_eq!(err.code(), Some(UNAUTHENTICATED_CODE), "{what}: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jwts_are_verified_on_every_binding() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    let expired = idp
+        .sign(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": now() - 120}))
+        .unwrap();
+    let other_audience = idp
+        .sign(&json!({"iss": ISSUER, "aud": "another-agent", "sub": "alice", "exp": now() + 300}))
+        .unwrap();
+    let not_yet = idp
+        .sign(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": now() + 600, "nbf": now() + 300}))
+        .unwrap();
+    for combo in COMBOS {
+        let what = format!("{} {}", combo.0, combo.1);
+        let alice = as_bearer(&s.base, combo, &token(&idp, "alice")).await;
+        let task = match alice.send_text("hi").await.unwrap() {
+            SendMessageResponse::Task(t) => t,
+            other => panic!("{what}: {other:?}"),
+        };
+        assert_eq!(task.status.state, TaskState::Completed, "{what}");
+        assert_eq!(alice.get_task(task.id.as_str()).await.unwrap().id, task.id);
+
+        // Another subject of the same issuer does not see alice's task.
+        let bob = as_bearer(&s.base, combo, &token(&idp, "bob")).await;
+        let err = bob.get_task(task.id.as_str()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Protocol(A2AError::TaskNotFound(_))),
+            "{what}: {err}"
+        );
+
+        for (name, bad) in [
+            ("expired", &expired),
+            ("wrong audience", &other_audience),
+            ("not yet valid", &not_yet),
+        ] {
+            let c = as_bearer(&s.base, combo, bad).await;
+            let err = c.get_task(task.id.as_str()).await.unwrap_err();
+            assert_unauthenticated(&err, &format!("{what}: {name}"));
+        }
+        // A tampered payload (sub changed, signature kept) is refused too.
+        let good = token(&idp, "alice");
+        let parts: Vec<&str> = good.split('.').collect();
+        let forged_claims = base64_url(
+            &json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "mallory", "exp": now() + 300})
+                .to_string(),
+        );
+        let forged = format!("{}.{forged_claims}.{}", parts[0], parts[2]);
+        let err = as_bearer(&s.base, combo, &forged)
+            .await
+            .get_task(task.id.as_str())
+            .await
+            .unwrap_err();
+        assert_unauthenticated(&err, &format!("{what}: forged"));
+    }
+    assert_eq!(jwks.fetches(), 1, "one fetch served every token");
+
+    // The refusal's form on JSON-RPC: 401, the challenges, what was wrong.
+    let resp = s
+        .http
+        .post(s.url())
+        .header("A2A-Version", "1.0")
+        .bearer_auth(&expired)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert_eq!(
+        resp.headers()["www-authenticate"],
+        "Bearer realm=\"switchboard\", ApiKey header=\"X-API-Key\""
+    );
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], UNAUTHENTICATED_CODE);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{body}"
+    );
+    s.stop().await;
+}
+
+fn base64_url(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    // No quiet interval: every unknown kid may refetch.
+    let s = server(config(&jwks, Duration::ZERO)).await;
+    for (i, combo) in [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")]
+        .into_iter()
+        .enumerate()
+    {
+        let what = format!("{} {}", combo.0, combo.1);
+        let old_token = token(&idp, "alice");
+        as_bearer(&s.base, combo, &old_token)
+            .await
+            .list_tasks(Default::default())
+            .await
+            .unwrap();
+        if i == 0 {
+            assert_eq!(jwks.fetches(), 1, "fetched on first use");
+        }
+        let before = jwks.fetches();
+
+        // The issuer rotates: a new key signs from now on.
+        let old_kid = idp.current_kid();
+        idp.rotate().unwrap();
+        let new_token = token(&idp, "alice");
+        // Not published yet: refused after a refetch that did not find it.
+        let err = as_bearer(&s.base, combo, &new_token)
+            .await
+            .list_tasks(Default::default())
+            .await
+            .unwrap_err();
+        assert_unauthenticated(&err, &format!("{what}: unpublished kid"));
+        assert_eq!(
+            jwks.fetches(),
+            before + 1,
+            "{what}: the unknown kid refetched"
+        );
+
+        // Published, with the old key retired: the new token works ...
+        idp.retire(&old_kid).unwrap();
+        jwks.publish(idp.jwk_set());
+        as_bearer(&s.base, combo, &new_token)
+            .await
+            .list_tasks(Default::default())
+            .await
+            .unwrap();
+        assert_eq!(jwks.fetches(), before + 2, "{what}: published, refetched");
+        // ... and one under the retired key no longer verifies.
+        let err = as_bearer(&s.base, combo, &old_token)
+            .await
+            .list_tasks(Default::default())
+            .await
+            .unwrap_err();
+        assert_unauthenticated(&err, &format!("{what}: retired kid"));
+        assert_eq!(jwks.fetches(), before + 3, "{what}: looked once more");
+    }
+    // Tokens signed by a key the issuer never published are refused.
+    let stranger = KeySet::generate().unwrap();
+    let err = as_bearer(&s.base, COMBOS[0], &token(&stranger, "alice"))
+        .await
+        .list_tasks(Default::default())
+        .await
+        .unwrap_err();
+    assert_unauthenticated(&err, "unpublished key");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_unknown_kids_fetches_the_jwks_once() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    let alice = as_bearer(&s.base, COMBOS[0], &token(&idp, "alice")).await;
+    alice.list_tasks(Default::default()).await.unwrap();
+    assert_eq!(jwks.fetches(), 1);
+    let strangers: Vec<String> = (0..40)
+        .map(|i| token(&KeySet::generate().unwrap(), &format!("s{i}")))
+        .collect();
+    let refusals = futures::future::join_all(strangers.iter().map(|t| {
+        let http = s.http.clone();
+        let url = s.url();
+        async move {
+            http.post(url)
+                .header("A2A-Version", "1.0")
+                .bearer_auth(t)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    }))
+    .await;
+    assert!(refusals.iter().all(|s| *s == 401), "{refusals:?}");
+    assert_eq!(
+        jwks.fetches(),
+        1,
+        "unknown kids inside the quiet interval do not reach the JWKS host"
+    );
+    // The known key still works meanwhile.
+    alice.list_tasks(Default::default()).await.unwrap();
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_keys_on_every_binding() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    for combo in COMBOS {
+        let what = format!("{} {}", combo.0, combo.1);
+        let by_header = client(&s.base, combo, &[("x-api-key", ALPHA_KEY)]).await;
+        let task = match by_header.send_text("hi").await.unwrap() {
+            SendMessageResponse::Task(t) => t,
+            other => panic!("{what}: {other:?}"),
+        };
+        // The same key as a bearer token is the same principal.
+        let by_bearer = as_bearer(&s.base, combo, ALPHA_KEY).await;
+        assert_eq!(
+            by_bearer.get_task(task.id.as_str()).await.unwrap().id,
+            task.id
+        );
+        // A JWT caller is another principal, even with sub "alpha".
+        let jwt = as_bearer(&s.base, combo, &token(&idp, "alpha")).await;
+        let err = jwt.get_task(task.id.as_str()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Protocol(A2AError::TaskNotFound(_))),
+            "{what}: {err}"
+        );
+
+        let wrong = client(&s.base, combo, &[("x-api-key", "sb_not-a-key")]).await;
+        assert_unauthenticated(&wrong.send_text("hi").await.unwrap_err(), &what);
+        let wrong = as_bearer(&s.base, combo, "sb_not-a-key").await;
+        assert_unauthenticated(&wrong.get_task(task.id.as_str()).await.unwrap_err(), &what);
+        let missing = client(&s.base, combo, &[]).await;
+        assert_unauthenticated(&missing.send_text("hi").await.unwrap_err(), &what);
+    }
+    // REST's form: 401 with the challenges, no task data.
+    let resp = s
+        .http
+        .get(format!("{}/tasks", s.base))
+        .header("A2A-Version", "1.0")
+        .header("x-api-key", "sb_not-a-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(resp.headers().contains_key("www-authenticate"));
+    let body = resp.text().await.unwrap();
+    assert!(!body.contains("\"tasks\""), "{body}");
+    s.stop().await;
+}
+
+mod proc;
+
+/// The card of a served agent, read by an official Python SDK through
+/// `code` (the card JSON on stdin); what the script printed.
+fn python_reads(venv: &str, code: &str, card: &Value) -> Option<Value> {
+    use std::io::Write;
+    let python = proc::interop_python(venv)?;
+    let mut child = std::process::Command::new(python)
+        .args(["-c", code])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(card.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{venv}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[auth]\njwks_url = \"{}\"\njwt_issuer = \"{ISSUER}\"\njwt_audience = \"{AUDIENCE}\"\n",
+        jwks.url
+    );
+    let key_flag = format!("{}=ci", hash_api_key(ALPHA_KEY));
+    let s = proc::Serve::start_configured(
+        dir.path(),
+        "auth",
+        "memory",
+        &config,
+        &["--agent", "echo-task", "--api-key-hash", &key_flag],
+    );
+    let base = s.base();
+
+    let card: Value = reqwest::get(format!("{base}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["bearerFormat"],
+        "JWT"
+    );
+    assert_eq!(
+        card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"]["name"],
+        "X-API-Key"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"bearer": {"list": []}}}, {"schemes": {"apiKey": {"list": []}}}])
+    );
+    assert_eq!(card["security"], json!([{"bearer": []}, {"apiKey": []}]));
+
+    for combo in [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")] {
+        let what = format!("{} {}", combo.0, combo.1);
+        let ci = client(&base, combo, &[("x-api-key", ALPHA_KEY)]).await;
+        let task = match ci.send_text("hi").await.unwrap() {
+            SendMessageResponse::Task(t) => t,
+            other => panic!("{what}: {other:?}"),
+        };
+        let alice = as_bearer(&base, combo, &token(&idp, "alice")).await;
+        alice.send_text("hi").await.unwrap();
+        let err = alice.get_task(task.id.as_str()).await.unwrap_err();
+        assert!(
+            matches!(err, ClientError::Protocol(A2AError::TaskNotFound(_))),
+            "{what}: {err}"
+        );
+        let missing = client(&base, combo, &[]).await;
+        assert_unauthenticated(&missing.send_text("hi").await.unwrap_err(), &what);
+        let wrong = client(&base, combo, &[("x-api-key", "sb_wrong")]).await;
+        assert_unauthenticated(&wrong.send_text("hi").await.unwrap_err(), &what);
+    }
+
+    // The CLI sends credentials from --api-key / --token or their env vars.
+    let cli = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+        c.args(["list", "--url", &base, "--json"])
+            .args(args)
+            .env_remove("SWITCHBOARD_API_KEY")
+            .env_remove("SWITCHBOARD_TOKEN");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap().status.code()
+    };
+    let jwt = token(&idp, "alice");
+    assert_eq!(cli(&["--api-key", ALPHA_KEY], &[]), Some(0));
+    assert_eq!(cli(&["--token", &jwt], &[]), Some(0));
+    assert_eq!(cli(&[], &[("SWITCHBOARD_API_KEY", ALPHA_KEY)]), Some(0));
+    assert_eq!(cli(&[], &[("SWITCHBOARD_TOKEN", &jwt)]), Some(0));
+    assert_eq!(cli(&[], &[]), Some(2), "no credentials: refused");
+    assert_eq!(cli(&["--api-key", "sb_wrong"], &[]), Some(2));
+    // `switchboard auth hash-key` makes the hash serve was given.
+    let mut hash = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["auth", "hash-key"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        hash.stdin
+            .take()
+            .unwrap()
+            .write_all(ALPHA_KEY.as_bytes())
+            .unwrap();
+    }
+    let out = hash.wait_with_output().unwrap();
+    assert_eq!(
+        format!("{}=ci", String::from_utf8(out.stdout).unwrap().trim()),
+        key_flag
+    );
+
+    // The official SDKs read the schemes from the hybrid card: 0.3 from its
+    // OpenAPI-style members and `security`, 1.0 (a2a-sdk 1.x's resolver) too.
+    let v03 = python_reads(
+        ".venv03",
+        "import json, sys\nfrom a2a.types import AgentCard\nc = AgentCard.model_validate(json.load(sys.stdin))\n\
+         print(json.dumps({'schemes': {k: v.root.model_dump(mode='json', by_alias=True, exclude_none=True) for k, v in c.security_schemes.items()}, 'security': c.security}))",
+        &card,
+    );
+    if let Some(v03) = v03 {
+        assert_eq!(v03["schemes"]["apiKey"]["type"], "apiKey", "{v03}");
+        assert_eq!(v03["schemes"]["apiKey"]["in"], "header", "{v03}");
+        assert_eq!(v03["schemes"]["apiKey"]["name"], "X-API-Key", "{v03}");
+        assert_eq!(v03["schemes"]["bearer"]["type"], "http", "{v03}");
+        assert_eq!(v03["schemes"]["bearer"]["scheme"], "Bearer", "{v03}");
+        assert_eq!(v03["security"], json!([{"bearer": []}, {"apiKey": []}]));
+    }
+    let v10 = python_reads(
+        ".venv",
+        "import json, sys\nfrom google.protobuf.json_format import MessageToDict\n\
+         from a2a.client.card_resolver import parse_agent_card\nc = parse_agent_card(json.load(sys.stdin))\n\
+         d = MessageToDict(c)\nprint(json.dumps({'schemes': d.get('securitySchemes'), 'requirements': d.get('securityRequirements')}))",
+        &card,
+    );
+    if let Some(v10) = v10 {
+        assert_eq!(
+            v10["schemes"]["apiKey"],
+            card["securitySchemes"]["apiKey"]
+                .as_object()
+                .map(|o| json!({"apiKeySecurityScheme": o["apiKeySecurityScheme"]}))
+                .unwrap(),
+            "{v10}"
+        );
+        assert_eq!(
+            v10["schemes"]["bearer"]["httpAuthSecurityScheme"]["bearerFormat"], "JWT",
+            "{v10}"
+        );
+        assert_eq!(
+            v10["requirements"].as_array().map(Vec::len),
+            Some(2),
+            "{v10}"
+        );
+    }
+}
