@@ -1,29 +1,35 @@
-//! Unary gRPC calls, framed by hand.
+//! gRPC calls framed by hand: every method of the 1.0 service, and the
+//! unary methods of the 0.3 one.
 //!
-//! A unary gRPC call is one length-prefixed protobuf message each way: the
-//! request body is a 5-byte prefix (compressed flag, big-endian length) plus
-//! the message, and the answer is response headers, one such frame and the
-//! trailer `grpc-status: 0` — or, on error, a trailers-only response whose
-//! headers carry the status. tonic serves those calls through the machinery
-//! it needs for streams (a decoding stream over the body, an encoding stream
-//! with its own buffers, a boxed service per call); this module reads the
-//! one frame, decodes it with prost, calls the same [`A2aService`] method
-//! tonic would call and writes the one frame back. Streaming methods still
-//! go to tonic.
+//! A gRPC message on the wire is a 5-byte prefix (compressed flag,
+//! big-endian length) plus the protobuf bytes. A unary call is one such
+//! frame each way: the answer is response headers, one frame and the
+//! trailer `grpc-status: 0`. A server-streaming call (SendStreamingMessage,
+//! SubscribeToTask) reads one request frame the same way and answers with
+//! headers, one frame per item as the engine produces it, and trailers
+//! carrying the outcome: `grpc-status: 0` when the stream ends, or the
+//! error's `grpc-status`, `grpc-message` and `grpc-status-details-bin` when
+//! an error ends it. An error before any answer is a trailers-only response
+//! whose headers carry the status.
 //!
-//! Why: on the 2-core benchmark machine tonic's unary path cost ~6 % of the
-//! server's CPU per SendMessage (see `bench/RESULTS.md`), and gRPC has to
-//! stay within 20 % of JSON-RPC's throughput.
+//! The 1.0 methods are dispatched by name from the operation table ([`v1`]):
+//! each row is [`GrpcBinding::unary`] or [`GrpcBinding::streaming`] of its
+//! marker, so a new row is served with no code here, and tonic's generated
+//! server trait (which would want one method per rpc) is not used. The 0.3
+//! service's streaming methods still go to tonic (0.3 gains no operations).
+//!
+//! Why by hand: on the 2-core benchmark machine tonic's unary path cost
+//! ~6 % of the server's CPU per SendMessage (see `bench/RESULTS.md`), and
+//! gRPC has to stay within 20 % of JSON-RPC's throughput.
 //!
 //! What it keeps from tonic, so clients see no difference: the request
-//! metadata handed to the method, the response metadata the method sets,
-//! UNIMPLEMENTED for a `grpc-encoding` other than `identity` (compression is
-//! not enabled), RESOURCE_EXHAUSTED for a message over the size limit, and
-//! error statuses as trailers-only responses. Bytes that are not one valid
-//! protobuf message for the method are an A2A Parse error (INVALID_ARGUMENT
-//! with a `PARSE_ERROR` ErrorInfo), as on the streaming methods.
-//!
-//! [`A2aService`]: switchboard_proto::v1::a2a_service_server::A2aService
+//! metadata handed to the method, the response metadata the method sets
+//! (for a stream: `a2a-extensions`, `first-event-id`), UNIMPLEMENTED for a
+//! `grpc-encoding` other than `identity` (compression is not enabled),
+//! RESOURCE_EXHAUSTED for a message over the size limit, and error statuses
+//! as trailers-only responses. Bytes that are not one valid protobuf message
+//! for the method are an A2A Parse error (INVALID_ARGUMENT with a
+//! `PARSE_ERROR` ErrorInfo).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -32,8 +38,8 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use bytes::{BufMut, Bytes, BytesMut};
-use futures::StreamExt;
 use futures::future::BoxFuture;
+use futures::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue};
 use http_body::Frame;
 use switchboard_proto::op;
@@ -52,8 +58,8 @@ type Response = http::Response<Body>;
 /// The length of the frame prefix: compressed flag (1 byte) + length (4 bytes).
 const PREFIX: usize = 5;
 
-/// How one unary method is called: the service, the request and the size
-/// limit in, the answer out.
+/// How one method is called: the service, the request and the size limit
+/// in, the answer out.
 pub(crate) type Call<S> = fn(S, Request, usize) -> BoxFuture<'static, Result<Response, Infallible>>;
 
 /// `Some(call)` for the listed `"Method" => trait_fn` pairs, `None` for
@@ -70,8 +76,8 @@ macro_rules! unary_methods {
     };
 }
 
-/// The call of one 1.0 unary method: [`GrpcBinding::unary`] of its
-/// operation's marker; `None` for a streaming operation.
+/// The call of one 1.0 method: [`GrpcBinding::unary`] or
+/// [`GrpcBinding::streaming`] of its operation's marker.
 macro_rules! v1_call {
     (unary, $name:ident) => {{
         let call: Call<GrpcBinding> = |s, req, max| {
@@ -80,11 +86,17 @@ macro_rules! v1_call {
                 s.unary::<op::$name>(r).await
             }))
         };
-        Some(call)
+        call
     }};
-    (stream, $name:ident) => {
-        None
-    };
+    (stream, $name:ident) => {{
+        let call: Call<GrpcBinding> = |s, req, max| {
+            let table = s.table();
+            Box::pin(server_streaming(req, max, table, move |r| async move {
+                s.streaming::<op::$name>(r).await
+            }))
+        };
+        call
+    }};
 }
 
 /// [`v1`], generated from the operation table.
@@ -98,13 +110,12 @@ macro_rules! v1_methods {
             $($rest:tt)*
         }
     )*) => {
-        /// The unary methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name;
-        /// `None` for the streaming methods (and unknown names), which tonic
-        /// serves.
+        /// The methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name: one
+        /// per row of the operation table; `None` for an unknown name.
         pub(crate) fn v1(method: &str) -> Option<Call<GrpcBinding>> {
-            match Operation::from_name(method)? {
+            Some(match Operation::from_name(method)? {
                 $(Operation::$name => v1_call!($kind, $name),)*
-            }
+            })
         }
     };
 }
@@ -140,20 +151,59 @@ where
     F: FnOnce(tonic::Request<Q>) -> Fut,
     Fut: Future<Output = Result<tonic::Response<R>, Status>>,
 {
-    let answer = async {
-        let (parts, body) = req.into_parts();
-        check_encoding(&parts.headers)?;
-        let frame = read_frame(body, max, table).await?;
-        let message = Q::decode(frame.slice(PREFIX..))
-            .map_err(|e| parse_error(table, format!("failed to decode Protobuf message: {e}")))?;
-        let meta = MetadataMap::from_headers(parts.headers);
-        method(tonic::Request::from_parts(meta, parts.extensions, message)).await
-    }
-    .await;
+    let answer = async { method(read_request(req, max, table).await?).await }.await;
     Ok(match answer {
         Ok(resp) => respond(resp),
         Err(status) => status.into_http(),
     })
+}
+
+/// One server-streaming call: read and decode the request frame, call
+/// `method`, and send its items as they come (or its status).
+async fn server_streaming<Q, R, S, F, Fut>(
+    req: Request,
+    max: usize,
+    table: ErrorTable,
+    method: F,
+) -> Result<Response, Infallible>
+where
+    Q: prost::Message + Default,
+    R: prost::Message + 'static,
+    S: Stream<Item = Result<R, Status>> + Unpin + Send + 'static,
+    F: FnOnce(tonic::Request<Q>) -> Fut,
+    Fut: Future<Output = Result<tonic::Response<S>, Status>>,
+{
+    let answer = async { method(read_request(req, max, table).await?).await }.await;
+    Ok(match answer {
+        Ok(resp) => {
+            let (meta, items, extensions) = resp.into_parts();
+            with_head(
+                meta,
+                extensions,
+                Body::new(Frames {
+                    items,
+                    ended: false,
+                }),
+            )
+        }
+        Err(status) => status.into_http(),
+    })
+}
+
+/// The request as the method takes it: metadata, extensions and the one
+/// message of the body, decoded.
+async fn read_request<Q: prost::Message + Default>(
+    req: Request,
+    max: usize,
+    table: ErrorTable,
+) -> Result<tonic::Request<Q>, Status> {
+    let (parts, body) = req.into_parts();
+    check_encoding(&parts.headers)?;
+    let frame = read_frame(body, max, table).await?;
+    let message = Q::decode(frame.slice(PREFIX..))
+        .map_err(|e| parse_error(table, format!("failed to decode Protobuf message: {e}")))?;
+    let meta = MetadataMap::from_headers(parts.headers);
+    Ok(tonic::Request::from_parts(meta, parts.extensions, message))
 }
 
 /// Compression is not enabled, so only `identity` (or no `grpc-encoding`)
@@ -244,33 +294,96 @@ fn declared_len(seen: &[u8], max: usize) -> Result<Option<usize>, Status> {
 /// the trailer `grpc-status: 0`.
 fn respond<R: prost::Message>(resp: tonic::Response<R>) -> Response {
     let (meta, message, extensions) = resp.into_parts();
-    let len = message.encoded_len();
-    let Ok(len32) = u32::try_from(len) else {
-        return Status::resource_exhausted(format!(
-            "the response message ({len} bytes) does not fit a gRPC frame"
-        ))
-        .into_http();
+    let frame = match encode(&message) {
+        Ok(frame) => frame,
+        Err(status) => return status.into_http(),
     };
-    let mut frame = BytesMut::with_capacity(PREFIX + len);
-    frame.put_u8(0);
-    frame.put_u32(len32);
-    if let Err(e) = message.encode(&mut frame) {
-        return Status::internal(format!("encoding the response: {e}")).into_http();
-    }
+    let body = Body::new(OneFrame {
+        data: Some(frame),
+        trailers: Some(trailers_of(&Status::ok(""))),
+    });
+    with_head(meta, extensions, body)
+}
+
+/// The response: `body` under the method's metadata, as `application/grpc`.
+fn with_head(meta: MetadataMap, extensions: http::Extensions, body: Body) -> Response {
     let mut headers = meta.into_headers();
     headers.insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/grpc"),
     );
-    let mut trailers = HeaderMap::with_capacity(1);
-    trailers.insert("grpc-status", HeaderValue::from_static("0"));
-    let mut out = http::Response::new(Body::new(OneFrame {
-        data: Some(frame.freeze()),
-        trailers: Some(trailers),
-    }));
+    let mut out = http::Response::new(body);
     *out.headers_mut() = headers;
     *out.extensions_mut() = extensions;
     out
+}
+
+/// One message as a frame: prefix (uncompressed) and protobuf bytes.
+fn encode<R: prost::Message>(message: &R) -> Result<Bytes, Status> {
+    let len = message.encoded_len();
+    let len32 = u32::try_from(len).map_err(|_| {
+        Status::resource_exhausted(format!(
+            "the response message ({len} bytes) does not fit a gRPC frame"
+        ))
+    })?;
+    let mut frame = BytesMut::with_capacity(PREFIX + len);
+    frame.put_u8(0);
+    frame.put_u32(len32);
+    message
+        .encode(&mut frame)
+        .map_err(|e| Status::internal(format!("encoding the response: {e}")))?;
+    Ok(frame.freeze())
+}
+
+/// The trailers that end a call with `status`: `grpc-status`, and
+/// `grpc-message` / `grpc-status-details-bin` when it has them.
+fn trailers_of(status: &Status) -> HeaderMap {
+    let mut trailers = HeaderMap::with_capacity(3);
+    if status.add_header(&mut trailers).is_err() {
+        // A message or detail that is no header value: the code still is.
+        trailers.clear();
+        trailers.insert("grpc-status", HeaderValue::from(status.code() as i32));
+    }
+    trailers
+}
+
+/// A streaming answer's body: one data frame per item, then the trailers
+/// with the outcome (the first error ends the stream).
+struct Frames<S> {
+    items: S,
+    ended: bool,
+}
+
+impl<R, S> http_body::Body for Frames<S>
+where
+    R: prost::Message,
+    S: Stream<Item = Result<R, Status>> + Unpin,
+{
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let outcome = match std::task::ready!(self.items.poll_next_unpin(cx)) {
+            Some(Ok(item)) => match encode(&item) {
+                Ok(frame) => return Poll::Ready(Some(Ok(Frame::data(frame)))),
+                Err(status) => status,
+            },
+            Some(Err(status)) => status,
+            None => Status::ok(""),
+        };
+        self.ended = true;
+        Poll::Ready(Some(Ok(Frame::trailers(trailers_of(&outcome)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
 }
 
 /// A response body of one data frame followed by trailers.
