@@ -60,7 +60,11 @@ fn every_row_is_an_rpc_of_the_proto_and_every_rpc_a_row() {
         assert!(!method.client_streaming(), "{operation}");
         let last = |t: &str| t.rsplit('.').next().unwrap().to_string();
         assert_eq!(last(method.input_type()), *request, "{operation}: request");
-        assert_eq!(last(method.output_type()), *response, "{operation}: response");
+        assert_eq!(
+            last(method.output_type()),
+            *response,
+            "{operation}: response"
+        );
     }
     assert_eq!(
         service.method.len(),

@@ -256,7 +256,10 @@ async fn a_sqlite_database_of_main_6e63c50_upgrades_without_loss() {
     std::fs::write(&path, SQLITE_FIXTURE).unwrap();
     let url = format!("sqlite://{}", path.display());
     let before = read(&url, "json_array", BEFORE).await;
-    assert!(legacy_mentions(&url, SQLITE_LEGACY).await > 0, "the check sees them");
+    assert!(
+        legacy_mentions(&url, SQLITE_LEGACY).await > 0,
+        "the check sees them"
+    );
     assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
     assert_eq!(
@@ -274,7 +277,10 @@ async fn a_postgres_database_of_main_6e63c50_upgrades_without_loss() {
     };
     testing::load_dump(&url, POSTGRES_FIXTURE).await.unwrap();
     let before = read(&url, "json_build_array", BEFORE).await;
-    assert!(legacy_mentions(&url, POSTGRES_LEGACY).await > 0, "the check sees them");
+    assert!(
+        legacy_mentions(&url, POSTGRES_LEGACY).await > 0,
+        "the check sees them"
+    );
     assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = PgStore::open(&url).await.unwrap();
     assert_eq!(

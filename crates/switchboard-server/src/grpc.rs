@@ -162,8 +162,7 @@ pub(crate) fn invalid(e: ConvertError) -> A2AError {
 }
 
 /// The items of a streaming method's answer.
-pub(crate) type ItemStream =
-    Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+pub(crate) type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
 impl GrpcBinding {
     /// Reads the service parameters and builds the call (the checks and

@@ -414,3 +414,121 @@ impl http_body::Body for OneFrame {
     // header, and clients that stop reading at the content length (curl)
     // never see the trailers with the status.
 }
+
+#[cfg(test)]
+mod tests {
+    use std::pin::Pin;
+
+    use prost::Message as _;
+    use switchboard_proto::v1 as pb;
+
+    use super::*;
+
+    /// A request carrying `message` as its one frame.
+    fn request(message: &impl prost::Message) -> Request {
+        let body = message.encode_to_vec();
+        let mut frame = vec![0];
+        frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        frame.extend_from_slice(&body);
+        http::Request::new(Body::from(frame))
+    }
+
+    fn item(text: &str) -> pb::StreamResponse {
+        pb::StreamResponse {
+            payload: Some(pb::stream_response::Payload::Message(pb::Message {
+                message_id: text.into(),
+                ..Default::default()
+            })),
+        }
+    }
+
+    /// The body's data frames, decoded, and its trailers.
+    async fn read(mut body: Body) -> (Vec<pb::StreamResponse>, Option<HeaderMap>) {
+        let mut items = Vec::new();
+        let mut trailers = None;
+        while let Some(frame) =
+            std::future::poll_fn(|cx| http_body::Body::poll_frame(Pin::new(&mut body), cx)).await
+        {
+            let frame = frame.unwrap_or_else(|e| panic!("body error: {e}"));
+            assert!(trailers.is_none(), "nothing after the trailers");
+            match frame.into_data() {
+                Ok(data) => {
+                    assert_eq!(data[0], 0, "uncompressed");
+                    let len = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
+                    assert_eq!(data.len(), PREFIX + len, "one whole message per frame");
+                    items.push(pb::StreamResponse::decode(&data[PREFIX..]).unwrap_or_default());
+                }
+                Err(frame) => trailers = frame.into_trailers().ok(),
+            }
+        }
+        (items, trailers)
+    }
+
+    type Items = futures::stream::Iter<std::vec::IntoIter<Result<pb::StreamResponse, Status>>>;
+
+    /// Serves one streaming call whose method answers `items`, with
+    /// `first-event-id: 7` in its metadata.
+    async fn stream(items: Vec<Result<pb::StreamResponse, Status>>) -> Response {
+        let req = request(&pb::SubscribeToTaskRequest::default());
+        let answer = server_streaming(req, 1024, ErrorTable::default(), |r| async move {
+            let _: tonic::Request<pb::SubscribeToTaskRequest> = r;
+            let mut resp = tonic::Response::new(futures::stream::iter(items));
+            resp.metadata_mut()
+                .insert("first-event-id", tonic::metadata::MetadataValue::from(7));
+            Ok(resp)
+        });
+        match answer.await {
+            Ok(resp) => resp,
+            Err(never) => match never {},
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_one_frame_per_item_then_an_ok_status() {
+        let resp = stream(vec![Ok(item("a")), Ok(item("b"))]).await;
+        assert_eq!(resp.headers()["content-type"], "application/grpc");
+        assert_eq!(resp.headers()["first-event-id"], "7");
+        assert!(
+            resp.headers().get("grpc-status").is_none(),
+            "not trailers-only"
+        );
+        let (items, trailers) = read(resp.into_body()).await;
+        assert_eq!(items, [item("a"), item("b")]);
+        let trailers = trailers.unwrap_or_default();
+        assert_eq!(trailers["grpc-status"], "0");
+        assert!(trailers.get("grpc-message").is_none());
+    }
+
+    #[tokio::test]
+    async fn an_error_ends_the_stream_with_its_status_in_the_trailers() {
+        let failed = Status::with_details(
+            tonic::Code::NotFound,
+            "task t-1 is gone, 100%",
+            Bytes::from_static(b"details"),
+        );
+        let resp = stream(vec![Ok(item("a")), Err(failed), Ok(item("never sent"))]).await;
+        let (items, trailers) = read(resp.into_body()).await;
+        assert_eq!(items, [item("a")], "nothing after the error");
+        let trailers = trailers.unwrap_or_default();
+        let status = Status::from_header_map(&trailers).unwrap_or_else(|| Status::ok(""));
+        assert_eq!(status.code(), tonic::Code::NotFound);
+        assert_eq!(status.message(), "task t-1 is gone, 100%");
+        assert_eq!(status.details(), b"details");
+    }
+
+    #[tokio::test]
+    async fn an_error_before_the_stream_is_a_trailers_only_answer() {
+        let req = request(&pb::SubscribeToTaskRequest::default());
+        let answer = server_streaming(req, 1024, ErrorTable::default(), |r| async move {
+            let _: tonic::Request<pb::SubscribeToTaskRequest> = r;
+            Err::<tonic::Response<Items>, _>(Status::not_found("no such task"))
+        });
+        let resp = match answer.await {
+            Ok(resp) => resp,
+            Err(never) => match never {},
+        };
+        assert_eq!(resp.headers()["grpc-status"], "5");
+        let (items, trailers) = read(resp.into_body()).await;
+        assert!(items.is_empty() && trailers.is_none());
+    }
+}

@@ -43,9 +43,9 @@ pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "grpc")]
-mod grpc_front;
-#[cfg(feature = "grpc")]
 mod grpc_frame;
+#[cfg(feature = "grpc")]
+mod grpc_front;
 #[cfg(feature = "grpc")]
 mod grpc_v03;
 mod jsonrpc;
