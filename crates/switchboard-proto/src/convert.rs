@@ -561,8 +561,17 @@ grpc_operations! {
     GetExtendedAgentCard: pb::GetExtendedAgentCardRequest => pb::AgentCard;
 }
 
-// A row added to the table without its line above fails to compile here.
-use crate::operations::every_row_has_a_wire_form;
+/// Fails to compile here, naming the marker, for a table row without its
+/// line above.
+macro_rules! every_row_has_a_wire_form {
+    ($($(#[$doc:meta])* $name:ident { $($row:tt)* })*) => {
+        const _: () = {
+            const fn has_a_wire_form<O: crate::GrpcOperation>() {}
+            $(has_a_wire_form::<crate::op::$name>();)*
+        };
+    };
+}
+
 switchboard_protocol::for_each_operation!(every_row_has_a_wire_form);
 
 // ---- requests ----------------------------------------------------------------

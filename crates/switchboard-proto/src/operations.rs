@@ -112,16 +112,3 @@ macro_rules! grpc_operations {
 }
 
 pub(crate) use grpc_operations;
-
-/// Fails to compile, naming the marker, for a table row without its
-/// `grpc_operations!` line.
-macro_rules! every_row_has_a_wire_form {
-    ($($(#[$doc:meta])* $name:ident { $($row:tt)* })*) => {
-        const _: () = {
-            const fn has_a_wire_form<O: $crate::GrpcOperation>() {}
-            $(has_a_wire_form::<$crate::op::$name>();)*
-        };
-    };
-}
-
-pub(crate) use every_row_has_a_wire_form;
