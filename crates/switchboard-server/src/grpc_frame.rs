@@ -69,7 +69,7 @@ macro_rules! unary_methods {
         Some(match $method {
             $($name => |s, req, max| {
                 let table = s.table();
-                Box::pin(unary(req, max, table, move |r| async move { s.$f(r).await }))
+                Box::pin(framed(req, max, table, move |r| async move { s.$f(r).await }, respond))
             },)*
             _ => return None,
         })
@@ -77,26 +77,23 @@ macro_rules! unary_methods {
 }
 
 /// The call of one 1.0 method: [`GrpcBinding::unary`] or
-/// [`GrpcBinding::streaming`] of its operation's marker.
+/// [`GrpcBinding::streaming`] of its operation's marker, answered by
+/// [`respond`] or [`respond_stream`].
 macro_rules! v1_call {
-    (unary, $name:ident) => {{
+    ($serve:ident, $respond:ident, $name:ident) => {{
         let call: Call<GrpcBinding> = |s, req, max| {
             let table = s.table();
-            Box::pin(unary(req, max, table, move |r| async move {
-                s.unary::<op::$name>(r).await
-            }))
+            let method = move |r| async move { s.$serve::<op::$name>(r).await };
+            Box::pin(framed(req, max, table, method, $respond))
         };
         call
     }};
-    (stream, $name:ident) => {{
-        let call: Call<GrpcBinding> = |s, req, max| {
-            let table = s.table();
-            Box::pin(server_streaming(req, max, table, move |r| async move {
-                s.streaming::<op::$name>(r).await
-            }))
-        };
-        call
-    }};
+    (unary, $name:ident) => {
+        v1_call!(unary, respond, $name)
+    };
+    (stream, $name:ident) => {
+        v1_call!(streaming, respond_stream, $name)
+    };
 }
 
 /// [`v1`], generated from the operation table.
@@ -137,57 +134,23 @@ pub(crate) fn v03(method: &str) -> Option<Call<GrpcV03>> {
     )
 }
 
-/// One unary call: read and decode the request frame, call `method`, frame
-/// its answer (or its status).
-async fn unary<Q, R, F, Fut>(
+/// One call: read and decode the request frame, call `method`, and write
+/// its answer with `respond` (one frame, or the stream's frames), or its
+/// status as a trailers-only response.
+async fn framed<Q, T, F, Fut>(
     req: Request,
     max: usize,
     table: ErrorTable,
     method: F,
+    respond: fn(tonic::Response<T>) -> Response,
 ) -> Result<Response, Infallible>
 where
     Q: prost::Message + Default,
-    R: prost::Message,
     F: FnOnce(tonic::Request<Q>) -> Fut,
-    Fut: Future<Output = Result<tonic::Response<R>, Status>>,
+    Fut: Future<Output = Result<tonic::Response<T>, Status>>,
 {
     let answer = async { method(read_request(req, max, table).await?).await }.await;
-    Ok(match answer {
-        Ok(resp) => respond(resp),
-        Err(status) => status.into_http(),
-    })
-}
-
-/// One server-streaming call: read and decode the request frame, call
-/// `method`, and send its items as they come (or its status).
-async fn server_streaming<Q, R, S, F, Fut>(
-    req: Request,
-    max: usize,
-    table: ErrorTable,
-    method: F,
-) -> Result<Response, Infallible>
-where
-    Q: prost::Message + Default,
-    R: prost::Message + 'static,
-    S: Stream<Item = Result<R, Status>> + Unpin + Send + 'static,
-    F: FnOnce(tonic::Request<Q>) -> Fut,
-    Fut: Future<Output = Result<tonic::Response<S>, Status>>,
-{
-    let answer = async { method(read_request(req, max, table).await?).await }.await;
-    Ok(match answer {
-        Ok(resp) => {
-            let (meta, items, extensions) = resp.into_parts();
-            with_head(
-                meta,
-                extensions,
-                Body::new(Frames {
-                    items,
-                    ended: false,
-                }),
-            )
-        }
-        Err(status) => status.into_http(),
-    })
+    Ok(answer.map_or_else(Status::into_http, respond))
 }
 
 /// The request as the method takes it: metadata, extensions and the one
@@ -301,6 +264,21 @@ fn respond<R: prost::Message>(resp: tonic::Response<R>) -> Response {
     let body = Body::new(OneFrame {
         data: Some(frame),
         trailers: Some(trailers_of(&Status::ok(""))),
+    });
+    with_head(meta, extensions, body)
+}
+
+/// Headers (the method's metadata plus the content type), one frame per
+/// item as the items come, and the trailers with the outcome.
+fn respond_stream<R, S>(resp: tonic::Response<S>) -> Response
+where
+    R: prost::Message + 'static,
+    S: Stream<Item = Result<R, Status>> + Unpin + Send + 'static,
+{
+    let (meta, items, extensions) = resp.into_parts();
+    let body = Body::new(Frames {
+        items,
+        ended: false,
     });
     with_head(meta, extensions, body)
 }
@@ -470,13 +448,14 @@ mod tests {
     /// `first-event-id: 7` in its metadata.
     async fn stream(items: Vec<Result<pb::StreamResponse, Status>>) -> Response {
         let req = request(&pb::SubscribeToTaskRequest::default());
-        let answer = server_streaming(req, 1024, ErrorTable::default(), |r| async move {
+        let method = |r| async move {
             let _: tonic::Request<pb::SubscribeToTaskRequest> = r;
             let mut resp = tonic::Response::new(futures::stream::iter(items));
             resp.metadata_mut()
                 .insert("first-event-id", tonic::metadata::MetadataValue::from(7));
             Ok(resp)
-        });
+        };
+        let answer = framed(req, 1024, ErrorTable::default(), method, respond_stream);
         match answer.await {
             Ok(resp) => resp,
             Err(never) => match never {},
@@ -519,10 +498,11 @@ mod tests {
     #[tokio::test]
     async fn an_error_before_the_stream_is_a_trailers_only_answer() {
         let req = request(&pb::SubscribeToTaskRequest::default());
-        let answer = server_streaming(req, 1024, ErrorTable::default(), |r| async move {
+        let method = |r| async move {
             let _: tonic::Request<pb::SubscribeToTaskRequest> = r;
             Err::<tonic::Response<Items>, _>(Status::not_found("no such task"))
-        });
+        };
+        let answer = framed(req, 1024, ErrorTable::default(), method, respond_stream);
         let resp = match answer.await {
             Ok(resp) => resp,
             Err(never) => match never {},
