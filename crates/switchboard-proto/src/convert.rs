@@ -31,6 +31,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Number, Value};
 use switchboard_protocol as p;
 
+use crate::operations::grpc_operations;
 use crate::v1 as pb;
 
 /// Why a wire message cannot become a canonical value.
@@ -540,6 +541,38 @@ from_ref!(
     SendMessageResponse,
     ListTasksResponse,
 );
+
+// ---- the operations' wire types ---------------------------------------------
+
+// Each row of the operation table, by its prost request and response (one
+// item, for a streaming method): the `GrpcOperation` impls servers and
+// clients are generic over, built on the conversions in this file.
+grpc_operations! {
+    SendMessage: pb::SendMessageRequest => pb::SendMessageResponse;
+    SendStreamingMessage: pb::SendMessageRequest => pb::StreamResponse;
+    GetTask: pb::GetTaskRequest => pb::Task;
+    ListTasks: pb::ListTasksRequest => pb::ListTasksResponse;
+    CancelTask: pb::CancelTaskRequest => pb::Task;
+    SubscribeToTask: pb::SubscribeToTaskRequest => pb::StreamResponse;
+    CreateTaskPushNotificationConfig: pb::TaskPushNotificationConfig => pb::TaskPushNotificationConfig;
+    GetTaskPushNotificationConfig: pb::GetTaskPushNotificationConfigRequest => pb::TaskPushNotificationConfig;
+    ListTaskPushNotificationConfigs: pb::ListTaskPushNotificationConfigsRequest => pb::ListTaskPushNotificationConfigsResponse;
+    DeleteTaskPushNotificationConfig: pb::DeleteTaskPushNotificationConfigRequest => ();
+    GetExtendedAgentCard: pb::GetExtendedAgentCardRequest => pb::AgentCard;
+}
+
+/// Fails to compile here, naming the marker, for a table row without its
+/// line above.
+macro_rules! every_row_has_a_wire_form {
+    ($($(#[$doc:meta])* $name:ident { $($row:tt)* })*) => {
+        const _: () = {
+            const fn has_a_wire_form<O: crate::GrpcOperation>() {}
+            $(has_a_wire_form::<crate::op::$name>();)*
+        };
+    };
+}
+
+switchboard_protocol::for_each_operation!(every_row_has_a_wire_form);
 
 // ---- requests ----------------------------------------------------------------
 

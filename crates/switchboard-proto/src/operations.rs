@@ -3,15 +3,16 @@
 //! conversions to and from the canonical [`A2aRequest`] / [`A2aResponse`].
 //!
 //! [`op`] has one marker type per table row; [`GrpcOperation`] is
-//! implemented for each below. Servers and clients are generic over it, so
-//! one function serves (or calls) every unary method, and a row added to
-//! the table without a line here is a compile error wherever the server
-//! names its marker.
+//! implemented for each by one `grpc_operations!` line in
+//! [`crate::convert`], next to the conversions it uses: a row's prost
+//! types are part of its conversions. Servers and clients are generic over
+//! it, so one function serves (or calls) every method, and a row added to
+//! the table without its line is a compile error in `convert.rs` (a
+//! table-driven check there names the missing marker).
 
 use switchboard_protocol::{A2aRequest, A2aResponse, Operation};
 
 use crate::convert::ConvertError;
-use crate::v1 as pb;
 
 /// One operation on the gRPC wire.
 pub trait GrpcOperation: Send + Sync + 'static {
@@ -65,54 +66,49 @@ macro_rules! markers {
 
 switchboard_protocol::for_each_operation!(markers);
 
+/// Implements [`GrpcOperation`] for each `Name: Request => Response;`
+/// line (used once, in [`crate::convert`]).
 macro_rules! grpc_operations {
     ($($name:ident: $req:ty => $resp:ty;)*) => {
         $(
-            impl GrpcOperation for op::$name {
-                const OPERATION: Operation = Operation::$name;
+            impl $crate::GrpcOperation for $crate::op::$name {
+                const OPERATION: switchboard_protocol::Operation =
+                    switchboard_protocol::Operation::$name;
                 type Request = $req;
                 type Response = $resp;
 
-                fn request(pb: $req) -> Result<A2aRequest, ConvertError> {
-                    Ok(A2aRequest::$name(TryFrom::try_from(pb).map_err(ConvertError::from)?))
+                fn request(pb: $req) -> Result<switchboard_protocol::A2aRequest, $crate::ConvertError> {
+                    Ok(switchboard_protocol::A2aRequest::$name(
+                        TryFrom::try_from(pb).map_err($crate::ConvertError::from)?,
+                    ))
                 }
 
                 fn tenant(pb: &$req) -> &str {
                     &pb.tenant
                 }
 
-                fn response(answer: A2aResponse) -> Option<$resp> {
+                fn response(answer: switchboard_protocol::A2aResponse) -> Option<$resp> {
                     match answer {
-                        A2aResponse::$name(value) => Some(value.into()),
+                        switchboard_protocol::A2aResponse::$name(value) => Some(value.into()),
                         _ => None,
                     }
                 }
 
-                fn wire_request(request: &A2aRequest) -> Option<$req> {
+                fn wire_request(request: &switchboard_protocol::A2aRequest) -> Option<$req> {
                     match request {
-                        A2aRequest::$name(r) => Some(r.into()),
+                        switchboard_protocol::A2aRequest::$name(r) => Some(r.into()),
                         _ => None,
                     }
                 }
 
-                fn answer(pb: $resp) -> Result<A2aResponse, ConvertError> {
-                    Ok(A2aResponse::$name(TryFrom::try_from(pb).map_err(ConvertError::from)?))
+                fn answer(pb: $resp) -> Result<switchboard_protocol::A2aResponse, $crate::ConvertError> {
+                    Ok(switchboard_protocol::A2aResponse::$name(
+                        TryFrom::try_from(pb).map_err($crate::ConvertError::from)?,
+                    ))
                 }
             }
         )*
     };
 }
 
-grpc_operations! {
-    SendMessage: pb::SendMessageRequest => pb::SendMessageResponse;
-    SendStreamingMessage: pb::SendMessageRequest => pb::StreamResponse;
-    GetTask: pb::GetTaskRequest => pb::Task;
-    ListTasks: pb::ListTasksRequest => pb::ListTasksResponse;
-    CancelTask: pb::CancelTaskRequest => pb::Task;
-    SubscribeToTask: pb::SubscribeToTaskRequest => pb::StreamResponse;
-    CreateTaskPushNotificationConfig: pb::TaskPushNotificationConfig => pb::TaskPushNotificationConfig;
-    GetTaskPushNotificationConfig: pb::GetTaskPushNotificationConfigRequest => pb::TaskPushNotificationConfig;
-    ListTaskPushNotificationConfigs: pb::ListTaskPushNotificationConfigsRequest => pb::ListTaskPushNotificationConfigsResponse;
-    DeleteTaskPushNotificationConfig: pb::DeleteTaskPushNotificationConfigRequest => ();
-    GetExtendedAgentCard: pb::GetExtendedAgentCardRequest => pb::AgentCard;
-}
+pub(crate) use grpc_operations;

@@ -1,6 +1,6 @@
 //! Databases written by `main` at 6e63c50 (schema version 5: push configs
 //! and outbox rows keyed by `protocol_version`), opened by this code
-//! (migration 0006), on SQLite and on PostgreSQL:
+//! (migrations 0006 and 0007), on SQLite and on PostgreSQL:
 //!
 //! - nothing is lost: read straight from the tables, every config and outbox
 //!   row (pending, leased, retried, dead) is the same, payload bytes
@@ -10,7 +10,9 @@
 //!   byte for byte as the old worker sent it (0.3 configs the 0.3 `Task`,
 //!   1.0 configs the event);
 //! - an event committed after the upgrade reaches each webhook in the form
-//!   its config asked for.
+//!   its config asked for;
+//! - no table, index, trigger or function names the legacy column or a 0.3
+//!   version any more: the stores' current schema knows no protocol version.
 //!
 //! Fixtures and how they were made: `tests/fixtures/upgrade-6e63c50/README.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -156,6 +158,27 @@ fn upgraded(before: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// How many schema objects of the database at `url` still name the legacy
+/// version column or a 0.3 version (`sql` counts them): none may, once the
+/// migrations ran.
+async fn legacy_mentions(url: &str, sql: &'static str) -> i64 {
+    let mut conn = sqlx::AnyConnection::connect(url).await.unwrap();
+    let n = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    n
+}
+
+/// Tables, indexes and triggers of SQLite that name the legacy column or a 0.3 version.
+const SQLITE_LEGACY: &str = "SELECT count(*) FROM sqlite_master \
+     WHERE sql LIKE '%protocol_version%' OR sql LIKE '%0.3%'";
+/// Columns and functions of PostgreSQL that name the legacy column or a 0.3 version.
+const POSTGRES_LEGACY: &str = "SELECT \
+     (SELECT count(*) FROM information_schema.columns \
+      WHERE table_schema = current_schema() AND column_name = 'protocol_version') \
+     + (SELECT count(*) FROM pg_proc \
+        WHERE pronamespace = current_schema()::regnamespace \
+        AND (prosrc LIKE '%protocol_version%' OR prosrc LIKE '%0.3%'))";
+
 /// The whole check on an upgraded store.
 async fn delivers_as_before<S: TaskStore + PushStore>(store: Arc<S>) {
     // The configs kept their kind; point them at a local receiver (the
@@ -233,12 +256,17 @@ async fn a_sqlite_database_of_main_6e63c50_upgrades_without_loss() {
     std::fs::write(&path, SQLITE_FIXTURE).unwrap();
     let url = format!("sqlite://{}", path.display());
     let before = read(&url, "json_array", BEFORE).await;
+    assert!(
+        legacy_mentions(&url, SQLITE_LEGACY).await > 0,
+        "the check sees them"
+    );
     assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
     assert_eq!(
         read(&url, "json_array", AFTER_SQLITE).await,
         upgraded(before)
     );
+    assert_eq!(legacy_mentions(&url, SQLITE_LEGACY).await, 0);
     delivers_as_before(Arc::new(store)).await;
 }
 
@@ -249,11 +277,16 @@ async fn a_postgres_database_of_main_6e63c50_upgrades_without_loss() {
     };
     testing::load_dump(&url, POSTGRES_FIXTURE).await.unwrap();
     let before = read(&url, "json_build_array", BEFORE).await;
+    assert!(
+        legacy_mentions(&url, POSTGRES_LEGACY).await > 0,
+        "the check sees them"
+    );
     assert_eq!(before.iter().map(Vec::len).collect::<Vec<_>>(), [5, 20, 8]);
     let store = PgStore::open(&url).await.unwrap();
     assert_eq!(
         read(&url, "json_build_array", AFTER_POSTGRES).await,
         upgraded(before)
     );
+    assert_eq!(legacy_mentions(&url, POSTGRES_LEGACY).await, 0);
     delivers_as_before(Arc::new(store)).await;
 }

@@ -1,12 +1,14 @@
 //! The gRPC binding of A2A 1.0: service `lf.a2a.v1.A2AService`, served on
 //! the same port as HTTP (requests with content type `application/grpc…`
-//! are routed here, everything else to axum). The methods are the tonic
-//! service trait's; tonic frames the two streaming ones, `grpc_unary` the
-//! unary ones.
+//! are routed here, everything else to axum). There is one method per row of
+//! the operation table and no per-operation code: `grpc_frame` finds the
+//! row by the method name in the path and frames the call by hand, and
+//! [`GrpcBinding::unary`] / [`GrpcBinding::streaming`] serve any row
+//! through its [`GrpcOperation`] marker.
 //!
-//! Each of the 11 methods converts the prost request into the canonical
-//! request (`switchboard_proto::convert`), calls the same [`RequestHandler`]
-//! method the JSON-RPC and REST bindings call, and converts the answer back.
+//! Each method converts the prost request into the canonical request
+//! (`switchboard_proto::convert`), calls [`RequestHandler::handle`] as the
+//! JSON-RPC and REST bindings do, and converts the answer back.
 //! `SendStreamingMessage` and `SubscribeToTask` are server streams of
 //! `StreamResponse`.
 //!
@@ -49,16 +51,15 @@
 //! the proto cannot express (no `message`, a part without content, an
 //! unknown enum number) is InvalidParams naming the field; bytes that are
 //! not valid protobuf for the method are a Parse error (INVALID_ARGUMENT,
-//! `PARSE_ERROR`) instead of tonic's INTERNAL. An error in the middle of a
-//! stream ends the stream with that status.
+//! `PARSE_ERROR`) instead of gRPC's usual INTERNAL. An error in the middle
+//! of a stream ends the stream with that status (in the trailers).
 
 use std::pin::Pin;
 
 use futures::{Stream, StreamExt};
 use switchboard_core::{Answer, CallContext, EventStream, RequestHandler};
 use switchboard_proto::v1 as pb;
-use switchboard_proto::v1::a2a_service_server::{A2aService, A2aServiceServer};
-use switchboard_proto::{ConvertError, GrpcOperation, op};
+use switchboard_proto::{ConvertError, GrpcOperation};
 use switchboard_protocol::A2AError;
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
@@ -76,8 +77,8 @@ pub const LAST_EVENT_ID: &str = "last-event-id";
 /// The `google.rpc.ErrorInfo` domain of every A2A error.
 const ERROR_DOMAIN: &str = "a2a-protocol.org";
 
-/// The service: the handler plus the error table. Cloned per unary call
-/// (`grpc_unary`), so everything in it is cheap to clone.
+/// The service: the handler plus the error table. Cloned per call
+/// (`grpc_frame`), so everything in it is cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcBinding {
     handler: RequestHandler,
@@ -99,15 +100,8 @@ impl GrpcBinding {
     }
 }
 
-/// The tonic server (used for the streaming methods), accepting messages
-/// up to `max_bytes`.
-pub(crate) fn service(svc: GrpcBinding, max_bytes: usize) -> A2aServiceServer<GrpcBinding> {
-    A2aServiceServer::new(svc)
-        .max_decoding_message_size(max_bytes)
-        .max_encoding_message_size(usize::MAX)
-}
-
-/// Rewrites tonic's answer to a request message that is not valid protobuf.
+/// Rewrites tonic's answer to a request message that is not valid protobuf
+/// (for the 0.3 service's streaming methods, which tonic serves).
 ///
 /// tonic answers those itself, before any method runs, with INTERNAL (the
 /// gRPC convention for parse errors). For A2A that is a bad request like any
@@ -167,7 +161,8 @@ pub(crate) fn invalid(e: ConvertError) -> A2AError {
     A2AError::invalid_field(e.field(), e.to_string())
 }
 
-type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+/// The items of a streaming method's answer.
+pub(crate) type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
 impl GrpcBinding {
     /// Reads the service parameters and builds the call (the checks and
@@ -265,7 +260,7 @@ impl GrpcBinding {
     }
 
     /// One streaming method, any operation.
-    async fn streaming<O: GrpcOperation>(
+    pub(crate) async fn streaming<O: GrpcOperation>(
         &self,
         request: Request<O::Request>,
     ) -> Result<Response<ItemStream>, Status> {
@@ -286,87 +281,4 @@ impl GrpcBinding {
 /// An answer of the wrong kind for its operation: a bug, never the caller's fault.
 fn mismatch(op: switchboard_protocol::Operation) -> Status {
     Status::internal(format!("{op}: the engine answered another operation"))
-}
-
-/// The tonic service: every method is [`GrpcBinding::unary`] or
-/// [`GrpcBinding::streaming`] of its operation's marker.
-#[tonic::async_trait]
-impl A2aService for GrpcBinding {
-    async fn send_message(
-        &self,
-        r: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        self.unary::<op::SendMessage>(r).await
-    }
-
-    type SendStreamingMessageStream = ItemStream;
-
-    async fn send_streaming_message(
-        &self,
-        r: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<ItemStream>, Status> {
-        self.streaming::<op::SendStreamingMessage>(r).await
-    }
-
-    async fn get_task(&self, r: Request<pb::GetTaskRequest>) -> Result<Response<pb::Task>, Status> {
-        self.unary::<op::GetTask>(r).await
-    }
-
-    async fn list_tasks(
-        &self,
-        r: Request<pb::ListTasksRequest>,
-    ) -> Result<Response<pb::ListTasksResponse>, Status> {
-        self.unary::<op::ListTasks>(r).await
-    }
-
-    async fn cancel_task(
-        &self,
-        r: Request<pb::CancelTaskRequest>,
-    ) -> Result<Response<pb::Task>, Status> {
-        self.unary::<op::CancelTask>(r).await
-    }
-
-    type SubscribeToTaskStream = ItemStream;
-
-    async fn subscribe_to_task(
-        &self,
-        r: Request<pb::SubscribeToTaskRequest>,
-    ) -> Result<Response<ItemStream>, Status> {
-        self.streaming::<op::SubscribeToTask>(r).await
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        r: Request<pb::TaskPushNotificationConfig>,
-    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        self.unary::<op::CreateTaskPushNotificationConfig>(r).await
-    }
-
-    async fn get_task_push_notification_config(
-        &self,
-        r: Request<pb::GetTaskPushNotificationConfigRequest>,
-    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        self.unary::<op::GetTaskPushNotificationConfig>(r).await
-    }
-
-    async fn list_task_push_notification_configs(
-        &self,
-        r: Request<pb::ListTaskPushNotificationConfigsRequest>,
-    ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
-        self.unary::<op::ListTaskPushNotificationConfigs>(r).await
-    }
-
-    async fn get_extended_agent_card(
-        &self,
-        r: Request<pb::GetExtendedAgentCardRequest>,
-    ) -> Result<Response<pb::AgentCard>, Status> {
-        self.unary::<op::GetExtendedAgentCard>(r).await
-    }
-
-    async fn delete_task_push_notification_config(
-        &self,
-        r: Request<pb::DeleteTaskPushNotificationConfigRequest>,
-    ) -> Result<Response<()>, Status> {
-        self.unary::<op::DeleteTaskPushNotificationConfig>(r).await
-    }
 }

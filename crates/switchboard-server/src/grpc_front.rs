@@ -4,32 +4,32 @@
 //! The caller is authenticated first (the gate's authenticator; the methods
 //! find the [`Identity`] in the request's extensions), then the path names
 //! the service — 1.0's `lf.a2a.v1.A2AService` or 0.3's `a2a.v1.A2AService` —
-//! and the method. Unary methods are framed by hand (`grpc_unary`), the
-//! streaming ones go to tonic. Dispatching here, by prefix, rather than
-//! through tonic's own router keeps the gRPC path one routing step long.
+//! and the method. The 1.0 methods and 0.3's unary ones are framed by hand
+//! (`grpc_frame`); 0.3's streaming methods go to tonic. Dispatching here,
+//! by prefix, rather than through tonic's own router keeps the gRPC path
+//! one routing step long.
 
 use std::convert::Infallible;
 
 use axum::response::Response;
 use futures::future::BoxFuture;
 use switchboard_core::RequestHandler;
-use switchboard_proto::v1::a2a_service_server::A2aServiceServer as ServerV1;
 use switchboard_proto::v03::a2a_service_server::A2aServiceServer as ServerV03;
 use switchboard_protocol::AgentCard;
 
 use crate::errors::ErrorTable;
 use crate::gate::{Gate, Identity};
 use crate::grpc::{self, GrpcBinding};
-use crate::grpc_unary;
+use crate::grpc_frame;
 use crate::grpc_v03::{self, GrpcV03};
 
-/// Both gRPC services, each as tonic's server (streams) and as the plain
-/// service (unary calls).
+/// Both gRPC services: 1.0 as the plain service (every method framed by
+/// hand), 0.3 as tonic's server (streams) and as the plain service (unary
+/// calls).
 #[derive(Clone)]
 pub(crate) struct GrpcFront {
-    v1: ServerV1<GrpcBinding>,
+    v1: GrpcBinding,
     v03: ServerV03<GrpcV03>,
-    unary_v1: GrpcBinding,
     unary_v03: GrpcV03,
     max_message: usize,
 }
@@ -45,9 +45,8 @@ impl GrpcFront {
         let v1 = GrpcBinding::new(handler.clone(), gate.clone(), table);
         let v03 = GrpcV03::new(handler.clone(), gate.clone(), table, card);
         GrpcFront {
-            v1: grpc::service(v1.clone(), max_message),
+            v1,
             v03: grpc_v03::service(v03.clone(), max_message),
-            unary_v1: v1,
             unary_v03: v03,
             max_message,
         }
@@ -60,28 +59,29 @@ impl GrpcFront {
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
         let path = req.uri().path();
         let max = self.max_message;
-        if let Some(method) = method_of(
-            path,
-            switchboard_proto::v1::a2a_service_server::SERVICE_NAME,
-        ) {
-            match grpc_unary::v1(method) {
-                Some(unary) => unary(self.unary_v1.clone(), req, max),
-                None => call_tonic(self.v1.clone(), req, self.unary_v1.table()),
+        if let Some(method) = method_of(path, switchboard_proto::SERVICE_NAME) {
+            match grpc_frame::v1(method) {
+                Some(call) => call(self.v1.clone(), req, max),
+                None => unimplemented(),
             }
         } else if let Some(method) = method_of(
             path,
             switchboard_proto::v03::a2a_service_server::SERVICE_NAME,
         ) {
-            match grpc_unary::v03(method) {
+            match grpc_frame::v03(method) {
                 Some(unary) => unary(self.unary_v03.clone(), req, max),
                 None => call_tonic(self.v03.clone(), req, self.unary_v03.table()),
             }
         } else {
-            // What tonic answers for a service it does not have.
-            let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
-            Box::pin(std::future::ready(Ok(resp)))
+            unimplemented()
         }
     }
+}
+
+/// What tonic answers for a service or method it does not have.
+fn unimplemented() -> BoxFuture<'static, Result<Response, Infallible>> {
+    let resp = tonic::Status::unimplemented("").into_http::<axum::body::Body>();
+    Box::pin(std::future::ready(Ok(resp)))
 }
 
 /// Authenticates a gRPC request, then routes it.
@@ -103,7 +103,7 @@ pub(crate) fn call(
                 parts.extensions.insert::<Identity>(identity);
                 front.route(http::Request::from_parts(parts, body)).await
             }
-            Err(err) => Ok(grpc::status_of(front.unary_v1.table(), &err).into_http()),
+            Err(err) => Ok(grpc::status_of(front.v1.table(), &err).into_http()),
         }
     })
 }

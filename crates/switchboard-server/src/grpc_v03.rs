@@ -48,7 +48,7 @@ use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
 use crate::params::{ProtocolVersion, explicit_version, last_event_id};
 
 /// The service: the handler, the error table and the served card. Cloned
-/// per unary call (`grpc_unary`), so everything in it is cheap to clone.
+/// per unary call (`grpc_frame`), so everything in it is cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct GrpcV03 {
     handler: RequestHandler,

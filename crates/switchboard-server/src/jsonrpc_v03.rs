@@ -144,7 +144,10 @@ pub(crate) async fn dispatch(
             ok(id, &switchboard_protocol::v03::card::hybrid_card(&card))
         }
         // Not reached: 0.3 names no such method.
-        Operation::ListTasks => Err(A2AError::MethodNotFound(rpc.method.clone())),
+        // Operations A2A 0.3 does not have: ListTasks and every operation
+        // added after 0.3 (the table gives them no 0.3 name, so
+        // `from_v03_name` never yields them; 0.3 gains no operations).
+        _ => Err(A2AError::MethodNotFound(rpc.method.clone())),
     }
 }
 

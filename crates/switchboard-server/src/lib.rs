@@ -12,8 +12,8 @@
 //!   with statuses from one [`ErrorTable`];
 //! - the gRPC binding (`grpc.rs`, service `lf.a2a.v1.A2AService`) on the
 //!   same port: requests with content type `application/grpc…` go to the
-//!   gRPC services (unary methods framed by hand in `grpc_unary.rs`, the
-//!   streaming ones on tonic), everything else to the HTTP routes;
+//!   gRPC services (1.0 methods framed by hand in `grpc_frame.rs`, from
+//!   the operation table), everything else to the HTTP routes;
 //! - the A2A 0.3 dialects beside 1.0 on the same URLs: 0.3 JSON-RPC method
 //!   names on the JSON-RPC endpoint (`jsonrpc_v03.rs`), 0.3 REST routes under
 //!   `/v1` (`rest_v03.rs`), 0.3 gRPC (`a2a.v1.A2AService`, `grpc_v03.rs`)
@@ -43,9 +43,9 @@ pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 #[cfg(feature = "grpc")]
-mod grpc_front;
+mod grpc_frame;
 #[cfg(feature = "grpc")]
-mod grpc_unary;
+mod grpc_front;
 #[cfg(feature = "grpc")]
 mod grpc_v03;
 mod jsonrpc;

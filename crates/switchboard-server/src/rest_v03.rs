@@ -112,10 +112,12 @@ pub(crate) async fn dispatch(
                 .await?;
             ok(&switchboard_protocol::v03::card::hybrid_card(&card))
         }
-        // The router never makes these for `/v1` (0.3 has no such operation).
-        Operation::ListTasks => Err(A2AError::MethodNotFound(
-            "A2A 0.3 has no ListTasks operation".into(),
-        )),
+        // The router never makes these for `/v1`: operations without a 0.3
+        // name in the table (ListTasks, and every operation added after 0.3;
+        // 0.3 gains no operations).
+        other => Err(A2AError::MethodNotFound(format!(
+            "A2A 0.3 has no {other} operation"
+        ))),
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Outbox rows are written by the `push_outbox_fill` trigger (migration
 //! `0002_push.sql`, its function as last replaced by
-//! `0006_push_payload_kind.sql`): every row appended to `task_events` queues
+//! `0007_push_trigger.sql`): every row appended to `task_events` queues
 //! itself in `push_outbox` once per config of its task; a config of
 //! [`PayloadKind::TaskSnapshot`] is queued the task row the same statement
 //! wrote instead, unless the event is itself a task (`is_task`). The trigger

@@ -1,7 +1,7 @@
 //! [`PushStore`] for [`SqliteStore`]: webhook configs and the durable outbox.
 //!
 //! The outbox rows themselves are written by the `push_outbox_fill` trigger
-//! (migration `0002_push.sql`, as last replaced by `0006_push_payload_kind.sql`):
+//! (migration `0002_push.sql`, as last replaced by `0007_push_trigger.sql`):
 //! every row appended to `task_events` queues itself in `push_outbox` once
 //! per config of its task, inside the commit's own transaction; a config of
 //! [`PayloadKind::TaskSnapshot`] is queued the task row written in the same
