@@ -4,6 +4,7 @@
 //! in-process.
 
 pub mod client;
+pub mod config;
 pub mod demo;
 pub mod key_watch;
 pub mod push_cmd;
