@@ -6,6 +6,7 @@
 pub mod client;
 pub mod config;
 pub mod demo;
+pub mod health;
 pub mod key_watch;
 pub mod push_cmd;
 pub mod serve;

@@ -530,6 +530,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid());
+    server = crate::health::routes(server, stores.tasks.clone());
     for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
     }
