@@ -87,7 +87,7 @@ fn main() -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
-                init_logging(cfg.log_format);
+                switchboard::logging::init(cfg.log_format, &cfg.log);
                 match serve::run(cfg).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
@@ -112,15 +112,6 @@ fn main() -> ExitCode {
             Command::Client(cmd) => client::run(cmd).await,
         }
     })
-}
-
-fn init_logging(_format: serve::LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 #[cfg(test)]

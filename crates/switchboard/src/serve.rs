@@ -173,6 +173,15 @@ pub struct ServeArgs {
     /// terminal, JSON otherwise.
     #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
+    /// Which log events to write, in tracing's filter syntax, e.g. `warn`
+    /// or `info,switchboard_core=debug`.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_LOG",
+        default_value = "info",
+        value_name = "FILTER"
+    )]
+    pub log: String,
 }
 
 /// How `serve` writes its logs (`--log-format`).
@@ -530,7 +539,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid());
-    server = crate::health::routes(server, stores.tasks.clone());
+    server =
+        crate::health::routes(server, stores.tasks.clone()).layer(crate::access_log::AccessLog);
     for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
     }
@@ -551,11 +561,12 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             "failed tasks the previous server process left running"
         );
     }
-    tracing::info!(%addr, store = %cfg.store, agent = %cfg.agent, "serving");
+    // Never the store URL's password, in the log or on stdout.
+    let store = config::mask_url_credentials(&cfg.store);
+    tracing::info!(%addr, %store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
-        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {})",
-        cfg.store
+        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
     );
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
