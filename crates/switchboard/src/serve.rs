@@ -1,38 +1,12 @@
 //! `switchboard serve`: configuration and start-up.
 //!
 //! Settings come from, in increasing priority: built-in defaults, a TOML
-//! file (`--config`), environment variables, and flags. The file uses the
-//! same names as the flags:
-//!
-//! ```toml
-//! listen = "127.0.0.1:8080"          # address:port to bind
-//! store = "sqlite://switchboard.db"  # or "memory", or "postgres://user@host:5432/db"
-//! public_url = "http://127.0.0.1:8080"  # what clients see in the card
-//! agent = "demo"                     # demo | echo-message | echo-task
-//! max_body_bytes = 10485760
-//! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
-//! replica_lease_ms = 10000           # PostgreSQL: how soon a dead replica's tasks are failed
-//!
-//! # Retention of finished tasks (default: keep all), checked every minute
-//! retention_max_age_secs = 604800    # delete finished tasks a week after they finished
-//! retention_max_finished = 1000000   # and keep at most this many
-//!
-//! # Push notifications (on by default, with every store)
-//! push = true
-//! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
-//! push_key_file = "push-keys.json"   # default: PostgreSQL: one set shared by all replicas,
-//!                                    # in the database; SQLite: beside the file; memory: in memory
-//! push_retry_base_ms = 1000          # first retry delay, doubling each time
-//! push_retry_max_ms = 600000         # longest delay between attempts
-//! push_max_attempts = 15             # attempts before a notification is dead-lettered
-//! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
-//!
-//! # The agent card
-//! hybrid_card = true                 # add the A2A 0.3 fields so 0.3 clients can read it;
-//!                                    # false (--strict-card): a strict 1.0 card
-//! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
-//! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
-//! ```
+//! file (`--config`), `SWITCHBOARD_*` environment variables, and flags.
+//! Each is declared once, as a field of [`ServeArgs`]; [`crate::config`]
+//! layers the file under clap, so the file's keys are the flags' names
+//! with `_` for `-`. `deploy/switchboard.toml` is an annotated example
+//! with every key (loaded by `tests/config.rs`), and `switchboard config
+//! check` prints the effective settings.
 //!
 //! With `store = "postgres://…"` several replicas may share one database:
 //! each runs a delivery worker, they claim notifications with
