@@ -628,7 +628,7 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for PgStore {
-    /// See [`health`]: reachable, migrated, and (a replica) its lease renewed.
+    /// The `health` module: reachable, migrated, and (a replica) its lease renewed.
     async fn health(&self) -> Result<(), StoreError> {
         health::check(&self.pool, &MIGRATOR, self.replica.as_ref()).await
     }
