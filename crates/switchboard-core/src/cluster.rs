@@ -138,12 +138,23 @@ pub(crate) fn spawn_duties(
                     continue;
                 }
             };
+            // One summary line per sweep, not one per task: a replica that
+            // died with thousands of tasks must not flood the log.
+            let (mut failed, mut errors, mut last_error) = (0_usize, 0_usize, None);
             for (tenant, task_id) in orphans {
-                if let Err(e) =
-                    fail_orphan(&*cluster, &store, &registry, &tenant, &task_id).await
-                {
-                    tracing::warn!(%task_id, error = %e, "failing an orphaned task failed; its lease will expire again");
+                match fail_orphan(&*cluster, &store, &registry, &tenant, &task_id).await {
+                    Ok(()) => failed += 1,
+                    Err(e) => {
+                        errors += 1;
+                        last_error = Some(format!("task {task_id}: {e}"));
+                    }
                 }
+            }
+            if failed > 0 {
+                tracing::warn!(failed, "failed the tasks of replicas that stopped (their leases expired)");
+            }
+            if let Some(last_error) = last_error {
+                tracing::warn!(errors, %last_error, "failing orphaned tasks failed; their leases will expire again");
             }
         }
     });
@@ -204,7 +215,8 @@ pub(crate) async fn fail_abandoned(
         .await
     {
         Ok(_) => {
-            tracing::warn!(%task_id, reason = why, "failed an abandoned task");
+            // The callers log one summary with the count.
+            tracing::debug!(%task_id, reason = why, "failed an abandoned task");
             Ok(())
         }
         // Finished in the meantime: nothing to do.

@@ -357,7 +357,7 @@ impl RequestHandler {
     /// is `why`; tasks that finished meanwhile are left alone. Returns how
     /// many were failed.
     pub async fn fail_abandoned(&self, tasks: &[(String, String)], why: &str) -> usize {
-        let mut failed = 0;
+        let (mut failed, mut errors, mut last_error) = (0, 0_usize, None);
         for (tenant, task_id) in tasks {
             match crate::cluster::fail_abandoned(
                 &self.inner.store,
@@ -369,8 +369,15 @@ impl RequestHandler {
             .await
             {
                 Ok(()) => failed += 1,
-                Err(e) => tracing::error!(%task_id, error = %e, "could not fail an abandoned task"),
+                Err(e) => {
+                    errors += 1;
+                    last_error = Some(format!("task {task_id}: {e}"));
+                }
             }
+        }
+        // One line for all of them (the caller logs the count failed).
+        if let Some(last_error) = last_error {
+            tracing::error!(errors, %last_error, "could not fail some abandoned tasks");
         }
         failed
     }

@@ -112,6 +112,11 @@ impl InMemoryStore {
 
 #[async_trait]
 impl TaskStore for InMemoryStore {
+    /// In the process, with no schema: ready while the process runs.
+    async fn health(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Push configs and the outbox live beside the tasks.
     fn push_store(self: std::sync::Arc<Self>) -> Option<std::sync::Arc<dyn crate::PushStore>> {
         Some(self)

@@ -208,6 +208,15 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(0)
     }
 
+    /// Whether the store can serve requests now, by a cheap query: the
+    /// backend answers, its schema migrations are applied and, for a
+    /// replica of a shared store, this replica still holds its lease. A
+    /// server's readiness probe (`/readyz`) asks this. The default (a store
+    /// in the process) is always ready.
+    async fn health(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// This store as a [`PushStore`](crate::push::PushStore), when it also keeps push configs and
     /// the outbox (its commits then queue notifications). The stores of
     /// this workspace all do; the default is `None`.

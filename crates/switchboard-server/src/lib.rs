@@ -90,6 +90,8 @@ pub(crate) struct AppState {
     pub(crate) error_table: ErrorTable,
     card_json: Bytes,
     card_etag: HeaderValue,
+    /// When this card was built (whole seconds, as HTTP dates are).
+    card_modified: std::time::SystemTime,
 }
 
 /// The whole server as one type-erased tower service: what a layer given
@@ -439,6 +441,7 @@ impl A2aServer {
             error_table: self.error_table,
             card_json,
             card_etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\"")),
+            card_modified: whole_seconds(std::time::SystemTime::now()),
         };
         let mut router = Router::new().route(AGENT_CARD_PATH, get(agent_card));
         if let Some(jwks) = self.jwks.clone().filter(|_| self.handler.push_enabled()) {
@@ -596,32 +599,67 @@ fn grpc_unimplemented() -> Response {
     resp
 }
 
+/// How long clients and caches may reuse the card without asking again.
+pub const CARD_MAX_AGE_SECS: u64 = 300;
+
+/// The public card, with HTTP caching: `ETag` (a hash of the bytes served),
+/// `Last-Modified` (when this server built it) and `Cache-Control:
+/// public, max-age=300`. A conditional request is answered `304 Not
+/// Modified` without the body when `If-None-Match` names the current tag
+/// (or `*`), or, only when there is no `If-None-Match` (RFC 9110 §13.2.2),
+/// when `If-Modified-Since` is not before `Last-Modified`.
 async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .is_some_and(|v| v == app.card_etag)
-    {
-        return (
-            StatusCode::NOT_MODIFIED,
-            [(header::ETAG, app.card_etag.clone())],
-        )
-            .into_response();
+    let last_modified = httpdate::fmt_http_date(app.card_modified);
+    let not_modified = match headers.get(header::IF_NONE_MATCH) {
+        Some(tags) => etag_matches(tags, &app.card_etag),
+        None => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+            .is_some_and(|since| since >= app.card_modified),
+    };
+    let cache = [
+        (header::ETAG, app.card_etag.clone()),
+        (
+            header::LAST_MODIFIED,
+            HeaderValue::from_str(&last_modified).unwrap_or(HeaderValue::from_static("")),
+        ),
+        (
+            header::CACHE_CONTROL,
+            HeaderValue::from_str(&format!("public, max-age={CARD_MAX_AGE_SECS}"))
+                .unwrap_or(HeaderValue::from_static("public")),
+        ),
+    ];
+    if not_modified {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
     }
     (
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (
-                header::CACHE_CONTROL,
-                HeaderValue::from_static("public, max-age=300"),
-            ),
-            (header::ETAG, app.card_etag.clone()),
-        ],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        cache,
         app.card_json.clone(),
     )
         .into_response()
+}
+
+/// Whether an `If-None-Match` list names `etag` (weak comparison, `*` matches).
+fn etag_matches(list: &HeaderValue, etag: &HeaderValue) -> bool {
+    let ours = etag.to_str().unwrap_or_default();
+    list.to_str().unwrap_or_default().split(',').any(|tag| {
+        let tag = tag.trim();
+        tag == "*" || tag.trim_start_matches("W/") == ours
+    })
+}
+
+/// `t` without its fraction of a second: HTTP dates have whole seconds, so
+/// `If-Modified-Since: <our Last-Modified>` must compare equal.
+fn whole_seconds(t: std::time::SystemTime) -> std::time::SystemTime {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    std::time::UNIX_EPOCH + Duration::from_secs(secs)
 }
 
 async fn not_found() -> Response {

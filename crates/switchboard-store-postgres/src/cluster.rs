@@ -50,6 +50,21 @@ pub(crate) struct Replica {
     pub(crate) id: Arc<String>,
     pub(crate) lease_micros: i64,
     pub(crate) announcer: mpsc::Sender<String>,
+    /// When the heartbeat last renewed this replica's leases (none yet: `None`).
+    renewed: Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+}
+
+impl Replica {
+    /// Whether the heartbeat renewed the leases within the last lease length.
+    pub(crate) fn lease_held(&self) -> bool {
+        let lease = Duration::from_micros(u64::try_from(self.lease_micros).unwrap_or(0));
+        let renewed = *self.renewed.lock().unwrap_or_else(|e| e.into_inner());
+        renewed.is_some_and(|at| at.elapsed() <= lease)
+    }
+
+    fn mark_renewed(&self) {
+        *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(tokio::time::Instant::now());
+    }
 }
 
 /// Announcements waiting for the announcer; beyond this, new ones are
@@ -90,6 +105,7 @@ impl PgStore {
             id: Arc::new(uuid_like()),
             lease_micros: i64::try_from(lease.as_micros()).unwrap_or(i64::MAX),
             announcer,
+            renewed: Arc::default(),
         };
         let store = PgStore {
             replica: Some(replica.clone()),
@@ -235,13 +251,14 @@ async fn heartbeat(
             _ = stopped.wait_for(|s| *s) => return,
             _ = tick.tick() => {}
         }
-        if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+        match sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
             .bind(replica.id.as_str())
             .bind(replica.lease_micros)
             .execute(&store.pool)
             .await
         {
-            tracing::warn!(error = %e, "renewing this replica's task leases failed");
+            Ok(_) => replica.mark_renewed(),
+            Err(e) => tracing::warn!(error = %e, "renewing this replica's task leases failed"),
         }
     }
 }

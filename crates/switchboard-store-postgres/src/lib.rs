@@ -144,6 +144,7 @@ use switchboard_core::{
 use switchboard_protocol::{StreamResponse, Task, TaskState};
 
 pub mod cluster;
+mod health;
 pub mod push;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -627,6 +628,11 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for PgStore {
+    /// The `health` module: reachable, migrated, and (a replica) its lease renewed.
+    async fn health(&self) -> Result<(), StoreError> {
+        health::check(&self.pool, &MIGRATOR, self.replica.as_ref()).await
+    }
+
     /// Push configs and the outbox live beside the tasks.
     fn push_store(
         self: std::sync::Arc<Self>,

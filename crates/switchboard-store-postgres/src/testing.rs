@@ -191,6 +191,16 @@ impl TestPostgres {
         self.pg_ctl_start(self.port)
     }
 
+    /// Stops the server (`pg_ctl -m fast stop`, waiting until it is down):
+    /// open connections break and new ones are refused until
+    /// [`restart`](Self::restart).
+    pub fn stop(&self) -> Result<(), String> {
+        self.run(
+            self.pg_ctl().args(["-m", "fast", "-w", "-t", "30", "stop"]),
+            "pg_ctl stop",
+        )
+    }
+
     /// The server's log so far (for failure messages).
     pub fn log(&self) -> String {
         read_tail(&self.root.join("log"), 64 * 1024)

@@ -1015,6 +1015,24 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
+    /// A read on a reader connection: the file is readable and every
+    /// migration this build embeds is recorded as applied.
+    async fn health(&self) -> Result<(), StoreError> {
+        let applied: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success",
+        )
+        .fetch_one(&self.readers)
+        .await
+        .map_err(|e| StoreError::Backend(format!("health check: {e}")))?;
+        let latest = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+        if applied < latest {
+            return Err(StoreError::Backend(format!(
+                "schema at migration {applied}, this build needs {latest}"
+            )));
+        }
+        Ok(())
+    }
+
     /// Push configs and the outbox live beside the tasks.
     fn push_store(
         self: std::sync::Arc<Self>,

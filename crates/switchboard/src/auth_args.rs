@@ -55,7 +55,8 @@ pub struct AuthArgs {
     /// in the environment); adds to `api_key_hashes`.
     #[arg(
         long = "api-key-hash",
-        env = "SWITCHBOARD_API_KEY_HASHES",
+        alias = "api-key-hashes",
+        env = "SWITCHBOARD_API_KEY_HASH",
         value_delimiter = ',',
         value_name = "HASH=PRINCIPAL[@TENANT][;admin]"
     )]

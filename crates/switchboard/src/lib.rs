@@ -3,10 +3,14 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
+pub mod access_log;
 pub mod auth_args;
 pub mod client;
+pub mod config;
 pub mod demo;
+pub mod health;
 pub mod key_watch;
+pub mod logging;
 pub mod push_cmd;
 pub mod serve;
 pub mod shared_keys;

@@ -9,6 +9,8 @@
 
 use switchboard::{auth_args, client, push_cmd, serve};
 
+use std::ffi::OsString;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +27,9 @@ struct Cli {
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
     Serve(Box<serve::ServeArgs>),
+    /// Configuration: `config check` validates and prints what `serve` would use.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Push notification delivery: list and requeue dead letters, rotate and retire signing keys.
     #[command(subcommand)]
     Push(push_cmd::PushCommand),
@@ -33,6 +38,14 @@ enum Command {
     Auth(auth_args::AuthCommand),
     #[command(flatten)]
     Client(client::ClientCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Validate the configuration (file, `SWITCHBOARD_*` variables, flags)
+    /// and print the effective settings as TOML, secrets masked, each with
+    /// where it came from. Takes every `serve` flag.
+    Check(Box<serve::ServeArgs>),
 }
 
 /// A long-running server frees and reallocates millions of small task
@@ -52,7 +65,11 @@ enum Command {
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let cli = Cli::parse_from(&argv);
+    // The tokens after the subcommand: parsed again with the config file
+    // layered under them (`switchboard::config`).
+    let after = |words: usize| argv.get(1 + words..).unwrap_or_default().to_vec();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,9 +82,16 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async move {
         match cli.command {
-            Command::Serve(args) => {
-                init_logging();
-                match serve::run(*args).await {
+            Command::Serve(_) => {
+                let cfg = match serve::ServeArgs::resolve(&after(1)) {
+                    Ok(cfg) => cfg,
+                    Err(e) => {
+                        eprintln!("switchboard serve: {e:#}");
+                        return ExitCode::from(2);
+                    }
+                };
+                switchboard::logging::init(cfg.log_format, &cfg.log);
+                match serve::run(cfg).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("switchboard serve: {e:#}");
@@ -75,6 +99,16 @@ fn main() -> ExitCode {
                     }
                 }
             }
+            Command::Config(ConfigCommand::Check(_)) => match serve::ServeArgs::check(&after(2)) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("switchboard config check: {e:#}");
+                    ExitCode::from(2)
+                }
+            },
             Command::Push(cmd) => {
                 ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
             }
@@ -86,15 +120,6 @@ fn main() -> ExitCode {
             Command::Client(cmd) => client::run(cmd).await,
         }
     })
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 #[cfg(test)]

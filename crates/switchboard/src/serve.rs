@@ -1,43 +1,12 @@
 //! `switchboard serve`: configuration and start-up.
 //!
 //! Settings come from, in increasing priority: built-in defaults, a TOML
-//! file (`--config`), environment variables, and flags. The file uses the
-//! same names as the flags:
-//!
-//! ```toml
-//! listen = "127.0.0.1:8080"          # address:port to bind
-//! store = "sqlite://switchboard.db"  # or "memory", or "postgres://user@host:5432/db"
-//! public_url = "http://127.0.0.1:8080"  # what clients see in the card
-//! agent = "demo"                     # demo | echo-message | echo-task
-//! max_body_bytes = 10485760
-//! memory_max_terminal_tasks = 100000  # memory store: finished tasks kept
-//! replica_lease_ms = 10000           # PostgreSQL: how soon a dead replica's tasks are failed
-//!
-//! # Retention of finished tasks (default: keep all), checked every minute
-//! retention_max_age_secs = 604800    # delete finished tasks a week after they finished
-//! retention_max_finished = 1000000   # and keep at most this many
-//!
-//! # Push notifications (on by default, with every store)
-//! push = true
-//! push_allow_hosts = ["127.0.0.1"]   # hosts exempt from the SSRF guard (testing)
-//! push_key_file = "push-keys.json"   # default: PostgreSQL: one set shared by all replicas,
-//!                                    # in the database; SQLite: beside the file; memory: in memory
-//! push_retry_base_ms = 1000          # first retry delay, doubling each time
-//! push_retry_max_ms = 600000         # longest delay between attempts
-//! push_max_attempts = 15             # attempts before a notification is dead-lettered
-//! push_lease_secs = 60               # after a crash, how soon an unsettled attempt is retried
-//!
-//! # The agent card
-//! hybrid_card = true                 # add the A2A 0.3 fields so 0.3 clients can read it;
-//!                                    # false (--strict-card): a strict 1.0 card
-//! sign_card = false                  # sign the card (JWS, RFC 8785) with the push keys
-//! [interface_urls]                   # a binding reached elsewhere (proxy, other port)
-//! GRPC = "grpc.example.com:443"      # keys: JSONRPC, HTTP+JSON, GRPC
-//!
-//! # Who may call (API keys, JWTs, anonymous): see crate::auth_args
-//! [auth]
-//! api_key_hashes = ["sha256:…=ci@acme"]
-//! ```
+//! file (`--config`), `SWITCHBOARD_*` environment variables, and flags.
+//! Each is declared once, as a field of [`ServeArgs`]; [`crate::config`]
+//! layers the file under clap, so the file's keys are the flags' names
+//! with `_` for `-`. `deploy/switchboard.toml` is an annotated example
+//! with every key (loaded by `tests/config.rs`), and `switchboard config
+//! check` prints the effective settings.
 //!
 //! With `store = "postgres://…"` several replicas may share one database:
 //! each runs a delivery worker, they claim notifications with
@@ -52,7 +21,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use serde::Deserialize;
 use switchboard_core::{
     AgentExecutor, Cluster, InMemoryStore, PushStore, RequestHandler, TaskStore,
 };
@@ -60,66 +28,112 @@ use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
 use switchboard_server::push::PushOptions;
 
-use crate::demo;
+use crate::{config, demo};
 
-/// Flags of `switchboard serve`.
-#[derive(Debug, clap::Args)]
+/// The settings of `switchboard serve`: each one a flag, a `SWITCHBOARD_*`
+/// variable and a TOML key at once (see [`crate::config`]). Structs of
+/// further settings are flattened in with `#[command(flatten)]`; every
+/// argument needs `long` and `env = "SWITCHBOARD_<ID>"` (checked by
+/// `tests/config.rs`).
+#[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
-    /// TOML config file (keys as in the flags, with underscores).
-    #[arg(long, env = "SWITCHBOARD_CONFIG")]
+    /// TOML config file: keys are the flags with `_` for `-`
+    /// (see deploy/switchboard.toml); flags and variables win over it.
+    #[arg(long, env = "SWITCHBOARD_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Address and port to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free one).
-    #[arg(long, env = "SWITCHBOARD_LISTEN")]
-    pub listen: Option<String>,
+    /// Address and port to listen on (port 0 picks a free one).
+    #[arg(long, env = "SWITCHBOARD_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
     /// Where tasks live: `memory`, `sqlite://PATH` (created if missing) or `postgres://…`.
-    #[arg(long, env = "SWITCHBOARD_STORE")]
-    pub store: Option<String>,
+    #[arg(
+        long,
+        env = "SWITCHBOARD_STORE",
+        default_value = "sqlite://switchboard.db"
+    )]
+    pub store: String,
     /// The URL clients use to reach this server (default: `http://<listen>`).
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Which built-in agent to serve: demo, echo-message or echo-task.
-    #[arg(long, env = "SWITCHBOARD_AGENT")]
-    pub agent: Option<String>,
+    #[arg(long, env = "SWITCHBOARD_AGENT", default_value = "demo")]
+    pub agent: String,
     /// Largest request body accepted, in bytes.
-    #[arg(long)]
-    pub max_body_bytes: Option<usize>,
+    #[arg(long, env = "SWITCHBOARD_MAX_BODY_BYTES", default_value_t = switchboard_server::DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
     /// With `--store memory`: how many finished tasks to keep (oldest dropped first).
-    #[arg(long)]
-    pub memory_max_terminal_tasks: Option<usize>,
+    #[arg(
+        long,
+        env = "SWITCHBOARD_MEMORY_MAX_TERMINAL_TASKS",
+        default_value_t = 100_000
+    )]
+    pub memory_max_terminal_tasks: usize,
     /// With `--store postgres://…` (several replicas): the lease a replica
     /// holds on the tasks it runs. When a replica dies, a survivor fails its
     /// unfinished tasks within about this long.
-    #[arg(long)]
-    pub replica_lease_ms: Option<u64>,
+    #[arg(long, env = "SWITCHBOARD_REPLICA_LEASE_MS", default_value_t = 10_000)]
+    pub replica_lease_ms: u64,
     /// Delete finished tasks (and their event logs) this many seconds after
-    /// they finished.
-    #[arg(long)]
+    /// they finished (default: keep them).
+    #[arg(long, env = "SWITCHBOARD_RETENTION_MAX_AGE_SECS")]
     pub retention_max_age_secs: Option<u64>,
-    /// Keep at most this many finished tasks, deleting the oldest.
-    #[arg(long)]
+    /// Keep at most this many finished tasks, deleting the oldest (default: all).
+    #[arg(long, env = "SWITCHBOARD_RETENTION_MAX_FINISHED")]
     pub retention_max_finished: Option<u64>,
-    /// How often retention runs, in seconds (default 60).
-    #[arg(long)]
-    pub retention_interval_secs: Option<u64>,
-    /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
-    /// 127.0.0.1 for local testing. Repeatable; adds to `push_allow_hosts`.
-    #[arg(long = "push-allow-host", value_name = "HOST")]
-    pub push_allow_host: Vec<String>,
-    /// File holding the push signing keys (created if missing).
-    #[arg(long)]
-    pub push_key_file: Option<PathBuf>,
-    /// Disable push notifications (the push operations then answer
+    /// How often retention runs, in seconds.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_RETENTION_INTERVAL_SECS",
+        default_value_t = 60
+    )]
+    pub retention_interval_secs: u64,
+    /// Push notifications (with every store); `--push=false` or `--no-push`
+    /// turns them off (the push operations then answer
     /// PushNotificationNotSupported).
-    #[arg(long)]
+    #[arg(long, env = "SWITCHBOARD_PUSH", default_value_t = true, num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub push: bool,
+    /// Disable push notifications (same as `--push=false`).
+    #[arg(long, env = "SWITCHBOARD_NO_PUSH", conflicts_with = "push")]
     pub no_push: bool,
-    /// Serve the hybrid card (the default; kept for scripts that pass it).
-    #[arg(long, conflicts_with = "strict_card")]
+    /// Exempt this webhook host (exact name or IP) from the SSRF guard, e.g.
+    /// 127.0.0.1 for local testing. Repeatable, adds to the file's list; the
+    /// variable takes a comma-separated list.
+    #[arg(
+        long = "push-allow-host",
+        alias = "push-allow-hosts",
+        value_name = "HOST",
+        env = "SWITCHBOARD_PUSH_ALLOW_HOST",
+        value_delimiter = ','
+    )]
+    pub push_allow_host: Vec<String>,
+    /// File holding the push signing keys (created if missing). Default:
+    /// PostgreSQL: one set shared by all replicas, in the database; SQLite:
+    /// beside the database file; memory: in memory.
+    #[arg(long, env = "SWITCHBOARD_PUSH_KEY_FILE", value_name = "FILE")]
+    pub push_key_file: Option<PathBuf>,
+    /// First delay before retrying a failed push delivery (doubling each time), in ms.
+    #[arg(long, env = "SWITCHBOARD_PUSH_RETRY_BASE_MS", default_value_t = 1_000)]
+    pub push_retry_base_ms: u64,
+    /// Longest delay between push delivery attempts, in ms.
+    #[arg(long, env = "SWITCHBOARD_PUSH_RETRY_MAX_MS", default_value_t = 600_000)]
+    pub push_retry_max_ms: u64,
+    /// Attempts before a push notification is dead-lettered.
+    #[arg(long, env = "SWITCHBOARD_PUSH_MAX_ATTEMPTS", default_value_t = 15)]
+    pub push_max_attempts: u32,
+    /// After a crash, how soon an unsettled push delivery is retried, in seconds.
+    #[arg(long, env = "SWITCHBOARD_PUSH_LEASE_SECS", default_value_t = 60)]
+    pub push_lease_secs: u64,
+    /// Serve the hybrid card: the 1.0 card plus the A2A 0.3 fields 0.3
+    /// clients need (`--hybrid-card=false` is `--strict-card`).
+    #[arg(long, env = "SWITCHBOARD_HYBRID_CARD", default_value_t = true, num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set,
+          conflicts_with = "strict_card")]
     pub hybrid_card: bool,
     /// Serve a strict A2A 1.0 card, without the 0.3 top-level fields (`url`,
     /// `preferredTransport`, `protocolVersion`, `additionalInterfaces`) that
     /// 0.3 clients need to discover the 0.3 interfaces. Only for when a
     /// strict 1.0 validator must accept the card.
-    #[arg(long)]
+    #[arg(long, env = "SWITCHBOARD_STRICT_CARD")]
     pub strict_card: bool,
     /// Sign the agent card (JWS over its canonical JSON) with the push
     /// signing keys, published at `/.well-known/jwks.json`; needs push on.
@@ -127,12 +141,39 @@ pub struct ServeArgs {
     pub sign_card: bool,
     /// Advertise URL for a binding in the card instead of the one derived
     /// from the public URL, e.g. `GRPC=grpc.example.com:443` (bindings:
-    /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
-    #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
+    /// JSONRPC, HTTP+JSON, GRPC). Repeatable, adds to the file's table
+    /// `[interface_urls]`; the variable takes a comma-separated list.
+    #[arg(long = "interface-url", alias = "interface-urls", value_name = "BINDING=URL",
+          value_parser = parse_interface_url, env = "SWITCHBOARD_INTERFACE_URL", value_delimiter = ',')]
     pub interface_url: Vec<(String, String)>,
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
+    /// Log format on stderr: `text` (no colours unless stderr is a
+    /// terminal) or `json` (one object per line); default: text on a
+    /// terminal, JSON otherwise.
+    #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+    /// Which log events to write, in tracing's filter syntax, e.g. `warn`
+    /// or `info,switchboard_core=debug`.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_LOG",
+        default_value = "info",
+        value_name = "FILTER"
+    )]
+    pub log: String,
+}
+
+/// How `serve` writes its logs (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Text on a terminal, JSON otherwise.
+    Auto,
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -152,153 +193,92 @@ fn parse_interface_url(s: &str) -> Result<(String, String), String> {
     Ok((binding, url.trim().to_string()))
 }
 
-/// The resolved configuration.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct Config {
-    /// Bind address.
-    pub listen: String,
-    /// Store URL.
-    pub store: String,
-    /// Public URL for the card.
-    pub public_url: Option<String>,
-    /// Built-in agent name.
-    pub agent: String,
-    /// Request body limit.
-    pub max_body_bytes: usize,
-    /// Memory store bound on finished tasks.
-    pub memory_max_terminal_tasks: usize,
-    /// PostgreSQL replicas: task lease length.
-    pub replica_lease_ms: u64,
-    /// Retention: age limit of finished tasks.
-    pub retention_max_age_secs: Option<u64>,
-    /// Retention: count limit of finished tasks.
-    pub retention_max_finished: Option<u64>,
-    /// How often retention runs.
-    pub retention_interval_secs: u64,
-    /// Push notifications on (with a store that supports them).
-    pub push: bool,
-    /// Webhook hosts exempt from the SSRF guard.
-    pub push_allow_hosts: Vec<String>,
-    /// Push signing key file (default: beside the SQLite file).
-    pub push_key_file: Option<PathBuf>,
-    /// First retry delay (ms).
-    pub push_retry_base_ms: u64,
-    /// Longest retry delay (ms).
-    pub push_retry_max_ms: u64,
-    /// Attempts before dead-lettering.
-    pub push_max_attempts: u32,
-    /// Lease of a claimed notification (s).
-    pub push_lease_secs: u64,
-    /// Serve the hybrid 1.0 + 0.3 card (default); `false`: strict 1.0.
-    pub hybrid_card: bool,
-    /// Sign the card with the push keys.
-    pub sign_card: bool,
-    /// Per-binding URLs for the card, by binding name.
-    pub interface_urls: std::collections::BTreeMap<String, String>,
-    /// Who may call: the `[auth]` section.
-    pub auth: crate::auth_args::AuthSettings,
-}
+/// The resolved configuration: the settings after flags, variables and
+/// file are layered.
+pub type Config = ServeArgs;
 
-impl Default for Config {
+/// The argument id of the config file setting.
+const CONFIG_ID: &str = "config";
+
+impl Default for ServeArgs {
+    /// The declared defaults, with no flag, variable or file.
     fn default() -> Self {
-        Config {
-            listen: "127.0.0.1:8080".into(),
-            store: "sqlite://switchboard.db".into(),
-            public_url: None,
-            agent: "demo".into(),
-            max_body_bytes: switchboard_server::DEFAULT_MAX_BODY_BYTES,
-            memory_max_terminal_tasks: 100_000,
-            replica_lease_ms: 10_000,
-            retention_max_age_secs: None,
-            retention_max_finished: None,
-            retention_interval_secs: 60,
-            push: true,
-            push_allow_hosts: Vec::new(),
-            push_key_file: None,
-            push_retry_base_ms: 1_000,
-            push_retry_max_ms: 600_000,
-            push_max_attempts: 15,
-            push_lease_secs: 60,
-            hybrid_card: true,
-            sign_card: false,
-            interface_urls: std::collections::BTreeMap::new(),
-            auth: Default::default(),
-        }
+        let cmd = Self::command().mut_args(|a| a.env(None));
+        let defaults = cmd
+            .try_get_matches_from(["serve"])
+            .and_then(|m| <Self as clap::FromArgMatches>::from_arg_matches(&m));
+        #[allow(clippy::expect_used)]
+        // Every setting has a default or is optional (tested by `defaults_parse`).
+        defaults.expect("every serve setting has a default")
     }
 }
 
-impl Config {
-    /// Defaults ← file ← flags/env.
-    pub fn resolve(args: &ServeArgs) -> anyhow::Result<Config> {
-        let mut cfg = match &args.config {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading config file {}", path.display()))?;
-                toml::from_str(&text)
-                    .with_context(|| format!("parsing config file {}", path.display()))?
-            }
-            None => Config::default(),
-        };
-        if let Some(v) = &args.listen {
-            cfg.listen = v.clone();
-        }
-        if let Some(v) = &args.store {
-            cfg.store = v.clone();
-        }
-        if let Some(v) = &args.public_url {
-            cfg.public_url = Some(v.clone());
-        }
-        if let Some(v) = &args.agent {
-            cfg.agent = v.clone();
-        }
-        if let Some(v) = args.max_body_bytes {
-            cfg.max_body_bytes = v;
-        }
-        if let Some(v) = args.memory_max_terminal_tasks {
-            cfg.memory_max_terminal_tasks = v;
-        }
-        if let Some(v) = args.replica_lease_ms {
-            cfg.replica_lease_ms = v;
-        }
-        if let Some(v) = args.retention_max_age_secs {
-            cfg.retention_max_age_secs = Some(v);
-        }
-        if let Some(v) = args.retention_max_finished {
-            cfg.retention_max_finished = Some(v);
-        }
-        if let Some(v) = args.retention_interval_secs {
-            cfg.retention_interval_secs = v;
-        }
-        cfg.push_allow_hosts
-            .extend(args.push_allow_host.iter().cloned());
-        if let Some(v) = &args.push_key_file {
-            cfg.push_key_file = Some(v.clone());
-        }
-        if args.no_push {
-            cfg.push = false;
-        }
-        if args.hybrid_card {
-            cfg.hybrid_card = true;
-        }
-        if args.strict_card {
-            cfg.hybrid_card = false;
-        }
-        if args.sign_card {
-            cfg.sign_card = true;
-        }
-        // The file's bindings are checked (and their names normalized) like the flag's.
-        let from_file = std::mem::take(&mut cfg.interface_urls);
-        for (binding, url) in from_file {
-            let (binding, url) = parse_interface_url(&format!("{binding}={url}"))
-                .map_err(|e| anyhow::anyhow!("interface_urls: {e}"))?;
-            cfg.interface_urls.insert(binding, url);
-        }
-        for (binding, url) in &args.interface_url {
-            cfg.interface_urls.insert(binding.clone(), url.clone());
-        }
-        args.auth.apply(&mut cfg.auth);
-        Ok(cfg)
+impl ServeArgs {
+    /// The `serve` command with every setting (flattened structs included).
+    pub fn command() -> clap::Command {
+        <Self as clap::Args>::augment_args(clap::Command::new("serve"))
+    }
+
+    /// Parses `argv` (the tokens after `serve`) with the environment and
+    /// the config file layered under it (see [`crate::config`]).
+    pub fn layered(argv: &[std::ffi::OsString]) -> anyhow::Result<(Config, config::Layered)> {
+        let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
+        let cfg = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        cfg.validate()?;
+        Ok((cfg, layered))
+    }
+
+    /// Resolves the configuration from `argv`; see [`ServeArgs::layered`].
+    pub fn resolve(argv: &[std::ffi::OsString]) -> anyhow::Result<Config> {
+        Ok(Self::layered(argv)?.0)
+    }
+
+    /// The effective configuration as TOML, secrets masked, with where each
+    /// value came from (`switchboard config check`).
+    pub fn check(argv: &[std::ffi::OsString]) -> anyhow::Result<String> {
+        let (_, layered) = Self::layered(argv)?;
+        Ok(config::render(&Self::command(), &layered, CONFIG_ID))
+    }
+
+    /// Checks what clap's value parsers cannot: the store and agent names.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        store_kind(&self.store)?;
+        agent(&self.agent)?;
+        Ok(())
+    }
+
+    /// Whether push notifications are on.
+    pub fn push_enabled(&self) -> bool {
+        self.push && !self.no_push
+    }
+
+    /// Whether the card is the hybrid 1.0 + 0.3 card.
+    pub fn hybrid(&self) -> bool {
+        self.hybrid_card && !self.strict_card
+    }
+}
+
+/// The kinds of store a URL can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreKind {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
+    if url == "memory" || url == "memory://" {
+        Ok(StoreKind::Memory)
+    } else if url.starts_with("sqlite:") {
+        Ok(StoreKind::Sqlite)
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(StoreKind::Postgres)
+    } else {
+        bail!(
+            "unknown store {:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`",
+            config::mask_url_credentials(url)
+        )
     }
 }
 
@@ -464,11 +444,11 @@ async fn push_options(
     stores: &Stores,
     shutdown: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<Option<PushOptions>> {
-    if !cfg.push || stores.push.is_none() {
+    if !cfg.push_enabled() || stores.push.is_none() {
         return Ok(None);
     }
     let keys = load_push_keys(cfg, stores.postgres.as_ref(), shutdown).await?;
-    let options = cfg.push_allow_hosts.iter().fold(
+    let options = cfg.push_allow_host.iter().fold(
         PushOptions::new()
             .keys(keys)
             .retry(switchboard_server::push::RetryPolicy {
@@ -504,15 +484,16 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let cfg = Config::resolve(&args)?;
+pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let (executor, mut card) = agent(&cfg.agent)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
-    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
+    let mut auth = crate::auth_args::AuthSettings::default();
+    cfg.auth.apply(&mut auth);
+    let authenticator = crate::auth_args::authenticator(&auth, addr.ip(), &mut card)?;
     let public_url = cfg
         .public_url
         .clone()
@@ -541,8 +522,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut server = A2aServer::new(handler.clone())
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid_card);
-    for (binding, url) in &cfg.interface_urls {
+        .hybrid_card(cfg.hybrid());
+    server =
+        crate::health::routes(server, stores.tasks.clone()).layer(crate::access_log::AccessLog);
+    for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
     }
     if let Some(auth) = authenticator {
@@ -570,11 +553,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             "failed tasks the previous server process left running"
         );
     }
-    tracing::info!(%addr, store = %cfg.store, agent = %cfg.agent, "serving");
+    // Never the store URL's password, in the log or on stdout.
+    let store = config::mask_url_credentials(&cfg.store);
+    tracing::info!(%addr, %store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
-        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {})",
-        cfg.store
+        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
     );
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
@@ -611,29 +595,30 @@ async fn shutdown_signal() {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::ffi::OsString;
 
-    fn args(config: Option<PathBuf>) -> ServeArgs {
-        ServeArgs {
-            config,
-            listen: None,
-            store: None,
-            public_url: None,
-            agent: None,
-            max_body_bytes: None,
-            memory_max_terminal_tasks: None,
-            replica_lease_ms: None,
-            retention_max_age_secs: None,
-            retention_max_finished: None,
-            retention_interval_secs: None,
-            push_allow_host: Vec::new(),
-            push_key_file: None,
-            no_push: false,
-            hybrid_card: false,
-            strict_card: false,
-            sign_card: false,
-            interface_url: Vec::new(),
-            auth: Default::default(),
-        }
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    fn with_file(path: &std::path::Path, args: &[&str]) -> Vec<OsString> {
+        let mut v = argv(&["--config", path.to_str().unwrap()]);
+        v.extend(argv(args));
+        v
+    }
+
+    #[test]
+    fn defaults_parse() {
+        let cfg = Config::default();
+        assert_eq!(
+            cfg.store, "sqlite://switchboard.db",
+            "SQLite is the default store"
+        );
+        assert_eq!(
+            cfg.max_body_bytes,
+            switchboard_server::DEFAULT_MAX_BODY_BYTES
+        );
+        assert!(cfg.push_enabled() && cfg.hybrid());
     }
 
     #[test]
@@ -645,7 +630,7 @@ mod tests {
             "listen = \"127.0.0.1:9999\"\nstore = \"memory\"\nagent = \"echo-task\"\n",
         )
         .unwrap();
-        let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
+        let cfg = Config::resolve(&with_file(&path, &[])).unwrap();
         assert_eq!(cfg.listen, "127.0.0.1:9999");
         assert_eq!(cfg.store, "memory");
         assert_eq!(cfg.agent, "echo-task");
@@ -655,21 +640,39 @@ mod tests {
             "unset keys keep defaults"
         );
         assert_eq!(cfg.retention_interval_secs, 60, "the default");
-        let mut a = args(Some(path));
-        a.listen = Some("127.0.0.1:0".into());
-        a.retention_interval_secs = Some(5);
-        let cfg = Config::resolve(&a).unwrap();
+        let cfg = Config::resolve(&with_file(
+            &path,
+            &["--listen", "127.0.0.1:0", "--retention-interval-secs", "5"],
+        ))
+        .unwrap();
         assert_eq!(cfg.listen, "127.0.0.1:0", "flags win over the file");
         assert_eq!(cfg.retention_interval_secs, 5);
     }
 
     #[test]
-    fn unknown_keys_and_stores_are_clear_errors() {
+    fn unknown_keys_bad_values_and_stores_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "lisen = \"x\"\n").unwrap();
-        let err = format!("{:#}", Config::resolve(&args(Some(path))).unwrap_err());
-        assert!(err.contains("unknown field `lisen`"), "{err}");
+        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
+        assert!(
+            err.contains("unknown key `lisen`") && err.contains("listen"),
+            "{err}"
+        );
+        std::fs::write(&path, "max_body_bytes = \"lots\"\n").unwrap();
+        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
+        assert!(
+            err.contains("bad.toml") && err.contains("--max-body-bytes"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            Config::resolve(&argv(&["--store", "redis://u:hunter2@x"])).unwrap_err()
+        );
+        assert!(
+            err.contains("unknown store") && !err.contains("hunter2"),
+            "{err}"
+        );
         let cfg = Config {
             store: "redis://x".into(),
             ..Config::default()
@@ -679,19 +682,10 @@ mod tests {
             .unwrap();
         let err = format!("{:#}", rt.block_on(open_store(&cfg)).err().unwrap());
         assert!(err.contains("unknown store"), "{err}");
-        assert_eq!(
-            Config::default().store,
-            "sqlite://switchboard.db",
-            "SQLite is the default store"
-        );
     }
 
     #[test]
     fn card_settings_from_file_and_flags() {
-        assert!(
-            Config::default().hybrid_card,
-            "the hybrid card is the default"
-        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("card.toml");
         std::fs::write(
@@ -699,29 +693,35 @@ mod tests {
             "hybrid_card = false\n[interface_urls]\ngrpc = \"grpc.example.com:443\"\n",
         )
         .unwrap();
-        let cfg = Config::resolve(&args(Some(path.clone()))).unwrap();
-        assert!(!cfg.hybrid_card);
-        assert_eq!(cfg.interface_urls["GRPC"], "grpc.example.com:443");
-        let mut a = args(Some(path));
-        a.hybrid_card = true;
-        a.interface_url =
-            vec![parse_interface_url("jsonrpc=https://proxy.example.com/a2a").unwrap()];
-        let cfg = Config::resolve(&a).unwrap();
-        assert!(cfg.hybrid_card, "the flag wins over the file");
+        let cfg = Config::resolve(&with_file(&path, &[])).unwrap();
+        assert!(!cfg.hybrid());
         assert_eq!(
-            cfg.interface_urls["JSONRPC"],
-            "https://proxy.example.com/a2a"
+            cfg.interface_url,
+            [("GRPC".to_string(), "grpc.example.com:443".to_string())]
         );
-        assert_eq!(cfg.interface_urls.len(), 2, "flags add to the file");
-        let mut a = args(None);
-        a.strict_card = true;
-        assert!(!Config::resolve(&a).unwrap().hybrid_card);
+        let cfg = Config::resolve(&with_file(
+            &path,
+            &[
+                "--hybrid-card",
+                "--interface-url",
+                "jsonrpc=https://proxy.example.com/a2a",
+            ],
+        ))
+        .unwrap();
+        assert!(cfg.hybrid(), "the flag wins over the file");
+        assert_eq!(cfg.interface_url.len(), 2, "flags add to the file");
+        assert_eq!(cfg.interface_url[1].1, "https://proxy.example.com/a2a");
+        assert!(!Config::resolve(&argv(&["--strict-card"])).unwrap().hybrid());
+        let path2 = dir.path().join("strict.toml");
+        std::fs::write(&path2, "strict_card = true\n").unwrap();
+        let cfg = Config::resolve(&with_file(&path2, &["--hybrid-card"])).unwrap();
+        assert!(cfg.hybrid(), "a flag beats the file's conflicting setting");
         for bad in ["GRPC", "SOAP=x", "GRPC= "] {
             assert!(parse_interface_url(bad).is_err(), "{bad}");
         }
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "[interface_urls]\nSOAP = \"x\"\n").unwrap();
-        let err = format!("{:#}", Config::resolve(&args(Some(path))).unwrap_err());
+        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
         assert!(err.contains("unknown binding \"SOAP\""), "{err}");
     }
 
@@ -734,12 +734,10 @@ mod tests {
             "store = \"sqlite:///var/lib/sb/tasks.db?mode=rwc\"\npush_allow_hosts = [\"127.0.0.1\"]\npush_max_attempts = 3\n",
         )
         .unwrap();
-        let mut a = args(Some(path));
-        a.push_allow_host = vec!["localhost".into()];
-        let cfg = Config::resolve(&a).unwrap();
-        assert!(cfg.push, "push is on by default");
+        let cfg = Config::resolve(&with_file(&path, &["--push-allow-host", "localhost"])).unwrap();
+        assert!(cfg.push_enabled(), "push is on by default");
         assert_eq!(
-            cfg.push_allow_hosts,
+            cfg.push_allow_host,
             ["127.0.0.1", "localhost"],
             "flags add to the file"
         );
@@ -754,7 +752,21 @@ mod tests {
             ..Config::default()
         };
         assert_eq!(push_key_path(&memory), None, "memory store: keys in memory");
-        a.no_push = true;
-        assert!(!Config::resolve(&a).unwrap().push);
+        assert!(
+            !Config::resolve(&with_file(&path, &["--no-push"]))
+                .unwrap()
+                .push_enabled()
+        );
+        assert!(
+            !Config::resolve(&argv(&["--push=false"]))
+                .unwrap()
+                .push_enabled()
+        );
+        std::fs::write(&path, "push = false\n").unwrap();
+        assert!(
+            !Config::resolve(&with_file(&path, &[]))
+                .unwrap()
+                .push_enabled()
+        );
     }
 }

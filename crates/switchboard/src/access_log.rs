@@ -1,0 +1,142 @@
+//! One access log line per request, and a request id on each.
+//!
+//! [`AccessLog`] is a tower layer given to `A2aServer::layer`, so it sees
+//! every request: all bindings (gRPC included), the card and the added
+//! routes. Each request gets an id: the caller's `X-Request-Id` when it is
+//! sane (1–128 characters of `A-Z a-z 0-9 - _ . :`), else a new UUID; it
+//! is set on the request (for the handlers) and returned as
+//! `X-Request-Id`. When the response head is ready, one `info` event with
+//! target `switchboard::access` records method, path (never the query
+//! string, which may carry credentials), binding, HTTP status (and the
+//! `grpc-status` of a trailers-only gRPC answer), duration to the response
+//! head in ms (a stream runs on after it) and the request id. Headers are
+//! never logged.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::Response;
+
+/// The request id header, read and written.
+pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The layer: wraps a service in [`AccessLogService`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AccessLog;
+
+impl<S> tower::Layer<S> for AccessLog {
+    type Service = AccessLogService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        AccessLogService { inner }
+    }
+}
+
+/// See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct AccessLogService<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for AccessLogService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let started = Instant::now();
+        let id = req
+            .headers()
+            .get(&REQUEST_ID)
+            .filter(|v| sane(v.as_bytes()))
+            .cloned()
+            .unwrap_or_else(new_id);
+        req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
+        let method = req.method().clone();
+        let path = req.uri().path().to_string();
+        let binding = binding(&req);
+        let future = self.inner.call(req);
+        Box::pin(async move {
+            let Ok(mut resp) = future.await;
+            let grpc_status = resp
+                .headers()
+                .get("grpc-status")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            tracing::info!(
+                target: "switchboard::access",
+                method = %method,
+                path = %path,
+                binding,
+                status = resp.status().as_u16(),
+                grpc_status = %grpc_status,
+                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+                request_id = %String::from_utf8_lossy(id.as_bytes()),
+                "request"
+            );
+            resp.headers_mut().insert(REQUEST_ID.clone(), id);
+            Ok(resp)
+        })
+    }
+}
+
+/// Whether an incoming request id may be echoed and logged as is.
+fn sane(id: &[u8]) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
+}
+
+fn new_id() -> HeaderValue {
+    // A UUID is always a valid header value.
+    HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+        .unwrap_or(HeaderValue::from_static("unknown"))
+}
+
+/// Which binding a request is for, from its head alone.
+fn binding(req: &Request) -> &'static str {
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let path = req.uri().path();
+    if content_type.starts_with("application/grpc") {
+        "grpc"
+    } else if path.starts_with("/.well-known/") {
+        "card"
+    } else if path == "/healthz" || path == "/readyz" {
+        "health"
+    } else if req.method() == axum::http::Method::POST && (path == "/" || path.is_empty()) {
+        "jsonrpc"
+    } else {
+        "rest"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_sane_ids_are_kept() {
+        for ok in ["abc", "0f-1_2.3:4", &"a".repeat(128)] {
+            assert!(super::sane(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "a b", "a\nb", "é", &"a".repeat(129), "x;y"] {
+            assert!(!super::sane(bad.as_bytes()), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Every `serve` setting is a flag, a `SWITCHBOARD_*` variable and a TOML
+//! key, and they rank flag > variable > file > default.
+//!
+//! The settings are walked from clap's own definitions
+//! (`ServeArgs::command()`, flattened structs included), so a flag added
+//! later is checked without touching this file. Each way of setting a
+//! value is tried on the real binary (`switchboard config check`), whose
+//! output says the effective value and where it came from.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use clap::ArgAction;
+use switchboard::serve::ServeArgs;
+
+/// Values tried, in order, until one is accepted and differs from the
+/// default. A new flag whose values none of these fit fails `sample` with
+/// a message to add one here.
+const CANDIDATES: &[&str] = &[
+    "7",
+    "8",
+    "9",
+    "127.0.0.1:7",
+    "memory",
+    "echo-task",
+    "echo-message",
+    "GRPC=127.0.0.1:7",
+    "JSONRPC=http://127.0.0.1:8/",
+    "HTTP+JSON=http://127.0.0.1:9/",
+    "http://127.0.0.1:7/",
+    "sqlite://x.db",
+];
+
+/// One run of `config check`: what it printed per key, as (value, source).
+fn check(
+    args: &[String],
+    env: &[(String, String)],
+    file: Option<&str>,
+) -> Result<BTreeMap<String, (String, String)>, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    cmd.args(["config", "check"]);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SWITCHBOARD_") {
+            cmd.env_remove(key);
+        }
+    }
+    if let Some(text) = file {
+        let path = dir.path().join("sb.toml");
+        std::fs::write(&path, text).unwrap();
+        cmd.arg("--config").arg(&path);
+    }
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+    let out = cmd.output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(parse(&String::from_utf8(out.stdout).unwrap()))
+}
+
+/// `key = value   # source, VAR` lines (and `# key is unset   # source`).
+fn parse(text: &str) -> BTreeMap<String, (String, String)> {
+    text.lines()
+        .map(|line| {
+            let (setting, comment) = line.rsplit_once(" # ").unwrap();
+            let source = comment.split(',').next().unwrap().trim().to_string();
+            let setting = setting.trim();
+            if let Some(unset) = setting.strip_prefix("# ") {
+                let key = unset.strip_suffix(" is unset").unwrap();
+                return (key.to_string(), (String::new(), source));
+            }
+            let (key, value) = setting.split_once(" = ").unwrap();
+            (key.to_string(), (value.to_string(), source))
+        })
+        .collect()
+}
+
+struct Setting {
+    id: String,
+    long: String,
+    env: String,
+    action: ArgAction,
+}
+
+fn settings() -> Vec<Setting> {
+    ServeArgs::command()
+        .get_arguments()
+        .filter(|a| !matches!(a.get_action(), ArgAction::Help | ArgAction::Version))
+        .filter(|a| a.get_id() != "config")
+        .map(|a| Setting {
+            id: a.get_id().to_string(),
+            long: a.get_long().unwrap_or_default().to_string(),
+            env: a
+                .get_env()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            action: a.get_action().clone(),
+        })
+        .collect()
+}
+
+/// How a setting is given each way: flag args, variable, TOML line.
+fn ways(s: &Setting, value: &str) -> (Vec<String>, (String, String), String) {
+    let toml_value = toml::Value::String(value.to_string()).to_string();
+    match s.action {
+        ArgAction::SetTrue => (
+            vec![format!("--{}", s.long)],
+            (s.env.clone(), "true".into()),
+            format!("{} = true\n", s.id),
+        ),
+        ArgAction::Append => (
+            vec![format!("--{}={value}", s.long)],
+            (s.env.clone(), value.into()),
+            format!("{} = [{toml_value}]\n", s.id),
+        ),
+        _ => (
+            vec![format!("--{}={value}", s.long)],
+            (s.env.clone(), value.into()),
+            format!("{} = {toml_value}\n", s.id),
+        ),
+    }
+}
+
+/// Accepted values for `s` that differ from its default.
+fn samples(s: &Setting, defaults: &BTreeMap<String, (String, String)>) -> Vec<String> {
+    if matches!(s.action, ArgAction::SetTrue) {
+        return vec!["true".into()];
+    }
+    let possible: Vec<String> = ServeArgs::command()
+        .get_arguments()
+        .find(|a| a.get_id() == s.id.as_str())
+        .unwrap()
+        .get_possible_values()
+        .iter()
+        .map(|p| p.get_name().to_string())
+        .collect();
+    let candidates: Vec<String> = if possible.is_empty() {
+        CANDIDATES.iter().map(|c| c.to_string()).collect()
+    } else {
+        possible
+    };
+    candidates
+        .into_iter()
+        .filter(|v| {
+            let (args, _, _) = ways(s, v);
+            check(&args, &[], None).is_ok_and(|got| got[&s.id].0 != defaults[&s.id].0)
+        })
+        .take(3)
+        .collect()
+}
+
+#[test]
+fn every_flag_has_its_variable_and_key_and_they_agree() {
+    let defaults = check(&[], &[], None).unwrap();
+    let all = settings();
+    assert!(all.len() > 15, "walked the definitions");
+    for s in &all {
+        assert_eq!(s.long, s.id.replace('_', "-"), "flag of `{}`", s.id);
+        assert_eq!(
+            s.env,
+            format!("SWITCHBOARD_{}", s.id.to_ascii_uppercase()),
+            "variable of `{}`",
+            s.id
+        );
+        assert!(
+            defaults.contains_key(&s.id),
+            "`config check` prints `{}`",
+            s.id
+        );
+        let values = samples(s, &defaults);
+        let value = values.first().unwrap_or_else(|| {
+            panic!("no sample value fits `--{}`: add one to CANDIDATES", s.long)
+        });
+        let (args, env, file) = ways(s, value);
+        let by_flag = check(&args, &[], None).unwrap();
+        let by_env = check(&[], &[env], None).unwrap();
+        let by_file = check(&[], &[], Some(&file)).unwrap();
+        assert_eq!(by_flag[&s.id].1, "flag", "{}", s.id);
+        assert_eq!(by_env[&s.id].1, "env", "{}", s.id);
+        assert_eq!(by_file[&s.id].1, "file", "{}", s.id);
+        assert_ne!(by_flag[&s.id].0, defaults[&s.id].0, "{}", s.id);
+        assert_eq!(
+            by_flag[&s.id].0, by_env[&s.id].0,
+            "flag and variable of `{}`",
+            s.id
+        );
+        assert_eq!(
+            by_flag[&s.id].0, by_file[&s.id].0,
+            "flag and key of `{}`",
+            s.id
+        );
+    }
+}
+
+#[test]
+fn flag_beats_variable_beats_file() {
+    let defaults = check(&[], &[], None).unwrap();
+    let mut ranked = 0;
+    for s in settings() {
+        // Settings with three distinct non-default values: a repeatable
+        // flag adds to the file, so only single-valued ones rank.
+        if matches!(s.action, ArgAction::Append | ArgAction::SetTrue) {
+            continue;
+        }
+        let values = samples(&s, &defaults);
+        let [a, b, c, ..] = values.as_slice() else {
+            continue;
+        };
+        let (flag, _, _) = ways(&s, a);
+        let (_, env, _) = ways(&s, b);
+        let (_, _, file) = ways(&s, c);
+        let all = check(&flag, std::slice::from_ref(&env), Some(&file)).unwrap();
+        let no_flag = check(&[], &[env], Some(&file)).unwrap();
+        let file_only = check(&[], &[], Some(&file)).unwrap();
+        let (by_flag, _) = &check(&flag, &[], None).unwrap()[&s.id];
+        assert_eq!(&all[&s.id], &(by_flag.clone(), "flag".into()), "{}", s.id);
+        assert_eq!(no_flag[&s.id].1, "env", "{}", s.id);
+        assert_eq!(file_only[&s.id].1, "file", "{}", s.id);
+        assert!(
+            all[&s.id].0 != no_flag[&s.id].0 && no_flag[&s.id].0 != file_only[&s.id].0,
+            "{}: three different values",
+            s.id
+        );
+        ranked += 1;
+    }
+    assert!(ranked >= 8, "ranked {ranked} settings");
+}
+
+#[test]
+fn repeatable_flags_add_to_the_file() {
+    let got = check(
+        &["--push-allow-host=b".into()],
+        &[],
+        Some("push_allow_hosts = [\"a\"]\n[interface_urls]\nGRPC = \"g:1\"\n"),
+    )
+    .unwrap();
+    assert_eq!(got["push_allow_host"].0, "[\"a\", \"b\"]");
+    assert_eq!(got["interface_url"].0, "[\"GRPC=g:1\"]");
+}
+
+#[test]
+fn secrets_are_masked_and_errors_name_the_key() {
+    let got = check(
+        &["--store=postgres://sb:hunter2@127.0.0.1:5432/sb".into()],
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(got["store"].0, "\"postgres://sb:***@127.0.0.1:5432/sb\"");
+    let err = check(&[], &[], Some("replica_lease_ms = \"soon\"\n")).unwrap_err();
+    assert!(err.contains("--replica-lease-ms"), "{err}");
+    let err = check(&[], &[], Some("agent = \"nobody\"\n")).unwrap_err();
+    assert!(err.contains("unknown agent"), "{err}");
+    let err = check(
+        &[],
+        &[("SWITCHBOARD_MAX_BODY_BYTES".into(), "-1".into())],
+        None,
+    )
+    .unwrap_err();
+    assert!(err.contains("max-body-bytes"), "{err}");
+}
+
+#[test]
+fn the_example_config_loads_and_says_the_defaults() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/switchboard.toml");
+    let text = std::fs::read_to_string(&example).unwrap();
+    let loaded = check(&[], &[], Some(&text)).unwrap();
+    let defaults = check(&[], &[], None).unwrap();
+    for (key, (value, _)) in &loaded {
+        assert_eq!(
+            value, &defaults[key].0,
+            "the example's `{key}` is the default"
+        );
+    }
+    // Every setting is at least mentioned in the example.
+    for s in settings() {
+        let aliases = [s.id.clone(), format!("{}s", s.id)];
+        assert!(
+            aliases
+                .iter()
+                .any(|k| text.contains(&format!("{k} =")) || text.contains(&format!("[{k}]"))),
+            "deploy/switchboard.toml documents `{}`",
+            s.id
+        );
+    }
+}
+
+#[test]
+fn the_printed_configuration_is_a_config_file() {
+    let first = check(
+        &[
+            "--listen=127.0.0.1:7".into(),
+            "--interface-url=GRPC=g:1".into(),
+        ],
+        &[],
+        None,
+    )
+    .unwrap();
+    let text: String = first
+        .iter()
+        .filter(|(_, (v, _))| !v.is_empty())
+        .map(|(k, (v, _))| format!("{k} = {v}\n"))
+        .collect();
+    let again = check(&[], &[], Some(&text)).unwrap();
+    for (key, (value, _)) in &first {
+        assert_eq!(&again[key].0, value, "{key}");
+    }
+}
