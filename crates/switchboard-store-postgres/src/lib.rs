@@ -144,6 +144,7 @@ use switchboard_core::{
 use switchboard_protocol::{StreamResponse, Task, TaskState};
 
 pub mod cluster;
+mod group;
 pub mod push;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -197,6 +198,8 @@ pub struct PgStore {
     replica: Option<cluster::Replica>,
     /// Push notification wakeups (see [`push`]).
     push: std::sync::Arc<push::PushShared>,
+    /// The group-commit writers' queue (see [`group`]).
+    writer: tokio::sync::mpsc::Sender<group::Job>,
 }
 
 impl fmt::Debug for PgStore {
@@ -249,6 +252,7 @@ impl PgStore {
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
         Ok(Self {
+            writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
@@ -276,6 +280,7 @@ impl PgStore {
         })?;
         drop(conn);
         Ok(Self {
+            writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
@@ -352,7 +357,7 @@ fn redact(url: &str) -> String {
 // Writes.
 
 /// The columns of a commit, computed before talking to the database.
-struct TaskRow {
+pub(crate) struct TaskRow {
     tenant: String,
     id: String,
     context_id: String,
@@ -545,12 +550,46 @@ impl PgStore {
     }
 }
 
-fn conflict(row: &TaskRow, found: i64) -> StoreError {
-    StoreError::SequenceConflict {
-        task_id: row.id.clone(),
-        expected: u64::try_from(row.expected).unwrap_or(0),
-        found: u64::try_from(found).unwrap_or(0),
-    }
+/// Writes one commit alone, with the one-row statements; whether it was
+/// applied (`false`: a sequence conflict, nothing written).
+pub(crate) async fn write_one(
+    pool: &PgPool,
+    row: &TaskRow,
+    lease_owner: Option<&str>,
+    lease_micros: i64,
+) -> Result<bool, StoreError> {
+    let sql = if row.expected == 0 {
+        COMMIT_FIRST
+    } else {
+        COMMIT_NEXT
+    };
+    let applied: i64 = sqlx::query_scalar(sql)
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(row.context_id.as_str())
+        .bind(row.owner.as_str())
+        .bind(row.state)
+        .bind(row.status_micros)
+        .bind(row.status_subus_nanos)
+        .bind(row.created_micros)
+        .bind(row.created_subus_nanos)
+        .bind(row.last_seq)
+        .bind(row.task_json.as_str())
+        .bind(row.expected)
+        .bind(&row.event_seqs)
+        .bind(&row.event_jsons)
+        .bind(&row.event_status_micros)
+        .bind(&row.event_status_nanos)
+        .bind(lease_owner)
+        .bind(lease_micros)
+        .bind(&row.event_is_task)
+        .fetch_one(pool)
+        .await
+        .map_err(backend(format!(
+            "committing event {} of task {}",
+            row.last_seq, row.id
+        )))?;
+    Ok(applied == 1)
 }
 
 // ----------------------------------------------------------------------------
@@ -640,11 +679,6 @@ impl TaskStore for PgStore {
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
         let row = TaskRow::encode(record, events)?;
-        let sql = if row.expected == 0 {
-            COMMIT_FIRST
-        } else {
-            COMMIT_NEXT
-        };
         // A task being worked on is leased to this replica; see `cluster`.
         let active = matches!(
             record.task.status.state,
@@ -654,37 +688,39 @@ impl TaskStore for PgStore {
             .replica
             .as_ref()
             .filter(|_| active)
-            .map(|r| r.id.as_str());
+            .map(|r| r.id.clone());
         let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
-        let applied: i64 = sqlx::query_scalar(sql)
-            .bind(row.tenant.as_str())
-            .bind(row.id.as_str())
-            .bind(row.context_id.as_str())
-            .bind(row.owner.as_str())
-            .bind(row.state)
-            .bind(row.status_micros)
-            .bind(row.status_subus_nanos)
-            .bind(row.created_micros)
-            .bind(row.created_subus_nanos)
-            .bind(row.last_seq)
-            .bind(row.task_json.as_str())
-            .bind(row.expected)
-            .bind(&row.event_seqs)
-            .bind(&row.event_jsons)
-            .bind(&row.event_status_micros)
-            .bind(&row.event_status_nanos)
-            .bind(lease_owner)
-            .bind(lease_micros)
-            .bind(&row.event_is_task)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(backend(format!(
-                "committing event {} of task {}",
-                row.last_seq, row.id
-            )))?;
-        if applied == 1 {
+        // What the answer needs after the row went to the writer.
+        let (tenant, id, last_seq, expected) =
+            (row.tenant.clone(), row.id.clone(), row.last_seq, row.expected);
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let job = group::Job {
+            row,
+            lease_owner,
+            lease_micros,
+            done,
+        };
+        let applied = match self.writer.send(job).await {
+            Ok(()) => outcome.await.map_err(|_| {
+                StoreError::Backend(format!(
+                    "committing event {last_seq} of task {id}: the group-commit writer stopped"
+                ))
+            })??,
+            // The writers are gone (the runtime that started them ended):
+            // write alone.
+            Err(tokio::sync::mpsc::error::SendError(job)) => {
+                write_one(
+                    &self.pool,
+                    &job.row,
+                    job.lease_owner.as_deref().map(String::as_str),
+                    job.lease_micros,
+                )
+                .await?
+            }
+        };
+        if applied {
             if let Some(replica) = &self.replica {
-                cluster::announce(replica, &row.tenant, &row.id, row.last_seq);
+                cluster::announce(replica, &tenant, &id, last_seq);
             }
             return Ok(());
         }
@@ -692,12 +728,16 @@ impl TaskStore for PgStore {
         // already be later than what made the commit fail).
         let found: Option<i64> =
             sqlx::query_scalar("SELECT last_seq FROM tasks WHERE tenant = $1 AND id = $2")
-                .bind(row.tenant.as_str())
-                .bind(row.id.as_str())
+                .bind(tenant.as_str())
+                .bind(id.as_str())
                 .fetch_optional(&self.pool)
                 .await
-                .map_err(backend(format!("reading the sequence of task {}", row.id)))?;
-        Err(conflict(&row, found.unwrap_or(0)))
+                .map_err(backend(format!("reading the sequence of task {id}")))?;
+        Err(StoreError::SequenceConflict {
+            task_id: id,
+            expected: u64::try_from(expected).unwrap_or(0),
+            found: u64::try_from(found.unwrap_or(0)).unwrap_or(0),
+        })
     }
 
     async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {
