@@ -4,6 +4,7 @@
 #   interop/.venv03       python3 venv with py03/requirements.txt (a2a-sdk[http-server,grpc] 0.3.x)
 #   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
+#   interop/agui/node_modules  npm ci of agui/package.json / package-lock.json (@ag-ui/client, core, encoder, proto 1.0.0)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
 set -euo pipefail
@@ -82,4 +83,15 @@ else
   echo "setup: installing npm packages into interop/js03/node_modules"
   (cd js03 && npm ci --no-audit --no-fund --loglevel=error)
   echo "$js03_want" > "$JS03_STAMP"
+fi
+
+# ---- Node, AG-UI (@ag-ui/client and @ag-ui/proto 1.0.0: the official verifier and decoder) --
+AGUI_STAMP=agui/node_modules/.interop-stamp
+agui_want="$(hash_of agui/package.json agui/package-lock.json) $(node --version)"
+if [ -d agui/node_modules ] && [ "$(cat "$AGUI_STAMP" 2>/dev/null)" = "$agui_want" ]; then
+  echo "setup: agui/node_modules up to date"
+else
+  echo "setup: installing npm packages into interop/agui/node_modules"
+  (cd agui && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$agui_want" > "$AGUI_STAMP"
 fi

@@ -23,23 +23,34 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use switchboard_protocol::card::{BINDING_GRPC, BINDING_JSONRPC};
-use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
-    A2AError, AGENT_CARD_PATH, AgentCard, AgentInterface, CancelTaskRequest, EXTENSIONS_HEADER,
-    GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef, VERSION_HEADER,
+    A2AError, A2aRequest, A2aResponse, AGENT_CARD_PATH, AgentCard, AgentInterface,
+    CancelTaskRequest, EXTENSIONS_HEADER, GetExtendedAgentCardRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, Operation, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, VERSION_HEADER,
 };
 
 use crate::error::{ClientError, flatten_chain};
 use crate::request::IntoRequest;
 use crate::resume::{self, ReconnectPolicy, Resubscribe};
-use crate::transport::{self, Http, RawStream, Transport};
+use crate::transport::{self, Http, Transport};
+
+/// The answer of the variant `$op`, or a Decode error for any other.
+macro_rules! answer {
+    ($answer:expr, $op:ident) => {
+        match $answer {
+            A2aResponse::$op(value) => Ok(value),
+            other => Err(ClientError::Decode(format!(
+                "{} answered as {}",
+                Operation::$op,
+                other.operation()
+            ))),
+        }
+    };
+}
 
 /// One item of a stream: the event, plus the SSE `id:` when the server sent
 /// a numeric one (servers that support resuming number their events).
@@ -480,7 +491,7 @@ impl A2AClient {
     ) -> Result<SendMessageResponse, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::SEND_MESSAGE, &req).await
+        answer!(self.call(A2aRequest::SendMessage(req)).await?, SendMessage)
     }
 
     /// Sends one user text message (`SendMessage` with a fresh message id).
@@ -500,8 +511,9 @@ impl A2AClient {
     ) -> Result<EventStream, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        let stream = self.stream(methods::SEND_STREAMING_MESSAGE, &req).await?;
-        Ok(self.resumable(stream, None, req.tenant))
+        let tenant = req.tenant.clone();
+        let stream = self.stream(A2aRequest::SendStreamingMessage(req)).await?;
+        Ok(self.resumable(stream, None, tenant))
     }
 
     /// `GetTask`: the current state of a task.
@@ -511,7 +523,7 @@ impl A2AClient {
     ) -> Result<Task, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::GET_TASK, &req).await
+        answer!(self.call(A2aRequest::GetTask(req)).await?, GetTask)
     }
 
     /// `ListTasks`: one page of tasks, filtered by context, state, time.
@@ -521,7 +533,7 @@ impl A2AClient {
     ) -> Result<ListTasksResponse, ClientError> {
         let mut req = request;
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::LIST_TASKS, &req).await
+        answer!(self.call(A2aRequest::ListTasks(req)).await?, ListTasks)
     }
 
     /// `CancelTask`: asks the agent to cancel a task; returns the task.
@@ -531,7 +543,7 @@ impl A2AClient {
     ) -> Result<Task, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::CANCEL_TASK, &req).await
+        answer!(self.call(A2aRequest::CancelTask(req)).await?, CancelTask)
     }
 
     /// `SubscribeToTask`: streams a running task's events; the first item is
@@ -542,8 +554,9 @@ impl A2AClient {
     ) -> Result<EventStream, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        let stream = self.stream(methods::SUBSCRIBE_TO_TASK, &req).await?;
-        Ok(self.resumable(stream, Some(req.id), req.tenant))
+        let (id, tenant) = (req.id.clone(), req.tenant.clone());
+        let stream = self.stream(A2aRequest::SubscribeToTask(req)).await?;
+        Ok(self.resumable(stream, Some(id), tenant))
     }
 
     /// `CreateTaskPushNotificationConfig`: registers a webhook for a task.
@@ -553,7 +566,11 @@ impl A2AClient {
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let mut req = config;
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::CREATE_PUSH_CONFIG, &req).await
+        answer!(
+            self.call(A2aRequest::CreateTaskPushNotificationConfig(req))
+                .await?,
+            CreateTaskPushNotificationConfig
+        )
     }
 
     /// `GetTaskPushNotificationConfig`: one webhook of a task, by
@@ -564,7 +581,11 @@ impl A2AClient {
     ) -> Result<TaskPushNotificationConfig, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::GET_PUSH_CONFIG, &req).await
+        answer!(
+            self.call(A2aRequest::GetTaskPushNotificationConfig(req))
+                .await?,
+            GetTaskPushNotificationConfig
+        )
     }
 
     /// `ListTaskPushNotificationConfigs`: the webhooks of a task.
@@ -574,7 +595,11 @@ impl A2AClient {
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::LIST_PUSH_CONFIGS, &req).await
+        answer!(
+            self.call(A2aRequest::ListTaskPushNotificationConfigs(req))
+                .await?,
+            ListTaskPushNotificationConfigs
+        )
     }
 
     /// `DeleteTaskPushNotificationConfig`: removes one webhook of a task.
@@ -584,8 +609,11 @@ impl A2AClient {
     ) -> Result<(), ClientError> {
         let mut req = request.into_request();
         self.fill_tenant(&mut req.tenant);
-        self.call_raw(methods::DELETE_PUSH_CONFIG, &req).await?;
-        Ok(())
+        answer!(
+            self.call(A2aRequest::DeleteTaskPushNotificationConfig(req))
+                .await?,
+            DeleteTaskPushNotificationConfig
+        )
     }
 
     /// `GetExtendedAgentCard`: the card as the agent shows it to this
@@ -612,7 +640,10 @@ impl A2AClient {
         }
         let mut req = GetExtendedAgentCardRequest::default();
         self.fill_tenant(&mut req.tenant);
-        self.call(methods::GET_EXTENDED_AGENT_CARD, &req).await
+        answer!(
+            self.call(A2aRequest::GetExtendedAgentCard(req)).await?,
+            GetExtendedAgentCard
+        )
     }
 
     fn fill_tenant(&self, tenant: &mut Option<String>) {
@@ -621,32 +652,29 @@ impl A2AClient {
         }
     }
 
-    async fn call_raw<P: Serialize>(
-        &self,
-        method: &'static str,
-        params: &P,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let params = to_params(method, params)?;
-        self.inner.transport.call(method, params).await
+    /// Runs any unary operation: the request (its tenant filled in from
+    /// the interface, like every method here) goes over the client's
+    /// binding, typed both ways. The named methods above are this plus the
+    /// answer's type; this one reaches operations they do not name.
+    pub async fn call(&self, mut request: A2aRequest) -> Result<A2aResponse, ClientError> {
+        self.fill_request_tenant(&mut request);
+        self.inner.transport.call(request).await
     }
 
-    async fn call<P: Serialize, R: DeserializeOwned>(
-        &self,
-        method: &'static str,
-        params: &P,
-    ) -> Result<R, ClientError> {
-        let raw = self.call_raw(method, params).await?;
-        decode(method, &raw)
+    /// Runs any streaming operation (see [`A2AClient::call`]). The stream is
+    /// not resumed after a dropped connection; the named methods' are.
+    pub async fn stream(&self, mut request: A2aRequest) -> Result<EventStream, ClientError> {
+        self.fill_request_tenant(&mut request);
+        let stream = self.inner.transport.stream(request, None).await?;
+        Ok(stop_after_error(stream))
     }
 
-    async fn stream<P: Serialize>(
-        &self,
-        method: &'static str,
-        params: &P,
-    ) -> Result<EventStream, ClientError> {
-        let params = to_params(method, params)?;
-        let raw: RawStream = self.inner.transport.stream(method, params).await?;
-        Ok(typed_stream(method, raw))
+    fn fill_request_tenant(&self, request: &mut A2aRequest) {
+        if request.tenant().is_empty()
+            && let Some(t) = &self.inner.interface.tenant
+        {
+            request.set_tenant(t);
+        }
     }
 }
 
@@ -678,24 +706,10 @@ impl A2AClient {
         tenant: Option<String>,
         after: u64,
     ) -> Result<EventStream, ClientError> {
-        let method = methods::SUBSCRIBE_TO_TASK;
-        let req = SubscribeToTaskRequest { id, tenant };
-        let params = to_params(method, &req)?;
-        let raw = self.inner.transport.resubscribe(params, after).await?;
-        Ok(typed_stream(method, raw))
+        let req = A2aRequest::SubscribeToTask(SubscribeToTaskRequest { id, tenant });
+        let stream = self.inner.transport.stream(req, Some(after)).await?;
+        Ok(stop_after_error(stream))
     }
-}
-
-/// Decodes the items of a raw stream; it ends after its first error.
-fn typed_stream(method: &'static str, raw: RawStream) -> EventStream {
-    let typed = raw.map(move |item| {
-        let raw = item?;
-        Ok(StreamEvent {
-            seq: raw.seq,
-            event: decode(method, &raw.result)?,
-        })
-    });
-    stop_after_error(typed)
 }
 
 /// Ends a stream right after its first error.
@@ -714,19 +728,6 @@ where
             futures::future::ready(out)
         })
         .boxed()
-}
-
-fn to_params<P: Serialize>(method: &str, params: &P) -> Result<serde_json::Value, ClientError> {
-    serde_json::to_value(params)
-        .map_err(|e| ClientError::Config(format!("cannot serialize {method} params: {e}")))
-}
-
-fn decode<R: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<R, ClientError> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        ClientError::Decode(format!(
-            "{method} result does not match the A2A schema: {e}"
-        ))
-    })
 }
 
 #[cfg(test)]

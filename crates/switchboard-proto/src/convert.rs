@@ -165,12 +165,18 @@ fn meta_from_proto(m: Option<prost_types::Struct>) -> R<Option<Map<String, Value
 
 // ---- time --------------------------------------------------------------------
 
-/// A chrono time as a `google.protobuf.Timestamp`.
+/// A chrono time as a `google.protobuf.Timestamp`, to the millisecond.
+///
+/// Millisecond precision is what every JSON form of A2A carries (and what
+/// the stores' event logs keep), so a gRPC stream's live events equal the
+/// same events replayed from the log, and equal what the other bindings
+/// show.
 pub fn timestamp_to_proto(t: &DateTime<Utc>) -> prost_types::Timestamp {
+    let millis = t.timestamp_subsec_millis();
     prost_types::Timestamp {
         seconds: t.timestamp(),
-        // subsec nanos are < 2e9 (leap seconds), which fits an i32.
-        nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(999_999_999),
+        // subsec millis are < 2000 (leap seconds), so this fits an i32.
+        nanos: i32::try_from(millis * 1_000_000).unwrap_or(999_000_000),
     }
 }
 

@@ -31,6 +31,23 @@ pub trait GrpcOperation: Send + Sync + 'static {
     /// The wire form of this operation's answer; `None` when `answer`
     /// belongs to another operation.
     fn response(answer: A2aResponse) -> Option<Self::Response>;
+
+    /// The wire form of a canonical request (client side); `None` when
+    /// `request` belongs to another operation.
+    fn wire_request(request: &A2aRequest) -> Option<Self::Request>;
+
+    /// The canonical answer of a wire response (client side).
+    fn answer(pb: Self::Response) -> Result<A2aResponse, ConvertError>;
+
+    /// The full gRPC path of the method: `/lf.a2a.v1.A2AService/{name}`.
+    fn path() -> tonic::codegen::http::uri::PathAndQuery {
+        tonic::codegen::http::uri::PathAndQuery::from_maybe_shared(format!(
+            "/{}/{}",
+            crate::SERVICE_NAME,
+            Self::OPERATION.name()
+        ))
+        .unwrap_or_else(|_| tonic::codegen::http::uri::PathAndQuery::from_static("/"))
+    }
 }
 
 macro_rules! markers {
@@ -69,6 +86,17 @@ macro_rules! grpc_operations {
                         A2aResponse::$name(value) => Some(value.into()),
                         _ => None,
                     }
+                }
+
+                fn wire_request(request: &A2aRequest) -> Option<$req> {
+                    match request {
+                        A2aRequest::$name(r) => Some(r.into()),
+                        _ => None,
+                    }
+                }
+
+                fn answer(pb: $resp) -> Result<A2aResponse, ConvertError> {
+                    Ok(A2aResponse::$name(TryFrom::try_from(pb).map_err(ConvertError::from)?))
                 }
             }
         )*

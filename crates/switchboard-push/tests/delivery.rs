@@ -153,8 +153,7 @@ async fn a_receiver_that_is_down_for_a_while_gets_everything() {
     // First it answers 503 to everything...
     rx.answer(503);
     let task = run_task(&h, 6, &rx.url()).await;
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(rx.refused() >= 2, "attempts were made and refused");
+    rx.wait_refused(2, 10).await;
     assert!(rx.accepted().is_empty());
     // ...then it is not even listening...
     rx.go_down().await;

@@ -11,6 +11,8 @@
 //! | `/fail [why]` | a task that fails with that reason |
 //! | `/reject` | a task the agent rejects |
 //! | `/auth` | a task in auth-required (nothing can satisfy it; cancel it) |
+//! | `/think TEXT` | a task whose `answer` artifact streams AG-UI-hinted parts: reasoning, answer text and a code block |
+//! | `/tool TEXT` | a task whose `answer` artifact holds hinted tool calls (`word_count` succeeds, `dictionary` fails), an error report and the answer |
 //! | `/message TEXT` | a direct message reply, no task |
 //! | `/help` | a direct message listing these commands |
 //!
@@ -19,6 +21,8 @@
 
 use std::time::Duration;
 
+use serde_json::json;
+use switchboard_agui::TaskEventsExt;
 use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
 use switchboard_protocol::progress::ProgressLimits;
 use switchboard_protocol::{AgentCard, AgentSkill, Artifact, Message, Part, Role};
@@ -35,6 +39,8 @@ switchboard demo agent — commands:
   /fail [why]     fails with that reason
   /reject         the agent rejects the task
   /auth           waits in auth-required until canceled
+  /think TEXT     reasoning, then an answer and a code block (AG-UI hinted parts)
+  /tool TEXT      tool calls with a result and a failure (AG-UI hinted parts)
   /message TEXT   a direct message reply, no task
   /help           this text";
 
@@ -106,6 +112,8 @@ impl AgentExecutor for DemoAgent {
                     .await?;
                 Ok(())
             }
+            "think" => self.think(arg, &events).await,
+            "tool" => self.tool(arg, &events).await,
             "ask" => Ok(events
                 .ask("What is your name? (reply on this task)")
                 .await?),
@@ -203,6 +211,75 @@ impl DemoAgent {
                 "downloaded 40 files, indexed 25 shards, scanned 30 folders",
             )
             .await?;
+        Ok(())
+    }
+
+    async fn pause(&self) {
+        if !self.chunk_delay.is_zero() {
+            tokio::time::sleep(self.chunk_delay).await;
+        }
+    }
+
+    /// `/think`: the parts a reasoning model streams, hinted for AG-UI UIs
+    /// (seed 004): two thinking chunks of one block, the answer in two text
+    /// chunks, then a code block. A2A clients see one ordinary artifact.
+    async fn think(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
+        let text = if text.is_empty() { "hello world" } else { text };
+        let words = text.split_whitespace().count();
+        events.working("thinking").await?;
+        let mut answer = events.agui_writer("answer");
+        answer
+            .thinking(format!("The message has {words} words. "))
+            .await?;
+        self.pause().await;
+        answer
+            .thinking("Counting is enough; I will also show how.")
+            .await?;
+        self.pause().await;
+        answer
+            .text(format!("Your message has {words} words"))
+            .await?;
+        answer.text(", counted like this:").await?;
+        self.pause().await;
+        answer
+            .code(format!("{:?}.split_whitespace().count() == {words}", text))
+            .await?;
+        answer.finish().await?;
+        Ok(())
+    }
+
+    /// `/tool`: tool calls as hinted parts — one that succeeds, one that
+    /// fails — an error report, and the answer.
+    async fn tool(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
+        let text = if text.is_empty() { "hello world" } else { text };
+        let words = text.split_whitespace().count();
+        events.working("calling tools").await?;
+        let mut answer = events.agui_writer("answer");
+        answer
+            .thinking("I will count the words with a tool.")
+            .await?;
+        let count_id = format!("{}-word_count", events.task_id());
+        answer
+            .tool_call(&count_id, "word_count", json!({"text": text}))
+            .await?;
+        self.pause().await;
+        answer.tool_result(&count_id, &words.to_string()).await?;
+        let lookup_id = format!("{}-dictionary", events.task_id());
+        let first = text.split_whitespace().next().unwrap_or("");
+        answer
+            .tool_call(&lookup_id, "dictionary", json!({"word": first}))
+            .await?;
+        self.pause().await;
+        answer
+            .tool_error(&lookup_id, "the dictionary is offline in this demo")
+            .await?;
+        answer
+            .error("the dictionary tool failed; answering without it")
+            .await?;
+        answer
+            .text(format!("word_count says your message has {words} words."))
+            .await?;
+        answer.finish().await?;
         Ok(())
     }
 

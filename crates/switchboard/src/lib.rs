@@ -3,7 +3,7 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
-pub mod client_cmd;
+pub mod client;
 pub mod demo;
 pub mod key_watch;
 pub mod push_cmd;

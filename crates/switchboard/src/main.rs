@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{client_cmd, push_cmd, serve};
+use switchboard::{client, push_cmd, serve};
 
 use std::process::ExitCode;
 
@@ -29,7 +29,7 @@ enum Command {
     #[command(subcommand)]
     Push(push_cmd::PushCommand),
     #[command(flatten)]
-    Client(client_cmd::ClientCommand),
+    Client(client::ClientCommand),
 }
 
 /// A long-running server frees and reallocates millions of small task
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             Command::Push(cmd) => {
                 ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
             }
-            Command::Client(cmd) => client_cmd::run(cmd).await,
+            Command::Client(cmd) => client::run(cmd).await,
         }
     })
 }

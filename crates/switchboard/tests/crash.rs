@@ -24,14 +24,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use proc::{Serve, free_port, log_replay};
+use proc::{Serve, log_replay};
 use switchboard_client::protocol::{Message, SendMessageResponse, StreamResponse, Task};
 use switchboard_client::{A2AClient, ClientError};
+use tokio::sync::watch;
 
 /// Concurrent clients.
 const CLIENTS: usize = 8;
-/// Load before the kill.
-const LOAD: Duration = Duration::from_millis(1500);
+/// Items (streamed events and blocking replies) the clients are shown
+/// before the kill: the load is well under way, and there is plenty that
+/// must survive it.
+const ACKED_BEFORE_KILL: usize = 400;
 
 /// What the clients were shown before the crash.
 #[derive(Default)]
@@ -48,6 +51,7 @@ async fn client_loop(
     base: String,
     n: usize,
     acked: Arc<Mutex<Acked>>,
+    shown: Arc<watch::Sender<usize>>,
     stop: Arc<AtomicBool>,
 ) -> Result<(), ClientError> {
     // Half the clients use each binding; no reconnection: a dead server
@@ -80,6 +84,7 @@ async fn client_loop(
                     .entry(task)
                     .or_default()
                     .insert(seq, ev.event);
+                shown.send_modify(|n| *n += 1);
             }
         } else {
             match client
@@ -88,6 +93,7 @@ async fn client_loop(
             {
                 SendMessageResponse::Task(task) => {
                     acked.lock().unwrap().replies.insert(task.id.clone(), task);
+                    shown.send_modify(|n| *n += 1);
                 }
                 other => panic!("client {n}: expected a task, got {other:?}"),
             }
@@ -97,15 +103,30 @@ async fn client_loop(
 }
 
 async fn crash_and_check(store: &str) {
-    let port = free_port();
-    let server = Serve::start(store, port);
+    let server = Serve::start(store);
     let base = server.base();
     let acked = Arc::new(Mutex::new(Acked::default()));
     let stop = Arc::new(AtomicBool::new(false));
+    let shown = Arc::new(watch::Sender::new(0));
+    let mut shown_so_far = shown.subscribe();
     let clients: Vec<_> = (0..CLIENTS)
-        .map(|n| tokio::spawn(client_loop(base.clone(), n, acked.clone(), stop.clone())))
+        .map(|n| {
+            let client = client_loop(base.clone(), n, acked.clone(), shown.clone(), stop.clone());
+            tokio::spawn(client)
+        })
         .collect();
-    tokio::time::sleep(LOAD).await;
+    // The answer is reduced to a bool at once: the `Ref` that `wait_for`
+    // returns holds the value's lock, and the clients need it to count on.
+    let loaded = tokio::time::timeout(
+        Duration::from_secs(60),
+        shown_so_far.wait_for(|n| *n >= ACKED_BEFORE_KILL),
+    )
+    .await
+    .is_ok_and(|seen| seen.is_ok());
+    assert!(
+        loaded,
+        "the clients were not shown {ACKED_BEFORE_KILL} items"
+    );
     server.kill();
     stop.store(true, Ordering::Relaxed);
     let mut failed = 0;
@@ -118,7 +139,7 @@ async fn crash_and_check(store: &str) {
         failed += usize::from(ended.is_err());
     }
 
-    let server = Serve::start(store, port);
+    let server = Serve::start(store);
     let base = server.base();
     let client = A2AClient::connect(&base).await.unwrap();
     let acked = std::mem::take(&mut *acked.lock().unwrap());

@@ -7,16 +7,12 @@
 //! message, unless `SWITCHBOARD_REQUIRE_INTEROP` is set, as it is in CI.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+mod proc;
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use std::path::PathBuf;
+use std::process::Command;
+
+use proc::{Serve, repo_root};
 
 fn interop_ready(what: &str, path: &std::path::Path) -> bool {
     if path.exists() {
@@ -35,54 +31,10 @@ fn interop_ready(what: &str, path: &std::path::Path) -> bool {
     false
 }
 
-/// A `switchboard serve` child process on a free port with a fresh SQLite file.
-struct Served {
-    child: std::process::Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+/// `switchboard serve` on a fresh SQLite file (in `dir`).
+fn serve(dir: &tempfile::TempDir) -> Serve {
     let db = dir.path().join("interop.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--store",
-            &format!("sqlite://{}", db.display()),
-        ])
-        .env("SWITCHBOARD_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "switchboard serve did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Served {
-        child,
-        url,
-        _dir: dir,
-    }
+    Serve::start(&format!("sqlite://{}", db.display()))
 }
 
 fn run_driver(program: &std::path::Path, script: &str, url: &str) {
@@ -119,8 +71,9 @@ fn official_python_client_drives_switchboard() {
     if !interop_ready("the a2a-sdk venv", &python) {
         return;
     }
-    let s = serve();
-    run_driver(&python, "interop/py/drive.py", &s.url);
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir);
+    run_driver(&python, "interop/py/drive.py", &s.base());
 }
 
 #[test]
@@ -129,8 +82,9 @@ fn official_js_client_drives_switchboard() {
     if !interop_ready("@a2a-js/sdk", &modules) {
         return;
     }
-    let s = serve();
-    run_driver(&PathBuf::from("node"), "interop/js/drive.mjs", &s.url);
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir);
+    run_driver(&PathBuf::from("node"), "interop/js/drive.mjs", &s.base());
 }
 
 /// The official Python client over gRPC (`drive.py --transport GRPC`, the
@@ -142,11 +96,12 @@ fn official_python_client_over_grpc() {
     if !interop_ready("the a2a-sdk venv", &python) {
         return;
     }
-    let s = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&dir);
     let root = repo_root();
     let out = Command::new(&python)
         .arg(root.join("interop/py/drive.py"))
-        .args(["--transport", "GRPC", &s.url])
+        .args(["--transport", "GRPC", &s.base()])
         .current_dir(&root)
         .output()
         .unwrap();

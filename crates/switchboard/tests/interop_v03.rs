@@ -12,89 +12,17 @@
 //! installs it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
+
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
+
+use proc::{Serve, repo_root};
 
 /// Steps `drive.py` runs; all must pass.
 const STEPS: u32 = 12;
 /// Over gRPC, two more: the card's GRPC interface and GetAgentCard.
 const GRPC_STEPS: u32 = STEPS + 2;
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn venv03() -> Option<PathBuf> {
-    let python = repo_root().join("interop/.venv03/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
-        panic!(
-            "the a2a-sdk 0.3 venv is missing at {}: run interop/setup.sh",
-            python.display()
-        );
-    }
-    eprintln!(
-        "skipping: the a2a-sdk 0.3 venv is not installed at {} (run interop/setup.sh)",
-        python.display()
-    );
-    None
-}
-
-/// `switchboard serve --hybrid-card` on a free port with a fresh SQLite file.
-struct Served {
-    child: std::process::Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let db = dir.path().join("interop03.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--store",
-            &format!("sqlite://{}", db.display()),
-            "--hybrid-card",
-        ])
-        .env("SWITCHBOARD_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "switchboard serve did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Served {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
-    }
-}
 
 fn js03() -> Option<PathBuf> {
     let modules = repo_root().join("interop/js03/node_modules/@a2a-js/sdk");
@@ -112,17 +40,22 @@ fn js03() -> Option<PathBuf> {
 }
 
 fn drive(binding: &str) {
-    let Some(python) = venv03() else { return };
+    let Some(python) = proc::interop_python(".venv03") else {
+        return;
+    };
     let steps = if binding == "grpc" { GRPC_STEPS } else { STEPS };
     run(python, "interop/py03/drive.py", binding, steps);
 }
 
 fn run(program: PathBuf, script: &str, binding: &str, steps: u32) {
-    let s = serve();
+    // `serve --hybrid-card` on a fresh SQLite file.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("interop03.db");
+    let s = Serve::start_with(&format!("sqlite://{}", db.display()), &["--hybrid-card"]);
     let root = repo_root();
     let out = Command::new(program)
         .arg(root.join(script))
-        .arg(&s.url)
+        .arg(s.base())
         .arg(binding)
         .current_dir(&root)
         .output()

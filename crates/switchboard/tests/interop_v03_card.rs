@@ -12,7 +12,7 @@
 
 mod proc;
 
-use proc::{Serve, free_port, interop_python, run_interop_driver};
+use proc::{Serve, interop_python, run_interop_driver};
 
 /// Steps `default_card.py` runs; all must pass.
 const STEPS: u32 = 7;
@@ -23,6 +23,6 @@ fn python_03_client_discovers_the_default_card_and_sees_stream_errors() {
         return;
     };
     // No card flags: the default card is what is under test.
-    let s = Serve::start("memory", free_port());
+    let s = Serve::start("memory");
     run_interop_driver(&python, "interop/py03/default_card.py", &[&s.base()], STEPS);
 }

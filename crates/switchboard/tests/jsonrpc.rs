@@ -5,7 +5,6 @@
 mod util;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard::demo::{DemoAgent, demo_card};
@@ -181,9 +180,9 @@ async fn nonblocking_get_list_subscribe_cancel() {
     let sub1 = s.sse("SubscribeToTask", json!({"id": id})).await;
     let sub2 = s.sse("SubscribeToTask", json!({"id": id})).await;
     assert!(sub1.content_type().starts_with("text/event-stream"));
-    let h1 = tokio::spawn(sub1.collect());
-    let h2 = tokio::spawn(sub2.collect());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Both have their first frame (the task): both are subscribed.
+    let h1 = sub1.follow().await;
+    let h2 = sub2.follow().await;
     let c = s.rpc("CancelTask", json!({"id": id})).await;
     assert_eq!(result(&c)["status"]["state"], "TASK_STATE_CANCELED");
     let (f1, f2) = (h1.await.unwrap(), h2.await.unwrap());

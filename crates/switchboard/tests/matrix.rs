@@ -21,7 +21,7 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::StreamExt;
-use proc::{Serve, free_port};
+use proc::Serve;
 use serde_json::{Value, json};
 use switchboard_client::{A2AClient, ClientError, StreamEvent};
 use switchboard_proto::v1 as pb;
@@ -166,7 +166,7 @@ async fn scenario(combo: Combo) {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("matrix.db").display());
     // Push configs name a loopback webhook: exempt it from the SSRF guard.
-    let s = Serve::start_with(&store, free_port(), &["--push-allow-host", "127.0.0.1"]);
+    let s = Serve::start_with(&store, &["--push-allow-host", "127.0.0.1"]);
     let base = s.base();
     let c = client(&base, combo, None).await;
 

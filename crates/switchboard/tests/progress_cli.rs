@@ -11,65 +11,25 @@
 //! `vt100` terminal emulator of the same size; each chunk leaves a "frame",
 //! the screen as a person would have seen it at that moment.
 
+mod proc;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use proc::Serve;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 /// The pseudo-terminal's size.
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
 
-/// `switchboard serve` with the demo agent on a free loopback port; killed
-/// on drop.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--store", "memory", "--agent", "demo"])
-            .args(["--listen", "127.0.0.1:0"])
-            .env_remove("SWITCHBOARD_CONFIG")
-            .env_remove("SWITCHBOARD_PUBLIC_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start switchboard serve");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line);
-            }
-        });
-        let mut server = Server {
-            child,
-            base: String::new(),
-        };
-        let first = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("`switchboard serve` printed no address within 30 s");
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"));
-        server.base = url.trim_end_matches([',', ')']).to_string();
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `switchboard serve` with the demo agent on the memory store, on a port
+/// of its choosing; killed on drop.
+fn serve_demo() -> Serve {
+    Serve::start_with("memory", &["--agent", "demo"])
 }
 
 /// A child process that is killed if the test gives up on it.
@@ -223,9 +183,9 @@ fn count_of(row: &str, total: &str) -> Option<u32> {
 
 #[test]
 fn stream_draws_live_progress_bars_in_a_terminal() {
-    let server = Server::start();
+    let server = serve_demo();
     let child = in_pty(
-        &["stream", "--url", &server.base, "/progress 3"],
+        &["stream", "--url", &server.base(), "/progress 3"],
         "xterm-256color",
     );
     let size = |n: u16| std::num::NonZeroU16::new(n).unwrap();
@@ -312,8 +272,8 @@ fn stream_draws_live_progress_bars_in_a_terminal() {
 
 #[test]
 fn a_dumb_terminal_gets_plain_lines() {
-    let server = Server::start();
-    let (status, out, err) = in_pty(&["stream", "--url", &server.base, "/progress 1"], "dumb")
+    let server = serve_demo();
+    let (status, out, err) = in_pty(&["stream", "--url", &server.base(), "/progress 1"], "dumb")
         .output(Duration::from_secs(60));
     assert!(status.success(), "exit {status:?}\n{out}\n{err}");
     assert!(out.contains("progress ✓ download 40/40 completed"), "{out}");
@@ -345,9 +305,9 @@ fn parse_running(line: &str) -> Option<Vec<(String, f64)>> {
 
 #[test]
 fn a_pipe_gets_plain_progress_lines() {
-    let server = Server::start();
+    let server = serve_demo();
     let (status, out, err) =
-        piped(&["stream", "--url", &server.base, "/progress 2"]).output(Duration::from_secs(60));
+        piped(&["stream", "--url", &server.base(), "/progress 2"]).output(Duration::from_secs(60));
     assert!(status.success(), "exit {status:?}\n{out}\n{err}");
     assert!(
         !out.contains('\x1b'),
@@ -404,8 +364,9 @@ fn a_pipe_gets_plain_progress_lines() {
 
 #[test]
 fn no_progress_and_json_keep_the_old_output() {
-    let server = Server::start();
-    let url = server.base.as_str();
+    let server = serve_demo();
+    let base = server.base();
+    let url = base.as_str();
 
     // --no-progress: the extension is not requested; status lines as before.
     let (status, out, err) = piped(&["stream", "--url", url, "--no-progress", "/progress 1"])
@@ -436,8 +397,9 @@ fn no_progress_and_json_keep_the_old_output() {
 
 #[test]
 fn get_watch_polls_until_the_task_ends() {
-    let server = Server::start();
-    let url = server.base.as_str();
+    let server = serve_demo();
+    let base = server.base();
+    let url = base.as_str();
     let (status, out, err) = piped(&[
         "send",
         "--url",

@@ -5,13 +5,13 @@
 //! sees none anywhere; and `A2A-Extensions` is echoed only to the activating
 //! caller.
 
+mod proc;
+
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use proc::Serve;
 use serde_json::{Value, json};
 use switchboard_client::A2AClient;
 use switchboard_protocol::progress::{
@@ -23,56 +23,10 @@ use switchboard_protocol::{
     SendMessageResponse, StreamResponse, Task, TaskState,
 };
 
-/// `switchboard serve` with the demo agent on a free loopback port; killed
-/// on drop.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(["serve", "--store", "memory", "--agent", "demo"])
-            .args(["--listen", "127.0.0.1:0"])
-            .env_remove("SWITCHBOARD_CONFIG")
-            .env_remove("SWITCHBOARD_PUBLIC_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start switchboard serve");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            // Send the first line, then keep draining until the server exits.
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line);
-            }
-        });
-        let mut server = Server {
-            child,
-            base: String::new(),
-        };
-        let first = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("`switchboard serve` printed no address within 30 s");
-        // "switchboard listening on http://ADDR (card: ...)"
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"));
-        server.base = url.trim_end_matches([',', ')']).to_string();
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `switchboard serve` with the demo agent on the memory store, on a port
+/// of its choosing; killed on drop.
+fn serve_demo() -> Serve {
+    Serve::start_with("memory", &["--agent", "demo"])
 }
 
 /// Bounds a test step.
@@ -133,8 +87,8 @@ async fn get(client: &A2AClient, id: &str) -> Task {
 
 #[tokio::test]
 async fn an_activating_client_sees_valid_monotonic_trackers_in_the_stream() {
-    let server = Server::start();
-    let client = client(&server.base, true).await;
+    let server = serve_demo();
+    let client = client(&server.base(), true).await;
     let card = client.card().expect("connected through the card");
     assert!(
         card.capabilities
@@ -220,9 +174,9 @@ async fn an_activating_client_sees_valid_monotonic_trackers_in_the_stream() {
 
 #[tokio::test]
 async fn get_task_shows_progress_to_activating_callers_only() {
-    let server = Server::start();
-    let activated = client(&server.base, true).await;
-    let plain = client(&server.base, false).await;
+    let server = serve_demo();
+    let activated = client(&server.base(), true).await;
+    let plain = client(&server.base(), false).await;
     let limits = ProgressLimits::from_card(activated.card().unwrap()).unwrap();
 
     let task = start_job(&activated, "/progress 3").await;
@@ -272,8 +226,8 @@ async fn get_task_shows_progress_to_activating_callers_only() {
 
 #[tokio::test]
 async fn a_client_that_does_not_activate_sees_no_trackers() {
-    let server = Server::start();
-    let plain = client(&server.base, false).await;
+    let server = serve_demo();
+    let plain = client(&server.base(), false).await;
     let mut stream = within(
         30,
         "open stream",
@@ -330,12 +284,12 @@ async fn a_client_that_does_not_activate_sees_no_trackers() {
 
 #[tokio::test]
 async fn the_extensions_header_is_echoed_only_to_the_activating_caller() {
-    let server = Server::start();
-    let task = start_job(&client(&server.base, false).await, "/progress 1").await;
+    let server = serve_demo();
+    let task = start_job(&client(&server.base(), false).await, "/progress 1").await;
     let http = reqwest::Client::new();
     let call = |method: &str, params: Value, extensions: Option<&str>| {
         let mut req = http
-            .post(format!("{}/", server.base))
+            .post(format!("{}/", server.base()))
             .header("Content-Type", "application/json")
             .header("A2A-Version", "1.0")
             .body(

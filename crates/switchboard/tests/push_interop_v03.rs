@@ -11,7 +11,7 @@ mod proc;
 
 use std::process::Command;
 
-use proc::{Serve, free_port};
+use proc::Serve;
 
 fn check(binding: &str) {
     let Some(python) = proc::interop_python(".venv03") else {
@@ -19,9 +19,8 @@ fn check(binding: &str) {
     };
     let root = proc::repo_root();
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let store = format!("sqlite://{}", dir.path().join("push03.db").display());
-    let server = Serve::start_with(&store, port, &["--push-allow-host", "127.0.0.1"]);
+    let server = Serve::start_with(&store, &["--push-allow-host", "127.0.0.1"]);
     let out = Command::new(&python)
         .arg(root.join("interop/py03/push_check.py"))
         .arg(server.base())

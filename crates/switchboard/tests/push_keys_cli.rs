@@ -25,12 +25,7 @@ use switchboard_client::push::{PushVerifier, VerifyError};
 
 /// `serve --store store` with stderr in `log`, allowed to push to loopback.
 fn start_serve(store: &str, log: &Path) -> Serve {
-    Serve::start_logging(
-        store,
-        proc::free_port(),
-        &["--push-allow-host", "127.0.0.1"],
-        log,
-    )
+    Serve::start_logging(store, &["--push-allow-host", "127.0.0.1"], log)
 }
 
 /// The `kid`s the server's JWKS lists, in its order.

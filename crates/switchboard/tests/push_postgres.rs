@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use proc::{Serve, rpc};
+use proc::{Serve, log_replay, rpc};
 use push_receiver::{Received, Receiver};
 use serde_json::{Value, json};
 use switchboard_client::push::PushVerifier;
@@ -29,7 +29,6 @@ fn start_serve(dir: &Path, name: &str, store: &str, extra_config: &str) -> Serve
         dir,
         name,
         store,
-        proc::free_port(),
         &format!("push_retry_base_ms = 20\npush_retry_max_ms = 100\n{extra_config}"),
         &["--push-allow-host", "127.0.0.1"],
     )
@@ -173,11 +172,7 @@ async fn a_replica_killed_mid_backlog_loses_nothing() {
     for i in 0..4 {
         tasks.push(send_with_push(&a.base(), &format!("k{i}"), "/steps 2", &rx.url()).await);
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while rx.refused() < 8 {
-        assert!(Instant::now() < deadline, "no failed attempts seen");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    rx.wait_refused(8, 20).await;
     drop(a); // SIGKILL: its leases are left behind
     rx.answer(200);
     let got = rx
@@ -210,26 +205,26 @@ async fn dead_letters_round_trip(store: &str, dir: &Path) {
     rx.answer(500);
     let task = send_with_push(&serve.base(), "dl-1", "/steps 2", &rx.url()).await;
 
-    // Each notification fails twice, then is dead; the next one of the
-    // config follows. Done when every refusal is accounted for by a dead
-    // letter and nothing moves any more.
+    // Every event of the task (finished: the send was blocking) is
+    // notified; each notification fails twice, then is dead, and the next
+    // one of the config follows.
+    let events = log_replay(&serve.base(), &task, u64::MAX).await.len();
+    rx.wait_refused(2 * events, 30).await;
+    // The last refusal is answered before its item is marked dead.
     let deadline = Instant::now() + Duration::from_secs(30);
     let dead = loop {
         let dead = dead_letters(store);
-        if !dead.is_empty() && rx.refused() == 2 * dead.len() {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let again = dead_letters(store);
-            if again.len() == dead.len() && rx.refused() == 2 * dead.len() {
-                break again;
-            }
+        if dead.len() == events {
+            break dead;
         }
         assert!(
             Instant::now() < deadline,
-            "notifications were not dead-lettered: {dead:?}\n{}",
+            "{events} notifications were not dead-lettered: {dead:?}\n{}",
             serve.log()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
+    assert_eq!(rx.refused(), 2 * events, "two attempts each, no more");
     let seqs: Vec<u64> = dead.iter().map(|d| d["seq"].as_u64().unwrap()).collect();
     assert_eq!(
         seqs,

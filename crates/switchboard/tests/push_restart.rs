@@ -10,7 +10,6 @@ mod push_receiver;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use proc::{Serve, rpc};
 use push_receiver::Receiver;
@@ -18,13 +17,12 @@ use serde_json::json;
 use switchboard_client::push::PushVerifier;
 
 /// `serve` on `dir/push.db`, with retries fast enough for a test.
-fn start_serve(dir: &Path, port: u16) -> Serve {
+fn start_serve(dir: &Path) -> Serve {
     let store = format!("sqlite://{}", dir.join("push.db").display());
     Serve::start_configured(
         dir,
         "serve",
         &store,
-        port,
         "push_retry_base_ms = 50\npush_retry_max_ms = 200\npush_lease_secs = 2\npush_max_attempts = 1000\n",
         &["--push-allow-host", "127.0.0.1"],
     )
@@ -33,13 +31,12 @@ fn start_serve(dir: &Path, port: u16) -> Serve {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restart_mid_backlog_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let port = proc::free_port();
     let rx = Receiver::start().await;
     // The first few get through, then the receiver fails for a while.
     rx.answer(503);
     rx.accept_next(5);
 
-    let serve = start_serve(dir.path(), port);
+    let serve = start_serve(dir.path());
     let mut tasks = Vec::new();
     for i in 0..6 {
         let r = rpc(
@@ -54,18 +51,14 @@ async fn a_restart_mid_backlog_loses_nothing() {
         tasks.push(r["task"]["id"].as_str().unwrap().to_string());
     }
     // Let a few deliveries and failed attempts happen, then crash.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while rx.refused() < 10 {
-        assert!(Instant::now() < deadline, "no failed attempts seen");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    rx.wait_refused(10, 20).await;
     let before_kill = rx.accepted().len();
     assert!(before_kill >= 1, "some were delivered before the crash");
     serve.kill();
 
     // The receiver recovers while the server is down; the server comes back.
     rx.answer(200);
-    let serve = start_serve(dir.path(), port);
+    let serve = start_serve(dir.path());
     let complete = |got: &[push_receiver::Received]| {
         let mut seqs: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
         for r in got {

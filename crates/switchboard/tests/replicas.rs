@@ -20,11 +20,7 @@ const LEASE_MS: u64 = 1_500;
 
 /// A replica on `store`.
 fn start_replica(store: &str) -> Serve {
-    Serve::start_with(
-        store,
-        proc::free_port(),
-        &["--replica-lease-ms", &LEASE_MS.to_string()],
-    )
+    Serve::start_with(store, &["--replica-lease-ms", &LEASE_MS.to_string()])
 }
 
 /// Starts `/long 60` without waiting for it; returns the task id.

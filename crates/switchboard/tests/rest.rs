@@ -321,9 +321,9 @@ async fn nonblocking_subscribe_both_verbs_then_cancel() {
     .await;
     assert!(get_sub.content_type().starts_with("text/event-stream"));
     assert!(post_sub.content_type().starts_with("text/event-stream"));
-    let h1 = tokio::spawn(get_sub.collect());
-    let h2 = tokio::spawn(post_sub.collect());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Both have their first frame (the task): both are subscribed.
+    let h1 = get_sub.follow().await;
+    let h2 = post_sub.follow().await;
 
     // Cancel with an empty body and no Content-Type.
     let c = call_with(
@@ -564,8 +564,7 @@ async fn tenant_prefixed_routes_are_scoped() {
         &[],
     )
     .await;
-    let (h1, h2) = (tokio::spawn(g.collect()), tokio::spawn(p.collect()));
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (h1, h2) = (g.follow().await, p.follow().await);
     expect_error(
         &call(&s, Method::POST, &format!("/tasks/{long}:cancel"), None).await,
         404,

@@ -15,10 +15,9 @@ fn msg(text: &str) -> Value {
 async fn tasks_survive_kill_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("restart.db");
-    let port = proc::free_port();
     let store = format!("sqlite://{}", db.display());
 
-    let s = Serve::start(&store, port);
+    let s = Serve::start(&store);
     let completed = rpc(
         &s.base(),
         "SendMessage",
@@ -48,7 +47,7 @@ async fn tasks_survive_kill_and_restart() {
     let list_before = rpc(&s.base(), "ListTasks", json!({"includeArtifacts": true})).await;
     s.kill();
 
-    let s = Serve::start(&store, port);
+    let s = Serve::start(&store);
     for (t, old) in [&completed, &asking, &failed].into_iter().zip(&before) {
         let now = rpc(&s.base(), "GetTask", json!({"id": t["id"]})).await;
         assert_eq!(&now, old, "task {} changed across the restart", t["id"]);

@@ -17,7 +17,7 @@ mod proc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use proc::{Cut, CuttingProxy, Serve, card_via, free_port, log_replay};
+use proc::{Cut, CuttingProxy, Serve, card_via, log_replay};
 use switchboard_client::protocol::{Message, StreamResponse, TaskState};
 use switchboard_client::{A2AClient, ReconnectPolicy, StreamEvent};
 
@@ -88,7 +88,7 @@ async fn cut_many_times(binding: &str) {
     eprintln!("resume over {binding}: RESUME_SEED={seed}");
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("resume.db").display());
-    let server = Serve::start(&store, free_port());
+    let server = Serve::start(&store);
     // A frame is ~300-600 bytes; cuts below 4 KiB drop every stream many
     // times, sometimes inside the response headers.
     let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
@@ -167,15 +167,16 @@ async fn rest_streams_cut_at_random_reassemble_exactly() {
 }
 
 /// The server is killed (SIGKILL) mid-stream and restarted on the same
-/// SQLite file and port: the client keeps retrying, lands on the new
-/// process and resumes from the log the old one left. The task itself has
+/// SQLite file; the client reaches it through a proxy that follows it to
+/// its new port, so to the client it is the same address. The client keeps
+/// retrying, lands on the new process and resumes from the log the old one
+/// left. The task itself has
 /// no run any more (its process died), so the test cancels it to finish it.
 async fn resume_across_restart(binding: &str) {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("restart.db").display());
-    let port = free_port();
-    let server = Serve::start(&store, port);
-    let proxy = CuttingProxy::start(port, 1, Cut::Never).await;
+    let server = Serve::start(&store);
+    let proxy = CuttingProxy::start(server.port, 1, Cut::Never).await;
     let card = card_via(&server.base(), proxy.port).await;
     let client = A2AClient::builder()
         .preferred_bindings([binding])
@@ -195,7 +196,8 @@ async fn resume_across_restart(binding: &str) {
     // The new process fails the task its predecessor was running (the run
     // died with it); the client resubscribes within its backoff and sees
     // that, after everything it missed.
-    let server = Serve::start(&store, port);
+    let server = Serve::start(&store);
+    proxy.retarget(server.port);
     let rest = tokio::time::timeout(Duration::from_secs(20), drain(stream))
         .await
         .expect("the resumed stream did not end");
@@ -226,7 +228,7 @@ async fn rest_stream_resumes_on_a_restarted_server() {
 async fn without_reconnect_a_cut_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("off.db").display());
-    let server = Serve::start(&store, free_port());
+    let server = Serve::start(&store);
     let proxy = CuttingProxy::start(server.port, 3, Cut::Never).await;
     let card = card_via(&server.base(), proxy.port).await;
     let client = A2AClient::builder().no_reconnect().from_card(card).unwrap();
@@ -264,7 +266,7 @@ async fn without_reconnect_a_cut_is_an_error() {
 async fn a_drop_before_the_task_is_named_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("early.db").display());
-    let server = Serve::start(&store, free_port());
+    let server = Serve::start(&store);
     let proxy = CuttingProxy::start(server.port, 5, Cut::AfterHead).await;
     let card = card_via(&server.base(), proxy.port).await;
     for binding in ["JSONRPC", "HTTP+JSON"] {
@@ -314,7 +316,7 @@ async fn subscriptions_cut_at_random_reassemble_exactly() {
     eprintln!("resume of subscriptions: RESUME_SEED={seed}");
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("sub.db").display());
-    let server = Serve::start(&store, free_port());
+    let server = Serve::start(&store);
     let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
     let card = card_via(&server.base(), proxy.port).await;
     let direct = A2AClient::connect(&server.base()).await.unwrap();

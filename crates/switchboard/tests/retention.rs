@@ -30,7 +30,6 @@ async fn retention_keeps_the_newest_finished_tasks() {
         dir.path(),
         "sb",
         &store,
-        proc::free_port(),
         "retention_max_finished = 3\nretention_interval_secs = 1\n",
         &[],
     );

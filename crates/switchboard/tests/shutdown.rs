@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use proc::{Serve, free_port, log_replay};
+use proc::{Serve, log_replay};
 use serde_json::{Value, json};
 use switchboard_client::protocol::{StreamResponse, TaskState};
 
@@ -21,8 +21,8 @@ use switchboard_client::protocol::{StreamResponse, TaskState};
 async fn sigterm_settles_running_tasks_and_ends_streams_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("sb.db").display());
-    let port = free_port();
-    let mut server = Serve::start(&store, port);
+    let mut server = Serve::start(&store);
+    let port = server.port;
     let base = server.base();
 
     // A task that would work for 60 s, streamed.
@@ -105,7 +105,7 @@ async fn sigterm_settles_running_tasks_and_ends_streams_cleanly() {
 
     // Restart on the same file: the log is exactly what the stream showed,
     // and the task stays finished (not failed as abandoned: it settled).
-    let server = Serve::start(&store, port);
+    let server = Serve::start(&store);
     let log = log_replay(&server.base(), &task_id, u64::MAX).await;
     assert_eq!(log.len(), seen.len(), "log {log:?}");
     for ((a, ea), (b, eb)) in log.iter().zip(&seen) {

@@ -5,10 +5,7 @@
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:9092").await?;
     let server = word_stats::server("http://127.0.0.1:9092", "127.0.0.1:9092")?;
-    println!("word-stats on http://127.0.0.1:9092");
-    let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    server.serve(listener, stop).await?;
-    Ok(())
+    println!("word-stats on http://127.0.0.1:9092 (Ctrl-C stops it)");
+    let ctrl_c = async { drop(tokio::signal::ctrl_c().await) };
+    Ok(server.serve(listener, ctrl_c).await?)
 }

@@ -1,9 +1,9 @@
 //! The gRPC binding (A2A 1.0, service `lf.a2a.v1.A2AService`) on tonic.
 //!
-//! The client above works in 1.0 JSON; this transport decodes the params
-//! into the canonical request, converts it to the prost message
-//! (`switchboard_proto::convert`), makes the RPC, and turns the prost answer
-//! back into canonical JSON. Each request carries the metadata
+//! Typed end to end: the canonical request becomes its prost message
+//! through the operation's [`GrpcOperation`] (`switchboard_proto`), the RPC
+//! is made on the method path the operation table names, and the prost
+//! answer becomes the canonical answer — no JSON on the way. Each request carries the metadata
 //! `a2a-version: 1.0`, plus the client's extra headers and `a2a-extensions`
 //! as metadata. The `tenant` travels in the request message, as the proto
 //! defines it.
@@ -20,29 +20,25 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_proto::v1 as pb;
-use switchboard_proto::v1::a2a_service_client::A2aServiceClient;
+use switchboard_proto::{GrpcOperation, op};
 use switchboard_protocol::card::BINDING_GRPC;
 use switchboard_protocol::error::{ERROR_DOMAIN, ERROR_INFO_TYPE};
-use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
-    A2AError, AgentCard, AgentInterface, CancelTaskRequest, GetExtendedAgentCardRequest,
-    GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2AError, A2aRequest, A2aResponse, AgentInterface, Operation, StreamResponse,
 };
 use tokio::sync::OnceCell;
 use tonic::transport::{Channel, Endpoint};
 use tonic_types::StatusExt;
 
-use super::{Http, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use super::{Http, Transport, TransportFactory, is_v1};
+use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
 
 pub(crate) const FACTORY: TransportFactory = TransportFactory {
@@ -99,12 +95,6 @@ impl GrpcTransport {
             channel: OnceCell::new(),
             http,
         })
-    }
-
-    async fn client(&self) -> Result<A2aServiceClient<Channel>, ClientError> {
-        Ok(A2aServiceClient::new(self.channel().await?)
-            .max_decoding_message_size(usize::MAX)
-            .max_encoding_message_size(usize::MAX))
     }
 
     /// The connection, made on first use (shared with the 0.3 transport).
@@ -167,134 +157,59 @@ impl GrpcTransport {
         .map_err(|s| from_status(&s))
     }
 
-    async fn call_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let mut c = self.client().await?;
-        match method {
-            methods::SEND_MESSAGE => {
-                let req: SendMessageRequest = params_of(method, params)?;
-                let r = self
-                    .timed(method, c.send_message(self.request((&req).into())))
-                    .await?;
-                raw(&SendMessageResponse::try_from(r.into_inner()).map_err(decode)?)
-            }
-            methods::GET_TASK => {
-                let req: GetTaskRequest = params_of(method, params)?;
-                let r = self
-                    .timed(method, c.get_task(self.request((&req).into())))
-                    .await?;
-                raw(&Task::try_from(r.into_inner()).map_err(decode)?)
-            }
-            methods::LIST_TASKS => {
-                let req: ListTasksRequest = params_of(method, params)?;
-                let r = self
-                    .timed(method, c.list_tasks(self.request((&req).into())))
-                    .await?;
-                raw(&ListTasksResponse::try_from(r.into_inner()).map_err(decode)?)
-            }
-            methods::CANCEL_TASK => {
-                let req: CancelTaskRequest = params_of(method, params)?;
-                let r = self
-                    .timed(method, c.cancel_task(self.request((&req).into())))
-                    .await?;
-                raw(&Task::try_from(r.into_inner()).map_err(decode)?)
-            }
-            methods::CREATE_PUSH_CONFIG => {
-                let req: TaskPushNotificationConfig = params_of(method, params)?;
-                let r = self
-                    .timed(
-                        method,
-                        c.create_task_push_notification_config(self.request((&req).into())),
-                    )
-                    .await?;
-                raw(&TaskPushNotificationConfig::from(r.into_inner()))
-            }
-            methods::GET_PUSH_CONFIG => {
-                let req: TaskPushNotificationConfigRef = params_of(method, params)?;
-                let msg: pb::GetTaskPushNotificationConfigRequest = (&req).into();
-                let r = self
-                    .timed(
-                        method,
-                        c.get_task_push_notification_config(self.request(msg)),
-                    )
-                    .await?;
-                raw(&TaskPushNotificationConfig::from(r.into_inner()))
-            }
-            methods::LIST_PUSH_CONFIGS => {
-                let req: ListTaskPushNotificationConfigsRequest = params_of(method, params)?;
-                let r = self
-                    .timed(
-                        method,
-                        c.list_task_push_notification_configs(self.request((&req).into())),
-                    )
-                    .await?;
-                raw(&ListTaskPushNotificationConfigsResponse::from(
-                    r.into_inner(),
-                ))
-            }
-            methods::DELETE_PUSH_CONFIG => {
-                let req: TaskPushNotificationConfigRef = params_of(method, params)?;
-                let msg: pb::DeleteTaskPushNotificationConfigRequest = (&req).into();
-                self.timed(
-                    method,
-                    c.delete_task_push_notification_config(self.request(msg)),
-                )
-                .await?;
-                raw(&Value::Null)
-            }
-            methods::GET_EXTENDED_AGENT_CARD => {
-                let req: GetExtendedAgentCardRequest = params_of(method, params)?;
-                let r = self
-                    .timed(
-                        method,
-                        c.get_extended_agent_card(self.request((&req).into())),
-                    )
-                    .await?;
-                raw(&AgentCard::try_from(r.into_inner()).map_err(decode)?)
-            }
-            other => Err(ClientError::Config(format!(
-                "{other} is not a unary gRPC method"
-            ))),
-        }
+    /// A gRPC client on the shared connection, ready to send.
+    async fn grpc(&self) -> Result<tonic::client::Grpc<Channel>, ClientError> {
+        let mut grpc = tonic::client::Grpc::new(self.channel().await?)
+            .max_decoding_message_size(usize::MAX)
+            .max_encoding_message_size(usize::MAX);
+        grpc.ready().await.map_err(|e| ClientError::Transport {
+            message: format!("gRPC connection to {}: {e}", self.target),
+            timeout: false,
+        })?;
+        Ok(grpc)
     }
 
-    async fn stream_inner(
+    /// One unary method, any operation: the canonical request to its prost
+    /// message, the call, the prost answer to the canonical answer.
+    async fn unary<O>(&self, request: &A2aRequest) -> Result<A2aResponse, ClientError>
+    where
+        O: GrpcOperation,
+        O::Response: prost::Message + Default,
+    {
+        let name = O::OPERATION.name();
+        let msg = O::wire_request(request).ok_or_else(|| wrong_request(name))?;
+        let mut grpc = self.grpc().await?;
+        let codec = tonic_prost::ProstCodec::<O::Request, O::Response>::default();
+        let resp = self
+            .timed(name, grpc.unary(self.request(msg), O::path(), codec))
+            .await?;
+        O::answer(resp.into_inner()).map_err(decode)
+    }
+
+    /// One server-streaming method, any operation, resumed after `after`
+    /// (request metadata `last-event-id`, as SSE's `Last-Event-ID`).
+    async fn server_stream<O>(
         &self,
-        method: &'static str,
-        params: Value,
+        request: &A2aRequest,
         after: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        let mut c = self.client().await?;
-        let resp = match method {
-            methods::SEND_STREAMING_MESSAGE => {
-                let req: SendMessageRequest = params_of(method, params)?;
-                self.timed(
-                    method,
-                    c.send_streaming_message(self.request((&req).into())),
-                )
-                .await?
-            }
-            methods::SUBSCRIBE_TO_TASK => {
-                let req: SubscribeToTaskRequest = params_of(method, params)?;
-                let mut request = self.request((&req).into());
-                if let Some(after) = after {
-                    // The server's resume key, like SSE's Last-Event-ID.
-                    request.metadata_mut().insert(
-                        super::LAST_EVENT_ID,
-                        tonic::metadata::MetadataValue::from(after),
-                    );
-                }
-                self.timed(method, c.subscribe_to_task(request)).await?
-            }
-            other => {
-                return Err(ClientError::Config(format!(
-                    "{other} is not a streaming gRPC method"
-                )));
-            }
-        };
+    ) -> Result<EventStream, ClientError>
+    where
+        O: GrpcOperation<Response = pb::StreamResponse>,
+    {
+        let name = O::OPERATION.name();
+        let msg = O::wire_request(request).ok_or_else(|| wrong_request(name))?;
+        let mut req = self.request(msg);
+        if let Some(after) = after {
+            req.metadata_mut().insert(
+                super::LAST_EVENT_ID,
+                tonic::metadata::MetadataValue::from(after),
+            );
+        }
+        let mut grpc = self.grpc().await?;
+        let codec = tonic_prost::ProstCodec::<O::Request, pb::StreamResponse>::default();
+        let resp = self
+            .timed(name, grpc.server_streaming(req, O::path(), codec))
+            .await?;
         let first: Option<u64> = resp
             .metadata()
             .get(FIRST_EVENT_ID)
@@ -302,46 +217,85 @@ impl GrpcTransport {
             .and_then(|v| v.trim().parse().ok());
         let items = resp.into_inner().enumerate().map(move |(k, item)| {
             let item = item.map_err(|s| from_status(&s))?;
-            let event = StreamResponse::try_from(item).map_err(decode)?;
-            Ok(RawEvent {
+            Ok(StreamEvent {
                 seq: first.map(|f| f + k as u64),
-                result: raw(&event)?,
+                event: StreamResponse::try_from(item).map_err(decode)?,
             })
         });
         Ok(items.boxed())
     }
 }
 
-impl Transport for GrpcTransport {
-    fn endpoint(&self) -> &str {
-        &self.target
-    }
-
-    fn call(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(method, params).boxed()
-    }
-
-    fn stream(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params, None).boxed()
-    }
-
-    fn resubscribe(
-        &self,
-        params: Value,
-        after: u64,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
-            .boxed()
-    }
+/// A request that reached the wrong method: a bug in the dispatch below.
+fn wrong_request(method: &str) -> ClientError {
+    ClientError::Config(format!("the request is not a {method} request"))
 }
+
+/// A unary call of a streaming operation or the other way round.
+fn wrong_kind(op: Operation, streaming: bool) -> ClientError {
+    let kind = if streaming { "a stream" } else { "one answer" };
+    ClientError::Config(format!("{op} does not answer with {kind}"))
+}
+
+macro_rules! grpc_unary_call {
+    (unary, $this:ident, $name:ident, $request:ident) => {
+        $this.unary::<op::$name>(&$request).await
+    };
+    (stream, $this:ident, $name:ident, $request:ident) => {
+        Err(wrong_kind(Operation::$name, false))
+    };
+}
+
+macro_rules! grpc_stream_call {
+    (unary, $this:ident, $name:ident, $request:ident, $after:ident) => {
+        Err(wrong_kind(Operation::$name, true))
+    };
+    (stream, $this:ident, $name:ident, $request:ident, $after:ident) => {
+        $this.server_stream::<op::$name>(&$request, $after).await
+    };
+}
+
+/// The [`Transport`] impl: each operation to its generic call, generated
+/// from the operation table.
+macro_rules! grpc_transport {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident {
+            handler: $handler:ident,
+            request: $req:ty,
+            answer: $kind:ident $($resp:ty)?,
+            $($rest:tt)*
+        }
+    )*) => {
+        impl Transport for GrpcTransport {
+            fn endpoint(&self) -> &str {
+                &self.target
+            }
+
+            fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+                Box::pin(async move {
+                    match request.operation() {
+                        $(Operation::$name => grpc_unary_call!($kind, self, $name, request),)*
+                    }
+                })
+            }
+
+            fn stream(
+                &self,
+                request: A2aRequest,
+                after: Option<u64>,
+            ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+                Box::pin(async move {
+                    match request.operation() {
+                        $(Operation::$name => grpc_stream_call!($kind, self, $name, request, after),)*
+                    }
+                })
+            }
+        }
+    };
+}
+
+switchboard_protocol::for_each_operation!(grpc_transport);
 
 pub(crate) fn params_of<T: DeserializeOwned>(
     method: &str,

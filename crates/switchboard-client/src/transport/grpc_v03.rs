@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use switchboard_proto::convert03 as c03;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
+use switchboard_protocol::Operation;
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
     A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
@@ -30,7 +31,7 @@ use tonic::transport::Channel;
 
 use super::grpc::{FIRST_EVENT_ID, GrpcTransport, decode, params_of, raw};
 use super::v03::is_v03;
-use super::{Http, RawEvent, RawStream, Transport, TransportFactory};
+use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
 use crate::error::ClientError;
 
 pub(crate) const FACTORY: TransportFactory = TransportFactory {
@@ -228,33 +229,25 @@ impl Grpc03 {
     }
 }
 
-impl Transport for Grpc03 {
-    fn endpoint(&self) -> &str {
+impl JsonTransport for Grpc03 {
+    fn url(&self) -> &str {
         self.inner.endpoint()
     }
 
-    fn call(
+    fn call_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
     ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(method, params).boxed()
+        self.call_inner(op.name(), params).boxed()
     }
 
-    fn stream(
+    fn stream_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
+        after: Option<u64>,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params, None).boxed()
-    }
-
-    fn resubscribe(
-        &self,
-        params: Value,
-        after: u64,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
-            .boxed()
+        self.stream_inner(op.name(), params, after).boxed()
     }
 }

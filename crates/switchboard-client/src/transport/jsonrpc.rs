@@ -33,13 +33,14 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use switchboard_protocol::Operation;
 use switchboard_protocol::card::BINDING_JSONRPC;
 use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, RequestId};
 use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
-use switchboard_protocol::jsonrpc::methods;
-
-use super::{Http, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use super::{
+    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+};
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
@@ -123,7 +124,7 @@ impl JsonRpcTransport {
             .body(body))
     }
 
-    async fn call_inner(
+    pub(crate) async fn call_inner(
         &self,
         method: &'static str,
         params: Value,
@@ -139,7 +140,7 @@ impl JsonRpcTransport {
         decode_response(status, &body, &id)
     }
 
-    async fn stream_inner(
+    pub(crate) async fn stream_inner(
         &self,
         method: &'static str,
         params: Value,
@@ -180,34 +181,26 @@ impl JsonRpcTransport {
     }
 }
 
-impl Transport for JsonRpcTransport {
-    fn endpoint(&self) -> &str {
+impl JsonTransport for JsonRpcTransport {
+    fn url(&self) -> &str {
         self.url.as_str()
     }
 
-    fn call(
+    fn call_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
     ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(method, params).boxed()
+        self.call_inner(op.name(), params).boxed()
     }
 
-    fn stream(
+    fn stream_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
+        after: Option<u64>,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params, None).boxed()
-    }
-
-    fn resubscribe(
-        &self,
-        params: Value,
-        after: u64,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
-            .boxed()
+        self.stream_inner(op.name(), params, after).boxed()
     }
 }
 

@@ -29,13 +29,15 @@ pub(crate) mod v03;
 use std::fmt;
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use switchboard_protocol::AgentInterface;
+use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
+use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
 
 /// One item of a stream, still as raw 1.0 JSON (a `StreamResponse`).
@@ -50,44 +52,106 @@ pub(crate) struct RawEvent {
 /// A stream of raw events. It ends after the first error.
 pub(crate) type RawStream = BoxStream<'static, Result<RawEvent, ClientError>>;
 
-/// Carries A2A operations over one protocol binding.
+/// Carries A2A operations over one protocol binding, typed end to end: a
+/// canonical [`A2aRequest`] in, its [`A2aResponse`] (or its stream of
+/// [`StreamEvent`]s) out. How the request travels — which JSON-RPC method,
+/// REST route or gRPC method — comes from the operation table
+/// ([`switchboard_protocol::Operation`]).
 pub(crate) trait Transport: Send + Sync + fmt::Debug {
     /// The endpoint URL requests go to.
     fn endpoint(&self) -> &str;
 
-    /// A unary operation: `params` in, the `result` JSON out (JSON `null`
-    /// for operations that return nothing).
-    fn call(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>>;
+    /// A unary operation.
+    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>>;
 
     /// A streaming operation. Errors that happen before the stream starts
     /// are returned here; errors afterwards are the stream's last item.
+    /// `after` resumes a SubscribeToTask after that event (the HTTP
+    /// bindings send it as `Last-Event-ID`, gRPC as `last-event-id`); a
+    /// binding without such a parameter subscribes afresh, and the resume
+    /// wrapper (`crate::resume`) drops the events already yielded.
     fn stream(
         &self,
-        method: &'static str,
-        params: Value,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+        request: A2aRequest,
+        after: Option<u64>,
+    ) -> BoxFuture<'_, Result<EventStream, ClientError>>;
+}
 
-    /// `SubscribeToTask` resumed after event `after`: the HTTP bindings send
-    /// it as `Last-Event-ID`, so the server replays only what came later.
-    ///
-    /// The default (for a binding without such a header) subscribes afresh;
-    /// the resume wrapper (`crate::resume`) drops the events it already
-    /// yielded, by sequence number, so the caller still sees each once.
-    fn resubscribe(
+/// A transport that moves 1.0 JSON (the JSON-RPC and REST bindings, and
+/// the 0.3 dialects that convert JSON at the edge): it sends an
+/// operation's params as JSON and reads its result as raw JSON.
+/// [`Transport`] is implemented for every such transport by encoding the
+/// request and decoding the answer once, here.
+pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
+    /// The endpoint URL requests go to.
+    fn url(&self) -> &str;
+
+    /// A unary operation: params in, the `result` JSON out (`null` for
+    /// operations that return nothing).
+    fn call_json(
         &self,
+        op: Operation,
         params: Value,
-        after: u64,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        let _ = after;
-        self.stream(
-            switchboard_protocol::jsonrpc::methods::SUBSCRIBE_TO_TASK,
-            params,
-        )
+    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>>;
+
+    /// A streaming operation, resumed after `after` when given.
+    fn stream_json(
+        &self,
+        op: Operation,
+        params: Value,
+        after: Option<u64>,
+    ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+}
+
+impl<T: JsonTransport> Transport for T {
+    fn endpoint(&self) -> &str {
+        self.url()
     }
+
+    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+        Box::pin(async move {
+            let op = request.operation();
+            let raw = self.call_json(op, to_params(&request)?).await?;
+            A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
+        })
+    }
+
+    fn stream(
+        &self,
+        request: A2aRequest,
+        after: Option<u64>,
+    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+        Box::pin(async move {
+            let op = request.operation();
+            let raw = self.stream_json(op, to_params(&request)?, after).await?;
+            Ok(raw
+                .map(move |item| {
+                    let raw = item?;
+                    let event =
+                        serde_json::from_str(raw.result.get()).map_err(|e| mismatch(op, &e))?;
+                    Ok(StreamEvent {
+                        seq: raw.seq,
+                        event,
+                    })
+                })
+                .boxed())
+        })
+    }
+}
+
+/// A request as JSON params.
+fn to_params(request: &A2aRequest) -> Result<Value, ClientError> {
+    serde_json::to_value(request).map_err(|e| {
+        ClientError::Config(format!(
+            "cannot serialize {} params: {e}",
+            request.operation()
+        ))
+    })
+}
+
+/// An answer that is not the operation's result type.
+fn mismatch(op: Operation, e: &serde_json::Error) -> ClientError {
+    ClientError::Decode(format!("{op} result does not match the A2A schema: {e}"))
 }
 
 /// The `Last-Event-ID` header name (SSE, WHATWG HTML §9.2): the last event

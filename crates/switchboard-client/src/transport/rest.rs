@@ -44,12 +44,15 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use switchboard_protocol::Operation;
 use switchboard_protocol::card::BINDING_HTTP_JSON;
 use switchboard_protocol::error::ERROR_INFO_TYPE;
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
 
-use super::{Http, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1};
+use super::{
+    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+};
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
@@ -265,34 +268,26 @@ impl RestTransport {
     }
 }
 
-impl Transport for RestTransport {
-    fn endpoint(&self) -> &str {
+impl JsonTransport for RestTransport {
+    fn url(&self) -> &str {
         self.url.as_str()
     }
 
-    fn call(
+    fn call_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
     ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(method, params).boxed()
+        self.call_inner(op.name(), params).boxed()
     }
 
-    fn stream(
+    fn stream_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
+        after: Option<u64>,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(method, params, None).boxed()
-    }
-
-    fn resubscribe(
-        &self,
-        params: Value,
-        after: u64,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(methods::SUBSCRIBE_TO_TASK, params, Some(after))
-            .boxed()
+        self.stream_inner(op.name(), params, after).boxed()
     }
 }
 
@@ -325,50 +320,34 @@ fn plan_with(method: &'static str, params: Value, v03: bool) -> Result<Plan, Cli
         }
         _ => String::new(),
     };
-    let mut id = |key: &str| take_id(&mut map, method, key);
-    let (verb, path, in_query) = match method {
-        methods::SEND_MESSAGE => (Method::POST, "/message:send".to_string(), false),
-        methods::SEND_STREAMING_MESSAGE => (Method::POST, "/message:stream".to_string(), false),
-        methods::GET_TASK => (Method::GET, format!("/tasks/{}", id("id")?), true),
-        methods::LIST_TASKS => (Method::GET, "/tasks".to_string(), true),
-        methods::CANCEL_TASK => (Method::POST, format!("/tasks/{}:cancel", id("id")?), false),
-        methods::SUBSCRIBE_TO_TASK => {
-            let path = format!("/tasks/{}:subscribe", id("id")?);
-            map.clear();
-            (Method::GET, path, true)
-        }
-        methods::CREATE_PUSH_CONFIG => (
-            Method::POST,
-            format!("/tasks/{}/pushNotificationConfigs", id("taskId")?),
-            false,
-        ),
-        methods::LIST_PUSH_CONFIGS => (
-            Method::GET,
-            format!("/tasks/{}/pushNotificationConfigs", id("taskId")?),
-            true,
-        ),
-        methods::GET_PUSH_CONFIG | methods::DELETE_PUSH_CONFIG => {
-            let task_id = id("taskId")?;
-            let config_id = id("id")?;
-            let verb = if method == methods::GET_PUSH_CONFIG {
-                Method::GET
-            } else {
-                Method::DELETE
-            };
-            (
-                verb,
-                format!("/tasks/{task_id}/pushNotificationConfigs/{config_id}"),
-                true,
-            )
-        }
-        methods::GET_EXTENDED_AGENT_CARD if v03 => (Method::GET, "/card".to_string(), true),
-        methods::GET_EXTENDED_AGENT_CARD => (Method::GET, "/extendedAgentCard".to_string(), true),
-        other => {
-            return Err(ClientError::Config(format!(
-                "{other} has no HTTP+JSON route"
-            )));
-        }
+    let op = Operation::from_name(method)
+        .filter(|op| !v03 || op.v03_name().is_some())
+        .ok_or_else(|| ClientError::Config(format!("{method} has no HTTP+JSON route")))?;
+    let route = op.rest();
+    // The one 0.3 route whose path differs from its 1.0 twin.
+    let template = match op {
+        Operation::GetExtendedAgentCard if v03 => "/card",
+        _ => route.template,
     };
+    // `{field}` segments take the field's value out of the params.
+    let mut path = String::new();
+    for segment in template.trim_start_matches('/').split('/') {
+        path.push('/');
+        match segment.strip_prefix('{').and_then(|s| s.split_once('}')) {
+            Some((field, verb)) => {
+                path.push_str(&take_id(&mut map, method, field)?);
+                path.push_str(verb);
+            }
+            None => path.push_str(segment),
+        }
+    }
+    let verb = route
+        .verbs
+        .first()
+        .and_then(|v| Method::from_bytes(v.as_bytes()).ok())
+        .unwrap_or(Method::GET);
+    // GET and DELETE carry the rest of the request in the query, POST in the body.
+    let in_query = verb != Method::POST;
     let (query, body) = if in_query {
         (to_query(&map), None)
     } else {
@@ -386,7 +365,14 @@ fn plan_with(method: &'static str, params: Value, v03: bool) -> Result<Plan, Cli
 /// Removes `key` (or its snake_case form) from the params and returns it
 /// percent-encoded for the path.
 fn take_id(map: &mut Map<String, Value>, method: &str, key: &str) -> Result<String, ClientError> {
-    let snake = if key == "taskId" { "task_id" } else { key };
+    let snake: String = key
+        .chars()
+        .flat_map(|c| {
+            let lower = c.to_ascii_lowercase();
+            (c.is_ascii_uppercase().then_some('_').into_iter()).chain(std::iter::once(lower))
+        })
+        .collect();
+    let snake = snake.as_str();
     let value = map.remove(key).or_else(|| map.remove(snake));
     match value {
         Some(Value::String(s)) if !s.is_empty() => Ok(encode_segment(&s)),

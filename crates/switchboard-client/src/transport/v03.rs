@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use switchboard_protocol::Operation;
 use switchboard_protocol::jsonrpc::methods as m10;
 use switchboard_protocol::v03::rpc::{self, methods as m03};
 use switchboard_protocol::{
@@ -25,7 +26,7 @@ use switchboard_protocol::{
 };
 
 use super::jsonrpc::JsonRpcTransport;
-use super::{Http, RawEvent, RawStream, Transport, TransportFactory};
+use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
 use crate::error::ClientError;
 
 /// `true` for `0.3` and `0.3.x`.
@@ -198,7 +199,7 @@ impl JsonRpc03 {
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
         let (m, p) = to_v03(method, params)?;
-        let result = self.inner.call(m, p).await?;
+        let result = self.inner.call_inner(m, p).await?;
         result_to_v10(method, &result)
     }
 
@@ -208,7 +209,7 @@ impl JsonRpc03 {
         params: Value,
     ) -> Result<RawStream, ClientError> {
         let (m, p) = to_v03(method, params)?;
-        let stream = self.inner.stream(m, p).await?;
+        let stream = self.inner.stream_inner(m, p, None).await?;
         Ok(stream
             .map(move |item| {
                 let ev = item?;
@@ -221,25 +222,29 @@ impl JsonRpc03 {
     }
 }
 
-impl Transport for JsonRpc03 {
-    fn endpoint(&self) -> &str {
-        self.inner.endpoint()
+impl JsonTransport for JsonRpc03 {
+    fn url(&self) -> &str {
+        self.inner.url()
     }
 
-    fn call(
+    fn call_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
     ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        Box::pin(self.call_inner(method, params))
+        Box::pin(self.call_inner(op.name(), params))
     }
 
-    fn stream(
+    fn stream_json(
         &self,
-        method: &'static str,
+        op: Operation,
         params: Value,
+        after: Option<u64>,
     ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        Box::pin(self.stream_inner(method, params))
+        // 0.3 JSON-RPC has no resume parameter: `crate::resume` drops what
+        // the fresh subscription repeats.
+        let _ = after;
+        Box::pin(self.stream_inner(op.name(), params))
     }
 }
 

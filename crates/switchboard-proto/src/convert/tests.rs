@@ -95,9 +95,10 @@ fn message() -> impl Strategy<Value = p::Message> {
         )
 }
 
+/// Times as A2A carries them on every wire: to the millisecond.
 fn time() -> impl Strategy<Value = DateTime<Utc>> {
-    (0i64..4_000_000_000, 0u32..1_000_000_000)
-        .prop_map(|(s, n)| DateTime::from_timestamp(s, n).unwrap())
+    (0i64..4_000_000_000, 0u32..1_000)
+        .prop_map(|(s, ms)| DateTime::from_timestamp(s, ms * 1_000_000).unwrap())
 }
 
 fn state() -> impl Strategy<Value = p::TaskState> {
@@ -207,6 +208,15 @@ proptest! {
     fn timestamps_round_trip(t in time()) {
         let back = timestamp_from_proto(wire(&timestamp_to_proto(&t)), "t").unwrap();
         prop_assert_eq!(back, t);
+    }
+
+    /// Below the millisecond is dropped, as the JSON forms drop it.
+    #[test]
+    fn timestamps_keep_milliseconds(s in 0i64..4_000_000_000, n in 0u32..1_000_000_000) {
+        let t = DateTime::from_timestamp(s, n).unwrap();
+        let back = timestamp_from_proto(wire(&timestamp_to_proto(&t)), "t").unwrap();
+        prop_assert_eq!(back.timestamp(), s);
+        prop_assert_eq!(back.timestamp_subsec_nanos(), n / 1_000_000 * 1_000_000);
     }
 
     #[test]

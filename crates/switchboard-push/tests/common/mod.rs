@@ -65,6 +65,8 @@ pub struct Receiver {
     pub addr: SocketAddr,
     shared: Shared,
     stop: Option<oneshot::Sender<()>>,
+    /// The listening server; it ends once it stopped listening.
+    serving: Option<tokio::task::JoinHandle<()>>,
 }
 
 async fn hook(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
@@ -92,7 +94,7 @@ impl Receiver {
             .route("/hook", post(hook))
             .with_state(shared.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
+        let serving = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
                     let _ = rx.await;
@@ -104,6 +106,7 @@ impl Receiver {
             addr,
             shared,
             stop: Some(tx),
+            serving: Some(serving),
         }
     }
 
@@ -121,14 +124,21 @@ impl Receiver {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
-        // Let the listener close.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The server ends once its listener is closed and its connections
+        // are drained.
+        if let Some(serving) = self.serving.take() {
+            tokio::time::timeout(Duration::from_secs(10), serving)
+                .await
+                .expect("the receiver did not stop listening in 10 s")
+                .unwrap();
+        }
     }
 
     /// Listen again on the same port, keeping what was received.
     pub async fn restart(&mut self) {
-        let again = Self::start_on(self.addr, self.shared.clone()).await;
-        self.stop = again.stop;
+        let mut again = Self::start_on(self.addr, self.shared.clone()).await;
+        self.stop = again.stop.take();
+        self.serving = again.serving.take();
     }
 
     pub fn accepted(&self) -> Vec<Received> {
@@ -141,16 +151,33 @@ impl Receiver {
 
     /// Waits until at least `n` requests were accepted (or panics after `secs`).
     pub async fn wait_for(&self, n: usize, secs: u64) -> Vec<Received> {
+        self.poll(secs, &format!("{n} accepted notifications"), || {
+            let got = self.accepted();
+            (got.len() >= n).then_some(got)
+        })
+        .await
+    }
+
+    /// Waits until at least `n` requests were refused (or panics after `secs`).
+    pub async fn wait_refused(&self, n: usize, secs: u64) {
+        self.poll(secs, &format!("{n} refused notifications"), || {
+            (self.refused() >= n).then_some(())
+        })
+        .await
+    }
+
+    /// Polls `check` until it gives a value; panics after `secs`.
+    async fn poll<T>(&self, secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {
-            let got = self.accepted();
-            if got.len() >= n {
-                return got;
+            if let Some(done) = check() {
+                return done;
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "only {} of {n} notifications arrived in {secs} s",
-                got.len()
+                "not {what} after {secs} s: {} accepted, {} refused",
+                self.accepted().len(),
+                self.refused()
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

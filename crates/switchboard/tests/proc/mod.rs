@@ -3,9 +3,11 @@
 //! loopback TCP proxy that cuts connections at chosen byte offsets.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
@@ -41,16 +43,10 @@ pub fn interop_python(venv: &str) -> Option<std::path::PathBuf> {
     None
 }
 
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A running `switchboard serve`.
+/// A running `switchboard serve`, listening on a loopback port it picked
+/// itself (`--listen 127.0.0.1:0`): the port is read from the first line it
+/// prints, so no other process can take it in between, and that line is
+/// also the sign that it accepts connections.
 pub struct Serve {
     child: Child,
     pub port: u16,
@@ -60,15 +56,15 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Starts `serve` on `store` (`sqlite://…`, `postgres://…`) and waits
-    /// until it accepts connections.
-    pub fn start(store: &str, port: u16) -> Serve {
-        Serve::start_with(store, port, &[])
+    /// Starts `serve` on `store` (`memory`, `sqlite://…`, `postgres://…`)
+    /// and waits until it accepts connections.
+    pub fn start(store: &str) -> Serve {
+        Serve::start_with(store, &[])
     }
 
     /// [`Serve::start`] with more `serve` flags (e.g. `--push-allow-host`).
-    pub fn start_with(store: &str, port: u16, extra: &[&str]) -> Serve {
-        Serve::spawn(store, port, extra, None)
+    pub fn start_with(store: &str, extra: &[&str]) -> Serve {
+        Serve::spawn(store, extra, None)
     }
 
     /// [`Serve::start_with`] plus a config file: `config` (TOML) is written
@@ -77,7 +73,6 @@ impl Serve {
         dir: &std::path::Path,
         name: &str,
         store: &str,
-        port: u16,
         config: &str,
         extra: &[&str],
     ) -> Serve {
@@ -85,46 +80,48 @@ impl Serve {
         std::fs::write(&config_file, config).unwrap();
         let mut args = vec!["--config", config_file.to_str().unwrap()];
         args.extend_from_slice(extra);
-        Serve::spawn(store, port, &args, Some(dir.join(format!("{name}.log"))))
+        Serve::spawn(store, &args, Some(dir.join(format!("{name}.log"))))
     }
 
     /// [`Serve::start_with`] with stderr going to `log` ([`Serve::log`]).
-    pub fn start_logging(store: &str, port: u16, extra: &[&str], log: &std::path::Path) -> Serve {
-        Serve::spawn(store, port, extra, Some(log.to_path_buf()))
+    pub fn start_logging(store: &str, extra: &[&str], log: &std::path::Path) -> Serve {
+        Serve::spawn(store, extra, Some(log.to_path_buf()))
     }
 
-    fn spawn(store: &str, port: u16, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+    fn spawn(store: &str, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
         let stderr = match &log {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
             None => Stdio::inherit(),
         };
-        let child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--store",
-                store,
-            ])
+        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
             .args(extra)
             .env("SWITCHBOARD_LOG", "warn")
-            .stdout(Stdio::null())
+            .env_remove("SWITCHBOARD_CONFIG")
+            .env_remove("SWITCHBOARD_PUBLIC_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
             .unwrap();
-        let serve = Serve { child, port, log };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "serve did not start on {store}: {}",
-                serve.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let first_line = first_line_of(child.stdout.take().unwrap());
+        let mut serve = Serve {
+            child,
+            port: 0,
+            log,
+        };
+        let line = first_line
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "serve on {store} printed no address ({e}): {:?}\n{}",
+                    serve.child.try_wait(),
+                    serve.log()
+                )
+            });
+        serve.port = listening_port(&line);
         serve
     }
-
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
@@ -175,6 +172,30 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The first line `out` carries (sent once it is complete); the rest is
+/// read and dropped until the process closes it, so it never blocks on a
+/// full pipe.
+fn first_line_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(out).lines();
+        if let Some(Ok(first)) = lines.next() {
+            let _ = tx.send(first);
+        }
+        for _ in lines {}
+    });
+    rx
+}
+
+/// The port in `serve`'s first line, `switchboard listening on
+/// http://127.0.0.1:PORT (card: …)`.
+pub fn listening_port(line: &str) -> u16 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix("http://127.0.0.1:"))
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
 }
 
 /// A JSON-RPC 1.0 request to the server at `base`, ready to send (add
@@ -313,11 +334,14 @@ pub enum Cut {
 }
 
 /// A loopback TCP proxy to `127.0.0.1:upstream` that closes connections
-/// as [`Cut`] says.
+/// as [`Cut`] says. Its own port stays while the upstream may change
+/// ([`CuttingProxy::retarget`]): a client pointed at the proxy follows a
+/// restarted server to its new port.
 pub struct CuttingProxy {
     pub port: u16,
     /// Connections cut so far.
     pub cuts: Arc<AtomicU64>,
+    upstream: Arc<AtomicU16>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -327,6 +351,8 @@ impl CuttingProxy {
         let port = listener.local_addr().unwrap().port();
         let cuts = Arc::new(AtomicU64::new(0));
         let counter = cuts.clone();
+        let upstream = Arc::new(AtomicU16::new(upstream));
+        let target = upstream.clone();
         let task = tokio::spawn(async move {
             let mut rng = Rng::new(seed);
             loop {
@@ -339,6 +365,7 @@ impl CuttingProxy {
                     Cut::AfterHead => Budget::Head,
                 };
                 let counter = counter.clone();
+                let upstream = target.load(Ordering::Relaxed);
                 tokio::spawn(async move {
                     // A refused upstream (the server is restarting) drops the
                     // client at once, like a dead server would.
@@ -353,7 +380,17 @@ impl CuttingProxy {
                 });
             }
         });
-        CuttingProxy { port, cuts, task }
+        CuttingProxy {
+            port,
+            cuts,
+            upstream,
+            task,
+        }
+    }
+
+    /// Sends new connections to `127.0.0.1:upstream` from now on.
+    pub fn retarget(&self, upstream: u16) {
+        self.upstream.store(upstream, Ordering::Relaxed);
     }
 
     pub fn cuts(&self) -> u64 {

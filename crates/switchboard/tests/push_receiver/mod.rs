@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -49,6 +51,9 @@ struct Shared {
     status: Arc<AtomicU16>,
     /// Accept this many, then answer `status` (0: always `status`).
     accept_first: Arc<AtomicUsize>,
+    /// Bumped after every notification, accepted or refused: what waiters
+    /// wake up on.
+    seen: Arc<watch::Sender<u64>>,
 }
 
 pub struct Receiver {
@@ -70,6 +75,8 @@ async fn hook(State(s): State<Shared>, headers: HeaderMap, body: Bytes) -> Statu
     } else {
         s.refused.fetch_add(1, Ordering::SeqCst);
     }
+    drop(accepted);
+    s.seen.send_modify(|n| *n += 1);
     status
 }
 
@@ -80,6 +87,7 @@ impl Receiver {
             refused: Arc::default(),
             status: Arc::new(AtomicU16::new(200)),
             accept_first: Arc::default(),
+            seen: Arc::new(watch::Sender::new(0)),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -118,19 +126,40 @@ impl Receiver {
         what: &str,
         done: impl Fn(&[Received]) -> bool,
     ) -> Vec<Received> {
+        let mut got = Vec::new();
+        self.wait_for(secs, what, || {
+            got = self.accepted();
+            done(&got)
+        })
+        .await;
+        got
+    }
+
+    /// Waits until at least `n` notifications were refused.
+    pub async fn wait_refused(&self, n: usize, secs: u64) {
+        let what = format!("{n} refused notifications");
+        self.wait_for(secs, &what, || self.refused() >= n).await;
+    }
+
+    /// Checks `done` now and after every notification that arrives, until
+    /// it holds; panics after `secs` seconds.
+    async fn wait_for(&self, secs: u64, what: &str, mut done: impl FnMut() -> bool) {
+        let mut seen = self.shared.seen.subscribe();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {
-            let got = self.accepted();
-            if done(&got) {
-                return got;
+            // Marked seen before looking: a notification after the look
+            // wakes the wait below.
+            seen.borrow_and_update();
+            if done() {
+                return;
             }
+            let woke = tokio::time::timeout_at(deadline, seen.changed()).await;
             assert!(
-                tokio::time::Instant::now() < deadline,
+                matches!(woke, Ok(Ok(()))),
                 "{what}: not complete after {secs} s ({} received, {} refused)",
-                got.len(),
+                self.accepted().len(),
                 self.refused()
             );
-            tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
 }

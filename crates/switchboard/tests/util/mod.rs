@@ -138,23 +138,54 @@ impl SseCall {
     pub async fn collect(mut self) -> Vec<Frame> {
         use eventsource_stream::Eventsource;
         let resp = self.resp.take().unwrap();
-        let mut events = resp.bytes_stream().eventsource();
+        let mut events = Box::pin(resp.bytes_stream().eventsource());
         let mut out = Vec::new();
-        loop {
-            match tokio::time::timeout(Duration::from_secs(20), events.next())
-                .await
-                .expect("stream stalled")
-            {
-                None => break,
-                Some(Ok(ev)) => out.push(Frame {
-                    id: if ev.id.is_empty() { None } else { Some(ev.id) },
-                    event: ev.event,
-                    data: serde_json::from_str(&ev.data).unwrap(),
-                }),
-                Some(Err(e)) => panic!("SSE error: {e}"),
-            }
+        while let Some(frame) = next_frame(&mut events).await {
+            out.push(frame);
         }
         out
+    }
+
+    /// Waits for the first frame, then reads the rest in the background
+    /// until the server closes the stream; the task's frames include the
+    /// first. For a subscription the first frame is the task snapshot, so
+    /// once this returns the server has the subscriber: whatever happens to
+    /// the task from then on reaches it.
+    pub async fn follow(mut self) -> tokio::task::JoinHandle<Vec<Frame>> {
+        use eventsource_stream::Eventsource;
+        let resp = self.resp.take().unwrap();
+        let mut events = Box::pin(resp.bytes_stream().eventsource());
+        let first = next_frame(&mut events)
+            .await
+            .expect("the stream ended before its first frame");
+        tokio::spawn(async move {
+            let mut out = vec![first];
+            while let Some(frame) = next_frame(&mut events).await {
+                out.push(frame);
+            }
+            out
+        })
+    }
+}
+
+/// The next frame of an SSE stream; `None` at its end. Panics on an error
+/// or when nothing comes for 20 s.
+async fn next_frame<S, E>(events: &mut S) -> Option<Frame>
+where
+    S: futures::Stream<Item = Result<eventsource_stream::Event, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    match tokio::time::timeout(Duration::from_secs(20), events.next())
+        .await
+        .expect("stream stalled")
+    {
+        None => None,
+        Some(Ok(ev)) => Some(Frame {
+            id: if ev.id.is_empty() { None } else { Some(ev.id) },
+            event: ev.event,
+            data: serde_json::from_str(&ev.data).unwrap(),
+        }),
+        Some(Err(e)) => panic!("SSE error: {e}"),
     }
 }
 

@@ -1,27 +1,24 @@
-//! Compiles the `switchboard client` CLI module and checks it end to end.
+//! `switchboard client …` end to end: the commands' argument parsing, then
+//! every command run in-process (`switchboard::client::run_with`) against
+//! the real `switchboard serve` with the demo agent (`tests/proc`), checking
+//! what it prints (human and `--json`) and its exit codes.
 //!
-//! `crates/switchboard/src/client_cmd.rs` belongs to the `switchboard`
-//! binary, but it depends only on this crate (plus clap, futures, tokio and
-//! serde_json), so it is included here by path: the client crate's CI then
-//! catches any API change that breaks the CLI, and the CLI's behaviour
-//! (output formats, exit codes) is tested against the official Python SDK
-//! sample server from `interop/` (skipped like `official_samples.rs` when
-//! the interop setup is missing).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `run_with` writes to buffers, which are not a terminal: task progress
+//! comes out as plain `progress …` lines. The bars drawn on a terminal are
+//! tested in the crate's unit tests (on a `vt100` screen) and in
+//! `progress_cli.rs` (the real binary in a pseudo-terminal).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../switchboard/src/client_cmd.rs"]
-mod client_cmd;
-mod common;
+mod proc;
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::{CommandFactory, Parser};
-use client_cmd::ClientCommand;
+use clap::Parser;
+use proc::Serve;
 use serde_json::Value;
-use switchboard_client::A2AClient;
-use switchboard_client::protocol::ListTasksRequest;
+use switchboard::client::{self, ClientCommand};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// A stand-in for the `switchboard client` parent command.
@@ -30,11 +27,6 @@ use tokio::task::JoinHandle;
 struct Cli {
     #[command(subcommand)]
     cmd: ClientCommand,
-}
-
-#[test]
-fn clap_definition_is_valid() {
-    Cli::command().debug_assert();
 }
 
 #[test]
@@ -147,22 +139,43 @@ async fn run_reports_usage_errors_with_exit_code_2() {
     let cmd = Cli::try_parse_from(["client", "get", "--url", "http://x", "--header", "bad", "t"])
         .unwrap()
         .cmd;
-    assert_eq!(client_cmd::run(cmd).await, std::process::ExitCode::from(2));
+    assert_eq!(client::run(cmd).await, std::process::ExitCode::from(2));
 }
 
-/// A growable output buffer that another task can read while the CLI runs.
-#[derive(Debug, Clone, Default)]
-struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+/// An output buffer that another task can wait on while the CLI writes it:
+/// every write is announced to the watchers.
+#[derive(Debug, Clone)]
+struct SharedBuf(watch::Sender<Vec<u8>>);
 
 impl SharedBuf {
+    fn new() -> SharedBuf {
+        SharedBuf(watch::Sender::new(Vec::new()))
+    }
+
     fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+
+    /// Waits (10 s at most) until the text contains `needle`; returns the
+    /// text at that moment.
+    async fn wait_for(&self, needle: &str) -> String {
+        let mut rx = self.0.subscribe();
+        // Reduced to a bool at once: the `Ref` that `wait_for` returns
+        // holds the buffer's lock, which the writer needs.
+        let seen = tokio::time::timeout(
+            Duration::from_secs(10),
+            rx.wait_for(|b| String::from_utf8_lossy(b).contains(needle)),
+        )
+        .await
+        .is_ok_and(|found| found.is_ok());
+        assert!(seen, "no {needle:?} in output: {}", self.text());
+        self.text()
     }
 }
 
 impl Write for SharedBuf {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        self.0.send_modify(|b| b.extend_from_slice(buf));
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -172,17 +185,17 @@ impl Write for SharedBuf {
 
 /// Runs one CLI invocation; returns (exit code, stdout, stderr).
 async fn cli(args: &[&str]) -> (u8, String, String) {
-    cli_into(args, SharedBuf::default()).await
+    cli_into(args, SharedBuf::new()).await
 }
 
 async fn cli_into(args: &[&str], out: SharedBuf) -> (u8, String, String) {
     let mut argv = vec!["client"];
     argv.extend_from_slice(args);
     let cmd = Cli::try_parse_from(argv).unwrap().cmd;
-    let err = SharedBuf::default();
+    let err = SharedBuf::new();
     let code = tokio::time::timeout(
         Duration::from_secs(30),
-        client_cmd::run_with(cmd, out.clone(), err.clone()),
+        client::run_with(cmd, out.clone(), err.clone()),
     )
     .await
     .unwrap_or_else(|_| panic!("`client {}` did not finish in 30 s", args.join(" ")));
@@ -192,7 +205,7 @@ async fn cli_into(args: &[&str], out: SharedBuf) -> (u8, String, String) {
 /// Runs one CLI invocation in the background; its stdout can be watched.
 fn spawn_cli(args: &[&str]) -> (JoinHandle<(u8, String, String)>, SharedBuf) {
     let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let out = SharedBuf::default();
+    let out = SharedBuf::new();
     let watch = out.clone();
     let handle = tokio::spawn(async move {
         let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
@@ -201,41 +214,39 @@ fn spawn_cli(args: &[&str]) -> (JoinHandle<(u8, String, String)>, SharedBuf) {
     (handle, watch)
 }
 
-/// Waits (10 s at most) until `buf` contains `needle`.
-async fn wait_for_output(buf: &SharedBuf, needle: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !buf.text().contains(needle) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no {needle:?} in output: {}",
-            buf.text()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn json_lines(out: &str) -> Vec<Value> {
     out.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
         .collect()
 }
 
-#[tokio::test]
-async fn cli_against_the_python_sample() {
-    let Some(server) = common::start(common::Sdk::Python).await else {
-        return;
-    };
-    let url = server.base.as_str();
+/// The task id of the first `task ID [state] …` line.
+fn first_task_id(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("task "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no task line in {out}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_against_the_demo_agent() {
+    let server = Serve::start_with("memory", &["--agent", "demo"]);
+    let base = server.base();
+    let url = base.as_str();
 
     let (code, out, err) = cli(&["card", "--url", url]).await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("Switchboard Interop Sample (python)"), "{out}");
-    assert!(out.contains("JSONRPC 1.0"), "{out}");
+    assert!(out.starts_with("switchboard demo "), "{out}");
+    assert!(out.contains(&format!("JSONRPC 1.0  {url}")), "{out}");
+    assert!(out.contains("  skills:"), "{out}");
 
     let (code, out, err) = cli(&["card", "--url", url, "--json"]).await;
     assert_eq!(code, 0, "{err}");
     let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["type"], "card");
+    assert_eq!(lines[0]["data"]["name"], "switchboard demo");
 
     // send: human output, then JSON.
     let (code, out, err) = cli(&["send", "--url", url, "hello", "cli"]).await;
@@ -244,25 +255,28 @@ async fn cli_against_the_python_sample() {
         out.starts_with("task ") && out.contains("[completed]"),
         "{out}"
     );
-    assert!(out.contains("hello cli"), "{out}");
+    assert!(out.contains("  ▸ reply: You said: hello cli\n"), "{out}");
     let (code, out, _) = cli(&["send", "--url", url, "--json", "/message", "hi"]).await;
     assert_eq!(code, 0);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["type"], "message");
     assert_eq!(lines[0]["data"]["role"], "ROLE_AGENT");
+    assert_eq!(lines[0]["data"]["parts"][0]["text"], "You said: hi");
 
-    // stream: artifact text inline, summary last.
+    // stream: status lines, artifact text inline, summary last.
     let (code, out, err) = cli(&["stream", "--url", url, "hello", "stream"]).await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("▸ echo: echo: hello stream\n"), "{out}");
-    assert!(out.contains("  · working: working"), "{out}");
+    assert!(out.contains("  · working: reading your message\n"), "{out}");
+    assert!(out.contains("  ▸ reply: You said: hello stream\n"), "{out}");
+    assert!(out.contains("Reversed: maerts olleh\n"), "{out}");
     assert!(out.trim_end().ends_with("[completed]"), "{out}");
     let (code, out, _) = cli(&["stream", "--url", url, "--json", "hello", "json"]).await;
     assert_eq!(code, 0);
     let lines = json_lines(&out);
     assert_eq!(lines.first().unwrap()["type"], "task");
     assert!(lines.iter().any(|l| l["type"] == "artifactUpdate"));
+    assert!(lines.iter().all(|l| l["seq"].is_u64()), "{out}");
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "statusUpdate");
     assert_eq!(last["data"]["status"]["state"], "TASK_STATE_COMPLETED");
@@ -285,16 +299,18 @@ async fn cli_against_the_python_sample() {
 
     let (code, out, _) = cli(&["get", "--url", url, &id]).await;
     assert_eq!(code, 0);
-    assert!(out.contains(&id), "{out}");
+    assert!(out.starts_with(&format!("task {id} [")), "{out}");
+    assert!(out.contains("  user: /long 30"), "{out}");
 
     let (code, out, _) = cli(&["list", "--url", url, "--context-id", &ctx]).await;
     assert_eq!(code, 0);
     assert!(out.starts_with("ID"), "{out}");
     assert!(out.contains(&id), "{out}");
+    assert!(out.contains("1 of 1 task(s)"), "{out}");
 
     let (subscribe, sub_out) = spawn_cli(&["subscribe", "--url", url, &id]);
     // Cancel once the subscriber has its first item (the task snapshot).
-    wait_for_output(&sub_out, "task ").await;
+    sub_out.wait_for(&format!("task {id}")).await;
     let (code, out, err) = cli(&["cancel", "--url", url, &id]).await;
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[canceled]"), "{out}");
@@ -320,25 +336,51 @@ async fn cli_against_the_python_sample() {
     assert_eq!(code, 2);
     assert!(err.contains("--header"), "{err}");
 
-    // A streamed task that gets canceled exits with 1.
-    let ctx = uuid::Uuid::new_v4().to_string();
-    let (stream, _) = spawn_cli(&["stream", "--url", url, "--context-id", &ctx, "/long", "30"]);
-    let client = A2AClient::connect(url).await.unwrap();
-    let task_id = loop {
-        let page = client
-            .list_tasks(ListTasksRequest {
-                context_id: Some(ctx.clone()),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        if let Some(t) = page.tasks.first() {
-            break t.id.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    client.cancel_task(task_id.as_str()).await.unwrap();
+    // A task that fails exits with 1; a streamed task that gets canceled too.
+    let (code, out, _) = cli(&["send", "--url", url, "/fail", "on", "purpose"]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("[failed]") && out.contains("on purpose"),
+        "{out}"
+    );
+    let (stream, stream_out) = spawn_cli(&["stream", "--url", url, "/long", "30"]);
+    let task_id = first_task_id(&stream_out.wait_for("task ").await);
+    let (code, _, err) = cli(&["cancel", "--url", url, &task_id]).await;
+    assert_eq!(code, 0, "{err}");
     let (code, out, err) = stream.await.unwrap();
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(out.trim_end().ends_with("[canceled]"), "{out}");
+}
+
+/// Progress, when stdout is not a terminal: plain lines, no control
+/// sequences, each line once, a final line per tracker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_off_a_terminal_is_plain_lines() {
+    let server = Serve::start_with("memory", &["--agent", "demo"]);
+    let (code, out, err) = cli(&["stream", "--url", &server.base(), "/progress", "1"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\x1b'), "control sequences: {out:?}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] != w[1]),
+        "a line repeated: {out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("progress download ") && l.contains(" — total ")),
+        "{out}"
+    );
+    for done in [
+        "progress ✓ download 40/40 completed",
+        "progress ✓ index 25/25 completed",
+        "progress ✓ scan 30 completed",
+    ] {
+        assert_eq!(
+            lines.iter().filter(|l| **l == done).count(),
+            1,
+            "{done:?} in\n{out}"
+        );
+    }
+    assert!(lines.last().unwrap().ends_with("[completed]"), "{out}");
 }

@@ -1,0 +1,882 @@
+//! The converter: a task's A2A event stream, read as AG-UI events.
+//!
+//! This is the one place that decides what an A2A stream *means* to an
+//! AG-UI client. Feed it the items of a stream in order — the engine's
+//! [`LoggedEvent`]s or a client's `(seq, StreamResponse)` pairs — and it
+//! returns, for each, the AG-UI events to send and the SSE id of each
+//! ([`Frame`]).
+//!
+//! ## The mapping
+//! - **One run per stream.** The first item opens it with `RUN_STARTED`
+//!   (`threadId` = the A2A context id, `runId` = the task id, unless
+//!   [`ConverterOptions`] names others). A task that paused (input-required)
+//!   and continued in the same stream — a replayed log — continues with a
+//!   new run `"<runId>:<n>"`, since AG-UI allows runs one after another.
+//! - **Parts** become messages by their hints (see [`crate::hints`]):
+//!   text and code blocks → `TEXT_MESSAGE_*` (code inside a Markdown fence),
+//!   thinking → `REASONING_START`, `REASONING_MESSAGE_*`, `REASONING_END`,
+//!   tool calls → `TOOL_CALL_START/ARGS/END`, tool results →
+//!   `TOOL_CALL_RESULT` (failures with `metadata.a2a.isError`), error parts →
+//!   a text message of their own (`metadata.a2a.error`). Unhinted text is
+//!   assistant text. Data and file parts appear only in the state.
+//! - **Blocks.** Each source (one artifact, or the task's status messages)
+//!   has at most one open block; a part continues it when it names the same
+//!   block (the same `agui_block_id`, or for unhinted artifact text the same
+//!   artifact since it last started), else the open block ends and a new one
+//!   begins. Agents' block ids are scoped to their source (an artifact, or
+//!   the status messages), and a block id opened again gets a new message
+//!   id (`<id>#<n>`), so no two AG-UI messages share an id. An artifact's `lastChunk` ends its block; so does the end of the
+//!   run. Unhinted status messages are one text message each.
+//! - **State.** The first state emission of a run is a `STATE_SNAPSHOT`, the
+//!   later ones `STATE_DELTA`s (RFC 6902, only when something changed) of
+//!   this document:
+//!
+//!   ```json
+//!   {"a2a": {
+//!     "taskId": "…", "contextId": "…",
+//!     "status": {"state": "working", "message": "…", "timestamp": "…"},
+//!     "artifacts": {"<artifactId>": {"name": "…", "description": "…",
+//!                                    "parts": [<A2A parts>], "lastChunk": true}}}}
+//!   ```
+//!
+//!   `status.state` is the A2A state's short label (`input-required`, …);
+//!   `parts` are A2A 1.0 JSON parts, appended to as chunks arrive.
+//! - **Progress** (the task-progress extension's payload in a status
+//!   update's metadata) becomes one activity, `messageId` `"<taskId>:progress"`,
+//!   `activityType` [`PROGRESS_ACTIVITY`]: `ACTIVITY_SNAPSHOT` with the payload
+//!   (`trackers`, `aggregate`) first, then `ACTIVITY_DELTA`s. The summary text
+//!   such updates carry is not repeated as a message.
+//! - **Endings.** Everything open is closed first. `completed` →
+//!   `RUN_FINISHED {outcome: success}`; `canceled` → `{outcome: cancelled}`;
+//!   `input-required` / `auth-required` → a `STATE_SNAPSHOT`, then
+//!   `{outcome: interrupt}` with one interrupt (`id` `"<taskId>:<seq>"`,
+//!   `reason` `input_required` or `a2a:auth_required`, the status text as
+//!   `message`, `metadata {taskId, contextId}`); `failed` / `rejected` →
+//!   `RUN_ERROR` with the status text and code `a2a:failed` / `a2a:rejected`.
+//!   A direct message reply is a run with one text message.
+//!   No `MESSAGES_SNAPSHOT` precedes an interrupt: the official client
+//!   *replaces* its message list with one, and a stream only knows the
+//!   messages it produced, so a snapshot would erase the user's turns; the
+//!   conversation a resume needs is the A2A task's history, kept server-side.
+//!
+//! ## Ids and resuming
+//! Every id is derived from the A2A stream — task id, artifact id, the seq
+//! where a block started, part index, A2A message id, the agent's block and
+//! tool call ids — never random. So converting the same A2A items again gives
+//! the same AG-UI events, which is how a dropped stream resumes: each frame's
+//! SSE id is `"<seq>"` for the last event an A2A item produced and
+//! `"<seq>.<i>"` for the ones before it. A client reconnects with that as
+//! `Last-Event-ID`; the endpoint parses it ([`ResumePoint::parse`]), replays
+//! the task's log from the start (A2A `SubscribeToTask` after 0) through
+//! [`Converter::resuming`], which rebuilds its state silently up to that point
+//! and sends only what follows.
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+use switchboard_core::LoggedEvent;
+use switchboard_protocol::progress::TASK_PROGRESS_URI;
+use switchboard_protocol::{
+    Message, Metadata, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskState, TaskStatusUpdateEvent,
+};
+
+use crate::events::*;
+use crate::hints::{PartHints, PartRole, read_tool_call, read_tool_result};
+use crate::patch::{diff, escape_token};
+
+/// The `activityType` of task-progress activities.
+pub const PROGRESS_ACTIVITY: &str = "a2a-task-progress";
+
+/// One event to send, with the SSE id that resumes right after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// `"<seq>"` or `"<seq>.<i>"`; `None` for items without a sequence number.
+    pub id: Option<String>,
+    /// The event.
+    pub event: Event,
+}
+
+/// Where a resumed stream picks up: after event `index` of A2A item `seq`,
+/// or after all of item `seq` when `index` is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumePoint {
+    /// The A2A sequence number.
+    pub seq: u64,
+    /// The last event of that item the client has, if not all of them.
+    pub index: Option<u32>,
+}
+
+/// A `Last-Event-ID` that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Last-Event-ID {0:?} is not an AG-UI event id (expected <seq> or <seq>.<index>)")]
+pub struct InvalidResumeId(pub String);
+
+impl ResumePoint {
+    /// Parses an SSE id made by the converter.
+    pub fn parse(id: &str) -> Result<ResumePoint, InvalidResumeId> {
+        let bad = || InvalidResumeId(id.to_owned());
+        let (seq, index) = match id.trim().split_once('.') {
+            Some((s, i)) => (s, Some(i.parse().map_err(|_| bad())?)),
+            None => (id.trim(), None),
+        };
+        Ok(ResumePoint {
+            seq: seq.parse().map_err(|_| bad())?,
+            index,
+        })
+    }
+
+    /// `true` when event `index` of item `seq` was already delivered.
+    fn covers(&self, seq: u64, index: u32) -> bool {
+        seq < self.seq || (seq == self.seq && self.index.is_none_or(|i| index <= i))
+    }
+}
+
+/// How a converter names its run and whether it stamps events.
+#[derive(Debug, Clone, Default)]
+pub struct ConverterOptions {
+    /// `threadId` (default: the A2A context id).
+    pub thread_id: Option<String>,
+    /// `runId` (default: the task id, or the message id of a direct reply).
+    pub run_id: Option<String>,
+    /// The request to echo in `RUN_STARTED.input`.
+    pub input: Option<RunAgentInput>,
+    /// Stamp every event with the current time (ms since the epoch).
+    pub timestamps: bool,
+}
+
+/// Where a part came from: blocks are tracked per source.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Source {
+    Artifact(String),
+    Status,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Text,
+    Code,
+    Reasoning,
+}
+
+#[derive(Debug, Clone)]
+struct OpenBlock {
+    source: Source,
+    kind: BlockKind,
+    /// What a part names to continue this block.
+    key: String,
+    /// The AG-UI message id: the key, made unique if the key was used before.
+    message_id: String,
+}
+
+/// Converts one A2A stream into AG-UI events. See the module docs.
+#[derive(Debug)]
+pub struct Converter {
+    options: ConverterOptions,
+    resume: Option<ResumePoint>,
+    /// The run is open (started, not yet finished or errored).
+    running: bool,
+    /// How many runs this stream has had.
+    runs: u32,
+    /// The stream is over (terminal state or error): nothing more is sent.
+    over: bool,
+    task_id: String,
+    context_id: String,
+    run_id: String,
+    thread_id: String,
+    /// Open blocks, in the order they opened.
+    open: Vec<OpenBlock>,
+    /// The state document as the client holds it (`None`: no snapshot sent this run).
+    sent_state: Option<Value>,
+    /// The state document as it is now.
+    state: Value,
+    /// Where each artifact last (re)started: its seq.
+    artifact_starts: HashMap<String, u64>,
+    /// How many blocks each key has opened (a reopened key gets `#n`).
+    openings: HashMap<String, u32>,
+    /// The progress activity's content as the client holds it.
+    progress: Option<Value>,
+    /// Events of the item being converted.
+    out: Vec<Event>,
+}
+
+impl Converter {
+    /// A converter for a fresh stream.
+    pub fn new(options: ConverterOptions) -> Self {
+        Converter {
+            options,
+            resume: None,
+            running: false,
+            runs: 0,
+            over: false,
+            task_id: String::new(),
+            context_id: String::new(),
+            run_id: String::new(),
+            thread_id: String::new(),
+            open: Vec::new(),
+            sent_state: None,
+            state: json!({"a2a": {"artifacts": {}}}),
+            artifact_starts: HashMap::new(),
+            openings: HashMap::new(),
+            progress: None,
+            out: Vec::new(),
+        }
+    }
+
+    /// A converter for a resumed stream: feed it the task's log from the
+    /// start; it sends nothing up to and including `point`.
+    pub fn resuming(options: ConverterOptions, point: ResumePoint) -> Self {
+        Converter {
+            resume: Some(point),
+            ..Converter::new(options)
+        }
+    }
+
+    /// `true` once the stream reached its end (a terminal state or an error).
+    pub fn is_over(&self) -> bool {
+        self.over
+    }
+
+    /// Converts one engine stream item.
+    pub fn convert_logged(&mut self, item: &LoggedEvent) -> Vec<Frame> {
+        // A direct message reply travels with seq 0: it has no log position.
+        let seq = (item.seq > 0).then_some(item.seq);
+        self.convert(seq, &item.event)
+    }
+
+    /// Converts one A2A stream item (with its SSE id / log sequence number,
+    /// if it has one) into the frames to send.
+    pub fn convert(&mut self, seq: Option<u64>, item: &StreamResponse) -> Vec<Frame> {
+        if self.over {
+            return Vec::new();
+        }
+        let at = seq.unwrap_or(0);
+        match item {
+            StreamResponse::Task(task) => self.task(at, task),
+            StreamResponse::Message(m) => self.message(m),
+            StreamResponse::StatusUpdate(u) => self.status(at, u),
+            StreamResponse::ArtifactUpdate(u) => self.artifact(at, u),
+            // StreamResponse is non-exhaustive; a future kind has no AG-UI meaning yet.
+            #[allow(unreachable_patterns)]
+            _ => {}
+        }
+        let events = std::mem::take(&mut self.out);
+        let n = events.len();
+        let now = self.options.timestamps.then(now_millis);
+        events
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let (Some(seq), Some(r)) = (seq, self.resume) else {
+                    return true;
+                };
+                !r.covers(seq, *i as u32)
+            })
+            .map(|(i, mut event)| {
+                event.timestamp = now;
+                Frame {
+                    id: seq.map(|s| {
+                        if i + 1 == n {
+                            s.to_string()
+                        } else {
+                            format!("{s}.{i}")
+                        }
+                    }),
+                    event,
+                }
+            })
+            .collect()
+    }
+
+    /// The A2A stream broke (or ended without an ending): closes the run
+    /// with `RUN_ERROR`. Nothing is sent if the run already ended.
+    pub fn fail(&mut self, message: &str, code: &str) -> Vec<Frame> {
+        if self.over {
+            return Vec::new();
+        }
+        self.over = true;
+        // RUN_ERROR may also be the very first event, or follow RUN_FINISHED.
+        let mut events = Vec::new();
+        self.close_all();
+        events.append(&mut self.out);
+        events.push(Event::new(RunError {
+            message: message.to_owned(),
+            code: Some(code.to_owned()),
+            usage: None,
+        }));
+        self.running = false;
+        let now = self.options.timestamps.then(now_millis);
+        events
+            .into_iter()
+            .map(|mut event| {
+                event.timestamp = now;
+                Frame { id: None, event }
+            })
+            .collect()
+    }
+
+    fn emit(&mut self, kind: impl Into<EventKind>) {
+        self.out.push(Event::new(kind));
+    }
+
+    fn start_run(&mut self, task_id: &str, context_id: &str) {
+        self.start_run_as(task_id, context_id, task_id);
+    }
+
+    /// Opens a run for `task_id`, named `default_run` unless the options name it.
+    fn start_run_as(&mut self, task_id: &str, context_id: &str, default_run: &str) {
+        if self.running {
+            return;
+        }
+        self.task_id = task_id.to_owned();
+        self.context_id = context_id.to_owned();
+        let base = self
+            .options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| default_run.to_owned());
+        self.run_id = if self.runs == 0 {
+            base
+        } else {
+            format!("{base}:{}", self.runs)
+        };
+        self.runs += 1;
+        self.thread_id = self
+            .options
+            .thread_id
+            .clone()
+            .unwrap_or_else(|| context_id.to_owned());
+        self.running = true;
+        self.sent_state = None;
+        self.progress = None;
+        let a2a = &mut self.state["a2a"];
+        a2a["taskId"] = json!(task_id);
+        a2a["contextId"] = json!(context_id);
+        let input = self.options.input.clone().map(Box::new);
+        self.emit(RunStarted {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            parent_run_id: None,
+            input,
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+        });
+    }
+
+    fn task(&mut self, seq: u64, task: &Task) {
+        self.start_run(&task.id, &task.context_id);
+        for artifact in task.artifacts() {
+            let update = TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact: artifact.clone(),
+                append: false,
+                last_chunk: true,
+                metadata: None,
+            };
+            self.artifact_inner(seq, &update);
+        }
+        let update = TaskStatusUpdateEvent {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            status: task.status.clone(),
+            metadata: task.metadata.clone(),
+        };
+        self.status_inner(seq, &update);
+    }
+
+    fn message(&mut self, m: &Message) {
+        let context = m.context_id.clone().unwrap_or_default();
+        let task = m.task_id.as_deref().unwrap_or(&m.message_id);
+        self.start_run_as(task, &context, &m.message_id);
+        self.message_parts(m);
+        self.close_all();
+        self.finish(RunFinishedOutcome::Success {
+            pending_tool_call_ids: None,
+        });
+        self.over = true;
+    }
+
+    fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
+        self.start_run(&u.task_id, &u.context_id);
+        self.status_inner(seq, u);
+    }
+
+    fn status_inner(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
+        let state = u.status.state;
+        let text = u.status.message.as_ref().map(Message::text);
+        {
+            let status = &mut self.state["a2a"]["status"];
+            *status = json!({"state": state.label()});
+            if let Some(t) = &text {
+                status["message"] = json!(t);
+            }
+            if let Some(ts) = &u.status.timestamp {
+                status["timestamp"] = json!(switchboard_protocol::serde_util::format_timestamp(ts));
+            }
+        }
+        let progress = progress_payload(u);
+        if let Some(p) = &progress {
+            self.progress_activity(p);
+        }
+        let failed = matches!(state, TaskState::Failed | TaskState::Rejected);
+        if let Some(m) = &u.status.message
+            && m.role != Role::User
+            && progress.is_none()
+            && !failed
+        {
+            self.message_parts(m);
+        }
+        match state {
+            TaskState::Completed => {
+                self.close_all();
+                self.sync_state();
+                self.finish(RunFinishedOutcome::Success {
+                    pending_tool_call_ids: None,
+                });
+                self.over = true;
+            }
+            TaskState::Canceled => {
+                self.close_all();
+                self.sync_state();
+                self.finish(RunFinishedOutcome::Cancelled);
+                self.over = true;
+            }
+            TaskState::Failed | TaskState::Rejected => {
+                self.close_all();
+                self.sync_state();
+                let (code, default) = if state == TaskState::Failed {
+                    ("a2a:failed", "the task failed")
+                } else {
+                    ("a2a:rejected", "the agent rejected the task")
+                };
+                let message = text.filter(|t| !t.is_empty()).unwrap_or(default.into());
+                self.emit(RunError {
+                    message,
+                    code: Some(code.to_owned()),
+                    usage: None,
+                });
+                self.running = false;
+                self.over = true;
+            }
+            TaskState::InputRequired | TaskState::AuthRequired => {
+                self.close_all();
+                // The interrupt rule: the state a resume needs goes out in full first.
+                self.sent_state = None;
+                self.sync_state();
+                let reason = if state == TaskState::InputRequired {
+                    "input_required"
+                } else {
+                    "a2a:auth_required"
+                };
+                let mut metadata = Map::new();
+                metadata.insert("taskId".into(), json!(self.task_id));
+                metadata.insert("contextId".into(), json!(self.context_id));
+                let interrupt = Interrupt {
+                    id: format!("{}:{seq}", self.task_id),
+                    reason: reason.to_owned(),
+                    message: text.filter(|t| !t.is_empty()),
+                    metadata: Some(metadata),
+                    ..Interrupt::default()
+                };
+                self.finish(RunFinishedOutcome::Interrupt {
+                    interrupts: vec![interrupt],
+                });
+            }
+            _ => self.sync_state(),
+        }
+    }
+
+    fn finish(&mut self, outcome: RunFinishedOutcome) {
+        self.emit(RunFinished {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            result: None,
+            outcome: Some(outcome),
+            usage: None,
+        });
+        self.running = false;
+    }
+
+    fn progress_activity(&mut self, payload: &Value) {
+        let Some(content) = payload.as_object() else {
+            return;
+        };
+        let message_id = format!("{}:progress", self.task_id);
+        match &self.progress {
+            None => self.emit(ActivitySnapshot {
+                message_id,
+                activity_type: PROGRESS_ACTIVITY.to_owned(),
+                content: content.clone(),
+                replace: Some(true),
+                subagent_run_id: None,
+            }),
+            Some(old) => {
+                let patch = diff(old, payload);
+                if patch.is_empty() {
+                    return;
+                }
+                self.emit(ActivityDelta {
+                    message_id,
+                    activity_type: PROGRESS_ACTIVITY.to_owned(),
+                    patch,
+                    subagent_run_id: None,
+                });
+            }
+        }
+        self.progress = Some(payload.clone());
+    }
+
+    fn artifact(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
+        self.start_run(&u.task_id, &u.context_id);
+        self.artifact_inner(seq, u);
+        self.sync_state();
+    }
+
+    fn artifact_inner(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
+        let a = &u.artifact;
+        let source = Source::Artifact(a.artifact_id.clone());
+        let known = self.artifact_starts.contains_key(&a.artifact_id);
+        let parts_json: Vec<Value> = a
+            .parts
+            .iter()
+            .map(|p| serde_json::to_value(p).unwrap_or(Value::Null))
+            .collect();
+        let artifacts = &mut self.state["a2a"]["artifacts"];
+        if u.append && known {
+            let entry = &mut artifacts[a.artifact_id.as_str()];
+            if let Some(parts) = entry["parts"].as_array_mut() {
+                parts.extend(parts_json);
+            }
+            entry["lastChunk"] = json!(u.last_chunk);
+        } else {
+            let mut entry = json!({"parts": parts_json, "lastChunk": u.last_chunk});
+            if let Some(n) = &a.name {
+                entry["name"] = json!(n);
+            }
+            if let Some(d) = &a.description {
+                entry["description"] = json!(d);
+            }
+            artifacts[a.artifact_id.as_str()] = entry;
+            // A new start (or a replacement) begins new blocks.
+            self.close_source(&source);
+            self.artifact_starts.insert(a.artifact_id.clone(), seq);
+        }
+        let start = self
+            .artifact_starts
+            .get(&a.artifact_id)
+            .copied()
+            .unwrap_or(seq);
+        let default_key = format!("{}:{}:{start}", self.task_id, a.artifact_id);
+        for (i, part) in a.parts.iter().enumerate() {
+            let part_key = format!("{}:{}:{seq}:{i}", self.task_id, a.artifact_id);
+            self.part(&source, part, &default_key, &part_key);
+        }
+        if u.last_chunk {
+            self.close_source(&source);
+        }
+    }
+
+    fn message_parts(&mut self, m: &Message) {
+        let default_key = if self.task_id == m.message_id {
+            m.message_id.clone()
+        } else {
+            format!("{}:{}", self.task_id, m.message_id)
+        };
+        for (i, part) in m.parts.iter().enumerate() {
+            let part_key = format!("{default_key}:{i}");
+            self.part(&Source::Status, part, &default_key, &part_key);
+        }
+        // Unhinted status text is one message per A2A message.
+        if let Some(b) = self.open.iter().find(|b| b.source == Source::Status)
+            && b.key == default_key
+        {
+            self.close_source(&Source::Status);
+        }
+    }
+
+    fn part(&mut self, source: &Source, part: &Part, default_key: &str, part_key: &str) {
+        let hints = PartHints::read(part);
+        let text = match &part.content {
+            PartContent::Text(t) => Some(t.as_str()),
+            _ => None,
+        };
+        // An agent's block ids are unique within a source at best: they are
+        // scoped to it (status messages share one scope, so a block may
+        // continue from one status message into the next).
+        let block_key = |suffix: &str| match (&hints.block_id, source) {
+            (Some(id), Source::Artifact(a)) => format!("{}:{a}:{id}", self.task_id),
+            (Some(id), Source::Status) => format!("{}:{id}", self.task_id),
+            (None, _) => format!("{default_key}{suffix}"),
+        };
+        match hints.role() {
+            PartRole::Plain | PartRole::Text => {
+                if let Some(t) = text {
+                    let key = block_key("");
+                    self.block(source, BlockKind::Text, key, t);
+                }
+            }
+            PartRole::Code => {
+                if let Some(t) = text {
+                    let key = block_key(":code");
+                    self.block(source, BlockKind::Code, key, t);
+                }
+            }
+            PartRole::Reasoning => {
+                if let Some(t) = text {
+                    let key = block_key(":reasoning");
+                    self.block(source, BlockKind::Reasoning, key, t);
+                }
+            }
+            PartRole::ToolCall => {
+                self.close_source(source);
+                if let Some(call) = read_tool_call(part, &hints) {
+                    self.emit(ToolCallStart {
+                        tool_call_id: call.id.clone(),
+                        tool_call_name: call.name,
+                        parent_message_id: None,
+                        subagent_run_id: None,
+                    });
+                    self.emit(ToolCallArgs {
+                        tool_call_id: call.id.clone(),
+                        delta: call.arguments.to_string(),
+                        subagent_run_id: None,
+                    });
+                    self.emit(ToolCallEnd {
+                        tool_call_id: call.id,
+                        subagent_run_id: None,
+                    });
+                }
+            }
+            PartRole::ToolResult => {
+                self.close_source(source);
+                if let Some(result) = read_tool_result(part, &hints) {
+                    let mut a2a = Map::new();
+                    a2a.insert("taskId".into(), json!(self.task_id));
+                    let content = match &result.error {
+                        Some(e) => {
+                            a2a.insert("isError".into(), json!(true));
+                            e.clone()
+                        }
+                        None => result.content,
+                    };
+                    let mut metadata = Map::new();
+                    metadata.insert("a2a".into(), Value::Object(a2a));
+                    self.out.push(
+                        Event::new(ToolCallResult {
+                            message_id: format!("{}:{}:result", self.task_id, result.tool_call_id),
+                            tool_call_id: result.tool_call_id,
+                            content: Content::Text(content),
+                            role: Some(ToolRole::Tool),
+                            subagent_run_id: None,
+                        })
+                        .with_metadata(metadata),
+                    );
+                }
+            }
+            PartRole::Error => {
+                self.close_source(source);
+                let message = match &part.content {
+                    PartContent::Text(t) => t.clone(),
+                    PartContent::Data(v) => v.to_string(),
+                    _ => "error".to_owned(),
+                };
+                let mut metadata = Map::new();
+                metadata.insert("a2a".into(), json!({"error": true}));
+                let id = part_key.to_owned();
+                self.out.push(
+                    Event::new(TextMessageStart {
+                        message_id: id.clone(),
+                        role: Some(TextRole::Assistant),
+                        name: None,
+                        subagent_run_id: None,
+                    })
+                    .with_metadata(metadata),
+                );
+                self.emit(TextMessageContent {
+                    message_id: id.clone(),
+                    delta: message,
+                    subagent_run_id: None,
+                });
+                self.emit(TextMessageEnd {
+                    message_id: id,
+                    subagent_run_id: None,
+                });
+            }
+        }
+    }
+
+    /// Adds `text` to the block `key` of `source`, opening it (and closing
+    /// the source's other block) when it is not the open one.
+    fn block(&mut self, source: &Source, kind: BlockKind, key: String, text: &str) {
+        let open = self
+            .open
+            .iter()
+            .find(|b| &b.source == source && b.kind == kind && b.key == key)
+            .map(|b| b.message_id.clone());
+        let message_id = match open {
+            Some(id) => id,
+            // An empty part opens nothing (a writer's closing chunk).
+            None if text.is_empty() => return,
+            None => {
+                self.close_source(source);
+                self.open_block(source.clone(), kind, key)
+            }
+        };
+        if text.is_empty() {
+            return;
+        }
+        let delta = text.to_owned();
+        match kind {
+            BlockKind::Text | BlockKind::Code => self.emit(TextMessageContent {
+                message_id,
+                delta,
+                subagent_run_id: None,
+            }),
+            BlockKind::Reasoning => self.emit(ReasoningMessageContent {
+                message_id,
+                delta,
+                subagent_run_id: None,
+            }),
+        }
+    }
+
+    /// Opens a block and returns its message id.
+    fn open_block(&mut self, source: Source, kind: BlockKind, key: String) -> String {
+        let n = self.openings.entry(key.clone()).or_insert(0);
+        let message_id = if *n == 0 {
+            key.clone()
+        } else {
+            format!("{key}#{n}")
+        };
+        *n += 1;
+        match kind {
+            BlockKind::Text | BlockKind::Code => {
+                self.emit(TextMessageStart {
+                    message_id: message_id.clone(),
+                    role: Some(TextRole::Assistant),
+                    name: None,
+                    subagent_run_id: None,
+                });
+                if kind == BlockKind::Code {
+                    self.emit(TextMessageContent {
+                        message_id: message_id.clone(),
+                        delta: "```\n".into(),
+                        subagent_run_id: None,
+                    });
+                }
+            }
+            BlockKind::Reasoning => {
+                self.emit(ReasoningStart {
+                    message_id: message_id.clone(),
+                    subagent_run_id: None,
+                });
+                self.emit(ReasoningMessageStart {
+                    message_id: message_id.clone(),
+                    role: ReasoningRole::Reasoning,
+                    subagent_run_id: None,
+                });
+            }
+        }
+        self.open.push(OpenBlock {
+            source,
+            kind,
+            key,
+            message_id: message_id.clone(),
+        });
+        message_id
+    }
+
+    fn close_source(&mut self, source: &Source) {
+        if let Some(i) = self.open.iter().position(|b| &b.source == source) {
+            let b = self.open.remove(i);
+            self.close_block(b);
+        }
+    }
+
+    fn close_all(&mut self) {
+        for b in std::mem::take(&mut self.open) {
+            self.close_block(b);
+        }
+    }
+
+    fn close_block(&mut self, b: OpenBlock) {
+        let id = b.message_id;
+        match b.kind {
+            BlockKind::Text => self.emit(TextMessageEnd {
+                message_id: id,
+                subagent_run_id: None,
+            }),
+            BlockKind::Code => {
+                self.emit(TextMessageContent {
+                    message_id: id.clone(),
+                    delta: "\n```".into(),
+                    subagent_run_id: None,
+                });
+                self.emit(TextMessageEnd {
+                    message_id: id,
+                    subagent_run_id: None,
+                });
+            }
+            BlockKind::Reasoning => {
+                self.emit(ReasoningMessageEnd {
+                    message_id: id.clone(),
+                    subagent_run_id: None,
+                });
+                self.emit(ReasoningEnd {
+                    message_id: id,
+                    subagent_run_id: None,
+                });
+            }
+        }
+    }
+
+    /// Sends the state: a snapshot when the client has none this run, else
+    /// the delta (if anything changed).
+    fn sync_state(&mut self) {
+        match &self.sent_state {
+            None => {
+                self.emit(StateSnapshot {
+                    snapshot: self.state.clone(),
+                    subagent_run_id: None,
+                });
+            }
+            Some(old) => {
+                let delta = diff(old, &self.state);
+                if delta.is_empty() {
+                    return;
+                }
+                self.emit(StateDelta {
+                    delta,
+                    subagent_run_id: None,
+                });
+            }
+        }
+        self.sent_state = Some(self.state.clone());
+    }
+}
+
+/// The task-progress payload of a status update (its own metadata first,
+/// then its message's).
+fn progress_payload(u: &TaskStatusUpdateEvent) -> Option<Value> {
+    let find = |md: &Metadata| md.get(TASK_PROGRESS_URI).filter(|v| v.is_object()).cloned();
+    u.metadata.as_ref().and_then(find).or_else(|| {
+        u.status
+            .message
+            .as_ref()
+            .and_then(|m| m.metadata.as_ref())
+            .and_then(find)
+    })
+}
+
+fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The JSON Pointer of an artifact in the state document.
+pub fn artifact_pointer(artifact_id: &str) -> String {
+    format!("/a2a/artifacts/{}", escape_token(artifact_id))
+}

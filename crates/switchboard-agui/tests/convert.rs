@@ -1,0 +1,756 @@
+//! The converter over a matrix of A2A streams: parts with and without hints,
+//! statuses, chunked and interleaved artifacts, tool results and errors,
+//! every ending, progress, and a reconnect at every point of every stream.
+//!
+//! Each scenario is checked three ways: the events pass the official
+//! client's ordering rules ([`Verifier`]); folded the way a client folds
+//! them ([`ClientView`]) they give the expected messages, state and
+//! outcome; and a converter resumed after any frame's id sends exactly the
+//! rest of the stream.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use switchboard_agui::events::*;
+use switchboard_agui::hints::{self, PartHints};
+use switchboard_agui::{Converter, ConverterOptions, Frame, ResumePoint, Verifier, patch};
+use switchboard_protocol::progress::TASK_PROGRESS_URI;
+use switchboard_protocol::{
+    Artifact, Message, Metadata, Part, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+const TASK: &str = "task-1";
+const CTX: &str = "ctx-1";
+
+fn task() -> StreamResponse {
+    StreamResponse::Task(Task {
+        id: TASK.into(),
+        context_id: CTX.into(),
+        status: TaskStatus::new(TaskState::Submitted),
+        artifacts: Some(vec![]),
+        history: Some(vec![Message::user_text("hi")]),
+        metadata: None,
+    })
+}
+
+fn msg(id: &str, parts: Vec<Part>) -> Message {
+    let mut m = Message::new(Role::Agent, parts);
+    m.message_id = id.into();
+    m
+}
+
+fn status(state: TaskState, message: Option<Message>) -> StreamResponse {
+    let mut s = TaskStatus::new(state);
+    s.message = message;
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: TASK.into(),
+        context_id: CTX.into(),
+        status: s,
+        metadata: None,
+    })
+}
+
+fn say(state: TaskState, id: &str, text: &str) -> StreamResponse {
+    status(state, Some(msg(id, vec![Part::text(text)])))
+}
+
+fn art(id: &str, parts: Vec<Part>, append: bool, last: bool) -> StreamResponse {
+    StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: TASK.into(),
+        context_id: CTX.into(),
+        artifact: Artifact::new(parts).with_id(id).with_name(id),
+        append,
+        last_chunk: last,
+        metadata: None,
+    })
+}
+
+fn done() -> StreamResponse {
+    status(TaskState::Completed, None)
+}
+
+/// A stream numbered like a task log: seq 1, 2, 3, …
+fn numbered(items: Vec<StreamResponse>) -> Vec<(u64, StreamResponse)> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, it)| (i as u64 + 1, it))
+        .collect()
+}
+
+fn convert_all(conv: &mut Converter, items: &[(u64, StreamResponse)]) -> Vec<Frame> {
+    items
+        .iter()
+        .flat_map(|(seq, it)| conv.convert(Some(*seq), it))
+        .collect()
+}
+
+/// What a client makes of the events.
+#[derive(Debug, Default)]
+struct ClientView {
+    /// id → (role, content)
+    messages: BTreeMap<String, (String, String)>,
+    /// order of first appearance
+    order: Vec<String>,
+    /// tool call id → (name, args)
+    tool_calls: BTreeMap<String, (String, String)>,
+    /// tool call id → (content, is_error)
+    results: BTreeMap<String, (String, bool)>,
+    state: Value,
+    activities: BTreeMap<String, Value>,
+    outcomes: Vec<Option<RunFinishedOutcome>>,
+    run_ids: Vec<String>,
+    errors: Vec<(String, Option<String>)>,
+    flagged_errors: Vec<String>,
+}
+
+impl ClientView {
+    fn fold(frames: &[Frame]) -> ClientView {
+        let events: Vec<Event> = frames.iter().map(|f| f.event.clone()).collect();
+        if let Err(e) = Verifier::verify_all(&events) {
+            panic!(
+                "the stream breaks the client's rules: {e}\n{}",
+                dump(frames)
+            );
+        }
+        let mut v = ClientView {
+            state: Value::Null,
+            ..Default::default()
+        };
+        for e in &events {
+            v.apply(e);
+        }
+        v
+    }
+
+    fn new_message(&mut self, id: &str, role: &str) {
+        self.messages
+            .insert(id.into(), (role.into(), String::new()));
+        if !self.order.iter().any(|o| o == id) {
+            self.order.push(id.into());
+        }
+    }
+
+    fn apply(&mut self, e: &Event) {
+        match &e.kind {
+            EventKind::RunStarted(r) => self.run_ids.push(r.run_id.clone()),
+            EventKind::TextMessageStart(m) => {
+                self.new_message(&m.message_id, "assistant");
+                if e.metadata
+                    .as_ref()
+                    .is_some_and(|md| md["a2a"]["error"] == true)
+                {
+                    self.flagged_errors.push(m.message_id.clone());
+                }
+            }
+            EventKind::TextMessageContent(m) => {
+                self.messages.get_mut(&m.message_id).unwrap().1 += &m.delta;
+            }
+            EventKind::ReasoningMessageStart(m) => self.new_message(&m.message_id, "reasoning"),
+            EventKind::ReasoningMessageContent(m) => {
+                self.messages.get_mut(&m.message_id).unwrap().1 += &m.delta;
+            }
+            EventKind::ToolCallStart(t) => {
+                self.tool_calls.insert(
+                    t.tool_call_id.clone(),
+                    (t.tool_call_name.clone(), String::new()),
+                );
+            }
+            EventKind::ToolCallArgs(t) => {
+                self.tool_calls.get_mut(&t.tool_call_id).unwrap().1 += &t.delta;
+            }
+            EventKind::ToolCallResult(r) => {
+                let Content::Text(c) = &r.content else {
+                    panic!("text results only")
+                };
+                let is_error = e
+                    .metadata
+                    .as_ref()
+                    .is_some_and(|md| md["a2a"]["isError"] == true);
+                self.results
+                    .insert(r.tool_call_id.clone(), (c.clone(), is_error));
+            }
+            EventKind::StateSnapshot(s) => self.state = s.snapshot.clone(),
+            EventKind::StateDelta(d) => patch::apply(&mut self.state, &d.delta)
+                .unwrap_or_else(|err| panic!("a state delta does not apply: {err}")),
+            EventKind::ActivitySnapshot(a) => {
+                self.activities
+                    .insert(a.message_id.clone(), Value::Object(a.content.clone()));
+            }
+            EventKind::ActivityDelta(a) => {
+                let doc = self
+                    .activities
+                    .get_mut(&a.message_id)
+                    .expect("an activity delta before its snapshot");
+                patch::apply(doc, &a.patch).expect("an activity delta does not apply");
+            }
+            EventKind::RunFinished(f) => self.outcomes.push(f.outcome.clone()),
+            EventKind::RunError(r) => self.errors.push((r.message.clone(), r.code.clone())),
+            _ => {}
+        }
+    }
+
+    fn texts(&self) -> Vec<(String, String)> {
+        self.order
+            .iter()
+            .map(|id| self.messages[id].clone())
+            .collect()
+    }
+}
+
+fn dump(frames: &[Frame]) -> String {
+    frames
+        .iter()
+        .map(|f| format!("{:?} {}", f.id, serde_json::to_string(&f.event).unwrap()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs a scenario: converts, verifies, checks every reconnect point and
+/// returns the client's view.
+fn run(items: Vec<StreamResponse>) -> (ClientView, Vec<Frame>) {
+    let items = numbered(items);
+    let frames = convert_all(&mut Converter::new(ConverterOptions::default()), &items);
+    // The same items give the same events: ids are derived, never random.
+    assert_eq!(
+        frames,
+        convert_all(&mut Converter::new(ConverterOptions::default()), &items)
+    );
+    let view = ClientView::fold(&frames);
+    for (k, frame) in frames.iter().enumerate() {
+        let id = frame
+            .id
+            .as_deref()
+            .expect("every frame of a task stream has an id");
+        let point = ResumePoint::parse(id).unwrap();
+        let mut resumed = Converter::resuming(ConverterOptions::default(), point);
+        let rest = convert_all(&mut resumed, &items);
+        assert_eq!(
+            rest,
+            frames[k + 1..].to_vec(),
+            "resuming after {id} is not the rest of the stream"
+        );
+    }
+    (view, frames)
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn plain_statuses_and_a_chunked_artifact() {
+    let (v, frames) = run(vec![
+        task(),
+        say(TaskState::Working, "s1", "reading"),
+        art("reply", vec![Part::text("a")], false, false),
+        art("reply", vec![Part::text("b")], true, false),
+        art("reply", vec![Part::text("c")], true, true),
+        done(),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[("assistant", "reading"), ("assistant", "abc")])
+    );
+    assert_eq!(v.run_ids, [TASK]);
+    assert_eq!(
+        v.outcomes,
+        [Some(RunFinishedOutcome::Success {
+            pending_tool_call_ids: None
+        })]
+    );
+    let reply = &v.state["a2a"]["artifacts"]["reply"];
+    assert_eq!(
+        reply["parts"],
+        json!([{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    );
+    assert_eq!(reply["lastChunk"], true);
+    assert_eq!(v.state["a2a"]["status"]["state"], "completed");
+    assert_eq!(v.state["a2a"]["taskId"], TASK);
+    // One snapshot, then deltas only.
+    let snapshots = frames
+        .iter()
+        .filter(|f| f.event.type_name() == "STATE_SNAPSHOT")
+        .count();
+    assert_eq!(snapshots, 1);
+    assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
+    assert_eq!(frames.last().unwrap().event.type_name(), "RUN_FINISHED");
+    // Ids: the last event of an item carries the bare seq.
+    assert_eq!(frames.last().unwrap().id.as_deref(), Some("6"));
+}
+
+#[test]
+fn interleaved_hinted_blocks_in_one_artifact() {
+    let (v, _) = run(vec![
+        task(),
+        art(
+            "ans",
+            vec![hints::thinking_part("let me ", "t1", 0)],
+            false,
+            false,
+        ),
+        art(
+            "ans",
+            vec![hints::thinking_part("think", "t1", 0)],
+            true,
+            false,
+        ),
+        art("ans", vec![hints::text_part("Hello", "x1", 1)], true, false),
+        art(
+            "ans",
+            vec![
+                hints::text_part(" world", "x1", 1),
+                hints::thinking_part("again", "t2", 2),
+                hints::code_part("fn main() {}", "c1", 3),
+            ],
+            true,
+            false,
+        ),
+        art(
+            "ans",
+            vec![
+                hints::tool_call_part("call-1", "search", json!({"q": "rust"})),
+                hints::tool_result_part("call-1", "3 hits", None),
+                hints::tool_call_part("call-2", "fetch", json!({})),
+                hints::tool_result_part("call-2", "", Some("timeout")),
+            ],
+            true,
+            false,
+        ),
+        art("ans", vec![hints::text_part("done", "x2", 6)], true, true),
+        done(),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[
+            ("reasoning", "let me think"),
+            ("assistant", "Hello world"),
+            ("reasoning", "again"),
+            ("assistant", "```\nfn main() {}\n```"),
+            ("assistant", "done"),
+        ])
+    );
+    assert_eq!(
+        v.tool_calls["call-1"],
+        ("search".to_string(), r#"{"q":"rust"}"#.to_string())
+    );
+    assert_eq!(v.tool_calls["call-2"].0, "fetch");
+    assert_eq!(v.results["call-1"], ("3 hits".to_string(), false));
+    assert_eq!(v.results["call-2"], ("timeout".to_string(), true));
+}
+
+#[test]
+fn two_artifacts_streamed_at_once_stay_apart() {
+    let (v, _) = run(vec![
+        task(),
+        art("a", vec![Part::text("a1 ")], false, false),
+        art("b", vec![Part::text("b1 ")], false, false),
+        art("a", vec![Part::text("a2")], true, false),
+        art("b", vec![Part::text("b2")], true, true),
+        art("a", vec![Part::text(" a3")], true, true),
+        done(),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[("assistant", "a1 a2 a3"), ("assistant", "b1 b2")])
+    );
+    assert_eq!(
+        v.state["a2a"]["artifacts"]["b"]["parts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_replaced_artifact_is_a_new_message() {
+    let (v, _) = run(vec![
+        task(),
+        art("r", vec![Part::text("draft")], false, false),
+        art("r", vec![Part::text("final")], false, true),
+        done(),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[("assistant", "draft"), ("assistant", "final")])
+    );
+    assert_eq!(
+        v.state["a2a"]["artifacts"]["r"]["parts"],
+        json!([{"text": "final"}])
+    );
+}
+
+#[test]
+fn data_parts_go_to_the_state_only() {
+    let (v, _) = run(vec![
+        task(),
+        art(
+            "table",
+            vec![Part::data(json!({"rows": [1, 2]}))],
+            false,
+            true,
+        ),
+        done(),
+    ]);
+    assert!(v.texts().is_empty());
+    assert_eq!(
+        v.state["a2a"]["artifacts"]["table"]["parts"][0]["data"],
+        json!({"rows": [1, 2]})
+    );
+}
+
+#[test]
+fn hinted_blocks_continue_across_status_messages_and_unprefixed_keys_work() {
+    let hector = |k: &str, text: &str| {
+        let mut md = Metadata::new();
+        md.insert("event_type".into(), json!(k));
+        md.insert("block_id".into(), json!("think-1"));
+        Part::text(text).with_metadata(md)
+    };
+    let (v, _) = run(vec![
+        task(),
+        status(
+            TaskState::Working,
+            Some(msg("s1", vec![hector("thinking", "step one, ")])),
+        ),
+        status(
+            TaskState::Working,
+            Some(msg("s2", vec![hector("thinking", "step two")])),
+        ),
+        say(TaskState::Working, "s3", "plain note"),
+        status(
+            TaskState::Completed,
+            Some(msg("s4", vec![hints::error_part("partial failure")])),
+        ),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[
+            ("reasoning", "step one, step two"),
+            ("assistant", "plain note"),
+            ("assistant", "partial failure"),
+        ])
+    );
+    assert_eq!(v.flagged_errors.len(), 1);
+    let h = PartHints::read(&hector("thinking", "x"));
+    assert_eq!(h.block_id.as_deref(), Some("think-1"));
+}
+
+#[test]
+fn cancellation_closes_open_blocks_and_ends_cancelled() {
+    let (v, frames) = run(vec![
+        task(),
+        art(
+            "ans",
+            vec![hints::thinking_part("hmm", "t", 0)],
+            false,
+            false,
+        ),
+        art(
+            "ans",
+            vec![hints::text_part("partial", "x", 1)],
+            true,
+            false,
+        ),
+        status(TaskState::Canceled, None),
+    ]);
+    assert_eq!(
+        v.texts(),
+        owned(&[("reasoning", "hmm"), ("assistant", "partial")])
+    );
+    assert_eq!(v.outcomes, [Some(RunFinishedOutcome::Cancelled)]);
+    let tail: Vec<&str> = frames
+        .iter()
+        .rev()
+        .take(2)
+        .map(|f| f.event.type_name())
+        .collect();
+    assert_eq!(tail, ["RUN_FINISHED", "STATE_DELTA"]);
+}
+
+#[test]
+fn failed_and_rejected_are_run_errors() {
+    for (state, code) in [
+        (TaskState::Failed, "a2a:failed"),
+        (TaskState::Rejected, "a2a:rejected"),
+    ] {
+        let (v, frames) = run(vec![
+            task(),
+            art("x", vec![Part::text("half")], false, false),
+            say(state, "s9", "disk full"),
+        ]);
+        assert_eq!(
+            v.errors,
+            [("disk full".to_string(), Some(code.to_string()))]
+        );
+        assert!(v.outcomes.is_empty());
+        assert_eq!(frames.last().unwrap().event.type_name(), "RUN_ERROR");
+        // The reason is not repeated as a chat message.
+        assert_eq!(v.texts(), owned(&[("assistant", "half")]));
+    }
+    // Without a message there is still a reason.
+    let (v, _) = run(vec![task(), status(TaskState::Failed, None)]);
+    assert_eq!(v.errors[0].0, "the task failed");
+}
+
+#[test]
+fn input_required_is_an_interrupt_and_a_continued_log_is_a_new_run() {
+    let (v, frames) = run(vec![
+        task(),
+        say(TaskState::InputRequired, "q", "What is your name?"),
+        say(TaskState::Working, "w", "got it"),
+        art("greeting", vec![Part::text("Hello, Ada")], false, true),
+        done(),
+    ]);
+    let Some(RunFinishedOutcome::Interrupt { interrupts }) = &v.outcomes[0] else {
+        panic!("the first run ends in an interrupt: {:?}", v.outcomes)
+    };
+    assert_eq!(interrupts[0].id, format!("{TASK}:2"));
+    assert_eq!(interrupts[0].reason, "input_required");
+    assert_eq!(interrupts[0].message.as_deref(), Some("What is your name?"));
+    assert_eq!(interrupts[0].metadata.as_ref().unwrap()["taskId"], TASK);
+    assert_eq!(v.run_ids, [TASK.to_string(), format!("{TASK}:1")]);
+    assert!(matches!(
+        v.outcomes[1],
+        Some(RunFinishedOutcome::Success { .. })
+    ));
+    // The interrupt is preceded by a full state snapshot.
+    let i = frames
+        .iter()
+        .position(|f| f.event.type_name() == "RUN_FINISHED")
+        .unwrap();
+    assert_eq!(frames[i - 1].event.type_name(), "STATE_SNAPSHOT");
+    assert_eq!(
+        v.texts(),
+        owned(&[
+            ("assistant", "What is your name?"),
+            ("assistant", "got it"),
+            ("assistant", "Hello, Ada"),
+        ])
+    );
+}
+
+#[test]
+fn auth_required_is_an_interrupt_with_its_own_reason() {
+    let (v, _) = run(vec![task(), say(TaskState::AuthRequired, "a", "log in")]);
+    let Some(RunFinishedOutcome::Interrupt { interrupts }) = &v.outcomes[0] else {
+        panic!("an interrupt")
+    };
+    assert_eq!(interrupts[0].reason, "a2a:auth_required");
+}
+
+#[test]
+fn progress_is_one_activity_snapshot_then_deltas() {
+    let progress = |n: u32, text: &str| {
+        let mut md = Metadata::new();
+        md.insert(
+            TASK_PROGRESS_URI.into(),
+            json!({"trackers": [{"id": "dl", "progress": n, "total": 3}]}),
+        );
+        let mut s = TaskStatus::new(TaskState::Working);
+        s.message = Some(msg(&format!("p{n}"), vec![Part::text(text)]));
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: TASK.into(),
+            context_id: CTX.into(),
+            status: s,
+            metadata: Some(md),
+        })
+    };
+    let (v, frames) = run(vec![
+        task(),
+        progress(1, "dl: 1/3"),
+        progress(2, "dl: 2/3"),
+        progress(3, "dl: 3/3"),
+        done(),
+    ]);
+    let id = format!("{TASK}:progress");
+    assert_eq!(v.activities[&id]["trackers"][0]["progress"], 3);
+    let kinds: Vec<&str> = frames
+        .iter()
+        .map(|f| f.event.type_name())
+        .filter(|t| t.starts_with("ACTIVITY"))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "ACTIVITY_DELTA"]
+    );
+    // The progress summaries are not chat messages.
+    assert!(v.texts().is_empty());
+}
+
+#[test]
+fn a_direct_message_reply_is_a_run_with_one_message() {
+    let reply = Message::agent_text("pong").with_context_id(CTX);
+    let id = reply.message_id.clone();
+    let mut conv = Converter::new(ConverterOptions::default());
+    let frames = conv.convert(None, &StreamResponse::Message(reply));
+    let v = ClientView::fold(&frames);
+    assert_eq!(v.texts(), owned(&[("assistant", "pong")]));
+    assert_eq!(v.run_ids, [id]);
+    assert!(frames.iter().all(|f| f.id.is_none()));
+    assert!(conv.is_over());
+}
+
+#[test]
+fn a_snapshot_mid_task_renders_what_it_holds() {
+    let mut t = Task {
+        id: TASK.into(),
+        context_id: CTX.into(),
+        status: TaskStatus::new(TaskState::Working)
+            .with_message(msg("s1", vec![Part::text("halfway")])),
+        artifacts: Some(vec![Artifact::new(vec![Part::text("so far")]).with_id("r")]),
+        history: None,
+        metadata: None,
+    };
+    t.status.timestamp = None;
+    let (v, _) = run(vec![StreamResponse::Task(t), done()]);
+    assert_eq!(
+        v.texts(),
+        owned(&[("assistant", "so far"), ("assistant", "halfway")])
+    );
+}
+
+#[test]
+fn a_broken_stream_ends_in_run_error_without_id() {
+    let mut conv = Converter::new(ConverterOptions::default());
+    let mut frames = conv.convert(Some(1), &task());
+    frames.extend(conv.convert(Some(2), &art("a", vec![Part::text("x")], false, false)));
+    frames.extend(conv.fail("connection lost", "a2a:stream_broken"));
+    let v = ClientView::fold(&frames);
+    assert_eq!(v.errors[0].1.as_deref(), Some("a2a:stream_broken"));
+    assert!(frames.last().unwrap().id.is_none());
+    assert!(conv.fail("again", "x").is_empty());
+}
+
+#[test]
+fn options_name_the_run_and_echo_the_input() {
+    let input = RunAgentInput {
+        thread_id: "thread-9".into(),
+        run_id: "run-9".into(),
+        ..Default::default()
+    };
+    let mut conv = Converter::new(ConverterOptions {
+        thread_id: Some("thread-9".into()),
+        run_id: Some("run-9".into()),
+        input: Some(input.clone()),
+        timestamps: true,
+    });
+    let frames = conv.convert(Some(1), &task());
+    let EventKind::RunStarted(r) = &frames[0].event.kind else {
+        panic!("run started first")
+    };
+    assert_eq!(
+        (r.thread_id.as_str(), r.run_id.as_str()),
+        ("thread-9", "run-9")
+    );
+    assert_eq!(r.input.as_deref(), Some(&input));
+    assert_eq!(r.protocol_version.as_deref(), Some("1.0"));
+    assert!(frames.iter().all(|f| f.event.timestamp.is_some()));
+}
+
+#[test]
+fn resume_ids_parse_and_refuse_garbage() {
+    assert_eq!(
+        ResumePoint::parse("12").unwrap(),
+        ResumePoint {
+            seq: 12,
+            index: None
+        }
+    );
+    assert_eq!(
+        ResumePoint::parse("12.3").unwrap(),
+        ResumePoint {
+            seq: 12,
+            index: Some(3)
+        }
+    );
+    for bad in ["", "x", "1.", "1.x", "-1"] {
+        assert!(ResumePoint::parse(bad).is_err(), "{bad}");
+    }
+}
+
+mod random {
+    //! Random streams: any mix of parts, hints, artifacts and chunk flags,
+    //! ending in any state, must satisfy the client's rules and resume exactly.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn part() -> impl Strategy<Value = Part> {
+        prop_oneof![
+            "[a-z \\n]{0,6}".prop_map(Part::text),
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, b)| hints::thinking_part(t, &format!("t{b}"), 0)),
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, b)| hints::text_part(t, &format!("x{b}"), 1)),
+            "[a-z]{0,4}".prop_map(|t| hints::code_part(t, "c", 2)),
+            (0..3u8).prop_map(|i| hints::tool_call_part(&format!("call{i}"), "t", json!({"i": i}))),
+            (0..3u8, any::<bool>()).prop_map(|(i, bad)| hints::tool_result_part(
+                &format!("call{i}"),
+                "ok",
+                bad.then_some("bad")
+            )),
+            "[a-z]{1,4}".prop_map(hints::error_part),
+            Just(Part::data(json!({"k": [1, 2]}))),
+        ]
+    }
+
+    fn item() -> impl Strategy<Value = StreamResponse> {
+        prop_oneof![
+            3 => (0..2u8, proptest::collection::vec(part(), 1..3), any::<bool>(), any::<bool>())
+                .prop_map(|(a, parts, append, last)| art(&format!("art{a}"), parts, append, last)),
+            1 => proptest::collection::vec(part(), 1..3)
+                .prop_map(|parts| status(TaskState::Working, Some(msg("m", parts)))),
+            1 => "[a-z]{1,5}".prop_map(|t| say(TaskState::Working, &format!("s-{t}"), &t)),
+        ]
+    }
+
+    fn ending() -> impl Strategy<Value = StreamResponse> {
+        prop_oneof![
+            Just(done()),
+            Just(status(TaskState::Canceled, None)),
+            Just(say(TaskState::Failed, "f", "broke")),
+            Just(say(TaskState::Rejected, "r", "no")),
+            Just(say(TaskState::InputRequired, "q", "more?")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+        #[test]
+        fn any_stream_is_valid_and_resumable(
+            body in proptest::collection::vec(item(), 0..8),
+            end in ending(),
+        ) {
+            // Status message ids must be unique per stream, as A2A's are.
+            let body: Vec<StreamResponse> = body
+                .into_iter()
+                .enumerate()
+                .map(|(i, it)| match it {
+                    StreamResponse::StatusUpdate(mut u) => {
+                        if let Some(m) = &mut u.status.message {
+                            m.message_id = format!("{}-{i}", m.message_id);
+                        }
+                        StreamResponse::StatusUpdate(u)
+                    }
+                    other => other,
+                })
+                .collect();
+            let mut items = vec![task()];
+            items.extend(body);
+            items.push(end);
+            let (view, frames) = run(items);
+            prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
+            let last = frames.last().unwrap().event.type_name();
+            prop_assert!(last == "RUN_FINISHED" || last == "RUN_ERROR", "{}", last);
+            prop_assert!(view.run_ids.len() == 1);
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The command line of `switchboard client …`: one clap subcommand per A2A
+//! operation, plus the connection and message options they share.
+//!
+//! Everything here is data; nothing connects. [`super::run`] turns a parsed
+//! [`ClientCommand`] into calls and output.
+
+use switchboard_protocol::TaskState;
+
+/// How to reach the agent and how to print; shared by every subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConnectArgs {
+    /// Agent base URL (its card is read from /.well-known/agent-card.json)
+    /// or the agent card's own URL.
+    #[arg(long, env = "SWITCHBOARD_URL", value_name = "URL")]
+    pub url: String,
+    /// Print JSON Lines: one {"type": ..., "data": ...} object per line.
+    #[arg(long)]
+    pub json: bool,
+    /// Extra HTTP header for every request, e.g. "Authorization: Bearer TOKEN"
+    /// (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Time limit in seconds for each request (for streams: until the
+    /// stream starts).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Use this protocol binding of the card instead of the card's first
+    /// usable interface.
+    #[arg(long, value_enum, value_name = "BINDING")]
+    pub binding: Option<Binding>,
+    /// Speak this A2A version (from the card's interfaces for it) instead
+    /// of the default choice (1.0 when offered, else 0.3).
+    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
+    pub protocol_version: Option<String>,
+}
+
+/// A protocol binding `--binding` can force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP (`JSONRPC`).
+    Jsonrpc,
+    /// HTTP+JSON, the REST binding (`HTTP+JSON`).
+    Rest,
+    /// gRPC (`GRPC`).
+    Grpc,
+}
+
+impl Binding {
+    /// The `protocolBinding` name in the card.
+    pub fn card_name(self) -> &'static str {
+        match self {
+            Binding::Jsonrpc => switchboard_protocol::card::BINDING_JSONRPC,
+            Binding::Rest => switchboard_protocol::card::BINDING_HTTP_JSON,
+            Binding::Grpc => switchboard_protocol::card::BINDING_GRPC,
+        }
+    }
+}
+
+/// The message to send (for `send` and `stream`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct MessageArgs {
+    /// The message text; several words are joined with spaces.
+    #[arg(required = true, value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// Continue this conversation (context id).
+    #[arg(long, value_name = "ID")]
+    pub context_id: Option<String>,
+    /// Continue this task (e.g. answer an input-required task).
+    #[arg(long, value_name = "ID")]
+    pub task_id: Option<String>,
+    /// A task this message refers to (repeatable).
+    #[arg(long = "reference-task", value_name = "TASK_ID")]
+    pub reference_tasks: Vec<String>,
+    /// Return at most this many history messages with the task (0: none).
+    #[arg(long, value_name = "N")]
+    pub history_length: Option<i32>,
+}
+
+/// `switchboard client` subcommands: one A2A operation each.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ClientCommand {
+    /// Fetch and show the agent card.
+    Card {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+    },
+    /// Send a message and wait until the task finishes or needs input.
+    Send {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// The message.
+        #[command(flatten)]
+        message: MessageArgs,
+        /// Return as soon as the task exists instead of waiting.
+        #[arg(long)]
+        return_immediately: bool,
+    },
+    /// Send a message and print the task's events as they happen.
+    Stream {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// The message.
+        #[command(flatten)]
+        message: MessageArgs,
+        /// Do not request the task-progress extension (no progress bars or
+        /// progress lines).
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Show a task (or, with --watch, follow it by polling).
+    Get {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// The task id.
+        id: String,
+        /// Return at most this many history messages (0: none).
+        #[arg(long, value_name = "N")]
+        history_length: Option<i32>,
+        /// Poll the task until it finishes or needs input, printing what
+        /// changes and its progress.
+        #[arg(long)]
+        watch: bool,
+        /// With --watch: seconds between two polls (default 0.5).
+        #[arg(long, value_name = "SECS", requires = "watch")]
+        interval: Option<f64>,
+        /// With --watch: do not request the task-progress extension.
+        #[arg(long, requires = "watch")]
+        no_progress: bool,
+    },
+    /// List tasks, most recently updated first.
+    List {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// Only tasks of this context.
+        #[arg(long, value_name = "ID")]
+        context_id: Option<String>,
+        /// Only tasks in this state (e.g. working, completed, input-required).
+        #[arg(long, value_parser = parse_state, value_name = "STATE")]
+        state: Option<TaskState>,
+        /// Tasks per page (1-100; the agent's default is 50).
+        #[arg(long, value_name = "N")]
+        page_size: Option<i32>,
+        /// Continue from this page token (printed after a full page).
+        #[arg(long, value_name = "TOKEN")]
+        page_token: Option<String>,
+        /// Include each task's artifacts.
+        #[arg(long)]
+        include_artifacts: bool,
+    },
+    /// Cancel a task.
+    Cancel {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// The task id.
+        id: String,
+    },
+    /// Follow a running task's events until it ends.
+    Subscribe {
+        /// Connection and output options.
+        #[command(flatten)]
+        conn: ConnectArgs,
+        /// The task id.
+        id: String,
+        /// Do not request the task-progress extension (no progress bars or
+        /// progress lines).
+        #[arg(long)]
+        no_progress: bool,
+    },
+}
+
+impl ClientCommand {
+    /// The connection and output options.
+    pub(super) fn conn(&self) -> &ConnectArgs {
+        match self {
+            ClientCommand::Card { conn }
+            | ClientCommand::Send { conn, .. }
+            | ClientCommand::Stream { conn, .. }
+            | ClientCommand::Get { conn, .. }
+            | ClientCommand::List { conn, .. }
+            | ClientCommand::Cancel { conn, .. }
+            | ClientCommand::Subscribe { conn, .. } => conn,
+        }
+    }
+
+    /// Whether this command activates the task-progress extension.
+    pub(super) fn wants_progress(&self) -> bool {
+        match self {
+            ClientCommand::Stream { no_progress, .. }
+            | ClientCommand::Subscribe { no_progress, .. } => !no_progress,
+            ClientCommand::Get {
+                watch, no_progress, ..
+            } => *watch && !no_progress,
+            _ => false,
+        }
+    }
+}
+
+pub(super) fn parse_state(s: &str) -> Result<TaskState, String> {
+    TaskState::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.label()).collect();
+        format!("unknown state {s:?}; one of {}", names.join(", "))
+    })
+}

@@ -1,0 +1,146 @@
+//! `switchboard client …`: talk to any A2A agent from a terminal or a script.
+//!
+//! Each subcommand is one A2A operation, run through
+//! [`switchboard_client::A2AClient`]:
+//!
+//! | command | operation | prints |
+//! |---|---|---|
+//! | `card` | fetch the agent card | name, interfaces, capabilities, skills |
+//! | `send TEXT…` | `SendMessage` | the finished (or interrupted) task, or the reply |
+//! | `stream TEXT…` | `SendStreamingMessage` | each event as it arrives |
+//! | `get ID` | `GetTask` | the task with its history |
+//! | `get ID --watch` | `GetTask` every `--interval` (0.5 s) | the task, then what changes, until it ends or needs input |
+//! | `list` | `ListTasks` | a table of tasks |
+//! | `cancel ID` | `CancelTask` | the task |
+//! | `subscribe ID` | `SubscribeToTask` | each event as it arrives |
+//!
+//! Every subcommand takes `--url` (an agent base URL or card URL; default
+//! from `SWITCHBOARD_URL`), `--header 'Name: value'` (repeatable),
+//! `--timeout SECS` and `--json`.
+//!
+//! Default output is for people: `task 0194… [completed]`, status messages
+//! as `  · working: thinking…`, artifact text printed as it streams. With
+//! `--json` every output item is one line `{"type": …, "data": …}` where
+//! `type` is `task`, `message`, `statusUpdate`, `artifactUpdate`, `card`,
+//! `list` or `error`, and `data` is the A2A 1.0 JSON of the item (stream
+//! items also carry `"seq"` when the server numbers its events).
+//!
+//! ## Task progress
+//!
+//! `stream`, `subscribe` and `get --watch` activate the task-progress
+//! extension ([`TASK_PROGRESS_URI`], sent in `A2A-Extensions`) unless
+//! `--no-progress` is given, and fold every progress payload with a
+//! [`ProgressReducer`]:
+//!
+//! - On a terminal (stdout is a TTY, `TERM` is not `dumb`, no `--json`) the
+//!   trackers are live progress bars below the output: one row per tracker
+//!   (a bar with `progress/total`, or a spinner with the count when the total
+//!   is unknown), then one `total` row. Finished trackers stay, marked `✓`
+//!   (completed) or `✗` (failed); status lines and artifact text keep
+//!   printing above the bars.
+//! - Otherwise (a pipe, a file, `TERM=dumb`) progress is printed as plain
+//!   lines, each at most once per change:
+//!   `progress download 12/40 (30%) · index 3/25 (12%) · scan 7 — total 15/65 (23%)`
+//!   (the total adds up the trackers whose total is known, unless the agent
+//!   sent an aggregate with a total), and once per finished tracker
+//!   `progress ✓ download 40/40 completed` (`✗ … failed`, `· … ended` for a
+//!   tracker that stopped reporting without a status).
+//! - A status update that only carries progress (its text is the agent's
+//!   rendering of the same numbers) is shown as progress instead of a
+//!   `· working: …` line.
+//! - With `--json` the events are printed as always: the progress is inside
+//!   them, in `metadata`.
+//!
+//! Exit codes: `0` success; `1` the task ended FAILED or REJECTED (or
+//! CANCELED, for `send` and `stream`); `2` a usage, connection or protocol
+//! error, described once on stderr.
+//!
+//! ## Modules
+//!
+//! `args` is the clap command line; `run` makes the calls and decides the
+//! exit code; `output` prints results (human or JSON Lines); `progress`
+//! folds task progress and decides what it shows; `bars` draws it as live
+//! bars on a terminal.
+//!
+//! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
+//! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
+
+mod args;
+mod bars;
+mod output;
+mod progress;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::process::ExitCode;
+
+use indicatif::ProgressDrawTarget;
+
+pub use args::{Binding, ClientCommand, ConnectArgs, MessageArgs};
+
+use bars::Bars;
+use output::Output;
+use progress::ProgressView;
+use run::{EXIT_ERROR, execute};
+
+/// Runs one client subcommand, printing to stdout and stderr, and returns
+/// the process exit code.
+///
+/// When stdout is a terminal (and `TERM` is not `dumb`), task progress is
+/// drawn as live progress bars; otherwise it is printed as plain lines.
+pub async fn run(cmd: ClientCommand) -> ExitCode {
+    use std::io::IsTerminal;
+    let term = std::env::var_os("TERM");
+    let bars = draws_bars(std::io::stdout().is_terminal(), term.as_deref())
+        .then(ProgressDrawTarget::stdout);
+    ExitCode::from(run_inner(cmd, std::io::stdout(), std::io::stderr(), bars).await)
+}
+
+/// [`run`] with explicit output streams (for tests and embedding); returns
+/// the exit code as a number (0, 1 or 2). Progress is printed as plain
+/// lines: the streams are not a terminal.
+pub async fn run_with<O, E>(cmd: ClientCommand, stdout: O, stderr: E) -> u8
+where
+    O: Write + Send,
+    E: Write + Send,
+{
+    run_inner(cmd, stdout, stderr, None).await
+}
+
+/// `true` when progress is drawn as bars: stdout is a terminal (`is_tty`)
+/// that can draw them (`TERM` is not `dumb`).
+fn draws_bars(is_tty: bool, term: Option<&OsStr>) -> bool {
+    is_tty && term.is_none_or(|t| t != "dumb")
+}
+
+/// Runs `cmd`; progress (if the command follows any) is drawn as bars on
+/// `bars` when given, else printed as plain lines.
+async fn run_inner<O, E>(
+    cmd: ClientCommand,
+    stdout: O,
+    stderr: E,
+    bars: Option<ProgressDrawTarget>,
+) -> u8
+where
+    O: Write + Send,
+    E: Write + Send,
+{
+    let json = cmd.conn().json;
+    let progress = (cmd.wants_progress() && !json).then(|| match bars {
+        Some(target) => ProgressView::bars(Bars::new(target)),
+        None => ProgressView::plain(),
+    });
+    let mut out = Output::new(json, stdout, stderr, progress);
+    match execute(cmd, &mut out).await {
+        Ok(code) => code,
+        Err(err) => {
+            out.close_artifact();
+            out.end_progress();
+            out.error(&err);
+            EXIT_ERROR
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! What the client commands print: [`Output`] renders cards, tasks, messages,
+//! stream events and task lists for people, or as JSON Lines with `--json`
+//! (`{"type": …, "data": …}` per item, `data` being the A2A 1.0 JSON), and
+//! reports failures once on stderr.
+//!
+//! Human output streams: an artifact's text is printed as its chunks arrive,
+//! on one line, and closed when another item comes. Task progress, when
+//! followed, goes through the [`ProgressView`], which draws it as bars or as
+//! plain lines; everything else printed meanwhile passes through it too, so
+//! that it lands above the bars.
+
+use std::fmt::Display;
+use std::io::Write;
+
+use serde_json::{Value, json};
+use switchboard_client::ClientError;
+use switchboard_protocol::{
+    AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, Role, SendMessageResponse,
+    StreamResponse, Task, TaskState, TaskStatus,
+};
+
+use super::progress::ProgressView;
+use super::run::Failure;
+
+/// Any serializable value as JSON (`null` if it cannot be serialized, which
+/// plain data never fails to do).
+macro_rules! to_json {
+    ($v:expr) => {
+        serde_json::to_value($v).unwrap_or(Value::Null)
+    };
+}
+
+/// Writes results, human-readable or as JSON Lines. Write errors (a closed
+/// pipe, as in `| head`) are ignored: there is nobody left to tell.
+pub(super) struct Output<O, E> {
+    json: bool,
+    /// The artifact whose text is being printed inline (human mode).
+    open_artifact: Option<String>,
+    stdout: O,
+    stderr: E,
+    /// Task progress being shown (human mode, extension activated).
+    progress: Option<ProgressView>,
+}
+
+impl<O: Write, E: Write> Output<O, E> {
+    /// An output to `stdout` and `stderr`; `progress` shows task progress
+    /// (human mode only: with `json` the progress stays inside the events).
+    pub(super) fn new(json: bool, stdout: O, stderr: E, progress: Option<ProgressView>) -> Self {
+        Output {
+            json,
+            open_artifact: None,
+            stdout,
+            stderr,
+            progress,
+        }
+    }
+
+    /// Prints one line.
+    fn line(&mut self, s: impl Display) {
+        self.write_text(&format!("{s}\n"));
+    }
+
+    /// Prints without a newline (for text that streams in).
+    fn inline(&mut self, s: impl Display) {
+        self.write_text(&s.to_string());
+    }
+
+    /// Writes to stdout, through the progress view (above its bars) when
+    /// there is one.
+    fn write_text(&mut self, text: &str) {
+        match self.progress.as_mut() {
+            Some(p) => p.write(&mut self.stdout, text),
+            None => write_through(&mut self.stdout, text),
+        }
+    }
+
+    /// Shows the progress folded so far: updates the bars, or prints the
+    /// plain progress lines that changed.
+    fn show_progress(&mut self) {
+        let mid_line = self.open_artifact.is_some();
+        if let Some(p) = self.progress.as_mut() {
+            p.show(&mut self.stdout, mid_line);
+        }
+    }
+
+    /// Takes the bars down for good (they stay on screen as drawn last);
+    /// later output goes below them.
+    pub(super) fn end_progress(&mut self) {
+        if let Some(p) = self.progress.as_mut() {
+            p.end(&mut self.stdout);
+        }
+    }
+
+    /// Folds a stream item into the progress state; `true` when it carried a
+    /// progress payload.
+    fn fold_progress(&mut self, ev: &StreamResponse) -> bool {
+        self.progress.as_mut().is_some_and(|p| p.fold(ev))
+    }
+
+    fn json_line(&mut self, kind: &str, data: Value, seq: Option<u64>) {
+        let mut obj = json!({ "type": kind, "data": data });
+        if let (Some(seq), Some(map)) = (seq, obj.as_object_mut()) {
+            map.insert("seq".into(), json!(seq));
+        }
+        self.line(obj);
+    }
+
+    /// Emits a 1.0 wrapper object (`{"task": …}`) as `{"type":"task","data":…}`.
+    fn wrapped(&mut self, value: Value, seq: Option<u64>) {
+        match value {
+            Value::Object(map) if map.len() == 1 => {
+                for (kind, data) in map {
+                    self.json_line(&kind, data, seq);
+                }
+            }
+            other => self.json_line("unknown", other, seq),
+        }
+    }
+
+    pub(super) fn unknown(&mut self, resp: &SendMessageResponse) {
+        self.wrapped(to_json!(resp), None);
+    }
+
+    pub(super) fn card(&mut self, card: &AgentCard) {
+        if self.json {
+            return self.json_line("card", to_json!(card), None);
+        }
+        self.line(format!("{} {}", card.name, card.version));
+        if !card.description.is_empty() {
+            self.line(indent(&card.description, "  "));
+        }
+        self.line("  interfaces:");
+        if card.supported_interfaces.is_empty() {
+            self.line("    (none)");
+        }
+        for i in &card.supported_interfaces {
+            let tenant = match i.tenant.as_deref() {
+                Some(t) if !t.is_empty() => format!("  (tenant {t})"),
+                _ => String::new(),
+            };
+            self.line(format!(
+                "    {} {}  {}{tenant}",
+                i.protocol_binding, i.protocol_version, i.url
+            ));
+        }
+        let caps = &card.capabilities;
+        let yes_no = |v: Option<bool>| if v == Some(true) { "yes" } else { "no" };
+        self.line(format!(
+            "  streaming: {}, push notifications: {}, extended card: {}",
+            yes_no(caps.streaming),
+            yes_no(caps.push_notifications),
+            yes_no(caps.extended_agent_card)
+        ));
+        for ext in &caps.extensions {
+            let required = if ext.required { " (required)" } else { "" };
+            self.line(format!("  extension {}{required}", ext.uri));
+        }
+        if !card.skills.is_empty() {
+            self.line("  skills:");
+        }
+        for s in &card.skills {
+            self.line(format!("    {} ({}): {}", s.name, s.id, s.description));
+            if !s.examples.is_empty() {
+                let examples: Vec<String> = s.examples.iter().map(|e| format!("{e:?}")).collect();
+                self.line(format!("      e.g. {}", examples.join(", ")));
+            }
+        }
+    }
+
+    pub(super) fn task(&mut self, task: &Task, with_history: bool) {
+        if self.json {
+            return self.json_line("task", to_json!(task), None);
+        }
+        self.task_header(task, with_history);
+        if task.status.message.is_some() {
+            self.status(&task.status);
+        }
+        for a in task.artifacts() {
+            self.artifact_line(a);
+        }
+    }
+
+    /// `task ID [state]  context C`, then the history if asked for.
+    fn task_header(&mut self, task: &Task, with_history: bool) {
+        self.line(format!(
+            "task {} [{}]  context {}",
+            task.id,
+            task.status.state.label(),
+            task.context_id
+        ));
+        if with_history {
+            for m in task.history() {
+                self.line(format!(
+                    "  {}: {}",
+                    role(m.role),
+                    indent_rest(&parts_text(&m.parts, "\n"), "    ")
+                ));
+            }
+        }
+    }
+
+    /// `  ▸ name: text` for a whole artifact.
+    fn artifact_line(&mut self, a: &Artifact) {
+        self.line(format!(
+            "  ▸ {}: {}",
+            artifact_name(a),
+            indent_rest(&parts_text(&a.parts, ""), "    ")
+        ));
+    }
+
+    fn status(&mut self, status: &TaskStatus) {
+        let text = status
+            .message
+            .as_ref()
+            .map(|m| parts_text(&m.parts, " "))
+            .unwrap_or_default();
+        if text.is_empty() {
+            self.line(format!("  · {}", status.state.label()));
+        } else {
+            self.line(format!(
+                "  · {}: {}",
+                status.state.label(),
+                indent_rest(&text, "    ")
+            ));
+        }
+    }
+
+    pub(super) fn message(&mut self, msg: &Message) {
+        if self.json {
+            return self.json_line("message", to_json!(msg), None);
+        }
+        self.line(format!(
+            "{}: {}",
+            role(msg.role),
+            indent_rest(&parts_text(&msg.parts, "\n"), "  ")
+        ));
+    }
+
+    pub(super) fn event(&mut self, ev: &StreamResponse, seq: Option<u64>) {
+        let carried = self.fold_progress(ev);
+        if self.json {
+            return self.wrapped(to_json!(ev), seq);
+        }
+        match ev {
+            StreamResponse::Task(t) => {
+                self.close_artifact();
+                self.line(format!(
+                    "task {} [{}]  context {}",
+                    t.id,
+                    t.status.state.label(),
+                    t.context_id
+                ));
+                if t.status.message.is_some() && !progress_only(carried, t.status.state) {
+                    self.status(&t.status);
+                }
+            }
+            StreamResponse::StatusUpdate(u) => {
+                self.close_artifact();
+                // A terminal state without a message is the summary line's job.
+                if (u.status.message.is_some() || !u.status.state.is_terminal())
+                    && !progress_only(carried, u.status.state)
+                {
+                    self.status(&u.status);
+                }
+            }
+            StreamResponse::ArtifactUpdate(u) => {
+                let id = &u.artifact.artifact_id;
+                let continues = u.append && self.open_artifact.as_deref() == Some(id.as_str());
+                if !continues {
+                    self.close_artifact();
+                    self.inline(format!("  ▸ {}: ", artifact_name(&u.artifact)));
+                }
+                self.inline(parts_text(&u.artifact.parts, ""));
+                self.open_artifact = Some(id.clone());
+                if u.last_chunk {
+                    self.close_artifact();
+                }
+            }
+            StreamResponse::Message(m) => {
+                self.close_artifact();
+                self.message(m);
+            }
+            other => {
+                self.close_artifact();
+                self.line(format!("(unknown event) {}", to_json!(other)));
+            }
+        }
+        if carried || ev.state().is_some_and(TaskState::is_terminal) {
+            self.show_progress();
+        }
+    }
+
+    /// One poll of `get --watch`: the whole task the first time, then only
+    /// what changed (JSON: the task again, when it changed).
+    pub(super) fn watched(&mut self, previous: Option<&Task>, task: &Task) {
+        let carried = self.progress.as_mut().is_some_and(|p| p.fold_task(task));
+        if self.json {
+            if previous != Some(task) {
+                self.json_line("task", to_json!(task), None);
+            }
+            return;
+        }
+        let state = task.status.state;
+        let show_status = task.status.message.is_some() && !progress_only(carried, state);
+        match previous {
+            None => {
+                self.task_header(task, true);
+                if show_status {
+                    self.status(&task.status);
+                }
+                for a in task.artifacts() {
+                    self.artifact_line(a);
+                }
+            }
+            Some(prev) => {
+                // A terminal state without a message is the summary line's job.
+                if prev.status != task.status
+                    && (show_status || (task.status.message.is_none() && !state.is_terminal()))
+                {
+                    self.status(&task.status);
+                }
+                for a in task.artifacts() {
+                    if !prev.artifacts().contains(a) {
+                        self.artifact_line(a);
+                    }
+                }
+            }
+        }
+        self.show_progress();
+    }
+
+    /// The last line of a followed stream: `task ID [state]`.
+    pub(super) fn summary(&mut self, id: &str, state: TaskState) {
+        if !self.json {
+            self.line(format!("task {id} [{}]", state.label()));
+        }
+    }
+
+    /// Ends an artifact line that was being printed inline.
+    pub(super) fn close_artifact(&mut self) {
+        if self.open_artifact.take().is_some() {
+            self.line("");
+        }
+    }
+
+    pub(super) fn list(&mut self, page: &ListTasksResponse) {
+        if self.json {
+            return self.json_line("list", to_json!(page), None);
+        }
+        let rows: Vec<[String; 4]> = page
+            .tasks
+            .iter()
+            .map(|t| {
+                [
+                    t.id.clone(),
+                    t.status.state.label().to_string(),
+                    t.context_id.clone(),
+                    t.status
+                        .timestamp
+                        .map(|ts| ts.format("%Y-%m-%d %H:%M:%S").to_string())
+                        .unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        let header = ["ID", "STATE", "CONTEXT", "UPDATED (UTC)"].map(String::from);
+        let mut widths = header.each_ref().map(|h| h.chars().count());
+        for r in &rows {
+            for (w, cell) in widths.iter_mut().zip(r) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for r in std::iter::once(&header).chain(&rows) {
+            let cells: Vec<String> = r
+                .iter()
+                .zip(widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            self.line(cells.join("  ").trim_end());
+        }
+        self.line(format!(
+            "{} of {} task(s)",
+            page.tasks.len(),
+            page.total_size
+        ));
+        if !page.next_page_token.is_empty() {
+            self.line(format!("next page: --page-token {}", page.next_page_token));
+        }
+    }
+
+    /// Reports a failure: once on stderr, and as a JSON line in `--json` mode.
+    pub(super) fn error(&mut self, failure: &Failure) {
+        let (message, data) = match failure {
+            Failure::Usage(msg) => (msg.clone(), json!({ "kind": "usage", "message": msg })),
+            Failure::Client(e) => {
+                let mut data = json!({ "kind": error_kind(e), "message": e.to_string() });
+                if let (Some(code), Some(map)) = (e.code(), data.as_object_mut()) {
+                    map.insert("code".into(), json!(code));
+                }
+                (error_chain(e), data)
+            }
+        };
+        if self.json {
+            self.json_line("error", data, None);
+        }
+        let _ = writeln!(self.stderr, "error: {message}");
+        let _ = self.stderr.flush();
+    }
+}
+
+/// `true` for an update whose status only restates its progress payload: a
+/// working update that carried trackers. Such updates are shown as progress,
+/// not as a status line. Terminal and interrupted updates always print.
+pub(super) fn progress_only(carried: bool, state: TaskState) -> bool {
+    carried && !state.is_terminal() && !state.is_interrupted()
+}
+
+fn error_kind(e: &ClientError) -> &'static str {
+    match e {
+        ClientError::Protocol(_) => "protocol",
+        ClientError::Http { .. } => "http",
+        ClientError::Transport { .. } => "transport",
+        ClientError::Decode(_) => "decode",
+        ClientError::NoSupportedInterface { .. } => "noSupportedInterface",
+        ClientError::Config(_) => "config",
+        _ => "other",
+    }
+}
+
+/// An error and its causes on one line, each cause once.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let s = e.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        cur = e.source();
+    }
+    out
+}
+
+fn role(r: Role) -> &'static str {
+    match r {
+        Role::User => "user",
+        Role::Agent => "agent",
+        _ => "?",
+    }
+}
+
+fn artifact_name(a: &Artifact) -> &str {
+    a.name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&a.artifact_id)
+}
+
+/// The printable content of parts: text as is, other kinds as placeholders.
+fn parts_text(parts: &[Part], sep: &str) -> String {
+    let pieces: Vec<String> = parts
+        .iter()
+        .map(|p| match &p.content {
+            PartContent::Text(t) => t.clone(),
+            PartContent::Data(v) => v.to_string(),
+            PartContent::Url(u) => format!("<{u}>"),
+            PartContent::Raw(b) => format!(
+                "[{} bytes{}]",
+                b.len(),
+                p.media_type
+                    .as_deref()
+                    .map(|m| format!(" {m}"))
+                    .unwrap_or_default()
+            ),
+            _ => "[unsupported part]".to_string(),
+        })
+        .collect();
+    pieces.join(sep)
+}
+
+/// Indents every line of `text` by `prefix`.
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| format!("{prefix}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Indents every line but the first (which follows a label).
+fn indent_rest(text: &str, prefix: &str) -> String {
+    text.replace('\n', &format!("\n{prefix}"))
+}
+
+/// Writes and flushes at once: output is followed as it happens.
+pub(super) fn write_through<W: Write>(out: &mut W, text: &str) {
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}

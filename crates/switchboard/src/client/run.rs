@@ -1,0 +1,281 @@
+//! Running a parsed command: connect, make the A2A call, and hand every
+//! result to [`Output`]. Streams (`stream`, `subscribe`) are followed to
+//! their end; `get --watch` polls. The exit code is decided here, from the
+//! last task state seen.
+
+use std::io::Write;
+use std::time::Duration;
+
+use futures::StreamExt;
+use switchboard_client::{A2AClient, ClientBuilder, ClientError, EventStream};
+use switchboard_protocol::progress::TASK_PROGRESS_URI;
+use switchboard_protocol::{
+    GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse, Task, TaskState,
+};
+
+use super::args::{ClientCommand, ConnectArgs, MessageArgs};
+use super::output::Output;
+
+/// Exit code: the task ended in a state the caller should notice.
+pub(super) const EXIT_TASK_FAILED: u8 = 1;
+/// Exit code: usage, connection or protocol error.
+pub(super) const EXIT_ERROR: u8 = 2;
+/// Default pause between two GetTask calls of `get --watch`.
+const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A failure that ends the command with exit code 2.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// Bad command-line input.
+    Usage(String),
+    /// The client (connection, HTTP, protocol, decoding) failed.
+    Client(ClientError),
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        Failure::Client(e)
+    }
+}
+
+pub(super) async fn execute<O: Write, E: Write>(
+    cmd: ClientCommand,
+    out: &mut Output<O, E>,
+) -> Result<u8, Failure> {
+    match cmd {
+        ClientCommand::Card { conn } => {
+            let card = builder(&conn)?.fetch_card(&conn.url).await?;
+            out.card(&card);
+            Ok(0)
+        }
+        ClientCommand::Send {
+            conn,
+            message,
+            return_immediately,
+        } => {
+            let client = connect(&conn, false).await?;
+            let mut req = message_request(message);
+            if return_immediately {
+                req.configuration
+                    .get_or_insert_with(SendMessageConfiguration::default)
+                    .return_immediately = true;
+            }
+            match client.send_message(req).await? {
+                SendMessageResponse::Task(task) => {
+                    out.task(&task, false);
+                    Ok(exit_for(Some(task.status.state), true))
+                }
+                SendMessageResponse::Message(msg) => {
+                    out.message(&msg);
+                    Ok(0)
+                }
+                other => {
+                    out.unknown(&other);
+                    Ok(0)
+                }
+            }
+        }
+        ClientCommand::Stream {
+            conn,
+            message,
+            no_progress,
+        } => {
+            let client = connect(&conn, !no_progress).await?;
+            let stream = client
+                .send_streaming_message(message_request(message))
+                .await?;
+            let last = follow(stream, out).await?;
+            Ok(exit_for(last, true))
+        }
+        ClientCommand::Get {
+            conn,
+            id,
+            history_length,
+            watch: true,
+            interval,
+            no_progress,
+        } => {
+            let pause = match interval {
+                None => DEFAULT_WATCH_INTERVAL,
+                Some(secs) => Duration::try_from_secs_f64(secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        Failure::Usage(format!("--interval {secs}: must be a positive number"))
+                    })?,
+            };
+            let client = connect(&conn, !no_progress).await?;
+            let request = GetTaskRequest {
+                tenant: None,
+                id,
+                history_length,
+            };
+            watch(&client, request, pause, out).await
+        }
+        ClientCommand::Get {
+            conn,
+            id,
+            history_length,
+            ..
+        } => {
+            let client = connect(&conn, false).await?;
+            let task = client
+                .get_task(GetTaskRequest {
+                    tenant: None,
+                    id,
+                    history_length,
+                })
+                .await?;
+            out.task(&task, true);
+            Ok(exit_for(Some(task.status.state), false))
+        }
+        ClientCommand::List {
+            conn,
+            context_id,
+            state,
+            page_size,
+            page_token,
+            include_artifacts,
+        } => {
+            let client = connect(&conn, false).await?;
+            let page = client
+                .list_tasks(ListTasksRequest {
+                    context_id,
+                    status: state,
+                    page_size,
+                    page_token,
+                    include_artifacts: include_artifacts.then_some(true),
+                    ..Default::default()
+                })
+                .await?;
+            out.list(&page);
+            Ok(0)
+        }
+        ClientCommand::Cancel { conn, id } => {
+            let client = connect(&conn, false).await?;
+            let task = client.cancel_task(id.as_str()).await?;
+            out.task(&task, false);
+            Ok(0)
+        }
+        ClientCommand::Subscribe {
+            conn,
+            id,
+            no_progress,
+        } => {
+            let client = connect(&conn, !no_progress).await?;
+            let stream = client.subscribe_to_task(id.as_str()).await?;
+            let last = follow(stream, out).await?;
+            Ok(exit_for(last, false))
+        }
+    }
+}
+
+/// 1 for FAILED and REJECTED (and CANCELED when `canceled_is_failure`).
+pub(super) fn exit_for(state: Option<TaskState>, canceled_is_failure: bool) -> u8 {
+    match state {
+        Some(TaskState::Failed | TaskState::Rejected) => EXIT_TASK_FAILED,
+        Some(TaskState::Canceled) if canceled_is_failure => EXIT_TASK_FAILED,
+        _ => 0,
+    }
+}
+
+fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
+    let mut b = A2AClient::builder();
+    for h in &conn.headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(Failure::Usage(format!(
+                "--header {h:?} is not in the form \"Name: value\""
+            )));
+        };
+        b = b.header(name.trim(), value.trim());
+    }
+    if let Some(secs) = conn.timeout {
+        let t = Duration::try_from_secs_f64(secs)
+            .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;
+        b = b.timeout(t);
+    }
+    if let Some(binding) = conn.binding {
+        b = b.preferred_bindings([binding.card_name()]);
+    }
+    if let Some(v) = &conn.protocol_version {
+        b = b.preferred_versions([v.clone()]);
+    }
+    Ok(b)
+}
+
+/// Connects; `progress` activates the task-progress extension.
+async fn connect(conn: &ConnectArgs, progress: bool) -> Result<A2AClient, Failure> {
+    let mut b = builder(conn)?;
+    if progress {
+        b = b.extension(TASK_PROGRESS_URI);
+    }
+    Ok(b.connect(&conn.url).await?)
+}
+
+fn message_request(args: MessageArgs) -> SendMessageRequest {
+    let mut msg = Message::user_text(args.text.join(" "));
+    msg.context_id = args.context_id;
+    msg.task_id = args.task_id;
+    msg.reference_task_ids = args.reference_tasks;
+    let mut req = SendMessageRequest::new(msg);
+    if args.history_length.is_some() {
+        req.configuration = Some(SendMessageConfiguration {
+            history_length: args.history_length,
+            ..Default::default()
+        });
+    }
+    req
+}
+
+/// Prints a stream to its end; returns the last task state seen.
+async fn follow<O: Write, E: Write>(
+    mut stream: EventStream,
+    out: &mut Output<O, E>,
+) -> Result<Option<TaskState>, Failure> {
+    let mut last_state = None;
+    let mut task_id = None;
+    while let Some(item) = stream.next().await {
+        let item = item?;
+        if let Some(state) = item.event.state() {
+            last_state = Some(state);
+        }
+        if task_id.is_none() {
+            task_id = item
+                .event
+                .task_id()
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+        }
+        out.event(&item.event, item.seq);
+    }
+    out.close_artifact();
+    out.end_progress();
+    if let (Some(id), Some(state)) = (&task_id, last_state) {
+        out.summary(id, state);
+    }
+    Ok(last_state)
+}
+
+/// `get --watch`: polls the task until it is terminal or interrupted and
+/// prints what changed; returns the exit code (as `get` does).
+async fn watch<O: Write, E: Write>(
+    client: &A2AClient,
+    request: GetTaskRequest,
+    pause: Duration,
+    out: &mut Output<O, E>,
+) -> Result<u8, Failure> {
+    let mut previous: Option<Task> = None;
+    loop {
+        let task = client.get_task(request.clone()).await?;
+        out.watched(previous.as_ref(), &task);
+        let state = task.status.state;
+        if state.is_terminal() || state.is_interrupted() {
+            out.end_progress();
+            out.summary(&task.id, state);
+            return Ok(exit_for(Some(state), false));
+        }
+        previous = Some(task);
+        tokio::time::sleep(pause).await;
+    }
+}
