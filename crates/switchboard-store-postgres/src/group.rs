@@ -77,19 +77,22 @@ async fn writer(pool: PgPool, queue: Arc<Mutex<mpsc::Receiver<Job>>>) {
     let mut held: Vec<Job> = Vec::new();
     loop {
         let mut jobs = std::mem::take(&mut held);
-        if jobs.len() < MAX_BATCH {
+        if jobs.is_empty() {
+            // Idle: wait for work. Whoever holds the queue waits for the
+            // next commit; the other idle writers wait for the queue.
             let mut rx = queue.lock().await;
-            let room = MAX_BATCH - jobs.len();
-            if jobs.is_empty() {
-                if rx.recv_many(&mut jobs, room).await == 0 {
-                    return;
-                }
-            } else {
-                while jobs.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(job) => jobs.push(job),
-                        Err(_) => break,
-                    }
+            if rx.recv_many(&mut jobs, MAX_BATCH).await == 0 {
+                // Every sender is gone and the queue is drained.
+                return;
+            }
+        } else if let Ok(mut rx) = queue.try_lock() {
+            // Held commits go now, with whatever else has queued; never
+            // wait for the queue here (an idle writer may hold it until
+            // the next commit arrives, which may never come).
+            while jobs.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(_) => break,
                 }
             }
         }
@@ -120,7 +123,13 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
         }
     }
     for job in batch {
-        let outcome = crate::write_one(pool, &job.row, job.lease_owner.as_deref().map(String::as_str), job.lease_micros).await;
+        let outcome = crate::write_one(
+            pool,
+            &job.row,
+            job.lease_owner.as_deref().map(String::as_str),
+            job.lease_micros,
+        )
+        .await;
         let _ = job.done.send(outcome);
     }
 }
@@ -142,8 +151,14 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
     let mut expected = Vec::with_capacity(n);
     let mut lease_owners = Vec::with_capacity(n);
     let mut lease_micros = Vec::with_capacity(n);
-    let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for (ord, job) in (1_i64..).zip(batch) {
         let r = &job.row;
         tenants.push(r.tenant.as_str());
@@ -195,7 +210,10 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
         .map_err(backend(format!("committing {n} tasks in one group")))?;
     let mut applied = vec![false; n];
     for ord in written {
-        if let Some(slot) = usize::try_from(ord - 1).ok().and_then(|i| applied.get_mut(i)) {
+        if let Some(slot) = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|i| applied.get_mut(i))
+        {
             *slot = true;
         }
     }

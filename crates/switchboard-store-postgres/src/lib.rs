@@ -691,8 +691,12 @@ impl TaskStore for PgStore {
             .map(|r| r.id.clone());
         let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
         // What the answer needs after the row went to the writer.
-        let (tenant, id, last_seq, expected) =
-            (row.tenant.clone(), row.id.clone(), row.last_seq, row.expected);
+        let (tenant, id, last_seq, expected) = (
+            row.tenant.clone(),
+            row.id.clone(),
+            row.last_seq,
+            row.expected,
+        );
         let (done, outcome) = tokio::sync::oneshot::channel();
         let job = group::Job {
             row,
