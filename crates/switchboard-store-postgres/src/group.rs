@@ -277,3 +277,194 @@ const COMMIT_GROUP: &str = "WITH input AS ( \
          JOIN put ON put.ord = e.ord JOIN input AS i ON i.ord = e.ord \
      ) \
      SELECT ord FROM put";
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use switchboard_core::{TaskRecord, TaskStore};
+    use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
+
+    use super::*;
+    use crate::PgStore;
+
+    /// Task `id` in the default tenant, ending at event `last_seq`.
+    fn record(id: &str, state: TaskState, last_seq: u64) -> TaskRecord {
+        let created_at = chrono::DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
+        TaskRecord {
+            tenant: String::new(),
+            owner: "alice".into(),
+            task: Task {
+                id: id.into(),
+                context_id: format!("ctx-{id}"),
+                status: TaskStatus::new(state),
+                artifacts: None,
+                history: None,
+                metadata: None,
+            },
+            last_seq,
+            created_at,
+        }
+    }
+
+    /// A commit of `record` with `events` task events, answered on the
+    /// returned receiver.
+    fn job(
+        record: &TaskRecord,
+        events: usize,
+    ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
+        let events = vec![StreamResponse::Task(record.task.clone()); events];
+        let (done, answer) = oneshot::channel();
+        let job = Job {
+            row: TaskRow::encode(record, &events).unwrap(),
+            lease_owner: None,
+            lease_micros: 0,
+            done,
+        };
+        (job, answer)
+    }
+
+    async fn store() -> Option<PgStore> {
+        let url = crate::testing::fresh_database_or_skip("group commit").await?;
+        Some(PgStore::open(&url).await.unwrap())
+    }
+
+    async fn seqs(store: &PgStore, id: &str) -> Vec<u64> {
+        let log = store.events("", id, 0, 100).await.unwrap();
+        log.iter().map(|e| e.seq).collect()
+    }
+
+    /// One statement writes creations and updates, and refuses exactly the
+    /// commits the one-row statements would refuse, row by row.
+    #[tokio::test]
+    async fn one_statement_applies_each_commit_on_its_own_condition() {
+        let Some(store) = store().await else { return };
+        for (id, last) in [("taken", 1), ("moved-on", 3), ("next", 1)] {
+            let (j, answer) = job(&record(id, TaskState::Working, last), last as usize);
+            write(store.pool(), vec![j]).await;
+            assert!(answer.await.unwrap().unwrap(), "seeding {id}");
+        }
+        let batch = [
+            job(&record("fresh", TaskState::Submitted, 1), 1),
+            // Created already: a conflict, like COMMIT_FIRST.
+            job(&record("taken", TaskState::Submitted, 1), 1),
+            // Expects 2, the log is at 3.
+            job(&record("moved-on", TaskState::Working, 3), 1),
+            // Expects 1: two events appended.
+            job(&record("next", TaskState::Completed, 3), 2),
+            // Not there: a conflict, like COMMIT_NEXT.
+            job(&record("missing", TaskState::Working, 5), 1),
+            // A commit of no event that only replaces the snapshot.
+            job(&record("fresh-empty", TaskState::Submitted, 0), 0),
+        ];
+        let (jobs, _answers): (Vec<Job>, Vec<_>) = batch.into_iter().unzip();
+        let applied = write_group(store.pool(), &jobs).await.unwrap();
+        assert_eq!(applied, [true, false, false, true, false, true]);
+
+        assert_eq!(seqs(&store, "fresh").await, [1]);
+        assert_eq!(seqs(&store, "taken").await, [1]);
+        assert_eq!(seqs(&store, "moved-on").await, [1, 2, 3]);
+        assert_eq!(seqs(&store, "next").await, [1, 2, 3]);
+        assert_eq!(store.load("", "missing").await.unwrap(), None);
+        let next = store.load("", "next").await.unwrap().unwrap();
+        assert_eq!(next.task.status.state, TaskState::Completed);
+        assert_eq!(next.last_seq, 3);
+        let taken = store.load("", "taken").await.unwrap().unwrap();
+        assert_eq!(
+            taken.task.status.state,
+            TaskState::Working,
+            "the loser wrote nothing"
+        );
+        assert!(store.load("", "fresh-empty").await.unwrap().is_some());
+    }
+
+    /// A row that breaks a constraint fails the statement; then every
+    /// commit is retried alone, so only that one fails.
+    #[tokio::test]
+    async fn a_failing_statement_falls_back_to_one_commit_at_a_time() {
+        let Some(store) = store().await else { return };
+        // An event at sequence 0 is accepted once; a second one collides in
+        // the log's primary key (see the integration test
+        // `a_failing_commit_changes_nothing`).
+        let zero = record("zero", TaskState::Submitted, 0);
+        let (j, answer) = job(&zero, 1);
+        write(store.pool(), vec![j]).await;
+        assert!(answer.await.unwrap().unwrap());
+
+        let good = [
+            record("good-1", TaskState::Working, 1),
+            record("good-2", TaskState::Working, 1),
+        ];
+        let bad = record("zero", TaskState::Failed, 0);
+        let as_batch = || {
+            let (jobs, _): (Vec<Job>, Vec<_>) = [job(&good[0], 1), job(&bad, 1), job(&good[1], 1)]
+                .into_iter()
+                .unzip();
+            jobs
+        };
+        // The statement as a whole is refused, and writes nothing...
+        assert!(write_group(store.pool(), &as_batch()).await.is_err());
+        assert_eq!(store.load("", "good-1").await.unwrap(), None);
+        // ...so the writer falls back, and only the bad commit fails.
+        let (jobs, answers): (Vec<Job>, Vec<_>) =
+            [job(&good[0], 1), job(&bad, 1), job(&good[1], 1)]
+                .into_iter()
+                .unzip();
+        write(store.pool(), jobs).await;
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(answer.await.unwrap());
+        }
+        assert!(matches!(outcomes[0], Ok(true)), "{:?}", outcomes[0]);
+        assert!(
+            matches!(&outcomes[1], Err(StoreError::Backend(m)) if m.contains("task zero")),
+            "{:?}",
+            outcomes[1]
+        );
+        assert!(matches!(outcomes[2], Ok(true)), "{:?}", outcomes[2]);
+        assert_eq!(seqs(&store, "good-1").await, [1]);
+        assert_eq!(seqs(&store, "good-2").await, [1]);
+        let zero_now = store.load("", "zero").await.unwrap().unwrap();
+        assert_eq!(zero_now.task.status.state, TaskState::Submitted);
+    }
+
+    /// Two commits of one task queued together go in two batches, the
+    /// first queued first; and every queued commit is answered when the
+    /// last sender goes, none dropped.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writers_order_a_tasks_commits_and_drain_their_queue() {
+        let Some(store) = store().await else { return };
+        let queue = start(store.pool().clone());
+        let mut answers = Vec::new();
+        // Both expect an empty log: the first queued wins, the second finds
+        // event 1 (it is held for the next batch, and answered although no
+        // further commit arrives to wake the writers).
+        for state in [TaskState::Working, TaskState::Failed] {
+            let (j, answer) = job(&record("twice", state, 1), 1);
+            queue.send(j).await.unwrap();
+            answers.push(answer);
+        }
+        for i in 0..20 {
+            let (j, answer) = job(&record(&format!("many-{i:02}"), TaskState::Working, 1), 1);
+            queue.send(j).await.unwrap();
+            answers.push(answer);
+        }
+        drop(queue);
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(
+                answer
+                    .await
+                    .expect("every queued commit is answered")
+                    .unwrap(),
+            );
+        }
+        assert_eq!(outcomes[..2], [true, false]);
+        assert!(outcomes[2..].iter().all(|applied| *applied));
+        let twice = store.load("", "twice").await.unwrap().unwrap();
+        assert_eq!(twice.task.status.state, TaskState::Working);
+        for i in 0..20 {
+            assert_eq!(seqs(&store, &format!("many-{i:02}")).await, [1]);
+        }
+    }
+}

@@ -52,7 +52,7 @@
 //! ## How a commit works
 //!
 //! [`TaskStore::commit`] is **one SQL statement**, hence one transaction and
-//! one round trip. A data-modifying CTE writes the snapshot *only if* the
+//! one round trip (shared with other commits, see "Group commit" below). A data-modifying CTE writes the snapshot *only if* the
 //! stored `last_seq` is the one the writer expected, and appends the event
 //! *only if* the snapshot was written:
 //!
@@ -72,6 +72,17 @@
 //! This runs at PostgreSQL's default `READ COMMITTED` isolation and never
 //! needs retries: a losing writer waits for the winner's row lock, then
 //! sees the new `last_seq` and stops.
+//!
+//! ### Group commit
+//!
+//! Commits do not each run their own statement: they queue for a few
+//! writers, and each writer sends whatever queued while it was busy as
+//! **one** statement (the same conditions, row by row, over `unnest`ed
+//! arrays), so many tasks share one round trip, one transaction and one WAL
+//! flush; each caller still returns only after that statement's `COMMIT`.
+//! A batch holds each task once, in key order, and a statement that fails
+//! as a whole is retried commit by commit, so one bad commit fails alone.
+//! See `group.rs`.
 //!
 //! ### Where `NOTIFY` goes
 //!
@@ -158,8 +169,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Tuning for [`PgStore::open_with`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
-    /// Most connections the pool opens (default 10). Each commit and each
-    /// read holds one connection for one statement. Mind the server's
+    /// Most connections the pool opens (default 10). Each read holds one
+    /// connection for one statement; commits are written by at most four
+    /// group-commit writers, one connection each. Mind the server's
     /// `max_connections` (100 by default) across all replicas.
     pub max_connections: u32,
     /// How long opening a connection may take, and how long an operation
