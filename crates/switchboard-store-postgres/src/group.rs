@@ -19,9 +19,13 @@
 //! statement returns which rows it applied.
 //!
 //! - A batch holds each task at most once (a second commit of the same task
-//!   waits for the next batch), since one statement cannot update a row
-//!   twice; and rows are sorted by key, so two replicas' batches lock the
-//!   tasks they share in the same order.
+//!   waits for the next batch, written by the same writer after the first
+//!   one's `COMMIT`, so a task's commits keep their order), since one
+//!   statement cannot update a row twice. Rows are sorted by key, so with
+//!   the usual plan (index lookups driven by the input) two batches lock the
+//!   tasks they share in the same order; should a plan lock them otherwise
+//!   and two batches deadlock, PostgreSQL aborts one statement, which then
+//!   takes the fallback below.
 //! - If the statement fails as a whole (e.g. a deadlock with another
 //!   replica, or one row breaking a constraint), nothing of it was written,
 //!   and each commit is retried alone with the one-row statements, so one
