@@ -534,16 +534,19 @@ const PURGE_BATCH: usize = 500;
 
 impl PgStore {
     /// Deletes the tasks `victims` names (at most [`PURGE_BATCH`], given
-    /// `param` as `$1`; their event logs cascade, their push configs and
-    /// dead letters go in the same statement), statement after statement
-    /// until it names fewer than a batch.
+    /// `param` as `$1`; their event logs, push configs and dead letters go
+    /// in the same statement: the log has no foreign key to cascade, see
+    /// migration 0008), statement after statement until it names fewer
+    /// than a batch.
     async fn purge_batches(&self, victims: &str, param: i64) -> Result<u64, StoreError> {
         let sql = format!(
             "WITH victims AS ({victims}), \
              outbox AS (DELETE FROM push_outbox AS o USING victims AS v \
                  WHERE o.tenant = v.tenant AND o.task_id = v.id), \
              configs AS (DELETE FROM push_configs AS c USING victims AS v \
-                 WHERE c.tenant = v.tenant AND c.task_id = v.id) \
+                 WHERE c.tenant = v.tenant AND c.task_id = v.id), \
+             events AS (DELETE FROM task_events AS e USING victims AS v \
+                 WHERE e.tenant = v.tenant AND e.task_id = v.id) \
              DELETE FROM tasks AS t USING victims AS v WHERE t.tenant = v.tenant AND t.id = v.id"
         );
         let mut purged = 0;
