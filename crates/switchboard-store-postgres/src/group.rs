@@ -232,7 +232,8 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
 /// time or NULLs, is it a task). Returns the positions of the commits it
 /// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
 /// and `COMMIT_NEXT`), row by row.
-const COMMIT_GROUP: &str = "WITH input AS ( \
+const COMMIT_GROUP: &str = concat!(
+    "WITH input AS ( \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
              $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
              $12::bigint[], $13::text[], $14::bigint[]) WITH ORDINALITY \
@@ -247,16 +248,9 @@ const COMMIT_GROUP: &str = "WITH input AS ( \
              created_micros, created_subus_nanos, last_seq, task_json::json, lease_owner, \
              CASE WHEN lease_owner IS NULL THEN NULL \
                  ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + lease_micros END \
-         FROM input WHERE expected = 0 ORDER BY ord \
-         ON CONFLICT (tenant, id) DO UPDATE SET \
-             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
-             status_micros = excluded.status_micros, \
-             status_subus_nanos = excluded.status_subus_nanos, \
-             created_micros = excluded.created_micros, \
-             created_subus_nanos = excluded.created_subus_nanos, \
-             last_seq = excluded.last_seq, task_json = excluded.task_json, \
-             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until \
-         WHERE tasks.last_seq = 0 \
+         FROM input WHERE expected = 0 ORDER BY ord ",
+    crate::replace_snapshot!(),
+    " WHERE tasks.last_seq = 0 \
          RETURNING tenant, id \
      ), updated AS ( \
          UPDATE tasks AS t SET context_id = i.context_id, owner = i.owner, state = i.state, \
@@ -280,7 +274,8 @@ const COMMIT_GROUP: &str = "WITH input AS ( \
                      $20::boolean[]) AS e (ord, seq, json, micros, nanos, is_task) \
          JOIN put ON put.ord = e.ord JOIN input AS i ON i.ord = e.ord \
      ) \
-     SELECT ord FROM put";
+     SELECT ord FROM put"
+);
 
 #[cfg(all(test, feature = "testing"))]
 mod tests {

@@ -479,6 +479,22 @@ macro_rules! lease_until {
     };
 }
 
+/// The `ON CONFLICT` clause of a task's creation: the new row replaces the
+/// stored one (under the caller's `WHERE` on `tasks.last_seq`).
+macro_rules! replace_snapshot {
+    () => {
+        "ON CONFLICT (tenant, id) DO UPDATE SET \
+             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
+             status_micros = excluded.status_micros, \
+             status_subus_nanos = excluded.status_subus_nanos, \
+             created_micros = excluded.created_micros, \
+             created_subus_nanos = excluded.created_subus_nanos, \
+             last_seq = excluded.last_seq, task_json = excluded.task_json, \
+             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until"
+    };
+}
+pub(crate) use replace_snapshot;
+
 /// A commit to a task whose log is empty so far (`expected = 0`): creates
 /// the task, or replaces its snapshot if the stored `last_seq` is still 0.
 /// Two creators of one task collide on the primary key; the second then
@@ -490,16 +506,9 @@ const COMMIT_FIRST: &str = concat!(
              lease_owner, lease_until) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
     lease_until!(),
-    ") \
-         ON CONFLICT (tenant, id) DO UPDATE SET \
-             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
-             status_micros = excluded.status_micros, \
-             status_subus_nanos = excluded.status_subus_nanos, \
-             created_micros = excluded.created_micros, \
-             created_subus_nanos = excluded.created_subus_nanos, \
-             last_seq = excluded.last_seq, task_json = excluded.task_json, \
-             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until \
-         WHERE tasks.last_seq = $12 \
+    ") ",
+    replace_snapshot!(),
+    " WHERE tasks.last_seq = $12 \
          RETURNING 1",
     append_and_report!()
 );
