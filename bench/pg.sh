@@ -1,23 +1,194 @@
 #!/usr/bin/env bash
-# bench/pg.sh start|stop DIR PORT - a throwaway PostgreSQL for the sb-task-pg benchmark row:
-# Debian's server binaries (crates/switchboard-store-postgres/install-postgres.sh installs
-# them), initdb in DIR as the `postgres` user, listening on 127.0.0.1:PORT only, fsync on.
-# `start` prints the database URL on stdout.
+# bench/pg.sh - PostgreSQL for switchboard's benchmarks.
+#
+#   bench/pg.sh start DIR PORT   # a throwaway cluster (run.sh's sb-task-pg row); prints its URL
+#   bench/pg.sh stop DIR PORT    # stops it and deletes DIR
+#   bench/pg.sh ratio            # names the limit: pgbench's one-task transaction beside
+#                                # `serve --store postgres://…` on ONE throwaway cluster
+#
+# The cluster: Debian's server binaries (crates/switchboard-store-postgres/install-postgres.sh
+# installs them), initdb in DIR as the `postgres` user, listening on 127.0.0.1:PORT only,
+# fsync and synchronous_commit on (the defaults).
+#
+# `ratio` runs, back to back and alternating (so both see the same machine noise and the
+# same table growth), REPS rounds of:
+#   - pgbench, CONC clients, DUR: the transaction a task needs at least (BEGIN; insert a
+#     ~500-byte task row; insert two ~300-byte event rows; COMMIT), prepared statements;
+#   - task-mode SendMessage (JSON-RPC, echo-task agent) at CONC connections for DUR against
+#     `switchboard serve --store postgres://…` on the same database, every task durable
+#     before its reply.
+# Then prints both rates per round, the medians and serve ÷ pgbench (the issue's goal: ≥ 0.5),
+# and checks that the store holds a completed task for every successful reply.
+# PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
+# transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
+#
+# Environment: SB (switchboard binary; default $CARGO_TARGET_DIR or /work/target-bench
+# release build), CONC=64, DUR=10 (seconds), REPS=3, WARM=3 (seconds), PG_PORT=7399,
+# SB_PORT=7302, PROFILE=0, OUT (default bench/out/pg/<timestamp>).
+# Load generator: oha if installed (as run.sh), else wrk. Safety: 127.0.0.1 only; every load
+# is bounded in time and wrapped in `timeout`; only the PIDs started here are stopped.
 set -euo pipefail
-cmd=$1 dir=$2 port=$3
+cmd=${1:-ratio}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "no PostgreSQL server binaries; run crates/switchboard-store-postgres/install-postgres.sh" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+pg_start() {  # pg_start DIR PORT: prints the URL
+  local dir=$1 port=$2
+  mkdir -p "$dir"; [ "$(id -u)" = 0 ] && chown postgres "$dir"
+  as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres >"$dir/initdb.log" 2>&1
+  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 ${PGOPTS:-}" start >/dev/null
+  as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres bench
+  echo "postgres://postgres@127.0.0.1:$port/bench"
+}
+pg_stop() {
+  as_pg "$bin/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$1"
+}
+
 case $cmd in
-  start)
-    mkdir -p "$dir"; [ "$(id -u)" = 0 ] && chown postgres "$dir"
-    as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres >"$dir/initdb.log" 2>&1
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 ${PGOPTS:-}" start >/dev/null
-    as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres bench
-    echo "postgres://postgres@127.0.0.1:$port/bench" ;;
-  stop)
-    as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
-    rm -rf "$dir" ;;
-  *) echo "usage: $0 start|stop DIR PORT" >&2; exit 2 ;;
+  start) pg_start "$2" "$3"; exit 0 ;;
+  stop) pg_stop "$2"; exit 0 ;;
+  ratio) ;;
+  *) echo "usage: $0 start|stop DIR PORT | $0 ratio" >&2; exit 2 ;;
 esac
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+CONC=${CONC:-64} DUR=${DUR:-10} REPS=${REPS:-3} WARM=${WARM:-3} PROFILE=${PROFILE:-0}
+PG_PORT=${PG_PORT:-7399} SB_PORT=${SB_PORT:-7302}
+OUT=${OUT:-$BENCH/out/pg/$(date +%Y%m%d-%H%M%S)}
+HOST=127.0.0.1
+[ -x "$SB" ] || { echo "missing $SB: cargo build --release -p switchboard (or set SB)" >&2; exit 1; }
+OHA=$(command -v oha || true); [ -n "$OHA" ] || [ ! -x "$HOME/.cargo/bin/oha" ] || OHA=$HOME/.cargo/bin/oha
+[ -n "$OHA" ] || command -v wrk >/dev/null || { echo "needs oha (cargo install oha) or wrk (apt-get install wrk)" >&2; exit 1; }
+for p in "$PG_PORT" "$SB_PORT"; do
+  if (exec 3<>"/dev/tcp/$HOST/$p") 2>/dev/null; then echo "port $p on $HOST is in use" >&2; exit 1; fi
+done
+mkdir -p "$OUT"
+PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID=""
+cleanup() {
+  if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
+  pg_stop "$PG_DIR"
+}
+trap cleanup EXIT
+[ "$PROFILE" = 1 ] && PGOPTS="${PGOPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+URL=$(PGOPTS=${PGOPTS:-} pg_start "$PG_DIR" "$PG_PORT")
+psql_() { timeout 60 psql -X -q -At -h "$HOST" -p "$PG_PORT" -U postgres -d bench "$@"; }
+
+# pgbench's tables: shaped like the store's (text keys, JSON-sized bodies), in their own names.
+psql_ -c "CREATE TABLE pgb_tasks (client INT, n BIGINT, body TEXT NOT NULL, PRIMARY KEY (client, n));
+          CREATE TABLE pgb_events (client INT, n BIGINT, seq INT, body TEXT NOT NULL, PRIMARY KEY (client, n, seq))"
+cat >"$OUT/one-task.sql" <<'SQL'
+\set n random(1, 9000000000000000000)
+BEGIN;
+INSERT INTO pgb_tasks VALUES (:client_id, :n, repeat('t', 500));
+INSERT INTO pgb_events VALUES (:client_id, :n, 1, repeat('e', 300));
+INSERT INTO pgb_events VALUES (:client_id, :n, 2, repeat('e', 300));
+COMMIT;
+SQL
+pgbench_run() {  # prints transactions/s
+  timeout $(( DUR + 60 )) pgbench -n -h "$HOST" -p "$PG_PORT" -U postgres -M prepared -c "$CONC" -j 2 \
+    -T "$DUR" -f "$OUT/one-task.sql" bench >"$OUT/pgbench.$1.txt" 2>&1
+  awk '/^tps = /{printf "%.0f\n", $3; exit}' "$OUT/pgbench.$1.txt"
+}
+
+BODY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
+cat >"$OUT/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["A2A-Version"] = "1.0"
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %d\n", summary.requests,
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.duration, latency:percentile(99)))
+end
+LUA
+load_run() {  # load_run TAG SECONDS: prints "req/s ok_replies"
+  local f=$OUT/serve.$1
+  if [ -n "$OHA" ]; then
+    timeout $(( $2 + 60 )) "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' \
+      -H 'A2A-Version: 1.0' -d "$BODY" -z "${2}s" -c "$CONC" "http://$HOST:$SB_PORT/" >"$f.json"
+    python3 - "$f.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r.get("statusCodeDistribution", {}).get("200", 0)
+print(round(ok / r["summary"]["total"]), ok)
+PY
+  else
+    timeout $(( $2 + 60 )) wrk -t2 -c"$CONC" -d"${2}s" --timeout 30s -s "$OUT/post.lua" "http://$HOST:$SB_PORT/" >"$f.txt" 2>&1
+    awk '/^RESULT/{printf "%.0f %d\n", ($2 - $3) / ($4 / 1e6), $2 - $3}' "$f.txt"
+  fi
+}
+
+( SWITCHBOARD_LOG=warn exec "$SB" serve --listen "$HOST:$SB_PORT" --store "$URL" --agent echo-task ) >"$OUT/serve.log" 2>&1 &
+SPID=$!
+for _ in $(seq 1 100); do
+  kill -0 "$SPID" 2>/dev/null || { echo "serve died:" >&2; cat "$OUT/serve.log" >&2; exit 1; }
+  curl -fsS -o /dev/null --max-time 2 "http://$HOST:$SB_PORT/.well-known/agent-card.json" 2>/dev/null && break
+  sleep 0.1
+done
+resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" "http://$HOST:$SB_PORT/")
+case $resp in *'"TASK_STATE_COMPLETED"'*) ;; *) echo "SendMessage did not complete a task: $resp" >&2; exit 1 ;; esac
+ok_total=1
+read -r _ ok < <(load_run warm "$WARM"); ok_total=$(( ok_total + ok ))
+pgbench_run warm >/dev/null
+
+echo "settings: CONC=$CONC DUR=${DUR}s REPS=$REPS loadgen=${OHA:-wrk} $(nproc) cpus; PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), fsync on, synchronous_commit on" | tee "$OUT/summary.txt"
+printf 'round\tpgbench_tps\tserve_tasks_s\tratio\n' | tee -a "$OUT/summary.txt"
+: >"$OUT/rounds.tsv"
+for r in $(seq 1 "$REPS"); do
+  tps=$(pgbench_run "$r")
+  read -r rps ok < <(load_run "$r" "$DUR"); ok_total=$(( ok_total + ok ))
+  printf '%s\t%s\t%s\t%s\n' "$r" "$tps" "$rps" "$(awk -v a="$rps" -v b="$tps" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/rounds.tsv" | tee -a "$OUT/summary.txt"
+done
+med() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+mt=$(cut -f2 "$OUT/rounds.tsv" | med) ms=$(cut -f3 "$OUT/rounds.tsv" | med)
+printf 'median\t%s\t%s\t%s   (serve ÷ pgbench; goal ≥ 0.50)\n' "$mt" "$ms" "$(awk -v a="$ms" -v b="$mt" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/summary.txt"
+
+if [ "$PROFILE" = 1 ]; then
+  psql_ -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+  psql_ -c "SELECT pg_stat_statements_reset(); SELECT pg_stat_reset_shared('wal'); SELECT pg_stat_reset();" >/dev/null
+  xact0=$(psql_ -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'")
+  : >"$OUT/waits.txt"
+  ( end=$(( $(date +%s) + DUR - 1 ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+      psql_ -c "SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU'), state FROM pg_stat_activity
+                WHERE application_name = 'switchboard' AND state <> 'idle'" >>"$OUT/waits.txt" || true
+      sleep 0.2
+    done ) &
+  sampler=$!
+  read -r rps ok < <(load_run profile "$DUR"); ok_total=$(( ok_total + ok ))
+  wait "$sampler" || true
+  sleep 1
+  {
+    echo "profile round: $rps tasks/s, $ok tasks"
+    xact1=$(psql_ -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'")
+    echo "transactions committed per task: $(awk -v a="$xact0" -v b="$xact1" -v n="$ok" 'BEGIN{printf "%.2f", (b-a)/n}') (includes the profiler's own few)"
+    psql_ -F $'\t' -c "SELECT 'WAL per task: records ' || round(wal_records::numeric / $ok, 2) || ', bytes ' || round(wal_bytes / $ok)
+                       || ', flushes (wal_sync) ' || round(wal_sync::numeric / $ok, 3) || ', writes ' || round(wal_write::numeric / $ok, 3)
+                       || ', full-page images ' || round(wal_fpi::numeric / $ok, 2) FROM pg_stat_wal"
+    echo "statements per task (pg_stat_statements, top by calls): calls/task, mean ms, rows/call, query"
+    psql_ -F $'\t' -c "SELECT round(calls::numeric / $ok, 2), round(mean_exec_time::numeric, 3), round(rows::numeric / greatest(calls, 1), 2),
+                              left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+                       FROM pg_stat_statements WHERE calls > $ok / 100 ORDER BY calls DESC LIMIT 15"
+    echo "tables: HOT updates / updates, dead tuples"
+    psql_ -F $'\t' -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_dead_tup FROM pg_stat_user_tables
+                       WHERE relname IN ('tasks', 'task_events', 'push_outbox') ORDER BY relname"
+    echo "wait events of switchboard's active sessions (samples every 0.2 s)"
+    sort "$OUT/waits.txt" | uniq -c | sort -rn | head -12
+  } | tee "$OUT/profile.txt"
+fi
+
+# A load cut at its deadline drops the replies in flight (up to CONC per load), whose tasks
+# may still have been committed: so stored >= replied, and at most CONC more per load.
+loads=$(( REPS + 1 + PROFILE ))
+tasks=$(psql_ -c "SELECT count(*) FROM tasks WHERE state = 'TASK_STATE_COMPLETED'")
+if [ "$tasks" -ge "$ok_total" ] && [ "$tasks" -le $(( ok_total + CONC * loads )) ]; then
+  echo "durability check: $tasks completed tasks stored for $ok_total successful replies (+ at most $CONC cut per load)" | tee -a "$OUT/summary.txt"
+else
+  echo "durability check FAILED: $tasks completed tasks stored, $ok_total successful replies" | tee -a "$OUT/summary.txt"; exit 1
+fi
+echo "results: $OUT"

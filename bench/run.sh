@@ -38,6 +38,7 @@ SB_PORT=${SB_PORT:-7301}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-1200}
 COUNT_N=${COUNT_N:-2000} # requests of the task-count check of the binding rows (sb-task, sb-rest-task, sb-grpc-task)
 BINDINGS=${BINDINGS:-1}   # 1: end with bench/bindings.sh (one load generator, h2load, for all three bindings)
+PG_RATIO=${PG_RATIO:-1}   # 1: then bench/pg.sh ratio (serve on PostgreSQL beside pgbench's one-task transaction)
 KEEP_DB=${KEEP_DB:-0}    # 1: keep the sqlite file of sb-task-sqlite (it is deleted after its size is noted)
 OUT=${OUT:-$BENCH/out/results/$(date +%Y%m%d-%H%M%S)}
 HOST=127.0.0.1
@@ -397,6 +398,20 @@ if [ "$BINDINGS" = 1 ]; then
   else
     echo "== bindings (bench/bindings.sh, h2load)  [$(( $(date +%s) - START_TS ))s elapsed]"
     SB="$SB" OUT="$OUT/bindings" REPS="${BINDINGS_REPS:-5}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+  fi
+fi
+
+# PostgreSQL's own limit beside serve on it, on one throwaway cluster (bench/pg.sh explains).
+# pg.sh ratio takes about WARM + (REPS + 1) x 2 x DUR seconds plus start-up.
+if [ "$PG_RATIO" = 1 ]; then
+  if ! command -v pgbench >/dev/null; then
+    echo "pgbench missing (crates/switchboard-store-postgres/install-postgres.sh), SKIPPING the PostgreSQL ratio" | tee -a "$OUT/skipped.txt" >&2
+  elif [ "$(budget_left)" -lt 90 ]; then
+    echo "time budget: $(budget_left)s left < ~90s needed, SKIPPING the PostgreSQL ratio" | tee -a "$OUT/skipped.txt" >&2
+  else
+    echo "== PostgreSQL ratio (bench/pg.sh ratio)  [$(( $(date +%s) - START_TS ))s elapsed]"
+    SB="$SB" OUT="$OUT/pg" CONC="$CONC" DUR="${PG_DUR:-10}" REPS="${PG_REPS:-3}" "$BENCH/pg.sh" ratio \
+      || echo "bench/pg.sh ratio failed" | tee -a "$OUT/skipped.txt" >&2
   fi
 fi
 

@@ -52,7 +52,7 @@
 //! ## How a commit works
 //!
 //! [`TaskStore::commit`] is **one SQL statement**, hence one transaction and
-//! one round trip. A data-modifying CTE writes the snapshot *only if* the
+//! one round trip (shared with other commits, see "Group commit" below). A data-modifying CTE writes the snapshot *only if* the
 //! stored `last_seq` is the one the writer expected, and appends the event
 //! *only if* the snapshot was written:
 //!
@@ -72,6 +72,17 @@
 //! This runs at PostgreSQL's default `READ COMMITTED` isolation and never
 //! needs retries: a losing writer waits for the winner's row lock, then
 //! sees the new `last_seq` and stops.
+//!
+//! ### Group commit
+//!
+//! Commits do not each run their own statement: they queue for a few
+//! writers, and each writer sends whatever queued while it was busy as
+//! **one** statement (the same conditions, row by row, over `unnest`ed
+//! arrays), so many tasks share one round trip, one transaction and one WAL
+//! flush; each caller still returns only after that statement's `COMMIT`.
+//! A batch holds each task once, in key order, and a statement that fails
+//! as a whole is retried commit by commit, so one bad commit fails alone.
+//! See `group.rs`.
 //!
 //! ### Where `NOTIFY` goes
 //!
@@ -144,6 +155,7 @@ use switchboard_core::{
 use switchboard_protocol::{StreamResponse, Task, TaskState};
 
 pub mod cluster;
+mod group;
 mod health;
 pub mod push;
 #[cfg(feature = "testing")]
@@ -158,8 +170,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Tuning for [`PgStore::open_with`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
-    /// Most connections the pool opens (default 10). Each commit and each
-    /// read holds one connection for one statement. Mind the server's
+    /// Most connections the pool opens (default 10). Each read holds one
+    /// connection for one statement; commits are written by at most four
+    /// group-commit writers, one connection each. Mind the server's
     /// `max_connections` (100 by default) across all replicas.
     pub max_connections: u32,
     /// How long opening a connection may take, and how long an operation
@@ -198,6 +211,8 @@ pub struct PgStore {
     replica: Option<cluster::Replica>,
     /// Push notification wakeups (see [`push`]).
     push: std::sync::Arc<push::PushShared>,
+    /// The group-commit writers' queue (see [`group`]).
+    writer: tokio::sync::mpsc::Sender<group::Job>,
 }
 
 impl fmt::Debug for PgStore {
@@ -250,6 +265,7 @@ impl PgStore {
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
         Ok(Self {
+            writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
@@ -277,6 +293,7 @@ impl PgStore {
         })?;
         drop(conn);
         Ok(Self {
+            writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
@@ -353,7 +370,7 @@ fn redact(url: &str) -> String {
 // Writes.
 
 /// The columns of a commit, computed before talking to the database.
-struct TaskRow {
+pub(crate) struct TaskRow {
     tenant: String,
     id: String,
     context_id: String,
@@ -463,6 +480,22 @@ macro_rules! lease_until {
     };
 }
 
+/// The `ON CONFLICT` clause of a task's creation: the new row replaces the
+/// stored one (under the caller's `WHERE` on `tasks.last_seq`).
+macro_rules! replace_snapshot {
+    () => {
+        "ON CONFLICT (tenant, id) DO UPDATE SET \
+             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
+             status_micros = excluded.status_micros, \
+             status_subus_nanos = excluded.status_subus_nanos, \
+             created_micros = excluded.created_micros, \
+             created_subus_nanos = excluded.created_subus_nanos, \
+             last_seq = excluded.last_seq, task_json = excluded.task_json, \
+             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until"
+    };
+}
+pub(crate) use replace_snapshot;
+
 /// A commit to a task whose log is empty so far (`expected = 0`): creates
 /// the task, or replaces its snapshot if the stored `last_seq` is still 0.
 /// Two creators of one task collide on the primary key; the second then
@@ -474,16 +507,9 @@ const COMMIT_FIRST: &str = concat!(
              lease_owner, lease_until) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
     lease_until!(),
-    ") \
-         ON CONFLICT (tenant, id) DO UPDATE SET \
-             context_id = excluded.context_id, owner = excluded.owner, state = excluded.state, \
-             status_micros = excluded.status_micros, \
-             status_subus_nanos = excluded.status_subus_nanos, \
-             created_micros = excluded.created_micros, \
-             created_subus_nanos = excluded.created_subus_nanos, \
-             last_seq = excluded.last_seq, task_json = excluded.task_json, \
-             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until \
-         WHERE tasks.last_seq = $12 \
+    ") ",
+    replace_snapshot!(),
+    " WHERE tasks.last_seq = $12 \
          RETURNING 1",
     append_and_report!()
 );
@@ -518,16 +544,19 @@ const PURGE_BATCH: usize = 500;
 
 impl PgStore {
     /// Deletes the tasks `victims` names (at most [`PURGE_BATCH`], given
-    /// `param` as `$1`; their event logs cascade, their push configs and
-    /// dead letters go in the same statement), statement after statement
-    /// until it names fewer than a batch.
+    /// `param` as `$1`; their event logs, push configs and dead letters go
+    /// in the same statement: the log has no foreign key to cascade, see
+    /// migration 0008), statement after statement until it names fewer
+    /// than a batch.
     async fn purge_batches(&self, victims: &str, param: i64) -> Result<u64, StoreError> {
         let sql = format!(
             "WITH victims AS ({victims}), \
              outbox AS (DELETE FROM push_outbox AS o USING victims AS v \
                  WHERE o.tenant = v.tenant AND o.task_id = v.id), \
              configs AS (DELETE FROM push_configs AS c USING victims AS v \
-                 WHERE c.tenant = v.tenant AND c.task_id = v.id) \
+                 WHERE c.tenant = v.tenant AND c.task_id = v.id), \
+             events AS (DELETE FROM task_events AS e USING victims AS v \
+                 WHERE e.tenant = v.tenant AND e.task_id = v.id) \
              DELETE FROM tasks AS t USING victims AS v WHERE t.tenant = v.tenant AND t.id = v.id"
         );
         let mut purged = 0;
@@ -546,12 +575,46 @@ impl PgStore {
     }
 }
 
-fn conflict(row: &TaskRow, found: i64) -> StoreError {
-    StoreError::SequenceConflict {
-        task_id: row.id.clone(),
-        expected: u64::try_from(row.expected).unwrap_or(0),
-        found: u64::try_from(found).unwrap_or(0),
-    }
+/// Writes one commit alone, with the one-row statements; whether it was
+/// applied (`false`: a sequence conflict, nothing written).
+pub(crate) async fn write_one(
+    pool: &PgPool,
+    row: &TaskRow,
+    lease_owner: Option<&str>,
+    lease_micros: i64,
+) -> Result<bool, StoreError> {
+    let sql = if row.expected == 0 {
+        COMMIT_FIRST
+    } else {
+        COMMIT_NEXT
+    };
+    let applied: i64 = sqlx::query_scalar(sql)
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(row.context_id.as_str())
+        .bind(row.owner.as_str())
+        .bind(row.state)
+        .bind(row.status_micros)
+        .bind(row.status_subus_nanos)
+        .bind(row.created_micros)
+        .bind(row.created_subus_nanos)
+        .bind(row.last_seq)
+        .bind(row.task_json.as_str())
+        .bind(row.expected)
+        .bind(&row.event_seqs)
+        .bind(&row.event_jsons)
+        .bind(&row.event_status_micros)
+        .bind(&row.event_status_nanos)
+        .bind(lease_owner)
+        .bind(lease_micros)
+        .bind(&row.event_is_task)
+        .fetch_one(pool)
+        .await
+        .map_err(backend(format!(
+            "committing event {} of task {}",
+            row.last_seq, row.id
+        )))?;
+    Ok(applied == 1)
 }
 
 // ----------------------------------------------------------------------------
@@ -646,11 +709,6 @@ impl TaskStore for PgStore {
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
         let row = TaskRow::encode(record, events)?;
-        let sql = if row.expected == 0 {
-            COMMIT_FIRST
-        } else {
-            COMMIT_NEXT
-        };
         // A task being worked on is leased to this replica; see `cluster`.
         let active = matches!(
             record.task.status.state,
@@ -660,37 +718,43 @@ impl TaskStore for PgStore {
             .replica
             .as_ref()
             .filter(|_| active)
-            .map(|r| r.id.as_str());
+            .map(|r| r.id.clone());
         let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
-        let applied: i64 = sqlx::query_scalar(sql)
-            .bind(row.tenant.as_str())
-            .bind(row.id.as_str())
-            .bind(row.context_id.as_str())
-            .bind(row.owner.as_str())
-            .bind(row.state)
-            .bind(row.status_micros)
-            .bind(row.status_subus_nanos)
-            .bind(row.created_micros)
-            .bind(row.created_subus_nanos)
-            .bind(row.last_seq)
-            .bind(row.task_json.as_str())
-            .bind(row.expected)
-            .bind(&row.event_seqs)
-            .bind(&row.event_jsons)
-            .bind(&row.event_status_micros)
-            .bind(&row.event_status_nanos)
-            .bind(lease_owner)
-            .bind(lease_micros)
-            .bind(&row.event_is_task)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(backend(format!(
-                "committing event {} of task {}",
-                row.last_seq, row.id
-            )))?;
-        if applied == 1 {
+        // What the answer needs after the row went to the writer.
+        let (tenant, id, last_seq, expected) = (
+            row.tenant.clone(),
+            row.id.clone(),
+            row.last_seq,
+            row.expected,
+        );
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let job = group::Job {
+            row,
+            lease_owner,
+            lease_micros,
+            done,
+        };
+        let applied = match self.writer.send(job).await {
+            Ok(()) => outcome.await.map_err(|_| {
+                StoreError::Backend(format!(
+                    "committing event {last_seq} of task {id}: the group-commit writer stopped"
+                ))
+            })??,
+            // The writers are gone (the runtime that started them ended):
+            // write alone.
+            Err(tokio::sync::mpsc::error::SendError(job)) => {
+                write_one(
+                    &self.pool,
+                    &job.row,
+                    job.lease_owner.as_deref().map(String::as_str),
+                    job.lease_micros,
+                )
+                .await?
+            }
+        };
+        if applied {
             if let Some(replica) = &self.replica {
-                cluster::announce(replica, &row.tenant, &row.id, row.last_seq);
+                cluster::announce(replica, &tenant, &id, last_seq);
             }
             return Ok(());
         }
@@ -698,12 +762,16 @@ impl TaskStore for PgStore {
         // already be later than what made the commit fail).
         let found: Option<i64> =
             sqlx::query_scalar("SELECT last_seq FROM tasks WHERE tenant = $1 AND id = $2")
-                .bind(row.tenant.as_str())
-                .bind(row.id.as_str())
+                .bind(tenant.as_str())
+                .bind(id.as_str())
                 .fetch_optional(&self.pool)
                 .await
-                .map_err(backend(format!("reading the sequence of task {}", row.id)))?;
-        Err(conflict(&row, found.unwrap_or(0)))
+                .map_err(backend(format!("reading the sequence of task {id}")))?;
+        Err(StoreError::SequenceConflict {
+            task_id: id,
+            expected: u64::try_from(expected).unwrap_or(0),
+            found: u64::try_from(found.unwrap_or(0)).unwrap_or(0),
+        })
     }
 
     async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -1,0 +1,469 @@
+//! Group commit: many tasks' commits in one statement, one transaction,
+//! one WAL flush.
+//!
+//! With `synchronous_commit = on` every transaction waits for its WAL
+//! flush, and every statement is a round trip plus a backend wake-up.
+//! Writing each commit as its own transaction makes PostgreSQL do that work
+//! once per task; with a small pool (10 connections against 64 clients) the
+//! commits also queue for connections while each waits out its flush.
+//!
+//! So, like the SQLite store, [`PgStore::commit_events`](crate::PgStore)
+//! hands its row to a queue, and a few **writers** (each on one pooled
+//! connection at a time) take whatever has queued while they were busy and
+//! write it as **one** statement: the rows travel as parallel arrays
+//! (`unnest`), a data-modifying CTE creates the new tasks
+//! (`INSERT … ON CONFLICT … WHERE last_seq = 0`), updates the others
+//! (`UPDATE … FROM input WHERE last_seq = expected`) and appends the
+//! events of exactly the rows it wrote. Each commit keeps its own
+//! condition, so one commit's sequence conflict never stops another's; the
+//! statement returns which rows it applied.
+//!
+//! - A batch holds each task at most once (a second commit of the same task
+//!   waits for the next batch, written by the same writer after the first
+//!   one's `COMMIT`, so a task's commits keep their order), since one
+//!   statement cannot update a row twice. Rows are sorted by key, so with
+//!   the usual plan (index lookups driven by the input) two batches lock the
+//!   tasks they share in the same order; should a plan lock them otherwise
+//!   and two batches deadlock, PostgreSQL aborts one statement, which then
+//!   takes the fallback below.
+//! - If the statement fails as a whole (e.g. a deadlock with another
+//!   replica, or one row breaking a constraint), nothing of it was written,
+//!   and each commit is retried alone with the one-row statements, so one
+//!   bad row fails only its own commit.
+//! - A commit's caller waits for the statement's `COMMIT`: durability is
+//!   unchanged, the flush is only shared.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use switchboard_core::StoreError;
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+use crate::{TaskRow, backend};
+
+/// Writers working at once; each holds one pooled connection while it
+/// writes a batch.
+pub(crate) const WRITERS: usize = 4;
+
+/// Most commits per statement.
+const MAX_BATCH: usize = 256;
+
+/// Commits waiting for a writer; senders wait when it is full.
+const QUEUE: usize = 4096;
+
+/// One commit waiting for its batch.
+pub(crate) struct Job {
+    pub(crate) row: TaskRow,
+    /// The replica that leases the task (tasks left submitted or working on
+    /// a replica store), and for how long.
+    pub(crate) lease_owner: Option<Arc<String>>,
+    pub(crate) lease_micros: i64,
+    /// Whether the commit was applied (`false`: a sequence conflict).
+    pub(crate) done: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+/// Starts the writers on `pool` and returns their queue. They stop when
+/// every sender is gone.
+pub(crate) fn start(pool: PgPool) -> mpsc::Sender<Job> {
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let rx = Arc::new(Mutex::new(rx));
+    for _ in 0..WRITERS {
+        tokio::spawn(writer(pool.clone(), rx.clone()));
+    }
+    tx
+}
+
+/// Takes what has queued (waiting only when nothing has), writes it, and
+/// answers each commit; commits of a task already in the batch go first
+/// into the next one.
+async fn writer(pool: PgPool, queue: Arc<Mutex<mpsc::Receiver<Job>>>) {
+    let mut held: Vec<Job> = Vec::new();
+    loop {
+        let mut jobs = std::mem::take(&mut held);
+        if jobs.is_empty() {
+            // Idle: wait for work. Whoever holds the queue waits for the
+            // next commit; the other idle writers wait for the queue.
+            let mut rx = queue.lock().await;
+            if rx.recv_many(&mut jobs, MAX_BATCH).await == 0 {
+                // Every sender is gone and the queue is drained.
+                return;
+            }
+        } else if let Ok(mut rx) = queue.try_lock() {
+            // Held commits go now, with whatever else has queued; never
+            // wait for the queue here (an idle writer may hold it until
+            // the next commit arrives, which may never come).
+            while jobs.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(_) => break,
+                }
+            }
+        }
+        let mut seen = HashSet::with_capacity(jobs.len());
+        let (mut batch, later): (Vec<Job>, Vec<Job>) = jobs
+            .into_iter()
+            .partition(|j| seen.insert((j.row.tenant.clone(), j.row.id.clone())));
+        held = later;
+        batch.sort_by(|a, b| (&a.row.tenant, &a.row.id).cmp(&(&b.row.tenant, &b.row.id)));
+        write(&pool, batch).await;
+    }
+}
+
+/// Writes one batch and answers its commits.
+async fn write(pool: &PgPool, batch: Vec<Job>) {
+    if batch.len() > 1 {
+        match write_group(pool, &batch).await {
+            Ok(applied) => {
+                for (job, applied) in batch.into_iter().zip(applied) {
+                    // The caller may have given up waiting; nothing to do then.
+                    let _ = job.done.send(Ok(applied));
+                }
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, commits = batch.len(), "PostgreSQL group commit failed; retrying one by one");
+            }
+        }
+    }
+    for job in batch {
+        let outcome = crate::write_one(
+            pool,
+            &job.row,
+            job.lease_owner.as_deref().map(String::as_str),
+            job.lease_micros,
+        )
+        .await;
+        let _ = job.done.send(outcome);
+    }
+}
+
+/// The batch as one statement; which of its rows were applied, in order.
+async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreError> {
+    let n = batch.len();
+    let mut tenants = Vec::with_capacity(n);
+    let mut ids = Vec::with_capacity(n);
+    let mut contexts = Vec::with_capacity(n);
+    let mut owners = Vec::with_capacity(n);
+    let mut states = Vec::with_capacity(n);
+    let mut status_micros = Vec::with_capacity(n);
+    let mut status_nanos = Vec::with_capacity(n);
+    let mut created_micros = Vec::with_capacity(n);
+    let mut created_nanos = Vec::with_capacity(n);
+    let mut last_seqs = Vec::with_capacity(n);
+    let mut task_jsons = Vec::with_capacity(n);
+    let mut expected = Vec::with_capacity(n);
+    let mut lease_owners = Vec::with_capacity(n);
+    let mut lease_micros = Vec::with_capacity(n);
+    let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    for (ord, job) in (1_i64..).zip(batch) {
+        let r = &job.row;
+        tenants.push(r.tenant.as_str());
+        ids.push(r.id.as_str());
+        contexts.push(r.context_id.as_str());
+        owners.push(r.owner.as_str());
+        states.push(r.state);
+        status_micros.push(r.status_micros);
+        status_nanos.push(r.status_subus_nanos);
+        created_micros.push(r.created_micros);
+        created_nanos.push(r.created_subus_nanos);
+        last_seqs.push(r.last_seq);
+        task_jsons.push(r.task_json.as_str());
+        expected.push(r.expected);
+        lease_owners.push(job.lease_owner.as_deref().map(String::as_str));
+        lease_micros.push(job.lease_micros);
+        for i in 0..r.event_seqs.len() {
+            ev_ord.push(ord);
+            ev_seq.push(r.event_seqs[i]);
+            ev_json.push(r.event_jsons[i].as_str());
+            ev_micros.push(r.event_status_micros[i]);
+            ev_nanos.push(r.event_status_nanos[i]);
+            ev_task.push(r.event_is_task[i]);
+        }
+    }
+    let written: Vec<i64> = sqlx::query_scalar(COMMIT_GROUP)
+        .bind(&tenants)
+        .bind(&ids)
+        .bind(&contexts)
+        .bind(&owners)
+        .bind(&states)
+        .bind(&status_micros)
+        .bind(&status_nanos)
+        .bind(&created_micros)
+        .bind(&created_nanos)
+        .bind(&last_seqs)
+        .bind(&task_jsons)
+        .bind(&expected)
+        .bind(&lease_owners)
+        .bind(&lease_micros)
+        .bind(&ev_ord)
+        .bind(&ev_seq)
+        .bind(&ev_json)
+        .bind(&ev_micros)
+        .bind(&ev_nanos)
+        .bind(&ev_task)
+        .fetch_all(pool)
+        .await
+        .map_err(backend(format!("committing {n} tasks in one group")))?;
+    let mut applied = vec![false; n];
+    for ord in written {
+        if let Some(slot) = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|i| applied.get_mut(i))
+        {
+            *slot = true;
+        }
+    }
+    Ok(applied)
+}
+
+/// The group statement. Parameters: $1..$14 one entry per commit (tenant,
+/// id, context_id, owner, state, status time in µs and the sub-µs rest,
+/// creation time likewise, last_seq, task JSON, the expected stored
+/// last_seq, lease holder or NULL, lease length in µs); $15..$20 one entry
+/// per event (the 1-based position of its commit, seq, JSON, exact status
+/// time or NULLs, is it a task). Returns the positions of the commits it
+/// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
+/// and `COMMIT_NEXT`), row by row.
+const COMMIT_GROUP: &str = concat!(
+    "WITH input AS ( \
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+             $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
+             $12::bigint[], $13::text[], $14::bigint[]) WITH ORDINALITY \
+         AS i (tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
+               created_micros, created_subus_nanos, last_seq, task_json, expected, \
+               lease_owner, lease_micros, ord) \
+     ), created AS ( \
+         INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
+             status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
+             lease_owner, lease_until) \
+         SELECT tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
+             created_micros, created_subus_nanos, last_seq, task_json::json, lease_owner, \
+             CASE WHEN lease_owner IS NULL THEN NULL \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + lease_micros END \
+         FROM input WHERE expected = 0 ORDER BY ord ",
+    crate::replace_snapshot!(),
+    " WHERE tasks.last_seq = 0 \
+         RETURNING tenant, id \
+     ), updated AS ( \
+         UPDATE tasks AS t SET context_id = i.context_id, owner = i.owner, state = i.state, \
+             status_micros = i.status_micros, status_subus_nanos = i.status_subus_nanos, \
+             created_micros = i.created_micros, created_subus_nanos = i.created_subus_nanos, \
+             last_seq = i.last_seq, task_json = i.task_json::json, lease_owner = i.lease_owner, \
+             lease_until = CASE WHEN i.lease_owner IS NULL THEN NULL \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END \
+         FROM input AS i \
+         WHERE i.expected > 0 AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
+         RETURNING t.tenant, t.id \
+     ), put AS ( \
+         SELECT i.ord FROM input AS i \
+         JOIN (SELECT tenant, id FROM created UNION ALL SELECT tenant, id FROM updated) AS w \
+             ON w.tenant = i.tenant AND w.id = i.id \
+     ), appended AS ( \
+         INSERT INTO task_events \
+             (tenant, task_id, seq, event_json, status_micros, status_subus_nanos, is_task) \
+         SELECT i.tenant, i.id, e.seq, e.json::json, e.micros, e.nanos, e.is_task \
+         FROM unnest($15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $19::int[], \
+                     $20::boolean[]) AS e (ord, seq, json, micros, nanos, is_task) \
+         JOIN put ON put.ord = e.ord JOIN input AS i ON i.ord = e.ord \
+     ) \
+     SELECT ord FROM put"
+);
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use switchboard_core::{TaskRecord, TaskStore};
+    use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
+
+    use super::*;
+    use crate::PgStore;
+
+    /// Task `id` in the default tenant, ending at event `last_seq`.
+    fn record(id: &str, state: TaskState, last_seq: u64) -> TaskRecord {
+        let created_at = chrono::DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
+        TaskRecord {
+            tenant: String::new(),
+            owner: "alice".into(),
+            task: Task {
+                id: id.into(),
+                context_id: format!("ctx-{id}"),
+                status: TaskStatus::new(state),
+                artifacts: None,
+                history: None,
+                metadata: None,
+            },
+            last_seq,
+            created_at,
+        }
+    }
+
+    /// A commit of `record` with `events` task events, answered on the
+    /// returned receiver.
+    fn job(
+        record: &TaskRecord,
+        events: usize,
+    ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
+        let events = vec![StreamResponse::Task(record.task.clone()); events];
+        let (done, answer) = oneshot::channel();
+        let job = Job {
+            row: TaskRow::encode(record, &events).unwrap(),
+            lease_owner: None,
+            lease_micros: 0,
+            done,
+        };
+        (job, answer)
+    }
+
+    async fn store() -> Option<PgStore> {
+        let url = crate::testing::fresh_database_or_skip("group commit").await?;
+        Some(PgStore::open(&url).await.unwrap())
+    }
+
+    async fn seqs(store: &PgStore, id: &str) -> Vec<u64> {
+        let log = store.events("", id, 0, 100).await.unwrap();
+        log.iter().map(|e| e.seq).collect()
+    }
+
+    /// One statement writes creations and updates, and refuses exactly the
+    /// commits the one-row statements would refuse, row by row.
+    #[tokio::test]
+    async fn one_statement_applies_each_commit_on_its_own_condition() {
+        let Some(store) = store().await else { return };
+        for (id, last) in [("taken", 1), ("moved-on", 3), ("next", 1)] {
+            let (j, answer) = job(&record(id, TaskState::Working, last), last as usize);
+            write(store.pool(), vec![j]).await;
+            assert!(answer.await.unwrap().unwrap(), "seeding {id}");
+        }
+        let batch = [
+            job(&record("fresh", TaskState::Submitted, 1), 1),
+            // Created already: a conflict, like COMMIT_FIRST.
+            job(&record("taken", TaskState::Submitted, 1), 1),
+            // Expects 2, the log is at 3.
+            job(&record("moved-on", TaskState::Working, 3), 1),
+            // Expects 1: two events appended.
+            job(&record("next", TaskState::Completed, 3), 2),
+            // Not there: a conflict, like COMMIT_NEXT.
+            job(&record("missing", TaskState::Working, 5), 1),
+            // A commit of no event that only replaces the snapshot.
+            job(&record("fresh-empty", TaskState::Submitted, 0), 0),
+        ];
+        let (jobs, _answers): (Vec<Job>, Vec<_>) = batch.into_iter().unzip();
+        let applied = write_group(store.pool(), &jobs).await.unwrap();
+        assert_eq!(applied, [true, false, false, true, false, true]);
+
+        assert_eq!(seqs(&store, "fresh").await, [1]);
+        assert_eq!(seqs(&store, "taken").await, [1]);
+        assert_eq!(seqs(&store, "moved-on").await, [1, 2, 3]);
+        assert_eq!(seqs(&store, "next").await, [1, 2, 3]);
+        assert_eq!(store.load("", "missing").await.unwrap(), None);
+        let next = store.load("", "next").await.unwrap().unwrap();
+        assert_eq!(next.task.status.state, TaskState::Completed);
+        assert_eq!(next.last_seq, 3);
+        let taken = store.load("", "taken").await.unwrap().unwrap();
+        assert_eq!(
+            taken.task.status.state,
+            TaskState::Working,
+            "the loser wrote nothing"
+        );
+        assert!(store.load("", "fresh-empty").await.unwrap().is_some());
+    }
+
+    /// A row that breaks a constraint fails the statement; then every
+    /// commit is retried alone, so only that one fails.
+    #[tokio::test]
+    async fn a_failing_statement_falls_back_to_one_commit_at_a_time() {
+        let Some(store) = store().await else { return };
+        // An event at sequence 0 is accepted once; a second one collides in
+        // the log's primary key (see the integration test
+        // `a_failing_commit_changes_nothing`).
+        let zero = record("zero", TaskState::Submitted, 0);
+        let (j, answer) = job(&zero, 1);
+        write(store.pool(), vec![j]).await;
+        assert!(answer.await.unwrap().unwrap());
+
+        let good = [
+            record("good-1", TaskState::Working, 1),
+            record("good-2", TaskState::Working, 1),
+        ];
+        let bad = record("zero", TaskState::Failed, 0);
+        let as_batch = || {
+            let (jobs, _): (Vec<Job>, Vec<_>) = [job(&good[0], 1), job(&bad, 1), job(&good[1], 1)]
+                .into_iter()
+                .unzip();
+            jobs
+        };
+        // The statement as a whole is refused, and writes nothing...
+        assert!(write_group(store.pool(), &as_batch()).await.is_err());
+        assert_eq!(store.load("", "good-1").await.unwrap(), None);
+        // ...so the writer falls back, and only the bad commit fails.
+        let (jobs, answers): (Vec<Job>, Vec<_>) =
+            [job(&good[0], 1), job(&bad, 1), job(&good[1], 1)]
+                .into_iter()
+                .unzip();
+        write(store.pool(), jobs).await;
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(answer.await.unwrap());
+        }
+        assert!(matches!(outcomes[0], Ok(true)), "{:?}", outcomes[0]);
+        assert!(
+            matches!(&outcomes[1], Err(StoreError::Backend(m)) if m.contains("task zero")),
+            "{:?}",
+            outcomes[1]
+        );
+        assert!(matches!(outcomes[2], Ok(true)), "{:?}", outcomes[2]);
+        assert_eq!(seqs(&store, "good-1").await, [1]);
+        assert_eq!(seqs(&store, "good-2").await, [1]);
+        let zero_now = store.load("", "zero").await.unwrap().unwrap();
+        assert_eq!(zero_now.task.status.state, TaskState::Submitted);
+    }
+
+    /// Two commits of one task queued together go in two batches, the
+    /// first queued first; and every queued commit is answered when the
+    /// last sender goes, none dropped.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writers_order_a_tasks_commits_and_drain_their_queue() {
+        let Some(store) = store().await else { return };
+        let queue = start(store.pool().clone());
+        let mut answers = Vec::new();
+        // Both expect an empty log: the first queued wins, the second finds
+        // event 1 (it is held for the next batch, and answered although no
+        // further commit arrives to wake the writers).
+        for state in [TaskState::Working, TaskState::Failed] {
+            let (j, answer) = job(&record("twice", state, 1), 1);
+            queue.send(j).await.unwrap();
+            answers.push(answer);
+        }
+        for i in 0..20 {
+            let (j, answer) = job(&record(&format!("many-{i:02}"), TaskState::Working, 1), 1);
+            queue.send(j).await.unwrap();
+            answers.push(answer);
+        }
+        drop(queue);
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(
+                answer
+                    .await
+                    .expect("every queued commit is answered")
+                    .unwrap(),
+            );
+        }
+        assert_eq!(outcomes[..2], [true, false]);
+        assert!(outcomes[2..].iter().all(|applied| *applied));
+        let twice = store.load("", "twice").await.unwrap().unwrap();
+        assert_eq!(twice.task.status.state, TaskState::Working);
+        for i in 0..20 {
+            assert_eq!(seqs(&store, &format!("many-{i:02}")).await, [1]);
+        }
+    }
+}
