@@ -10,111 +10,19 @@
 //! real switchboard server are in `crates/switchboard/tests/rest.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+mod scripted;
 
 use futures::StreamExt;
+use scripted::{Seen, serve};
 use serde_json::{Value, json};
 use switchboard_client::protocol::{
     A2AError, AgentCard, AgentInterface, ListTasksRequest, Message, StreamResponse,
     TaskPushNotificationConfig, TaskState,
 };
 use switchboard_client::{A2AClient, ClientError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    /// Path and query, as sent.
-    target: String,
-    headers: HashMap<String, String>,
-    body: Option<Value>,
-}
 
 /// The canned answer: status, content type, body.
 type Reply = (u16, &'static str, String);
-
-type Log = Arc<Mutex<Vec<Seen>>>;
-
-async fn serve(handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> (String, Log) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let log: Log = Arc::new(Mutex::new(Vec::new()));
-    let handler = Arc::new(handler);
-    let log2 = log.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else {
-                return;
-            };
-            let handler = handler.clone();
-            let log = log2.clone();
-            tokio::spawn(async move {
-                let Some(seen) = read_request(&mut sock).await else {
-                    return;
-                };
-                log.lock().unwrap().push(seen.clone());
-                let (status, ct, body) = handler(&seen);
-                let head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = sock.write_all(head.as_bytes()).await;
-                let _ = sock.write_all(body.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
-    (base, log)
-}
-
-async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Seen> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    while buf.len() < header_end + len {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = if len == 0 {
-        None
-    } else {
-        serde_json::from_slice(&buf[header_end..]).ok()
-    };
-    Some(Seen {
-        method,
-        target,
-        headers,
-        body,
-    })
-}
 
 fn iface(binding: &str, url: String, tenant: Option<&str>) -> AgentInterface {
     AgentInterface {
@@ -256,20 +164,14 @@ async fn every_operation_has_its_route() {
         );
     }
     // Bodies: the message, `{}` for cancel, the config without its taskId.
-    assert_eq!(
-        seen[0].body.as_ref().unwrap()["message"]["parts"][0]["text"],
-        "hi"
-    );
+    assert_eq!(seen[0].body["message"]["parts"][0]["text"], "hi");
     assert_eq!(
         seen[0].headers.get("content-type").map(String::as_str),
         Some("application/json")
     );
-    assert_eq!(seen[3].body, Some(json!({})));
-    assert_eq!(
-        seen[4].body,
-        Some(json!({"url": "https://example.com/hook"}))
-    );
-    assert!(seen[1].body.is_none(), "GET has no body");
+    assert_eq!(seen[3].body, json!({}));
+    assert_eq!(seen[4].body, json!({"url": "https://example.com/hook"}));
+    assert!(seen[1].body.is_null(), "GET has no body");
 }
 
 #[tokio::test]
@@ -281,7 +183,7 @@ async fn tenant_goes_into_the_path() {
     let seen = log.lock().unwrap().clone();
     assert_eq!(seen[0].target, "/api/team%20a/message:send");
     assert!(
-        seen[0].body.as_ref().unwrap().get("tenant").is_none(),
+        seen[0].body.get("tenant").is_none(),
         "the path carries the tenant"
     );
     assert_eq!(seen[1].target, "/api/team%20a/tasks/t1");

@@ -11,45 +11,15 @@
 //! connection (which also ends an SSE body).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+mod scripted;
+
 use std::time::Duration;
 
 use futures::StreamExt;
+use scripted::{Reply, Seen, serve};
 use serde_json::{Value, json};
 use switchboard_client::protocol::{A2AError, ListTasksRequest, StreamResponse, TaskState};
 use switchboard_client::{A2AClient, ClientError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    headers: HashMap<String, String>,
-    body: Value,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .get(&name.to_ascii_lowercase())
-            .map(String::as_str)
-    }
-}
-
-/// What the server answers.
-enum Reply {
-    /// A complete response.
-    Http {
-        status: u16,
-        content_type: &'static str,
-        body: String,
-    },
-    /// Never answer (for timeouts).
-    Hang,
-}
 
 fn json_reply(body: Value) -> Reply {
     Reply::Http {
@@ -65,95 +35,6 @@ fn sse_reply(body: &str) -> Reply {
         content_type: "text/event-stream",
         body: body.to_string(),
     }
-}
-
-type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
-
-/// Starts the scripted server; returns its base URL and the request log.
-async fn serve(
-    handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
-) -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let handler: Handler = Arc::new(handler);
-    let log2 = log.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else {
-                return;
-            };
-            let handler = handler.clone();
-            let log = log2.clone();
-            tokio::spawn(async move {
-                let Some(seen) = read_request(&mut sock).await else {
-                    return;
-                };
-                log.lock().unwrap().push(seen.clone());
-                match handler(&seen) {
-                    Reply::Hang => {
-                        tokio::time::sleep(Duration::from_secs(30)).await;
-                    }
-                    Reply::Http {
-                        status,
-                        content_type,
-                        body,
-                    } => {
-                        let head = format!(
-                            "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                            body.len()
-                        );
-                        let _ = sock.write_all(head.as_bytes()).await;
-                        let _ = sock.write_all(body.as_bytes()).await;
-                        let _ = sock.shutdown().await;
-                    }
-                }
-            });
-        }
-    });
-    (base, log)
-}
-
-async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Seen> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let path = first.next()?.to_string();
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    while buf.len() < header_end + len {
-        let n = sock.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&buf[header_end..]).unwrap_or(Value::Null);
-    Some(Seen {
-        method,
-        path,
-        headers,
-        body,
-    })
 }
 
 fn task_json(id: &str, state: &str) -> Value {
@@ -184,7 +65,7 @@ async fn requests_carry_headers_ids_and_params() {
     assert_eq!(seen.len(), 2);
     let get = &seen[0];
     assert_eq!(get.method, "POST");
-    assert_eq!(get.path, "/rpc");
+    assert_eq!(get.target, "/rpc");
     assert_eq!(get.header("content-type"), Some("application/json"));
     assert_eq!(get.header("a2a-version"), Some("1.0"));
     assert_eq!(get.header("a2a-extensions"), Some("urn:a,urn:b"));
@@ -231,8 +112,8 @@ async fn connect_reads_the_card_and_copies_the_tenant() {
 
     let seen = log.lock().unwrap().clone();
     assert_eq!(seen[0].method, "GET");
-    assert_eq!(seen[0].path, "/.well-known/agent-card.json");
-    assert_eq!(seen[1].path, "/v1");
+    assert_eq!(seen[0].target, "/.well-known/agent-card.json");
+    assert_eq!(seen[1].target, "/v1");
     assert_eq!(seen[1].body["method"], "ListTasks");
     assert_eq!(seen[1].body["params"], json!({"tenant": "acme"}));
 }
@@ -301,7 +182,7 @@ async fn unknown_rpc_codes_are_not_lost() {
 
 #[tokio::test]
 async fn http_errors_and_bad_bodies() {
-    let (base, _) = serve(|seen| match seen.path.as_str() {
+    let (base, _) = serve(|seen| match seen.target.as_str() {
         "/404" => Reply::Http {
             status: 404,
             content_type: "text/html",

@@ -2,30 +2,17 @@
 //! never a 5xx, always a JSON-RPC response with the spec's codes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use axum::body::Body;
+use common::{CODES, echo_server, send};
 use http::Request;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::AgentCard;
-use switchboard_server::A2aServer;
-use tower::ServiceExt;
 
 fn router() -> axum::Router {
-    let agent = agent_fn(|ctx, events| async move {
-        events.artifact_text("echo", ctx.text()).await?;
-        Ok(())
-    });
-    let card = AgentCard::new("fuzz", "fuzz target", "1").with_streaming(true);
-    A2aServer::new(RequestHandler::builder(agent, card).build())
-        .max_body_bytes(64 * 1024)
-        .router()
+    echo_server().router()
 }
-
-const CODES: [i64; 14] = [
-    -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007,
-    -32008, -32009,
-];
 
 async fn post(
     router: axum::Router,
@@ -37,32 +24,9 @@ async fn post(
     if let Some(v) = version {
         req = req.header("A2A-Version", v);
     }
-    let resp = router
-        .oneshot(req.body(Body::from(body)).unwrap())
-        .await
-        .unwrap();
-    let status = resp.status().as_u16();
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    if ct.starts_with("text/event-stream") {
-        // A stream: every frame is a JSON-RPC response.
-        let text = String::from_utf8(bytes.to_vec()).unwrap();
-        let first = text
-            .lines()
-            .find_map(|l| l.strip_prefix("data: "))
-            .expect("a stream has frames");
-        return (status, serde_json::from_str(first).unwrap());
-    }
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("non-JSON body ({e}): {bytes:?}")),
-    )
+    // A stream's frames are JSON-RPC responses each: the first stands for all.
+    let a = send(router, req.body(Body::from(body)).unwrap()).await;
+    (a.status, a.first_json())
 }
 
 fn check(status: u16, v: &Value) -> Result<(), TestCaseError> {

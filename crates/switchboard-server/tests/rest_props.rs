@@ -8,25 +8,17 @@
 //! the HTTP status and whose first detail is an A2A `ErrorInfo`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use axum::body::Body;
+use common::{Answer, echo_server, send};
 use http::Request;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::AgentCard;
-use switchboard_server::{A2aServer, ErrorTable};
-use tower::ServiceExt;
+use switchboard_server::ErrorTable;
 
 fn router(table: ErrorTable) -> axum::Router {
-    let agent = agent_fn(|ctx, events| async move {
-        events.artifact_text("echo", ctx.text()).await?;
-        Ok(())
-    });
-    let card = AgentCard::new("fuzz", "fuzz target", "1").with_streaming(true);
-    A2aServer::new(RequestHandler::builder(agent, card).build())
-        .max_body_bytes(64 * 1024)
-        .error_table(table)
-        .router()
+    echo_server().error_table(table).router()
 }
 
 const REASONS: [&str; 14] = [
@@ -53,38 +45,6 @@ const STATUSES: [&str; 5] = [
     "UNIMPLEMENTED",
     "INTERNAL",
 ];
-
-/// One request's answer: status, content type, body.
-struct Answer {
-    status: u16,
-    content_type: String,
-    body: Vec<u8>,
-}
-
-async fn send(router: axum::Router, req: Request<Body>) -> Answer {
-    let resp = router.oneshot(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    // Streams from the echo agent end on their own; the timeout only
-    // guards against a hang being reported as a pass.
-    let body = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        axum::body::to_bytes(resp.into_body(), usize::MAX),
-    )
-    .await
-    .expect("the answer never ended")
-    .unwrap()
-    .to_vec();
-    Answer {
-        status,
-        content_type,
-        body,
-    }
-}
 
 fn check(a: &Answer) -> Result<(), TestCaseError> {
     let text = String::from_utf8_lossy(&a.body).into_owned();

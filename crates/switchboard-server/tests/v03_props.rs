@@ -3,52 +3,18 @@
 //! (JSON-RPC) or a Google error with an ErrorInfo reason (REST `/v1`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use axum::body::Body;
+use common::{CODES, echo_server};
 use http::Request;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::AgentCard;
-use switchboard_server::A2aServer;
-use tower::ServiceExt;
-
-fn router() -> axum::Router {
-    let agent = agent_fn(|ctx, events| async move {
-        events.artifact_text("echo", ctx.text()).await?;
-        Ok(())
-    });
-    let card = AgentCard::new("fuzz", "fuzz target", "1").with_streaming(true);
-    A2aServer::new(RequestHandler::builder(agent, card).build())
-        .max_body_bytes(64 * 1024)
-        .router()
-}
-
-const CODES: [i64; 14] = [
-    -32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007,
-    -32008, -32009,
-];
 
 async fn send(req: Request<Body>) -> (u16, String, Value) {
-    let resp = router().oneshot(req).await.unwrap();
-    let status = resp.status().as_u16();
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    if ct.starts_with("text/event-stream") {
-        let first = text
-            .lines()
-            .find_map(|l| l.strip_prefix("data: "))
-            .expect("a stream has frames");
-        return (status, ct, serde_json::from_str(first).unwrap());
-    }
-    let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("non-JSON ({e}): {text}"));
-    (status, ct, v)
+    let a = common::send(echo_server().router(), req).await;
+    let v = a.first_json();
+    (a.status, a.content_type, v)
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {

@@ -15,78 +15,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
 use sqlx::{AssertSqlSafe, Connection};
-use switchboard_core::{StoreError, TaskQuery, TaskRecord, TaskStore};
-use switchboard_protocol::{
-    Message, Part, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
+use switchboard_core::store::conformance::fixtures::{all_of, commit_task, record};
+use switchboard_core::store::conformance::{self, status_event};
+use switchboard_core::{StoreError, TaskStore};
+use switchboard_protocol::{Message, Part, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_postgres::testing::{self, TestPostgres};
 use switchboard_store_postgres::{PgOptions, PgStore};
 use tokio::sync::Barrier;
-
-fn record(tenant: &str, id: &str, state: TaskState, secs: i64) -> TaskRecord {
-    // Nanoseconds on purpose: the wire form keeps milliseconds only.
-    let ts = Utc
-        .timestamp_opt(1_800_000_000 + secs, 123_456_789)
-        .single()
-        .unwrap();
-    TaskRecord {
-        tenant: tenant.into(),
-        owner: "alice".into(),
-        task: Task {
-            id: id.into(),
-            context_id: format!("ctx-{id}"),
-            status: TaskStatus {
-                state,
-                message: None,
-                timestamp: Some(ts),
-            },
-            artifacts: Some(vec![]),
-            history: Some(vec![
-                Message::user_text(format!("hello {id}")).with_task_id(id),
-            ]),
-            metadata: None,
-        },
-        last_seq: 0,
-        created_at: ts,
-    }
-}
-
-fn status_event(r: &TaskRecord) -> StreamResponse {
-    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-        task_id: r.task.id.clone(),
-        context_id: r.task.context_id.clone(),
-        status: r.task.status.clone(),
-        metadata: r.task.metadata.clone(),
-    })
-}
-
-/// Commits `n` events to a fresh task: the task itself, then status updates.
-async fn commit_task(store: &dyn TaskStore, tenant: &str, id: &str, n: u64) -> TaskRecord {
-    let mut r = record(tenant, id, TaskState::Submitted, 0);
-    r.last_seq = 1;
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
-    for seq in 2..=n {
-        r.task.status = TaskStatus::new(TaskState::Working);
-        r.last_seq = seq;
-        store.commit(&r, Some(&status_event(&r))).await.unwrap();
-    }
-    r
-}
-
-fn all_of(tenant: &str) -> TaskQuery {
-    TaskQuery {
-        tenant: tenant.into(),
-        owner: "alice".into(),
-        context_id: None,
-        state: None,
-        status_after: None,
-        limit: 100,
-        after: None,
-    }
-}
 
 fn writer_of(event: &StreamResponse) -> String {
     match event {
@@ -163,24 +98,7 @@ async fn commits_survive_a_new_store_and_a_server_crash() {
     );
     assert_eq!(second.events("", "task-a", 0, 100).await.unwrap(), log_a);
 
-    // The log continues where it stopped, and the sequence is still enforced.
-    a.last_seq = 5;
-    second.commit(&a, Some(&status_event(&a))).await.unwrap();
-    let err = second
-        .commit(&a, Some(&status_event(&a)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            StoreError::SequenceConflict {
-                expected: 4,
-                found: 5,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    conformance::log_continues_after_reopening(&second, &a).await;
     second.close().await;
 }
 
@@ -553,20 +471,7 @@ async fn status_after_is_exact_below_a_microsecond() {
         return;
     };
     let store = PgStore::open(&url).await.unwrap();
-    // Status time ...123_456_789 ns: micros ...123_456, rest 789 ns.
-    commit_task(&store, "", "exact", 1).await;
-    let mut q = all_of("");
-    for (nanos, expected) in [
-        (123_456_000, 1),
-        (123_456_789, 1),
-        (123_456_790, 0),
-        (123_457_000, 0),
-    ] {
-        q.status_after = Some(Utc.timestamp_opt(1_800_000_000, nanos).single().unwrap());
-        let page = store.list(&q).await.unwrap();
-        assert_eq!(page.total, expected, "after {nanos} ns");
-        assert_eq!(page.records.len() as u64, expected, "after {nanos} ns");
-    }
+    conformance::status_after_is_exact_below_a_microsecond(&store).await;
 }
 
 #[tokio::test]

@@ -9,26 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_core::push::{PushConfig, PushStore, conformance};
-use switchboard_core::{StoreError, TaskRecord, TaskStore};
-use switchboard_protocol::{Message, StreamResponse, Task, TaskState, TaskStatus};
+use switchboard_core::store::conformance::fixtures::working_record as record;
+use switchboard_core::{StoreError, TaskStore};
+use switchboard_protocol::StreamResponse;
 use switchboard_store_postgres::{PgStore, testing};
-
-fn record(id: &str, seq: u64) -> TaskRecord {
-    TaskRecord {
-        tenant: String::new(),
-        owner: "anonymous".into(),
-        task: Task {
-            id: id.into(),
-            context_id: "ctx".into(),
-            status: TaskStatus::new(TaskState::Working),
-            artifacts: None,
-            history: Some(vec![Message::user_text("x")]),
-            metadata: None,
-        },
-        last_seq: seq,
-        created_at: chrono::Utc::now(),
-    }
-}
 
 async fn commit(store: &PgStore, task: &str, seq: u64) -> Result<(), StoreError> {
     let r = record(task, seq);

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use switchboard_core::TaskStore;
 use switchboard_core::push::{PushConfig, PushStore, conformance};
-use switchboard_core::{TaskRecord, TaskStore};
-use switchboard_protocol::{Message, StreamResponse, Task, TaskState, TaskStatus};
+use switchboard_core::store::conformance::fixtures::working_record as record;
+use switchboard_protocol::StreamResponse;
 use switchboard_store_sqlite::SqliteStore;
 
 #[tokio::test]
@@ -25,24 +26,6 @@ async fn push_conforms_on_a_file() {
 async fn push_conforms_in_memory() {
     let store = SqliteStore::open_in_memory().await.unwrap();
     conformance::run_all(&store).await;
-}
-
-fn record(id: &str, seq: u64) -> TaskRecord {
-    let now = chrono::Utc::now();
-    TaskRecord {
-        tenant: String::new(),
-        owner: "anonymous".into(),
-        task: Task {
-            id: id.into(),
-            context_id: "ctx".into(),
-            status: TaskStatus::new(TaskState::Working),
-            artifacts: None,
-            history: Some(vec![Message::user_text("x")]),
-            metadata: None,
-        },
-        last_seq: seq,
-        created_at: now,
-    }
 }
 
 fn hook(task: &str) -> PushConfig {

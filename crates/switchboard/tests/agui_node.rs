@@ -14,7 +14,9 @@
 //! set (as it is in CI).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod proc;
+
+use std::path::Path;
 use std::process::Command;
 
 use futures::StreamExt;
@@ -24,30 +26,6 @@ use switchboard_agui::{Converter, ConverterOptions, Frame, proto, sse};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{CancelTaskRequest, Message, SendMessageRequest, StreamResponse};
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn node_ready(path: &Path) -> bool {
-    if path.exists() {
-        return true;
-    }
-    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
-        panic!(
-            "@ag-ui/client is missing at {}: run interop/setup.sh",
-            path.display()
-        );
-    }
-    eprintln!(
-        "skipping: @ag-ui/client not installed at {} (run interop/setup.sh)",
-        path.display()
-    );
-    false
-}
 
 /// Runs `text` on the demo agent and converts its stream. With `cancel`,
 /// the task is canceled once its second item arrived.
@@ -114,11 +92,11 @@ fn contents(run: &Value, role: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_client_accepts_every_demo_behaviour() {
-    let root = repo_root();
+    let root = proc::repo_root();
     let script = root.join("interop/agui/check.mjs");
-    if !node_ready(&root.join("interop/agui/node_modules/@ag-ui/client")) {
+    let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
         return;
-    }
+    };
     let h = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
     let plain = CallContext::anonymous();
     // As a binding does: the caller asks for the extension, the handler activates it.
@@ -147,7 +125,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
         write(dir.path(), name, &frames);
     }
 
-    let out = Command::new("node")
+    let out = Command::new(node)
         .arg(&script)
         .arg(dir.path())
         .current_dir(root.join("interop/agui"))

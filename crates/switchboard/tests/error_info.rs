@@ -72,15 +72,7 @@ async fn rpc03(s: &TestServer, method: &str, params: Value) -> Value {
 /// The one event of a 0.3 stream that failed before it began.
 async fn stream03_error(s: &TestServer, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 4, "method": method, "params": params});
-    let resp = s
-        .http
-        .post(s.url())
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let call = util::SseCall { resp: Some(resp) };
+    let call = s.sse_post(&body, &[]).await;
     assert!(call.content_type().starts_with("text/event-stream"));
     let frames = call.collect().await;
     assert_eq!(frames.len(), 1, "{frames:?}");

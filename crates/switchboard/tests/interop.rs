@@ -10,81 +10,39 @@
 mod proc;
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use proc::{Serve, repo_root};
+use proc::{Serve, interop_node, interop_python, run_interop_driver};
 
-fn interop_ready(what: &str, path: &std::path::Path) -> bool {
-    if path.exists() {
-        return true;
-    }
-    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
-        panic!(
-            "{what} is missing at {}: run interop/setup.sh",
-            path.display()
-        );
-    }
-    eprintln!(
-        "skipping: {what} not installed at {} (run interop/setup.sh)",
-        path.display()
-    );
-    false
-}
+/// Steps each driver runs; all must pass.
+const STEPS: u32 = 11;
 
-/// `switchboard serve` on a fresh SQLite file (in `dir`).
-fn serve(dir: &tempfile::TempDir) -> Serve {
-    let db = dir.path().join("interop.db");
-    Serve::start(&format!("sqlite://{}", db.display()))
-}
-
-fn run_driver(program: &std::path::Path, script: &str, url: &str) {
-    let root = repo_root();
-    let out = Command::new(program)
-        .arg(root.join(script))
-        .arg(url)
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success()
-            && summary.starts_with("interop: ")
-            && summary.ends_with(" passed, 0 failed"),
-        "{script} failed: {summary}\n{stdout}\n{stderr}"
-    );
-    let passed: u32 = summary
-        .trim_start_matches("interop: ")
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert_eq!(passed, 11, "every scenario step ran");
+/// Runs the driver `script` with `program` (`None`: not installed, skip)
+/// and `flags` against `switchboard serve` on a fresh SQLite file; returns
+/// the driver's output.
+fn drive(program: Option<PathBuf>, script: &str, flags: &[&str]) -> Option<String> {
+    let program = program?;
+    let dir = tempfile::tempdir().unwrap();
+    let s = Serve::start(&format!(
+        "sqlite://{}",
+        dir.path().join("interop.db").display()
+    ));
+    let base = s.base();
+    let args: Vec<&str> = flags.iter().copied().chain([base.as_str()]).collect();
+    Some(run_interop_driver(&program, script, &args, STEPS))
 }
 
 #[test]
 fn official_python_client_drives_switchboard() {
-    let python = repo_root().join("interop/.venv/bin/python");
-    if !interop_ready("the a2a-sdk venv", &python) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let s = serve(&dir);
-    run_driver(&python, "interop/py/drive.py", &s.base());
+    drive(interop_python(".venv"), "interop/py/drive.py", &[]);
 }
 
 #[test]
 fn official_js_client_drives_switchboard() {
-    let modules = repo_root().join("interop/node_modules/@a2a-js/sdk");
-    if !interop_ready("@a2a-js/sdk", &modules) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let s = serve(&dir);
-    run_driver(&PathBuf::from("node"), "interop/js/drive.mjs", &s.base());
+    drive(
+        interop_node(".", "@a2a-js/sdk"),
+        "interop/js/drive.mjs",
+        &[],
+    );
 }
 
 /// The official Python client over gRPC (`drive.py --transport GRPC`, the
@@ -92,29 +50,11 @@ fn official_js_client_drives_switchboard() {
 /// the same 11 steps, on the card's GRPC interface.
 #[test]
 fn official_python_client_over_grpc() {
-    let python = repo_root().join("interop/.venv/bin/python");
-    if !interop_ready("the a2a-sdk venv", &python) {
-        return;
+    let flags = ["--transport", "GRPC"];
+    if let Some(stdout) = drive(interop_python(".venv"), "interop/py/drive.py", &flags) {
+        assert!(
+            stdout.contains("\"transport\": \"GrpcTransport\""),
+            "the SDK did not use its gRPC transport: {stdout}"
+        );
     }
-    let dir = tempfile::tempdir().unwrap();
-    let s = serve(&dir);
-    let root = repo_root();
-    let out = Command::new(&python)
-        .arg(root.join("interop/py/drive.py"))
-        .args(["--transport", "GRPC", &s.base()])
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success() && summary == "interop: 11 passed, 0 failed",
-        "drive.py --transport GRPC failed: {summary}\n{stdout}\n{stderr}"
-    );
-    assert!(
-        stdout.contains("\"transport\": \"GrpcTransport\""),
-        "the SDK did not use its gRPC transport: {stdout}"
-    );
 }

@@ -15,9 +15,8 @@
 mod proc;
 
 use std::path::PathBuf;
-use std::process::Command;
 
-use proc::{Serve, repo_root};
+use proc::{Serve, run_interop_driver};
 
 /// Steps `drive.py` runs; all must pass.
 const STEPS: u32 = 12;
@@ -25,18 +24,7 @@ const STEPS: u32 = 12;
 const GRPC_STEPS: u32 = STEPS + 2;
 
 fn js03() -> Option<PathBuf> {
-    let modules = repo_root().join("interop/js03/node_modules/@a2a-js/sdk");
-    if modules.exists() {
-        return Some(PathBuf::from("node"));
-    }
-    if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
-        panic!(
-            "@a2a-js/sdk 0.3 is missing at {}: run interop/setup.sh",
-            modules.display()
-        );
-    }
-    eprintln!("skipping: @a2a-js/sdk 0.3 is not installed (run interop/setup.sh)");
-    None
+    proc::interop_node("js03", "@a2a-js/sdk")
 }
 
 fn drive(binding: &str) {
@@ -52,22 +40,7 @@ fn run(program: PathBuf, script: &str, binding: &str, steps: u32) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("interop03.db");
     let s = Serve::start_with(&format!("sqlite://{}", db.display()), &["--hybrid-card"]);
-    let root = repo_root();
-    let out = Command::new(program)
-        .arg(root.join(script))
-        .arg(s.base())
-        .arg(binding)
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success() && summary == format!("interop: {steps} passed, 0 failed"),
-        "{script} {binding} failed: {summary}\n{stdout}\n{stderr}"
-    );
+    run_interop_driver(&program, script, &[&s.base(), binding], steps);
 }
 
 #[test]

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchboard::demo::{DemoAgent, demo_card};
-use switchboard_core::{RequestHandler, TaskStore, agent_fn};
-use switchboard_protocol::{AgentCard, AgentExtension, Message, Part, Role};
+use switchboard_core::RequestHandler;
+use switchboard_protocol::AgentCard;
+use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
@@ -515,15 +516,7 @@ async fn oversize_bodies_and_trailing_slash() {
             "TASK_STATE_COMPLETED"
         );
     }
-    let card: Value = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = s.card().await;
     assert_eq!(
         card["supportedInterfaces"][0]["url"],
         format!("{}/a2a", s.base)
@@ -531,48 +524,11 @@ async fn oversize_bodies_and_trailing_slash() {
     s.stop().await;
 }
 
-/// An agent and card that can produce the errors the demo never does.
-fn misbehaving_server_handler(
-    card: AgentCard,
-    store: Option<Arc<dyn TaskStore>>,
-) -> RequestHandler {
-    let agent = agent_fn(|ctx, events| async move {
-        if ctx.text() == "empty-reply" {
-            let _ = events.reply(Message::new(Role::Agent, vec![])).await;
-            return Ok(());
-        }
-        events.artifact_text("out", "fine").await?;
-        let _ = Part::text("");
-        Ok(())
-    });
-    let b = RequestHandler::builder(agent, card);
-    match store {
-        Some(s) => b.store(s).build(),
-        None => b.build(),
-    }
-}
-
 #[tokio::test]
 async fn agent_and_server_side_errors() {
     // -32006: the agent's reply is invalid. -32007: extended card declared
     // but not configured. -32008: a required extension not activated.
-    let mut card = AgentCard::new("edge", "edge cases", "1").with_streaming(true);
-    card.capabilities.extended_agent_card = Some(true);
-    card.capabilities.extensions = vec![
-        AgentExtension {
-            uri: "urn:x-required".into(),
-            description: None,
-            required: true,
-            params: None,
-        },
-        AgentExtension {
-            uri: "urn:x-optional".into(),
-            description: None,
-            required: false,
-            params: None,
-        },
-    ];
-    let s = TestServer::start(misbehaving_server_handler(card, None)).await;
+    let s = TestServer::start(edge_handler(edge_card(true, true), None)).await;
     let body = |text: &str| {
         json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_msg(text)}})
             .to_string()
@@ -620,7 +576,7 @@ async fn agent_and_server_side_errors() {
     s.stop().await;
 
     // -32603: the store fails.
-    let s = TestServer::start(misbehaving_server_handler(
+    let s = TestServer::start(edge_handler(
         AgentCard::new("x", "x", "1"),
         Some(Arc::new(FailingStore)),
     ))
@@ -642,42 +598,6 @@ async fn agent_and_server_side_errors() {
     s.stop().await;
 }
 
-#[derive(Debug)]
-struct FailingStore;
-
-#[switchboard_core::async_trait]
-impl TaskStore for FailingStore {
-    async fn commit_events(
-        &self,
-        _: &switchboard_core::TaskRecord,
-        _: &[switchboard_protocol::StreamResponse],
-    ) -> Result<(), switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn load(
-        &self,
-        _: &str,
-        _: &str,
-    ) -> Result<Option<switchboard_core::TaskRecord>, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn list(
-        &self,
-        _: &switchboard_core::TaskQuery,
-    ) -> Result<switchboard_core::TaskPage, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn events(
-        &self,
-        _: &str,
-        _: &str,
-        _: u64,
-        _: usize,
-    ) -> Result<Vec<switchboard_core::LoggedEvent>, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-}
-
 #[tokio::test]
 async fn list_pagination_over_http() {
     let s = demo_server().await;
@@ -686,26 +606,16 @@ async fn list_pagination_over_http() {
         m["contextId"] = json!("paging");
         result(&s.rpc("SendMessage", json!({"message": m})).await);
     }
-    let mut token = String::new();
-    let mut ids = Vec::new();
-    loop {
-        let v = s.rpc("ListTasks", json!({"contextId": "paging", "pageSize": 3, "pageToken": token, "includeArtifacts": true})).await;
-        let r = result(&v);
-        assert_eq!(r["totalSize"], 7);
-        assert_eq!(r["pageSize"], 3);
-        for t in r["tasks"].as_array().unwrap() {
-            assert!(t["artifacts"].is_array());
-            ids.push(t["id"].as_str().unwrap().to_string());
+    let page = |token: String| {
+        let s = &s;
+        async move {
+            let v = s.rpc("ListTasks", json!({"contextId": "paging", "pageSize": 3, "pageToken": token, "includeArtifacts": true})).await;
+            result(&v).clone()
         }
-        token = r["nextPageToken"].as_str().unwrap().to_string();
-        if token.is_empty() {
-            break;
-        }
+    };
+    for t in all_pages(page, 7, 3).await {
+        assert!(t["artifacts"].is_array());
     }
-    assert_eq!(ids.len(), 7);
-    let mut dedup = ids.clone();
-    dedup.dedup();
-    assert_eq!(dedup.len(), 7);
     // The JS SDK sends status "UNRECOGNIZED" when no filter is set.
     let v = s
         .rpc(

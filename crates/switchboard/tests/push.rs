@@ -9,79 +9,26 @@ mod push_receiver;
 mod util;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use push_receiver::Receiver;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::push::PushVerifier;
-use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
-use switchboard_push::{KeySet, PushOptions, PushWorker, RetryPolicy};
-use tokio_util::sync::CancellationToken;
+use switchboard_core::{InMemoryStore, PushConfigLimits};
+use util::push::PushServer;
 use util::*;
 
-struct Setup {
-    server: TestServer,
-    _worker: PushWorker,
-    stop: CancellationToken,
-    keys: Arc<KeySet>,
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn push_server() -> Setup {
+async fn push_server() -> PushServer {
     let store = Arc::new(InMemoryStore::new());
     let limits = PushConfigLimits {
         allow_hosts: vec!["127.0.0.1".into()],
         max_configs_per_task: 3,
         ..Default::default()
     };
-    let handler = RequestHandler::builder(
-        DemoAgent {
-            chunk_delay: Duration::ZERO,
-        },
-        demo_card(),
-    )
-    .store(store.clone())
-    .push(store.clone(), limits)
-    .build();
-    let keys = Arc::new(KeySet::generate().unwrap());
-    let k = keys.clone();
-    let server = TestServer::start_with(move |s| s.jwks(k), handler).await;
-    let mut options = PushOptions::new(&server.base, keys.clone());
-    options.ssrf.allow_hosts = vec!["127.0.0.1".into()];
-    options.poll_interval = Duration::from_millis(50);
-    options.retry = RetryPolicy {
-        base: Duration::from_millis(20),
-        max: Duration::from_millis(100),
-        max_attempts: 1000,
-    };
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store, options, stop.clone()).unwrap();
-    Setup {
-        server,
-        _worker: worker,
-        stop,
-        keys,
-    }
+    PushServer::start(store, limits).await
 }
 
 fn msg(text: &str) -> Value {
     json!({"messageId": format!("m-{text}-{}", uuid()), "role": "ROLE_USER", "parts": [{"text": text}]})
-}
-
-fn uuid() -> String {
-    format!(
-        "{:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 fn result(v: &Value) -> Value {
@@ -113,15 +60,7 @@ async fn new_task(s: &TestServer) -> String {
 async fn card_and_jwks_announce_push() {
     let p = push_server().await;
     let s = &p.server;
-    let card: Value = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = s.card().await;
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     let resp = s
         .http
@@ -140,15 +79,7 @@ async fn card_and_jwks_announce_push() {
     );
     // Rotation shows at once.
     let new_kid = p.keys.rotate().unwrap();
-    let jwks: Value = s
-        .http
-        .get(format!("{}/.well-known/jwks.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks = s.get_json("/.well-known/jwks.json").await;
     assert_eq!(jwks["keys"].as_array().unwrap().len(), 2);
     assert_eq!(jwks["keys"][0]["kid"], new_kid.as_str());
 }

@@ -7,8 +7,6 @@
 
 mod proc;
 
-use std::process::Command;
-
 use proc::Serve;
 
 #[test]
@@ -16,23 +14,8 @@ fn official_python_client_sets_a_push_config_and_receives_deliveries() {
     let Some(python) = proc::interop_python(".venv") else {
         return;
     };
-    let root = proc::repo_root();
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("push-interop.db").display());
     let server = Serve::start_with(&store, &["--push-allow-host", "127.0.0.1"]);
-    let out = Command::new(&python)
-        .arg(root.join("interop/py/push_check.py"))
-        .arg(server.base())
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    drop(server);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success() && summary == "interop: 5 passed, 0 failed",
-        "push_check.py failed: {summary}\n{stdout}\n{stderr}"
-    );
+    proc::run_interop_driver(&python, "interop/py/push_check.py", &[&server.base()], 5);
 }

@@ -9,33 +9,20 @@
 
 mod proc;
 
-use std::process::Command;
-
 use proc::Serve;
 
 fn check(binding: &str) {
     let Some(python) = proc::interop_python(".venv03") else {
         return;
     };
-    let root = proc::repo_root();
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("push03.db").display());
     let server = Serve::start_with(&store, &["--push-allow-host", "127.0.0.1"]);
-    let out = Command::new(&python)
-        .arg(root.join("interop/py03/push_check.py"))
-        .arg(server.base())
-        .arg(binding)
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    drop(server);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success() && summary == "interop: 5 passed, 0 failed",
-        "push_check.py {binding} failed: {summary}\n{stdout}\n{stderr}"
+    proc::run_interop_driver(
+        &python,
+        "interop/py03/push_check.py",
+        &[&server.base(), binding],
+        5,
     );
 }
 

@@ -14,64 +14,23 @@ mod util;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use push_receiver::{Received, Receiver};
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::push::PushVerifier;
 use switchboard_core::push::PushStore;
-use switchboard_core::{PushConfigLimits, RequestHandler, TaskStore};
+use switchboard_core::{PushConfigLimits, TaskStore};
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
-use switchboard_push::{KeySet, PushOptions, PushWorker, RetryPolicy};
-use tokio_util::sync::CancellationToken;
 use util::TestServer;
+use util::push::PushServer;
 
-struct Setup {
-    server: TestServer,
-    _worker: PushWorker,
-    stop: CancellationToken,
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn push_server<S: TaskStore + PushStore>(store: Arc<S>) -> Setup {
+async fn push_server<S: TaskStore + PushStore>(store: Arc<S>) -> PushServer {
     let limits = PushConfigLimits {
         allow_hosts: vec!["127.0.0.1".into()],
         ..Default::default()
     };
-    let handler = RequestHandler::builder(
-        DemoAgent {
-            chunk_delay: Duration::ZERO,
-        },
-        demo_card(),
-    )
-    .store(store.clone())
-    .push(store.clone(), limits)
-    .build();
-    let keys = Arc::new(KeySet::generate().unwrap());
-    let k = keys.clone();
-    let server = TestServer::start_with(move |s| s.jwks(k), handler).await;
-    let mut options = PushOptions::new(&server.base, keys);
-    options.ssrf.allow_hosts = vec!["127.0.0.1".into()];
-    options.poll_interval = Duration::from_millis(50);
-    options.retry = RetryPolicy {
-        base: Duration::from_millis(20),
-        max: Duration::from_millis(100),
-        max_attempts: 1000,
-    };
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store, options, stop.clone()).unwrap();
-    Setup {
-        server,
-        _worker: worker,
-        stop,
-    }
+    PushServer::start(store, limits).await
 }
 
 /// A JSON-RPC call without `A2A-Version`: a 0.3 call.

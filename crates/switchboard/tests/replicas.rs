@@ -14,6 +14,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use proc::{Serve, request, rpc};
 use serde_json::{Value, json};
+use switchboard_protocol::Message;
 
 /// The lease the replicas run with: short, so the orphan test is quick.
 const LEASE_MS: u64 = 1_500;
@@ -29,22 +30,12 @@ async fn start_long_task(base: &str) -> String {
         base,
         "SendMessage",
         json!({
-            "message": {"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": "/long 60"}]},
+            "message": Message::user_text("/long 60"),
             "configuration": {"returnImmediately": true}
         }),
     )
     .await;
     r["task"]["id"].as_str().unwrap().to_string()
-}
-
-fn uuid() -> String {
-    format!(
-        "m-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 /// One SSE frame: its id (the event's sequence number) and JSON-RPC result.

@@ -9,6 +9,7 @@
 //! one binding is visible over the other; that is checked too.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod util;
 
 use std::sync::Arc;
@@ -24,9 +25,9 @@ use switchboard_client::protocol::{
     SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
 };
 use switchboard_client::{A2AClient, ClientError};
-use switchboard_core::{RequestHandler, TaskStore, agent_fn};
-use switchboard_protocol::{AgentCard, AgentExtension, Role};
+use switchboard_core::RequestHandler;
 use switchboard_server::ErrorTable;
+use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
@@ -62,30 +63,11 @@ async fn call_with(
     body: Option<String>,
     headers: &[(&str, &str)],
 ) -> Answer {
-    let mut req = s.http.request(method, format!("{}{path}", s.base));
-    if let Some(b) = body {
-        if !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        {
-            req = req.header("Content-Type", "application/json");
-        }
-        req = req.body(b);
-    }
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = tokio::time::timeout(Duration::from_secs(30), req.send())
-        .await
-        .expect("request timed out")
-        .unwrap();
-    let status = resp.status();
-    let hdrs = resp.headers().clone();
+    let (status, text, hdrs) = s.send(method, path, body, headers).await;
     let ct = hdrs
         .get("content-type")
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default();
-    let text = resp.text().await.unwrap();
     assert!(
         ct.starts_with("application/json"),
         "{path}: content type {ct:?}, body {text}"
@@ -169,15 +151,7 @@ fn state_of_frame(f: &Frame) -> Option<&str> {
 #[tokio::test]
 async fn card_offers_jsonrpc_first_then_http_json() {
     let s = demo_server().await;
-    let card: Value = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = s.card().await;
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
     // Two 1.0 HTTP entries, gRPC, then the same three for 0.3.
     assert_eq!(ifaces.len(), 6, "{card}");
@@ -641,36 +615,25 @@ async fn list_paging_and_filters_via_query_parameters() {
         )
         .await);
     }
-    let mut token = String::new();
-    let mut ids = Vec::new();
-    loop {
-        let a = call(
-            &s,
-            Method::GET,
-            &format!(
-                "/tasks?contextId=rest-paging&pageSize=3&includeArtifacts=true&historyLength=0&pageToken={token}"
-            ),
-            None,
-        )
-        .await;
-        let r = ok(&a);
-        assert_eq!(r["totalSize"], 7);
-        assert_eq!(r["pageSize"], 3);
-        for t in r["tasks"].as_array().unwrap() {
-            assert!(t["artifacts"].is_array());
-            assert!(t.get("history").is_none());
-            ids.push(t["id"].as_str().unwrap().to_string());
+    let page = |token: String| {
+        let s = &s;
+        async move {
+            let a = call(
+                s,
+                Method::GET,
+                &format!(
+                    "/tasks?contextId=rest-paging&pageSize=3&includeArtifacts=true&historyLength=0&pageToken={token}"
+                ),
+                None,
+            )
+            .await;
+            ok(&a).clone()
         }
-        token = r["nextPageToken"].as_str().unwrap().to_string();
-        if token.is_empty() {
-            break;
-        }
+    };
+    for t in all_pages(page, 7, 3).await {
+        assert!(t["artifacts"].is_array());
+        assert!(t.get("history").is_none());
     }
-    assert_eq!(ids.len(), 7);
-    let mut dedup = ids.clone();
-    dedup.sort();
-    dedup.dedup();
-    assert_eq!(dedup.len(), 7);
 
     let total = |q: String| {
         let s = &s;
@@ -1009,44 +972,14 @@ async fn oversize_body_is_413() {
     s.stop().await;
 }
 
-/// An agent and card that produce the errors the demo never does.
-fn edge_handler(store: Option<Arc<dyn TaskStore>>, streaming: bool) -> RequestHandler {
-    let mut card = AgentCard::new("edge", "edge cases", "1").with_streaming(streaming);
-    card.capabilities.extended_agent_card = Some(true);
-    card.capabilities.extensions = vec![
-        AgentExtension {
-            uri: "urn:x-required".into(),
-            description: None,
-            required: store.is_none(),
-            params: None,
-        },
-        AgentExtension {
-            uri: "urn:x-optional".into(),
-            description: None,
-            required: false,
-            params: None,
-        },
-    ];
-    let agent = agent_fn(|ctx, events| async move {
-        if ctx.text() == "empty-reply" {
-            let _ = events.reply(Message::new(Role::Agent, vec![])).await;
-            return Ok(());
-        }
-        events.artifact_text("out", "fine").await?;
-        Ok(())
-    });
-    let b = RequestHandler::builder(agent, card);
-    match store {
-        Some(s) => b.store(s).build(),
-        None => b.build(),
-    }
-}
-
 #[tokio::test]
 async fn agent_and_server_errors_in_both_tables() {
     for table in [ErrorTable::V1_0_1, ErrorTable::V1_0_0] {
-        let s =
-            TestServer::start_with(|srv| srv.error_table(table), edge_handler(None, true)).await;
+        let s = TestServer::start_with(
+            |srv| srv.error_table(table),
+            edge_handler(edge_card(true, true), None),
+        )
+        .await;
         let v100 = table == ErrorTable::V1_0_0;
         // ExtensionSupportRequired.
         let a = call(&s, Method::POST, "/message:send", Some(send_body("hi"))).await;
@@ -1116,7 +1049,7 @@ async fn agent_and_server_errors_in_both_tables() {
         // Internal: the store fails. Streaming not declared: UnsupportedOperation.
         let s = TestServer::start_with(
             |srv| srv.error_table(table),
-            edge_handler(Some(Arc::new(FailingStore)), false),
+            edge_handler(edge_card(false, false), Some(Arc::new(FailingStore))),
         )
         .await;
         let a = call(&s, Method::GET, "/tasks/anything", None).await;
@@ -1137,42 +1070,6 @@ async fn agent_and_server_errors_in_both_tables() {
             "UNSUPPORTED_OPERATION",
         );
         s.stop().await;
-    }
-}
-
-#[derive(Debug)]
-struct FailingStore;
-
-#[switchboard_core::async_trait]
-impl TaskStore for FailingStore {
-    async fn commit_events(
-        &self,
-        _: &switchboard_core::TaskRecord,
-        _: &[switchboard_protocol::StreamResponse],
-    ) -> Result<(), switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn load(
-        &self,
-        _: &str,
-        _: &str,
-    ) -> Result<Option<switchboard_core::TaskRecord>, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn list(
-        &self,
-        _: &switchboard_core::TaskQuery,
-    ) -> Result<switchboard_core::TaskPage, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
-    }
-    async fn events(
-        &self,
-        _: &str,
-        _: &str,
-        _: u64,
-        _: usize,
-    ) -> Result<Vec<switchboard_core::LoggedEvent>, switchboard_core::StoreError> {
-        Err(switchboard_core::StoreError::Backend("disk on fire".into()))
     }
 }
 
@@ -1363,17 +1260,10 @@ async fn our_client_copies_the_card_tenant_into_rest_paths() {
 /// `interop/.venv` is missing, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_python_client_over_rest() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = root.join("interop/.venv/bin/python");
-    if !python.exists() {
-        assert!(
-            std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_none(),
-            "the a2a-sdk venv is missing at {}: run interop/setup.sh",
-            python.display()
-        );
-        eprintln!("skipping: interop/.venv not installed (run interop/setup.sh)");
+    let Some(python) = proc::interop_python(".venv") else {
         return;
-    }
+    };
+    let root = proc::repo_root();
     let s = demo_server().await;
     let out = tokio::time::timeout(
         Duration::from_secs(120),
@@ -1387,14 +1277,7 @@ async fn official_python_client_over_rest() {
     .await
     .expect("the Python driver hung")
     .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    let summary = stdout.lines().last().unwrap_or("");
-    assert!(
-        out.status.success() && summary == "interop: 11 passed, 0 failed",
-        "drive.py --transport HTTP+JSON failed: {summary}\n{stdout}\n{stderr}"
-    );
+    let stdout = proc::interop_driver_passed("drive.py --transport HTTP+JSON", &out, 11);
     assert!(
         stdout.contains("\"transport\": \"RestTransport\""),
         "the SDK did not use its REST transport: {stdout}"

@@ -54,15 +54,7 @@ async fn rpc03(s: &TestServer, method: &str, params: Value) -> Value {
 /// A 0.3 JSON-RPC stream; returns the frames' `result`s (asserting no errors).
 async fn stream03(s: &TestServer, method: &str, params: Value) -> Vec<Value> {
     let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
-    let resp = s
-        .http
-        .post(s.url())
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let call = SseCall { resp: Some(resp) };
+    let call = s.sse_post(&body, &[]).await;
     assert!(call.content_type().starts_with("text/event-stream"));
     call.collect()
         .await
@@ -440,15 +432,11 @@ async fn tenants_over_03_rest_and_cross_version_reads() {
     assert_eq!(st, 200);
     let (st, _) = rest(&s, Method::GET, &format!("/v1/tasks/{id}"), None).await;
     assert_eq!(st, 404);
-    let resp = s
-        .http
-        .get(format!("{}/acme/tasks/{id}", s.base))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let t10: Value = resp.json().await.unwrap();
+    let (status, body, _) = s
+        .send(Method::GET, &format!("/acme/tasks/{id}"), None, V1)
+        .await;
+    assert_eq!(status, 200);
+    let t10: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(t10["status"]["state"], "TASK_STATE_COMPLETED");
     let file = &t10["history"][0]["parts"][1];
     assert_eq!(file["raw"], "aGk=");
@@ -472,14 +460,8 @@ async fn tenants_over_03_rest_and_cross_version_reads() {
     assert_eq!(parts[1]["data"], json!({"k": 1}));
     assert_eq!(parts[2]["url"], "https://files.example/x");
     assert_eq!(result(&t10)["status"]["state"], "TASK_STATE_COMPLETED");
-    let resp = s
-        .http
-        .get(format!("{}/tasks/{id}", s.base))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let (status, _, _) = s.send(Method::GET, &format!("/tasks/{id}"), None, V1).await;
+    assert_eq!(status, 200);
 
     // Created over 1.0 with a non-object data part, read over 0.3 (both dialects).
     let m = json!({"messageId": uuid(), "role": "ROLE_USER",
@@ -505,15 +487,7 @@ async fn tenants_over_03_rest_and_cross_version_reads() {
 #[tokio::test]
 async fn card_lists_03_interfaces_and_the_strict_card_is_opt_in() {
     let s = server_with(|srv| srv.hybrid_card(false)).await;
-    let card: Value = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = s.card().await;
     let ifaces = card["supportedInterfaces"].as_array().unwrap();
     let versions: Vec<(&str, &str)> = ifaces
         .iter()
@@ -537,15 +511,7 @@ async fn card_lists_03_interfaces_and_the_strict_card_is_opt_in() {
 
     // The default: the hybrid card.
     let s = server().await;
-    let card: Value = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = s.card().await;
     assert_eq!(card["url"], format!("{}/", s.base));
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert_eq!(card["protocolVersion"], "0.3.0");

@@ -45,12 +45,14 @@ fn record(
     }
 }
 
-fn status_event(r: &TaskRecord) -> StreamResponse {
+/// The status update that announces `r`'s current status (and carries its
+/// metadata, so concurrent writers can be told apart in the log).
+pub fn status_event(r: &TaskRecord) -> StreamResponse {
     StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: r.task.id.clone(),
         context_id: r.task.context_id.clone(),
         status: r.task.status.clone(),
-        metadata: None,
+        metadata: r.task.metadata.clone(),
     })
 }
 
@@ -462,4 +464,108 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     f.status_after = Some(Utc.timestamp_opt(1_800_000_000 + 105, 0).single().unwrap());
     let page = store.list(&f).await.unwrap();
     assert_eq!(page.total, 3, "statusTimestampAfter is inclusive");
+}
+
+/// After a store is reopened (or its server crashed) the log continues where
+/// it stopped, and the sequence is still enforced. `last` is the task as it
+/// was last committed before the reopen.
+pub async fn log_continues_after_reopening(store: &dyn TaskStore, last: &TaskRecord) {
+    let mut next = last.clone();
+    next.last_seq = last.last_seq + 1;
+    store
+        .commit(&next, Some(&status_event(&next)))
+        .await
+        .unwrap();
+    let err = store
+        .commit(&next, Some(&status_event(&next)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::SequenceConflict { expected, found, .. }
+                if expected == last.last_seq && found == next.last_seq
+        ),
+        "a repeated sequence number after a reopen: {err}"
+    );
+}
+
+/// `status_after` compares to the nanosecond, even where the database keeps
+/// microseconds. `store` must hold no other task of alice's in tenant "".
+pub async fn status_after_is_exact_below_a_microsecond(store: &dyn TaskStore) {
+    // Status time ...123_456_789 ns: micros ...123_456, rest 789 ns.
+    fixtures::commit_task(store, "", "exact", 1).await;
+    let mut q = fixtures::all_of("");
+    for (nanos, expected) in [
+        (123_456_000, 1),
+        (123_456_789, 1),
+        (123_456_790, 0),
+        (123_457_000, 0),
+    ] {
+        q.status_after = Some(Utc.timestamp_opt(1_800_000_000, nanos).single().unwrap());
+        let page = store.list(&q).await.unwrap();
+        assert_eq!(page.total, expected, "after {nanos} ns");
+        assert_eq!(page.records.len() as u64, expected, "after {nanos} ns");
+    }
+}
+
+/// Records and logs for a store crate's own tests (durability, concurrency),
+/// built the way the suite builds them.
+pub mod fixtures {
+    use super::*;
+
+    /// Alice's task `id` in `state`, its status `secs` after a fixed instant
+    /// and with nanoseconds on purpose: the wire form keeps milliseconds only,
+    /// a store must keep them all.
+    pub fn record(tenant: &str, id: &str, state: TaskState, secs: i64) -> TaskRecord {
+        let mut r = super::record(tenant, "alice", id, &format!("ctx-{id}"), state, secs);
+        let ts = Utc
+            .timestamp_opt(1_800_000_000 + secs, 123_456_789)
+            .single()
+            .unwrap();
+        r.task.status.timestamp = Some(ts);
+        r.created_at = ts;
+        r
+    }
+
+    /// Commits `n` events to a fresh task: the task itself, then status
+    /// updates; returns the record as last committed.
+    pub async fn commit_task(store: &dyn TaskStore, tenant: &str, id: &str, n: u64) -> TaskRecord {
+        let mut r = record(tenant, id, TaskState::Submitted, 0);
+        r.last_seq = 1;
+        store
+            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+            .unwrap();
+        for seq in 2..=n {
+            r.task.status = TaskStatus::new(TaskState::Working);
+            r.last_seq = seq;
+            store.commit(&r, Some(&status_event(&r))).await.unwrap();
+        }
+        r
+    }
+
+    /// Every task of alice's in `tenant`, one page of 100.
+    pub fn all_of(tenant: &str) -> TaskQuery {
+        TaskQuery {
+            tenant: tenant.into(),
+            owner: "alice".into(),
+            context_id: None,
+            state: None,
+            status_after: None,
+            limit: 100,
+            after: None,
+        }
+    }
+
+    /// Task `id` working, at sequence `seq`, for outbox tests where only
+    /// the sequence matters.
+    pub fn working_record(id: &str, seq: u64) -> TaskRecord {
+        let mut r = super::record("", "anonymous", id, "ctx", TaskState::Working, 0);
+        r.task.status = TaskStatus::new(TaskState::Working);
+        r.task.artifacts = None;
+        r.last_seq = seq;
+        r.created_at = Utc::now();
+        r
+    }
 }

@@ -30,17 +30,39 @@ pub fn repo_root() -> std::path::PathBuf {
 /// unless `SWITCHBOARD_REQUIRE_INTEROP` is set, which makes that a failure.
 pub fn interop_python(venv: &str) -> Option<std::path::PathBuf> {
     let python = repo_root().join("interop").join(venv).join("bin/python");
-    if python.exists() {
-        return Some(python);
+    interop_installed(&format!("interop/{venv}"), &python).then_some(python)
+}
+
+/// `node`, when the npm package `package` is installed in
+/// `interop/{dir}/node_modules` (by `interop/setup.sh`); `None` (skip)
+/// otherwise, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
+pub fn interop_node(dir: &str, package: &str) -> Option<std::path::PathBuf> {
+    let modules = repo_root()
+        .join("interop")
+        .join(dir)
+        .join("node_modules")
+        .join(package);
+    interop_installed(package, &modules).then(|| std::path::PathBuf::from("node"))
+}
+
+/// Whether `what`, an interop dependency expected at `path`, is installed.
+/// A missing one skips the test with a message, or fails it when
+/// `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI).
+pub fn interop_installed(what: &str, path: &std::path::Path) -> bool {
+    if path.exists() {
+        return true;
     }
     if std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_some() {
         panic!(
-            "the interop venv is missing at {}: run interop/setup.sh",
-            python.display()
+            "{what} is missing at {}: run interop/setup.sh",
+            path.display()
         );
     }
-    eprintln!("skipping: interop/{venv} is not installed (run interop/setup.sh)");
-    None
+    eprintln!(
+        "skipping: {what} is not installed at {} (run interop/setup.sh)",
+        path.display()
+    );
+    false
 }
 
 /// A running `switchboard serve`, listening on a loopback port it picked
@@ -457,23 +479,37 @@ async fn pipe(client: TcpStream, server: TcpStream, budget: Budget) -> bool {
     }
 }
 
-/// Runs an interop driver script (`interop/…`) with `python` and `args`,
-/// from the repository root, and asserts that it ended well: exit code 0 and
-/// a last line `interop: {steps} passed, 0 failed`. Prints its output.
-pub fn run_interop_driver(python: &std::path::Path, script: &str, args: &[&str], steps: u32) {
+/// Runs an interop driver script (`interop/…`) with `program` (a Python or
+/// `node`) and `args`, from the repository root, and asserts that it ended
+/// well: exit code 0 and a last line `interop: {steps} passed, 0 failed`.
+/// Prints its output and returns it, for checks on what the driver saw.
+pub fn run_interop_driver(
+    program: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    steps: u32,
+) -> String {
     let root = repo_root();
-    let out = Command::new(python)
+    let out = Command::new(program)
         .arg(root.join(script))
         .args(args)
         .current_dir(&root)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    interop_driver_passed(&format!("{script} {}", args.join(" ")), &out, steps)
+}
+
+/// Asserts that an interop driver's run (`out`, named `what` in messages)
+/// exited 0 with the last line `interop: {steps} passed, 0 failed`; prints
+/// its output and returns it.
+pub fn interop_driver_passed(what: &str, out: &std::process::Output, steps: u32) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     let summary = stdout.lines().last().unwrap_or("");
     assert!(
         out.status.success() && summary == format!("interop: {steps} passed, 0 failed"),
-        "{script} failed: {summary}\n{stdout}\n{stderr}"
+        "{what} failed: {summary}\n{stdout}\n{stderr}"
     );
+    stdout
 }

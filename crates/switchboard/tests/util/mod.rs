@@ -10,6 +10,12 @@ use switchboard_core::RequestHandler;
 use switchboard_server::A2aServer;
 use tokio::sync::oneshot;
 
+pub mod edge;
+pub mod push;
+
+/// The header of a 1.0 call.
+pub const V1: &[(&str, &str)] = &[("A2A-Version", "1.0")];
+
 /// Every binding × protocol version a server offers, as (binding, version).
 pub const COMBOS: [(&str, &str); 6] = [
     ("JSONRPC", "1.0"),
@@ -71,12 +77,28 @@ impl TestServer {
         format!("{}/", self.base)
     }
 
+    /// GETs `path` (below the base URL) and decodes the body as JSON,
+    /// whatever the status.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// The agent card the server publishes, as JSON.
+    pub async fn card(&self) -> Value {
+        self.get_json("/.well-known/agent-card.json").await
+    }
+
     /// POSTs a JSON-RPC call with `A2A-Version: 1.0`; returns the decoded body.
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        self.post_json(&body.to_string(), &[("A2A-Version", "1.0")])
-            .await
-            .1
+        self.post_json(&body.to_string(), V1).await.1
     }
 
     /// POSTs raw bytes with the given headers (Content-Type defaults to JSON).
@@ -85,12 +107,33 @@ impl TestServer {
         body: &str,
         headers: &[(&str, &str)],
     ) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
-        let mut req = self.http.post(self.url()).body(body.to_string());
-        if !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        {
-            req = req.header("Content-Type", "application/json");
+        let (status, text, hdrs) = self
+            .send(reqwest::Method::POST, "/", Some(body.to_string()), headers)
+            .await;
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+        (status, v, hdrs)
+    }
+
+    /// Sends `method path` (below the base URL) with exactly these headers
+    /// and `body`, if any (its Content-Type defaults to JSON); returns the
+    /// status, the body as text and the headers. Fails after 30 s.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> (reqwest::StatusCode, String, reqwest::header::HeaderMap) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                req = req.header("Content-Type", "application/json");
+            }
+            req = req.body(b);
         }
         for (k, v) in headers {
             req = req.header(*k, *v);
@@ -101,25 +144,30 @@ impl TestServer {
             .unwrap();
         let status = resp.status();
         let hdrs = resp.headers().clone();
-        let text = resp.text().await.unwrap();
-        let v: Value =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
-        (status, v, hdrs)
+        (status, resp.text().await.unwrap(), hdrs)
     }
 
     /// Opens an SSE call; returns a stream of (id, JSON-RPC response) frames.
     pub async fn sse(&self, method: &str, params: Value) -> SseCall {
         let body = json!({"jsonrpc": "2.0", "id": "s1", "method": method, "params": params});
-        let resp = self
+        self.sse_post(
+            &body,
+            &[("A2A-Version", "1.0"), ("Accept", "text/event-stream")],
+        )
+        .await
+    }
+
+    /// POSTs the JSON-RPC `body` with the given headers (and a JSON
+    /// Content-Type) for a stream, whatever the version or method.
+    pub async fn sse_post(&self, body: &Value, headers: &[(&str, &str)]) -> SseCall {
+        let mut req = self
             .http
             .post(self.url())
-            .header("Content-Type", "application/json")
-            .header("A2A-Version", "1.0")
-            .header("Accept", "text/event-stream")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
+            .header("Content-Type", "application/json");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.body(body.to_string()).send().await.unwrap();
         SseCall { resp: Some(resp) }
     }
 }
@@ -197,6 +245,35 @@ where
         }),
         Some(Err(e)) => panic!("SSE error: {e}"),
     }
+}
+
+/// Walks a task list page by page: `page(token)` fetches the page at
+/// `token` ("" first) and returns the list result as JSON. Asserts that
+/// every page reports `total` tasks and a page size of `size`, and that the
+/// pages hold each task once; returns the tasks of all pages.
+pub async fn all_pages<F, Fut>(mut page: F, total: u64, size: u64) -> Vec<Value>
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let mut token = String::new();
+    let mut tasks = Vec::new();
+    loop {
+        let r = page(token).await;
+        assert_eq!(r["totalSize"], total, "{r}");
+        assert_eq!(r["pageSize"], size, "{r}");
+        tasks.extend(r["tasks"].as_array().unwrap().iter().cloned());
+        token = r["nextPageToken"].as_str().unwrap().to_string();
+        if token.is_empty() {
+            break;
+        }
+    }
+    let mut ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len() as u64, total);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len() as u64, total, "a task on two pages");
+    tasks
 }
 
 /// A user message in 1.0 JSON.
