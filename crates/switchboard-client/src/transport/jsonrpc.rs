@@ -27,19 +27,17 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, stream};
+use futures::{StreamExt, stream};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use switchboard_protocol::Operation;
 use switchboard_protocol::card::BINDING_JSONRPC;
 use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, RequestId};
 use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory, is_v1,
 };
 use crate::error::ClientError;
 
@@ -123,62 +121,6 @@ impl JsonRpcTransport {
             .header(VERSION_HEADER, HeaderValue::from_static(self.version))
             .body(body))
     }
-
-    pub(crate) async fn call_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let id = self.next_id();
-        let mut req = self.post(&id, method, &params, "application/json")?;
-        if let Some(t) = self.http.timeout {
-            req = req.timeout(t);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
-        decode_response(status, &body, &id)
-    }
-
-    pub(crate) async fn stream_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-        last_event_id: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        let id = self.next_id();
-        let mut req = self.post(&id, method, &params, "text/event-stream")?;
-        if let Some(after) = last_event_id {
-            req = req.header(LAST_EVENT_ID, after);
-        }
-        // A total timeout would cut long streams, so the limit only covers
-        // the wait for the response headers.
-        let resp = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
-        if status.is_success() && is_sse {
-            return error_up_front(sse_stream(resp, id)).await;
-        }
-        // Not a stream: an error before the stream started (or a server
-        // that answered a streaming call with one unary result).
-        let body = self.http.read_body(resp, method).await?;
-        let result = decode_response(status, &body, &id)?;
-        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-    }
 }
 
 impl JsonTransport for JsonRpcTransport {
@@ -186,21 +128,31 @@ impl JsonTransport for JsonRpcTransport {
         self.url.as_str()
     }
 
-    fn call_json(
+    async fn call_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(op.name(), params).boxed()
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.next_id();
+        let req = self.post(&id, method, &params, "application/json")?;
+        let (status, body) = self.http.send_unary(req).await?;
+        decode_response(status, &body, &id)
     }
 
-    fn stream_json(
+    async fn stream_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(op.name(), params, after).boxed()
+        last_event_id: Option<u64>,
+    ) -> Result<RawStream, ClientError> {
+        let id = self.next_id();
+        let req = self.post(&id, method, &params, "text/event-stream")?;
+        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
+            StreamAnswer::Sse(resp) => return error_up_front(sse_stream(resp, id)).await,
+            StreamAnswer::Whole(status, body) => (status, body),
+        };
+        let result = decode_response(status, &body, &id)?;
+        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
     }
 }
 

@@ -86,21 +86,21 @@ pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
     /// The endpoint URL requests go to.
     fn url(&self) -> &str;
 
-    /// A unary operation: params in, the `result` JSON out (`null` for
-    /// operations that return nothing).
+    /// A unary operation, named by its 1.0 method name: params in, the
+    /// `result` JSON out (`null` for operations that return nothing).
     fn call_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>>;
+    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send;
 
     /// A streaming operation, resumed after `after` when given.
     fn stream_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
         after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+    ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
 }
 
 impl<T: JsonTransport> Transport for T {
@@ -111,7 +111,7 @@ impl<T: JsonTransport> Transport for T {
     fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
         Box::pin(async move {
             let op = request.operation();
-            let raw = self.call_json(op, to_params(&request)?).await?;
+            let raw = self.call_json(op.name(), to_params(&request)?).await?;
             A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
         })
     }
@@ -123,7 +123,9 @@ impl<T: JsonTransport> Transport for T {
     ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
         Box::pin(async move {
             let op = request.operation();
-            let raw = self.stream_json(op, to_params(&request)?, after).await?;
+            let raw = self
+                .stream_json(op.name(), to_params(&request)?, after)
+                .await?;
             Ok(raw
                 .map(move |item| {
                     let raw = item?;
@@ -170,12 +172,75 @@ pub(crate) struct Http {
     pub timeout: Option<Duration>,
 }
 
-/// Builds a transport for an interface whose URL has been resolved.
+/// What the server answered a streaming request with.
+pub(crate) enum StreamAnswer {
+    /// A successful `text/event-stream` response: read it as SSE.
+    Sse(reqwest::Response),
+    /// Anything else, read whole: an error before the stream started, or a
+    /// server that answered a streaming call with one unary result.
+    Whole(reqwest::StatusCode, bytes::Bytes),
+}
+
+/// The request plumbing the HTTP bindings (JSON-RPC and REST) share.
 impl Http {
+    /// Sends a unary request under the client's total timeout and reads
+    /// the whole answer.
+    pub(crate) async fn send_unary(
+        &self,
+        mut req: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::StatusCode, bytes::Bytes), ClientError> {
+        if let Some(t) = self.timeout {
+            req = req.timeout(t);
+        }
+        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        Ok((status, body))
+    }
+
+    /// Sends a streaming request, resumed after event `after` when given
+    /// (`Last-Event-ID`). A total timeout would cut long streams, so the
+    /// limit only covers the wait for the response headers (and the body
+    /// read of an answer that is not a stream).
+    pub(crate) async fn open_stream(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        method: &'static str,
+        after: Option<u64>,
+    ) -> Result<StreamAnswer, ClientError> {
+        if let Some(after) = after {
+            req = req.header(LAST_EVENT_ID, after);
+        }
+        let resp = match self.timeout {
+            Some(t) => tokio::time::timeout(t, req.send())
+                .await
+                .map_err(|_| ClientError::timeout(method, t))?,
+            None => req.send().await,
+        }
+        .map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let is_sse = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
+        if status.is_success() && is_sse {
+            return Ok(StreamAnswer::Sse(resp));
+        }
+        Ok(StreamAnswer::Whole(
+            status,
+            self.read_body(resp, method).await?,
+        ))
+    }
+
     /// Reads a whole (non-SSE) answer to a streaming call, within the
     /// client's timeout: streaming requests have no overall timeout, since a
     /// stream may last long, so the body read of a non-stream answer gets one.
-    pub(crate) async fn read_body(
+    async fn read_body(
         &self,
         resp: reqwest::Response,
         method: &'static str,

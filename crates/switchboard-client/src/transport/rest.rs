@@ -38,8 +38,7 @@
 //! frame carries a Google error body and ends the stream.
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, stream};
+use futures::{StreamExt, stream};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
@@ -51,7 +50,7 @@ use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory, is_v1,
 };
 use crate::error::ClientError;
 
@@ -187,20 +186,21 @@ impl RestTransport {
         }
         Ok(req)
     }
+}
 
-    async fn call_inner(
+impl JsonTransport for RestTransport {
+    fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    async fn call_json(
         &self,
         method: &'static str,
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
         let plan = self.plan(method, params)?;
-        let mut req = self.request(&plan, "application/json")?;
-        if let Some(t) = self.http.timeout {
-            req = req.timeout(t);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        let req = self.request(&plan, "application/json")?;
+        let (status, body) = self.http.send_unary(req).await?;
         if !status.is_success() {
             return Err(error_from_http(status, &body));
         }
@@ -212,51 +212,31 @@ impl RestTransport {
         self.result(method, raw)
     }
 
-    async fn stream_inner(
+    async fn stream_json(
         &self,
         method: &'static str,
         params: Value,
         last_event_id: Option<u64>,
     ) -> Result<RawStream, ClientError> {
         let plan = self.plan(method, params)?;
-        let mut req = self.request(&plan, "text/event-stream")?;
-        if let Some(after) = last_event_id {
-            req = req.header(LAST_EVENT_ID, after);
-        }
-        // Only the wait for the response headers is limited: a running
-        // stream is never cut.
-        let resp = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
-        if status.is_success() && is_sse {
-            if self.v03 {
-                return Ok(sse_stream(resp)
-                    .map(move |item| {
-                        let ev = item?;
-                        Ok(RawEvent {
-                            seq: ev.seq,
-                            result: super::v03::rest_result_to_v10(method, &ev.result)?,
+        let req = self.request(&plan, "text/event-stream")?;
+        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
+            StreamAnswer::Sse(resp) => {
+                if self.v03 {
+                    return Ok(sse_stream(resp)
+                        .map(move |item| {
+                            let ev = item?;
+                            Ok(RawEvent {
+                                seq: ev.seq,
+                                result: super::v03::rest_result_to_v10(method, &ev.result)?,
+                            })
                         })
-                    })
-                    .boxed());
+                        .boxed());
+                }
+                return Ok(sse_stream(resp));
             }
-            return Ok(sse_stream(resp));
-        }
-        let body = self.http.read_body(resp, method).await?;
+            StreamAnswer::Whole(status, body) => (status, body),
+        };
         if !status.is_success() {
             return Err(error_from_http(status, &body));
         }
@@ -265,29 +245,6 @@ impl RestTransport {
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
         let result = self.result(method, result)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-    }
-}
-
-impl JsonTransport for RestTransport {
-    fn url(&self) -> &str {
-        self.url.as_str()
-    }
-
-    fn call_json(
-        &self,
-        op: Operation,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(op.name(), params).boxed()
-    }
-
-    fn stream_json(
-        &self,
-        op: Operation,
-        params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(op.name(), params, after).boxed()
     }
 }
 
