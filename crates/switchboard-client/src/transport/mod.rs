@@ -29,9 +29,10 @@ pub(crate) mod v03;
 use std::fmt;
 use std::time::Duration;
 
-use futures::StreamExt;
+use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use futures::{StreamExt, stream};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -170,6 +171,91 @@ pub(crate) struct Http {
     /// Total time limit of a unary request; for a stream, the limit for the
     /// response headers to arrive.
     pub timeout: Option<Duration>,
+}
+
+/// At most this much of an unexpected HTTP body is kept in an error.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// Parses an HTTP binding's endpoint URL; only `http` and `https` are served.
+pub(crate) fn http_endpoint(url: &str) -> Result<reqwest::Url, ClientError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ClientError::Config(format!(
+            "endpoint URL {parsed} is not http(s)"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// The error for an HTTP answer the binding cannot read as an A2A error:
+/// the status and the start of the body.
+pub(crate) fn http_error(status: reqwest::StatusCode, body: &[u8]) -> ClientError {
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    if text.len() > MAX_ERROR_BODY {
+        let mut cut = MAX_ERROR_BODY;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    ClientError::Http {
+        status: status.as_u16(),
+        body: text,
+    }
+}
+
+/// The `null` result of operations that return nothing.
+pub(crate) fn null_raw() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
+/// Reads an SSE body as a stream of raw events. Events without data are
+/// skipped; `result` reads each other event's data into its result (the
+/// event's `id:` becomes its `seq`). The stream ends after the first error,
+/// whether the connection's or one `result` returns.
+pub(crate) fn sse_stream<F>(resp: reqwest::Response, result: F) -> RawStream
+where
+    F: FnMut(&Event) -> Result<Box<RawValue>, ClientError> + Send + 'static,
+{
+    let events = resp.bytes_stream().eventsource();
+    stream::unfold(
+        (events, result, false),
+        |(mut events, mut result, done)| async move {
+            if done {
+                return None;
+            }
+            let item = loop {
+                match events.next().await {
+                    None => return None,
+                    Some(Err(e)) => break Err(sse_error(e)),
+                    Some(Ok(event)) if event.data.trim().is_empty() => continue,
+                    Some(Ok(event)) => {
+                        break result(&event).map(|result| RawEvent {
+                            seq: event.id.trim().parse().ok(),
+                            result,
+                        });
+                    }
+                }
+            };
+            let failed = item.is_err();
+            Some((item, (events, result, failed)))
+        },
+    )
+    .boxed()
+}
+
+fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
+    match e {
+        EventStreamError::Transport(e) => ClientError::transport(&e),
+        EventStreamError::Utf8(e) => {
+            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
+        }
+        EventStreamError::Parser(e) => {
+            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
+        }
+    }
 }
 
 /// What the server answered a streaming request with.
