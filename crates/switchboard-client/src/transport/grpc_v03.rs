@@ -27,7 +27,7 @@ use switchboard_protocol::{
 };
 use tonic::transport::Channel;
 
-use super::grpc::{FIRST_EVENT_ID, GrpcTransport, decode, params_of, raw};
+use super::grpc::{GrpcTransport, decode, first_event_id, params_of, raw};
 use super::v03::is_v03;
 use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
 use crate::error::ClientError;
@@ -216,11 +216,7 @@ impl JsonTransport for Grpc03 {
                 )));
             }
         };
-        let first: Option<u64> = resp
-            .metadata()
-            .get(FIRST_EVENT_ID)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
+        let first = first_event_id(&resp);
         let items = resp.into_inner().enumerate().map(move |(k, item)| {
             let item = item.map_err(|s| super::grpc::from_status(&s))?;
             let event = c03::stream_from_proto(item).map_err(decode)?;
