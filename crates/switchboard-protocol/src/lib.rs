@@ -33,6 +33,7 @@ pub mod error;
 pub mod jsonrpc;
 pub mod operations;
 pub mod progress;
+pub mod push;
 pub mod requests;
 pub mod serde_util;
 pub mod types;
