@@ -49,37 +49,10 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use reqwest::header::HeaderMap;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use switchboard_protocol::StreamResponse;
 
-/// The header carrying the signature JWT.
-pub const SIGNATURE_HEADER: &str = "X-A2A-Notification-Signature";
-/// The header carrying the config's token, if it has one.
-pub const TOKEN_HEADER: &str = "X-A2A-Notification-Token";
-
-/// The claims of a notification's signature JWT.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotificationClaims {
-    /// The agent's public URL.
-    pub iss: String,
-    /// The webhook URL the notification was sent to.
-    pub aud: String,
-    /// Issued at (Unix seconds).
-    pub iat: i64,
-    /// Expires at (Unix seconds).
-    pub exp: i64,
-    /// Unique per delivery attempt.
-    pub jti: String,
-    /// The task.
-    pub task_id: String,
-    /// The event's position in the task's log.
-    pub seq: u64,
-    /// The push config it was sent for.
-    pub config_id: String,
-    /// base64url SHA-256 of the body.
-    pub body_sha256: String,
-}
+pub use switchboard_protocol::push::{NotificationClaims, SIGNATURE_HEADER, TOKEN_HEADER};
 
 /// A notification that passed every check.
 #[derive(Debug, Clone)]

@@ -34,6 +34,7 @@ pub mod jcs;
 pub mod jsonrpc;
 pub mod operations;
 pub mod progress;
+pub mod push;
 pub mod requests;
 pub mod serde_util;
 pub mod types;

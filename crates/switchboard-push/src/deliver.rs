@@ -42,42 +42,16 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use switchboard_core::push::{OutboxItem, PayloadKind};
 
 use crate::keys::KeySet;
 use crate::ssrf::{GuardedResolver, Resolve, SsrfPolicy, SsrfRefusal};
 
-/// The header carrying the signature JWT.
-pub const SIGNATURE_HEADER: &str = "X-A2A-Notification-Signature";
-/// The header carrying the config's token (as a2a-python sends it).
-pub const TOKEN_HEADER: &str = "X-A2A-Notification-Token";
+pub use switchboard_protocol::push::{NotificationClaims, SIGNATURE_HEADER, TOKEN_HEADER};
+
 /// The body's media type.
 pub const NOTIFICATION_CONTENT_TYPE: &str = "application/a2a+json";
-
-/// The claims of a notification's signature JWT.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotificationClaims {
-    /// The server's public URL.
-    pub iss: String,
-    /// The webhook URL the notification was sent to.
-    pub aud: String,
-    /// Issued at (Unix seconds).
-    pub iat: i64,
-    /// Expires at (Unix seconds); a few minutes after `iat`.
-    pub exp: i64,
-    /// Unique per delivery attempt (see the module docs).
-    pub jti: String,
-    /// The task the event belongs to.
-    pub task_id: String,
-    /// The event's position in the task's log (dedupe and order key).
-    pub seq: u64,
-    /// The push config the notification was sent for.
-    pub config_id: String,
-    /// base64url (no padding) SHA-256 of the exact body bytes.
-    pub body_sha256: String,
-}
 
 /// Why an attempt failed.
 #[derive(Debug, thiserror::Error)]

@@ -50,6 +50,15 @@ pub(crate) const FACTORY: TransportFactory = TransportFactory {
 /// The response metadata key with the sequence number of a stream's first item.
 pub(crate) const FIRST_EVENT_ID: &str = "first-event-id";
 
+/// The sequence number of a stream's first event, from its response
+/// metadata (`None` when the server does not say).
+pub(crate) fn first_event_id<T>(resp: &tonic::Response<T>) -> Option<u64> {
+    resp.metadata()
+        .get(FIRST_EVENT_ID)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
 fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
     Ok(Box::new(GrpcTransport::new(&iface.url, http.clone())?))
 }
@@ -210,11 +219,7 @@ impl GrpcTransport {
         let resp = self
             .timed(name, grpc.server_streaming(req, O::path(), codec))
             .await?;
-        let first: Option<u64> = resp
-            .metadata()
-            .get(FIRST_EVENT_ID)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
+        let first = first_event_id(&resp);
         let items = resp.into_inner().enumerate().map(move |(k, item)| {
             let item = item.map_err(|s| from_status(&s))?;
             Ok(StreamEvent {

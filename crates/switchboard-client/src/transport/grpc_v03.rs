@@ -12,14 +12,12 @@
 //! The extended card is the 0.3 `GetAgentCard`; the 0.3 card's interfaces
 //! come back as 0.3 interfaces.
 
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use switchboard_proto::convert03 as c03;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
-use switchboard_protocol::Operation;
 use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{
     A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
@@ -29,7 +27,7 @@ use switchboard_protocol::{
 };
 use tonic::transport::Channel;
 
-use super::grpc::{FIRST_EVENT_ID, GrpcTransport, decode, params_of, raw};
+use super::grpc::{GrpcTransport, decode, first_event_id, params_of, raw};
 use super::v03::is_v03;
 use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
 use crate::error::ClientError;
@@ -68,8 +66,14 @@ impl Grpc03 {
     fn request<T>(&self, body: T) -> tonic::Request<T> {
         self.inner.request_as(body, VERSION)
     }
+}
 
-    async fn call_inner(
+impl JsonTransport for Grpc03 {
+    fn url(&self) -> &str {
+        self.inner.endpoint()
+    }
+
+    async fn call_json(
         &self,
         method: &'static str,
         params: Value,
@@ -178,7 +182,7 @@ impl Grpc03 {
         }
     }
 
-    async fn stream_inner(
+    async fn stream_json(
         &self,
         method: &'static str,
         params: Value,
@@ -212,11 +216,7 @@ impl Grpc03 {
                 )));
             }
         };
-        let first: Option<u64> = resp
-            .metadata()
-            .get(FIRST_EVENT_ID)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
+        let first = first_event_id(&resp);
         let items = resp.into_inner().enumerate().map(move |(k, item)| {
             let item = item.map_err(|s| super::grpc::from_status(&s))?;
             let event = c03::stream_from_proto(item).map_err(decode)?;
@@ -226,28 +226,5 @@ impl Grpc03 {
             })
         });
         Ok(items.boxed())
-    }
-}
-
-impl JsonTransport for Grpc03 {
-    fn url(&self) -> &str {
-        self.inner.endpoint()
-    }
-
-    fn call_json(
-        &self,
-        op: Operation,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(op.name(), params).boxed()
-    }
-
-    fn stream_json(
-        &self,
-        op: Operation,
-        params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(op.name(), params, after).boxed()
     }
 }

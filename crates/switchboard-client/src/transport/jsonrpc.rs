@@ -26,28 +26,24 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, stream};
+use eventsource_stream::Event;
+use futures::{StreamExt, stream};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use switchboard_protocol::Operation;
 use switchboard_protocol::card::BINDING_JSONRPC;
 use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, RequestId};
 use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory,
+    http_endpoint, http_error, is_v1, null_raw, sse_stream,
 };
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
 const VERSION: &str = "1.0";
-
-/// At most this much of an unexpected HTTP body is kept in an error.
-const MAX_ERROR_BODY: usize = 4096;
 
 /// Registers this transport for `JSONRPC` interfaces of version 1.x.
 pub(crate) const FACTORY: TransportFactory = TransportFactory {
@@ -73,13 +69,7 @@ pub(crate) struct JsonRpcTransport {
 impl JsonRpcTransport {
     /// A transport posting to `url`.
     pub(crate) fn new(url: &str, http: Http) -> Result<Self, ClientError> {
-        let url = reqwest::Url::parse(url)
-            .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ClientError::Config(format!(
-                "endpoint URL {url} is not http(s)"
-            )));
-        }
+        let url = http_endpoint(url)?;
         Ok(JsonRpcTransport {
             url,
             http,
@@ -123,62 +113,6 @@ impl JsonRpcTransport {
             .header(VERSION_HEADER, HeaderValue::from_static(self.version))
             .body(body))
     }
-
-    pub(crate) async fn call_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let id = self.next_id();
-        let mut req = self.post(&id, method, &params, "application/json")?;
-        if let Some(t) = self.http.timeout {
-            req = req.timeout(t);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
-        decode_response(status, &body, &id)
-    }
-
-    pub(crate) async fn stream_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-        last_event_id: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        let id = self.next_id();
-        let mut req = self.post(&id, method, &params, "text/event-stream")?;
-        if let Some(after) = last_event_id {
-            req = req.header(LAST_EVENT_ID, after);
-        }
-        // A total timeout would cut long streams, so the limit only covers
-        // the wait for the response headers.
-        let resp = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
-        if status.is_success() && is_sse {
-            return error_up_front(sse_stream(resp, id)).await;
-        }
-        // Not a stream: an error before the stream started (or a server
-        // that answered a streaming call with one unary result).
-        let body = self.http.read_body(resp, method).await?;
-        let result = decode_response(status, &body, &id)?;
-        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-    }
 }
 
 impl JsonTransport for JsonRpcTransport {
@@ -186,21 +120,33 @@ impl JsonTransport for JsonRpcTransport {
         self.url.as_str()
     }
 
-    fn call_json(
+    async fn call_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(op.name(), params).boxed()
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.next_id();
+        let req = self.post(&id, method, &params, "application/json")?;
+        let (status, body) = self.http.send_unary(req).await?;
+        decode_response(status, &body, &id)
     }
 
-    fn stream_json(
+    async fn stream_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(op.name(), params, after).boxed()
+        last_event_id: Option<u64>,
+    ) -> Result<RawStream, ClientError> {
+        let id = self.next_id();
+        let req = self.post(&id, method, &params, "text/event-stream")?;
+        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
+            StreamAnswer::Sse(resp) => {
+                return error_up_front(sse_stream(resp, move |event| interpret(event, &id))).await;
+            }
+            StreamAnswer::Whole(status, body) => (status, body),
+        };
+        let result = decode_response(status, &body, &id)?;
+        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
     }
 }
 
@@ -237,22 +183,6 @@ fn decode_response(
     }
 }
 
-fn http_error(status: StatusCode, body: &[u8]) -> ClientError {
-    let mut text = String::from_utf8_lossy(body).into_owned();
-    if text.len() > MAX_ERROR_BODY {
-        let mut cut = MAX_ERROR_BODY;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push('…');
-    }
-    ClientError::Http {
-        status: status.as_u16(),
-        body: text,
-    }
-}
-
 /// The response id must be the request's id (or `null`).
 fn check_id(got: Option<&Value>, want: &RequestId) -> Result<(), ClientError> {
     let want_value = match want {
@@ -269,20 +199,6 @@ fn check_id(got: Option<&Value>, want: &RequestId) -> Result<(), ClientError> {
     }
 }
 
-fn null_raw() -> Box<RawValue> {
-    RawValue::NULL.to_owned()
-}
-
-/// What one SSE event turns into.
-enum Step {
-    /// Nothing to report (e.g. an event with an empty body).
-    Skip,
-    /// A stream item.
-    Item(RawEvent),
-    /// The stream's final error.
-    Fail(ClientError),
-}
-
 /// A stream whose first event is a JSON-RPC error failed before it began:
 /// that error is the call's answer, as if it had come as a plain error body.
 /// A2A 0.3 servers answer a refused `message/stream` or `tasks/resubscribe`
@@ -297,48 +213,13 @@ async fn error_up_front(mut events: RawStream) -> Result<RawStream, ClientError>
     }
 }
 
-fn sse_stream(resp: reqwest::Response, id: RequestId) -> RawStream {
-    let events = resp.bytes_stream().eventsource();
-    stream::unfold((events, id, false), |(mut events, id, done)| async move {
-        if done {
-            return None;
-        }
-        loop {
-            match events.next().await {
-                None => return None,
-                Some(Err(e)) => return Some((Err(sse_error(e)), (events, id, true))),
-                Some(Ok(event)) => match interpret(&event, &id) {
-                    Step::Skip => continue,
-                    Step::Item(item) => return Some((Ok(item), (events, id, false))),
-                    Step::Fail(err) => return Some((Err(err), (events, id, true))),
-                },
-            }
-        }
-    })
-    .boxed()
-}
-
-fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
-    match e {
-        EventStreamError::Transport(e) => ClientError::transport(&e),
-        EventStreamError::Utf8(e) => {
-            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
-        }
-        EventStreamError::Parser(e) => {
-            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
-        }
-    }
-}
-
-fn interpret(event: &Event, id: &RequestId) -> Step {
-    if event.data.trim().is_empty() {
-        return Step::Skip;
-    }
+/// One SSE event's data: a JSON-RPC response to this request.
+fn interpret(event: &Event, id: &RequestId) -> Result<Box<RawValue>, ClientError> {
     let is_error_frame = event.event.eq_ignore_ascii_case("error");
     let resp: JsonRpcResponseOwned = match serde_json::from_str(&event.data) {
         Ok(r) => r,
         Err(e) if is_error_frame => {
-            return Step::Fail(ClientError::Protocol(
+            return Err(ClientError::Protocol(
                 switchboard_protocol::A2AError::Internal(format!(
                     "the agent sent an error event that is not JSON-RPC ({e}): {}",
                     event.data
@@ -346,32 +227,23 @@ fn interpret(event: &Event, id: &RequestId) -> Step {
             ));
         }
         Err(e) => {
-            return Step::Fail(ClientError::Decode(format!(
+            return Err(ClientError::Decode(format!(
                 "stream event is not a JSON-RPC response: {e}"
             )));
         }
     };
     if let Some(err) = &resp.error {
-        return Step::Fail(ClientError::from_rpc(err));
+        return Err(ClientError::from_rpc(err));
     }
     if is_error_frame {
-        return Step::Fail(ClientError::Protocol(
+        return Err(ClientError::Protocol(
             switchboard_protocol::A2AError::Internal(format!(
                 "the agent sent an error event: {}",
                 event.data
             )),
         ));
     }
-    if let Err(e) = check_id(resp.id.as_ref(), id) {
-        return Step::Fail(e);
-    }
-    match resp.result {
-        Some(result) => Step::Item(RawEvent {
-            seq: event.id.trim().parse().ok(),
-            result,
-        }),
-        None => Step::Fail(ClientError::Decode(
-            "stream event has neither `result` nor `error`".into(),
-        )),
-    }
+    check_id(resp.id.as_ref(), id)?;
+    resp.result
+        .ok_or_else(|| ClientError::Decode("stream event has neither `result` nor `error`".into()))
 }

@@ -29,9 +29,10 @@ pub(crate) mod v03;
 use std::fmt;
 use std::time::Duration;
 
-use futures::StreamExt;
+use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use futures::{StreamExt, stream};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -86,21 +87,21 @@ pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
     /// The endpoint URL requests go to.
     fn url(&self) -> &str;
 
-    /// A unary operation: params in, the `result` JSON out (`null` for
-    /// operations that return nothing).
+    /// A unary operation, named by its 1.0 method name: params in, the
+    /// `result` JSON out (`null` for operations that return nothing).
     fn call_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>>;
+    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send;
 
     /// A streaming operation, resumed after `after` when given.
     fn stream_json(
         &self,
-        op: Operation,
+        method: &'static str,
         params: Value,
         after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>>;
+    ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
 }
 
 impl<T: JsonTransport> Transport for T {
@@ -111,7 +112,7 @@ impl<T: JsonTransport> Transport for T {
     fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
         Box::pin(async move {
             let op = request.operation();
-            let raw = self.call_json(op, to_params(&request)?).await?;
+            let raw = self.call_json(op.name(), to_params(&request)?).await?;
             A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
         })
     }
@@ -123,7 +124,9 @@ impl<T: JsonTransport> Transport for T {
     ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
         Box::pin(async move {
             let op = request.operation();
-            let raw = self.stream_json(op, to_params(&request)?, after).await?;
+            let raw = self
+                .stream_json(op.name(), to_params(&request)?, after)
+                .await?;
             Ok(raw
                 .map(move |item| {
                     let raw = item?;
@@ -170,12 +173,160 @@ pub(crate) struct Http {
     pub timeout: Option<Duration>,
 }
 
-/// Builds a transport for an interface whose URL has been resolved.
+/// At most this much of an unexpected HTTP body is kept in an error.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// Parses an HTTP binding's endpoint URL; only `http` and `https` are served.
+pub(crate) fn http_endpoint(url: &str) -> Result<reqwest::Url, ClientError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ClientError::Config(format!(
+            "endpoint URL {parsed} is not http(s)"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// The error for an HTTP answer the binding cannot read as an A2A error:
+/// the status and the start of the body.
+pub(crate) fn http_error(status: reqwest::StatusCode, body: &[u8]) -> ClientError {
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    if text.len() > MAX_ERROR_BODY {
+        let mut cut = MAX_ERROR_BODY;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    ClientError::Http {
+        status: status.as_u16(),
+        body: text,
+    }
+}
+
+/// The `null` result of operations that return nothing.
+pub(crate) fn null_raw() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
+/// Reads an SSE body as a stream of raw events. Events without data are
+/// skipped; `result` reads each other event's data into its result (the
+/// event's `id:` becomes its `seq`). The stream ends after the first error,
+/// whether the connection's or one `result` returns.
+pub(crate) fn sse_stream<F>(resp: reqwest::Response, result: F) -> RawStream
+where
+    F: FnMut(&Event) -> Result<Box<RawValue>, ClientError> + Send + 'static,
+{
+    let events = resp.bytes_stream().eventsource();
+    stream::unfold(
+        (events, result, false),
+        |(mut events, mut result, done)| async move {
+            if done {
+                return None;
+            }
+            let item = loop {
+                match events.next().await {
+                    None => return None,
+                    Some(Err(e)) => break Err(sse_error(e)),
+                    Some(Ok(event)) if event.data.trim().is_empty() => continue,
+                    Some(Ok(event)) => {
+                        break result(&event).map(|result| RawEvent {
+                            seq: event.id.trim().parse().ok(),
+                            result,
+                        });
+                    }
+                }
+            };
+            let failed = item.is_err();
+            Some((item, (events, result, failed)))
+        },
+    )
+    .boxed()
+}
+
+fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
+    match e {
+        EventStreamError::Transport(e) => ClientError::transport(&e),
+        EventStreamError::Utf8(e) => {
+            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
+        }
+        EventStreamError::Parser(e) => {
+            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
+        }
+    }
+}
+
+/// What the server answered a streaming request with.
+pub(crate) enum StreamAnswer {
+    /// A successful `text/event-stream` response: read it as SSE.
+    Sse(reqwest::Response),
+    /// Anything else, read whole: an error before the stream started, or a
+    /// server that answered a streaming call with one unary result.
+    Whole(reqwest::StatusCode, bytes::Bytes),
+}
+
+/// The request plumbing the HTTP bindings (JSON-RPC and REST) share.
 impl Http {
+    /// Sends a unary request under the client's total timeout and reads
+    /// the whole answer.
+    pub(crate) async fn send_unary(
+        &self,
+        mut req: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::StatusCode, bytes::Bytes), ClientError> {
+        if let Some(t) = self.timeout {
+            req = req.timeout(t);
+        }
+        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        Ok((status, body))
+    }
+
+    /// Sends a streaming request, resumed after event `after` when given
+    /// (`Last-Event-ID`). A total timeout would cut long streams, so the
+    /// limit only covers the wait for the response headers (and the body
+    /// read of an answer that is not a stream).
+    pub(crate) async fn open_stream(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        method: &'static str,
+        after: Option<u64>,
+    ) -> Result<StreamAnswer, ClientError> {
+        if let Some(after) = after {
+            req = req.header(LAST_EVENT_ID, after);
+        }
+        let resp = match self.timeout {
+            Some(t) => tokio::time::timeout(t, req.send())
+                .await
+                .map_err(|_| ClientError::timeout(method, t))?,
+            None => req.send().await,
+        }
+        .map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        let is_sse = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
+        if status.is_success() && is_sse {
+            return Ok(StreamAnswer::Sse(resp));
+        }
+        Ok(StreamAnswer::Whole(
+            status,
+            self.read_body(resp, method).await?,
+        ))
+    }
+
     /// Reads a whole (non-SSE) answer to a streaming call, within the
     /// client's timeout: streaming requests have no overall timeout, since a
     /// stream may last long, so the body read of a non-stream answer gets one.
-    pub(crate) async fn read_body(
+    async fn read_body(
         &self,
         resp: reqwest::Response,
         method: &'static str,

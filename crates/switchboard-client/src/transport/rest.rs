@@ -37,9 +37,8 @@
 //! `StreamResponse` and whose `id:` is the event sequence; an `event: error`
 //! frame carries a Google error body and ends the stream.
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt, stream};
+use eventsource_stream::Event;
+use futures::{StreamExt, stream};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
@@ -51,15 +50,13 @@ use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, LAST_EVENT_ID, RawEvent, RawStream, Transport, TransportFactory, is_v1,
+    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory,
+    http_endpoint, http_error, is_v1, null_raw, sse_stream,
 };
 use crate::error::ClientError;
 
 /// The protocol version this transport sends in `A2A-Version`.
 const VERSION: &str = "1.0";
-
-/// At most this much of an unexpected HTTP body is kept in an error.
-const MAX_ERROR_BODY: usize = 4096;
 
 /// First path segments a server reads as routes, never as a tenant.
 const RESERVED_TENANTS: [&str; 5] = [
@@ -105,13 +102,7 @@ struct Plan {
 impl RestTransport {
     /// A transport whose routes live under `url`.
     pub(crate) fn new(url: &str, http: Http) -> Result<Self, ClientError> {
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ClientError::Config(format!(
-                "endpoint URL {parsed} is not http(s)"
-            )));
-        }
+        let parsed = http_endpoint(url)?;
         if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(ClientError::Config(format!(
                 "HTTP+JSON endpoint URL {parsed} must not have a query or fragment"
@@ -187,20 +178,21 @@ impl RestTransport {
         }
         Ok(req)
     }
+}
 
-    async fn call_inner(
+impl JsonTransport for RestTransport {
+    fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    async fn call_json(
         &self,
         method: &'static str,
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
         let plan = self.plan(method, params)?;
-        let mut req = self.request(&plan, "application/json")?;
-        if let Some(t) = self.http.timeout {
-            req = req.timeout(t);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        let req = self.request(&plan, "application/json")?;
+        let (status, body) = self.http.send_unary(req).await?;
         if !status.is_success() {
             return Err(error_from_http(status, &body));
         }
@@ -212,51 +204,31 @@ impl RestTransport {
         self.result(method, raw)
     }
 
-    async fn stream_inner(
+    async fn stream_json(
         &self,
         method: &'static str,
         params: Value,
         last_event_id: Option<u64>,
     ) -> Result<RawStream, ClientError> {
         let plan = self.plan(method, params)?;
-        let mut req = self.request(&plan, "text/event-stream")?;
-        if let Some(after) = last_event_id {
-            req = req.header(LAST_EVENT_ID, after);
-        }
-        // Only the wait for the response headers is limited: a running
-        // stream is never cut.
-        let resp = match self.http.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
-                .await
-                .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
-        }
-        .map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
-        if status.is_success() && is_sse {
-            if self.v03 {
-                return Ok(sse_stream(resp)
-                    .map(move |item| {
-                        let ev = item?;
-                        Ok(RawEvent {
-                            seq: ev.seq,
-                            result: super::v03::rest_result_to_v10(method, &ev.result)?,
+        let req = self.request(&plan, "text/event-stream")?;
+        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
+            StreamAnswer::Sse(resp) => {
+                if self.v03 {
+                    return Ok(sse_stream(resp, interpret)
+                        .map(move |item| {
+                            let ev = item?;
+                            Ok(RawEvent {
+                                seq: ev.seq,
+                                result: super::v03::rest_result_to_v10(method, &ev.result)?,
+                            })
                         })
-                    })
-                    .boxed());
+                        .boxed());
+                }
+                return Ok(sse_stream(resp, interpret));
             }
-            return Ok(sse_stream(resp));
-        }
-        let body = self.http.read_body(resp, method).await?;
+            StreamAnswer::Whole(status, body) => (status, body),
+        };
         if !status.is_success() {
             return Err(error_from_http(status, &body));
         }
@@ -265,29 +237,6 @@ impl RestTransport {
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
         let result = self.result(method, result)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-    }
-}
-
-impl JsonTransport for RestTransport {
-    fn url(&self) -> &str {
-        self.url.as_str()
-    }
-
-    fn call_json(
-        &self,
-        op: Operation,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        self.call_inner(op.name(), params).boxed()
-    }
-
-    fn stream_json(
-        &self,
-        op: Operation,
-        params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        self.stream_inner(op.name(), params, after).boxed()
     }
 }
 
@@ -466,69 +415,11 @@ fn error_from_http(status: StatusCode, body: &[u8]) -> ClientError {
     if let Some(e) = google_error(status.as_u16(), body) {
         return ClientError::Protocol(e);
     }
-    let mut text = String::from_utf8_lossy(body).into_owned();
-    if text.len() > MAX_ERROR_BODY {
-        let mut cut = MAX_ERROR_BODY;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push('…');
-    }
-    ClientError::Http {
-        status: status.as_u16(),
-        body: text,
-    }
+    http_error(status, body)
 }
 
-fn null_raw() -> Box<RawValue> {
-    RawValue::NULL.to_owned()
-}
-
-/// What one SSE event turns into.
-enum Step {
-    Skip,
-    Item(RawEvent),
-    Fail(ClientError),
-}
-
-fn sse_stream(resp: reqwest::Response) -> RawStream {
-    let events = resp.bytes_stream().eventsource();
-    stream::unfold((events, false), |(mut events, done)| async move {
-        if done {
-            return None;
-        }
-        loop {
-            match events.next().await {
-                None => return None,
-                Some(Err(e)) => return Some((Err(sse_error(e)), (events, true))),
-                Some(Ok(event)) => match interpret(&event) {
-                    Step::Skip => continue,
-                    Step::Item(item) => return Some((Ok(item), (events, false))),
-                    Step::Fail(err) => return Some((Err(err), (events, true))),
-                },
-            }
-        }
-    })
-    .boxed()
-}
-
-fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
-    match e {
-        EventStreamError::Transport(e) => ClientError::transport(&e),
-        EventStreamError::Utf8(e) => {
-            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
-        }
-        EventStreamError::Parser(e) => {
-            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
-        }
-    }
-}
-
-fn interpret(event: &Event) -> Step {
-    if event.data.trim().is_empty() {
-        return Step::Skip;
-    }
+/// One SSE event's data: a result, or (`event: error`) a Google API error.
+fn interpret(event: &Event) -> Result<Box<RawValue>, ClientError> {
     if event.event.eq_ignore_ascii_case("error") {
         // The HTTP status was 200 when the stream started; the body's own
         // `code` is the error's status.
@@ -537,7 +428,7 @@ fn interpret(event: &Event) -> Step {
             .and_then(|v| v["error"]["code"].as_u64())
             .and_then(|c| u16::try_from(c).ok())
             .unwrap_or(500);
-        return Step::Fail(match google_error(status, event.data.as_bytes()) {
+        return Err(match google_error(status, event.data.as_bytes()) {
             Some(e) => ClientError::Protocol(e),
             None => ClientError::Protocol(A2AError::Internal(format!(
                 "the agent sent an error event: {}",
@@ -545,15 +436,8 @@ fn interpret(event: &Event) -> Step {
             ))),
         });
     }
-    match serde_json::from_str::<Box<RawValue>>(&event.data) {
-        Ok(result) => Step::Item(RawEvent {
-            seq: event.id.trim().parse().ok(),
-            result,
-        }),
-        Err(e) => Step::Fail(ClientError::Decode(format!(
-            "stream event is not JSON: {e}"
-        ))),
-    }
+    serde_json::from_str::<Box<RawValue>>(&event.data)
+        .map_err(|e| ClientError::Decode(format!("stream event is not JSON: {e}")))
 }
 
 #[cfg(test)]

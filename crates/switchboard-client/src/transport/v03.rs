@@ -10,12 +10,10 @@
 //! `switchboard_protocol::v03` (notably: no tenant, no ListTasks).
 
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use switchboard_protocol::Operation;
 use switchboard_protocol::jsonrpc::methods as m10;
 use switchboard_protocol::v03::rpc::{self, methods as m03};
 use switchboard_protocol::{
@@ -192,24 +190,34 @@ struct JsonRpc03 {
     inner: JsonRpcTransport,
 }
 
-impl JsonRpc03 {
-    async fn call_inner(
+impl JsonRpc03 {}
+
+impl JsonTransport for JsonRpc03 {
+    fn url(&self) -> &str {
+        self.inner.url()
+    }
+
+    async fn call_json(
         &self,
         method: &'static str,
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
         let (m, p) = to_v03(method, params)?;
-        let result = self.inner.call_inner(m, p).await?;
+        let result = self.inner.call_json(m, p).await?;
         result_to_v10(method, &result)
     }
 
-    async fn stream_inner(
+    async fn stream_json(
         &self,
         method: &'static str,
         params: Value,
+        after: Option<u64>,
     ) -> Result<RawStream, ClientError> {
+        // 0.3 JSON-RPC has no resume parameter: `crate::resume` drops what
+        // the fresh subscription repeats.
+        let _ = after;
         let (m, p) = to_v03(method, params)?;
-        let stream = self.inner.stream_inner(m, p, None).await?;
+        let stream = self.inner.stream_json(m, p, None).await?;
         Ok(stream
             .map(move |item| {
                 let ev = item?;
@@ -219,32 +227,6 @@ impl JsonRpc03 {
                 })
             })
             .boxed())
-    }
-}
-
-impl JsonTransport for JsonRpc03 {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-
-    fn call_json(
-        &self,
-        op: Operation,
-        params: Value,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, ClientError>> {
-        Box::pin(self.call_inner(op.name(), params))
-    }
-
-    fn stream_json(
-        &self,
-        op: Operation,
-        params: Value,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<RawStream, ClientError>> {
-        // 0.3 JSON-RPC has no resume parameter: `crate::resume` drops what
-        // the fresh subscription repeats.
-        let _ = after;
-        Box::pin(self.stream_inner(op.name(), params))
     }
 }
 

@@ -17,7 +17,9 @@
 //!   as `fileWithUri`/`fileWithBytes`, data parts as `{"data": {"data": ..}}`,
 //!   and the `{task|message|statusUpdate|artifactUpdate}` wrappers.
 //!
-//! [`card`] adds the 0.3 top-level card fields for the hybrid card.
+//! Where their JSON agrees (task, status, artifact, the update events) both
+//! use the one generic set in [`shared`]. [`card`] adds the 0.3 top-level
+//! card fields for the hybrid card.
 //!
 //! ## What does not survive a conversion
 //!
@@ -47,6 +49,7 @@
 pub mod card;
 pub mod rest;
 pub mod rpc;
+pub mod shared;
 
 /// The 0.3 protocol version as it appears in an interface's `protocolVersion`.
 pub const PROTOCOL_VERSION: &str = "0.3";

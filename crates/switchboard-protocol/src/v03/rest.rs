@@ -20,7 +20,6 @@
 //! assert_eq!(json["status"]["state"], "TASK_STATE_CANCELLED");
 //! ```
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -32,7 +31,8 @@ use crate::{
 };
 
 use super::rpc::PushNotificationConfig;
-use super::{data_down, data_up, is_final_state};
+use super::shared::{self, Dialect};
+use super::{data_down, data_up};
 
 /// A task state by its 0.3 proto name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -355,191 +355,28 @@ impl From<Message> for crate::Message {
     }
 }
 
-/// A task's status.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskStatus {
-    /// State.
-    pub state: TaskState,
-    /// Proto field `update`, JSON name `message`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "update")]
-    pub message: Option<Message>,
-    /// Timestamp.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
-    pub timestamp: Option<DateTime<Utc>>,
+/// The REST dialect's contents of the objects shared with JSON-RPC
+/// ([`super::shared`]): `TASK_STATE_*` states, messages with `content`,
+/// parts without `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rest;
+
+impl Dialect for Rest {
+    type State = TaskState;
+    type Message = Message;
+    type Part = Part;
 }
 
-impl From<crate::TaskStatus> for TaskStatus {
-    fn from(s: crate::TaskStatus) -> Self {
-        TaskStatus {
-            state: s.state.into(),
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
-impl From<TaskStatus> for crate::TaskStatus {
-    fn from(s: TaskStatus) -> Self {
-        crate::TaskStatus {
-            state: s.state.into(),
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
+/// A task's status (the message is under `message`, proto field `update`).
+pub type TaskStatus = shared::TaskStatus<Rest>;
 /// An artifact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Artifact {
-    /// Id.
-    #[serde(alias = "artifact_id")]
-    pub artifact_id: String,
-    /// Name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Parts.
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub parts: Vec<Part>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-    /// Extensions.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub extensions: Vec<String>,
-}
-
-impl From<crate::Artifact> for Artifact {
-    fn from(a: crate::Artifact) -> Self {
-        Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: a.parts.into_iter().map(Into::into).collect(),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
-impl From<Artifact> for crate::Artifact {
-    fn from(a: Artifact) -> Self {
-        crate::Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: a.parts.into_iter().map(Into::into).collect(),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
+pub type Artifact = shared::Artifact<Rest>;
 /// A task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    /// Id.
-    pub id: String,
-    /// Context.
-    #[serde(default, alias = "context_id")]
-    pub context_id: String,
-    /// Status.
-    pub status: TaskStatus,
-    /// Artifacts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifacts: Option<Vec<Artifact>>,
-    /// History.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<Vec<Message>>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-impl From<crate::Task> for Task {
-    fn from(t: crate::Task) -> Self {
-        Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
-
-impl From<Task> for crate::Task {
-    fn from(t: Task) -> Self {
-        crate::Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
-
+pub type Task = shared::Task<Rest>;
 /// A status change with `final`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatusUpdateEvent {
-    /// Task.
-    #[serde(alias = "task_id")]
-    pub task_id: String,
-    /// Context.
-    #[serde(default, alias = "context_id")]
-    pub context_id: String,
-    /// Status.
-    pub status: TaskStatus,
-    /// Last event of the stream.
-    #[serde(default, rename = "final")]
-    pub is_final: bool,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
+pub type TaskStatusUpdateEvent = shared::TaskStatusUpdateEvent<Rest>;
 /// An artifact change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskArtifactUpdateEvent {
-    /// Task.
-    #[serde(alias = "task_id")]
-    pub task_id: String,
-    /// Context.
-    #[serde(default, alias = "context_id")]
-    pub context_id: String,
-    /// Artifact.
-    pub artifact: Artifact,
-    /// Append.
-    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
-    pub append: bool,
-    /// Last chunk.
-    #[serde(
-        default,
-        skip_serializing_if = "crate::serde_util::is_false",
-        alias = "last_chunk"
-    )]
-    pub last_chunk: bool,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
+pub type TaskArtifactUpdateEvent = shared::TaskArtifactUpdateEvent<Rest>;
 
 /// A stream item (and the result of `message:send`, which only uses `task`/`message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -563,23 +400,8 @@ impl From<crate::StreamResponse> for StreamResponse {
         match r {
             crate::StreamResponse::Task(t) => Self::Task(t.into()),
             crate::StreamResponse::Message(m) => Self::Message(m.into()),
-            crate::StreamResponse::StatusUpdate(e) => Self::StatusUpdate(TaskStatusUpdateEvent {
-                is_final: is_final_state(e.status.state),
-                task_id: e.task_id,
-                context_id: e.context_id,
-                status: e.status.into(),
-                metadata: e.metadata,
-            }),
-            crate::StreamResponse::ArtifactUpdate(e) => {
-                Self::ArtifactUpdate(TaskArtifactUpdateEvent {
-                    task_id: e.task_id,
-                    context_id: e.context_id,
-                    artifact: e.artifact.into(),
-                    append: e.append,
-                    last_chunk: e.last_chunk,
-                    metadata: e.metadata,
-                })
-            }
+            crate::StreamResponse::StatusUpdate(e) => Self::StatusUpdate(e.into()),
+            crate::StreamResponse::ArtifactUpdate(e) => Self::ArtifactUpdate(e.into()),
         }
     }
 }
@@ -589,22 +411,8 @@ impl From<StreamResponse> for crate::StreamResponse {
         match r {
             StreamResponse::Task(t) => Self::Task(t.into()),
             StreamResponse::Message(m) => Self::Message(m.into()),
-            StreamResponse::StatusUpdate(e) => Self::StatusUpdate(crate::TaskStatusUpdateEvent {
-                task_id: e.task_id,
-                context_id: e.context_id,
-                status: e.status.into(),
-                metadata: e.metadata,
-            }),
-            StreamResponse::ArtifactUpdate(e) => {
-                Self::ArtifactUpdate(crate::TaskArtifactUpdateEvent {
-                    task_id: e.task_id,
-                    context_id: e.context_id,
-                    artifact: e.artifact.into(),
-                    append: e.append,
-                    last_chunk: e.last_chunk,
-                    metadata: e.metadata,
-                })
-            }
+            StreamResponse::StatusUpdate(e) => Self::StatusUpdate(e.into()),
+            StreamResponse::ArtifactUpdate(e) => Self::ArtifactUpdate(e.into()),
         }
     }
 }

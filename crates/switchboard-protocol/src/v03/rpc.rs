@@ -10,7 +10,6 @@
 //! assert_eq!(canonical.text(), "hi");
 //! ```
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -21,7 +20,8 @@ use crate::{
     SendMessageResponse, StreamResponse, TaskPushNotificationConfig as PushConfig10,
 };
 
-use super::{data_down, data_up, is_final_state};
+use super::shared::{self, Dialect};
+use super::{data_down, data_up};
 
 /// The 0.3 JSON-RPC method names. None collides with a 1.0 name.
 pub mod methods {
@@ -405,192 +405,27 @@ impl From<Message> for crate::Message {
     }
 }
 
+/// The JSON-RPC dialect's contents of the objects shared with REST
+/// ([`super::shared`]): kebab-case states, `kind`-tagged messages and parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rpc;
+
+impl Dialect for Rpc {
+    type State = TaskState;
+    type Message = Message;
+    type Part = Part;
+}
+
 /// A task's status.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatus {
-    /// State.
-    pub state: TaskState,
-    /// The agent's message about it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
-    /// When it was set.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
-    pub timestamp: Option<DateTime<Utc>>,
-}
-
-impl From<crate::TaskStatus> for TaskStatus {
-    fn from(s: crate::TaskStatus) -> Self {
-        TaskStatus {
-            state: s.state.into(),
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
-impl From<TaskStatus> for crate::TaskStatus {
-    fn from(s: TaskStatus) -> Self {
-        crate::TaskStatus {
-            state: s.state.into(),
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
+pub type TaskStatus = shared::TaskStatus<Rpc>;
 /// An artifact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Artifact {
-    /// Id.
-    #[serde(alias = "artifact_id")]
-    pub artifact_id: String,
-    /// Name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Content.
-    #[serde(deserialize_with = "null_as_default")]
-    pub parts: Vec<Part>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-    /// Extension URIs.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub extensions: Vec<String>,
-}
-
-impl From<crate::Artifact> for Artifact {
-    fn from(a: crate::Artifact) -> Self {
-        Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: parts_down(a.parts),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
-impl From<Artifact> for crate::Artifact {
-    fn from(a: Artifact) -> Self {
-        crate::Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: parts_up(a.parts),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
+pub type Artifact = shared::Artifact<Rpc>;
 /// A task (`kind: "task"` via [`Event`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    /// Id.
-    pub id: String,
-    /// Context.
-    #[serde(default, alias = "context_id")]
-    pub context_id: String,
-    /// Status.
-    pub status: TaskStatus,
-    /// Artifacts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifacts: Option<Vec<Artifact>>,
-    /// History.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<Vec<Message>>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
-impl From<crate::Task> for Task {
-    fn from(t: crate::Task) -> Self {
-        Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
-
-impl From<Task> for crate::Task {
-    fn from(t: Task) -> Self {
-        crate::Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
-
+pub type Task = shared::Task<Rpc>;
 /// A status change, with the 0.3 `final` flag.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskStatusUpdateEvent {
-    /// Task.
-    #[serde(alias = "task_id")]
-    pub task_id: String,
-    /// Context.
-    #[serde(alias = "context_id")]
-    pub context_id: String,
-    /// New status.
-    pub status: TaskStatus,
-    /// `true` on the last event of a stream.
-    #[serde(default, rename = "final")]
-    pub is_final: bool,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
-
+pub type TaskStatusUpdateEvent = shared::TaskStatusUpdateEvent<Rpc>;
 /// An artifact change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskArtifactUpdateEvent {
-    /// Task.
-    #[serde(alias = "task_id")]
-    pub task_id: String,
-    /// Context.
-    #[serde(alias = "context_id")]
-    pub context_id: String,
-    /// The artifact (or chunk).
-    pub artifact: Artifact,
-    /// Append to the earlier artifact with this id.
-    #[serde(default, skip_serializing_if = "crate::serde_util::is_false")]
-    pub append: bool,
-    /// Last chunk.
-    #[serde(
-        default,
-        skip_serializing_if = "crate::serde_util::is_false",
-        alias = "last_chunk"
-    )]
-    pub last_chunk: bool,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
+pub type TaskArtifactUpdateEvent = shared::TaskArtifactUpdateEvent<Rpc>;
 
 /// Any 0.3 result object, tagged by `kind`: the result of `message/send`
 /// (task or message), `tasks/get`/`tasks/cancel` (task) and every stream item.
@@ -688,21 +523,8 @@ impl From<StreamResponse> for Event {
         match r {
             StreamResponse::Task(t) => Event::Task(t.into()),
             StreamResponse::Message(m) => Event::Message(Message::from(m).into()),
-            StreamResponse::StatusUpdate(e) => Event::StatusUpdate(TaskStatusUpdateEvent {
-                is_final: is_final_state(e.status.state),
-                task_id: e.task_id,
-                context_id: e.context_id,
-                status: e.status.into(),
-                metadata: e.metadata,
-            }),
-            StreamResponse::ArtifactUpdate(e) => Event::ArtifactUpdate(TaskArtifactUpdateEvent {
-                task_id: e.task_id,
-                context_id: e.context_id,
-                artifact: e.artifact.into(),
-                append: e.append,
-                last_chunk: e.last_chunk,
-                metadata: e.metadata,
-            }),
+            StreamResponse::StatusUpdate(e) => Event::StatusUpdate(e.into()),
+            StreamResponse::ArtifactUpdate(e) => Event::ArtifactUpdate(e.into()),
         }
     }
 }
@@ -712,22 +534,8 @@ impl From<Event> for StreamResponse {
         match e {
             Event::Task(t) => StreamResponse::Task(t.into()),
             Event::Message(m) => StreamResponse::Message(Message::from(m).into()),
-            Event::StatusUpdate(e) => StreamResponse::StatusUpdate(crate::TaskStatusUpdateEvent {
-                task_id: e.task_id,
-                context_id: e.context_id,
-                status: e.status.into(),
-                metadata: e.metadata,
-            }),
-            Event::ArtifactUpdate(e) => {
-                StreamResponse::ArtifactUpdate(crate::TaskArtifactUpdateEvent {
-                    task_id: e.task_id,
-                    context_id: e.context_id,
-                    artifact: e.artifact.into(),
-                    append: e.append,
-                    last_chunk: e.last_chunk,
-                    metadata: e.metadata,
-                })
-            }
+            Event::StatusUpdate(e) => StreamResponse::StatusUpdate(e.into()),
+            Event::ArtifactUpdate(e) => StreamResponse::ArtifactUpdate(e.into()),
         }
     }
 }
