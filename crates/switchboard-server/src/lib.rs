@@ -50,6 +50,7 @@ mod grpc_unary;
 mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
+pub mod limits;
 pub mod params;
 #[cfg(feature = "push")]
 pub mod push;
@@ -59,6 +60,7 @@ pub mod sse;
 
 pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
+pub use limits::ConnectionLimits;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -123,6 +125,8 @@ pub struct A2aServer {
     layers: Vec<LayerFn>,
     /// Per-binding URLs that replace the ones derived from `public_url`.
     interface_urls: Vec<(String, String)>,
+    /// What clients may hold of connections (see [`limits`]).
+    connection_limits: ConnectionLimits,
     /// Push notifications to wire up at `serve` (see [`A2aServer::push`]).
     #[cfg(feature = "push")]
     push: Option<push::Wired>,
@@ -139,6 +143,7 @@ impl fmt::Debug for A2aServer {
             .field("interface_urls", &self.interface_urls)
             .field("authenticator", &self.authenticator)
             .field("layers", &self.layers.len())
+            .field("connection_limits", &self.connection_limits)
             .finish_non_exhaustive()
     }
 }
@@ -158,6 +163,7 @@ impl A2aServer {
             extra: Router::new(),
             layers: Vec::new(),
             interface_urls: Vec::new(),
+            connection_limits: ConnectionLimits::default(),
             #[cfg(feature = "push")]
             push: None,
         }
@@ -318,6 +324,14 @@ impl A2aServer {
     /// The largest request body accepted (default [`DEFAULT_MAX_BODY_BYTES`]).
     pub fn max_body_bytes(mut self, n: usize) -> Self {
         self.max_body_bytes = n;
+        self
+    }
+
+    /// Timeouts and caps on connections, enforced by [`serve`](Self::serve)
+    /// (default: [`ConnectionLimits::default`], safe for the open internet;
+    /// see [`limits`]).
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
         self
     }
 
@@ -484,12 +498,13 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
+        let limits = self.connection_limits.clone();
         let served = if self.layers.is_empty() {
             // The front itself, not a boxed service or `router()`'s Router
             // around it: one indirection less on every request.
-            conn::serve(listener, self.front(), stop).await
+            conn::serve(listener, self.front(), limits, stop).await
         } else {
-            conn::serve(listener, self.layered(), stop).await
+            conn::serve(listener, self.layered(), limits, stop).await
         };
         // Last, so that the final events of settling tasks are queued first.
         #[cfg(feature = "push")]
