@@ -6,6 +6,7 @@
 pub mod client;
 pub mod demo;
 pub mod key_watch;
+pub mod limits_args;
 pub mod push_cmd;
 pub mod serve;
 pub mod shared_keys;

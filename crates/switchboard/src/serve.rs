@@ -121,6 +121,9 @@ pub struct ServeArgs {
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
     #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
     pub interface_url: Vec<(String, String)>,
+    /// Limits on what one client may hold (`limits_args.rs`).
+    #[command(flatten)]
+    pub limits: crate::limits_args::LimitsArgs,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -182,6 +185,9 @@ pub struct Config {
     pub hybrid_card: bool,
     /// Per-binding URLs for the card, by binding name.
     pub interface_urls: std::collections::BTreeMap<String, String>,
+    /// Limits (top-level keys, read by `LimitsArgs::split_config`).
+    #[serde(skip)]
+    pub limits: crate::limits_args::LimitsArgs,
 }
 
 impl Default for Config {
@@ -206,6 +212,7 @@ impl Default for Config {
             push_lease_secs: 60,
             hybrid_card: true,
             interface_urls: std::collections::BTreeMap::new(),
+            limits: Default::default(),
         }
     }
 }
@@ -217,8 +224,9 @@ impl Config {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading config file {}", path.display()))?;
-                toml::from_str(&text)
-                    .with_context(|| format!("parsing config file {}", path.display()))?
+                let (cfg, limits) = crate::limits_args::LimitsArgs::split_config(&text)
+                    .with_context(|| format!("parsing config file {}", path.display()))?;
+                Config { limits, ..cfg }
             }
             None => Config::default(),
         };
@@ -276,6 +284,7 @@ impl Config {
         for (binding, url) in &args.interface_url {
             cfg.interface_urls.insert(binding.clone(), url.clone());
         }
+        cfg.limits = args.limits.clone().or(std::mem::take(&mut cfg.limits));
         Ok(cfg)
     }
 }
@@ -508,6 +517,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 max_finished: cfg.retention_max_finished,
             },
             retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
+            limits: cfg.limits.engine_limits(),
             ..Default::default()
         });
     if let Some(cluster) = stores.cluster.clone() {
@@ -518,7 +528,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut server = A2aServer::new(handler.clone())
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid_card);
+        .hybrid_card(cfg.hybrid_card)
+        .connection_limits(cfg.limits.connection_limits());
     for (binding, url) in &cfg.interface_urls {
         server = server.interface_url(binding, url);
     }
@@ -600,6 +611,7 @@ mod tests {
             hybrid_card: false,
             strict_card: false,
             interface_url: Vec::new(),
+            limits: Default::default(),
         }
     }
 
