@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 const SILENT: usize = 5000;
 const SLOWLORIS: usize = 100;
@@ -169,6 +169,38 @@ async fn connect(port: u16) -> Option<TcpStream> {
         .ok()
 }
 
+/// One SendMessage on a fresh connection (a new client, no pool); its
+/// latency if it succeeded.
+async fn normal_request(port: u16, i: usize) -> Option<Duration> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {
+        "message": {"messageId": format!("m{i}"), "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
+    let started = Instant::now();
+    let answer = client
+        .post(format!("http://127.0.0.1:{port}/"))
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await;
+    let took = started.elapsed();
+    match answer {
+        Ok(resp) if resp.status() == 200 => {
+            let v: serde_json::Value = resp.json().await.unwrap_or_default();
+            if v.get("result").is_some() {
+                return Some(took);
+            }
+            eprintln!("normal request {i}: {v}");
+        }
+        Ok(resp) => eprintln!("normal request {i}: HTTP {}", resp.status()),
+        Err(e) => eprintln!("normal request {i}: {e}"),
+    }
+    None
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_outlives_silent_slowloris_and_slow_body_attackers() {
     raise_own_nofile();
@@ -198,56 +230,40 @@ async fn serve_outlives_silent_slowloris_and_slow_body_attackers() {
     }
     let connecting = Arc::new(Semaphore::new(256));
     let connected = Arc::new(AtomicUsize::new(0));
+    let all_connected = Arc::new(Notify::new());
     for _ in 0..SILENT {
         let connecting = connecting.clone();
         let connected = connected.clone();
+        let all_connected = all_connected.clone();
         attackers.spawn(async move {
             let permit = connecting.acquire_owned().await.unwrap();
-            let Some(mut tcp) = connect(port).await else {
+            let tcp = connect(port).await;
+            drop(permit);
+            let Some(mut tcp) = tcp else {
+                all_connected.notify_one();
                 return End::HeldOpen;
             };
             let _ = tcp.write_all(b"P").await;
-            connected.fetch_add(1, Ordering::Relaxed);
-            drop(permit);
+            if connected.fetch_add(1, Ordering::Relaxed) + 1 == SILENT {
+                all_connected.notify_one();
+            }
             until_closed(tcp, None).await
         });
     }
 
-    // The normal client, while the attack is on: each request on a fresh
-    // connection (a new client, no pool).
+    // The normal client: half its requests while the flood comes in, half
+    // once all of it is in (the slowloris and slow bodies still trickling).
     let mut latencies = Vec::new();
     let mut succeeded = 0;
     for i in 0..NORMAL {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {
-            "message": {"messageId": format!("m{i}"), "role": "ROLE_USER", "parts": [{"text": "hello"}]}}});
-        let started = Instant::now();
-        let answer = client
-            .post(format!("http://127.0.0.1:{port}/"))
-            .header("A2A-Version", "1.0")
-            .json(&body)
-            .send()
-            .await;
-        let took = started.elapsed();
-        match answer {
-            Ok(resp) if resp.status() == 200 => {
-                let v: serde_json::Value = resp.json().await.unwrap_or_default();
-                if v.get("result").is_some() {
-                    succeeded += 1;
-                    latencies.push(took);
-                } else {
-                    eprintln!("normal request {i}: {v}");
-                }
-            }
-            Ok(resp) => eprintln!("normal request {i}: HTTP {}", resp.status()),
-            Err(e) => eprintln!("normal request {i}: {e}"),
+        if i == NORMAL / 2 {
+            all_connected.notified().await;
+        }
+        if let Some(took) = normal_request(port, i).await {
+            succeeded += 1;
+            latencies.push(took);
         }
     }
-    let silent_connected = connected.load(Ordering::Relaxed);
 
     let mut ends = std::collections::HashMap::<End, usize>::new();
     while let Some(end) = attackers.join_next().await {
@@ -257,7 +273,6 @@ async fn serve_outlives_silent_slowloris_and_slow_body_attackers() {
     let median = latencies.get(latencies.len() / 2).copied();
     println!(
         "normal requests: {succeeded} of {NORMAL} succeeded, median {median:?} (max {:?}); \
-         silent connections made while they ran: {silent_connected} of {SILENT}; \
          attackers: {ends:?}",
         latencies.last()
     );
