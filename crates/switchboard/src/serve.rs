@@ -121,9 +121,10 @@ pub struct ServeArgs {
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable; adds to `interface_urls`.
     #[arg(long = "interface-url", value_name = "BINDING=URL", value_parser = parse_interface_url)]
     pub interface_url: Vec<(String, String)>,
-    /// Limits on what one client may hold (`limits_args.rs`).
+    /// Limits on what one client may hold (`limits_args.rs`; boxed: a
+    /// dozen optional numbers would make every `Command` value large).
     #[command(flatten)]
-    pub limits: crate::limits_args::LimitsArgs,
+    pub limits: Box<crate::limits_args::LimitsArgs>,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -284,7 +285,7 @@ impl Config {
         for (binding, url) in &args.interface_url {
             cfg.interface_urls.insert(binding.clone(), url.clone());
         }
-        cfg.limits = args.limits.clone().or(std::mem::take(&mut cfg.limits));
+        cfg.limits = (*args.limits).clone().or(std::mem::take(&mut cfg.limits));
         Ok(cfg)
     }
 }
