@@ -472,7 +472,9 @@ impl A2aServer {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,
-    /// lets running tasks settle (up to 10 s) and ends open streams. With
+    /// lets running tasks settle (up to 10 s) and ends open streams.
+    /// Connections are held to the [`connection_limits`](Self::connection_limits)
+    /// (timeouts, caps; see [`limits`]). With
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
     /// the delivery worker last.
     pub async fn serve(
