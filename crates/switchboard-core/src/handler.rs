@@ -47,6 +47,8 @@ pub struct HandlerConfig {
     pub retention: Retention,
     /// How often retention runs.
     pub retention_interval: Duration,
+    /// What one request may send and get back by default ([`crate::limits`]).
+    pub limits: crate::Limits,
 }
 
 impl Default for HandlerConfig {
@@ -56,6 +58,7 @@ impl Default for HandlerConfig {
             orphan_sweep_interval: Duration::from_secs(2),
             retention: Retention::default(),
             retention_interval: Duration::from_secs(60),
+            limits: crate::Limits::default(),
         }
     }
 }
@@ -503,6 +506,7 @@ impl RequestHandler {
     }
 
     fn check_message(&self, msg: &Message) -> Result<(), A2AError> {
+        self.inner.config.limits.check_message(msg)?;
         if msg.message_id.trim().is_empty() {
             return Err(A2AError::invalid_field(
                 "message.messageId",
@@ -574,6 +578,10 @@ impl RequestHandler {
         streaming: bool,
     ) -> Result<(Outcome, Run), A2AError> {
         self.check_message(&req.message)?;
+        self.inner
+            .config
+            .limits
+            .check_metadata("metadata", req.metadata.as_ref())?;
         self.check_output_modes(&req)?;
         let inline_push = match req
             .configuration
@@ -807,10 +815,12 @@ impl RequestHandler {
         call: &CallContext,
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
-        let history_length = validate_history_length(req.history_length)?;
+        let limits = &self.inner.config.limits;
+        let history_length = limits.history_length(validate_history_length(req.history_length)?);
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
         }
+        limits.check_id("id", &req.id)?;
         let mut task = match self
             .inner
             .registry
@@ -847,7 +857,11 @@ impl RequestHandler {
         call: &CallContext,
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
-        let history_length = validate_history_length(req.history_length)?;
+        let limits = &self.inner.config.limits;
+        let history_length = limits.history_length(validate_history_length(req.history_length)?);
+        if let Some(id) = &req.context_id {
+            limits.check_id("contextId", id)?;
+        }
         let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
             return Err(A2AError::invalid_field(

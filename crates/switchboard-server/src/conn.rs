@@ -20,15 +20,25 @@
 //! headers stripped from answers, a `date` header, request bodies that return
 //! flow-control capacity as they are read, answers piped under the peer's
 //! flow control, and a stream reset by the client dropped with its handler.
+//!
+//! Every connection holds a slot in the [`Registry`], which enforces the
+//! [`ConnectionLimits`](crate::ConnectionLimits): the caps on open
+//! connections (closing the longest idle one to make room, else not
+//! accepting until one closes), the idle timeout, and through [`answer`] the
+//! minimum rate of request bodies. A connection is *idle* while no request
+//! of it is in flight: from its accept until its first request head is
+//! complete, and between the end of one answer and the next head.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime};
-
-use std::net::SocketAddr;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -40,9 +50,13 @@ use http::{Request, Response};
 use http_body::{Body as _, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::Service;
+
+use crate::limits::ConnectionLimits;
 
 /// The peer address, in every request's extensions (as axum's
 /// `ConnectInfo`, so handlers can extract it): authenticators and limits
@@ -73,14 +87,16 @@ impl<S> HttpService for S where
 /// Accepts connections on `listener` and serves each with `service` until
 /// `stop` is cancelled; then stops accepting, asks every connection to close
 /// gracefully (HTTP/2 `GOAWAY`, HTTP/1.1 after the request in progress) and
-/// returns when all have.
+/// returns when all have. `limits` bounds what clients may hold.
 pub(crate) async fn serve(
     listener: TcpListener,
     service: impl HttpService,
+    limits: ConnectionLimits,
     stop: CancellationToken,
 ) -> io::Result<()> {
+    let registry = Arc::new(Registry::new(limits));
     let connections = TaskTracker::new();
-    loop {
+    'accepting: loop {
         let (tcp, peer) = tokio::select! {
             biased;
             () = stop.cancelled() => break,
@@ -97,9 +113,29 @@ pub(crate) async fn serve(
                 }
             },
         };
+        // Back-pressure: while every slot is taken by a connection with a
+        // request in flight, nothing can be closed to make room, so this
+        // connection waits and no other is accepted; new clients wait in
+        // the listen queue.
+        let slot = loop {
+            let changed = registry.changed.notified();
+            let mut changed = pin!(changed);
+            changed.as_mut().enable();
+            match registry.admit(peer.ip()) {
+                Ok(slot) => break slot,
+                Err(Full::Address) => {
+                    tracing::debug!(%peer, "connection refused: its address holds all it may");
+                    continue 'accepting;
+                }
+                Err(Full::Server) => tokio::select! {
+                    () = stop.cancelled() => break 'accepting,
+                    () = changed => {}
+                },
+            }
+        };
         // Without TCP_NODELAY small SSE frames wait for delayed ACKs (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        connections.spawn(connection(tcp, peer, service.clone(), stop.clone()));
+        connections.spawn(connection(tcp, peer, service.clone(), stop.clone(), slot));
     }
     drop(listener);
     connections.close();
@@ -119,30 +155,37 @@ fn is_connection_error(e: &io::Error) -> bool {
 /// The client preface of HTTP/2 (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// How long a new connection may take to send the bytes that tell its
-/// protocol; one that stays silent longer is closed, so idle sockets cannot
-/// pile up before the first request.
-const FIRST_BYTES: Duration = Duration::from_secs(30);
-
 async fn connection(
     mut tcp: TcpStream,
     peer: SocketAddr,
     service: impl HttpService,
     stop: CancellationToken,
+    slot: Slot,
 ) {
-    let sniffed = tokio::select! {
-        () = stop.cancelled() => return,
-        sniffed = tokio::time::timeout(FIRST_BYTES, sniff(&mut tcp)) => sniffed,
+    let conn = slot.handle();
+    let header_read_timeout = conn.registry.limits.header_read_timeout;
+    let served = async {
+        // The bytes that tell the protocol are part of the head: a
+        // connection that stays silent is closed like one that trickles.
+        let sniffed = tokio::select! {
+            () = stop.cancelled() => return,
+            sniffed = tokio::time::timeout(header_read_timeout, sniff(&mut tcp)) => sniffed,
+        };
+        let Ok(Ok((is_h2, seen))) = sniffed else {
+            return;
+        };
+        let io = Rewind { seen, io: tcp };
+        let peer = ConnectInfo(peer);
+        if is_h2 {
+            serve_h2(io, peer, service, stop, conn).await;
+        } else {
+            serve_h1(io, peer, service, stop, conn).await;
+        }
     };
-    let Ok(Ok((is_h2, seen))) = sniffed else {
-        return;
-    };
-    let io = Rewind { seen, io: tcp };
-    let peer = ConnectInfo(peer);
-    if is_h2 {
-        serve_h2(io, peer, service, stop).await;
-    } else {
-        serve_h1(io, peer, service, stop).await;
+    tokio::select! {
+        () = served => {}
+        () = slot.evicted() => tracing::debug!(%peer, "idle connection closed to make room"),
+        () = slot.idle_expired() => tracing::trace!(%peer, "idle connection timed out"),
     }
 }
 
@@ -218,6 +261,359 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
     }
 }
 
+// ---- Limits ---------------------------------------------------------------------
+
+/// The open connections: counts per address, which are idle and since when.
+/// What the caps, the idle timeout and "close the longest idle first" read.
+pub(crate) struct Registry {
+    limits: ConnectionLimits,
+    open: Mutex<Open>,
+    /// Signalled when a connection closes or becomes idle: a full accept
+    /// loop may then make room.
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct Open {
+    next_id: u64,
+    conns: HashMap<u64, Entry>,
+    per_ip: HashMap<IpAddr, usize>,
+}
+
+struct Entry {
+    ip: IpAddr,
+    /// Requests whose answer is not yet sent in full.
+    in_flight: usize,
+    /// When `in_flight` last became 0 (or the accept).
+    idle_since: Instant,
+    /// Cancelled to close the connection to make room.
+    evict: CancellationToken,
+}
+
+impl Open {
+    /// Removes a connection's entry (a no-op once it was evicted).
+    fn remove(&mut self, id: u64) -> Option<Entry> {
+        let entry = self.conns.remove(&id)?;
+        if let Some(n) = self.per_ip.get_mut(&entry.ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_ip.remove(&entry.ip);
+            }
+        }
+        Some(entry)
+    }
+
+    /// Closes the connection idle the longest (of `ip`, if given); `false`
+    /// when every one has a request in flight.
+    fn evict_idlest(&mut self, ip: Option<IpAddr>) -> bool {
+        let idlest = self
+            .conns
+            .iter()
+            .filter(|(_, e)| e.in_flight == 0 && ip.is_none_or(|ip| e.ip == ip))
+            .min_by_key(|(id, e)| (e.idle_since, **id))
+            .map(|(id, _)| *id);
+        match idlest.and_then(|id| self.remove(id)) {
+            Some(entry) => {
+                entry.evict.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Registry {
+    pub(crate) fn new(limits: ConnectionLimits) -> Self {
+        Registry {
+            limits,
+            open: Mutex::new(Open::default()),
+            changed: Notify::new(),
+        }
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, Open> {
+        // The map stays consistent across a panic elsewhere: every change
+        // to it is a few lines that cannot panic.
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A slot for a new connection from `ip`, closing the idlest connection
+    /// (of that address, else of all) when a cap is reached; `None` when
+    /// the cap is reached and nothing is idle.
+    pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Full> {
+        let mut open = self.open();
+        let from_ip = open.per_ip.get(&ip).copied().unwrap_or(0);
+        if from_ip >= self.limits.max_connections_per_ip && !open.evict_idlest(Some(ip)) {
+            return Err(Full::Address);
+        }
+        if open.conns.len() >= self.limits.max_connections && !open.evict_idlest(None) {
+            return Err(Full::Server);
+        }
+        let id = open.next_id;
+        open.next_id += 1;
+        let evict = CancellationToken::new();
+        open.conns.insert(
+            id,
+            Entry {
+                ip,
+                in_flight: 0,
+                idle_since: Instant::now(),
+                evict: evict.clone(),
+            },
+        );
+        *open.per_ip.entry(ip).or_insert(0) += 1;
+        Ok(Slot {
+            handle: ConnHandle {
+                registry: self.clone(),
+                id,
+            },
+            evict,
+        })
+    }
+
+    #[cfg(test)]
+    fn open_count(&self) -> usize {
+        self.open().conns.len()
+    }
+}
+
+/// Why [`Registry::admit`] found no room: every connection of the address,
+/// or of the whole server, has a request in flight.
+#[derive(Debug)]
+pub(crate) enum Full {
+    Address,
+    Server,
+}
+
+/// A connection's place in the [`Registry`]; given back when dropped.
+pub(crate) struct Slot {
+    handle: ConnHandle,
+    evict: CancellationToken,
+}
+
+impl Slot {
+    fn handle(&self) -> ConnHandle {
+        self.handle.clone()
+    }
+
+    /// Resolves when the registry closes this connection to make room.
+    async fn evicted(&self) {
+        self.evict.cancelled().await;
+    }
+
+    /// Resolves once the connection has had no request in flight for the
+    /// idle timeout.
+    async fn idle_expired(&self) {
+        let timeout = self.handle.registry.limits.idle_timeout;
+        loop {
+            // `None` once evicted (`evicted` then ends the connection);
+            // `Some(None)` while busy.
+            let idle_since = {
+                let open = self.handle.registry.open();
+                open.conns
+                    .get(&self.handle.id)
+                    .map(|entry| (entry.in_flight == 0).then_some(entry.idle_since))
+            };
+            match idle_since {
+                None => std::future::pending::<()>().await,
+                Some(Some(since)) if since + timeout <= Instant::now() => return,
+                Some(Some(since)) => tokio::time::sleep_until(since + timeout).await,
+                // Busy now; look again a timeout later (it may have been
+                // idle only since then).
+                Some(None) => tokio::time::sleep(timeout).await,
+            }
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let removed = self.handle.registry.open().remove(self.handle.id);
+        if removed.is_some() {
+            self.handle.registry.changed.notify_waiters();
+        }
+    }
+}
+
+/// What a request needs of its connection's slot.
+#[derive(Clone)]
+pub(crate) struct ConnHandle {
+    registry: Arc<Registry>,
+    id: u64,
+}
+
+impl ConnHandle {
+    /// Marks a request in flight until the guard is dropped.
+    fn busy(&self) -> Busy {
+        if let Some(entry) = self.registry.open().conns.get_mut(&self.id) {
+            entry.in_flight += 1;
+        }
+        Busy(self.clone())
+    }
+}
+
+/// A request in flight (see [`ConnHandle::busy`]).
+struct Busy(ConnHandle);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let idle = {
+            let mut open = self.0.registry.open();
+            match open.conns.get_mut(&self.0.id) {
+                Some(entry) => {
+                    entry.in_flight = entry.in_flight.saturating_sub(1);
+                    if entry.in_flight == 0 {
+                        entry.idle_since = Instant::now();
+                    }
+                    entry.in_flight == 0
+                }
+                None => false,
+            }
+        };
+        if idle {
+            self.0.registry.changed.notify_waiters();
+        }
+    }
+}
+
+/// One request through `service`, on both protocols: the peer address in
+/// its extensions, the connection busy until its answer is sent, its body
+/// held to the minimum rate, and `408 Request Timeout` (closing the
+/// connection) in place of whatever the handler made of a body cut off.
+async fn answer(
+    mut service: impl HttpService,
+    req: Request<Body>,
+    peer: Peer,
+    conn: ConnHandle,
+) -> Result<Response<Body>, Infallible> {
+    let busy = conn.busy();
+    let limits = &conn.registry.limits;
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(peer);
+    let too_slow = Arc::new(AtomicBool::new(false));
+    let body = match limits.body_deadline(0) {
+        Some(grace) if !body.is_end_stream() => Body::new(Paced {
+            body,
+            registry: conn.registry.clone(),
+            start: Instant::now(),
+            received: 0,
+            deadline: Box::pin(tokio::time::sleep(grace)),
+            too_slow: too_slow.clone(),
+        }),
+        _ => body,
+    };
+    let Ok(resp) = service.call(Request::from_parts(parts, body)).await;
+    if too_slow.load(Ordering::Relaxed) {
+        return Ok(request_timeout());
+    }
+    if resp.body().is_end_stream() {
+        return Ok(resp);
+    }
+    Ok(resp.map(|body| Body::new(Held { body, _busy: busy })))
+}
+
+/// The answer to a request whose body came too slowly.
+fn request_timeout() -> Response<Body> {
+    let mut resp = Response::new(Body::from("the request body arrived too slowly\n"));
+    *resp.status_mut() = http::StatusCode::REQUEST_TIMEOUT;
+    let headers = resp.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// Why a request body ended early: it fell below the minimum rate.
+#[derive(Debug)]
+struct BodyTooSlow;
+
+impl std::fmt::Display for BodyTooSlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body arrived too slowly")
+    }
+}
+
+impl std::error::Error for BodyTooSlow {}
+
+/// A request body held to [`ConnectionLimits::body_deadline`]: each byte
+/// that arrives buys time, and a body that falls behind ends in an error.
+struct Paced {
+    body: Body,
+    registry: Arc<Registry>,
+    start: Instant,
+    received: u64,
+    deadline: Pin<Box<Sleep>>,
+    too_slow: Arc<AtomicBool>,
+}
+
+impl http_body::Body for Paced {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
+        if self.too_slow.load(Ordering::Relaxed) {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    self.received += data.len() as u64;
+                    if let Some(after) = self.registry.limits.body_deadline(self.received) {
+                        let at = self.start + after;
+                        self.deadline.as_mut().reset(at);
+                    }
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
+            Poll::Pending => {
+                ready!(self.deadline.as_mut().poll(cx));
+                self.too_slow.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(BodyTooSlow.into())))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// An answer's body that keeps its connection busy until sent (or dropped).
+struct Held {
+    body: Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 // ---- HTTP/1.1 -------------------------------------------------------------------
 
 async fn serve_h1(
@@ -225,15 +621,19 @@ async fn serve_h1(
     peer: Peer,
     service: impl HttpService,
     stop: CancellationToken,
+    conn: ConnHandle,
 ) {
+    let header_read_timeout = conn.registry.limits.header_read_timeout;
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-        let mut req = req.map(Body::new);
-        req.extensions_mut().insert(peer);
-        service.clone().call(req)
+        answer(service.clone(), req.map(Body::new), peer, conn.clone())
     });
     // With upgrades, so a route added from outside can take over the
-    // connection (`hyper::upgrade::on`, e.g. a WebSocket).
+    // connection (`hyper::upgrade::on`, e.g. a WebSocket). hyper's head
+    // timeout runs from when it starts waiting for a head, so it also
+    // bounds the wait between requests.
     let conn = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
         .serve_connection(hyper_util::rt::TokioIo::new(io), service)
         .with_upgrades();
     let mut conn = pin!(conn);
@@ -269,7 +669,9 @@ async fn serve_h2(
     peer: Peer,
     service: impl HttpService,
     stop: CancellationToken,
+    handle: ConnHandle,
 ) {
+    let header_read_timeout = handle.registry.limits.header_read_timeout;
     let handshake = h2::server::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
@@ -281,12 +683,13 @@ async fn serve_h2(
         .handshake::<_, Bytes>(io);
     let mut conn = tokio::select! {
         () = stop.cancelled() => return,
-        conn = handshake => match conn {
-            Ok(conn) => conn,
-            Err(e) => {
+        conn = tokio::time::timeout(header_read_timeout, handshake) => match conn {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => {
                 tracing::trace!(error = %e, "HTTP/2 handshake failed");
                 return;
             }
+            Err(_elapsed) => return,
         },
     };
     let mut stopping = pin!(stop.cancelled());
@@ -303,7 +706,13 @@ async fn serve_h2(
             // streams queued, and hands over the streams that opened.
             match conn.poll_accept(cx) {
                 Poll::Ready(Some(Ok((req, respond)))) => {
-                    let stream = Box::pin(serve_stream(service.clone(), peer, req, respond));
+                    let stream = Box::pin(serve_stream(
+                        service.clone(),
+                        peer,
+                        handle.clone(),
+                        req,
+                        respond,
+                    ));
                     if here.is_none() {
                         here = Some(stream);
                     } else {
@@ -334,13 +743,13 @@ async fn serve_h2(
 
 /// One stream: the request to the service, its answer back to the client.
 async fn serve_stream(
-    mut service: impl HttpService,
+    service: impl HttpService,
     peer: Peer,
+    conn: ConnHandle,
     req: Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    let (mut parts, recv) = req.into_parts();
-    parts.extensions.insert(peer);
+    let (parts, recv) = req.into_parts();
     let length = content_length(&parts.headers);
     let body = Body::new(Incoming {
         recv,
@@ -348,7 +757,12 @@ async fn serve_stream(
         data_done: false,
         done: false,
     });
-    let mut call = pin!(service.call(Request::from_parts(parts, body)));
+    let mut call = pin!(answer(
+        service,
+        Request::from_parts(parts, body),
+        peer,
+        conn
+    ));
     // The answer, or `None` once the client resets the stream: it no longer
     // wants the answer, and dropping the call cancels the handler.
     let answer = poll_fn(|cx| match call.as_mut().poll(cx) {
@@ -602,8 +1016,9 @@ mod tests {
         assert!(httpdate::parse_http_date(s).is_ok(), "{s}");
     }
 
-    /// A connection that sends nothing is closed once `FIRST_BYTES` pass
-    /// (tokio's clock is paused, so the test does not wait for it).
+    /// A connection that sends nothing is closed once the header read
+    /// timeout passes (tokio's clock is paused, so the test does not wait
+    /// for it).
     #[tokio::test(start_paused = true)]
     async fn a_silent_connection_is_closed() {
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -617,9 +1032,14 @@ mod tests {
         let service = tower::service_fn(|_req: Request<Body>| async {
             Ok::<_, Infallible>(Response::new(Body::empty()))
         });
+        let registry = Arc::new(Registry::new(ConnectionLimits::default()));
+        let slot = registry
+            .admit(peer.ip())
+            .unwrap_or_else(|e| panic!("{e:?}"));
         let started = tokio::time::Instant::now();
-        connection(tcp, peer, service, CancellationToken::new()).await;
-        assert!(started.elapsed() >= FIRST_BYTES);
+        connection(tcp, peer, service, CancellationToken::new(), slot).await;
+        assert!(started.elapsed() >= ConnectionLimits::default().header_read_timeout);
+        assert_eq!(registry.open_count(), 0, "the slot is given back");
         let mut rest = Vec::new();
         let n = client
             .read_to_end(&mut rest)
@@ -668,5 +1088,244 @@ mod tests {
             assert_eq!(all, expected);
             client.await.unwrap_or_else(|e| panic!("{e}"));
         }
+    }
+    // ---- Limits, on a paused clock: no test waits for a timeout ----------------
+
+    use tokio::io::AsyncWriteExt as _;
+
+    /// Serves a handler that reads the whole body and answers its length;
+    /// `/hold` first waits until `release` is notified.
+    async fn start(limits: ConnectionLimits) -> (SocketAddr, Hold) {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let hold = Hold::default();
+        let held = hold.clone();
+        let service = tower::service_fn(move |req: Request<Body>| {
+            let held = held.clone();
+            async move {
+                if req.uri().path() == "/hold" {
+                    held.entered.notify_one();
+                    held.release.notified().await;
+                }
+                let answer = match axum::body::to_bytes(req.into_body(), usize::MAX).await {
+                    Ok(body) => Response::new(Body::from(body.len().to_string())),
+                    Err(_) => {
+                        let mut resp = Response::new(Body::empty());
+                        *resp.status_mut() = http::StatusCode::BAD_REQUEST;
+                        resp
+                    }
+                };
+                Ok::<_, Infallible>(answer)
+            }
+        });
+        tokio::spawn(serve(listener, service, limits, CancellationToken::new()));
+        (addr, hold)
+    }
+
+    /// `/hold` requests: signalled when one is in the handler; released by
+    /// the test.
+    #[derive(Clone, Default)]
+    struct Hold {
+        entered: Arc<Notify>,
+        release: Arc<Notify>,
+    }
+
+    async fn connect(addr: SocketAddr, sent: &[u8]) -> TcpStream {
+        let mut c = TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.write_all(sent).await.unwrap_or_else(|e| panic!("{e}"));
+        c
+    }
+
+    /// Everything the server sends until it closes the connection.
+    async fn until_closed(c: &mut TcpStream) -> String {
+        let mut all = Vec::new();
+        // A reset is a close too.
+        let _ = c.read_to_end(&mut all).await;
+        String::from_utf8_lossy(&all).into_owned()
+    }
+
+    const GET: &[u8] = b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n";
+
+    /// Writes one byte of `bytes` a second until the server stops reading.
+    fn trickle(mut c: tokio::net::tcp::OwnedWriteHalf, bytes: &'static [u8]) {
+        tokio::spawn(async move {
+            for b in bytes.iter().cycle() {
+                if c.write_all(&[*b]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_trickled_head_is_cut_off_whole() {
+        let limits = ConnectionLimits::default();
+        let (addr, _) = start(limits.clone()).await;
+        let (mut read, write) = connect(addr, b"").await.into_split();
+        let started = Instant::now();
+        trickle(
+            write,
+            b"GET / HTTP/1.1\r\nx-slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        );
+        let mut got = Vec::new();
+        let _ = read.read_to_end(&mut got).await;
+        assert!(got.is_empty(), "no answer: {got:?}");
+        // Bytes kept coming, yet the head as a whole ran out of time (the
+        // sniffed bytes get their own timeout, so at most twice).
+        let took = started.elapsed();
+        assert!(
+            took >= limits.header_read_timeout && took <= 3 * limits.header_read_timeout,
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_trickled_body_gets_408() {
+        let (addr, _) = start(ConnectionLimits::default()).await;
+        let (mut read, mut write) = connect(addr, b"").await.into_split();
+        write
+            .write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 50000000\r\n\r\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        trickle(write, b"x");
+        let mut got = Vec::new();
+        let _ = read.read_to_end(&mut got).await;
+        let got = String::from_utf8_lossy(&got);
+        assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+        assert!(
+            got.to_ascii_lowercase().contains("connection: close"),
+            "{got}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_at_the_minimum_rate_is_read() {
+        let (addr, _) = start(ConnectionLimits {
+            body_min_rate: 1,
+            body_read_timeout: Duration::from_secs(2),
+            ..ConnectionLimits::default()
+        })
+        .await;
+        let (mut read, mut write) = connect(addr, b"").await.into_split();
+        write
+            .write_all(
+                b"POST / HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 20\r\n\r\n",
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // 2 bytes a second, twice the minimum.
+        tokio::spawn(async move {
+            for _ in 0..10 {
+                let _ = write.write_all(b"ab").await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+        let mut got = Vec::new();
+        let _ = read.read_to_end(&mut got).await;
+        let got = String::from_utf8_lossy(&got);
+        assert!(
+            got.starts_with("HTTP/1.1 200") && got.ends_with("20"),
+            "{got}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_server_closes_the_longest_idle_first() {
+        let limits = ConnectionLimits {
+            max_connections: 2,
+            header_read_timeout: Duration::from_secs(3600),
+            idle_timeout: Duration::from_secs(3600),
+            ..ConnectionLimits::default()
+        };
+        let (addr, _) = start(limits).await;
+        let mut oldest = connect(addr, b"G").await;
+        let _younger = connect(addr, b"G").await;
+        let mut fresh = connect(addr, GET).await;
+        let started = Instant::now();
+        let answer = until_closed(&mut fresh).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert_eq!(until_closed(&mut oldest).await, "");
+        assert!(
+            started.elapsed() < Duration::from_secs(3600),
+            "closed to make room, not timed out"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_address_gets_its_share() {
+        let limits = ConnectionLimits {
+            max_connections_per_ip: 1,
+            header_read_timeout: Duration::from_secs(3600),
+            idle_timeout: Duration::from_secs(3600),
+            ..ConnectionLimits::default()
+        };
+        let (addr, hold) = start(limits).await;
+        // The address's one connection, idle: closed to make room.
+        let mut idle = connect(addr, b"G").await;
+        let mut busy = connect(
+            addr,
+            b"GET /hold HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        hold.entered.notified().await;
+        let started = Instant::now();
+        assert_eq!(until_closed(&mut idle).await, "");
+        assert!(started.elapsed() < Duration::from_secs(3600));
+        // Now its one connection is busy: another is refused at once.
+        let mut refused = connect(addr, GET).await;
+        assert_eq!(until_closed(&mut refused).await, "");
+        hold.release.notify_one();
+        assert!(until_closed(&mut busy).await.starts_with("HTTP/1.1 200"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_server_full_of_busy_connections_stops_accepting_until_one_ends() {
+        let limits = ConnectionLimits {
+            max_connections: 1,
+            ..ConnectionLimits::default()
+        };
+        let (addr, hold) = start(limits).await;
+        let mut busy = connect(
+            addr,
+            b"GET /hold HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        hold.entered.notified().await;
+        let mut waiting = connect(addr, GET).await;
+        // Nothing can be closed to make room: no answer, however long.
+        let mut first = [0_u8; 1];
+        let early = tokio::time::timeout(Duration::from_secs(5), waiting.read(&mut first)).await;
+        assert!(
+            early.is_err(),
+            "answered while the server was full: {early:?}"
+        );
+        hold.release.notify_one();
+        assert!(until_closed(&mut busy).await.starts_with("HTTP/1.1 200"));
+        // The busy one's slot is free: the waiting client is accepted and answered.
+        assert!(until_closed(&mut waiting).await.starts_with("HTTP/1.1 200"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_kept_alive_connection_is_closed() {
+        let limits = ConnectionLimits {
+            idle_timeout: Duration::from_secs(5),
+            header_read_timeout: Duration::from_secs(3600),
+            ..ConnectionLimits::default()
+        };
+        let (addr, _) = start(limits).await;
+        let mut c = connect(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        let started = Instant::now();
+        let answer = until_closed(&mut c).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(5) && took < Duration::from_secs(3600),
+            "{took:?}"
+        );
     }
 }

@@ -50,6 +50,7 @@ mod grpc_front;
 mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
+pub mod limits;
 pub mod params;
 #[cfg(feature = "push")]
 pub mod push;
@@ -59,6 +60,7 @@ pub mod sse;
 
 pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
+pub use limits::ConnectionLimits;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -125,6 +127,8 @@ pub struct A2aServer {
     layers: Vec<LayerFn>,
     /// Per-binding URLs that replace the ones derived from `public_url`.
     interface_urls: Vec<(String, String)>,
+    /// What clients may hold of connections (see [`limits`]).
+    connection_limits: ConnectionLimits,
     /// Push notifications to wire up at `serve` (see [`A2aServer::push`]).
     #[cfg(feature = "push")]
     push: Option<push::Wired>,
@@ -144,6 +148,7 @@ impl fmt::Debug for A2aServer {
             .field("interface_urls", &self.interface_urls)
             .field("authenticator", &self.authenticator)
             .field("layers", &self.layers.len())
+            .field("connection_limits", &self.connection_limits)
             .finish_non_exhaustive()
     }
 }
@@ -163,6 +168,7 @@ impl A2aServer {
             extra: Router::new(),
             layers: Vec::new(),
             interface_urls: Vec::new(),
+            connection_limits: ConnectionLimits::default(),
             #[cfg(feature = "push")]
             push: None,
             #[cfg(feature = "push")]
@@ -341,6 +347,14 @@ impl A2aServer {
         self
     }
 
+    /// Timeouts and caps on connections, enforced by [`serve`](Self::serve)
+    /// (default: [`ConnectionLimits::default`], safe for the open internet;
+    /// see [`limits`]).
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
+        self
+    }
+
     /// Which spec version's error → HTTP/gRPC status table the REST binding
     /// uses (default [`ErrorTable::V1_0_1`]).
     pub fn error_table(mut self, table: ErrorTable) -> Self {
@@ -489,7 +503,9 @@ impl A2aServer {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,
-    /// lets running tasks settle (up to 10 s) and ends open streams. With
+    /// lets running tasks settle (up to 10 s) and ends open streams.
+    /// Connections are held to the [`connection_limits`](Self::connection_limits)
+    /// (timeouts, caps; see [`limits`]). With
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
     /// the delivery worker last.
     pub async fn serve(
@@ -515,12 +531,13 @@ impl A2aServer {
             handler.shutdown(Duration::from_secs(10)).await;
             stop2.cancel();
         });
+        let limits = self.connection_limits.clone();
         let served = if self.layers.is_empty() {
             // The front itself, not a boxed service or `router()`'s Router
             // around it: one indirection less on every request.
-            conn::serve(listener, self.front(), stop).await
+            conn::serve(listener, self.front(), limits, stop).await
         } else {
-            conn::serve(listener, self.layered(), stop).await
+            conn::serve(listener, self.layered(), limits, stop).await
         };
         // Last, so that the final events of settling tasks are queued first.
         #[cfg(feature = "push")]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod demo;
 pub mod health;
 pub mod key_watch;
+pub mod limits_args;
 pub mod logging;
 pub mod push_cmd;
 pub mod serve;

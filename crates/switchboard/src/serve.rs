@@ -163,6 +163,10 @@ pub struct ServeArgs {
         value_name = "FILTER"
     )]
     pub log: String,
+    /// Limits on what one client may hold (`limits_args.rs`; boxed: a
+    /// dozen optional numbers would make every `Command` value large).
+    #[command(flatten)]
+    pub limits: Box<crate::limits_args::LimitsArgs>,
 }
 
 /// How `serve` writes its logs (`--log-format`).
@@ -512,6 +516,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                 max_finished: cfg.retention_max_finished,
             },
             retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
+            limits: cfg.limits.engine_limits(),
             ..Default::default()
         });
     if let Some(cluster) = stores.cluster.clone() {
@@ -522,7 +527,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let mut server = A2aServer::new(handler.clone())
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid());
+        .hybrid_card(cfg.hybrid())
+        .connection_limits(cfg.limits.connection_limits());
     server =
         crate::health::routes(server, stores.tasks.clone()).layer(crate::access_log::AccessLog);
     for (binding, url) in &cfg.interface_url {

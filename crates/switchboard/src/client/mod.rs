@@ -70,6 +70,7 @@ mod bars;
 mod output;
 mod progress;
 mod run;
+mod sanitize;
 #[cfg(test)]
 mod tests;
 

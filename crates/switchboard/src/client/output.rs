@@ -21,6 +21,7 @@ use switchboard_protocol::{
 
 use super::progress::ProgressView;
 use super::run::Failure;
+use super::sanitize::printable;
 
 /// Any serializable value as JSON (`null` if it cannot be serialized, which
 /// plain data never fails to do).
@@ -66,8 +67,15 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// Writes to stdout, through the progress view (above its bars) when
-    /// there is one.
+    /// there is one. Human output is stripped of what a terminal would obey
+    /// in agent text ([`printable`]).
     fn write_text(&mut self, text: &str) {
+        let text = if self.json {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            printable(text)
+        };
+        let text = text.as_ref();
         match self.progress.as_mut() {
             Some(p) => p.write(&mut self.stdout, text),
             None => write_through(&mut self.stdout, text),
@@ -402,7 +410,7 @@ impl<O: Write, E: Write> Output<O, E> {
         if self.json {
             self.json_line("error", data, None);
         }
-        let _ = writeln!(self.stderr, "error: {message}");
+        let _ = writeln!(self.stderr, "error: {}", printable(&message));
         let _ = self.stderr.flush();
     }
 }

@@ -23,6 +23,7 @@ use switchboard_protocol::{StreamResponse, Task};
 
 use super::bars::Bars;
 use super::output::write_through;
+use super::sanitize::printable;
 
 /// The progress of the followed task and how it is being shown.
 #[derive(Debug)]
@@ -96,7 +97,7 @@ impl ProgressView {
             return bars.update(&self.reducer);
         }
         for line in self.plain_lines() {
-            write_through(out, &format!("{line}\n"));
+            write_through(out, &printable(&format!("{line}\n")));
         }
     }
 
@@ -307,10 +308,10 @@ impl Row {
             text.push_str(&note);
         }
         Row {
-            label: t.id.clone(),
+            label: printable(&t.id).into_owned(),
             fraction,
             mark,
-            text,
+            text: printable(&text).into_owned(),
         }
     }
 
@@ -352,7 +353,7 @@ impl Row {
             label: "total".to_string(),
             fraction,
             mark,
-            text,
+            text: printable(&text).into_owned(),
         }
     }
 

@@ -59,6 +59,48 @@ fn streamed_artifact_chunks_print_inline() {
     );
 }
 
+/// An agent cannot drive the user's terminal: its text is printed without
+/// the title-setting OSC and the screen-clearing CSI it carries, in every
+/// place agent text shows (artifact text, status messages, ids), while JSON
+/// output keeps the text as sent (JSON escapes it).
+#[test]
+fn agent_text_cannot_drive_the_terminal() {
+    let hostile = "\x1b]0;title\x07\x1b[2Jhi\u{9b}31m\r";
+    let events = [
+        json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+            "artifact": {"artifactId": "a", "name": hostile, "parts": [{"text": hostile}]},
+            "lastChunk": true}}),
+        json!({"statusUpdate": {"taskId": hostile, "contextId": "c", "status": {
+            "state": "TASK_STATE_FAILED",
+            "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": hostile}]}}}}),
+    ]
+    .map(|v| serde_json::from_value::<StreamResponse>(v).unwrap_or_else(|e| panic!("{e}")));
+    let mut buf = Vec::new();
+    let mut out = Output::new(false, &mut buf, std::io::sink(), None);
+    for ev in &events {
+        out.event(ev, None);
+    }
+    out.close_artifact();
+    let printed = String::from_utf8_lossy(&buf);
+    assert!(printed.contains("hi"), "{printed}");
+    assert!(
+        !printed
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{printed:?}"
+    );
+    assert!(
+        !printed.contains("title") && !printed.contains("31m"),
+        "{printed:?}"
+    );
+
+    let mut buf = Vec::new();
+    let mut out = Output::new(true, &mut buf, std::io::sink(), None);
+    out.event(&events[0], None);
+    let line: Value = serde_json::from_slice(&buf).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(line["data"]["artifact"]["parts"][0]["text"], hostile);
+}
+
 /// A working status update carrying these trackers (and its text).
 fn progress_update(state: &str, text: &str, trackers: Value) -> StreamResponse {
     let md = json!({ TASK_PROGRESS_URI: { "trackers": trackers } });

@@ -1,0 +1,223 @@
+//! How much a single request may ask of the engine.
+//!
+//! Everything a caller sends is stored and repeated: a context id is copied
+//! into every event of its task, a message into its task's history, and the
+//! history into every answer that includes it. Without bounds one request
+//! can make every later answer huge (a 9 MB context id made 37 MB answers).
+//! [`Limits`] caps what comes in — id lengths, parts per message, part and
+//! message size, metadata size — each refused with `InvalidParams`
+//! (JSON-RPC -32602, HTTP 400, gRPC INVALID_ARGUMENT) naming the field, and
+//! caps what goes out by default: GetTask and ListTasks return at most
+//! [`Limits::default_history_length`] messages of history when the caller
+//! does not ask for a length.
+
+use serde_json::Value;
+use switchboard_protocol::{A2AError, Message, Metadata, Part, PartContent};
+
+/// Per-request limits of the engine (see the [module docs](self)); part of
+/// [`HandlerConfig`](crate::HandlerConfig). The defaults are safe for the
+/// open internet and far above what ordinary agents exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest id a caller may send (task, context, message, artifact,
+    /// push config ids), in bytes (default 256).
+    pub max_id_bytes: usize,
+    /// Most parts in one message (default 100).
+    pub max_parts_per_message: usize,
+    /// Largest part (its text, data as JSON, raw bytes or URL), in bytes
+    /// (default 4 MiB).
+    pub max_part_bytes: usize,
+    /// Largest message, all parts and metadata together, in bytes
+    /// (default 8 MiB; the request body cap of the bindings also applies).
+    pub max_message_bytes: usize,
+    /// Largest metadata object (of a request, a message or a part), as
+    /// JSON, in bytes (default 64 KiB).
+    pub max_metadata_bytes: usize,
+    /// History returned by GetTask and ListTasks when the request sets no
+    /// `historyLength`: the most recent this many messages (default 100).
+    /// A caller asking for more gets what it asks for.
+    pub default_history_length: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_id_bytes: 256,
+            max_parts_per_message: 100,
+            max_part_bytes: 4 * 1024 * 1024,
+            max_message_bytes: 8 * 1024 * 1024,
+            max_metadata_bytes: 64 * 1024,
+            default_history_length: 100,
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses an id longer than [`Limits::max_id_bytes`].
+    pub fn check_id(&self, field: &str, id: &str) -> Result<(), A2AError> {
+        if id.len() > self.max_id_bytes {
+            return Err(A2AError::invalid_field(
+                field,
+                format!(
+                    "is {} bytes long; the limit is {}",
+                    id.len(),
+                    self.max_id_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses metadata larger than [`Limits::max_metadata_bytes`];
+    /// returns its size.
+    pub fn check_metadata(
+        &self,
+        field: &str,
+        metadata: Option<&Metadata>,
+    ) -> Result<usize, A2AError> {
+        let Some(metadata) = metadata else {
+            return Ok(0);
+        };
+        let size = json_size(metadata.values()) + metadata.keys().map(String::len).sum::<usize>();
+        if size > self.max_metadata_bytes {
+            return Err(A2AError::invalid_field(
+                field,
+                format!(
+                    "is {size} bytes as JSON; the limit is {}",
+                    self.max_metadata_bytes
+                ),
+            ));
+        }
+        Ok(size)
+    }
+
+    /// Checks a message a caller sent: its ids, part count, each part's
+    /// size, its metadata and its total size.
+    pub fn check_message(&self, msg: &Message) -> Result<(), A2AError> {
+        self.check_id("message.messageId", &msg.message_id)?;
+        if let Some(id) = &msg.context_id {
+            self.check_id("message.contextId", id)?;
+        }
+        if let Some(id) = &msg.task_id {
+            self.check_id("message.taskId", id)?;
+        }
+        for (i, id) in msg.reference_task_ids.iter().enumerate() {
+            self.check_id(&format!("message.referenceTaskIds[{i}]"), id)?;
+        }
+        if msg.parts.len() > self.max_parts_per_message {
+            return Err(A2AError::invalid_field(
+                "message.parts",
+                format!(
+                    "has {} parts; the limit is {}",
+                    msg.parts.len(),
+                    self.max_parts_per_message
+                ),
+            ));
+        }
+        let mut total = self.check_metadata("message.metadata", msg.metadata.as_ref())?;
+        for (i, part) in msg.parts.iter().enumerate() {
+            let size = part_size(part);
+            if size > self.max_part_bytes {
+                return Err(A2AError::invalid_field(
+                    format!("message.parts[{i}]"),
+                    format!("is {size} bytes; the limit is {}", self.max_part_bytes),
+                ));
+            }
+            total += size;
+            total += self.check_metadata(
+                &format!("message.parts[{i}].metadata"),
+                part.metadata.as_ref(),
+            )?;
+        }
+        if total > self.max_message_bytes {
+            return Err(A2AError::invalid_field(
+                "message",
+                format!("is {total} bytes; the limit is {}", self.max_message_bytes),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The history length to return: the caller's, else the default.
+    pub(crate) fn history_length(&self, asked: Option<i32>) -> Option<i32> {
+        asked.or(Some(
+            i32::try_from(self.default_history_length).unwrap_or(i32::MAX),
+        ))
+    }
+}
+
+/// The size of a part's content, in bytes.
+fn part_size(part: &Part) -> usize {
+    match &part.content {
+        PartContent::Text(t) => t.len(),
+        PartContent::Data(v) => json_size([v]),
+        PartContent::Url(u) => u.len(),
+        PartContent::Raw(b) => b.len(),
+        _ => 0,
+    }
+}
+
+/// The size of values as compact JSON.
+fn json_size<'a>(values: impl IntoIterator<Item = &'a Value>) -> usize {
+    values
+        .into_iter()
+        .map(|v| serde_json::to_vec(v).map_or(usize::MAX, |b| b.len()))
+        .fold(0, usize::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(v: Value) -> Message {
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn each_limit_names_its_field() {
+        let limits = Limits {
+            max_id_bytes: 4,
+            max_parts_per_message: 2,
+            max_part_bytes: 8,
+            max_message_bytes: 12,
+            max_metadata_bytes: 16,
+            default_history_length: 1,
+        };
+        let ok = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+        assert!(limits.check_message(&message(ok.clone())).is_ok());
+        for (change, field) in [
+            (json!({"contextId": "12345"}), "message.contextId"),
+            (json!({"messageId": "12345"}), "message.messageId"),
+            (
+                json!({"parts": [{"text": "a"}, {"text": "b"}, {"text": "c"}]}),
+                "message.parts",
+            ),
+            (
+                json!({"parts": [{"text": "123456789"}]}),
+                "message.parts[0]",
+            ),
+            (
+                json!({"parts": [{"text": "1234567"}, {"text": "1234567"}]}),
+                "message",
+            ),
+            (
+                json!({"metadata": {"k": "12345678901234567"}}),
+                "message.metadata",
+            ),
+        ] {
+            let mut v = ok.clone();
+            for (k, val) in change.as_object().into_iter().flatten() {
+                v[k] = val.clone();
+            }
+            match limits.check_message(&message(v)) {
+                Err(A2AError::InvalidParams { violations, .. }) => {
+                    assert_eq!(violations[0].field, field);
+                }
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        assert_eq!(limits.history_length(None), Some(1));
+        assert_eq!(limits.history_length(Some(5)), Some(5));
+    }
+}

@@ -1,0 +1,137 @@
+//! `serve`'s limits: what one client may hold of the server (connections,
+//! and how long it may take to send a request) and what one request may
+//! ask of the engine (sizes and lengths, answered `InvalidParams`).
+//!
+//! Each limit is a flag, an environment variable (`SWITCHBOARD_` + the flag
+//! name in capitals) and a key of the config file (the flag name with
+//! underscores, at the top level beside the other keys):
+//!
+//! ```toml
+//! header_read_timeout_ms = 10000   # the whole request head, and HTTP/1.1's wait between requests
+//! body_read_timeout_ms = 10000     # grace before a body's minimum rate applies
+//! body_min_rate = 1024             # bytes per second a body must average; 0 = no minimum
+//! idle_timeout_ms = 60000          # a connection with no request in flight
+//! max_connections = 1024           # open at once; when full the longest idle one is closed
+//! max_connections_per_ip = 256     # open at once from one address
+//! max_id_bytes = 256               # task, context, message, artifact, config ids
+//! max_parts_per_message = 100
+//! max_part_bytes = 4194304
+//! max_message_bytes = 8388608
+//! max_metadata_bytes = 65536
+//! default_history_length = 100     # GetTask/ListTasks history without historyLength
+//! ```
+//!
+//! Unset limits keep [`ConnectionLimits::default`]'s and
+//! [`Limits::default`]'s values (documented there): safe for the open
+//! internet under a descriptor limit of 4096.
+
+use std::time::Duration;
+
+use switchboard_core::Limits;
+use switchboard_server::ConnectionLimits;
+
+/// The limit flags, flattened into `serve`'s (every one optional: a flag
+/// beats the file, the file beats the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct LimitsArgs {
+    /// Milliseconds a client may take to send a whole request head (on
+    /// HTTP/1.1 also the longest wait for the next request). Default 10000.
+    #[arg(long, env = "SWITCHBOARD_HEADER_READ_TIMEOUT_MS")]
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds a request body may take before its minimum rate applies.
+    /// Default 10000.
+    #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS")]
+    pub body_read_timeout_ms: Option<u64>,
+    /// Bytes per second a request body must average after that grace; a
+    /// slower one is answered 408. 0: no minimum. Default 1024.
+    #[arg(long, env = "SWITCHBOARD_BODY_MIN_RATE")]
+    pub body_min_rate: Option<u64>,
+    /// Milliseconds a connection with no request in flight is kept open.
+    /// Default 60000.
+    #[arg(long, env = "SWITCHBOARD_IDLE_TIMEOUT_MS")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Most connections open at once; when full, the longest idle one is
+    /// closed, else no more are accepted until one closes. Keep it well
+    /// under the descriptor limit (`ulimit -n`). Default 1024.
+    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most connections open at once from one IP address. Default 256.
+    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Longest id a caller may send, in bytes. Default 256.
+    #[arg(long, env = "SWITCHBOARD_MAX_ID_BYTES")]
+    pub max_id_bytes: Option<usize>,
+    /// Most parts in one message. Default 100.
+    #[arg(long, env = "SWITCHBOARD_MAX_PARTS_PER_MESSAGE")]
+    pub max_parts_per_message: Option<usize>,
+    /// Largest part of a message, in bytes. Default 4 MiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_PART_BYTES")]
+    pub max_part_bytes: Option<usize>,
+    /// Largest message (parts and metadata), in bytes. Default 8 MiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_MESSAGE_BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// Largest metadata object, as JSON, in bytes. Default 64 KiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_METADATA_BYTES")]
+    pub max_metadata_bytes: Option<usize>,
+    /// Messages of history GetTask and ListTasks return when the request
+    /// sets no historyLength. Default 100.
+    #[arg(long, env = "SWITCHBOARD_DEFAULT_HISTORY_LENGTH")]
+    pub default_history_length: Option<u32>,
+}
+
+impl LimitsArgs {
+    /// The engine's limits: the set ones over the defaults.
+    pub fn engine_limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_id_bytes: self.max_id_bytes.unwrap_or(d.max_id_bytes),
+            max_parts_per_message: self
+                .max_parts_per_message
+                .unwrap_or(d.max_parts_per_message),
+            max_part_bytes: self.max_part_bytes.unwrap_or(d.max_part_bytes),
+            max_message_bytes: self.max_message_bytes.unwrap_or(d.max_message_bytes),
+            max_metadata_bytes: self.max_metadata_bytes.unwrap_or(d.max_metadata_bytes),
+            default_history_length: self
+                .default_history_length
+                .unwrap_or(d.default_history_length),
+        }
+    }
+
+    /// The server's connection limits: the set ones over the defaults.
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        let d = ConnectionLimits::default();
+        let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
+        ConnectionLimits {
+            header_read_timeout: ms(self.header_read_timeout_ms, d.header_read_timeout),
+            body_read_timeout: ms(self.body_read_timeout_ms, d.body_read_timeout),
+            body_min_rate: self.body_min_rate.unwrap_or(d.body_min_rate),
+            idle_timeout: ms(self.idle_timeout_ms, d.idle_timeout),
+            max_connections: self.max_connections.unwrap_or(d.max_connections).max(1),
+            max_connections_per_ip: self
+                .max_connections_per_ip
+                .unwrap_or(d.max_connections_per_ip)
+                .max(1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_limits_replace_the_defaults_and_unset_ones_keep_them() {
+        let limits = LimitsArgs {
+            max_connections: Some(9),
+            header_read_timeout_ms: Some(2000),
+            ..LimitsArgs::default()
+        }
+        .connection_limits();
+        assert_eq!(limits.max_connections, 9);
+        assert_eq!(limits.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(
+            limits.idle_timeout,
+            ConnectionLimits::default().idle_timeout
+        );
+    }
+}
