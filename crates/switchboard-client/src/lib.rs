@@ -79,6 +79,8 @@
 //! or the 0.3 dialect can be added without touching the public API.
 #![deny(missing_docs)]
 
+#[cfg(feature = "agui")]
+pub mod agui;
 mod client;
 mod error;
 pub mod push;
@@ -86,6 +88,8 @@ mod request;
 pub mod resume;
 mod transport;
 
+#[cfg(feature = "agui")]
+pub use agui::{AguiItem, AguiStream};
 pub use client::{A2AClient, ClientBuilder, EventStream, StreamEvent};
 pub use error::ClientError;
 pub use request::IntoRequest;

@@ -268,7 +268,48 @@ impl RestTransport {
     }
 }
 
+impl RestTransport {
+    /// An AG-UI stream's answer (see `Transport::open_agui`); only the 1.0
+    /// routes have one.
+    #[cfg(feature = "agui")]
+    async fn open_agui_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> Result<reqwest::Response, ClientError> {
+        if self.v03 {
+            return Err(ClientError::Config(
+                "AG-UI streams need an A2A 1.0 interface".into(),
+            ));
+        }
+        let plan = self.plan(method, params)?;
+        let mut req = self.request(&plan, super::AGUI_ACCEPT)?;
+        if let Some(after) = last_event_id {
+            req = req.header(LAST_EVENT_ID, after);
+        }
+        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        if status.is_success() && super::is_sse(&resp) {
+            return Ok(resp);
+        }
+        let body = self.http.read_body(resp, method).await?;
+        Err(error_from_http(status, &body))
+    }
+}
+
 impl JsonTransport for RestTransport {
+    #[cfg(feature = "agui")]
+    fn open_agui_json(
+        &self,
+        op: Operation,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+        self.open_agui_inner(op.name(), params, last_event_id)
+            .boxed()
+    }
+
     fn url(&self) -> &str {
         self.url.as_str()
     }
