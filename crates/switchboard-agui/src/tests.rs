@@ -706,11 +706,13 @@ fn hector_vocabulary_renames_a_run() {
             message_id: s("r"),
             ..Default::default()
         })),
-        run(EventKind::ReasoningMessageContent(ReasoningMessageContent {
-            message_id: s("r"),
-            delta: s("hmm"),
-            ..Default::default()
-        })),
+        run(EventKind::ReasoningMessageContent(
+            ReasoningMessageContent {
+                message_id: s("r"),
+                delta: s("hmm"),
+                ..Default::default()
+            },
+        )),
         run(EventKind::ReasoningEnd(ReasoningEnd {
             message_id: s("r"),
             ..Default::default()

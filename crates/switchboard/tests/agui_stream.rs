@@ -254,3 +254,93 @@ async fn hector_vocabulary_on_request() {
     }
     assert!(!text.contains("RUN_STARTED"));
 }
+
+#[tokio::test]
+async fn the_rust_client_reads_and_resumes_agui_streams_on_both_bindings() {
+    use switchboard_client::A2AClient;
+    use switchboard_client::protocol::{
+        A2aRequest, Message, SendMessageRequest, SubscribeToTaskRequest,
+    };
+    let s = Serve::start("memory");
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let client = A2AClient::builder()
+            .preferred_bindings([binding])
+            .connect(&s.base())
+            .await
+            .unwrap();
+        assert_eq!(client.interface().protocol_binding, binding);
+        let request = A2aRequest::SendStreamingMessage(SendMessageRequest::new(
+            Message::user_text("/tool one two three"),
+        ));
+        let items: Vec<_> = client
+            .agui_stream(request, None)
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        let events: Vec<Event> = items.iter().map(|i| i.event.clone()).collect();
+        Verifier::verify_all(&events).unwrap();
+        let t: Vec<&str> = events.iter().map(Event::type_name).collect();
+        assert!(t.contains(&"TOOL_CALL_RESULT"), "{t:?}");
+        let task = match &events[0].kind {
+            switchboard_agui::EventKind::RunStarted(r) => r.run_id.clone(),
+            other => panic!("first event {other:?}"),
+        };
+        // Resume half-way through with the id of an item.
+        let k = items.len() / 2;
+        let resume = A2aRequest::SubscribeToTask(SubscribeToTaskRequest {
+            tenant: None,
+            id: task,
+        });
+        let rest: Vec<_> = client
+            .agui_stream(resume, items[k - 1].id.as_deref())
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(rest, items[k..].to_vec(), "{binding}");
+        // Errors before the stream are A2A errors.
+        let missing = A2aRequest::SubscribeToTask(SubscribeToTaskRequest {
+            tenant: None,
+            id: "no-such-task".into(),
+        });
+        let err = client.agui_stream(missing, None).await.err().unwrap();
+        assert_eq!(err.code(), Some(-32001), "{binding}: {err}");
+    }
+}
+
+#[test]
+fn cli_stream_agui_prints_one_line_per_event() {
+    let s = Serve::start("memory");
+    let run = |json: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+        cmd.args(["client", "stream", "--agui", "--url", &s.base()]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.args(["/think", "why"]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let human = run(false);
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(lines[0].starts_with("RUN_STARTED threadId="), "{human}");
+    assert!(
+        lines.last().unwrap().starts_with("RUN_FINISHED "),
+        "{human}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("REASONING_MESSAGE_CONTENT "))
+    );
+    let json = run(true);
+    let events: Vec<Event> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Verifier::verify_all(&events).unwrap();
+    assert_eq!(events.len(), lines.len());
+}
