@@ -9,6 +9,7 @@
 // Prints {TEXT: {jsonrpc: summary, rest: summary, proto: summary}} on stdout;
 // crates/switchboard/tests/agui_node.rs asserts on it.
 import { HttpAgent } from "@ag-ui/client";
+import { summarize } from "./summary.mjs";
 
 const [base, ...texts] = process.argv.slice(2);
 if (!base || texts.length === 0) {
@@ -52,36 +53,7 @@ class A2aOptInAgent extends HttpAgent {
 }
 
 async function run(binding, text) {
-  const agent = new A2aOptInAgent(binding, text);
-  const types = [];
-  const runErrors = [];
-  let failure = null;
-  try {
-    await agent.runAgent(
-      { runId: "run-under-test" },
-      {
-        onEvent: ({ event }) => {
-          types.push(event.type);
-        },
-        onRunErrorEvent: ({ event }) => {
-          runErrors.push({ message: event.message, code: event.code });
-        },
-        onRunFailed: ({ error }) => {
-          failure = String(error && error.message ? error.message : error);
-        },
-      },
-    );
-  } catch (e) {
-    failure = failure ?? String(e && e.message ? e.message : e);
-  }
-  return {
-    failure,
-    types,
-    runErrors,
-    messages: agent.messages,
-    state: agent.state,
-    pendingInterrupts: agent.pendingInterrupts ?? [],
-  };
+  return summarize(new A2aOptInAgent(binding, text));
 }
 
 const out = {};
