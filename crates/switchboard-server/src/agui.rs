@@ -81,9 +81,15 @@ pub(crate) struct AguiRequest {
 }
 
 impl AguiRequest {
-    /// The A2A event to resume after (what the engine's own resume checks).
+    /// The A2A event the engine's resume starts after (and checks exists).
+    /// A client that has only some of event `seq`'s AG-UI events still
+    /// needs the rest, so that resumes after `seq - 1`: the engine answers
+    /// a resume after the last event of a finished task with nothing.
     pub(crate) fn resume_after(&self) -> Option<u64> {
-        self.resume.map(|p| p.seq)
+        self.resume.map(|p| match p.index {
+            Some(_) => p.seq.saturating_sub(1),
+            None => p.seq,
+        })
     }
 }
 

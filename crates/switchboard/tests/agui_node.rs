@@ -284,7 +284,13 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
         return;
     }
     let serve = proc::Serve::start("memory");
-    let texts = ["/think why", "/tool one two", "/ask", "/fail no luck", "hello"];
+    let texts = [
+        "/think why",
+        "/tool one two",
+        "/ask",
+        "/fail no luck",
+        "hello",
+    ];
     let out = Command::new("node")
         .arg(root.join("interop/agui/live.mjs"))
         .arg(serve.base())
@@ -313,7 +319,10 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
         let tool = &report["/tool one two"][binding];
         assert!(!messages(tool, "tool").is_empty(), "{tool}");
         let ask = &report["/ask"][binding];
-        assert_eq!(ask["pendingInterrupts"][0]["reason"], "input_required", "{ask}");
+        assert_eq!(
+            ask["pendingInterrupts"][0]["reason"], "input_required",
+            "{ask}"
+        );
         let fail = &report["/fail no luck"][binding];
         assert_eq!(fail["runErrors"][0]["code"], "a2a:failed", "{fail}");
         assert!(contents(&report["hello"][binding], "assistant").contains("hello"));

@@ -316,7 +316,7 @@ fn cli_stream_agui_prints_one_line_per_event() {
     let s = Serve::start("memory");
     let run = |json: bool| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-        cmd.args(["client", "stream", "--agui", "--url", &s.base()]);
+        cmd.args(["stream", "--agui", "--url", &s.base()]);
         if json {
             cmd.arg("--json");
         }
@@ -326,7 +326,7 @@ fn cli_stream_agui_prints_one_line_per_event() {
     };
     let human = run(false);
     let lines: Vec<&str> = human.lines().collect();
-    assert!(lines[0].starts_with("RUN_STARTED threadId="), "{human}");
+    assert!(lines[0].starts_with("RUN_STARTED "), "{human}");
     assert!(
         lines.last().unwrap().starts_with("RUN_FINISHED "),
         "{human}"

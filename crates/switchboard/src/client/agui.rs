@@ -2,11 +2,11 @@
 //!
 //! The server is asked for AG-UI events instead of A2A frames
 //! ([`switchboard_client::A2AClient::agui_stream`]) and each event is one
-//! line: its type, then its fields as `name=value` (values in JSON, so text
-//! keeps its quotes and escapes and a line never breaks), e.g.
+//! line: its type, then its fields as `name=value` in name order (values in
+//! JSON, so text keeps its quotes and escapes and a line never breaks), e.g.
 //!
 //! ```text
-//! RUN_STARTED threadId="ctx-1" runId="task-1"
+//! RUN_STARTED protocolVersion="1.0" runId="task-1" threadId="ctx-1"
 //! REASONING_MESSAGE_CONTENT messageId="task-1:answer:r1" delta="Counting words…"
 //! TOOL_CALL_START toolCallId="call-1" toolCallName="word_count"
 //! ```
