@@ -15,6 +15,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import { decode } from "@ag-ui/proto";
+import { summarize } from "./summary.mjs";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -38,38 +39,11 @@ function serve(body, contentType) {
 async function runThrough(body, contentType) {
   const server = await serve(body, contentType);
   const url = `http://127.0.0.1:${server.address().port}/`;
-  const agent = new HttpAgent({ url, threadId: "thread-under-test" });
-  const types = [];
-  const runErrors = [];
-  let failure = null;
   try {
-    await agent.runAgent(
-      { runId: "run-under-test" },
-      {
-        onEvent: ({ event }) => {
-          types.push(event.type);
-        },
-        onRunErrorEvent: ({ event }) => {
-          runErrors.push({ message: event.message, code: event.code });
-        },
-        onRunFailed: ({ error }) => {
-          failure = String(error && error.message ? error.message : error);
-        },
-      },
-    );
-  } catch (e) {
-    failure = failure ?? String(e && e.message ? e.message : e);
+    return await summarize(new HttpAgent({ url, threadId: "thread-under-test" }));
   } finally {
     server.close();
   }
-  return {
-    failure,
-    types,
-    runErrors,
-    messages: agent.messages,
-    state: agent.state,
-    pendingInterrupts: agent.pendingInterrupts ?? [],
-  };
 }
 
 function protoFrames(buf) {

@@ -128,7 +128,7 @@ impl ResumePoint {
     }
 
     /// `true` when event `index` of item `seq` was already delivered.
-    fn covers(&self, seq: u64, index: u32) -> bool {
+    pub fn covers(&self, seq: u64, index: u32) -> bool {
         seq < self.seq || (seq == self.seq && self.index.is_none_or(|i| index <= i))
     }
 }

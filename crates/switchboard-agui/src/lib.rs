@@ -18,6 +18,9 @@
 //! - [`convert`]: the one converter from a task's A2A event stream to AG-UI
 //!   events, with stable ids so a dropped stream resumes exactly.
 //!
+//! [`hector`] renames the events into Hector's vocabulary (seed 004) for
+//! UIs built on it.
+//!
 //! [`verify`] mirrors the official client's ordering rules, and [`patch`]
 //! makes and applies the RFC 6902 deltas of state and activities.
 //!
@@ -41,6 +44,7 @@
 
 pub mod convert;
 pub mod events;
+pub mod hector;
 pub mod hints;
 pub mod patch;
 pub mod proto;
@@ -51,6 +55,8 @@ pub mod verify;
 pub use convert::{Converter, ConverterOptions, Frame, InvalidResumeId, ResumePoint};
 #[doc(inline)]
 pub use events::{Event, EventKind, PROTOCOL_VERSION};
+#[doc(inline)]
+pub use hector::{HectorEvent, HectorTranslator};
 #[doc(inline)]
 pub use hints::{PartHints, TaskEventsExt};
 #[doc(inline)]

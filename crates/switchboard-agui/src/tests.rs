@@ -687,3 +687,114 @@ mod random {
         }
     }
 }
+
+#[test]
+fn hector_vocabulary_renames_a_run() {
+    use crate::hector::HectorTranslator;
+    let run = |k: EventKind| Event::new(k);
+    let events = vec![
+        run(EventKind::RunStarted(RunStarted {
+            thread_id: s("ctx"),
+            run_id: s("task"),
+            ..RunStarted::default()
+        })),
+        run(EventKind::ReasoningStart(ReasoningStart {
+            message_id: s("r"),
+            ..Default::default()
+        })),
+        run(EventKind::ReasoningMessageStart(ReasoningMessageStart {
+            message_id: s("r"),
+            ..Default::default()
+        })),
+        run(EventKind::ReasoningMessageContent(
+            ReasoningMessageContent {
+                message_id: s("r"),
+                delta: s("hmm"),
+                ..Default::default()
+            },
+        )),
+        run(EventKind::ReasoningEnd(ReasoningEnd {
+            message_id: s("r"),
+            ..Default::default()
+        })),
+        run(EventKind::ToolCallStart(ToolCallStart {
+            tool_call_id: s("c1"),
+            tool_call_name: s("search"),
+            ..Default::default()
+        })),
+        run(EventKind::ToolCallArgs(ToolCallArgs {
+            tool_call_id: s("c1"),
+            delta: s("{\"q\":"),
+            ..Default::default()
+        })),
+        run(EventKind::ToolCallArgs(ToolCallArgs {
+            tool_call_id: s("c1"),
+            delta: s("1}"),
+            ..Default::default()
+        })),
+        run(EventKind::ToolCallEnd(ToolCallEnd {
+            tool_call_id: s("c1"),
+            ..Default::default()
+        })),
+        run(EventKind::TextMessageStart(TextMessageStart {
+            message_id: s("m"),
+            ..Default::default()
+        })),
+        run(EventKind::TextMessageContent(TextMessageContent {
+            message_id: s("m"),
+            delta: s("hi"),
+            ..Default::default()
+        })),
+        run(EventKind::TextMessageEnd(TextMessageEnd {
+            message_id: s("m"),
+            ..Default::default()
+        })),
+        run(EventKind::RunFinished(RunFinished {
+            thread_id: s("ctx"),
+            run_id: s("task"),
+            ..RunFinished::default()
+        })),
+    ];
+    let mut t = HectorTranslator::new();
+    let out: Vec<_> = events.iter().flat_map(|e| t.translate(e)).collect();
+    let names: Vec<&str> = out.iter().map(|e| e.name).collect();
+    assert_eq!(
+        names,
+        [
+            "task_start",
+            "message_start",
+            "thinking_start",
+            "thinking_delta",
+            "thinking_stop",
+            "tool_call_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_stop",
+            "task_complete"
+        ]
+    );
+    assert_eq!(
+        out[1].data,
+        json!({"messageId": "task", "contextId": "ctx", "role": "agent"})
+    );
+    assert_eq!(
+        out[5].data,
+        json!({"toolCallId": "c1", "toolName": "search", "arguments": {"q": 1}})
+    );
+    assert_eq!(out[7].data, json!({"blockId": "m", "delta": "hi"}));
+    // A run error closes the message and names the task.
+    let err = run(EventKind::RunError(RunError {
+        message: s("boom"),
+        code: Some(s("a2a:failed")),
+        usage: None,
+    }));
+    let mut t = HectorTranslator::new();
+    t.translate(&events[0]);
+    let out = t.translate(&err);
+    assert_eq!(out[0].name, "message_stop");
+    assert_eq!(
+        out[1].data,
+        json!({"taskId": "task", "error": "boom", "code": "a2a:failed"})
+    );
+}

@@ -742,7 +742,13 @@ impl A2AClient {
         Ok(stop_after_error(stream))
     }
 
-    fn fill_request_tenant(&self, request: &mut A2aRequest) {
+    /// The binding requests go over.
+    #[cfg(feature = "agui")]
+    pub(crate) fn transport(&self) -> &dyn crate::transport::Transport {
+        self.inner.transport.as_ref()
+    }
+
+    pub(crate) fn fill_request_tenant(&self, request: &mut A2aRequest) {
         if request.tenant().is_empty()
             && let Some(t) = &self.inner.interface.tenant
         {

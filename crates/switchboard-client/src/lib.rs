@@ -79,6 +79,8 @@
 //! or the 0.3 dialect can be added without touching the public API.
 #![deny(missing_docs)]
 
+#[cfg(feature = "agui")]
+pub mod agui;
 pub mod card_signature;
 mod client;
 mod error;
@@ -87,6 +89,8 @@ mod request;
 pub mod resume;
 mod transport;
 
+#[cfg(feature = "agui")]
+pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, StreamEvent};
 pub use error::ClientError;

@@ -63,6 +63,10 @@ pub use switchboard_client as client;
 #[cfg(feature = "push")]
 pub use switchboard_push as push;
 
+/// AG-UI 1.0 (feature `agui`): events, part hints, the A2A → AG-UI converter.
+#[cfg(feature = "agui")]
+pub use switchboard_agui as agui;
+
 /// Durable task stores. The in-memory store is
 /// [`agent::InMemoryStore`](switchboard_core::InMemoryStore).
 pub mod store {

@@ -103,14 +103,31 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Err(err) => return error(&err, &[]),
     };
     let extra = Gate::echo_headers(&call);
-    match last_event_id(&parts.headers) {
+    // AG-UI instead of A2A frames, if asked for (1.0 streams only; its
+    // `Last-Event-ID` is an AG-UI event id).
+    let agui = match crate::agui::opt_in(
+        &parts.headers,
+        parts.uri.query(),
+        Operation::from_name(&rpc.method),
+    ) {
+        Ok(agui) => agui,
+        Err(err) => return error(&err, &extra),
+    };
+    match agui.map_or_else(|| last_event_id(&parts.headers), |a| Ok(a.resume_after())) {
         Ok(after) => call.resume_after = after,
         Err(err) => return error(&err, &extra),
     }
+    let agui = agui.map(|a| (a, call.clone()));
     let result = if is_v03 {
         crate::jsonrpc_v03::dispatch(&app, call, &rpc).await
     } else {
         dispatch(&app, call, &rpc).await
+    };
+    let result = match (result, agui) {
+        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
+            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
+        }
+        (result, _) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),

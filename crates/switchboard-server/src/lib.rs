@@ -37,6 +37,9 @@
 //! # }
 //! ```
 
+// AG-UI on the streaming endpoints; without the feature, a stub that never opts in.
+#[cfg_attr(not(feature = "agui"), path = "agui_off.rs")]
+mod agui;
 mod conn;
 pub mod errors;
 pub mod gate;

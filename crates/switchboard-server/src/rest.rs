@@ -350,12 +350,20 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         Err(err) => return error_response(&app, &err, &[]),
     };
     let extra = Gate::echo_headers(&call);
+    // AG-UI instead of A2A frames, if asked for (1.0 streams only; its
+    // `Last-Event-ID` is an AG-UI event id).
+    let op = (!route.v03).then_some(route.op);
+    let agui = match crate::agui::opt_in(&parts.headers, parts.uri.query(), op) {
+        Ok(agui) => agui,
+        Err(err) => return error_response(&app, &err, &extra),
+    };
     if route.op.is_streaming() {
-        match last_event_id(&parts.headers) {
+        match agui.map_or_else(|| last_event_id(&parts.headers), |a| Ok(a.resume_after())) {
             Ok(after) => call.resume_after = after,
             Err(err) => return error_response(&app, &err, &extra),
         }
     }
+    let agui = agui.map(|a| (a, call.clone()));
     let input = Input {
         tenant: &call.tenant,
         uri: &parts.uri,
@@ -365,6 +373,12 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         crate::rest_v03::dispatch(&app, &call, &route, &input).await
     } else {
         dispatch(&app, &call, &route, &input).await
+    };
+    let result = match (result, agui) {
+        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
+            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
+        }
+        (result, _) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),

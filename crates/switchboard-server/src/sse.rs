@@ -1,6 +1,7 @@
 //! The one SSE writer: every server-sent event stream of the server (the
 //! A2A streams of JSON-RPC and REST in both versions, and routes added from
-//! outside such as AG-UI) goes out through [`sse_response`].
+//! outside) goes out through [`sse_response`], and so do the AG-UI answers
+//! of those streams (`crate::agui`).
 //!
 //! A stream is a sequence of [`SseFrame`]s: `id:` (the event's sequence
 //! number, which a reconnecting client sends back as `Last-Event-ID`), an
@@ -24,8 +25,9 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(4);
 /// One server-sent event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseFrame {
-    /// The `id:` line: what a reconnecting client sends as `Last-Event-ID`.
-    pub id: Option<u64>,
+    /// The `id:` line: what a reconnecting client sends as `Last-Event-ID`
+    /// (an A2A event sequence number; `<seq>.<i>` on AG-UI streams).
+    pub id: Option<String>,
     /// The `event:` line (absent means the default `message` event).
     pub event: Option<&'static str>,
     /// The payload.
@@ -34,7 +36,7 @@ pub struct SseFrame {
 
 impl SseFrame {
     /// A default (`message`) event with `data` and, when given, an id.
-    pub fn data(id: Option<u64>, data: String) -> Self {
+    pub fn data(id: Option<String>, data: String) -> Self {
         SseFrame {
             id,
             event: None,
@@ -65,7 +67,7 @@ where
             event = event.event(name);
         }
         if let Some(id) = frame.id {
-            event = event.id(id.to_string());
+            event = event.id(id);
         }
         Ok::<_, Infallible>(event.data(frame.data))
     });
@@ -95,7 +97,7 @@ pub(crate) fn event_frames(
     encode_error: impl Fn(&switchboard_protocol::A2AError) -> String + Send + 'static,
 ) -> impl Stream<Item = SseFrame> + Send + 'static {
     stream.map(move |item| match item {
-        Ok(ev) => SseFrame::data((ev.seq > 0).then_some(ev.seq), encode(ev.event)),
+        Ok(ev) => SseFrame::data((ev.seq > 0).then(|| ev.seq.to_string()), encode(ev.event)),
         Err(err) => SseFrame::named("error", encode_error(&err)),
     })
 }

@@ -249,3 +249,58 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     let trackers = activity[0]["content"]["trackers"].as_array().unwrap();
     assert!(!trackers.is_empty());
 }
+
+/// The official client against a live `serve`, opted in on the A2A
+/// endpoints themselves (`interop/agui/live.mjs`): JSON-RPC with `Accept:
+/// application/x-agui-events`, REST with `?format=agui`, and protobuf.
+#[test]
+fn the_official_client_consumes_the_opt_in_endpoints() {
+    let root = proc::repo_root();
+    if proc::interop_node("agui", "@ag-ui/client").is_none() {
+        return;
+    }
+    let serve = proc::Serve::start("memory");
+    let texts = [
+        "/think why",
+        "/tool one two",
+        "/ask",
+        "/fail no luck",
+        "hello",
+    ];
+    let out = Command::new("node")
+        .arg(root.join("interop/agui/live.mjs"))
+        .arg(serve.base())
+        .args(texts)
+        .current_dir(root.join("interop/agui"))
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "live.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for text in texts {
+        for binding in ["jsonrpc", "rest", "proto"] {
+            let r = &report[text][binding];
+            assert_eq!(r["failure"], Value::Null, "{text} over {binding}: {r}");
+            assert_eq!(r["types"][0], "RUN_STARTED", "{text} over {binding}");
+        }
+    }
+    for binding in ["jsonrpc", "rest", "proto"] {
+        let think = &report["/think why"][binding];
+        assert!(!messages(think, "reasoning").is_empty(), "{think}");
+        assert!(contents(think, "assistant").contains("```"), "{think}");
+        assert_eq!(think["state"]["a2a"]["status"]["state"], "completed");
+        let tool = &report["/tool one two"][binding];
+        assert!(!messages(tool, "tool").is_empty(), "{tool}");
+        let ask = &report["/ask"][binding];
+        assert_eq!(
+            ask["pendingInterrupts"][0]["reason"], "input_required",
+            "{ask}"
+        );
+        let fail = &report["/fail no luck"][binding];
+        assert_eq!(fail["runErrors"][0]["code"], "a2a:failed", "{fail}");
+        assert!(contents(&report["hello"][binding], "assistant").contains("hello"));
+    }
+}

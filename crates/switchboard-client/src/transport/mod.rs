@@ -76,6 +76,40 @@ pub(crate) trait Transport: Send + Sync + fmt::Debug {
         request: A2aRequest,
         after: Option<u64>,
     ) -> BoxFuture<'_, Result<EventStream, ClientError>>;
+
+    /// A streaming operation opted in to AG-UI (`Accept:
+    /// application/x-agui-events`), resumed after `last_event_id`: the
+    /// successful `text/event-stream` answer, or the error it was.
+    #[cfg(feature = "agui")]
+    fn open_agui(
+        &self,
+        _request: A2aRequest,
+        _last_event_id: Option<String>,
+    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+        Box::pin(std::future::ready(Err(no_agui())))
+    }
+}
+
+/// What a binding without AG-UI answers.
+#[cfg(feature = "agui")]
+fn no_agui() -> ClientError {
+    ClientError::Config("AG-UI streams need an A2A 1.0 JSON-RPC or HTTP+JSON interface".into())
+}
+
+/// The `Accept` of an AG-UI stream.
+#[cfg(feature = "agui")]
+pub(crate) const AGUI_ACCEPT: &str = "application/x-agui-events";
+
+/// `true` when an answer is `text/event-stream`.
+pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
 }
 
 /// A transport that moves 1.0 JSON (the JSON-RPC and REST bindings, and
@@ -102,6 +136,17 @@ pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
         params: Value,
         after: Option<u64>,
     ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
+
+    /// See [`Transport::open_agui`]; bindings without AG-UI keep the default.
+    #[cfg(feature = "agui")]
+    fn open_agui_json(
+        &self,
+        _method: &'static str,
+        _params: Value,
+        _last_event_id: Option<String>,
+    ) -> impl Future<Output = Result<reqwest::Response, ClientError>> + Send {
+        std::future::ready(Err(no_agui()))
+    }
 }
 
 impl<T: JsonTransport> Transport for T {
@@ -138,6 +183,19 @@ impl<T: JsonTransport> Transport for T {
                     })
                 })
                 .boxed())
+        })
+    }
+
+    #[cfg(feature = "agui")]
+    fn open_agui(
+        &self,
+        request: A2aRequest,
+        last_event_id: Option<String>,
+    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+        Box::pin(async move {
+            let op = request.operation();
+            self.open_agui_json(op.name(), to_params(&request)?, last_event_id)
+                .await
         })
     }
 }

@@ -181,6 +181,16 @@ impl RestTransport {
 }
 
 impl JsonTransport for RestTransport {
+    #[cfg(feature = "agui")]
+    async fn open_agui_json(
+        &self,
+        method: &'static str,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> Result<reqwest::Response, ClientError> {
+        self.open_agui_inner(method, params, last_event_id).await
+    }
+
     fn url(&self) -> &str {
         self.url.as_str()
     }
@@ -237,6 +247,36 @@ impl JsonTransport for RestTransport {
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
         let result = self.result(method, result)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
+    }
+}
+
+impl RestTransport {
+    /// An AG-UI stream's answer (see `Transport::open_agui`); only the 1.0
+    /// routes have one.
+    #[cfg(feature = "agui")]
+    async fn open_agui_inner(
+        &self,
+        method: &'static str,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> Result<reqwest::Response, ClientError> {
+        if self.v03 {
+            return Err(ClientError::Config(
+                "AG-UI streams need an A2A 1.0 interface".into(),
+            ));
+        }
+        let plan = self.plan(method, params)?;
+        let mut req = self.request(&plan, super::AGUI_ACCEPT)?;
+        if let Some(after) = last_event_id {
+            req = req.header(super::LAST_EVENT_ID, after);
+        }
+        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        if status.is_success() && super::is_sse(&resp) {
+            return Ok(resp);
+        }
+        let body = self.http.read_body(resp, method).await?;
+        Err(error_from_http(status, &body))
     }
 }
 

@@ -129,6 +129,10 @@ pub enum ClientCommand {
         /// progress lines).
         #[arg(long)]
         no_progress: bool,
+        /// Ask for AG-UI events instead of A2A frames and print one line
+        /// per event (`--json`: the raw AG-UI JSON).
+        #[arg(long)]
+        agui: bool,
     },
     /// Show a task (or, with --watch, follow it by polling).
     Get {

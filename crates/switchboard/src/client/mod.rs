@@ -8,6 +8,7 @@
 //! | `card` | fetch the agent card | name, interfaces, capabilities, skills |
 //! | `send TEXT…` | `SendMessage` | the finished (or interrupted) task, or the reply |
 //! | `stream TEXT…` | `SendStreamingMessage` | each event as it arrives |
+//! | `stream --agui TEXT…` | `SendStreamingMessage` as AG-UI | one line per AG-UI event ([`agui`]) |
 //! | `get ID` | `GetTask` | the task with its history |
 //! | `get ID --watch` | `GetTask` every `--interval` (0.5 s) | the task, then what changes, until it ends or needs input |
 //! | `list` | `ListTasks` | a table of tasks |
@@ -65,6 +66,7 @@
 //! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
 //! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
 
+mod agui;
 mod args;
 mod bars;
 mod output;

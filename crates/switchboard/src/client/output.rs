@@ -56,6 +56,12 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
+    /// Prints one AG-UI event (`stream --agui`).
+    pub(super) fn agui(&mut self, event: &switchboard_agui::Event) {
+        let line = super::agui::render(event, self.json);
+        self.line(line);
+    }
+
     /// Prints one line.
     fn line(&mut self, s: impl Display) {
         self.write_text(&format!("{s}\n"));

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use switchboard_client::{A2AClient, ClientBuilder, ClientError, EventStream};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
-    GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest,
-    SendMessageResponse, Task, TaskState,
+    A2aRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
 
 use super::args::{ClientCommand, ConnectArgs, MessageArgs};
@@ -79,7 +79,25 @@ pub(super) async fn execute<O: Write, E: Write>(
         ClientCommand::Stream {
             conn,
             message,
+            agui: true,
+            ..
+        } => {
+            let client = connect(&conn, false).await?;
+            let request = A2aRequest::SendStreamingMessage(message_request(message));
+            let mut stream = client.agui_stream(request, None).await?;
+            let mut failed = false;
+            while let Some(item) = stream.next().await {
+                let item = item?;
+                failed |= super::agui::is_run_error(&item.event);
+                out.agui(&item.event);
+            }
+            Ok(if failed { EXIT_TASK_FAILED } else { 0 })
+        }
+        ClientCommand::Stream {
+            conn,
+            message,
             no_progress,
+            ..
         } => {
             let client = connect(&conn, !no_progress).await?;
             let stream = client

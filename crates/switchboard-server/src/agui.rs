@@ -1,0 +1,288 @@
+//! AG-UI on the A2A streaming endpoints (feature `agui`, on by default).
+//!
+//! UIs built on AG-UI want typed events, not A2A frames. Any
+//! `SendStreamingMessage` or `SubscribeToTask` of A2A 1.0, on JSON-RPC and
+//! on REST, answers with AG-UI events instead when the request opts in:
+//!
+//! | Request | Answer |
+//! |---|---|
+//! | `Accept: application/x-agui-events` or `?format=agui` | AG-UI 1.0, SSE (`data: <json>`) |
+//! | `Accept: application/vnd.ag-ui.event+proto` (named, `q` > 0) | AG-UI 1.0, length-prefixed protobuf |
+//! | `?format=agui-hector` | Hector's vocabulary (`event: message_start`, …), SSE; see [`switchboard_agui::hector`] |
+//!
+//! A plain `Accept: text/event-stream` (or `*/*`) keeps the A2A frames:
+//! A2A clients never see AG-UI unless they ask for it.
+//!
+//! The binding negotiates once, in its preamble ([`opt_in`]); everything
+//! up to the first event is the binding's ordinary A2A error handling.
+//! Then [`response`] maps the engine's stream through the one converter
+//! ([`switchboard_agui::convert`]) and the one SSE writer
+//! ([`crate::sse::sse_response`]).
+//!
+//! ## One task, one story
+//! An AG-UI stream of a task is always the conversion of the task's whole
+//! log, from event 1: on `SendStreamingMessage` and `SubscribeToTask` the
+//! engine's stream only tells which task it is, then the log is replayed
+//! from the start and followed live (`RequestHandler::resubscribe_to_task`
+//! after 0), with no gap and no duplicate. So a UI that subscribes to a
+//! task half-way still gets the run from `RUN_STARTED` on, and the same
+//! task converts to the same events every time.
+//!
+//! ## Resuming
+//! Each frame's SSE `id:` is `<seq>.<i>` (event `i` of those converted from
+//! the A2A event `seq`), or `<seq>` for the last one of them. A client that
+//! reconnects to `SubscribeToTask` with `Last-Event-ID: <seq>.<i>` gets
+//! exactly what followed event `i`; with `<seq>`, what followed all of
+//! them. Since the converter's ids and state come from the log alone, the
+//! pieces of an interrupted stream put together are the uninterrupted
+//! stream. A `Last-Event-ID` that is neither form is the binding's
+//! invalid-params error.
+
+use std::convert::Infallible;
+use std::future::ready;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::{Stream, StreamExt, stream};
+use http::{HeaderMap, HeaderValue, header};
+use switchboard_agui::proto::write_frame;
+use switchboard_agui::sse::PROTO_MEDIA_TYPE;
+use switchboard_agui::{
+    Converter, ConverterOptions, Encoding, Frame, HectorTranslator, ResumePoint,
+};
+use switchboard_core::{CallContext, EventStream, RequestHandler};
+use switchboard_protocol::{A2AError, Operation, StreamResponse, SubscribeToTaskRequest};
+
+use crate::sse::{SseFrame, add_headers, sse_response};
+
+/// Hector's media type for its opt-in; switchboard answers it with AG-UI 1.0.
+pub const AGUI_MEDIA_TYPE: &str = "application/x-agui-events";
+
+/// The `format` query value of AG-UI 1.0.
+const FORMAT_AGUI: &str = "agui";
+/// The `format` query value of Hector's vocabulary.
+const FORMAT_HECTOR: &str = "agui-hector";
+
+/// What the client gets instead of A2A frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Vocabulary {
+    /// AG-UI 1.0 in the encoding negotiated from `Accept`.
+    Official(Encoding),
+    /// Hector's named events, as SSE.
+    Hector,
+}
+
+/// A request that opted in to AG-UI.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AguiRequest {
+    vocabulary: Vocabulary,
+    resume: Option<ResumePoint>,
+}
+
+impl AguiRequest {
+    /// The A2A event the engine's resume starts after (and checks exists).
+    /// A client that has only some of event `seq`'s AG-UI events still
+    /// needs the rest, so that resumes after `seq - 1`: the engine answers
+    /// a resume after the last event of a finished task with nothing.
+    pub(crate) fn resume_after(&self) -> Option<u64> {
+        self.resume.map(|p| match p.index {
+            Some(_) => p.seq.saturating_sub(1),
+            None => p.seq,
+        })
+    }
+}
+
+/// Reads the opt-in from a request head: `None` when it did not ask for
+/// AG-UI (or `op` is not one of the two streaming operations of 1.0);
+/// invalid params when it did and its `Last-Event-ID` is not ours.
+pub(crate) fn opt_in(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    op: Option<Operation>,
+) -> Result<Option<AguiRequest>, A2AError> {
+    if !matches!(
+        op,
+        Some(Operation::SendStreamingMessage | Operation::SubscribeToTask)
+    ) {
+        return Ok(None);
+    }
+    let Some(vocabulary) = vocabulary(headers, query) else {
+        return Ok(None);
+    };
+    let resume = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| ResumePoint::parse(s).ok())
+                .ok_or_else(|| {
+                    A2AError::invalid_field(
+                        "Last-Event-ID",
+                        "must be an AG-UI event id this server sent (<seq> or <seq>.<index>)",
+                    )
+                })?,
+        ),
+    };
+    Ok(Some(AguiRequest { vocabulary, resume }))
+}
+
+fn vocabulary(headers: &HeaderMap, query: Option<&str>) -> Option<Vocabulary> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = query.and_then(|q| {
+        q.split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .filter(|(k, _)| *k == "format")
+            .map(|(_, v)| v)
+            .last()
+    });
+    match format {
+        Some(FORMAT_HECTOR) => return Some(Vocabulary::Hector),
+        Some(FORMAT_AGUI) => return Some(Vocabulary::Official(Encoding::negotiate(accept))),
+        _ => {}
+    }
+    let accept = accept?;
+    let encoding = Encoding::negotiate(Some(accept));
+    let names_agui = accept.split(',').any(|range| {
+        range
+            .split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case(AGUI_MEDIA_TYPE))
+    });
+    (names_agui || encoding == Encoding::Protobuf).then_some(Vocabulary::Official(encoding))
+}
+
+/// The answer to an opted-in stream: `stream` (the engine's answer to the
+/// request) names the task; its whole log goes out as AG-UI.
+pub(crate) fn response(
+    handler: RequestHandler,
+    call: CallContext,
+    stream: EventStream,
+    agui: AguiRequest,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let items = stream::once(whole_log(handler, call, stream)).flatten();
+    let frames = converted(items, agui.resume);
+    match agui.vocabulary {
+        Vocabulary::Official(Encoding::Sse) => {
+            let frames = frames.filter_map(|(frame, seen)| {
+                ready((!seen).then(|| SseFrame {
+                    id: frame.id,
+                    event: None,
+                    data: serde_json::to_string(&frame.event).unwrap_or_default(),
+                }))
+            });
+            sse_response(frames, extra)
+        }
+        Vocabulary::Official(Encoding::Protobuf) => {
+            let bytes = frames.filter_map(|(frame, seen)| {
+                let mut out = Vec::new();
+                if let Err(e) = write_frame(&mut out, &frame.event) {
+                    tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
+                }
+                ready((!seen && !out.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(out))))
+            });
+            let mut resp = Response::new(Body::from_stream(bytes));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(PROTO_MEDIA_TYPE),
+            );
+            add_headers(&mut resp, extra);
+            resp
+        }
+        Vocabulary::Hector => {
+            let mut translator = HectorTranslator::new();
+            let frames = frames.flat_map(move |(frame, seen)| {
+                // The translator sees every event, delivered before or not:
+                // it keeps tool calls' arguments across them.
+                let events = translator.translate(&frame.event);
+                let n = events.len();
+                let out: Vec<SseFrame> = if seen {
+                    Vec::new()
+                } else {
+                    events
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, e)| SseFrame {
+                            // Resuming is by AG-UI event: the id goes on the
+                            // last Hector event made from it.
+                            id: (i + 1 == n).then(|| frame.id.clone()).flatten(),
+                            event: Some(e.name),
+                            data: e.data.to_string(),
+                        })
+                        .collect()
+                };
+                stream::iter(out)
+            });
+            sse_response(frames, extra)
+        }
+    }
+}
+
+/// The task's log from event 1, followed live; a direct message reply (no
+/// task, no log) as it is.
+async fn whole_log(
+    handler: RequestHandler,
+    call: CallContext,
+    mut stream: EventStream,
+) -> EventStream {
+    let first = match stream.next().await {
+        None => return Box::pin(stream::empty()),
+        Some(first) => first,
+    };
+    let task_id = match &first {
+        Ok(ev) if ev.seq > 0 => task_id(&ev.event),
+        _ => None,
+    };
+    let Some(id) = task_id else {
+        return Box::pin(stream::once(ready(first)).chain(stream));
+    };
+    drop(stream);
+    let request = SubscribeToTaskRequest { tenant: None, id };
+    match handler.resubscribe_to_task(&call, request, 0).await {
+        Ok(log) => log,
+        Err(e) => Box::pin(stream::once(ready(Err(e)))),
+    }
+}
+
+fn task_id(event: &StreamResponse) -> Option<String> {
+    match event {
+        StreamResponse::Task(t) => Some(t.id.clone()),
+        StreamResponse::StatusUpdate(u) => Some(u.task_id.clone()),
+        StreamResponse::ArtifactUpdate(u) => Some(u.task_id.clone()),
+        _ => None,
+    }
+}
+
+/// Every converted event, with `true` for those the client had before it
+/// resumed. An error in the stream ends the run with `RUN_ERROR`; a stream
+/// that just stops (the server shutting down) ends without one, so the
+/// client can resume.
+fn converted(
+    items: impl Stream<Item = Result<switchboard_core::LoggedEvent, A2AError>> + Send + 'static,
+    resume: Option<ResumePoint>,
+) -> impl Stream<Item = (Frame, bool)> + Send + 'static {
+    let mut converter = Converter::new(ConverterOptions::default());
+    items.flat_map(move |item| {
+        let out: Vec<(Frame, bool)> = match item {
+            Ok(ev) => {
+                let seq = ev.seq;
+                converter
+                    .convert_logged(&ev)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, frame)| {
+                        let seen = seq > 0 && resume.is_some_and(|r| r.covers(seq, i as u32));
+                        (frame, seen)
+                    })
+                    .collect()
+            }
+            Err(e) => converter
+                .fail(&e.to_string(), &format!("a2a:{}", e.reason()))
+                .into_iter()
+                .map(|frame| (frame, false))
+                .collect(),
+        };
+        stream::iter(out)
+    })
+}
