@@ -162,7 +162,7 @@ pub(crate) fn response(
     extra: &[(&'static str, String)],
 ) -> Response {
     let items = stream::once(whole_log(handler, call, stream)).flatten();
-    let frames = converted(items, agui.resume);
+    let frames = until_run_ends(converted(items, agui.resume));
     match agui.vocabulary {
         Vocabulary::Official(Encoding::Sse) => {
             let frames = frames.filter_map(|(frame, seen)| {
@@ -238,11 +238,30 @@ async fn whole_log(
         return Box::pin(stream::once(ready(first)).chain(stream));
     };
     drop(stream);
-    let request = SubscribeToTaskRequest { tenant: None, id };
+    let tenant = (!call.tenant.is_empty()).then(|| call.tenant.clone());
+    let request = SubscribeToTaskRequest { tenant, id };
     match handler.resubscribe_to_task(&call, request, 0).await {
         Ok(log) => log,
         Err(e) => Box::pin(stream::once(ready(Err(e)))),
     }
+}
+
+/// `frames` up to and including the one that ends the run (RUN_FINISHED,
+/// also with an interrupt outcome, or RUN_ERROR). The task's log goes on
+/// after an interrupt (input-required is not terminal), but this run is
+/// over: the client answers with a new run, so the stream must end here
+/// instead of waiting for events that belong to the next one.
+fn until_run_ends(
+    frames: impl Stream<Item = (Frame, bool)> + Send + 'static,
+) -> impl Stream<Item = (Frame, bool)> + Send + 'static {
+    stream::unfold((Box::pin(frames), false), |(mut frames, over)| async move {
+        if over {
+            return None;
+        }
+        let (frame, seen) = frames.next().await?;
+        let ends = matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR");
+        Some(((frame, seen), (frames, ends)))
+    })
 }
 
 fn task_id(event: &StreamResponse) -> Option<String> {
