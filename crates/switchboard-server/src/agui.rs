@@ -130,11 +130,11 @@ pub(crate) fn opt_in(
 fn vocabulary(headers: &HeaderMap, query: Option<&str>) -> Option<Vocabulary> {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = query.and_then(|q| {
-        q.split('&')
+        // The last `format` wins, as in most query parsers.
+        q.rsplit('&')
             .filter_map(|pair| pair.split_once('='))
-            .filter(|(k, _)| *k == "format")
+            .find(|(k, _)| *k == "format")
             .map(|(_, v)| v)
-            .last()
     });
     match format {
         Some(FORMAT_HECTOR) => return Some(Vocabulary::Hector),
