@@ -8,7 +8,7 @@
 //! | `card` | fetch the agent card | name, interfaces, capabilities, skills |
 //! | `send TEXT…` | `SendMessage` | the finished (or interrupted) task, or the reply |
 //! | `stream TEXT…` | `SendStreamingMessage` | each event as it arrives |
-//! | `stream --agui TEXT…` | `SendStreamingMessage` as AG-UI | one line per AG-UI event ([`agui`]) |
+//! | `stream --agui TEXT…` | `SendStreamingMessage` as AG-UI | one line per AG-UI event (`agui.rs`) |
 //! | `get ID` | `GetTask` | the task with its history |
 //! | `get ID --watch` | `GetTask` every `--interval` (0.5 s) | the task, then what changes, until it ends or needs input |
 //! | `list` | `ListTasks` | a table of tasks |
