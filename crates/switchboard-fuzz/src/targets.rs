@@ -1,7 +1,7 @@
 //! The decoders under test, each driven through the real server.
 //!
 //! Every HTTP-facing target sends its input to an in-process
-//! [`A2aServer`](switchboard_server::A2aServer) router (no socket: a
+//! [`A2aServer`] router (no socket: a
 //! request is one `tower` call), so the whole path is exercised — binding
 //! detection, the preamble, the body decoder, the operation, the answer and
 //! its encoder — exactly as a remote caller reaches it. The oracle is the
