@@ -3,7 +3,7 @@
 //! are routed here, everything else to axum). There is one method per row of
 //! the operation table and no per-operation code: `grpc_frame` finds the
 //! row by the method name in the path and frames the call by hand, and
-//! [`GrpcBinding::unary`] / [`GrpcBinding::streaming`] serve any row
+//! `GrpcBinding::unary` / `GrpcBinding::streaming` serve any row
 //! through its [`GrpcOperation`] marker.
 //!
 //! Each method converts the prost request into the canonical request
