@@ -17,7 +17,7 @@
 //! let request = A2aRequest::SendStreamingMessage(SendMessageRequest::new(Message::user_text("/think why")));
 //! let mut events = client.agui_stream(request, None).await?;
 //! while let Some(event) = events.next().await {
-//!     println!("{}", event?.type_name());
+//!     println!("{}", event?.event.type_name());
 //! }
 //! # Ok(()) }
 //! ```
