@@ -7,8 +7,9 @@
 //! body answered 408, never 500).
 //!
 //! The server runs with the default connection caps and short timeouts (a
-//! 2 s head and body grace) so the test ends in seconds. Loopback only. No
-//! timing assertions: latency is printed for the record.
+//! 2 s head and body grace) so the test ends in seconds. The attackers use
+//! 127.0.0.1 and the normal client 127.0.0.2: loopback only. No timing
+//! assertions: latency is printed for the record.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -173,6 +174,13 @@ async fn connect(port: u16) -> Option<TcpStream> {
 /// latency if it succeeded.
 async fn normal_request(port: u16, i: usize) -> Option<Duration> {
     let client = reqwest::Client::builder()
+        // The attackers all come from 127.0.0.1; the normal client is
+        // another address (127.0.0.2, loopback too), as a real one would
+        // be. Sharing the attackers' address, it would compete for their
+        // per-IP share, where a flood of newer connections can evict a fresh
+        // connection before its head is read (the per-IP cap exists to
+        // contain exactly that address).
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(20))
         .build()

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! RUN_STARTED protocolVersion="1.0" runId="task-1" threadId="ctx-1"
-//! REASONING_MESSAGE_CONTENT messageId="task-1:answer:r1" delta="Counting words…"
+//! REASONING_MESSAGE_CONTENT delta="Counting words…" messageId="task-1:answer:r1"
 //! TOOL_CALL_START toolCallId="call-1" toolCallName="word_count"
 //! ```
 //!
@@ -24,7 +24,11 @@ pub(super) fn render(event: &Event, json: bool) -> String {
     }
     let mut line = event.type_name().to_owned();
     if let Value::Object(fields) = value {
-        for (name, v) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
+        // Sorted here: a JSON object's own order depends on serde_json's
+        // features, which another crate in the build may switch.
+        let mut fields: Vec<(&String, &Value)> = fields.iter().collect();
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, v) in fields.into_iter().filter(|(k, _)| k.as_str() != "type") {
             line.push(' ');
             line.push_str(name);
             line.push('=');
@@ -54,7 +58,7 @@ mod tests {
         });
         assert_eq!(
             render(&e, false),
-            r#"TEXT_MESSAGE_CONTENT messageId="m1" delta="two\nlines""#
+            r#"TEXT_MESSAGE_CONTENT delta="two\nlines" messageId="m1""#
         );
         let raw: Value = serde_json::from_str(&render(&e, true)).unwrap();
         assert_eq!(raw["type"], "TEXT_MESSAGE_CONTENT");
