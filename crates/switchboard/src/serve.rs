@@ -48,6 +48,8 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "SWITCHBOARD_STORE",
+        // A PostgreSQL URL may carry a password: `--help` must not show it.
+        hide_env_values = true,
         default_value = "sqlite://switchboard.db"
     )]
     pub store: String,

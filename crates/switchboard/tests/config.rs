@@ -309,3 +309,19 @@ fn the_printed_configuration_is_a_config_file() {
         assert_eq!(&again[key].0, value, "{key}");
     }
 }
+
+#[test]
+fn help_does_not_show_a_store_password_from_the_environment() {
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["serve", "--help"])
+        .env(
+            "SWITCHBOARD_STORE",
+            "postgres://app:hunter2-secret@127.0.0.1:5432/a2a",
+        )
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(help.contains("SWITCHBOARD_STORE"), "{help}");
+    assert!(!help.contains("hunter2-secret"), "{help}");
+}
