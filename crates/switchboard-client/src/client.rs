@@ -439,27 +439,15 @@ async fn get_json_body(
     url: reqwest::Url,
     accept: &'static str,
 ) -> Result<Bytes, ClientError> {
-    let mut req = http
+    let req = http
         .client
         .get(url)
         .headers(http.headers.clone())
         .header(ACCEPT, HeaderValue::from_static(accept))
         .header(VERSION_HEADER, HeaderValue::from_static("1.0"));
-    if let Some(t) = http.timeout {
-        req = req.timeout(t);
-    }
-    let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-    let status = resp.status();
-    let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+    let (status, body) = http.send_unary(req).await?;
     if !status.is_success() {
-        let mut text = String::from_utf8_lossy(&body).into_owned();
-        if text.len() > 4096 {
-            text = text.chars().take(4096).collect();
-        }
-        return Err(ClientError::Http {
-            status: status.as_u16(),
-            body: text,
-        });
+        return Err(transport::http_error(status, &body));
     }
     Ok(body)
 }

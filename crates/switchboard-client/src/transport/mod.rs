@@ -363,16 +363,7 @@ impl Http {
         }
         .map_err(|e| ClientError::transport(&e))?;
         let status = resp.status();
-        let is_sse = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            });
-        if status.is_success() && is_sse {
+        if status.is_success() && is_sse(&resp) {
             return Ok(StreamAnswer::Sse(resp));
         }
         Ok(StreamAnswer::Whole(
