@@ -52,7 +52,7 @@ use switchboard_agui::{
     Converter, ConverterOptions, Encoding, Frame, HectorTranslator, ResumePoint,
 };
 use switchboard_core::{CallContext, EventStream, RequestHandler};
-use switchboard_protocol::{A2AError, Operation, StreamResponse, SubscribeToTaskRequest};
+use switchboard_protocol::{A2AError, Operation, SubscribeToTaskRequest};
 
 use crate::sse::{SseFrame, add_headers, sse_response};
 
@@ -231,7 +231,7 @@ async fn whole_log(
         Some(first) => first,
     };
     let task_id = match &first {
-        Ok(ev) if ev.seq > 0 => task_id(&ev.event),
+        Ok(ev) if ev.seq > 0 => ev.event.task_id().map(str::to_owned),
         _ => None,
     };
     let Some(id) = task_id else {
@@ -262,15 +262,6 @@ fn until_run_ends(
         let ends = matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR");
         Some(((frame, seen), (frames, ends)))
     })
-}
-
-fn task_id(event: &StreamResponse) -> Option<String> {
-    match event {
-        StreamResponse::Task(t) => Some(t.id.clone()),
-        StreamResponse::StatusUpdate(u) => Some(u.task_id.clone()),
-        StreamResponse::ArtifactUpdate(u) => Some(u.task_id.clone()),
-        _ => None,
-    }
 }
 
 /// Every converted event, with `true` for those the client had before it
