@@ -38,7 +38,6 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use serde::Deserialize;
 use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes};
 use switchboard_protocol::AgentCard;
 
@@ -91,60 +90,6 @@ pub struct AuthArgs {
     pub jwks_min_refetch_secs: Option<u64>,
 }
 
-/// The `[auth]` section of the config file (keys as the flags, with
-/// underscores).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct AuthSettings {
-    /// Serve callers without credentials.
-    pub allow_anonymous: bool,
-    /// API keys: `HASH=PRINCIPAL[@TENANT][;admin]`.
-    #[serde(alias = "api_key_hash")]
-    pub api_key_hashes: Vec<String>,
-    /// JWKS of the token issuer.
-    pub jwks_url: Option<String>,
-    /// Required `iss`.
-    pub jwt_issuer: Option<String>,
-    /// Required `aud`.
-    pub jwt_audience: Option<String>,
-    /// Allowed algorithms (empty: the default list).
-    pub jwt_algorithms: Vec<String>,
-    /// Leeway on `exp`/`nbf` (s).
-    pub jwt_leeway_secs: Option<u64>,
-    /// Tenant claim.
-    pub jwt_tenant_claim: Option<String>,
-    /// Admin claim.
-    pub jwt_admin_claim: Option<String>,
-    /// Admin claim value.
-    pub jwt_admin_value: Option<String>,
-    /// Least time between JWKS fetches (s).
-    pub jwks_min_refetch_secs: Option<u64>,
-}
-
-impl AuthArgs {
-    /// Flags and environment over the file: set values replace, lists add.
-    pub fn apply(&self, s: &mut AuthSettings) {
-        s.allow_anonymous |= self.allow_anonymous;
-        s.api_key_hashes.extend(self.api_key_hash.iter().cloned());
-        let replace = |target: &mut Option<String>, v: &Option<String>| {
-            if v.is_some() {
-                target.clone_from(v);
-            }
-        };
-        replace(&mut s.jwks_url, &self.jwks_url);
-        replace(&mut s.jwt_issuer, &self.jwt_issuer);
-        replace(&mut s.jwt_audience, &self.jwt_audience);
-        replace(&mut s.jwt_tenant_claim, &self.jwt_tenant_claim);
-        replace(&mut s.jwt_admin_claim, &self.jwt_admin_claim);
-        replace(&mut s.jwt_admin_value, &self.jwt_admin_value);
-        if !self.jwt_algorithms.is_empty() {
-            s.jwt_algorithms.clone_from(&self.jwt_algorithms);
-        }
-        s.jwt_leeway_secs = self.jwt_leeway_secs.or(s.jwt_leeway_secs);
-        s.jwks_min_refetch_secs = self.jwks_min_refetch_secs.or(s.jwks_min_refetch_secs);
-    }
-}
-
 /// Who `serve` lets in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -193,7 +138,7 @@ fn add_api_key(keys: ApiKeys, spec: &str) -> anyhow::Result<ApiKeys> {
 }
 
 /// The configured schemes (empty when none is).
-pub fn schemes(s: &AuthSettings) -> anyhow::Result<Schemes> {
+pub fn schemes(s: &AuthArgs) -> anyhow::Result<Schemes> {
     let mut schemes = Schemes::new();
     if let Some(url) = &s.jwks_url {
         let (Some(issuer), Some(audience)) = (&s.jwt_issuer, &s.jwt_audience) else {
@@ -221,9 +166,9 @@ pub fn schemes(s: &AuthSettings) -> anyhow::Result<Schemes> {
     } else if s.jwt_issuer.is_some() || s.jwt_audience.is_some() {
         bail!("--jwt-issuer/--jwt-audience need --jwks-url (where the issuer's keys are)");
     }
-    if !s.api_key_hashes.is_empty() {
+    if !s.api_key_hash.is_empty() {
         let keys = s
-            .api_key_hashes
+            .api_key_hash
             .iter()
             .try_fold(ApiKeys::new(), |keys, spec| add_api_key(keys, spec))?;
         schemes = schemes.with(keys);
@@ -236,7 +181,7 @@ pub fn schemes(s: &AuthSettings) -> anyhow::Result<Schemes> {
 /// settings are invalid or would serve anonymous callers off loopback
 /// without being asked to.
 pub fn authenticator(
-    s: &AuthSettings,
+    s: &AuthArgs,
     listen: IpAddr,
     card: &mut AgentCard,
 ) -> anyhow::Result<Option<Schemes>> {
@@ -333,15 +278,15 @@ mod tests {
     fn serve_refuses_to_start_open_off_loopback() {
         let mut card = AgentCard::new("a", "b", "1");
         let ip: IpAddr = "0.0.0.0".parse().unwrap();
-        let err = authenticator(&AuthSettings::default(), ip, &mut card).unwrap_err();
+        let err = authenticator(&AuthArgs::default(), ip, &mut card).unwrap_err();
         assert!(format!("{err}").contains("refusing to serve"), "{err}");
-        let mut s = AuthSettings {
-            api_key_hashes: vec![format!("{}=ci@acme", switchboard_auth::hash_api_key("k"))],
-            ..AuthSettings::default()
+        let mut s = AuthArgs {
+            api_key_hash: vec![format!("{}=ci@acme", switchboard_auth::hash_api_key("k"))],
+            ..AuthArgs::default()
         };
         assert!(authenticator(&s, ip, &mut card).unwrap().is_some());
         assert!(card.security_schemes.contains_key("apiKey"), "advertised");
-        s.api_key_hashes.clear();
+        s.api_key_hash.clear();
         s.allow_anonymous = true;
         let mut card = AgentCard::new("a", "b", "1");
         assert!(authenticator(&s, ip, &mut card).unwrap().is_none());
@@ -367,12 +312,12 @@ mod tests {
         ] {
             assert!(add_api_key(ApiKeys::new(), &bad).is_err(), "{bad}");
         }
-        let jwks_only = AuthSettings {
+        let jwks_only = AuthArgs {
             jwks_url: Some("http://127.0.0.1:1/jwks".into()),
-            ..AuthSettings::default()
+            ..AuthArgs::default()
         };
         assert!(schemes(&jwks_only).is_err(), "issuer and audience required");
-        let hs = AuthSettings {
+        let hs = AuthArgs {
             jwt_issuer: Some("i".into()),
             jwt_audience: Some("a".into()),
             jwt_algorithms: vec!["HS256".into()],
@@ -382,19 +327,32 @@ mod tests {
     }
 
     #[test]
-    fn flags_add_to_and_override_the_file() {
-        let mut s: AuthSettings = toml::from_str(
-            "api_key_hashes = [\"a\"]\njwt_issuer = \"file\"\njwt_leeway_secs = 5\n",
+    fn flags_add_to_and_override_the_auth_section_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sb.toml");
+        let args = |extra: &[&str]| -> Vec<std::ffi::OsString> {
+            ["--config", file.to_str().unwrap()]
+                .iter()
+                .chain(extra)
+                .map(Into::into)
+                .collect()
+        };
+        std::fs::write(
+            &file,
+            "[auth]\napi_key_hashes = [\"a\"]\njwt_issuer = \"file\"\njwt_leeway_secs = 5\n",
         )
         .unwrap();
-        let args = AuthArgs {
-            api_key_hash: vec!["b".into()],
-            jwt_issuer: Some("flag".into()),
-            allow_anonymous: true,
-            ..AuthArgs::default()
-        };
-        args.apply(&mut s);
-        assert_eq!(s.api_key_hashes, ["a", "b"]);
+        let flags = [
+            "--api-key-hash",
+            "b",
+            "--jwt-issuer",
+            "flag",
+            "--allow-anonymous",
+        ];
+        let s = crate::serve::ServeArgs::resolve(&args(&flags))
+            .unwrap()
+            .auth;
+        assert_eq!(s.api_key_hash, ["a", "b"]);
         assert_eq!(s.jwt_issuer.as_deref(), Some("flag"));
         assert_eq!(
             s.jwt_leeway_secs,
@@ -402,8 +360,9 @@ mod tests {
             "unset flags keep the file's value"
         );
         assert!(s.allow_anonymous);
+        std::fs::write(&file, "[auth]\njwks = 1\n").unwrap();
         assert!(
-            toml::from_str::<AuthSettings>("jwks = 1").is_err(),
+            crate::serve::ServeArgs::resolve(&args(&[])).is_err(),
             "unknown keys"
         );
     }

@@ -497,9 +497,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
-    let mut auth = crate::auth_args::AuthSettings::default();
-    cfg.auth.apply(&mut auth);
-    let authenticator = crate::auth_args::authenticator(&auth, addr.ip(), &mut card)?;
+    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
     let public_url = cfg
         .public_url
         .clone()
