@@ -1,6 +1,9 @@
 // Drive an A2A 1.0 JSON-RPC agent with the official JS client (@a2a-js/sdk 1.3.0).
 //
-// Usage: node drive.mjs URL     (agent card at URL/.well-known/agent-card.json)
+// Usage: node drive.mjs [--agui-hints] URL     (agent card at URL/.well-known/agent-card.json)
+//
+// --agui-hints also runs the `think` and `tool` steps: switchboard's demo agent's
+// AG-UI-hinted parts must reach the SDK as ordinary, valid A2A.
 //
 // Runs the demo-agent scenario (see interop/README.md), printing one JSON line
 // per step {"step", "ok", "detail"} and a final line
@@ -60,8 +63,9 @@ function withTimeout(promise, ms, what) {
 }
 
 class Driver {
-  constructor(url) {
+  constructor(url, hinted = false) {
     this.url = url.endsWith('/') ? url : `${url}/`;
+    this.aguiHints = hinted; // also run the `think` and `tool` steps (switchboard's demo agent)
     this.passed = 0;
     this.failed = 0;
     this.agentCard = undefined;
@@ -282,6 +286,46 @@ class Driver {
     throw new CheckFailed(`GetTask(${missing}) returned a task: ${JSON.stringify(task?.id)}`);
   }
 
+  // A demo behaviour whose artifact parts carry AG-UI hints (`agui_*`
+  // metadata): the SDK must parse every frame as ordinary A2A, the hints are
+  // plain part metadata, and GetTask holds the same artifact text.
+  async hinted(command, want, wantError) {
+    const events = [];
+    const params = { tenant: '', message: userMessage(command), metadata: undefined };
+    for await (const ev of this.client.sendMessageStream(params, this.opts())) events.push(ev);
+    check(events.length > 0, 'no events');
+    const last = events.at(-1).payload;
+    const state = last?.$case === 'task' ? last.value.status?.state : last?.value?.status?.state;
+    check(state === TaskState.TASK_STATE_COMPLETED, `ended ${stateName(state)}, expected COMPLETED`);
+    const parts = events
+      .filter((e) => e.payload?.$case === 'artifactUpdate')
+      .flatMap((e) => e.payload.value.artifact?.parts ?? []);
+    check(parts.length > 0, 'no artifact parts streamed');
+    const seen = new Set();
+    let errors = 0;
+    for (const part of parts) {
+      const meta = part.metadata ?? {};
+      check(Object.keys(meta).some((k) => k.startsWith('agui_')), `part without agui_* hints: ${JSON.stringify(meta)}`);
+      for (const k of ['agui_event_type', 'agui_block_type']) if (k in meta) seen.add(String(meta[k]));
+      if (meta.agui_is_error === true) errors += 1;
+    }
+    const missing = want.filter((w) => !seen.has(w));
+    check(missing.length === 0, `hints ${JSON.stringify([...seen])} lack ${JSON.stringify(missing)}`);
+    check(errors > 0 === wantError, `${errors} parts marked agui_is_error`);
+    const taskId = events[0].payload.value.id;
+    const stored = await this.client.getTask({ tenant: '', id: taskId }, this.opts());
+    check(artifactsText(stored) === partsText(parts), 'GetTask artifact text differs from the stream');
+    return { task_id: taskId, parts: parts.length, hints: [...seen].sort(), errors };
+  }
+
+  async think() {
+    return this.hinted('/think why is the sky blue', ['thinking', 'text', 'code'], false);
+  }
+
+  async tool() {
+    return this.hinted('/tool count these words', ['tool_call'], true);
+  }
+
   async run() {
     await this.runStep('card', this.card);
     const steps = [
@@ -296,6 +340,7 @@ class Driver {
       ['input_required', this.inputRequired],
       ['get_unknown', this.getUnknown],
     ];
+    if (this.aguiHints) steps.push(['think', this.think], ['tool', this.tool]);
     for (const [name, fn] of steps) {
       if (!this.client) this.report(name, false, 'skipped: no agent card / client');
       else await this.runStep(name, fn);
@@ -306,9 +351,11 @@ class Driver {
   }
 }
 
-if (process.argv.length !== 3) {
-  console.error('usage: node drive.mjs URL');
+const argv = process.argv.slice(2);
+const hinted = argv[0] === '--agui-hints';
+if (argv.length !== (hinted ? 2 : 1)) {
+  console.error('usage: node drive.mjs [--agui-hints] URL');
   process.exit(2);
 }
-const code = await new Driver(process.argv[2]).run();
+const code = await new Driver(argv.at(-1), hinted).run();
 process.exit(code);

@@ -63,6 +63,23 @@ async function run() {
   step('stream', events[0].kind === 'task' && last.kind === 'status-update' && last.final === true
     && last.status.state === 'completed', events);
 
+  // The demo agent's AG-UI-hinted parts (issue 18) are ordinary 0.3 parts
+  // whose metadata carries the agui_* hints. The SDK's REST transport drops
+  // every part's metadata when it converts the protobuf JSON form (its
+  // `FromProto.part` copies only the content), so over REST only the parts
+  // themselves can be checked; the server does send the hints there
+  // (crates/switchboard/tests/agui_stream.rs and the Python 0.3 driver see them).
+  events = await collect(t.sendMessageStream(params('/tool count these words')));
+  last = events[events.length - 1];
+  const hinted = events.filter((e) => e.kind === 'artifact-update').flatMap((e) => e.artifact.parts);
+  const hintsKept = binding !== 'rest';
+  step('agui hints', last.kind === 'status-update' && last.final === true && last.status.state === 'completed'
+    && hinted.length > 0
+    && hinted.some((p) => p.kind === 'data' && p.data.name === 'word_count')
+    && (!hintsKept || (hinted.every((p) => Object.keys(p.metadata ?? {}).some((k) => k.startsWith('agui_')))
+      && hinted.some((p) => p.metadata.agui_event_type === 'tool_call')
+      && hinted.filter((p) => p.metadata.agui_is_error === true).length === 1)), events);
+
   r = await t.sendMessage(params('/long 1', false));
   events = await collect(t.resubscribeTask({ id: r.id }));
   last = events[events.length - 1];

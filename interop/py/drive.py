@@ -1,7 +1,7 @@
 """Drive an A2A 1.0 agent with the official Python client (a2a-sdk 1.3.0),
 over a chosen protocol binding (JSON-RPC by default).
 
-Usage: python drive.py [--transport JSONRPC|HTTP+JSON|GRPC] URL
+Usage: python drive.py [--transport JSONRPC|HTTP+JSON|GRPC] [--agui-hints] URL
        (agent card at URL/.well-known/agent-card.json; default JSONRPC)
 
 The clients are built with ClientConfig(supported_protocol_bindings=[TRANSPORT]),
@@ -12,6 +12,8 @@ unless the SDK really chose that binding.
 
 Runs the demo-agent scenario (see interop/README.md), printing one JSON line
 per step {"step", "ok", "detail"} and a final line
+(with --agui-hints also the `think` and `tool` steps: switchboard's demo
+agent's AG-UI-hinted parts must reach the SDK as ordinary, valid A2A)
 "interop: N passed, M failed". Exit code 0 only if every step passed.
 """
 
@@ -36,6 +38,7 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import TaskNotFoundError
+from google.protobuf.json_format import MessageToDict
 
 STEP_TIMEOUT_S = 20.0
 TERMINAL = {
@@ -100,9 +103,10 @@ TRANSPORT_CLASSES = {
 
 
 class Driver:
-    def __init__(self, url: str, transport: str) -> None:
+    def __init__(self, url: str, transport: str, hinted: bool = False) -> None:
         self.url = url.rstrip('/')
         self.transport = transport
+        self.hinted_steps = hinted  # also run the `think` and `tool` steps (switchboard's demo agent)
         self.passed = 0
         self.failed = 0
         self.card = None
@@ -314,6 +318,39 @@ class Driver:
             return {'error': type(e).__name__, 'message': e.message, 'data': e.data}
         raise CheckFailed(f'GetTask({missing}) returned a task: {task.id!r}')
 
+    async def hinted(self, command: str, want: set, want_error: bool):
+        """Streams a demo behaviour whose artifact parts carry AG-UI hints
+        (`agui_*` metadata): the SDK must parse every frame as ordinary A2A,
+        the hints must be plain part metadata, and GetTask must hold the same
+        artifact text as the stream delivered."""
+        request = SendMessageRequest(message=user_message(command))
+        events = [ev async for ev in self.streaming.send_message(request)]
+        check(len(events) > 0, 'no events')
+        last = events[-1]
+        kind = event_kind(last)
+        state = last.task.status.state if kind == 'task' else last.status_update.status.state
+        check(state == TaskState.TASK_STATE_COMPLETED, f'ended {state_name(state)}, expected COMPLETED')
+        parts = [p for ev in events if event_kind(ev) == 'artifact_update' for p in ev.artifact_update.artifact.parts]
+        check(len(parts) > 0, 'no artifact parts streamed')
+        seen, errors = set(), 0
+        for part in parts:
+            meta = MessageToDict(part.metadata) if part.HasField('metadata') else {}
+            check(any(k.startswith('agui_') for k in meta), f'part without agui_* hints: {meta}')
+            seen.update(str(meta[k]) for k in ('agui_event_type', 'agui_block_type') if k in meta)
+            errors += meta.get('agui_is_error') is True
+        check(want <= seen, f'hints {sorted(seen)} lack {sorted(want - seen)}')
+        check((errors > 0) == want_error, f'{errors} parts marked agui_is_error')
+        task_id = last.task.id if kind == 'task' else last.status_update.task_id
+        stored = await self.blocking.get_task(GetTaskRequest(id=task_id))
+        check(artifacts_text(stored) == parts_text(parts), 'GetTask artifact text differs from the stream')
+        return {'task_id': task_id, 'parts': len(parts), 'hints': sorted(seen), 'errors': errors}
+
+    async def step_think(self):
+        return await self.hinted('/think why is the sky blue', {'thinking', 'text', 'code'}, False)
+
+    async def step_tool(self):
+        return await self.hinted('/tool count these words', {'tool_call'}, True)
+
     async def run(self) -> int:
         await self.run_step('card', self.step_card)
         if self.card is None:
@@ -331,6 +368,9 @@ class Driver:
             await self.run_step('stream', self.step_stream)
             await self.run_step('input_required', self.step_input_required)
             await self.run_step('get_unknown', self.step_get_unknown)
+            if self.hinted_steps:
+                await self.run_step('think', self.step_think)
+                await self.run_step('tool', self.step_tool)
             if self.sub_task is not None and not self.sub_task.done():
                 self.sub_task.cancel()
             for client in (self.blocking, self.streaming):
@@ -345,12 +385,18 @@ class Driver:
 def main() -> int:
     args = sys.argv[1:]
     transport = 'JSONRPC'
-    if len(args) == 3 and args[0] == '--transport':
-        transport, args = args[1], args[2:]
+    hinted = False
+    while len(args) > 1 and args[0].startswith('--'):
+        if args[0] == '--transport' and len(args) > 2:
+            transport, args = args[1], args[2:]
+        elif args[0] == '--agui-hints':
+            hinted, args = True, args[1:]
+        else:
+            break
     if len(args) != 1:
-        print('usage: drive.py [--transport JSONRPC|HTTP+JSON|GRPC] URL', file=sys.stderr)
+        print('usage: drive.py [--transport JSONRPC|HTTP+JSON|GRPC] [--agui-hints] URL', file=sys.stderr)
         return 2
-    return asyncio.run(Driver(args[0], transport).run())
+    return asyncio.run(Driver(args[0], transport, hinted).run())
 
 
 if __name__ == '__main__':

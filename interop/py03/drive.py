@@ -32,6 +32,7 @@ from a2a.types import (
     TaskIdParams,
     TaskPushNotificationConfig,
     TaskQueryParams,
+    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatusUpdateEvent,
     TextPart,
@@ -135,6 +136,23 @@ async def run():
             and isinstance(last, TaskStatusUpdateEvent)
             and last.final
             and last.status.state == TaskState.completed,
+            events,
+        )
+        # 6b. The demo agent's AG-UI-hinted parts (issue 18) are ordinary 0.3
+        # parts whose metadata carries the agui_* hints.
+        events = [e async for e in t.send_message_streaming(params("/tool count these words"))]
+        last = events[-1]
+        hinted = [
+            p.root for e in events if isinstance(e, TaskArtifactUpdateEvent) for p in e.artifact.parts
+        ]
+        step(
+            "agui hints",
+            isinstance(last, TaskStatusUpdateEvent) and last.final
+            and last.status.state == TaskState.completed
+            and len(hinted) > 0
+            and all(any(k.startswith("agui_") for k in (p.metadata or {})) for p in hinted)
+            and any((p.metadata or {}).get("agui_event_type") == "tool_call" for p in hinted)
+            and sum((p.metadata or {}).get("agui_is_error") is True for p in hinted) == 1,
             events,
         )
         # 7. Resubscribe to a running task.

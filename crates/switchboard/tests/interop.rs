@@ -13,8 +13,10 @@ use std::path::PathBuf;
 
 use proc::{Serve, interop_node, interop_python, run_interop_driver};
 
-/// Steps each driver runs; all must pass.
-const STEPS: u32 = 11;
+/// Steps each driver runs; all must pass: the 11 of the scenario and, with
+/// `--agui-hints`, `think` and `tool` (the demo agent's AG-UI-hinted parts
+/// reach the official SDKs as ordinary, valid A2A: issue 18).
+const STEPS: u32 = 13;
 
 /// Runs the driver `script` with `program` (`None`: not installed, skip)
 /// and `flags` against `switchboard serve` on a fresh SQLite file; returns
@@ -27,7 +29,11 @@ fn drive(program: Option<PathBuf>, script: &str, flags: &[&str]) -> Option<Strin
         dir.path().join("interop.db").display()
     ));
     let base = s.base();
-    let args: Vec<&str> = flags.iter().copied().chain([base.as_str()]).collect();
+    let args: Vec<&str> = flags
+        .iter()
+        .copied()
+        .chain(["--agui-hints", base.as_str()])
+        .collect();
     Some(run_interop_driver(&program, script, &args, STEPS))
 }
 
@@ -47,7 +53,7 @@ fn official_js_client_drives_switchboard() {
 
 /// The official Python client over gRPC (`drive.py --transport GRPC`, the
 /// SDK's `GrpcTransport` on a grpc.aio channel) against the real binary:
-/// the same 11 steps, on the card's GRPC interface.
+/// the same 13 steps, on the card's GRPC interface.
 #[test]
 fn official_python_client_over_grpc() {
     let flags = ["--transport", "GRPC"];

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use proc::{Serve, run_interop_driver};
 
 /// Steps `drive.py` runs; all must pass.
-const STEPS: u32 = 12;
+const STEPS: u32 = 13;
 /// Over gRPC, two more: the card's GRPC interface and GetAgentCard.
 const GRPC_STEPS: u32 = STEPS + 2;
 

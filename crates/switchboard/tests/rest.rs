@@ -1256,7 +1256,7 @@ async fn our_client_copies_the_card_tenant_into_rest_paths() {
 }
 
 /// The official Python client (a2a-sdk 1.3.0, `interop/py/drive.py --transport HTTP+JSON`)
-/// runs the demo scenario over HTTP+JSON against this server. Skipped when
+/// runs the demo scenario, AG-UI-hinted parts included, over HTTP+JSON against this server. Skipped when
 /// `interop/.venv` is missing, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_python_client_over_rest() {
@@ -1269,7 +1269,7 @@ async fn official_python_client_over_rest() {
         Duration::from_secs(120),
         tokio::process::Command::new(&python)
             .arg(root.join("interop/py/drive.py"))
-            .args(["--transport", "HTTP+JSON", &s.base])
+            .args(["--transport", "HTTP+JSON", "--agui-hints", &s.base])
             .current_dir(&root)
             .kill_on_drop(true)
             .output(),
@@ -1277,7 +1277,7 @@ async fn official_python_client_over_rest() {
     .await
     .expect("the Python driver hung")
     .unwrap();
-    let stdout = proc::interop_driver_passed("drive.py --transport HTTP+JSON", &out, 11);
+    let stdout = proc::interop_driver_passed("drive.py --transport HTTP+JSON", &out, 13);
     assert!(
         stdout.contains("\"transport\": \"RestTransport\""),
         "the SDK did not use its REST transport: {stdout}"
