@@ -329,55 +329,34 @@ async fn subscribe_resumes_after_last_event_id() {
         .send_streaming_message(v1(send_req("/steps 4", "")))
         .await
         .unwrap();
-    let first: u64 = resp
-        .metadata()
-        .get("first-event-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let full: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    let first = first_event_id(&resp);
+    let full = grpc_items(resp).await;
     assert!(full.len() >= 5, "{full:?}");
     let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
         panic!("a task first")
     };
     // Saw the first two items, then lost the stream.
     let seen = first + 1;
-    let mut req = v1(pb::SubscribeToTaskRequest {
+    let subscribe = v1(pb::SubscribeToTaskRequest {
         id: t.id.clone(),
         ..Default::default()
     });
-    req.metadata_mut()
-        .insert("last-event-id", seen.to_string().parse().unwrap());
-    let resp = g.subscribe_to_task(req).await.unwrap();
-    assert_eq!(
-        resp.metadata()
-            .get("first-event-id")
-            .unwrap()
-            .to_str()
-            .unwrap(),
-        (seen + 1).to_string()
-    );
-    let rest: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
-    assert_eq!(rest, full[2..].to_vec());
+    let resp = g
+        .subscribe_to_task(resuming(subscribe, &seen.to_string()))
+        .await
+        .unwrap();
+    assert_eq!(first_event_id(&resp), seen + 1);
+    assert_eq!(grpc_items(resp).await, full[2..].to_vec());
 
     // A resume key that is not a number is InvalidParams.
-    let mut req = v1(pb::SubscribeToTaskRequest {
+    let subscribe = v1(pb::SubscribeToTaskRequest {
         id: t.id.clone(),
         ..Default::default()
     });
-    req.metadata_mut()
-        .insert("last-event-id", "x".parse().unwrap());
-    let st = g.subscribe_to_task(req).await.unwrap_err();
+    let st = g
+        .subscribe_to_task(resuming(subscribe, "x"))
+        .await
+        .unwrap_err();
     assert_eq!(st.code(), tonic::Code::InvalidArgument);
     s.stop().await;
 }
@@ -537,22 +516,10 @@ struct NotAGetTaskRequest {
 /// PUSH_NOTIFICATION_NOT_SUPPORTED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_and_unsupported_push() {
-    let s =
-        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.unwrap();
-    let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetTask");
-    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
-        tonic_prost::ProstCodec::default();
-    let st = grpc
-        .unary(v1(NotAGetTaskRequest { id: 7 }), path, codec)
-        .await
-        .unwrap_err();
+    let s = TestServer::start(demo_handler()).await;
+    let channel = s.grpc_channel().await;
+    let path = "/lf.a2a.v1.A2AService/GetTask";
+    let st = raw_unary_error(channel.clone(), path, v1(NotAGetTaskRequest { id: 7 })).await;
     assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
     assert_eq!(reason(&st).0, "PARSE_ERROR");
 
@@ -577,11 +544,7 @@ async fn malformed_messages_and_unsupported_push() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_grpc_services_and_methods_are_unimplemented() {
     let s = server().await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let channel = s.grpc_channel().await;
     for path in [
         "/lf.a2a.v1.A2AServiceX/SendMessage",
         "/lf.a2a.v1.A2AService/NoSuchMethod",
@@ -589,18 +552,7 @@ async fn unknown_grpc_services_and_methods_are_unimplemented() {
         "/grpc.health.v1.Health/Check",
         "/lf.a2a.v1.A2AService",
     ] {
-        let mut grpc = tonic::client::Grpc::new(channel.clone());
-        grpc.ready().await.unwrap();
-        let codec: tonic_prost::ProstCodec<pb::GetTaskRequest, pb::Task> =
-            tonic_prost::ProstCodec::default();
-        let st = grpc
-            .unary(
-                v1(pb::GetTaskRequest::default()),
-                http::uri::PathAndQuery::from_static(path),
-                codec,
-            )
-            .await
-            .unwrap_err();
+        let st = raw_unary_error(channel.clone(), path, v1(pb::GetTaskRequest::default())).await;
         assert_eq!(st.code(), tonic::Code::Unimplemented, "{path}: {st:?}");
     }
     let mut g = A2aServiceClient::new(channel);

@@ -9,10 +9,8 @@ mod util;
 
 use std::time::Duration;
 
-use futures::StreamExt;
-use switchboard::demo::{DemoAgent, demo_card};
+use switchboard::demo::demo_card;
 use switchboard_client::A2AClient;
-use switchboard_core::RequestHandler;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
 use switchboard_protocol::{A2AError, ListTasksRequest, Message, TaskState};
@@ -140,12 +138,8 @@ async fn the_03_wire_as_sent() {
         .send_streaming_message(send_req("/steps 3"))
         .await
         .unwrap();
-    assert!(resp.metadata().get("first-event-id").is_some());
-    let items: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    assert!(first_event_id(&resp) >= 1, "numbered from 1");
+    let items = grpc_items(resp).await;
     let Some(pb::stream_response::Payload::Task(t)) = &items[0].payload else {
         panic!("a task first: {items:?}")
     };
@@ -397,38 +391,21 @@ async fn task_subscription_resumes_after_last_event_id() {
         .send_streaming_message(send_req("/steps 4"))
         .await
         .unwrap();
-    let first: u64 = resp
-        .metadata()
-        .get("first-event-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let full: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    let first = first_event_id(&resp);
+    let full = grpc_items(resp).await;
     assert!(full.len() >= 5, "{full:?}");
     let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
         panic!("a task first")
     };
     let seen = first + 1;
-    let mut req = tonic::Request::new(pb::TaskSubscriptionRequest {
+    let subscribe = tonic::Request::new(pb::TaskSubscriptionRequest {
         name: format!("tasks/{}", t.id),
     });
-    req.metadata_mut()
-        .insert("last-event-id", seen.to_string().parse().unwrap());
-    let rest: Vec<pb::StreamResponse> = g
-        .task_subscription(req)
+    let resp = g
+        .task_subscription(resuming(subscribe, &seen.to_string()))
         .await
-        .unwrap()
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
-    assert_eq!(rest, full[2..].to_vec());
+        .unwrap();
+    assert_eq!(grpc_items(resp).await, full[2..].to_vec());
     s.stop().await;
 }
 
@@ -478,26 +455,11 @@ struct NotAGetTaskRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_extensions_and_unsupported_push() {
     use switchboard_protocol::progress::TASK_PROGRESS_URI;
-    let s =
-        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.unwrap();
-    let path = http::uri::PathAndQuery::from_static("/a2a.v1.A2AService/GetTask");
-    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
-        tonic_prost::ProstCodec::default();
-    let st = grpc
-        .unary(
-            tonic::Request::new(NotAGetTaskRequest { name: 7 }),
-            path,
-            codec,
-        )
-        .await
-        .unwrap_err();
+    let s = TestServer::start(demo_handler()).await;
+    let channel = s.grpc_channel().await;
+    let path = "/a2a.v1.A2AService/GetTask";
+    let malformed = tonic::Request::new(NotAGetTaskRequest { name: 7 });
+    let st = raw_unary_error(channel.clone(), path, malformed).await;
     assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
     assert_eq!(reason(&st), "PARSE_ERROR");
 

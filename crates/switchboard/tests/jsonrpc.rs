@@ -8,15 +8,12 @@ use std::sync::Arc;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
-use switchboard_core::RequestHandler;
 use switchboard_protocol::AgentCard;
 use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    TestServer::start(handler).await
+    TestServer::start(demo_handler()).await
 }
 
 #[tokio::test]
@@ -487,8 +484,11 @@ async fn protocol_errors_have_spec_codes() {
 
 #[tokio::test]
 async fn oversize_bodies_and_trailing_slash() {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096).rpc_path("/a2a"), handler).await;
+    let s = TestServer::start_with(
+        |srv| srv.max_body_bytes(4096).rpc_path("/a2a"),
+        demo_handler(),
+    )
+    .await;
     let big = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_msg(&"x".repeat(10_000))}});
     for path in ["/a2a", "/a2a/"] {
         let (status, body, _) = s.post_json_at(path, &big.to_string(), V1).await;

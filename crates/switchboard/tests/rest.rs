@@ -19,24 +19,21 @@ use futures::StreamExt;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::protocol::{
     A2AError, AgentInterface, ListTasksRequest, Message, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
 };
 use switchboard_client::{A2AClient, ClientError};
-use switchboard_core::RequestHandler;
 use switchboard_server::ErrorTable;
 use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
-    TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await
+    TestServer::start(demo_handler()).await
 }
 
 async fn demo_server_with(table: ErrorTable) -> TestServer {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    TestServer::start_with(|s| s.error_table(table), handler).await
+    TestServer::start_with(|s| s.error_table(table), demo_handler()).await
 }
 
 /// A REST answer: status, JSON body, headers.
@@ -851,8 +848,7 @@ async fn demo_errors_in_both_tables() {
 
 #[tokio::test]
 async fn oversize_body_is_413() {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096), handler).await;
+    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096), demo_handler()).await;
     for path in ["/message:send", "/acme/message:stream"] {
         let a = call(&s, Method::POST, path, Some(send_body(&"x".repeat(10_000)))).await;
         expect_error(&a, 413, IA, "INVALID_REQUEST");

@@ -53,6 +53,57 @@ pub fn demo_push_handler() -> RequestHandler {
     .build()
 }
 
+/// The demo agent with its default pacing; no store or push set up.
+pub fn demo_handler() -> RequestHandler {
+    RequestHandler::builder(DemoAgent::default(), demo_card()).build()
+}
+
+/// Sends `request`, any protobuf message, as a unary gRPC call to the
+/// method at `path`, whatever that method's own request type is; the error
+/// status the server answers with (panics on a success).
+pub async fn raw_unary_error<M>(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: tonic::Request<M>,
+) -> tonic::Status
+where
+    M: prost::Message + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    // Whatever comes back is not read: `()` decodes any answer.
+    let codec: tonic_prost::ProstCodec<M, ()> = tonic_prost::ProstCodec::default();
+    grpc.unary(request, http::uri::PathAndQuery::from_static(path), codec)
+        .await
+        .unwrap_err()
+}
+
+/// The `first-event-id` a gRPC stream's answer names in its metadata: the
+/// sequence number of its first item.
+pub fn first_event_id<T>(resp: &tonic::Response<T>) -> u64 {
+    resp.metadata()
+        .get("first-event-id")
+        .expect("a first-event-id")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Every item of a gRPC stream, to its end (panics on an error status).
+pub async fn grpc_items<T>(resp: tonic::Response<tonic::Streaming<T>>) -> Vec<T> {
+    resp.into_inner().map(Result::unwrap).collect().await
+}
+
+/// `request` resuming a stream after event `last_event_id` (its
+/// `last-event-id` metadata).
+pub fn resuming<T>(mut request: tonic::Request<T>, last_event_id: &str) -> tonic::Request<T> {
+    request
+        .metadata_mut()
+        .insert("last-event-id", last_event_id.parse().unwrap());
+    request
+}
+
 /// The task of a `SendMessage` answer (panics on a direct message).
 pub fn task_of(r: SendMessageResponse) -> Task {
     match r {
@@ -302,6 +353,15 @@ impl TestServer {
         assert_eq!(c.interface().protocol_binding, binding);
         assert_eq!(c.interface().protocol_version, version);
         c
+    }
+
+    /// A gRPC channel (one HTTP/2 connection) to the server.
+    pub async fn grpc_channel(&self) -> tonic::transport::Channel {
+        tonic::transport::Channel::from_shared(self.base.clone())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
     }
 
     pub fn url(&self) -> String {
