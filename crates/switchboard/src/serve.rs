@@ -613,6 +613,18 @@ mod tests {
         v
     }
 
+    /// Writes `contents` as the config file `name` in `dir`; its path.
+    fn config_file(dir: &tempfile::TempDir, name: &str, contents: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
+    /// The error, with its causes, of resolving the config file `path`.
+    fn file_error(path: &std::path::Path) -> String {
+        format!("{:#}", Config::resolve(&with_file(path, &[])).unwrap_err())
+    }
+
     #[test]
     fn defaults_parse() {
         let cfg = Config::default();
@@ -630,12 +642,11 @@ mod tests {
     #[test]
     fn file_then_flags() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sb.toml");
-        std::fs::write(
-            &path,
+        let path = config_file(
+            &dir,
+            "sb.toml",
             "listen = \"127.0.0.1:9999\"\nstore = \"memory\"\nagent = \"echo-task\"\n",
-        )
-        .unwrap();
+        );
         let cfg = Config::resolve(&with_file(&path, &[])).unwrap();
         assert_eq!(cfg.listen, "127.0.0.1:9999");
         assert_eq!(cfg.store, "memory");
@@ -658,15 +669,14 @@ mod tests {
     #[test]
     fn unknown_keys_bad_values_and_stores_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bad.toml");
-        std::fs::write(&path, "lisen = \"x\"\n").unwrap();
-        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
+        let path = config_file(&dir, "bad.toml", "lisen = \"x\"\n");
+        let err = file_error(&path);
         assert!(
             err.contains("unknown key `lisen`") && err.contains("listen"),
             "{err}"
         );
         std::fs::write(&path, "max_body_bytes = \"lots\"\n").unwrap();
-        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
+        let err = file_error(&path);
         assert!(
             err.contains("bad.toml") && err.contains("--max-body-bytes"),
             "{err}"
@@ -693,12 +703,11 @@ mod tests {
     #[test]
     fn card_settings_from_file_and_flags() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("card.toml");
-        std::fs::write(
-            &path,
+        let path = config_file(
+            &dir,
+            "card.toml",
             "hybrid_card = false\n[interface_urls]\ngrpc = \"grpc.example.com:443\"\n",
-        )
-        .unwrap();
+        );
         let cfg = Config::resolve(&with_file(&path, &[])).unwrap();
         assert!(!cfg.hybrid());
         assert_eq!(
@@ -718,28 +727,25 @@ mod tests {
         assert_eq!(cfg.interface_url.len(), 2, "flags add to the file");
         assert_eq!(cfg.interface_url[1].1, "https://proxy.example.com/a2a");
         assert!(!Config::resolve(&argv(&["--strict-card"])).unwrap().hybrid());
-        let path2 = dir.path().join("strict.toml");
-        std::fs::write(&path2, "strict_card = true\n").unwrap();
+        let path2 = config_file(&dir, "strict.toml", "strict_card = true\n");
         let cfg = Config::resolve(&with_file(&path2, &["--hybrid-card"])).unwrap();
         assert!(cfg.hybrid(), "a flag beats the file's conflicting setting");
         for bad in ["GRPC", "SOAP=x", "GRPC= "] {
             assert!(parse_interface_url(bad).is_err(), "{bad}");
         }
-        let path = dir.path().join("bad.toml");
-        std::fs::write(&path, "[interface_urls]\nSOAP = \"x\"\n").unwrap();
-        let err = format!("{:#}", Config::resolve(&with_file(&path, &[])).unwrap_err());
+        let path = config_file(&dir, "bad.toml", "[interface_urls]\nSOAP = \"x\"\n");
+        let err = file_error(&path);
         assert!(err.contains("unknown binding \"SOAP\""), "{err}");
     }
 
     #[test]
     fn push_settings_from_file_and_flags() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("push.toml");
-        std::fs::write(
-            &path,
+        let path = config_file(
+            &dir,
+            "push.toml",
             "store = \"sqlite:///var/lib/sb/tasks.db?mode=rwc\"\npush_allow_hosts = [\"127.0.0.1\"]\npush_max_attempts = 3\n",
-        )
-        .unwrap();
+        );
         let cfg = Config::resolve(&with_file(&path, &["--push-allow-host", "localhost"])).unwrap();
         assert!(cfg.push_enabled(), "push is on by default");
         assert_eq!(

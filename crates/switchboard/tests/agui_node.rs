@@ -16,6 +16,7 @@
 
 mod proc;
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
@@ -26,6 +27,24 @@ use switchboard_agui::{Converter, ConverterOptions, Frame, proto, sse};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{CancelTaskRequest, Message, SendMessageRequest, StreamResponse};
+
+/// Runs the script `script` of `interop/agui` (where its packages are) with
+/// `node` and `args`; the JSON report it prints (panics when it fails).
+fn node_report<'a>(node: &Path, script: &str, args: impl IntoIterator<Item = &'a OsStr>) -> Value {
+    let dir = proc::repo_root().join("interop/agui");
+    let out = Command::new(node)
+        .arg(dir.join(script))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
 /// Runs `text` on the demo agent and converts its stream. With `cancel`,
 /// the task is canceled once its second item arrived.
@@ -92,8 +111,6 @@ fn contents(run: &Value, role: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_client_accepts_every_demo_behaviour() {
-    let root = proc::repo_root();
-    let script = root.join("interop/agui/check.mjs");
     let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
         return;
     };
@@ -125,18 +142,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
         write(dir.path(), name, &frames);
     }
 
-    let out = Command::new(node)
-        .arg(&script)
-        .arg(dir.path())
-        .current_dir(root.join("interop/agui"))
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "check.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = node_report(&node, "check.mjs", [dir.path().as_os_str()]);
 
     for (name, _, _) in cases {
         let r = &report[name];
@@ -255,10 +261,9 @@ async fn the_official_client_accepts_every_demo_behaviour() {
 /// application/x-agui-events`, REST with `?format=agui`, and protobuf.
 #[test]
 fn the_official_client_consumes_the_opt_in_endpoints() {
-    let root = proc::repo_root();
-    if proc::interop_node("agui", "@ag-ui/client").is_none() {
+    let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
         return;
-    }
+    };
     let serve = proc::Serve::start("memory");
     let texts = [
         "/think why",
@@ -267,19 +272,9 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
         "/fail no luck",
         "hello",
     ];
-    let out = Command::new("node")
-        .arg(root.join("interop/agui/live.mjs"))
-        .arg(serve.base())
-        .args(texts)
-        .current_dir(root.join("interop/agui"))
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "live.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let base = serve.base();
+    let args = std::iter::once(base.as_str()).chain(texts);
+    let report = node_report(&node, "live.mjs", args.map(OsStr::new));
     for text in texts {
         for binding in ["jsonrpc", "rest", "proto"] {
             let r = &report[text][binding];

@@ -6,7 +6,7 @@
 mod proc;
 
 use futures::StreamExt;
-use proc::{Serve, request};
+use proc::{Serve, get, send_rpc};
 use serde_json::{Value, json};
 use switchboard_agui::proto::ProtoDecoder;
 use switchboard_agui::sse::{SseDecoder, SseEvent};
@@ -63,30 +63,42 @@ fn run_id(frames: &[SseEvent]) -> String {
     v["runId"].as_str().unwrap().to_owned()
 }
 
-/// SubscribeToTask over REST, resumed after `last_event_id`.
-async fn resume_rest(base: &str, task: &str, last_event_id: &str) -> reqwest::Response {
+/// The JSON-RPC opt-in to AG-UI: this `Accept` on a streaming call.
+const AGUI: (&str, &str) = ("Accept", "application/x-agui-events");
+
+/// SendStreamingMessage of `text` over REST, opted in to the vocabulary
+/// `format` by the query parameter.
+async fn stream_rest(base: &str, format: &str, text: &str) -> reqwest::Response {
     reqwest::Client::new()
-        .get(format!("{base}/tasks/{task}:subscribe?format=agui"))
+        .post(format!("{base}/message:stream?format={format}"))
         .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", last_event_id)
+        .header("Content-Type", "application/json")
+        .body(user(text).to_string())
         .send()
         .await
         .unwrap()
+}
+
+/// SubscribeToTask over REST, resumed after `last_event_id`.
+async fn resume_rest(base: &str, task: &str, last_event_id: &str) -> reqwest::Response {
+    get(
+        &format!("{base}/tasks/{task}:subscribe?format=agui"),
+        &[("A2A-Version", "1.0"), ("Last-Event-ID", last_event_id)],
+    )
+    .await
 }
 
 #[tokio::test]
 async fn tool_stream_over_jsonrpc_resumes_exactly_at_every_cut() {
     let s = Serve::start("memory");
     let base = s.base();
-    let resp = request(
+    let resp = send_rpc(
         &base,
         "SendStreamingMessage",
         user("/tool count these words"),
+        &[AGUI],
     )
-    .header("Accept", "application/x-agui-events")
-    .send()
-    .await
-    .unwrap();
+    .await;
     let full = read_sse(resp, None).await;
     verified(&full);
     let t = types(&full);
@@ -126,14 +138,7 @@ async fn a_live_stream_cut_mid_run_and_resumed_equals_the_whole_stream() {
     let base = s.base();
     // REST SendStreamingMessage, opted in by the query parameter; `/think`
     // streams its parts one by one.
-    let resp = reqwest::Client::new()
-        .post(format!("{base}/message:stream?format=agui"))
-        .header("A2A-Version", "1.0")
-        .header("Content-Type", "application/json")
-        .body(user("/think why is the sky blue").to_string())
-        .send()
-        .await
-        .unwrap();
+    let resp = stream_rest(&base, "agui", "/think why is the sky blue").await;
     let head = read_sse(resp, Some(4)).await;
     assert_eq!(head.len(), 4);
     let task = run_id(&head);
@@ -161,23 +166,16 @@ async fn a_live_stream_cut_mid_run_and_resumed_equals_the_whole_stream() {
 async fn malformed_last_event_id_is_invalid_params_on_both_bindings() {
     let s = Serve::start("memory");
     let base = s.base();
-    let resp = request(&base, "SubscribeToTask", json!({"id": "nope"}))
-        .header("Accept", "application/x-agui-events")
-        .header("Last-Event-ID", "3.x")
-        .send()
-        .await
-        .unwrap();
+    let headers = [AGUI, ("Last-Event-ID", "3.x")];
+    let resp = send_rpc(&base, "SubscribeToTask", json!({"id": "nope"}), &headers).await;
     assert_eq!(resp.status(), 200);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32602, "{body}");
     let resp = resume_rest(&base, "nope", "3.x").await;
     assert_eq!(resp.status(), 400);
     // A well-formed id for an unknown task is the ordinary A2A error.
-    let body: Value = request(&base, "SubscribeToTask", json!({"id": "nope"}))
-        .header("Accept", "application/x-agui-events")
-        .send()
+    let body: Value = send_rpc(&base, "SubscribeToTask", json!({"id": "nope"}), &[AGUI])
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -188,21 +186,15 @@ async fn malformed_last_event_id_is_invalid_params_on_both_bindings() {
 async fn without_the_opt_in_the_stream_stays_a2a_and_protobuf_matches_sse() {
     let s = Serve::start("memory");
     let base = s.base();
-    let resp = request(&base, "SendStreamingMessage", user("hello"))
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
+    let sse = [("Accept", "text/event-stream")];
+    let resp = send_rpc(&base, "SendStreamingMessage", user("hello"), &sse).await;
     let text = resp.text().await.unwrap();
     assert!(text.contains("\"jsonrpc\":\"2.0\""), "{text}");
     assert!(!text.contains("RUN_STARTED"));
 
     // Protobuf only when named; same events as SSE for the same task.
-    let resp = request(&base, "SendStreamingMessage", user("/tool a b c"))
-        .header("Accept", "application/vnd.ag-ui.event+proto")
-        .send()
-        .await
-        .unwrap();
+    let proto = [("Accept", "application/vnd.ag-ui.event+proto")];
+    let resp = send_rpc(&base, "SendStreamingMessage", user("/tool a b c"), &proto).await;
     assert_eq!(
         resp.headers()["content-type"],
         "application/vnd.ag-ui.event+proto"
@@ -224,14 +216,8 @@ async fn without_the_opt_in_the_stream_stays_a2a_and_protobuf_matches_sse() {
 async fn hector_vocabulary_on_request() {
     let s = Serve::start("memory");
     let base = s.base();
-    let text = reqwest::Client::new()
-        .post(format!("{base}/message:stream?format=agui-hector"))
-        .header("A2A-Version", "1.0")
-        .header("Content-Type", "application/json")
-        .body(user("/think hi").to_string())
-        .send()
+    let text = stream_rest(&base, "agui-hector", "/think hi")
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();

@@ -96,6 +96,15 @@ async fn server(jwt: JwtConfig) -> TestServer {
     TestServer::start_with(|s| s.authenticator(auth), handler).await
 }
 
+/// An identity provider (its keys, published by a JWKS host) and a server
+/// that trusts it, refetching the JWKS at most every `min_refetch`.
+async fn idp_and_server(min_refetch: Duration) -> (KeySet, JwksHost, TestServer) {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let s = server(config(&jwks, min_refetch)).await;
+    (idp, jwks, s)
+}
+
 /// Our client on one binding and version, with extra headers.
 async fn client(base: &str, combo: (&str, &str), headers: &[(&str, &str)]) -> A2AClient {
     let mut b = A2AClient::builder()
@@ -119,15 +128,25 @@ async fn as_bearer(base: &str, combo: (&str, &str), t: &str) -> A2AClient {
     client(base, combo, &[(k, &v)]).await
 }
 
+/// ListTasks with the bearer token `t`: what a token is good for.
+async fn list_as_bearer(
+    base: &str,
+    combo: (&str, &str),
+    t: &str,
+) -> Result<switchboard_protocol::ListTasksResponse, ClientError> {
+    as_bearer(base, combo, t)
+        .await
+        .list_tasks(Default::default())
+        .await
+}
+
 fn assert_unauthenticated(err: &ClientError, what: &str) {
     assert_eq!(err.code(), Some(UNAUTHENTICATED_CODE), "{what}: {err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jwts_are_verified_on_every_binding() {
-    let idp = KeySet::generate().unwrap();
-    let jwks = JwksHost::start(idp.jwk_set()).await;
-    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    let (idp, jwks, s) = idp_and_server(Duration::from_secs(3600)).await;
     let expired = idp
         .sign(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": now() - 120}))
         .unwrap();
@@ -215,21 +234,15 @@ fn base64_url(s: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
-    let idp = KeySet::generate().unwrap();
-    let jwks = JwksHost::start(idp.jwk_set()).await;
     // No quiet interval: every unknown kid may refetch.
-    let s = server(config(&jwks, Duration::ZERO)).await;
+    let (idp, jwks, s) = idp_and_server(Duration::ZERO).await;
     for (i, combo) in [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")]
         .into_iter()
         .enumerate()
     {
         let what = format!("{} {}", combo.0, combo.1);
         let old_token = token(&idp, "alice");
-        as_bearer(&s.base, combo, &old_token)
-            .await
-            .list_tasks(Default::default())
-            .await
-            .unwrap();
+        list_as_bearer(&s.base, combo, &old_token).await.unwrap();
         if i == 0 {
             assert_eq!(jwks.fetches(), 1, "fetched on first use");
         }
@@ -240,9 +253,7 @@ async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
         idp.rotate().unwrap();
         let new_token = token(&idp, "alice");
         // Not published yet: refused after a refetch that did not find it.
-        let err = as_bearer(&s.base, combo, &new_token)
-            .await
-            .list_tasks(Default::default())
+        let err = list_as_bearer(&s.base, combo, &new_token)
             .await
             .unwrap_err();
         assert_unauthenticated(&err, &format!("{what}: unpublished kid"));
@@ -255,16 +266,10 @@ async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
         // Published, with the old key retired: the new token works ...
         idp.retire(&old_kid).unwrap();
         jwks.publish(idp.jwk_set());
-        as_bearer(&s.base, combo, &new_token)
-            .await
-            .list_tasks(Default::default())
-            .await
-            .unwrap();
+        list_as_bearer(&s.base, combo, &new_token).await.unwrap();
         assert_eq!(jwks.fetches(), before + 2, "{what}: published, refetched");
         // ... and one under the retired key no longer verifies.
-        let err = as_bearer(&s.base, combo, &old_token)
-            .await
-            .list_tasks(Default::default())
+        let err = list_as_bearer(&s.base, combo, &old_token)
             .await
             .unwrap_err();
         assert_unauthenticated(&err, &format!("{what}: retired kid"));
@@ -272,9 +277,7 @@ async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
     }
     // Tokens signed by a key the issuer never published are refused.
     let stranger = KeySet::generate().unwrap();
-    let err = as_bearer(&s.base, COMBOS[0], &token(&stranger, "alice"))
-        .await
-        .list_tasks(Default::default())
+    let err = list_as_bearer(&s.base, COMBOS[0], &token(&stranger, "alice"))
         .await
         .unwrap_err();
     assert_unauthenticated(&err, "unpublished key");
@@ -283,9 +286,7 @@ async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_unknown_kids_fetches_the_jwks_once() {
-    let idp = KeySet::generate().unwrap();
-    let jwks = JwksHost::start(idp.jwk_set()).await;
-    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    let (idp, jwks, s) = idp_and_server(Duration::from_secs(3600)).await;
     let alice = as_bearer(&s.base, COMBOS[0], &token(&idp, "alice")).await;
     alice.list_tasks(Default::default()).await.unwrap();
     assert_eq!(jwks.fetches(), 1);
@@ -320,9 +321,7 @@ async fn a_flood_of_unknown_kids_fetches_the_jwks_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_keys_on_every_binding() {
-    let idp = KeySet::generate().unwrap();
-    let jwks = JwksHost::start(idp.jwk_set()).await;
-    let s = server(config(&jwks, Duration::from_secs(3600))).await;
+    let (idp, _jwks, s) = idp_and_server(Duration::from_secs(3600)).await;
     for combo in COMBOS {
         let what = format!("{} {}", combo.0, combo.1);
         let by_header = client(&s.base, combo, &[("x-api-key", ALPHA_KEY)]).await;
@@ -352,17 +351,16 @@ async fn api_keys_on_every_binding() {
         assert_unauthenticated(&missing.send_text("hi").await.unwrap_err(), &what);
     }
     // REST's form: 401 with the challenges, no task data.
-    let resp = s
-        .http
-        .get(format!("{}/tasks", s.base))
-        .header("A2A-Version", "1.0")
-        .header("x-api-key", "sb_not-a-key")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 401);
-    assert!(resp.headers().contains_key("www-authenticate"));
-    let body = resp.text().await.unwrap();
+    let (status, body, headers) = s
+        .send(
+            reqwest::Method::GET,
+            "/tasks",
+            None,
+            &[("A2A-Version", "1.0"), ("x-api-key", "sb_not-a-key")],
+        )
+        .await;
+    assert_eq!(status, 401);
+    assert!(headers.contains_key("www-authenticate"));
     assert!(!body.contains("\"tasks\""), "{body}");
     s.stop().await;
 }

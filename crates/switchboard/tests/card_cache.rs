@@ -5,19 +5,8 @@
 
 mod proc;
 
-use proc::Serve;
+use proc::{Serve, get};
 use reqwest::StatusCode;
-
-async fn get(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-    headers
-        .iter()
-        .fold(reqwest::Client::new().get(url), |req, (k, v)| {
-            req.header(*k, *v)
-        })
-        .send()
-        .await
-        .unwrap()
-}
 
 #[tokio::test]
 async fn the_card_is_cacheable_and_conditional_requests_get_304() {

@@ -17,7 +17,7 @@ use switchboard_client::{CardSignatureError, CardTrust, ClientBuilder, ClientErr
 use switchboard_core::{RequestHandler, agent_fn};
 use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_server::push::PushOptions;
-use util::TestServer;
+use util::{TestServer, failure_stderr, success_stdout};
 
 fn handler() -> RequestHandler {
     let agent = agent_fn(|ctx, events| async move {
@@ -41,27 +41,7 @@ async fn signed_server() -> TestServer {
 }
 
 async fn jwks(server: &TestServer) -> JwkSet {
-    server
-        .http
-        .get(format!("{}/.well-known/jwks.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-async fn raw_card(server: &TestServer) -> Value {
-    server
-        .http
-        .get(format!("{}/.well-known/agent-card.json", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    serde_json::from_value(server.get_json("/.well-known/jwks.json").await).unwrap()
 }
 
 /// Serves `card` as the agent card of a server on its own port (what a
@@ -85,7 +65,7 @@ async fn serve_card(card: Value) -> (String, tokio::task::JoinHandle<()>) {
 #[tokio::test]
 async fn our_client_verifies_the_signed_card_and_talks_to_the_agent() {
     let server = signed_server().await;
-    let card = raw_card(&server).await;
+    let card = server.card().await;
     let sig = &card["signatures"][0];
     assert!(
         sig["protected"].is_string() && sig["signature"].is_string(),
@@ -116,7 +96,7 @@ async fn our_client_verifies_the_signed_card_and_talks_to_the_agent() {
 async fn tampered_foreign_and_unsigned_cards_are_refused() {
     let server = signed_server().await;
     let keys = jwks(&server).await;
-    let card = raw_card(&server).await;
+    let card = server.card().await;
 
     // Every signed field counts, including one nested in an interface.
     let mut changes: Vec<(&str, Value)> = Vec::new();
@@ -173,7 +153,7 @@ async fn tampered_foreign_and_unsigned_cards_are_refused() {
 
     // Signed by another server's keys: not trusted.
     let other = signed_server().await;
-    let other_card: AgentCard = serde_json::from_value(raw_card(&other).await).unwrap();
+    let other_card: AgentCard = serde_json::from_value(other.card().await).unwrap();
     let err = verify_card(&other_card, &keys).unwrap_err();
     assert!(err.to_string().contains("no trusted key"), "{err}");
     other.stop().await;
@@ -254,18 +234,11 @@ fn the_cli_signs_with_serve_and_verifies_with_verify_card() {
     };
     let signed = proc::Serve::start_with("memory", &["--sign-card"]);
     let out = cli(&signed.base());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(stdout.contains("switchboard demo"), "{stdout}");
 
     let plain = proc::Serve::start("memory");
-    let out = cli(&plain.base());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = failure_stderr(&cli(&plain.base()));
     assert!(stderr.contains("the agent card is not signed"), "{stderr}");
 
     let off = Command::new(env!("CARGO_BIN_EXE_switchboard"))
@@ -273,10 +246,6 @@ fn the_cli_signs_with_serve_and_verifies_with_verify_card() {
         .args(["--no-push", "--sign-card"])
         .output()
         .unwrap();
-    assert!(!off.status.success());
-    assert!(
-        String::from_utf8_lossy(&off.stderr).contains("turn push on"),
-        "{}",
-        String::from_utf8_lossy(&off.stderr)
-    );
+    let stderr = failure_stderr(&off);
+    assert!(stderr.contains("turn push on"), "{stderr}");
 }

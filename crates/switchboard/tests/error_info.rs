@@ -89,6 +89,17 @@ async fn rest(s: &TestServer, method: reqwest::Method, path: &str, v1: bool) -> 
     resp.json().await.unwrap()
 }
 
+/// The error status of a gRPC stream that must fail: before the stream,
+/// or as its first item.
+async fn stream_error<T: std::fmt::Debug>(
+    opened: Result<tonic::Response<tonic::Streaming<T>>, tonic::Status>,
+) -> tonic::Status {
+    match opened {
+        Err(st) => st,
+        Ok(stream) => stream.into_inner().next().await.unwrap().unwrap_err(),
+    }
+}
+
 fn v1<T>(body: T) -> tonic::Request<T> {
     let mut r = tonic::Request::new(body);
     r.metadata_mut()
@@ -152,28 +163,41 @@ async fn error_info_task_id_is_the_task_id_on_every_binding() {
     // REST, A2A 1.0 and 0.3 (`/v1`).
     use reqwest::Method;
     for (prefix, v1) in [("", true), ("/v1", false)] {
-        let what = |op: &str| format!("rest{prefix} {op}");
-        let v = rest(&s, Method::GET, &format!("{prefix}/tasks/{unknown}"), v1).await;
-        assert_json(&what("get"), &v, NOT_FOUND, unknown);
-        let v = rest(
-            &s,
-            Method::GET,
-            &format!("{prefix}/tasks/{unknown}:subscribe"),
-            v1,
-        )
-        .await;
-        assert_json(&what("subscribe"), &v, NOT_FOUND, unknown);
-        let path = format!("{prefix}/tasks/{done}/pushNotificationConfigs/nope");
-        let v = rest(&s, Method::GET, &path, v1).await;
-        assert_json(&what("push config get"), &v, NOT_FOUND, &done);
-        let v = rest(
-            &s,
-            Method::POST,
-            &format!("{prefix}/tasks/{done}:cancel"),
-            v1,
-        )
-        .await;
-        assert_json(&what("cancel"), &v, NOT_CANCELABLE, &done);
+        // (operation, method, path, reason, the task it names)
+        let cases = [
+            (
+                "get",
+                Method::GET,
+                format!("{prefix}/tasks/{unknown}"),
+                NOT_FOUND,
+                unknown,
+            ),
+            (
+                "subscribe",
+                Method::GET,
+                format!("{prefix}/tasks/{unknown}:subscribe"),
+                NOT_FOUND,
+                unknown,
+            ),
+            (
+                "push config get",
+                Method::GET,
+                format!("{prefix}/tasks/{done}/pushNotificationConfigs/nope"),
+                NOT_FOUND,
+                done.as_str(),
+            ),
+            (
+                "cancel",
+                Method::POST,
+                format!("{prefix}/tasks/{done}:cancel"),
+                NOT_CANCELABLE,
+                done.as_str(),
+            ),
+        ];
+        for (op, method, path, reason, task_id) in cases {
+            let v = rest(&s, method, &path, v1).await;
+            assert_json(&format!("rest{prefix} {op}"), &v, reason, task_id);
+        }
     }
 
     // gRPC, A2A 1.0.
@@ -188,16 +212,14 @@ async fn error_info_task_id_is_the_task_id_on_every_binding() {
         .await
         .unwrap_err();
     assert_grpc("grpc GetTask", &st, NOT_FOUND, unknown);
-    let st = match g
-        .subscribe_to_task(v1(pb::SubscribeToTaskRequest {
+    let st = stream_error(
+        g.subscribe_to_task(v1(pb::SubscribeToTaskRequest {
             id: unknown.into(),
             ..Default::default()
         }))
-        .await
-    {
-        Err(st) => st,
-        Ok(stream) => stream.into_inner().next().await.unwrap().unwrap_err(),
-    };
+        .await,
+    )
+    .await;
     assert_grpc("grpc SubscribeToTask", &st, NOT_FOUND, unknown);
     let st = g
         .get_task_push_notification_config(v1(pb::GetTaskPushNotificationConfigRequest {
@@ -229,15 +251,13 @@ async fn error_info_task_id_is_the_task_id_on_every_binding() {
         .await
         .unwrap_err();
     assert_grpc("grpc 0.3 GetTask", &st, NOT_FOUND, unknown);
-    let st = match g
-        .task_subscription(pb03::TaskSubscriptionRequest {
+    let st = stream_error(
+        g.task_subscription(pb03::TaskSubscriptionRequest {
             name: format!("tasks/{unknown}"),
         })
-        .await
-    {
-        Err(st) => st,
-        Ok(stream) => stream.into_inner().next().await.unwrap().unwrap_err(),
-    };
+        .await,
+    )
+    .await;
     assert_grpc("grpc 0.3 TaskSubscription", &st, NOT_FOUND, unknown);
     let st = g
         .get_task_push_notification_config(pb03::GetTaskPushNotificationConfigRequest {

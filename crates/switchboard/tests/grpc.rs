@@ -6,56 +6,28 @@
 
 mod util;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use switchboard::demo::{DemoAgent, demo_card};
-use switchboard_client::{A2AClient, ClientError};
-use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard_client::A2AClient;
+use switchboard_core::RequestHandler;
 use switchboard_proto::v1 as pb;
 use switchboard_proto::v1::a2a_service_client::A2aServiceClient;
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
-use switchboard_protocol::{
-    A2AError, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef, TaskState,
-};
+use switchboard_protocol::{A2AError, ListTasksRequest, Message, SendMessageResponse, TaskState};
 use switchboard_server::ErrorTable;
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
-use util::TestServer;
-
-fn handler() -> RequestHandler {
-    let store = Arc::new(InMemoryStore::new());
-    let limits = PushConfigLimits {
-        allow_hosts: vec!["127.0.0.1".into()],
-        ..Default::default()
-    };
-    RequestHandler::builder(
-        DemoAgent {
-            chunk_delay: Duration::ZERO,
-        },
-        demo_card(),
-    )
-    .store(store.clone())
-    .push(store, limits)
-    .build()
-}
+use util::*;
 
 async fn server() -> TestServer {
-    TestServer::start(handler()).await
+    TestServer::start(demo_push_handler()).await
 }
 
-/// Our client, told to prefer the card's GRPC interface.
+/// Our client on the card's GRPC interface (of 1.0, the card's first).
 async fn grpc_client(s: &TestServer) -> A2AClient {
-    let c = A2AClient::builder()
-        .preferred_bindings(["GRPC"])
-        .timeout(Duration::from_secs(20))
-        .connect(&s.base)
-        .await
-        .unwrap();
-    assert_eq!(c.interface().protocol_binding, "GRPC");
+    let c = s.client_on("GRPC", "1.0").await;
     assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
     c
 }
@@ -89,20 +61,6 @@ fn send_req(text: &str, tenant: &str) -> pb::SendMessageRequest {
 fn reason(st: &tonic::Status) -> (String, String) {
     let info = st.get_details_error_info().expect("an ErrorInfo detail");
     (info.reason, info.domain)
-}
-
-fn task_of(r: SendMessageResponse) -> switchboard_protocol::Task {
-    match r {
-        SendMessageResponse::Task(t) => t,
-        other => panic!("expected a task, got {other:?}"),
-    }
-}
-
-fn protocol(e: ClientError) -> A2AError {
-    match e {
-        ClientError::Protocol(a) => a,
-        other => panic!("expected an A2A error, got {other:?}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,43 +97,13 @@ async fn every_operation_with_our_client_over_grpc() {
     let task = task_of(c.send_text("hello grpc").await.unwrap());
     assert_eq!(task.status.state, TaskState::Completed);
     assert!(task.artifacts()[0].text().contains("hello grpc"));
-    match c.send_text("/message hi there").await.unwrap() {
-        SendMessageResponse::Message(m) => assert!(m.text().contains("hi there")),
-        other => panic!("expected a message, got {other:?}"),
-    }
+    assert_direct_message(&c).await;
 
     // SendStreamingMessage: task first, completed last, consecutive numbers.
-    let items: Vec<_> = c
-        .send_streaming_message(Message::user_text("stream me"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
-    let items: Vec<_> = items.into_iter().map(Result::unwrap).collect();
-    assert!(matches!(items[0].event, StreamResponse::Task(_)));
-    assert_eq!(
-        items.last().unwrap().event.state(),
-        Some(TaskState::Completed)
-    );
-    let first = items[0].seq.expect("numbered items");
-    for (k, it) in items.iter().enumerate() {
-        assert_eq!(it.seq, Some(first + k as u64));
-    }
-    assert!(
-        items
-            .iter()
-            .any(|i| matches!(i.event, StreamResponse::ArtifactUpdate(_)))
-    );
+    stream_to_completion(&c, "stream me").await;
 
     // GetTask, with historyLength 0.
-    let got = c
-        .get_task(GetTaskRequest {
-            tenant: None,
-            id: task.id.clone(),
-            history_length: Some(0),
-        })
-        .await
-        .unwrap();
+    let got = c.get_task(get_with_history(&task.id, 0)).await.unwrap();
     assert_eq!(got.id, task.id);
     assert!(got.history.is_none());
     assert_eq!(got.artifacts(), task.artifacts());
@@ -194,56 +122,14 @@ async fn every_operation_with_our_client_over_grpc() {
     assert_eq!(list.next_page_token, "");
 
     // A long task: SubscribeToTask, then CancelTask ends the subscription.
-    let long = task_of(
-        c.send_message(SendMessageRequest {
-            configuration: Some(SendMessageConfiguration {
-                return_immediately: true,
-                ..Default::default()
-            }),
-            ..SendMessageRequest::new(Message::user_text("/long 30"))
-        })
-        .await
-        .unwrap(),
-    );
-    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
-    let first = sub.next().await.unwrap().unwrap();
-    assert!(matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id));
-    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
-    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), sub.collect::<Vec<_>>())
-        .await
-        .expect("the subscription ends after the cancel");
-    assert_eq!(
-        rest.last().unwrap().as_ref().unwrap().event.state(),
-        Some(TaskState::Canceled)
-    );
+    let long = send_long(&c).await;
+    subscribe_then_cancel(&c, &long).await;
 
     // Push notification configs: create, get, list, delete.
-    let created = c
-        .create_push_config(TaskPushNotificationConfig {
-            tenant: None,
-            id: None,
-            task_id: Some(long.id.clone()),
-            url: "http://127.0.0.1:9/hook".into(),
-            token: Some("tok".into()),
-            authentication: None,
-        })
-        .await
-        .unwrap();
-    let id = created.id.clone().expect("the server names the config");
-    let r = TaskPushNotificationConfigRef {
-        tenant: None,
-        task_id: long.id.clone(),
-        id: id.clone(),
-    };
-    assert_eq!(c.get_push_config(r.clone()).await.unwrap().url, created.url);
-    let listed = c.list_push_configs(long.id.as_str()).await.unwrap();
-    assert_eq!(listed.configs.len(), 1);
-    c.delete_push_config(r.clone()).await.unwrap();
-    assert!(c.get_push_config(r).await.is_err());
+    push_config_round_trip(&c, long.id.as_str(), "http://127.0.0.1:9/hook").await;
 
     // GetExtendedAgentCard: the demo card declares none.
-    let err = protocol(c.get_extended_agent_card().await.unwrap_err());
+    let err = protocol_error(c.get_extended_agent_card().await.unwrap_err());
     assert!(
         matches!(
             err,
@@ -253,18 +139,7 @@ async fn every_operation_with_our_client_over_grpc() {
     );
 
     // Errors arrive typed, with their ids.
-    let err = protocol(c.get_task("no-such-task").await.unwrap_err());
-    assert_eq!(err, A2AError::TaskNotFound("no-such-task".into()));
-    let err = protocol(c.cancel_task(task.id.as_str()).await.unwrap_err());
-    assert!(
-        matches!(err, A2AError::TaskNotCancelable { ref task_id, .. } if *task_id == task.id),
-        "{err:?}"
-    );
-    let err = match c.subscribe_to_task(task.id.as_str()).await {
-        Err(e) => protocol(e),
-        Ok(_) => panic!("subscribing to a finished task must fail"),
-    };
-    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+    assert_typed_errors(&c, &task).await;
     s.stop().await;
 }
 
@@ -357,7 +232,8 @@ async fn status_codes_and_error_details() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_v1_0_0_table_applies_to_grpc_too() {
-    let s = TestServer::start_with(|s| s.error_table(ErrorTable::V1_0_0), handler()).await;
+    let s =
+        TestServer::start_with(|s| s.error_table(ErrorTable::V1_0_0), demo_push_handler()).await;
     let mut g = raw(&s).await;
     let st = g
         .get_task(tonic::Request::new(pb::GetTaskRequest::default()))
@@ -453,55 +329,34 @@ async fn subscribe_resumes_after_last_event_id() {
         .send_streaming_message(v1(send_req("/steps 4", "")))
         .await
         .unwrap();
-    let first: u64 = resp
-        .metadata()
-        .get("first-event-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let full: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    let first = first_event_id(&resp);
+    let full = grpc_items(resp).await;
     assert!(full.len() >= 5, "{full:?}");
     let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
         panic!("a task first")
     };
     // Saw the first two items, then lost the stream.
     let seen = first + 1;
-    let mut req = v1(pb::SubscribeToTaskRequest {
+    let subscribe = v1(pb::SubscribeToTaskRequest {
         id: t.id.clone(),
         ..Default::default()
     });
-    req.metadata_mut()
-        .insert("last-event-id", seen.to_string().parse().unwrap());
-    let resp = g.subscribe_to_task(req).await.unwrap();
-    assert_eq!(
-        resp.metadata()
-            .get("first-event-id")
-            .unwrap()
-            .to_str()
-            .unwrap(),
-        (seen + 1).to_string()
-    );
-    let rest: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
-    assert_eq!(rest, full[2..].to_vec());
+    let resp = g
+        .subscribe_to_task(resuming(subscribe, &seen.to_string()))
+        .await
+        .unwrap();
+    assert_eq!(first_event_id(&resp), seen + 1);
+    assert_eq!(grpc_items(resp).await, full[2..].to_vec());
 
     // A resume key that is not a number is InvalidParams.
-    let mut req = v1(pb::SubscribeToTaskRequest {
+    let subscribe = v1(pb::SubscribeToTaskRequest {
         id: t.id.clone(),
         ..Default::default()
     });
-    req.metadata_mut()
-        .insert("last-event-id", "x".parse().unwrap());
-    let st = g.subscribe_to_task(req).await.unwrap_err();
+    let st = g
+        .subscribe_to_task(resuming(subscribe, "x"))
+        .await
+        .unwrap_err();
     assert_eq!(st.code(), tonic::Code::InvalidArgument);
     s.stop().await;
 }
@@ -640,12 +495,7 @@ async fn cli_binding_override_picks_grpc() {
         a
     };
     let out = run(args(&["--binding", "grpc"])).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
     let out = run(args(&[])).await;
     assert!(!out.status.success(), "JSON-RPC points at a closed port");
@@ -666,22 +516,10 @@ struct NotAGetTaskRequest {
 /// PUSH_NOTIFICATION_NOT_SUPPORTED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_and_unsupported_push() {
-    let s =
-        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.unwrap();
-    let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetTask");
-    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
-        tonic_prost::ProstCodec::default();
-    let st = grpc
-        .unary(v1(NotAGetTaskRequest { id: 7 }), path, codec)
-        .await
-        .unwrap_err();
+    let s = TestServer::start(demo_handler()).await;
+    let channel = s.grpc_channel().await;
+    let path = "/lf.a2a.v1.A2AService/GetTask";
+    let st = raw_unary_error(channel.clone(), path, v1(NotAGetTaskRequest { id: 7 })).await;
     assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
     assert_eq!(reason(&st).0, "PARSE_ERROR");
 
@@ -706,11 +544,7 @@ async fn malformed_messages_and_unsupported_push() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_grpc_services_and_methods_are_unimplemented() {
     let s = server().await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let channel = s.grpc_channel().await;
     for path in [
         "/lf.a2a.v1.A2AServiceX/SendMessage",
         "/lf.a2a.v1.A2AService/NoSuchMethod",
@@ -718,18 +552,7 @@ async fn unknown_grpc_services_and_methods_are_unimplemented() {
         "/grpc.health.v1.Health/Check",
         "/lf.a2a.v1.A2AService",
     ] {
-        let mut grpc = tonic::client::Grpc::new(channel.clone());
-        grpc.ready().await.unwrap();
-        let codec: tonic_prost::ProstCodec<pb::GetTaskRequest, pb::Task> =
-            tonic_prost::ProstCodec::default();
-        let st = grpc
-            .unary(
-                v1(pb::GetTaskRequest::default()),
-                http::uri::PathAndQuery::from_static(path),
-                codec,
-            )
-            .await
-            .unwrap_err();
+        let st = raw_unary_error(channel.clone(), path, v1(pb::GetTaskRequest::default())).await;
         assert_eq!(st.code(), tonic::Code::Unimplemented, "{path}: {st:?}");
     }
     let mut g = A2aServiceClient::new(channel);

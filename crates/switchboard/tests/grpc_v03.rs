@@ -7,56 +7,24 @@
 
 mod util;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use switchboard::demo::{DemoAgent, demo_card};
-use switchboard_client::{A2AClient, ClientError};
-use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard::demo::demo_card;
+use switchboard_client::A2AClient;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
-use switchboard_protocol::{
-    A2AError, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef, TaskState,
-};
+use switchboard_protocol::{A2AError, ListTasksRequest, Message, TaskState};
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
-use util::TestServer;
-
-fn handler() -> RequestHandler {
-    let store = Arc::new(InMemoryStore::new());
-    let limits = PushConfigLimits {
-        allow_hosts: vec!["127.0.0.1".into()],
-        ..Default::default()
-    };
-    RequestHandler::builder(
-        DemoAgent {
-            chunk_delay: Duration::ZERO,
-        },
-        demo_card(),
-    )
-    .store(store.clone())
-    .push(store, limits)
-    .build()
-}
+use util::*;
 
 async fn server() -> TestServer {
-    TestServer::start(handler()).await
+    TestServer::start(demo_push_handler()).await
 }
 
 /// Our client on the card's GRPC interface of version 0.3.
 async fn grpc03_client(s: &TestServer) -> A2AClient {
-    let c = A2AClient::builder()
-        .preferred_bindings(["GRPC"])
-        .preferred_versions(["0.3"])
-        .timeout(Duration::from_secs(20))
-        .connect(&s.base)
-        .await
-        .unwrap();
-    assert_eq!(c.interface().protocol_binding, "GRPC");
-    assert_eq!(c.interface().protocol_version, "0.3");
+    let c = s.client_on("GRPC", "0.3").await;
     assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
     c
 }
@@ -92,20 +60,6 @@ fn violation(st: &tonic::Status) -> String {
         .clone()
 }
 
-fn task_of(r: SendMessageResponse) -> switchboard_protocol::Task {
-    match r {
-        SendMessageResponse::Task(t) => t,
-        other => panic!("expected a task, got {other:?}"),
-    }
-}
-
-fn protocol(e: ClientError) -> A2AError {
-    match e {
-        ClientError::Protocol(a) => a,
-        other => panic!("expected an A2A error, got {other:?}"),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_with_our_client_over_grpc_03() {
     let s = server().await;
@@ -117,110 +71,34 @@ async fn every_operation_with_our_client_over_grpc_03() {
     assert_eq!(task.status.state, TaskState::Completed);
     assert!(task.artifacts()[0].text().contains("hello grpc 0.3"));
     assert_eq!(c10.get_task(task.id.as_str()).await.unwrap().id, task.id);
-    match c.send_text("/message hi there").await.unwrap() {
-        SendMessageResponse::Message(m) => assert!(m.text().contains("hi there")),
-        other => panic!("expected a message, got {other:?}"),
-    }
+    assert_direct_message(&c).await;
 
     // SendStreamingMessage: task first, completed last, consecutive numbers.
-    let items: Vec<_> = c
-        .send_streaming_message(Message::user_text("stream me"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
-    let items: Vec<_> = items.into_iter().map(Result::unwrap).collect();
-    assert!(matches!(items[0].event, StreamResponse::Task(_)));
-    assert_eq!(
-        items.last().unwrap().event.state(),
-        Some(TaskState::Completed)
-    );
-    let first = items[0].seq.expect("numbered items");
-    for (k, it) in items.iter().enumerate() {
-        assert_eq!(it.seq, Some(first + k as u64));
-    }
-    assert!(
-        items
-            .iter()
-            .any(|i| matches!(i.event, StreamResponse::ArtifactUpdate(_)))
-    );
+    stream_to_completion(&c, "stream me").await;
 
     // GetTask with a history length.
-    let got = c
-        .get_task(GetTaskRequest {
-            tenant: None,
-            id: task.id.clone(),
-            history_length: Some(1),
-        })
-        .await
-        .unwrap();
+    let got = c.get_task(get_with_history(&task.id, 1)).await.unwrap();
     assert_eq!(got.id, task.id);
     assert_eq!(got.history().len(), 1);
     assert_eq!(got.artifacts(), task.artifacts());
 
     // ListTasks does not exist in 0.3.
-    let err = protocol(c.list_tasks(ListTasksRequest::default()).await.unwrap_err());
+    let err = protocol_error(c.list_tasks(ListTasksRequest::default()).await.unwrap_err());
     assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
 
     // A long task: TaskSubscription, then CancelTask ends the subscription.
-    let long = task_of(
-        c.send_message(SendMessageRequest {
-            configuration: Some(SendMessageConfiguration {
-                return_immediately: true,
-                ..Default::default()
-            }),
-            ..SendMessageRequest::new(Message::user_text("/long 30"))
-        })
-        .await
-        .unwrap(),
-    );
-    assert!(!long.status.state.is_terminal());
-    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
-    let first = sub.next().await.unwrap().unwrap();
-    assert!(matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id));
-    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled);
-    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), sub.collect::<Vec<_>>())
-        .await
-        .expect("the subscription ends after the cancel");
-    assert_eq!(
-        rest.last().unwrap().as_ref().unwrap().event.state(),
-        Some(TaskState::Canceled)
-    );
+    let long = send_long(&c).await;
+    subscribe_then_cancel(&c, &long).await;
 
     // Push notification configs: create, get, list, delete.
-    let created = c
-        .create_push_config(TaskPushNotificationConfig {
-            tenant: None,
-            id: None,
-            task_id: Some(long.id.clone()),
-            url: "http://127.0.0.1:9/hook".into(),
-            token: Some("tok".into()),
-            authentication: None,
-        })
-        .await
-        .unwrap();
-    let id = created.id.clone().expect("the server names the config");
-    assert_eq!(created.task_id.as_deref(), Some(long.id.as_str()));
-    let r = TaskPushNotificationConfigRef {
-        tenant: None,
-        task_id: long.id.clone(),
-        id: id.clone(),
-    };
-    let got = c.get_push_config(r.clone()).await.unwrap();
-    assert_eq!(got.url, created.url);
-    assert_eq!(got.token.as_deref(), Some("tok"));
-    let listed = c.list_push_configs(long.id.as_str()).await.unwrap();
-    assert_eq!(listed.configs.len(), 1);
-    assert_eq!(listed.configs[0].id.as_deref(), Some(id.as_str()));
-    c.delete_push_config(r.clone()).await.unwrap();
-    let err = protocol(c.get_push_config(r).await.unwrap_err());
+    let gone = push_config_round_trip(&c, long.id.as_str(), "http://127.0.0.1:9/hook").await;
+    let err = protocol_error(gone);
     assert!(matches!(err, A2AError::TaskNotFound(_)), "{err:?}");
 
     // The extended card is 0.3's GetAgentCard, which also answers for the
     // public card; so a card that declares no extended card gets the
     // spec's UnsupportedOperation from the client, as on other bindings.
-    let err = protocol(c.get_extended_agent_card().await.unwrap_err());
+    let err = protocol_error(c.get_extended_agent_card().await.unwrap_err());
     assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
     // A card that declares one: the client asks GetAgentCard and reads the
     // served card, 0.3 view.
@@ -244,18 +122,7 @@ async fn every_operation_with_our_client_over_grpc_03() {
     );
 
     // Errors arrive typed, with their ids.
-    let err = protocol(c.get_task("no-such-task").await.unwrap_err());
-    assert_eq!(err, A2AError::TaskNotFound("no-such-task".into()));
-    let err = protocol(c.cancel_task(task.id.as_str()).await.unwrap_err());
-    assert!(
-        matches!(err, A2AError::TaskNotCancelable { ref task_id, .. } if *task_id == task.id),
-        "{err:?}"
-    );
-    let err = match c.subscribe_to_task(task.id.as_str()).await {
-        Err(e) => protocol(e),
-        Ok(_) => panic!("subscribing to a finished task must fail"),
-    };
-    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+    assert_typed_errors(&c, &task).await;
     s.stop().await;
 }
 
@@ -271,12 +138,8 @@ async fn the_03_wire_as_sent() {
         .send_streaming_message(send_req("/steps 3"))
         .await
         .unwrap();
-    assert!(resp.metadata().get("first-event-id").is_some());
-    let items: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    assert!(first_event_id(&resp) >= 1, "numbered from 1");
+    let items = grpc_items(resp).await;
     let Some(pb::stream_response::Payload::Task(t)) = &items[0].payload else {
         panic!("a task first: {items:?}")
     };
@@ -528,38 +391,21 @@ async fn task_subscription_resumes_after_last_event_id() {
         .send_streaming_message(send_req("/steps 4"))
         .await
         .unwrap();
-    let first: u64 = resp
-        .metadata()
-        .get("first-event-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let full: Vec<pb::StreamResponse> = resp
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
+    let first = first_event_id(&resp);
+    let full = grpc_items(resp).await;
     assert!(full.len() >= 5, "{full:?}");
     let Some(pb::stream_response::Payload::Task(t)) = &full[0].payload else {
         panic!("a task first")
     };
     let seen = first + 1;
-    let mut req = tonic::Request::new(pb::TaskSubscriptionRequest {
+    let subscribe = tonic::Request::new(pb::TaskSubscriptionRequest {
         name: format!("tasks/{}", t.id),
     });
-    req.metadata_mut()
-        .insert("last-event-id", seen.to_string().parse().unwrap());
-    let rest: Vec<pb::StreamResponse> = g
-        .task_subscription(req)
+    let resp = g
+        .task_subscription(resuming(subscribe, &seen.to_string()))
         .await
-        .unwrap()
-        .into_inner()
-        .map(Result::unwrap)
-        .collect::<Vec<_>>()
-        .await;
-    assert_eq!(rest, full[2..].to_vec());
+        .unwrap();
+    assert_eq!(grpc_items(resp).await, full[2..].to_vec());
     s.stop().await;
 }
 
@@ -590,12 +436,7 @@ async fn cli_picks_grpc_03() {
     .await
     .expect("the CLI hung")
     .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
     assert!(stdout.contains("hello cli 0.3"), "{stdout}");
     s.stop().await;
@@ -614,26 +455,11 @@ struct NotAGetTaskRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_extensions_and_unsupported_push() {
     use switchboard_protocol::progress::TASK_PROGRESS_URI;
-    let s =
-        TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await;
-    let channel = Channel::from_shared(s.base.clone())
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel.clone());
-    grpc.ready().await.unwrap();
-    let path = http::uri::PathAndQuery::from_static("/a2a.v1.A2AService/GetTask");
-    let codec: tonic_prost::ProstCodec<NotAGetTaskRequest, pb::Task> =
-        tonic_prost::ProstCodec::default();
-    let st = grpc
-        .unary(
-            tonic::Request::new(NotAGetTaskRequest { name: 7 }),
-            path,
-            codec,
-        )
-        .await
-        .unwrap_err();
+    let s = TestServer::start(demo_handler()).await;
+    let channel = s.grpc_channel().await;
+    let path = "/a2a.v1.A2AService/GetTask";
+    let malformed = tonic::Request::new(NotAGetTaskRequest { name: 7 });
+    let st = raw_unary_error(channel.clone(), path, malformed).await;
     assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
     assert_eq!(reason(&st), "PARSE_ERROR");
 

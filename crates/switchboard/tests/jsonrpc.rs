@@ -6,42 +6,36 @@ mod util;
 
 use std::sync::Arc;
 
+use reqwest::Method;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
-use switchboard_core::RequestHandler;
 use switchboard_protocol::AgentCard;
 use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    TestServer::start(handler).await
+    TestServer::start(demo_handler()).await
 }
 
 #[tokio::test]
 async fn agent_card_is_served_with_interfaces_and_caching() {
     let s = demo_server().await;
-    let resp = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let card_path = "/.well-known/agent-card.json";
+    let (status, body, headers) = s.send(Method::GET, card_path, None, &[]).await;
+    assert_eq!(status, 200);
     assert!(
-        resp.headers()["content-type"]
+        headers["content-type"]
             .to_str()
             .unwrap()
             .starts_with("application/json")
     );
-    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    let etag = headers["etag"].to_str().unwrap().to_string();
     assert!(
-        resp.headers()["cache-control"]
+        headers["cache-control"]
             .to_str()
             .unwrap()
             .contains("max-age")
     );
-    let card: Value = resp.json().await.unwrap();
+    let card: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(card["name"], "switchboard demo");
     assert_eq!(
         card["supportedInterfaces"][0]["url"],
@@ -60,14 +54,10 @@ async fn agent_card_is_served_with_interfaces_and_caching() {
     ] {
         assert!(card.get(field).is_some(), "card lacks REQUIRED {field}");
     }
-    let again = s
-        .http
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .header("If-None-Match", &etag)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), 304);
+    let (status, _, _) = s
+        .send(Method::GET, card_path, None, &[("If-None-Match", &etag)])
+        .await;
+    assert_eq!(status, 304);
     s.stop().await;
 }
 
@@ -494,25 +484,20 @@ async fn protocol_errors_have_spec_codes() {
 
 #[tokio::test]
 async fn oversize_bodies_and_trailing_slash() {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096).rpc_path("/a2a"), handler).await;
+    let s = TestServer::start_with(
+        |srv| srv.max_body_bytes(4096).rpc_path("/a2a"),
+        demo_handler(),
+    )
+    .await;
     let big = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_msg(&"x".repeat(10_000))}});
     for path in ["/a2a", "/a2a/"] {
-        let resp = s
-            .http
-            .post(format!("{}{path}", s.base))
-            .header("Content-Type", "application/json")
-            .header("A2A-Version", "1.0")
-            .body(big.to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 413);
-        assert_eq!(err_code(&resp.json::<Value>().await.unwrap()), -32600);
-        let ok = s.http.post(format!("{}{path}", s.base)).header("Content-Type", "application/json").header("A2A-Version", "1.0")
-            .body(json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_msg("small")}}).to_string()).send().await.unwrap();
+        let (status, body, _) = s.post_json_at(path, &big.to_string(), V1).await;
+        assert_eq!(status, 413);
+        assert_eq!(err_code(&body), -32600);
+        let small = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": user_msg("small")}});
+        let (_, ok, _) = s.post_json_at(path, &small.to_string(), V1).await;
         assert_eq!(
-            result(&ok.json::<Value>().await.unwrap())["task"]["status"]["state"],
+            result(&ok)["task"]["status"]["state"],
             "TASK_STATE_COMPLETED"
         );
     }
@@ -601,11 +586,7 @@ async fn agent_and_server_side_errors() {
 #[tokio::test]
 async fn list_pagination_over_http() {
     let s = demo_server().await;
-    for i in 0..7 {
-        let mut m = user_msg(&format!("task {i}"));
-        m["contextId"] = json!("paging");
-        result(&s.rpc("SendMessage", json!({"message": m})).await);
-    }
+    s.send_tasks_in_context("paging", 7).await;
     let page = |token: String| {
         let s = &s;
         async move {

@@ -8,7 +8,7 @@
 
 mod proc;
 
-use proc::{Serve, call};
+use proc::{Serve, call, send_rpc};
 use serde_json::{Value, json};
 
 /// Every secret of the run contains this; none may reach the log.
@@ -23,22 +23,17 @@ async fn store_url(test: &str) -> String {
 }
 
 async fn exercise(base: &str) {
-    let client = reqwest::Client::new();
     // Credentials in headers, on the JSON-RPC binding.
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+    let params = json!({
         "message": {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"text": "hi"}]},
-        "configuration": {"returnImmediately": true}}});
-    let resp = client
-        .post(format!("{base}/"))
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .header("Authorization", format!("Bearer bearer-{MARK}"))
-        .header("X-API-Key", format!("key-{MARK}"))
-        .header("X-Request-Id", "caller-id-1")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+        "configuration": {"returnImmediately": true}});
+    let (bearer, key) = (format!("Bearer bearer-{MARK}"), format!("key-{MARK}"));
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("X-API-Key", key.as_str()),
+        ("X-Request-Id", "caller-id-1"),
+    ];
+    let resp = send_rpc(base, "SendMessage", params, &headers).await;
     assert_eq!(
         resp.headers()["x-request-id"],
         "caller-id-1",
@@ -56,7 +51,7 @@ async fn exercise(base: &str) {
     .await;
     assert!(created.get("result").is_some(), "{created}");
     // A credential in a query string, on REST; an id with a space is replaced.
-    let resp = client
+    let resp = reqwest::Client::new()
         .get(format!(
             "{base}/tasks/{task}?historyLength=1&access_token=q-{MARK}"
         ))

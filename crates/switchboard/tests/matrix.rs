@@ -16,6 +16,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod proc;
+mod util;
 
 use std::fmt;
 use std::time::Duration;
@@ -28,9 +29,9 @@ use switchboard_proto::v1 as pb;
 use switchboard_proto::v1::a2a_service_client::A2aServiceClient;
 use switchboard_protocol::{
     A2AError, AgentCard, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
-    TaskPushNotificationConfigRef, TaskState,
+    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
 };
+use util::{get_with_history, push_config, push_config_ref, push_config_round_trip};
 
 /// One binding × version combination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +162,77 @@ async fn collect(what: &str, stream: switchboard_client::EventStream) -> Vec<Str
         .collect()
 }
 
+/// Starts `/long 30` through `c` without waiting: a task that runs for 30 s.
+async fn start_long(what: &str, c: &A2AClient) -> Task {
+    task_of(
+        what,
+        within(what, c.send_message(non_blocking("/long 30")))
+            .await
+            .unwrap(),
+    )
+}
+
+/// Streams `text` through `c` to the end: the stream starts with the task
+/// and ends completed. Returns the task as first streamed, and every item.
+async fn stream_to_completion(
+    what: &str,
+    combo: Combo,
+    c: &A2AClient,
+    text: &str,
+) -> (Task, Vec<StreamEvent>) {
+    let stream = within(what, c.send_streaming_message(Message::user_text(text)))
+        .await
+        .unwrap();
+    let items = collect(what, stream).await;
+    let StreamResponse::Task(ref streamed) = items[0].event else {
+        panic!("{combo}: {what} starts with the task, got {:?}", items[0]);
+    };
+    assert_eq!(
+        items.last().unwrap().event.state(),
+        Some(TaskState::Completed),
+        "{combo}: {what} ends at the terminal state"
+    );
+    (streamed.clone(), items)
+}
+
+/// Subscribes through `c` to the running task `long`: the subscription
+/// starts with the task, not finished yet.
+async fn subscribe_running(
+    what: &str,
+    combo: Combo,
+    c: &A2AClient,
+    long: &Task,
+) -> switchboard_client::EventStream {
+    let mut sub = within(what, c.subscribe_to_task(long.id.as_str()))
+        .await
+        .unwrap();
+    let first = within(what, sub.next()).await.unwrap().unwrap();
+    assert!(
+        matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id && !t.status.state.is_terminal()),
+        "{combo}: {what} starts with the running task: {first:?}"
+    );
+    sub
+}
+
+/// Cancels the running task `long` through `c`; its subscription `sub`
+/// ends with the cancel.
+async fn cancel_ends_subscription(
+    what: &str,
+    combo: Combo,
+    c: &A2AClient,
+    long: &Task,
+    sub: switchboard_client::EventStream,
+) {
+    let canceled = within(what, c.cancel_task(long.id.as_str())).await.unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled, "{combo}");
+    let rest = collect(what, sub).await;
+    assert_eq!(
+        rest.last().map(|e| e.event.state()),
+        Some(Some(TaskState::Canceled)),
+        "{combo}: {what}: the subscription ends with the cancel"
+    );
+}
+
 /// Every operation of `combo`'s version, over `combo` only.
 async fn scenario(combo: Combo) {
     let dir = tempfile::tempdir().unwrap();
@@ -203,15 +275,7 @@ async fn scenario(combo: Combo) {
     }
 
     // --- SendMessage, non-blocking: returns while the task still runs. -----
-    let long = task_of(
-        "non-blocking send",
-        within(
-            "non-blocking send",
-            c.send_message(non_blocking("/long 30")),
-        )
-        .await
-        .unwrap(),
-    );
+    let long = start_long("non-blocking send", &c).await;
     assert!(
         !long.status.state.is_terminal(),
         "{combo}: a non-blocking send of a 30 s task returned {:?}",
@@ -219,21 +283,7 @@ async fn scenario(combo: Combo) {
     );
 
     // --- SendStreamingMessage to the end. ---------------------------------
-    let stream = within(
-        "stream",
-        c.send_streaming_message(Message::user_text("stream me")),
-    )
-    .await
-    .unwrap();
-    let items = collect("stream", stream).await;
-    let StreamResponse::Task(ref streamed) = items[0].event else {
-        panic!("{combo}: a stream starts with the task, got {:?}", items[0]);
-    };
-    assert_eq!(
-        items.last().unwrap().event.state(),
-        Some(TaskState::Completed),
-        "{combo}: the stream ends at the terminal state"
-    );
+    let (streamed, items) = stream_to_completion("stream", combo, &c, "stream me").await;
     assert!(
         items
             .iter()
@@ -251,16 +301,9 @@ async fn scenario(combo: Combo) {
     }
 
     // --- GetTask, with historyLength. --------------------------------------
-    let got = within(
-        "get",
-        c.get_task(GetTaskRequest {
-            tenant: None,
-            id: streamed.id.clone(),
-            history_length: Some(1),
-        }),
-    )
-    .await
-    .unwrap();
+    let got = within("get", c.get_task(get_with_history(&streamed.id, 1)))
+        .await
+        .unwrap();
     assert_eq!(got.id, streamed.id);
     assert_eq!(got.status.state, TaskState::Completed);
     assert!(got.history().len() <= 1, "{combo}: historyLength 1");
@@ -344,17 +387,7 @@ async fn scenario(combo: Combo) {
     }
 
     // --- SubscribeToTask to the running task, twice, then CancelTask. ------
-    let mut sub = within("subscribe", c.subscribe_to_task(long.id.as_str()))
-        .await
-        .unwrap();
-    let first = within("subscribe first event", sub.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id),
-        "{combo}: a subscription starts with the task: {first:?}"
-    );
+    let mut sub = subscribe_running("subscribe", combo, &c, &long).await;
     // The agent emits a status every 0.5 s: the subscription is live.
     let live = within("subscribe second event", sub.next())
         .await
@@ -363,77 +396,13 @@ async fn scenario(combo: Combo) {
     assert_eq!(live.event.task_id(), Some(long.id.as_str()), "{combo}");
     drop(sub);
     // Resubscribe (0.3: tasks/resubscribe) after dropping the first one.
-    let mut resub = within("resubscribe", c.subscribe_to_task(long.id.as_str()))
-        .await
-        .unwrap();
-    let first = within("resubscribe first event", resub.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id && !t.status.state.is_terminal()),
-        "{combo}: {first:?}"
-    );
-    let canceled = within("cancel", c.cancel_task(long.id.as_str()))
-        .await
-        .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled, "{combo}");
-    let rest = collect("resubscription after cancel", resub).await;
-    assert_eq!(
-        rest.last().map(|e| e.event.state()),
-        Some(Some(TaskState::Canceled)),
-        "{combo}: the subscription ends with the cancel"
-    );
+    let resub = subscribe_running("resubscribe", combo, &c, &long).await;
+    cancel_ends_subscription("cancel", combo, &c, &long, resub).await;
 
     // --- The four push config operations. -----------------------------------
-    let created = within(
-        "push create",
-        c.create_push_config(TaskPushNotificationConfig {
-            tenant: None,
-            id: None,
-            task_id: Some(done.id.clone()),
-            url: "http://127.0.0.1:9/matrix-hook".into(),
-            token: Some("tok".into()),
-            authentication: None,
-        }),
-    )
-    .await
-    .unwrap();
-    let cid = created.id.clone().expect("the server names the config");
-    assert_eq!(created.task_id.as_deref(), Some(done.id.as_str()));
-    let cref = TaskPushNotificationConfigRef {
-        tenant: None,
-        task_id: done.id.clone(),
-        id: cid.clone(),
-    };
-    let got = within("push get", c.get_push_config(cref.clone()))
-        .await
-        .unwrap();
-    assert_eq!(got.url, created.url, "{combo}");
-    assert_eq!(got.id.as_deref(), Some(cid.as_str()));
-    let listed = within("push list", c.list_push_configs(done.id.as_str()))
-        .await
-        .unwrap();
-    assert_eq!(listed.configs.len(), 1, "{combo}");
-    assert_eq!(listed.configs[0].id.as_deref(), Some(cid.as_str()));
-    within("push delete", c.delete_push_config(cref.clone()))
-        .await
-        .unwrap();
-    assert!(
-        within(
-            "push list after delete",
-            c.list_push_configs(done.id.as_str())
-        )
-        .await
-        .unwrap()
-        .configs
-        .is_empty(),
-        "{combo}"
-    );
-    let err = protocol(
-        "push get after delete",
-        c.get_push_config(cref).await.unwrap_err(),
-    );
+    // (Our client is bounded by STEP on every call.)
+    let gone = push_config_round_trip(&c, &done.id, "http://127.0.0.1:9/matrix-hook").await;
+    let err = protocol("push get after delete", gone);
     assert!(matches!(err, A2AError::TaskNotFound(_)), "{combo}: {err:?}");
 
     // --- The extended card: the demo card does not declare one, so the
@@ -525,13 +494,9 @@ async fn scenario(combo: Combo) {
     // Bad params: a negative historyLength, typed through our client...
     let err = protocol(
         "bad params",
-        c.get_task(GetTaskRequest {
-            tenant: None,
-            id: done.id.clone(),
-            history_length: Some(-1),
-        })
-        .await
-        .unwrap_err(),
+        c.get_task(get_with_history(&done.id, -1))
+            .await
+            .unwrap_err(),
     );
     assert!(
         matches!(err, A2AError::InvalidParams { .. }),
@@ -612,21 +577,8 @@ async fn scenario(combo: Combo) {
 /// of the tenant's leaks to the default tenant.
 async fn tenant_operations(combo: Combo, tc: &A2AClient, c: &A2AClient, t: &Task) {
     // A stream under the tenant: the task it creates lives there.
-    let stream = within(
-        "tenant stream",
-        tc.send_streaming_message(Message::user_text("streamed in a tenant")),
-    )
-    .await
-    .unwrap();
-    let items = collect("tenant stream", stream).await;
-    let StreamResponse::Task(ref streamed) = items[0].event else {
-        panic!("{combo}: {:?}", items[0]);
-    };
-    assert_eq!(
-        items.last().unwrap().event.state(),
-        Some(TaskState::Completed),
-        "{combo}"
-    );
+    let (streamed, _) =
+        stream_to_completion("tenant stream", combo, tc, "streamed in a tenant").await;
     assert!(
         c.get_task(streamed.id.as_str()).await.is_err(),
         "{combo}: a tenant's streamed task is not in the default tenant"
@@ -636,61 +588,23 @@ async fn tenant_operations(combo: Combo, tc: &A2AClient, c: &A2AClient, t: &Task
         .unwrap();
 
     // Subscribe and cancel under the tenant; neither works without it.
-    let long = task_of(
-        "tenant non-blocking",
-        within(
-            "tenant non-blocking",
-            tc.send_message(non_blocking("/long 30")),
-        )
-        .await
-        .unwrap(),
-    );
+    let long = start_long("tenant non-blocking", tc).await;
     let err = protocol(
         "cancel without tenant",
         c.cancel_task(long.id.as_str()).await.unwrap_err(),
     );
     assert!(matches!(err, A2AError::TaskNotFound(_)), "{combo}: {err:?}");
-    let mut sub = within("tenant subscribe", tc.subscribe_to_task(long.id.as_str()))
-        .await
-        .unwrap();
-    let first = within("tenant subscribe first", sub.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        matches!(first.event, StreamResponse::Task(ref x) if x.id == long.id),
-        "{combo}"
-    );
-    let canceled = within("tenant cancel", tc.cancel_task(long.id.as_str()))
-        .await
-        .unwrap();
-    assert_eq!(canceled.status.state, TaskState::Canceled, "{combo}");
-    let rest = collect("tenant subscription", sub).await;
-    assert_eq!(
-        rest.last().map(|e| e.event.state()),
-        Some(Some(TaskState::Canceled)),
-        "{combo}"
-    );
+    let sub = subscribe_running("tenant subscribe", combo, tc, &long).await;
+    cancel_ends_subscription("tenant cancel", combo, tc, &long, sub).await;
 
     // Push configs under the tenant.
     let created = within(
         "tenant push create",
-        tc.create_push_config(TaskPushNotificationConfig {
-            tenant: None,
-            id: None,
-            task_id: Some(t.id.clone()),
-            url: "http://127.0.0.1:9/tenant-hook".into(),
-            token: None,
-            authentication: None,
-        }),
+        tc.create_push_config(push_config(&t.id, "http://127.0.0.1:9/tenant-hook", None)),
     )
     .await
     .unwrap();
-    let cref = TaskPushNotificationConfigRef {
-        tenant: None,
-        task_id: t.id.clone(),
-        id: created.id.clone().expect("a config id"),
-    };
+    let cref = push_config_ref(&t.id, &created.id.expect("a config id"));
     within("tenant push get", tc.get_push_config(cref.clone()))
         .await
         .unwrap();

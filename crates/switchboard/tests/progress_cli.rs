@@ -330,28 +330,11 @@ fn a_pipe_gets_plain_progress_lines() {
         }
     }
     for (id, counts) in &seen {
-        assert!(
-            counts.windows(2).all(|w| w[0] <= w[1]),
-            "{id} went back: {counts:?}"
-        );
-        assert!(
-            counts.first() < counts.last(),
-            "{id} never advanced: {counts:?}"
-        );
+        proc::assert_advances(id, counts);
     }
     assert_eq!(seen.len(), 3, "{seen:?}");
     // One final line per tracker.
-    for fin in [
-        "progress ✓ download 40/40 completed",
-        "progress ✓ index 25/25 completed",
-        "progress ✓ scan 30 completed",
-    ] {
-        assert_eq!(
-            lines.iter().filter(|l| **l == fin).count(),
-            1,
-            "{fin:?} in\n{out}"
-        );
-    }
+    proc::assert_one_final_progress_line_per_tracker(&out);
     assert!(lines[0].starts_with("task ") && lines[0].contains("[submitted]"));
     assert!(out.contains("  ▸ report: downloaded 40 files"), "{out}");
     assert!(!out.contains("· working: download"), "{out}");

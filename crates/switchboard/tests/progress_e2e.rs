@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use proc::Serve;
 use serde_json::{Value, json};
-use switchboard_client::A2AClient;
+use switchboard_client::{A2AClient, EventStream};
 use switchboard_protocol::progress::{
     ProgressLimits, ProgressPayload, ProgressReducer, TASK_PROGRESS_URI, TrackerStatus,
     check_monotonic, validate,
@@ -34,6 +34,14 @@ async fn within<T>(secs: u64, what: &str, f: impl Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(secs), f)
         .await
         .unwrap_or_else(|_| panic!("{what}: no result within {secs} s"))
+}
+
+/// Opens a stream of `text` through `client` (bounded by 30 s).
+async fn open_stream(client: &A2AClient, text: &str) -> EventStream {
+    let request = SendMessageRequest::new(Message::user_text(text));
+    within(30, "open stream", client.send_streaming_message(request))
+        .await
+        .unwrap()
 }
 
 async fn client(base: &str, activate: bool) -> A2AClient {
@@ -99,13 +107,7 @@ async fn an_activating_client_sees_valid_monotonic_trackers_in_the_stream() {
     );
     let limits = ProgressLimits::from_card(card).expect("declared limits");
 
-    let mut stream = within(
-        30,
-        "open stream",
-        client.send_streaming_message(SendMessageRequest::new(Message::user_text("/progress 2"))),
-    )
-    .await
-    .unwrap();
+    let mut stream = open_stream(&client, "/progress 2").await;
 
     let mut reducer = ProgressReducer::with_limits(limits.clone());
     let mut previous: Option<ProgressPayload> = None;
@@ -214,27 +216,14 @@ async fn get_task_shows_progress_to_activating_callers_only() {
         with_progress >= 3,
         "GetTask showed progress only {with_progress} times"
     );
-    assert!(
-        downloads.windows(2).all(|w| w[0] <= w[1]),
-        "download went back: {downloads:?}"
-    );
-    assert!(
-        downloads.first() < downloads.last(),
-        "download did not advance between polls: {downloads:?}"
-    );
+    proc::assert_advances("download, between polls,", &downloads);
 }
 
 #[tokio::test]
 async fn a_client_that_does_not_activate_sees_no_trackers() {
     let server = serve_demo();
     let plain = client(&server.base(), false).await;
-    let mut stream = within(
-        30,
-        "open stream",
-        plain.send_streaming_message(SendMessageRequest::new(Message::user_text("/progress 1"))),
-    )
-    .await
-    .unwrap();
+    let mut stream = open_stream(&plain, "/progress 1").await;
     let mut reducer = ProgressReducer::new();
     let mut statuses = 0;
     let mut task_id = None;

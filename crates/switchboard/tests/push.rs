@@ -62,14 +62,11 @@ async fn card_and_jwks_announce_push() {
     let s = &p.server;
     let card = s.card().await;
     assert_eq!(card["capabilities"]["pushNotifications"], true);
-    let resp = s
-        .http
-        .get(format!("{}/.well-known/jwks.json", s.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let jwks: Value = resp.json().await.unwrap();
+    let (status, body, _) = s
+        .send(reqwest::Method::GET, "/.well-known/jwks.json", None, &[])
+        .await;
+    assert_eq!(status, 200);
+    let jwks: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(jwks["keys"][0]["kid"], p.keys.current_kid().as_str());
     assert_eq!(jwks["keys"][0]["kty"], "EC");
     assert_eq!(jwks["keys"][0]["crv"], "P-256");

@@ -94,9 +94,11 @@ async fn notification(s: &Serve, rx: &Receiver) -> Received {
     got.last().unwrap().clone()
 }
 
-/// A fresh verifier (its own JWKS fetch and replay memory) for `rx`.
-fn verifier(s: &Serve, rx: &Receiver) -> PushVerifier {
-    PushVerifier::from_jwks_url(s.jwks_url(), rx.url()).issuer(s.base())
+/// Checks the signature of `n`, received by `rx`, with a fresh verifier
+/// (its own JWKS fetch and replay memory); the key id it was signed with.
+async fn signing_kid(s: &Serve, rx: &Receiver, n: &Received) -> Result<String, VerifyError> {
+    let verifier = PushVerifier::from_jwks_url(s.jwks_url(), rx.url()).issuer(s.base());
+    Ok(verifier.verify(&n.headers, &n.body).await?.kid)
 }
 
 /// The whole rotation story against `serve --store store`, changing its
@@ -108,11 +110,7 @@ async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
     let old = first[0].clone();
     let rx_old = Receiver::start().await;
     let before = notification(&s, &rx_old).await;
-    let v = verifier(&s, &rx_old)
-        .verify(&before.headers, &before.body)
-        .await
-        .unwrap();
-    assert_eq!(v.kid, old);
+    assert_eq!(signing_kid(&s, &rx_old, &before).await.unwrap(), old);
 
     // Rotate: the server signs with the new key and still publishes the old.
     let (code, out, err) = push_cli(&[&["rotate-key"], key_args].concat());
@@ -122,17 +120,16 @@ async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
     assert!(err.contains(&format!("retire-key {old}")), "{err}");
     let kids = wait_for_kids(&s, "after rotate-key", |k| k.first() == Some(&new)).await;
     assert_eq!(kids, [new.clone(), old.clone()]);
-    verifier(&s, &rx_old)
-        .verify(&before.headers, &before.body)
+    signing_kid(&s, &rx_old, &before)
         .await
         .expect("signed before the rotation, still verifies");
     let rx_new = Receiver::start().await;
     let after = notification(&s, &rx_new).await;
-    let v = verifier(&s, &rx_new)
-        .verify(&after.headers, &after.body)
-        .await
-        .unwrap();
-    assert_eq!(v.kid, new, "new notifications use the new key");
+    assert_eq!(
+        signing_kid(&s, &rx_new, &after).await.unwrap(),
+        new,
+        "new notifications use the new key"
+    );
 
     // Refusals: the current key, an unknown kid.
     let (code, _, err) = push_cli(&[&["retire-key", new.as_str()], key_args].concat());
@@ -148,15 +145,11 @@ async fn rotate_and_retire(store: &str, key_args: &[&str], log: &Path) {
     assert_eq!(out.trim(), format!("retired {old}"));
     let kids = wait_for_kids(&s, "after retire-key", |k| !k.contains(&old)).await;
     assert_eq!(kids, std::slice::from_ref(&new));
-    match verifier(&s, &rx_old)
-        .verify(&before.headers, &before.body)
-        .await
-    {
+    match signing_kid(&s, &rx_old, &before).await {
         Err(VerifyError::UnknownKey(kid)) => assert_eq!(kid, old),
         other => panic!("a notification signed with a retired key must fail: {other:?}"),
     }
-    verifier(&s, &rx_new)
-        .verify(&after.headers, &after.body)
+    signing_kid(&s, &rx_new, &after)
         .await
         .expect("the current key still verifies");
 }

@@ -92,6 +92,22 @@ async fn verified_seqs(verifier: &PushVerifier, got: &[Received]) -> BTreeMap<St
     per_task
 }
 
+/// Asserts that each of `tasks` got every event, in order (a repeat, a
+/// redelivery, is allowed).
+fn assert_every_event_in_order(per_task: &BTreeMap<String, Vec<u64>>, tasks: &[String]) {
+    for t in tasks {
+        let seqs = &per_task[t];
+        let mut ordered = seqs.clone();
+        ordered.dedup();
+        let last = *ordered.last().unwrap();
+        assert_eq!(
+            ordered,
+            (1..=last).collect::<Vec<_>>(),
+            "task {t}: every event, in order ({seqs:?})"
+        );
+    }
+}
+
 /// Two replicas on one PostgreSQL database: tasks created on either reach
 /// the receiver completely and in order, and every notification verifies
 /// with the JWKS of replica A (the replicas share one key set).
@@ -133,18 +149,7 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
         })
         .await;
     let verifier = PushVerifier::from_jwks_url(a.jwks_url(), rx.url());
-    let per_task = verified_seqs(&verifier, &got).await;
-    for t in &tasks {
-        let seqs = &per_task[t];
-        let mut ordered = seqs.clone();
-        ordered.dedup();
-        let last = *ordered.last().unwrap();
-        assert_eq!(
-            ordered,
-            (1..=last).collect::<Vec<_>>(),
-            "task {t}: every event, in order ({seqs:?})"
-        );
-    }
+    assert_every_event_in_order(&verified_seqs(&verifier, &got).await, &tasks);
     assert!(
         !a.log().contains("ERROR") && !b.log().contains("ERROR"),
         "no errors logged:\n{}\n{}",
@@ -181,18 +186,7 @@ async fn a_replica_killed_mid_backlog_loses_nothing() {
         })
         .await;
     let verifier = PushVerifier::from_jwks_url(b.jwks_url(), rx.url());
-    let per_task = verified_seqs(&verifier, &got).await;
-    for t in &tasks {
-        let mut ordered = per_task[t].clone();
-        ordered.dedup();
-        let last = *ordered.last().unwrap();
-        assert_eq!(
-            ordered,
-            (1..=last).collect::<Vec<_>>(),
-            "task {t}: every event, in order ({:?})",
-            per_task[t]
-        );
-    }
+    assert_every_event_in_order(&verified_seqs(&verifier, &got).await, &tasks);
 }
 
 /// The life of a dead letter through the CLI: a receiver that fails every

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use proc::{Serve, request, rpc};
+use proc::{Serve, rpc, send_rpc};
 use serde_json::{Value, json};
 use switchboard_protocol::Message;
 
@@ -61,12 +61,12 @@ async fn subscribe(
     task_id: &str,
     after: Option<u64>,
 ) -> tokio::sync::mpsc::UnboundedReceiver<Frame> {
-    let mut req = request(base, "SubscribeToTask", json!({"id": task_id}))
-        .header("Accept", "text/event-stream");
-    if let Some(after) = after {
-        req = req.header("Last-Event-ID", after.to_string());
+    let after = after.map(|seq| seq.to_string());
+    let mut headers = vec![("Accept", "text/event-stream")];
+    if let Some(after) = &after {
+        headers.push(("Last-Event-ID", after));
     }
-    let resp = req.send().await.unwrap();
+    let resp = send_rpc(base, "SubscribeToTask", json!({"id": task_id}), &headers).await;
     assert_eq!(resp.status(), 200);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -110,6 +110,18 @@ async fn until(
     }
 }
 
+/// Reads `rx` until the status update that reports step `step` of the
+/// long task ("working: {step}/…").
+async fn until_step(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Frame>, step: u32) -> Vec<Frame> {
+    let prefix = format!("working: {step}/");
+    until(rx, Duration::from_secs(10), |f| {
+        f.result["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(&prefix))
+    })
+    .await
+}
+
 fn assert_contiguous(frames: &[Frame], from: u64) {
     let seqs: Vec<u64> = frames.iter().map(|f| f.seq).collect();
     let expected: Vec<u64> = (from..from + seqs.len() as u64).collect();
@@ -131,12 +143,7 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     let mut on_a = subscribe(&a.base(), &task, None).await;
     let mut on_b = subscribe(&b.base(), &task, None).await;
     // B's subscribers hear A's statuses (announced with NOTIFY).
-    let seen_b = until(&mut on_b, Duration::from_secs(10), |f| {
-        f.result["statusUpdate"]["status"]["message"]["parts"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("working: 3/"))
-    })
-    .await;
+    let seen_b = until_step(&mut on_b, 3).await;
     assert_contiguous(&seen_b, seen_b[0].seq);
     assert!(
         seen_b[0].result.get("task").is_some(),
@@ -188,12 +195,7 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     // --- A dies mid-task: B fails the orphan, a stream resumes on B. ---
     let orphan = start_long_task(&a.base()).await;
     let mut on_a = subscribe(&a.base(), &orphan, None).await;
-    let seen_a = until(&mut on_a, Duration::from_secs(10), |f| {
-        f.result["statusUpdate"]["status"]["message"]["parts"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("working: 4/"))
-    })
-    .await;
+    let seen_a = until_step(&mut on_a, 4).await;
     assert_contiguous(&seen_a, seen_a[0].seq);
     // The client's connection broke earlier than A's last commit: it last
     // saw the first status, so B must replay the rest from the log.

@@ -19,24 +19,21 @@ use futures::StreamExt;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::protocol::{
     A2AError, AgentInterface, ListTasksRequest, Message, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
 };
 use switchboard_client::{A2AClient, ClientError};
-use switchboard_core::RequestHandler;
 use switchboard_server::ErrorTable;
 use util::edge::{FailingStore, edge_card, edge_handler};
 use util::*;
 
 async fn demo_server() -> TestServer {
-    TestServer::start(RequestHandler::builder(DemoAgent::default(), demo_card()).build()).await
+    TestServer::start(demo_handler()).await
 }
 
 async fn demo_server_with(table: ErrorTable) -> TestServer {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    TestServer::start_with(|s| s.error_table(table), handler).await
+    TestServer::start_with(|s| s.error_table(table), demo_handler()).await
 }
 
 /// A REST answer: status, JSON body, headers.
@@ -52,6 +49,16 @@ async fn call(s: &TestServer, method: Method, path: &str, body: Option<Value>) -
         &[("A2A-Version", "1.0")],
     )
     .await
+}
+
+/// A REST GET of `path` with `A2A-Version: 1.0`.
+async fn get(s: &TestServer, path: &str) -> Answer {
+    call(s, Method::GET, path, None).await
+}
+
+/// A REST POST of the JSON `body` to `path` with `A2A-Version: 1.0`.
+async fn post(s: &TestServer, path: &str, body: Value) -> Answer {
+    call(s, Method::POST, path, Some(body)).await
 }
 
 /// A REST call with exactly these headers (Content-Type defaults to JSON
@@ -101,6 +108,37 @@ async fn sse(
     SseCall {
         resp: Some(req.send().await.unwrap()),
     }
+}
+
+/// Sends `text` over REST; the task it made (which must be one).
+async fn send_task(s: &TestServer, text: &str) -> Value {
+    let a = post(s, "/message:send", send_body(text)).await;
+    ok(&a)["task"].clone()
+}
+
+/// Starts `/long 30` (under the route prefix `prefix`: "" or a tenant's
+/// "/{tenant}") without waiting for it; its task id.
+async fn start_long(s: &TestServer, prefix: &str) -> String {
+    let body =
+        json!({"message": user_msg("/long 30"), "configuration": {"returnImmediately": true}});
+    let a = post(s, &format!("{prefix}/message:send"), body).await;
+    ok(&a)["task"]["id"].as_str().unwrap().to_string()
+}
+
+/// Subscribes to `path` (a task's `:subscribe`) with both verbs, GET and
+/// POST. Once this returns both streams have their first frame (the task),
+/// so both are subscribed; the handles read the rest of their frames.
+async fn subscribe_both_verbs(
+    s: &TestServer,
+    path: &str,
+) -> [tokio::task::JoinHandle<Vec<Frame>>; 2] {
+    let mut handles = Vec::new();
+    for method in [Method::GET, Method::POST] {
+        let call = sse(s, method, path, None, &[]).await;
+        assert!(call.content_type().starts_with("text/event-stream"));
+        handles.push(call.follow().await);
+    }
+    handles.try_into().unwrap()
 }
 
 /// Asserts a success and returns its body.
@@ -172,14 +210,7 @@ async fn card_offers_jsonrpc_first_then_http_json() {
 #[tokio::test]
 async fn send_get_list_with_history_length() {
     let s = demo_server().await;
-    let a = call(
-        &s,
-        Method::POST,
-        "/message:send",
-        Some(send_body("hello big world")),
-    )
-    .await;
-    let task = ok(&a)["task"].clone();
+    let task = send_task(&s, "hello big world").await;
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
     assert!(artifact_text(&task["artifacts"][0]).contains("Reversed: dlrow gib olleh"));
     let id = task["id"].as_str().unwrap().to_string();
@@ -187,41 +218,17 @@ async fn send_get_list_with_history_length() {
     assert!(history_len >= 1);
 
     // historyLength: unset = all, 0 = field omitted, N = the last N.
-    let all = call(&s, Method::GET, &format!("/tasks/{id}"), None).await;
+    let all = get(&s, &format!("/tasks/{id}")).await;
     assert_eq!(ok(&all)["id"], id.as_str());
     assert_eq!(all.1["history"].as_array().unwrap().len(), history_len);
-    let none = call(
-        &s,
-        Method::GET,
-        &format!("/tasks/{id}?historyLength=0"),
-        None,
-    )
-    .await;
+    let none = get(&s, &format!("/tasks/{id}?historyLength=0")).await;
     assert!(ok(&none).get("history").is_none());
-    let one = call(
-        &s,
-        Method::GET,
-        &format!("/tasks/{id}?historyLength=1"),
-        None,
-    )
-    .await;
+    let one = get(&s, &format!("/tasks/{id}?historyLength=1")).await;
     assert_eq!(ok(&one)["history"].as_array().unwrap().len(), 1);
-    let snake = call(
-        &s,
-        Method::GET,
-        &format!("/tasks/{id}?history_length=0"),
-        None,
-    )
-    .await;
+    let snake = get(&s, &format!("/tasks/{id}?history_length=0")).await;
     assert!(ok(&snake).get("history").is_none());
     expect_error(
-        &call(
-            &s,
-            Method::GET,
-            &format!("/tasks/{id}?historyLength=-1"),
-            None,
-        )
-        .await,
+        &get(&s, &format!("/tasks/{id}?historyLength=-1")).await,
         400,
         "INVALID_ARGUMENT",
         "INVALID_PARAMS",
@@ -237,17 +244,11 @@ async fn send_get_list_with_history_length() {
     assert!(ok(&a)["task"].get("history").is_none());
 
     // A direct message reply.
-    let a = call(
-        &s,
-        Method::POST,
-        "/message:send",
-        Some(send_body("/message hi")),
-    )
-    .await;
+    let a = post(&s, "/message:send", send_body("/message hi")).await;
     assert_eq!(ok(&a)["message"]["parts"][0]["text"], "You said: hi");
 
     // ListTasks without a filter: all four REQUIRED fields, no artifacts.
-    let list = call(&s, Method::GET, "/tasks", None).await;
+    let list = get(&s, "/tasks").await;
     let l = ok(&list);
     for f in ["tasks", "nextPageToken", "pageSize", "totalSize"] {
         assert!(l.get(f).is_some(), "ListTasks lacks {f}");
@@ -266,38 +267,8 @@ async fn send_get_list_with_history_length() {
 #[tokio::test]
 async fn nonblocking_subscribe_both_verbs_then_cancel() {
     let s = demo_server().await;
-    let a = call(
-        &s,
-        Method::POST,
-        "/message:send",
-        Some(
-            json!({"message": user_msg("/long 30"), "configuration": {"returnImmediately": true}}),
-        ),
-    )
-    .await;
-    let id = ok(&a)["task"]["id"].as_str().unwrap().to_string();
-
-    let get_sub = sse(
-        &s,
-        Method::GET,
-        &format!("/tasks/{id}:subscribe"),
-        None,
-        &[],
-    )
-    .await;
-    let post_sub = sse(
-        &s,
-        Method::POST,
-        &format!("/tasks/{id}:subscribe"),
-        None,
-        &[],
-    )
-    .await;
-    assert!(get_sub.content_type().starts_with("text/event-stream"));
-    assert!(post_sub.content_type().starts_with("text/event-stream"));
-    // Both have their first frame (the task): both are subscribed.
-    let h1 = get_sub.follow().await;
-    let h2 = post_sub.follow().await;
+    let id = start_long(&s, "").await;
+    let [h1, h2] = subscribe_both_verbs(&s, &format!("/tasks/{id}:subscribe")).await;
 
     // Cancel with an empty body and no Content-Type.
     let c = call_with(
@@ -328,13 +299,7 @@ async fn nonblocking_subscribe_both_verbs_then_cancel() {
 
     // Terminal now: cancel (with `{}`) and subscribe are refused.
     expect_error(
-        &call(
-            &s,
-            Method::POST,
-            &format!("/tasks/{id}:cancel"),
-            Some(json!({})),
-        )
-        .await,
+        &post(&s, &format!("/tasks/{id}:cancel"), json!({})).await,
         400,
         "FAILED_PRECONDITION",
         "TASK_NOT_CANCELABLE",
@@ -347,13 +312,7 @@ async fn nonblocking_subscribe_both_verbs_then_cancel() {
     );
     // A body naming another task is refused: the path decides.
     expect_error(
-        &call(
-            &s,
-            Method::POST,
-            &format!("/tasks/{id}:cancel"),
-            Some(json!({"id": "other"})),
-        )
-        .await,
+        &post(&s, &format!("/tasks/{id}:cancel"), json!({"id": "other"})).await,
         400,
         "INVALID_ARGUMENT",
         "INVALID_PARAMS",
@@ -460,28 +419,17 @@ async fn streams_carry_sequence_ids_and_resume_with_last_event_id() {
 #[tokio::test]
 async fn tenant_prefixed_routes_are_scoped() {
     let s = demo_server().await;
-    let a = call(
-        &s,
-        Method::POST,
-        "/acme/message:send",
-        Some(send_body("hi acme")),
-    )
-    .await;
+    let a = post(&s, "/acme/message:send", send_body("hi acme")).await;
     let id = ok(&a)["task"]["id"].as_str().unwrap().to_string();
     assert_eq!(
-        ok(&call(&s, Method::GET, &format!("/acme/tasks/{id}"), None).await)["id"],
+        ok(&get(&s, &format!("/acme/tasks/{id}")).await)["id"],
         id.as_str()
     );
     // Not visible in the default tenant or another one.
     for path in [format!("/tasks/{id}"), format!("/other/tasks/{id}")] {
-        expect_error(
-            &call(&s, Method::GET, &path, None).await,
-            404,
-            "NOT_FOUND",
-            "TASK_NOT_FOUND",
-        );
+        expect_error(&get(&s, &path).await, 404, "NOT_FOUND", "TASK_NOT_FOUND");
     }
-    let in_acme = call(&s, Method::GET, "/acme/tasks", None).await;
+    let in_acme = get(&s, "/acme/tasks").await;
     assert!(
         ok(&in_acme)["tasks"]
             .as_array()
@@ -489,7 +437,7 @@ async fn tenant_prefixed_routes_are_scoped() {
             .iter()
             .any(|t| t["id"] == id.as_str())
     );
-    let in_default = call(&s, Method::GET, "/tasks", None).await;
+    let in_default = get(&s, "/tasks").await;
     assert!(
         !ok(&in_default)["tasks"]
             .as_array()
@@ -502,56 +450,25 @@ async fn tenant_prefixed_routes_are_scoped() {
     assert_eq!(result(&v)["id"], id.as_str());
     let mut body = send_body("again");
     body["tenant"] = json!("acme");
-    ok(&call(&s, Method::POST, "/acme/message:send", Some(body.clone())).await);
+    ok(&post(&s, "/acme/message:send", body.clone()).await);
     // ...but a body naming a different tenant is refused.
     expect_error(
-        &call(&s, Method::POST, "/message:send", Some(body)).await,
+        &post(&s, "/message:send", body).await,
         400,
         "INVALID_ARGUMENT",
         "INVALID_PARAMS",
     );
 
     // Subscribe (both verbs) and cancel under the tenant.
-    let a = call(
-        &s,
-        Method::POST,
-        "/acme/message:send",
-        Some(
-            json!({"message": user_msg("/long 30"), "configuration": {"returnImmediately": true}}),
-        ),
-    )
-    .await;
-    let long = ok(&a)["task"]["id"].as_str().unwrap().to_string();
-    let g = sse(
-        &s,
-        Method::GET,
-        &format!("/acme/tasks/{long}:subscribe"),
-        None,
-        &[],
-    )
-    .await;
-    let p = sse(
-        &s,
-        Method::POST,
-        &format!("/acme/tasks/{long}:subscribe"),
-        None,
-        &[],
-    )
-    .await;
-    let (h1, h2) = (g.follow().await, p.follow().await);
+    let long = start_long(&s, "/acme").await;
+    let [h1, h2] = subscribe_both_verbs(&s, &format!("/acme/tasks/{long}:subscribe")).await;
     expect_error(
         &call(&s, Method::POST, &format!("/tasks/{long}:cancel"), None).await,
         404,
         "NOT_FOUND",
         "TASK_NOT_FOUND",
     );
-    let c = call(
-        &s,
-        Method::POST,
-        &format!("/acme/tasks/{long}:cancel"),
-        Some(json!({})),
-    )
-    .await;
+    let c = post(&s, &format!("/acme/tasks/{long}:cancel"), json!({})).await;
     assert_eq!(ok(&c)["status"]["state"], "TASK_STATE_CANCELED");
     for h in [h1, h2] {
         let frames = h.await.unwrap();
@@ -572,28 +489,22 @@ async fn tenant_prefixed_routes_are_scoped() {
     .collect()
     .await;
     let sid = frames[0].data["task"]["id"].as_str().unwrap().to_string();
-    ok(&call(&s, Method::GET, &format!("/acme/tasks/{sid}"), None).await);
+    ok(&get(&s, &format!("/acme/tasks/{sid}")).await);
     expect_error(
-        &call(
-            &s,
-            Method::GET,
-            "/acme/tasks/t/pushNotificationConfigs",
-            None,
-        )
-        .await,
+        &get(&s, "/acme/tasks/t/pushNotificationConfigs").await,
         400,
         "FAILED_PRECONDITION",
         "PUSH_NOTIFICATION_NOT_SUPPORTED",
     );
     expect_error(
-        &call(&s, Method::GET, "/acme/extendedAgentCard", None).await,
+        &get(&s, "/acme/extendedAgentCard").await,
         400,
         "FAILED_PRECONDITION",
         "UNSUPPORTED_OPERATION",
     );
     // A tenant named like a route is not a tenant: `/tasks/tasks` reads task "tasks".
     expect_error(
-        &call(&s, Method::GET, "/tasks/tasks", None).await,
+        &get(&s, "/tasks/tasks").await,
         404,
         "NOT_FOUND",
         "TASK_NOT_FOUND",
@@ -604,27 +515,15 @@ async fn tenant_prefixed_routes_are_scoped() {
 #[tokio::test]
 async fn list_paging_and_filters_via_query_parameters() {
     let s = demo_server().await;
-    for i in 0..7 {
-        let mut m = user_msg(&format!("task {i}"));
-        m["contextId"] = json!("rest-paging");
-        ok(&call(
-            &s,
-            Method::POST,
-            "/message:send",
-            Some(json!({"message": m})),
-        )
-        .await);
-    }
+    s.send_tasks_in_context("rest-paging", 7).await;
     let page = |token: String| {
         let s = &s;
         async move {
-            let a = call(
+            let a = get(
                 s,
-                Method::GET,
                 &format!(
                     "/tasks?contextId=rest-paging&pageSize=3&includeArtifacts=true&historyLength=0&pageToken={token}"
                 ),
-                None,
             )
             .await;
             ok(&a).clone()
@@ -638,13 +537,7 @@ async fn list_paging_and_filters_via_query_parameters() {
     let total = |q: String| {
         let s = &s;
         async move {
-            let a = call(
-                s,
-                Method::GET,
-                &format!("/tasks?contextId=rest-paging&{q}"),
-                None,
-            )
-            .await;
+            let a = get(s, &format!("/tasks?contextId=rest-paging&{q}")).await;
             ok(&a)["totalSize"].as_i64().unwrap()
         }
     };
@@ -672,7 +565,7 @@ async fn list_paging_and_filters_via_query_parameters() {
         ("historyLength=1.5", "historyLength"),
         ("pageToken=not-a-token", "pageToken"),
     ] {
-        let a = call(&s, Method::GET, &format!("/tasks?{q}"), None).await;
+        let a = get(&s, &format!("/tasks?{q}")).await;
         expect_error(&a, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
         assert!(
             a.1["error"]["message"].as_str().unwrap().contains(field),
@@ -687,8 +580,7 @@ async fn list_paging_and_filters_via_query_parameters() {
 async fn tasks_cross_bindings() {
     let s = demo_server().await;
     // REST → JSON-RPC.
-    let a = call(&s, Method::POST, "/message:send", Some(send_body("/ask"))).await;
-    let t = ok(&a)["task"].clone();
+    let t = send_task(&s, "/ask").await;
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     let v = s.rpc("GetTask", json!({"id": t["id"]})).await;
     assert_eq!(result(&v), &t);
@@ -713,7 +605,7 @@ async fn tasks_cross_bindings() {
         .rpc("SendMessage", json!({"message": user_msg("/auth")}))
         .await;
     let id = result(&v)["task"]["id"].as_str().unwrap().to_string();
-    let got = call(&s, Method::GET, &format!("/tasks/{id}"), None).await;
+    let got = get(&s, &format!("/tasks/{id}")).await;
     assert_eq!(ok(&got)["status"]["state"], "TASK_STATE_AUTH_REQUIRED");
     let c = call(&s, Method::POST, &format!("/tasks/{id}:cancel"), None).await;
     assert_eq!(ok(&c)["status"]["state"], "TASK_STATE_CANCELED");
@@ -753,21 +645,21 @@ async fn demo_errors_in_both_tables() {
 
         // TaskNotFound.
         check(
-            call(&s, Method::GET, "/tasks/no-such-task", None).await,
+            get(&s, "/tasks/no-such-task").await,
             Row {
                 v101: (404, "NOT_FOUND"),
                 v100: (404, "NOT_FOUND"),
             },
             "TASK_NOT_FOUND",
         );
-        let a = call(&s, Method::GET, "/tasks/no-such-task", None).await;
+        let a = get(&s, "/tasks/no-such-task").await;
         assert_eq!(
             a.1["error"]["details"][0]["metadata"]["taskId"],
             "no-such-task"
         );
         // TaskNotCancelable.
-        let done = call(&s, Method::POST, "/message:send", Some(send_body("done"))).await;
-        let id = ok(&done)["task"]["id"].as_str().unwrap().to_string();
+        let done = send_task(&s, "done").await;
+        let id = done["id"].as_str().unwrap().to_string();
         check(
             call(&s, Method::POST, &format!("/tasks/{id}:cancel"), None).await,
             Row {
@@ -802,7 +694,7 @@ async fn demo_errors_in_both_tables() {
         }
         // UnsupportedOperation: no extended card; a message to a finished task.
         check(
-            call(&s, Method::GET, "/extendedAgentCard", None).await,
+            get(&s, "/extendedAgentCard").await,
             Row {
                 v101: (400, FP),
                 v100: (400, UN),
@@ -812,13 +704,7 @@ async fn demo_errors_in_both_tables() {
         let mut more = user_msg("more");
         more["taskId"] = json!(id);
         check(
-            call(
-                &s,
-                Method::POST,
-                "/message:send",
-                Some(json!({"message": more})),
-            )
-            .await,
+            post(&s, "/message:send", json!({"message": more})).await,
             Row {
                 v101: (400, FP),
                 v100: (400, UN),
@@ -844,7 +730,7 @@ async fn demo_errors_in_both_tables() {
         );
         let img = json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"raw": "AAEC", "mediaType": "image/png"}]}});
         check(
-            call(&s, Method::POST, "/message:send", Some(img)).await,
+            post(&s, "/message:send", img).await,
             Row {
                 v101: (400, IA),
                 v100: (415, IA),
@@ -917,7 +803,7 @@ async fn demo_errors_in_both_tables() {
             json!({"message": {"role": "ROLE_USER", "parts": [{"text": "x"}]}}),
         ] {
             check(
-                call(&s, Method::POST, "/message:send", Some(bad)).await,
+                post(&s, "/message:send", bad).await,
                 Row {
                     v101: (400, IA),
                     v100: (400, IA),
@@ -934,7 +820,7 @@ async fn demo_errors_in_both_tables() {
             "/tasks/t:frobnicate:cancel/x",
         ] {
             check(
-                call(&s, Method::GET, path, None).await,
+                get(&s, path).await,
                 Row {
                     v101: (404, "NOT_FOUND"),
                     v100: (404, "NOT_FOUND"),
@@ -945,11 +831,11 @@ async fn demo_errors_in_both_tables() {
         let a = call(&s, Method::DELETE, "/message:send", None).await;
         expect_error(&a, 405, UN, "METHOD_NOT_FOUND");
         assert_eq!(a.2["allow"], "POST");
-        let a = call(&s, Method::GET, "/tasks/t:cancel", None).await;
+        let a = get(&s, "/tasks/t:cancel").await;
         expect_error(&a, 405, UN, "METHOD_NOT_FOUND");
         // A path that is not valid percent-encoding.
         check(
-            call(&s, Method::GET, "/tasks/%ff%fe", None).await,
+            get(&s, "/tasks/%ff%fe").await,
             Row {
                 v101: (400, IA),
                 v100: (400, IA),
@@ -962,13 +848,12 @@ async fn demo_errors_in_both_tables() {
 
 #[tokio::test]
 async fn oversize_body_is_413() {
-    let handler = RequestHandler::builder(DemoAgent::default(), demo_card()).build();
-    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096), handler).await;
+    let s = TestServer::start_with(|srv| srv.max_body_bytes(4096), demo_handler()).await;
     for path in ["/message:send", "/acme/message:stream"] {
         let a = call(&s, Method::POST, path, Some(send_body(&"x".repeat(10_000)))).await;
         expect_error(&a, 413, IA, "INVALID_REQUEST");
     }
-    ok(&call(&s, Method::POST, "/message:send", Some(send_body("small"))).await);
+    ok(&post(&s, "/message:send", send_body("small")).await);
     s.stop().await;
 }
 
@@ -982,7 +867,7 @@ async fn agent_and_server_errors_in_both_tables() {
         .await;
         let v100 = table == ErrorTable::V1_0_0;
         // ExtensionSupportRequired.
-        let a = call(&s, Method::POST, "/message:send", Some(send_body("hi"))).await;
+        let a = post(&s, "/message:send", send_body("hi")).await;
         expect_error(&a, 400, FP, "EXTENSION_SUPPORT_REQUIRED");
         assert_eq!(
             a.1["error"]["details"][0]["metadata"]["extension"],
@@ -1052,19 +937,19 @@ async fn agent_and_server_errors_in_both_tables() {
             edge_handler(edge_card(false, false), Some(Arc::new(FailingStore))),
         )
         .await;
-        let a = call(&s, Method::GET, "/tasks/anything", None).await;
+        let a = get(&s, "/tasks/anything").await;
         expect_error(&a, 500, "INTERNAL", "INTERNAL_ERROR");
-        let a = call(&s, Method::GET, "/tasks", None).await;
+        let a = get(&s, "/tasks").await;
         expect_error(&a, 500, "INTERNAL", "INTERNAL_ERROR");
         let unsupported = if v100 { UN } else { FP };
         expect_error(
-            &call(&s, Method::POST, "/message:stream", Some(send_body("x"))).await,
+            &post(&s, "/message:stream", send_body("x")).await,
             400,
             unsupported,
             "UNSUPPORTED_OPERATION",
         );
         expect_error(
-            &call(&s, Method::GET, "/tasks/x:subscribe", None).await,
+            &get(&s, "/tasks/x:subscribe").await,
             400,
             unsupported,
             "UNSUPPORTED_OPERATION",
@@ -1083,13 +968,7 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 #[tokio::test]
 async fn our_client_drives_every_operation_over_rest() {
     let s = demo_server().await;
-    let client = A2AClient::builder()
-        .preferred_bindings(["HTTP+JSON"])
-        .timeout(Duration::from_secs(20))
-        .connect(&s.base)
-        .await
-        .unwrap();
-    assert_eq!(client.interface().protocol_binding, "HTTP+JSON");
+    let client = s.client_on("HTTP+JSON", "1.0").await;
     assert_eq!(client.interface().url, s.base);
     // By default the card's order wins: JSON-RPC.
     let default = A2AClient::connect(&s.base).await.unwrap();

@@ -11,6 +11,11 @@ fn msg(text: &str) -> Value {
     json!({"messageId": format!("m-{text}"), "role": "ROLE_USER", "parts": [{"text": text}]})
 }
 
+/// Sends `text` over JSON-RPC; the task it made.
+async fn send_task(base: &str, text: &str) -> Value {
+    rpc(base, "SendMessage", json!({"message": msg(text)})).await["task"].clone()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_survive_kill_and_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -18,22 +23,9 @@ async fn tasks_survive_kill_and_restart() {
     let store = format!("sqlite://{}", db.display());
 
     let s = Serve::start(&store);
-    let completed = rpc(
-        &s.base(),
-        "SendMessage",
-        json!({"message": msg("before the crash")}),
-    )
-    .await["task"]
-        .clone();
-    let asking =
-        rpc(&s.base(), "SendMessage", json!({"message": msg("/ask")})).await["task"].clone();
-    let failed = rpc(
-        &s.base(),
-        "SendMessage",
-        json!({"message": msg("/fail on purpose")}),
-    )
-    .await["task"]
-        .clone();
+    let completed = send_task(&s.base(), "before the crash").await;
+    let asking = send_task(&s.base(), "/ask").await;
+    let failed = send_task(&s.base(), "/fail on purpose").await;
     assert_eq!(completed["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(asking["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(failed["status"]["state"], "TASK_STATE_FAILED");

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use proc::{Cut, CuttingProxy, Serve, card_via, log_replay};
-use switchboard_client::protocol::{Message, StreamResponse, TaskState};
+use switchboard_client::protocol::{AgentCard, Message, StreamResponse, TaskState};
 use switchboard_client::{A2AClient, ReconnectPolicy, StreamEvent};
 
 /// Concurrent streams per binding.
@@ -43,6 +43,45 @@ fn policy() -> ReconnectPolicy {
     ReconnectPolicy::default()
         .max_attempts(40)
         .backoff(Duration::from_millis(5), Duration::from_millis(250))
+}
+
+/// The real server on a fresh SQLite file, and the proxy in front of it.
+struct BehindProxy {
+    /// Holds the SQLite file.
+    _dir: tempfile::TempDir,
+    store: String,
+    server: Serve,
+    proxy: CuttingProxy,
+    /// The server's card with every interface moved to the proxy.
+    card: AgentCard,
+}
+
+/// Starts the server on a fresh SQLite file (`db` in a temporary
+/// directory) behind a proxy that cuts connections as `cut` says, at points
+/// `seed` picks.
+async fn behind_proxy(db: &str, seed: u64, cut: Cut) -> BehindProxy {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join(db).display());
+    let server = Serve::start(&store);
+    let proxy = CuttingProxy::start(server.port, seed, cut).await;
+    let card = card_via(&server.base(), proxy.port).await;
+    BehindProxy {
+        _dir: dir,
+        store,
+        server,
+        proxy,
+        card,
+    }
+}
+
+/// Our client on `binding` of `card`, resuming dropped streams with the
+/// patient `policy()`.
+fn resuming_client(binding: &str, card: AgentCard) -> A2AClient {
+    A2AClient::builder()
+        .preferred_bindings([binding])
+        .reconnect(policy())
+        .from_card(card)
+        .unwrap()
 }
 
 /// Reads a stream to its end; every item must be an event.
@@ -86,18 +125,11 @@ fn normalized(event: &StreamResponse) -> StreamResponse {
 async fn cut_many_times(binding: &str) {
     let seed = seed();
     eprintln!("resume over {binding}: RESUME_SEED={seed}");
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("resume.db").display());
-    let server = Serve::start(&store);
     // A frame is ~300-600 bytes; cuts below 4 KiB drop every stream many
     // times, sometimes inside the response headers.
-    let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
-    let card = card_via(&server.base(), proxy.port).await;
-    let client = A2AClient::builder()
-        .preferred_bindings([binding])
-        .reconnect(policy())
-        .from_card(card)
-        .unwrap();
+    let setup = behind_proxy("resume.db", seed, Cut::Random(4096)).await;
+    let (server, proxy) = (&setup.server, &setup.proxy);
+    let client = resuming_client(binding, setup.card.clone());
 
     let rounds = (0..ROUNDS).map(|i| {
         let client = client.clone();
@@ -173,16 +205,14 @@ async fn rest_streams_cut_at_random_reassemble_exactly() {
 /// left. The task itself has
 /// no run any more (its process died), so the test cancels it to finish it.
 async fn resume_across_restart(binding: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("restart.db").display());
-    let server = Serve::start(&store);
-    let proxy = CuttingProxy::start(server.port, 1, Cut::Never).await;
-    let card = card_via(&server.base(), proxy.port).await;
-    let client = A2AClient::builder()
-        .preferred_bindings([binding])
-        .reconnect(policy())
-        .from_card(card)
-        .unwrap();
+    let BehindProxy {
+        _dir,
+        store,
+        server,
+        proxy,
+        card,
+    } = behind_proxy("restart.db", 1, Cut::Never).await;
+    let client = resuming_client(binding, card);
     let mut stream = client
         .send_streaming_message(Message::user_text("/long 60"))
         .await
@@ -226,11 +256,13 @@ async fn rest_stream_resumes_on_a_restarted_server() {
 /// With reconnection off, a cut is the stream's last item, as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_reconnect_a_cut_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("off.db").display());
-    let server = Serve::start(&store);
-    let proxy = CuttingProxy::start(server.port, 3, Cut::Never).await;
-    let card = card_via(&server.base(), proxy.port).await;
+    let BehindProxy {
+        _dir,
+        server,
+        proxy: _proxy,
+        card,
+        ..
+    } = behind_proxy("off.db", 3, Cut::Never).await;
     let client = A2AClient::builder().no_reconnect().from_card(card).unwrap();
     let mut stream = client
         .send_streaming_message(Message::user_text("/long 60"))
@@ -264,17 +296,9 @@ async fn without_reconnect_a_cut_is_an_error() {
 /// says so instead of hanging or retrying blindly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drop_before_the_task_is_named_is_a_clear_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("early.db").display());
-    let server = Serve::start(&store);
-    let proxy = CuttingProxy::start(server.port, 5, Cut::AfterHead).await;
-    let card = card_via(&server.base(), proxy.port).await;
+    let setup = behind_proxy("early.db", 5, Cut::AfterHead).await;
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let client = A2AClient::builder()
-            .preferred_bindings([binding])
-            .reconnect(policy())
-            .from_card(card.clone())
-            .unwrap();
+        let client = resuming_client(binding, setup.card.clone());
         let mut stream = client
             .send_streaming_message(Message::user_text("/steps 3"))
             .await
@@ -300,11 +324,8 @@ async fn a_drop_before_the_task_is_named_is_a_clear_error() {
             "{binding}: items after the error"
         );
     }
-    assert!(
-        proxy.cuts() >= 2,
-        "the proxy cut {} connections",
-        proxy.cuts()
-    );
+    let cuts = setup.proxy.cuts();
+    assert!(cuts >= 2, "the proxy cut {cuts} connections");
 }
 
 /// `SubscribeToTask` streams resume too: the first item is the task as it
@@ -314,18 +335,11 @@ async fn a_drop_before_the_task_is_named_is_a_clear_error() {
 async fn subscriptions_cut_at_random_reassemble_exactly() {
     let seed = seed();
     eprintln!("resume of subscriptions: RESUME_SEED={seed}");
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("sub.db").display());
-    let server = Serve::start(&store);
-    let proxy = CuttingProxy::start(server.port, seed, Cut::Random(4096)).await;
-    let card = card_via(&server.base(), proxy.port).await;
+    let setup = behind_proxy("sub.db", seed, Cut::Random(4096)).await;
+    let (server, proxy) = (&setup.server, &setup.proxy);
     let direct = A2AClient::connect(&server.base()).await.unwrap();
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let client = A2AClient::builder()
-            .preferred_bindings([binding])
-            .reconnect(policy())
-            .from_card(card.clone())
-            .unwrap();
+        let client = resuming_client(binding, setup.card.clone());
         // Start the task directly; the agent keeps running when this first
         // stream is dropped.
         let mut start = direct

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
-use proc::{Serve, log_replay};
+use proc::{Serve, log_replay, send_rpc};
 use serde_json::{Value, json};
 use switchboard_client::protocol::{StreamResponse, TaskState};
 
@@ -26,17 +26,9 @@ async fn sigterm_settles_running_tasks_and_ends_streams_cleanly() {
     let base = server.base();
 
     // A task that would work for 60 s, streamed.
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-        "params": {"message": {"messageId": "m-long", "role": "ROLE_USER",
-            "parts": [{"text": "/long 60"}]}}});
-    let resp = reqwest::Client::new()
-        .post(format!("{base}/"))
-        .header("Content-Type", "application/json")
-        .header("A2A-Version", "1.0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let params = json!({"message": {"messageId": "m-long", "role": "ROLE_USER",
+        "parts": [{"text": "/long 60"}]}});
+    let resp = send_rpc(&base, "SendStreamingMessage", params, &[]).await;
     assert_eq!(resp.status(), 200);
     let mut events = resp.bytes_stream().eventsource();
     let mut seen: Vec<(u64, StreamResponse)> = Vec::new();

@@ -51,37 +51,72 @@ async fn rpc03(s: &TestServer, method: &str, params: Value) -> Value {
     v
 }
 
+/// A 0.3 JSON-RPC `message/send` of `text` that returns at once (as the
+/// task starts); the whole response.
+async fn send03_nonblocking(s: &TestServer, text: &str) -> Value {
+    let params = json!({"message": msg03(text), "configuration": {"blocking": false}});
+    rpc03(s, "message/send", params).await
+}
+
+/// A 0.3 REST `message:send` body: proto JSON, its message's parts in
+/// `content`.
+fn rest_body(text: &str) -> Value {
+    json!({"message": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": text}]}})
+}
+
+/// A 0.3 REST `message:send` of `text` that returns at once (as the task
+/// starts); the response body.
+async fn rest_send_nonblocking(s: &TestServer, text: &str) -> Value {
+    let mut b = rest_body(text);
+    b["configuration"] = json!({"blocking": false});
+    let (status, v) = rest(s, Method::POST, "/v1/message:send", Some(b)).await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
 /// A 0.3 JSON-RPC stream; returns the frames' `result`s (asserting no errors).
 async fn stream03(s: &TestServer, method: &str, params: Value) -> Vec<Value> {
     let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
-    let call = s.sse_post(&body, &[]).await;
+    frames03(s.sse_post(&body, &[]).await)
+        .await
+        .iter()
+        .map(|frame| {
+            assert_eq!(frame["id"], "s");
+            result(frame).clone()
+        })
+        .collect()
+}
+
+/// The frames of a 0.3 SSE stream (each a `message` event), as JSON.
+async fn frames03(call: SseCall) -> Vec<Value> {
     assert!(call.content_type().starts_with("text/event-stream"));
     call.collect()
         .await
         .into_iter()
         .map(|f| {
             assert_eq!(f.event, "message", "{:?}", f.data);
-            assert_eq!(f.data["id"], "s");
-            result(&f.data).clone()
+            f.data
         })
         .collect()
 }
 
 /// A REST call without `A2A-Version`.
 async fn rest(s: &TestServer, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut req = s.http.request(method, format!("{}{path}", s.base));
-    if let Some(b) = body {
-        req = req
-            .header("Content-Type", "application/json")
-            .body(b.to_string());
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
+    let (status, text, _) = s.send(method, path, body.map(|b| b.to_string()), &[]).await;
     (
-        status,
+        status.as_u16(),
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")),
     )
+}
+
+/// A REST GET of `path`, without `A2A-Version`.
+async fn rest_get(s: &TestServer, path: &str) -> (u16, Value) {
+    rest(s, Method::GET, path, None).await
+}
+
+/// A REST POST of the JSON `body` to `path`, without `A2A-Version`.
+async fn rest_post(s: &TestServer, path: &str, body: Value) -> (u16, Value) {
+    rest(s, Method::POST, path, Some(body)).await
 }
 
 async fn rest_stream(
@@ -96,18 +131,10 @@ async fn rest_stream(
             .header("Content-Type", "application/json")
             .body(b.to_string());
     }
-    let call = SseCall {
+    frames03(SseCall {
         resp: Some(req.send().await.unwrap()),
-    };
-    assert!(call.content_type().starts_with("text/event-stream"));
-    call.collect()
-        .await
-        .into_iter()
-        .map(|f| {
-            assert_eq!(f.event, "message", "{:?}", f.data);
-            f.data
-        })
-        .collect()
+    })
+    .await
 }
 
 fn reason(v: &Value) -> &str {
@@ -159,12 +186,7 @@ async fn jsonrpc_03_every_operation() {
     );
     assert_eq!(err_code(&rpc03(&s, "tasks/get", json!({})).await), -32602);
     // Non-blocking send, then tasks/cancel.
-    let v = rpc03(
-        &s,
-        "message/send",
-        json!({"message": msg03("/long 20"), "configuration": {"blocking": false}}),
-    )
-    .await;
+    let v = send03_nonblocking(&s, "/long 20").await;
     let long = result(&v)["id"].as_str().unwrap().to_string();
     assert!(["submitted", "working"].contains(&result(&v)["status"]["state"].as_str().unwrap()));
     let v = rpc03(&s, "tasks/cancel", json!({"id": long})).await;
@@ -180,12 +202,7 @@ async fn jsonrpc_03_every_operation() {
     assert!(items.iter().any(|i| i["kind"] == "artifact-update"));
     check_final(&items, "completed");
     // tasks/resubscribe to a running task.
-    let v = rpc03(
-        &s,
-        "message/send",
-        json!({"message": msg03("/long 1"), "configuration": {"blocking": false}}),
-    )
-    .await;
+    let v = send03_nonblocking(&s, "/long 1").await;
     let id = result(&v)["id"].as_str().unwrap().to_string();
     let items = stream03(&s, "tasks/resubscribe", json!({"id": id})).await;
     assert_eq!(items[0]["kind"], "task");
@@ -295,8 +312,7 @@ async fn jsonrpc_version_rule() {
 #[tokio::test]
 async fn rest_03_every_operation() {
     let s = server().await;
-    let body = |text: &str| json!({"message": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": text}]}});
-    let (st, v) = rest(&s, Method::POST, "/v1/message:send", Some(body("hi rest"))).await;
+    let (st, v) = rest_post(&s, "/v1/message:send", rest_body("hi rest")).await;
     assert_eq!(st, 200, "{v}");
     let task = &v["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
@@ -305,39 +321,25 @@ async fn rest_03_every_operation() {
     assert!(task["artifacts"][0]["parts"][0]["text"].is_string());
     let done = task["id"].as_str().unwrap().to_string();
     // The 0.3 proto's field name `request` is accepted too.
-    let (st, v) = rest(
-        &s,
-        Method::POST,
-        "/v1/message:send",
-        Some(json!({"request": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": "/message yo"}]}})),
-    )
-    .await;
+    let request = json!({"request": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": "/message yo"}]}});
+    let (st, v) = rest_post(&s, "/v1/message:send", request).await;
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["message"]["role"], "ROLE_AGENT");
     // Get with historyLength; unknown id; no ListTasks in 0.3.
-    let (st, v) = rest(
-        &s,
-        Method::GET,
-        &format!("/v1/tasks/{done}?historyLength=1"),
-        None,
-    )
-    .await;
+    let (st, v) = rest_get(&s, &format!("/v1/tasks/{done}?historyLength=1")).await;
     assert_eq!(st, 200);
     assert_eq!(v["history"].as_array().unwrap().len(), 1);
-    let (st, v) = rest(&s, Method::GET, "/v1/tasks/nope", None).await;
+    let (st, v) = rest_get(&s, "/v1/tasks/nope").await;
     assert_eq!((st, reason(&v)), (404, "TASK_NOT_FOUND"));
-    let (st, _) = rest(&s, Method::GET, "/v1/tasks", None).await;
+    let (st, _) = rest_get(&s, "/v1/tasks").await;
     assert_eq!(st, 404);
     // Non-blocking, cancel (two-L CANCELLED), cancel again refused.
-    let mut b = body("/long 20");
-    b["configuration"] = json!({"blocking": false});
-    let (_, v) = rest(&s, Method::POST, "/v1/message:send", Some(b)).await;
+    let v = rest_send_nonblocking(&s, "/long 20").await;
     let long = v["task"]["id"].as_str().unwrap().to_string();
-    let (st, v) = rest(
+    let (st, v) = rest_post(
         &s,
-        Method::POST,
         &format!("/v1/tasks/{long}:cancel"),
-        Some(json!({"name": format!("tasks/{long}")})),
+        json!({"name": format!("tasks/{long}")}),
     )
     .await;
     assert_eq!(st, 200, "{v}");
@@ -349,7 +351,7 @@ async fn rest_03_every_operation() {
         &s,
         Method::POST,
         "/v1/message:stream",
-        Some(body("stream rest")),
+        Some(rest_body("stream rest")),
     )
     .await;
     assert!(items[0]["task"].is_object());
@@ -358,20 +360,13 @@ async fn rest_03_every_operation() {
     assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED");
     assert!(items.iter().any(|i| i["artifactUpdate"].is_object()));
     // Subscribe (GET, as in the 0.3 proto) to a running task.
-    let mut b = body("/long 1");
-    b["configuration"] = json!({"blocking": false});
-    let (_, v) = rest(&s, Method::POST, "/v1/message:send", Some(b)).await;
+    let v = rest_send_nonblocking(&s, "/long 1").await;
     let id = v["task"]["id"].as_str().unwrap().to_string();
     let items = rest_stream(&s, Method::GET, &format!("/v1/tasks/{id}:subscribe"), None).await;
     assert!(items[0]["task"].is_object());
     assert_eq!(items.last().unwrap()["statusUpdate"]["final"], true);
     // Push configs: create (proto request body), get, list, delete.
-    let (st, cfg) = rest(
-        &s,
-        Method::POST,
-        &format!("/v1/tasks/{done}/pushNotificationConfigs"),
-        Some(json!({"parent": format!("tasks/{done}"), "config": {"pushNotificationConfig": {"url": "https://hooks.example.com/r", "token": "t"}}})),
-    )
+    let (st, cfg) = rest_post(&s, &format!("/v1/tasks/{done}/pushNotificationConfigs"), json!({"parent": format!("tasks/{done}"), "config": {"pushNotificationConfig": {"url": "https://hooks.example.com/r", "token": "t"}}}))
     .await;
     assert_eq!(st, 200, "{cfg}");
     let cid = cfg["pushNotificationConfig"]["id"]
@@ -383,26 +378,20 @@ async fn rest_03_every_operation() {
         format!("tasks/{done}/pushNotificationConfigs/{cid}")
     );
     let path = format!("/v1/tasks/{done}/pushNotificationConfigs/{cid}");
-    assert_eq!(rest(&s, Method::GET, &path, None).await, (200, cfg.clone()));
-    let (_, list) = rest(
-        &s,
-        Method::GET,
-        &format!("/v1/tasks/{done}/pushNotificationConfigs"),
-        None,
-    )
-    .await;
+    assert_eq!(rest_get(&s, &path).await, (200, cfg.clone()));
+    let (_, list) = rest_get(&s, &format!("/v1/tasks/{done}/pushNotificationConfigs")).await;
     assert_eq!(list["configs"], json!([cfg]));
     assert_eq!(
         rest(&s, Method::DELETE, &path, None).await,
         (200, json!({}))
     );
-    let (st, _) = rest(&s, Method::GET, &path, None).await;
+    let (st, _) = rest_get(&s, &path).await;
     assert!((400..500).contains(&st), "{st}");
     // Extended card: not offered.
-    let (_, v) = rest(&s, Method::GET, "/v1/card", None).await;
+    let (_, v) = rest_get(&s, "/v1/card").await;
     assert_eq!(reason(&v), "UNSUPPORTED_OPERATION");
     // Bad bodies get their errors.
-    let (st, v) = rest(&s, Method::POST, "/v1/message:send", Some(json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"data": {"data": 3}}]}}))).await;
+    let (st, v) = rest_post(&s, "/v1/message:send", json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"data": {"data": 3}}]}})).await;
     assert_eq!((st, reason(&v)), (400, "INVALID_PARAMS"));
     let resp = s
         .http
@@ -420,17 +409,12 @@ async fn rest_03_every_operation() {
 async fn tenants_over_03_rest_and_cross_version_reads() {
     let s = server().await;
     // Created over 0.3 REST in tenant acme: visible there in both versions, not elsewhere.
-    let (_, v) = rest(
-        &s,
-        Method::POST,
-        "/acme/v1/message:send",
-        Some(json!({"message": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": "in acme"}, {"file": {"fileWithBytes": "aGk=", "mimeType": "text/plain", "name": "b.bin"}}]}})),
-    )
+    let (_, v) = rest_post(&s, "/acme/v1/message:send", json!({"message": {"messageId": uuid(), "role": "ROLE_USER", "content": [{"text": "in acme"}, {"file": {"fileWithBytes": "aGk=", "mimeType": "text/plain", "name": "b.bin"}}]}}))
     .await;
     let id = v["task"]["id"].as_str().unwrap().to_string();
-    let (st, _) = rest(&s, Method::GET, &format!("/acme/v1/tasks/{id}"), None).await;
+    let (st, _) = rest_get(&s, &format!("/acme/v1/tasks/{id}")).await;
     assert_eq!(st, 200);
-    let (st, _) = rest(&s, Method::GET, &format!("/v1/tasks/{id}"), None).await;
+    let (st, _) = rest_get(&s, &format!("/v1/tasks/{id}")).await;
     assert_eq!(st, 404);
     let (status, body, _) = s
         .send(Method::GET, &format!("/acme/tasks/{id}"), None, V1)
@@ -476,7 +460,7 @@ async fn tenants_over_03_rest_and_cross_version_reads() {
         json!({"kind": "data", "data": {"value": [1, 2]}, "metadata": {"data_part_compat": true}})
     );
     assert_eq!(result(&v)["status"]["state"], "completed");
-    let (_, v) = rest(&s, Method::GET, &format!("/v1/tasks/{id}"), None).await;
+    let (_, v) = rest_get(&s, &format!("/v1/tasks/{id}")).await;
     assert_eq!(
         v["history"][0]["content"][1]["data"]["data"]["value"],
         json!([1, 2])
@@ -525,8 +509,7 @@ async fn client_speaks_03_on_both_bindings_when_asked_and_prefers_10() {
     use futures::StreamExt;
     use switchboard_client::A2AClient;
     use switchboard_protocol::{
-        ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest,
-        SendMessageResponse, StreamResponse, TaskPushNotificationConfig, TaskState,
+        ListTasksRequest, Message, SendMessageResponse, StreamResponse, TaskState,
     };
     let s = server().await;
     // Default: the card offers both, 1.0 wins.
@@ -568,21 +551,8 @@ async fn client_speaks_03_on_both_bindings_when_asked_and_prefers_10() {
         assert!(matches!(events[0], StreamResponse::Task(_)));
         assert_eq!(events.last().unwrap().state(), Some(TaskState::Completed));
         // Non-blocking, subscribe, cancel.
-        let mut req = SendMessageRequest::new(Message::user_text("/long 20"));
-        req.configuration = Some(SendMessageConfiguration {
-            return_immediately: true,
-            ..Default::default()
-        });
-        let SendMessageResponse::Task(long) = c.send_message(req).await.unwrap() else {
-            panic!("expected a task")
-        };
-        let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
-        assert!(matches!(
-            sub.next().await.unwrap().unwrap().event,
-            StreamResponse::Task(_)
-        ));
-        let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
-        assert_eq!(canceled.status.state, TaskState::Canceled);
+        let long = send_long(&c).await;
+        subscribe_then_cancel(&c, &long).await;
         // Errors keep their codes.
         assert_eq!(c.get_task("nope").await.unwrap_err().code(), Some(-32001));
         assert_eq!(
@@ -598,43 +568,7 @@ async fn client_speaks_03_on_both_bindings_when_asked_and_prefers_10() {
             "0.3 has no ListTasks"
         );
         // Push configs over 0.3 through the client.
-        let created = c
-            .create_push_config(TaskPushNotificationConfig {
-                tenant: None,
-                id: None,
-                task_id: Some(t.id.clone()),
-                url: "https://hooks.example.com/c".into(),
-                token: Some("tok".into()),
-                authentication: None,
-            })
-            .await
-            .unwrap();
-        let cid = created.id.clone().unwrap();
-        let listed = c.list_push_configs(t.id.as_str()).await.unwrap();
-        assert_eq!(listed.configs, vec![created.clone()]);
-        let got = c
-            .get_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
-                tenant: None,
-                task_id: t.id.clone(),
-                id: cid.clone(),
-            })
-            .await
-            .unwrap();
-        assert_eq!(got, created);
-        c.delete_push_config(switchboard_protocol::TaskPushNotificationConfigRef {
-            tenant: None,
-            task_id: t.id.clone(),
-            id: cid,
-        })
-        .await
-        .unwrap();
-        assert!(
-            c.list_push_configs(t.id.as_str())
-                .await
-                .unwrap()
-                .configs
-                .is_empty()
-        );
+        push_config_round_trip(&c, t.id.as_str(), "https://hooks.example.com/c").await;
     }
     s.stop().await;
 }
@@ -663,12 +597,7 @@ async fn cli_protocol_version_override() {
     ])
     .await
     .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(
         stdout.contains("TASK_STATE_COMPLETED") || stdout.contains("completed"),
         "{stdout}"
@@ -678,17 +607,8 @@ async fn cli_protocol_version_override() {
     let out = run(vec!["list", "--protocol-version", "0.3"])
         .await
         .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("0.3"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run(vec!["list"]).await.unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = failure_stderr(&out);
+    assert!(stderr.contains("0.3"), "{stderr}");
+    success_stdout(&run(vec!["list"]).await.unwrap());
     s.stop().await;
 }

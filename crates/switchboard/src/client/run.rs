@@ -110,10 +110,21 @@ pub(super) async fn execute<O: Write, E: Write>(
             conn,
             id,
             history_length,
-            watch: true,
+            watch: watching,
             interval,
             no_progress,
         } => {
+            let request = GetTaskRequest {
+                tenant: None,
+                id,
+                history_length,
+            };
+            if !watching {
+                let client = connect(&conn, false).await?;
+                let task = client.get_task(request).await?;
+                out.task(&task, true);
+                return Ok(exit_for(Some(task.status.state), false));
+            }
             let pause = match interval {
                 None => DEFAULT_WATCH_INTERVAL,
                 Some(secs) => Duration::try_from_secs_f64(secs)
@@ -124,29 +135,7 @@ pub(super) async fn execute<O: Write, E: Write>(
                     })?,
             };
             let client = connect(&conn, !no_progress).await?;
-            let request = GetTaskRequest {
-                tenant: None,
-                id,
-                history_length,
-            };
             watch(&client, request, pause, out).await
-        }
-        ClientCommand::Get {
-            conn,
-            id,
-            history_length,
-            ..
-        } => {
-            let client = connect(&conn, false).await?;
-            let task = client
-                .get_task(GetTaskRequest {
-                    tenant: None,
-                    id,
-                    history_length,
-                })
-                .await?;
-            out.task(&task, true);
-            Ok(exit_for(Some(task.status.state), false))
         }
         ClientCommand::List {
             conn,

@@ -303,6 +303,15 @@ impl Screen {
         lines
     }
 
+    /// Moves the cursor `n` cells in `direction` (the final byte of the
+    /// CSI sequence: A up, B down, C right, D left); nothing for 0.
+    fn move_cursor(&self, n: usize, direction: char) -> std::io::Result<()> {
+        if n > 0 {
+            self.feed(format!("\x1b[{n}{direction}").as_bytes());
+        }
+        Ok(())
+    }
+
     /// What was fed so far, as text.
     fn raw(&self) -> String {
         let raw = self.raw.lock().unwrap_or_else(|e| e.into_inner());
@@ -351,28 +360,16 @@ impl TermLike for Screen {
         self.rows
     }
     fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        if n > 0 {
-            self.feed(format!("\x1b[{n}A").as_bytes());
-        }
-        Ok(())
+        self.move_cursor(n, 'A')
     }
     fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        if n > 0 {
-            self.feed(format!("\x1b[{n}B").as_bytes());
-        }
-        Ok(())
+        self.move_cursor(n, 'B')
     }
     fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        if n > 0 {
-            self.feed(format!("\x1b[{n}C").as_bytes());
-        }
-        Ok(())
+        self.move_cursor(n, 'C')
     }
     fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        if n > 0 {
-            self.feed(format!("\x1b[{n}D").as_bytes());
-        }
-        Ok(())
+        self.move_cursor(n, 'D')
     }
     fn write_line(&self, s: &str) -> std::io::Result<()> {
         self.feed(format!("{s}\r\n").as_bytes());

@@ -231,13 +231,71 @@ pub fn request(base: &str, method: &str, params: Value) -> reqwest::RequestBuild
         .body(body.to_string())
 }
 
-/// A JSON-RPC 1.0 call to the server at `base`: the whole response
-/// (`result` or `error`).
-pub async fn call(base: &str, method: &str, params: Value) -> Value {
-    request(base, method, params)
+/// Asserts that the CLI's plain output `out` of the demo's `/progress` task
+/// holds one final line per tracker (download, index and scan), once each.
+pub fn assert_one_final_progress_line_per_tracker(out: &str) {
+    for done in [
+        "progress ✓ download 40/40 completed",
+        "progress ✓ index 25/25 completed",
+        "progress ✓ scan 30 completed",
+    ] {
+        assert_eq!(
+            out.lines().filter(|l| *l == done).count(),
+            1,
+            "{done:?} in\n{out}"
+        );
+    }
+}
+
+/// Asserts that the progress `counts` of a tracker (`what`) never went
+/// back and that the last is above the first.
+pub fn assert_advances(what: &str, counts: &[f64]) {
+    assert!(
+        counts.windows(2).all(|w| w[0] <= w[1]),
+        "{what} went back: {counts:?}"
+    );
+    assert!(
+        counts.first() < counts.last(),
+        "{what} never advanced: {counts:?}"
+    );
+}
+
+/// GETs `url` with exactly these headers.
+pub async fn get(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    headers
+        .iter()
+        .fold(reqwest::Client::new().get(url), |req, (k, v)| {
+            req.header(*k, *v)
+        })
         .send()
         .await
         .unwrap()
+}
+
+/// Sends a JSON-RPC 1.0 call to the server at `base` with these headers
+/// too (an `Accept` for a stream, a `Last-Event-ID`, credentials); returns
+/// the response as it came.
+pub async fn send_rpc(
+    base: &str,
+    method: &str,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
+    headers
+        .iter()
+        .fold(request(base, method, params), |req, (k, v)| {
+            req.header(*k, *v)
+        })
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A JSON-RPC 1.0 call to the server at `base`: the whole response
+/// (`result` or `error`).
+pub async fn call(base: &str, method: &str, params: Value) -> Value {
+    send_rpc(base, method, params, &[])
+        .await
         .json()
         .await
         .unwrap()
@@ -282,19 +340,9 @@ pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
 /// `Last-Event-ID: 0`, read over JSON-RPC, until event `upto` or the end of
 /// the stream (whichever is first; a task that still runs never ends).
 pub async fn log_replay(server_base: &str, task_id: &str, upto: u64) -> Vec<(u64, StreamResponse)> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}
-    });
-    let resp = reqwest::Client::new()
-        .post(format!("{server_base}/"))
-        .header("Content-Type", "application/json")
-        .header("Accept", "text/event-stream")
-        .header("A2A-Version", "1.0")
-        .header("Last-Event-ID", "0")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let params = serde_json::json!({"id": task_id});
+    let headers = [("Accept", "text/event-stream"), ("Last-Event-ID", "0")];
+    let resp = send_rpc(server_base, "SubscribeToTask", params, &headers).await;
     assert!(
         resp.status().is_success(),
         "replay of {task_id}: {}",

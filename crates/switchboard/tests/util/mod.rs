@@ -2,11 +2,19 @@
 //! client that shows exactly what goes over the wire.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use switchboard_core::RequestHandler;
+use switchboard::demo::{DemoAgent, demo_card};
+use switchboard_client::{A2AClient, ClientError, StreamEvent};
+use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard_protocol::{
+    A2AError, GetTaskRequest, Message, SendMessageConfiguration, SendMessageRequest,
+    SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, TaskState,
+};
 use switchboard_server::A2aServer;
 use tokio::sync::oneshot;
 
@@ -25,6 +33,265 @@ pub const COMBOS: [(&str, &str); 6] = [
     ("HTTP+JSON", "0.3"),
     ("GRPC", "0.3"),
 ];
+
+/// The demo agent, streaming without delay, on an in-memory store that also
+/// keeps push configs (to receivers on 127.0.0.1 only).
+pub fn demo_push_handler() -> RequestHandler {
+    let store = Arc::new(InMemoryStore::new());
+    let limits = PushConfigLimits {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..Default::default()
+    };
+    RequestHandler::builder(
+        DemoAgent {
+            chunk_delay: Duration::ZERO,
+        },
+        demo_card(),
+    )
+    .store(store.clone())
+    .push(store, limits)
+    .build()
+}
+
+/// The demo agent with its default pacing; no store or push set up.
+pub fn demo_handler() -> RequestHandler {
+    RequestHandler::builder(DemoAgent::default(), demo_card()).build()
+}
+
+/// Sends `request`, any protobuf message, as a unary gRPC call to the
+/// method at `path`, whatever that method's own request type is; the error
+/// status the server answers with (panics on a success).
+pub async fn raw_unary_error<M>(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: tonic::Request<M>,
+) -> tonic::Status
+where
+    M: prost::Message + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    // Whatever comes back is not read: `()` decodes any answer.
+    let codec: tonic_prost::ProstCodec<M, ()> = tonic_prost::ProstCodec::default();
+    grpc.unary(request, http::uri::PathAndQuery::from_static(path), codec)
+        .await
+        .unwrap_err()
+}
+
+/// The `first-event-id` a gRPC stream's answer names in its metadata: the
+/// sequence number of its first item.
+pub fn first_event_id<T>(resp: &tonic::Response<T>) -> u64 {
+    resp.metadata()
+        .get("first-event-id")
+        .expect("a first-event-id")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Every item of a gRPC stream, to its end (panics on an error status).
+pub async fn grpc_items<T>(resp: tonic::Response<tonic::Streaming<T>>) -> Vec<T> {
+    resp.into_inner().map(Result::unwrap).collect().await
+}
+
+/// `request` resuming a stream after event `last_event_id` (its
+/// `last-event-id` metadata).
+pub fn resuming<T>(mut request: tonic::Request<T>, last_event_id: &str) -> tonic::Request<T> {
+    request
+        .metadata_mut()
+        .insert("last-event-id", last_event_id.parse().unwrap());
+    request
+}
+
+/// The task of a `SendMessage` answer (panics on a direct message).
+pub fn task_of(r: SendMessageResponse) -> Task {
+    match r {
+        SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// The A2A error a client call failed with (panics on any other failure).
+pub fn protocol_error(e: ClientError) -> A2AError {
+    match e {
+        ClientError::Protocol(a) => a,
+        other => panic!("expected an A2A error, got {other:?}"),
+    }
+}
+
+/// GetTask of `id` with at most `history_length` history messages.
+pub fn get_with_history(id: &str, history_length: i32) -> GetTaskRequest {
+    GetTaskRequest {
+        tenant: None,
+        id: id.into(),
+        history_length: Some(history_length),
+    }
+}
+
+/// A push config for `task_id` to post to `url`, with `token` if given;
+/// the server names it.
+pub fn push_config(task_id: &str, url: &str, token: Option<&str>) -> TaskPushNotificationConfig {
+    TaskPushNotificationConfig {
+        tenant: None,
+        id: None,
+        task_id: Some(task_id.into()),
+        url: url.into(),
+        token: token.map(Into::into),
+        authentication: None,
+    }
+}
+
+/// The reference to push config `id` of `task_id`.
+pub fn push_config_ref(task_id: &str, id: &str) -> TaskPushNotificationConfigRef {
+    TaskPushNotificationConfigRef {
+        tenant: None,
+        task_id: task_id.into(),
+        id: id.into(),
+    }
+}
+
+/// The four push config operations through `c`, on the task `task_id`:
+/// create a config (to `url`, with a token), get it and list it (both
+/// return it as created), delete it (the list is empty again). Returns the
+/// error a get of the deleted config then gets.
+pub async fn push_config_round_trip(c: &A2AClient, task_id: &str, url: &str) -> ClientError {
+    let created = c
+        .create_push_config(push_config(task_id, url, Some("tok")))
+        .await
+        .unwrap();
+    let id = created.id.clone().expect("the server names the config");
+    assert_eq!(created.task_id.as_deref(), Some(task_id));
+    assert_eq!(created.token.as_deref(), Some("tok"));
+    let r = push_config_ref(task_id, &id);
+    assert_eq!(c.get_push_config(r.clone()).await.unwrap(), created);
+    let listed = c.list_push_configs(task_id).await.unwrap();
+    assert_eq!(listed.configs, [created]);
+    c.delete_push_config(r.clone()).await.unwrap();
+    let listed = c.list_push_configs(task_id).await.unwrap();
+    assert!(
+        listed.configs.is_empty(),
+        "deleted, still listed: {listed:?}"
+    );
+    c.get_push_config(r).await.unwrap_err()
+}
+
+/// A direct reply: `/message hi there` through `c` comes back as a message,
+/// not a task.
+pub async fn assert_direct_message(c: &A2AClient) {
+    match c.send_text("/message hi there").await.unwrap() {
+        SendMessageResponse::Message(m) => assert!(m.text().contains("hi there")),
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// The errors of the operations on a task through `c` arrive typed, with
+/// their ids: an unknown task, a cancel or subscription of `finished`.
+pub async fn assert_typed_errors(c: &A2AClient, finished: &Task) {
+    let err = protocol_error(c.get_task("no-such-task").await.unwrap_err());
+    assert_eq!(err, A2AError::TaskNotFound("no-such-task".into()));
+    let err = protocol_error(c.cancel_task(finished.id.as_str()).await.unwrap_err());
+    assert!(
+        matches!(err, A2AError::TaskNotCancelable { ref task_id, .. } if *task_id == finished.id),
+        "{err:?}"
+    );
+    let err = match c.subscribe_to_task(finished.id.as_str()).await {
+        Err(e) => protocol_error(e),
+        Ok(_) => panic!("subscribing to a finished task must fail"),
+    };
+    assert!(matches!(err, A2AError::UnsupportedOperation(_)), "{err:?}");
+}
+
+/// Streams `text` through `c` to the end: the task first, then artifact
+/// updates, the completed status last, numbered one by one. Returns the
+/// items.
+pub async fn stream_to_completion(c: &A2AClient, text: &str) -> Vec<StreamEvent> {
+    let items: Vec<StreamEvent> = c
+        .send_streaming_message(Message::user_text(text))
+        .await
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    assert!(
+        matches!(items[0].event, StreamResponse::Task(_)),
+        "{items:?}"
+    );
+    assert_eq!(
+        items.last().unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
+    let first = items[0].seq.expect("numbered items");
+    for (k, it) in items.iter().enumerate() {
+        assert_eq!(it.seq, Some(first + k as u64));
+    }
+    assert!(
+        items
+            .iter()
+            .any(|i| matches!(i.event, StreamResponse::ArtifactUpdate(_)))
+    );
+    items
+}
+
+/// Starts `/long 30` through `c` without waiting for it (it runs for 30 s);
+/// the task as it started, not finished.
+pub async fn send_long(c: &A2AClient) -> Task {
+    let long = task_of(
+        c.send_message(SendMessageRequest {
+            configuration: Some(SendMessageConfiguration {
+                return_immediately: true,
+                ..Default::default()
+            }),
+            ..SendMessageRequest::new(Message::user_text("/long 30"))
+        })
+        .await
+        .unwrap(),
+    );
+    assert!(!long.status.state.is_terminal(), "{long:?}");
+    long
+}
+
+/// Subscribes through `c` to the running task `long`, then cancels it: the
+/// subscription starts with the task and ends with the cancel.
+pub async fn subscribe_then_cancel(c: &A2AClient, long: &Task) {
+    let mut sub = c.subscribe_to_task(long.id.as_str()).await.unwrap();
+    let first = sub.next().await.unwrap().unwrap();
+    assert!(
+        matches!(first.event, StreamResponse::Task(ref t) if t.id == long.id),
+        "a subscription starts with the task: {first:?}"
+    );
+    let canceled = c.cancel_task(long.id.as_str()).await.unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(10), sub.collect::<Vec<_>>())
+        .await
+        .expect("the subscription ends after the cancel");
+    assert_eq!(
+        rest.last().unwrap().as_ref().unwrap().event.state(),
+        Some(TaskState::Canceled)
+    );
+}
+
+/// The standard output of a command that must have succeeded (a failure
+/// shows both outputs).
+pub fn success_stdout(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The standard error of a command that must have failed.
+pub fn failure_stderr(out: &std::process::Output) -> String {
+    assert!(
+        !out.status.success(),
+        "it succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
 
 /// A server running in this process on 127.0.0.1:<free port>.
 pub struct TestServer {
@@ -73,6 +340,30 @@ impl TestServer {
         }
     }
 
+    /// Our client on the card's interface of `binding` and `version`
+    /// (asserted: it is the one the client chose), each call bounded by 20 s.
+    pub async fn client_on(&self, binding: &str, version: &str) -> A2AClient {
+        let c = A2AClient::builder()
+            .preferred_bindings([binding])
+            .preferred_versions([version])
+            .timeout(Duration::from_secs(20))
+            .connect(&self.base)
+            .await
+            .unwrap();
+        assert_eq!(c.interface().protocol_binding, binding);
+        assert_eq!(c.interface().protocol_version, version);
+        c
+    }
+
+    /// A gRPC channel (one HTTP/2 connection) to the server.
+    pub async fn grpc_channel(&self) -> tonic::transport::Channel {
+        tonic::transport::Channel::from_shared(self.base.clone())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+
     pub fn url(&self) -> String {
         format!("{}/", self.base)
     }
@@ -101,14 +392,35 @@ impl TestServer {
         self.post_json(&body.to_string(), V1).await.1
     }
 
+    /// Sends `n` messages in the context `context_id` over JSON-RPC, each
+    /// making a task ("task 0", "task 1", …): something to list.
+    pub async fn send_tasks_in_context(&self, context_id: &str, n: usize) {
+        for i in 0..n {
+            let mut m = user_msg(&format!("task {i}"));
+            m["contextId"] = json!(context_id);
+            result(&self.rpc("SendMessage", json!({"message": m})).await);
+        }
+    }
+
     /// POSTs raw bytes with the given headers (Content-Type defaults to JSON).
     pub async fn post_json(
         &self,
         body: &str,
         headers: &[(&str, &str)],
     ) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
+        self.post_json_at("/", body, headers).await
+    }
+
+    /// POSTs raw bytes to `path` (below the base URL) with the given headers
+    /// (Content-Type defaults to JSON); the answer must be JSON.
+    pub async fn post_json_at(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> (reqwest::StatusCode, Value, reqwest::header::HeaderMap) {
         let (status, text, hdrs) = self
-            .send(reqwest::Method::POST, "/", Some(body.to_string()), headers)
+            .send(reqwest::Method::POST, path, Some(body.to_string()), headers)
             .await;
         let v: Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
