@@ -27,9 +27,6 @@
 //! VersionNotSupported, since this service answers in 0.3. 0.3 has no tenant:
 //! calls act in the default tenant.
 
-use std::pin::Pin;
-
-use futures::{Stream, StreamExt};
 use switchboard_core::push::PayloadKind;
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_proto::convert03 as c03;
@@ -39,12 +36,11 @@ use switchboard_protocol::{
     A2AError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     SubscribeToTaskRequest, TaskPushNotificationConfigRef,
 };
-use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 
 use crate::errors::ErrorTable;
 use crate::gate::Gate;
-use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
+use crate::grpc::{WireStream, invalid, reply, status_of, stream_response};
 use crate::params::{ProtocolVersion, explicit_version, last_event_id};
 
 /// The service: the handler, the error table and the served card. Cloned
@@ -85,7 +81,7 @@ pub(crate) fn service(svc: GrpcV03, max_bytes: usize) -> A2aServiceServer<GrpcV0
         .max_encoding_message_size(usize::MAX)
 }
 
-type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+type ItemStream = WireStream<pb::StreamResponse>;
 
 impl GrpcV03 {
     /// Reads the service parameters (version, then extensions, as the
@@ -123,38 +119,16 @@ impl GrpcV03 {
     }
 
     fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
-        let mut resp = Response::new(body);
-        echo_extensions(call, resp.metadata_mut());
-        resp
+        reply(call, body)
     }
 
-    /// A handler stream as a 0.3 gRPC stream; waits for the first item so
-    /// its sequence number can go into `first-event-id`.
+    /// A handler stream as a 0.3 gRPC stream (with `first-event-id`).
     async fn stream(
         &self,
         call: &CallContext,
-        mut events: EventStream,
+        events: EventStream,
     ) -> Result<Response<ItemStream>, Status> {
-        let first = events.next().await;
-        let first_seq = match &first {
-            Some(Ok(ev)) => Some(ev.seq),
-            Some(Err(e)) => return Err(self.status(e)),
-            None => None,
-        };
-        let table = self.table;
-        let items = futures::stream::iter(first)
-            .chain(events)
-            .map(move |item| match item {
-                Ok(ev) => Ok(c03::stream_to_proto(&ev.event)),
-                Err(e) => Err(status_of(table, &e)),
-            });
-        let mut resp = Response::new(Box::pin(items) as ItemStream);
-        echo_extensions(call, resp.metadata_mut());
-        if let Some(seq) = first_seq {
-            resp.metadata_mut()
-                .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
-        }
-        Ok(resp)
+        stream_response(self.table, call, events, |ev| c03::stream_to_proto(&ev)).await
     }
 
     /// The task's first push config (0.3 "get" without a config id).
