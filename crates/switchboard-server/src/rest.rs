@@ -71,7 +71,6 @@
 //! Errors before the first event are plain JSON error answers.
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::response::Response;
 use axum::routing::any;
@@ -85,8 +84,9 @@ use switchboard_protocol::{A2AError, A2aRequest, ListTasksRequest, Operation, Ta
 use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
 use crate::gate::Gate;
-use crate::params::{explicit_version, is_json_content_type, last_event_id, require_v1};
-use crate::sse::{add_headers, event_frames, sse_response};
+use crate::params::{explicit_version, last_event_id, require_v1};
+use crate::preamble::{json_response, read_body, require_json};
+use crate::sse::{event_frames, sse_response};
 
 /// The segment that starts every 0.3 route.
 const V03_PREFIX: &str = "v1";
@@ -303,13 +303,9 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         Ok(identity) => identity,
         Err(err) => return error_response(&app, &err, &[]),
     };
-    let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
+    let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            let err = A2AError::InvalidRequest(format!(
-                "the request body exceeds {} bytes",
-                app.max_body_bytes
-            ));
+        Err(err) => {
             let status = ErrorStatus {
                 http: StatusCode::PAYLOAD_TOO_LARGE,
                 grpc: table.status(&err).grpc,
@@ -320,15 +316,10 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
     // POST routes read the body; the others their query.
     let reads_body = parts.method == Method::POST;
-    if has_body && reads_body && !is_json_content_type(&parts.headers) {
-        let got = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        let err = A2AError::ContentTypeNotSupported(format!(
-            "Content-Type must be application/json or application/a2a+json, got {got}"
-        ));
+    if has_body
+        && reads_body
+        && let Err(err) = require_json(&parts.headers)
+    {
         return error_response(&app, &err, &[]);
     }
     // The path decides the version (see `crate::params`); a 0.3 route only
@@ -609,17 +600,6 @@ fn error_response(app: &AppState, err: &A2AError, extra: &[(&'static str, String
 fn table_error(table: ErrorTable, err: &A2AError, extra: &[(&'static str, String)]) -> Response {
     let status = table.status(err);
     json_response(status.http, rest_error_body(err, status), extra)
-}
-
-fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
-    let mut resp = Response::new(Body::from(body));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    add_headers(&mut resp, extra);
-    resp
 }
 
 /// The SSE answer of a stream: each event as `data: <encode(event)>`, an

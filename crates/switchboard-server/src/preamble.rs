@@ -1,0 +1,52 @@
+//! What the two HTTP bindings (JSON-RPC and REST) do alike before and after
+//! their dialect: read the body under the server's size limit, check that
+//! it is JSON, and write a JSON answer. Each binding only picks how an
+//! error from here looks on its wire (a JSON-RPC error body or a
+//! `google.rpc.Status`), so the checks and their messages cannot drift apart.
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+use switchboard_protocol::A2AError;
+
+use crate::params::is_json_content_type;
+use crate::sse::add_headers;
+
+/// Reads the whole request body, up to `max_bytes`. A larger body is
+/// InvalidRequest (the bindings send it with HTTP 413).
+pub(crate) async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
+    axum::body::to_bytes(body, max_bytes).await.map_err(|_| {
+        A2AError::InvalidRequest(format!("the request body exceeds {max_bytes} bytes"))
+    })
+}
+
+/// ContentTypeNotSupported, naming what was sent, unless the request's
+/// `Content-Type` is `application/json` or `application/a2a+json`.
+pub(crate) fn require_json(headers: &http::HeaderMap) -> Result<(), A2AError> {
+    if is_json_content_type(headers) {
+        return Ok(());
+    }
+    let got = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("none");
+    Err(A2AError::ContentTypeNotSupported(format!(
+        "Content-Type must be application/json or application/a2a+json, got {got}"
+    )))
+}
+
+/// A JSON answer with `status` and the extra response headers `extra`.
+pub(crate) fn json_response(
+    status: StatusCode,
+    body: Vec<u8>,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    add_headers(&mut resp, extra);
+    resp
+}
