@@ -185,11 +185,6 @@ impl GrpcBinding {
         status_of(self.table, err)
     }
 
-    /// Wraps an answer, echoing the activated extensions.
-    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
-        reply(call, body)
-    }
-
     /// Turns a handler stream into a gRPC stream of 1.0 `StreamResponse`s.
     async fn stream(
         &self,
@@ -279,7 +274,7 @@ impl GrpcBinding {
     ) -> Result<Response<O::Response>, Status> {
         match self.handle::<O>(request).await? {
             (call, Answer::Unary(answer)) => O::response(answer)
-                .map(|body| self.reply(&call, body))
+                .map(|body| reply(&call, body))
                 .ok_or_else(|| mismatch(O::OPERATION)),
             (_, Answer::Stream(_)) => Err(mismatch(O::OPERATION)),
         }

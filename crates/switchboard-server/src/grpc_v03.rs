@@ -118,16 +118,27 @@ impl GrpcV03 {
         self.status(&invalid(e))
     }
 
-    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
-        reply(call, body)
+    /// The handler's answer `out` on the wire: `to_wire` of it, or its
+    /// error as this service's status.
+    fn answer<T, B>(
+        &self,
+        call: &CallContext,
+        out: Result<T, A2AError>,
+        to_wire: impl FnOnce(&T) -> B,
+    ) -> Result<Response<B>, Status> {
+        match out {
+            Ok(out) => Ok(reply(call, to_wire(&out))),
+            Err(e) => Err(self.status(&e)),
+        }
     }
 
     /// A handler stream as a 0.3 gRPC stream (with `first-event-id`).
     async fn stream(
         &self,
         call: &CallContext,
-        events: EventStream,
+        events: Result<EventStream, A2AError>,
     ) -> Result<Response<ItemStream>, Status> {
+        let events = events.map_err(|e| self.status(&e))?;
         stream_response(self.table, call, events, |ev| c03::stream_to_proto(&ev)).await
     }
 
@@ -171,12 +182,8 @@ impl A2aService for GrpcV03 {
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
         let call = self.call(&request)?;
         let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self
-            .handler
-            .send_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::send_response_to_proto(&out)))
+        let out = self.handler.send_message(&call, req).await;
+        self.answer(&call, out, c03::send_response_to_proto)
     }
 
     type SendStreamingMessageStream = ItemStream;
@@ -187,11 +194,7 @@ impl A2aService for GrpcV03 {
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request)?;
         let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let events = self
-            .handler
-            .send_streaming_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
+        let events = self.handler.send_streaming_message(&call, req).await;
         self.stream(&call, events).await
     }
 
@@ -207,12 +210,8 @@ impl A2aService for GrpcV03 {
             // proto3 int32: 0 is "not set".
             history_length: (r.history_length != 0).then_some(r.history_length),
         };
-        let task = self
-            .handler
-            .get_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::task_to_proto(&task)))
+        let out = self.handler.get_task(&call, req).await;
+        self.answer(&call, out, c03::task_to_proto)
     }
 
     async fn cancel_task(
@@ -225,12 +224,8 @@ impl A2aService for GrpcV03 {
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
             metadata: None,
         };
-        let task = self
-            .handler
-            .cancel_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::task_to_proto(&task)))
+        let out = self.handler.cancel_task(&call, req).await;
+        self.answer(&call, out, c03::task_to_proto)
     }
 
     type TaskSubscriptionStream = ItemStream;
@@ -244,11 +239,7 @@ impl A2aService for GrpcV03 {
             tenant: None,
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
         };
-        let events = self
-            .handler
-            .subscribe_to_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
+        let events = self.handler.subscribe_to_task(&call, req).await;
         self.stream(&call, events).await
     }
 
@@ -259,12 +250,8 @@ impl A2aService for GrpcV03 {
         let call = self.call(&request)?;
         let config =
             c03::create_push_config_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self
-            .handler
-            .create_push_config(&call, config)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+        let out = self.handler.create_push_config(&call, config).await;
+        self.answer(&call, out, c03::push_config_to_proto)
     }
 
     async fn get_task_push_notification_config(
@@ -280,9 +267,8 @@ impl A2aService for GrpcV03 {
             self.handler
                 .get_push_config(&call, push_ref(task_id, cid))
                 .await
-        }
-        .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+        };
+        self.answer(&call, out, c03::push_config_to_proto)
     }
 
     async fn list_task_push_notification_config(
@@ -297,18 +283,13 @@ impl A2aService for GrpcV03 {
             page_size: (r.page_size != 0).then_some(r.page_size),
             page_token: (!r.page_token.is_empty()).then_some(r.page_token),
         };
-        let out = self
-            .handler
-            .list_push_configs(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(
-            &call,
+        let out = self.handler.list_push_configs(&call, req).await;
+        self.answer(&call, out, |page| {
             pb::ListTaskPushNotificationConfigResponse {
-                configs: out.configs.iter().map(c03::push_config_to_proto).collect(),
-                next_page_token: out.next_page_token,
-            },
-        ))
+                configs: page.configs.iter().map(c03::push_config_to_proto).collect(),
+                next_page_token: page.next_page_token.clone(),
+            }
+        })
     }
 
     async fn get_agent_card(
@@ -316,7 +297,7 @@ impl A2aService for GrpcV03 {
         request: Request<pb::GetAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
         let call = self.call(&request)?;
-        Ok(self.reply(&call, pb::AgentCard::clone(&self.card)))
+        Ok(reply(&call, pb::AgentCard::clone(&self.card)))
     }
 
     async fn delete_task_push_notification_config(
@@ -332,10 +313,10 @@ impl A2aService for GrpcV03 {
                 "names no push notification config",
             )));
         }
-        self.handler
+        let out = self
+            .handler
             .delete_push_config(&call, push_ref(task_id, cid))
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, ()))
+            .await;
+        self.answer(&call, out, |()| ())
     }
 }
