@@ -32,7 +32,8 @@ use switchboard_protocol::{A2AError, A2aRequest, Operation};
 use crate::AppState;
 use crate::gate::Gate;
 use crate::params::{ProtocolVersion, explicit_version, last_event_id};
-use crate::preamble::{json_response, read_body, require_json};
+pub(crate) use crate::preamble::Reply;
+use crate::preamble::{agui_or_reply, json_response, read_body, require_json};
 use crate::sse::{SseFrame, event_frames, sse_response};
 
 /// Handles a POST to the JSON-RPC endpoint.
@@ -108,11 +109,9 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     } else {
         dispatch(&app, call, &rpc).await
     };
-    let result = match (result, agui) {
-        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
-            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
-        }
-        (result, _) => result,
+    let result = match agui_or_reply(&app, result, agui, &extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(result) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -162,13 +161,6 @@ fn error_response(
     let mut headers = extra.to_vec();
     headers.extend(app.gate.error_headers(err));
     json_response(status, error_body(id, err), &headers)
-}
-
-pub(crate) enum Reply {
-    Json(Vec<u8>),
-    Stream(EventStream),
-    /// A stream whose items are sent as 0.3 `kind`-tagged objects.
-    Stream03(EventStream),
 }
 
 pub(crate) fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AError> {

@@ -1,14 +1,16 @@
 //! What the two HTTP bindings (JSON-RPC and REST) do alike before and after
 //! their dialect: read the body under the server's size limit, check that
-//! it is JSON, and write a JSON answer. Each binding only picks how an
+//! it is JSON, divert an opted-in stream to AG-UI, and write a JSON answer. Each binding only picks how an
 //! error from here looks on its wire (a JSON-RPC error body or a
 //! `google.rpc.Status`), so the checks and their messages cannot drift apart.
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
+use switchboard_core::{CallContext, EventStream};
 use switchboard_protocol::A2AError;
 
+use crate::AppState;
 use crate::params::is_json_content_type;
 use crate::sse::add_headers;
 
@@ -49,4 +51,34 @@ pub(crate) fn json_response(
     );
     add_headers(&mut resp, extra);
     resp
+}
+
+/// What a binding's dispatch answers: a JSON body, or a stream for the
+/// binding's SSE writer.
+pub(crate) enum Reply {
+    Json(Vec<u8>),
+    Stream(EventStream),
+    /// A stream whose items are sent in the binding's 0.3 shapes.
+    Stream03(EventStream),
+}
+
+/// The AG-UI answer when the request opted in (`agui`, with its call) and
+/// the operation answered with a stream; otherwise `Err` gives the result
+/// back for the binding's own writer. Both HTTP bindings decide this here.
+pub(crate) fn agui_or_reply(
+    app: &AppState,
+    result: Result<Reply, A2AError>,
+    agui: Option<(crate::agui::AguiRequest, CallContext)>,
+    extra: &[(&'static str, String)],
+) -> Result<Response, Result<Reply, A2AError>> {
+    match (result, agui) {
+        (Ok(Reply::Stream(stream)), Some((agui, call))) => Ok(crate::agui::response(
+            app.handler.clone(),
+            call,
+            stream,
+            agui,
+            extra,
+        )),
+        (result, _) => Err(result),
+    }
 }

@@ -85,7 +85,8 @@ use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
 use crate::gate::Gate;
 use crate::params::{explicit_version, last_event_id, require_v1};
-use crate::preamble::{json_response, read_body, require_json};
+pub(crate) use crate::preamble::Reply;
+use crate::preamble::{agui_or_reply, json_response, read_body, require_json};
 use crate::sse::{event_frames, sse_response};
 
 /// The segment that starts every 0.3 route.
@@ -365,11 +366,9 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     } else {
         dispatch(&app, &call, &route, &input).await
     };
-    let result = match (result, agui) {
-        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
-            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
-        }
-        (result, _) => result,
+    let result = match agui_or_reply(&app, result, agui, &extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(result) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -389,13 +388,6 @@ pub(crate) struct Input<'a> {
     pub(crate) tenant: &'a str,
     pub(crate) uri: &'a Uri,
     pub(crate) body: &'a [u8],
-}
-
-pub(crate) enum Reply {
-    Json(Vec<u8>),
-    Stream(EventStream),
-    /// A stream sent in the 0.3 REST shapes.
-    Stream03(EventStream),
 }
 
 pub(crate) fn ok<T: Serialize>(value: &T) -> Result<Reply, A2AError> {
