@@ -67,6 +67,16 @@ fn art(id: &str, parts: Vec<Part>, append: bool, last: bool) -> StreamResponse {
     })
 }
 
+/// The first chunk of artifact `id`, more to come.
+fn opens(id: &str, part: Part) -> StreamResponse {
+    art(id, vec![part], false, false)
+}
+
+/// A chunk appended to artifact `id`, more to come.
+fn appends(id: &str, part: Part) -> StreamResponse {
+    art(id, vec![part], true, false)
+}
+
 fn done() -> StreamResponse {
     status(TaskState::Completed, None)
 }
@@ -288,18 +298,8 @@ fn plain_statuses_and_a_chunked_artifact() {
 fn interleaved_hinted_blocks_in_one_artifact() {
     let (v, _) = run(vec![
         task(),
-        art(
-            "ans",
-            vec![hints::thinking_part("let me ", "t1", 0)],
-            false,
-            false,
-        ),
-        art(
-            "ans",
-            vec![hints::thinking_part("think", "t1", 0)],
-            true,
-            false,
-        ),
+        opens("ans", hints::thinking_part("let me ", "t1", 0)),
+        appends("ans", hints::thinking_part("think", "t1", 0)),
         art("ans", vec![hints::text_part("Hello", "x1", 1)], true, false),
         art(
             "ans",
@@ -446,18 +446,8 @@ fn hinted_blocks_continue_across_status_messages_and_unprefixed_keys_work() {
 fn cancellation_closes_open_blocks_and_ends_cancelled() {
     let (v, frames) = run(vec![
         task(),
-        art(
-            "ans",
-            vec![hints::thinking_part("hmm", "t", 0)],
-            false,
-            false,
-        ),
-        art(
-            "ans",
-            vec![hints::text_part("partial", "x", 1)],
-            true,
-            false,
-        ),
+        opens("ans", hints::thinking_part("hmm", "t", 0)),
+        appends("ans", hints::text_part("partial", "x", 1)),
         status(TaskState::Canceled, None),
     ]);
     assert_eq!(

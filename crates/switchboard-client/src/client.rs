@@ -55,6 +55,21 @@ macro_rules! answer {
     };
 }
 
+/// The named unary methods. Each is [`A2AClient::call`] (which fills in
+/// the interface's tenant) with the request wrapped in the operation's
+/// `A2aRequest` variant, and the answer unwrapped from the same variant.
+macro_rules! unary_methods {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident($request:ty) -> $answer:ty = $op:ident;
+    )*) => {$(
+        $(#[$doc])*
+        pub async fn $name(&self, request: $request) -> Result<$answer, ClientError> {
+            answer!(self.call(A2aRequest::$op(request.into_request())).await?, $op)
+        }
+    )*};
+}
+
 /// One item of a stream: the event, plus the SSE `id:` when the server sent
 /// a numeric one (servers that support resuming number their events).
 #[derive(Debug, Clone, PartialEq)]
@@ -543,16 +558,11 @@ impl A2AClient {
         fetch_card_with(&self.inner.http, card_url(url)?).await
     }
 
-    /// `SendMessage`: sends a message and returns the task that handles it
-    /// (finished or interrupted, unless `returnImmediately` was set) or the
-    /// agent's direct reply.
-    pub async fn send_message(
-        &self,
-        request: impl IntoRequest<SendMessageRequest>,
-    ) -> Result<SendMessageResponse, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(self.call(A2aRequest::SendMessage(req)).await?, SendMessage)
+    unary_methods! {
+        /// `SendMessage`: sends a message and returns the task that handles it
+        /// (finished or interrupted, unless `returnImmediately` was set) or the
+        /// agent's direct reply.
+        send_message(impl IntoRequest<SendMessageRequest>) -> SendMessageResponse = SendMessage;
     }
 
     /// Sends one user text message (`SendMessage` with a fresh message id).
@@ -577,34 +587,13 @@ impl A2AClient {
         Ok(self.resumable(stream, None, tenant))
     }
 
-    /// `GetTask`: the current state of a task.
-    pub async fn get_task(
-        &self,
-        request: impl IntoRequest<GetTaskRequest>,
-    ) -> Result<Task, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(self.call(A2aRequest::GetTask(req)).await?, GetTask)
-    }
-
-    /// `ListTasks`: one page of tasks, filtered by context, state, time.
-    pub async fn list_tasks(
-        &self,
-        request: ListTasksRequest,
-    ) -> Result<ListTasksResponse, ClientError> {
-        let mut req = request;
-        self.fill_tenant(&mut req.tenant);
-        answer!(self.call(A2aRequest::ListTasks(req)).await?, ListTasks)
-    }
-
-    /// `CancelTask`: asks the agent to cancel a task; returns the task.
-    pub async fn cancel_task(
-        &self,
-        request: impl IntoRequest<CancelTaskRequest>,
-    ) -> Result<Task, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(self.call(A2aRequest::CancelTask(req)).await?, CancelTask)
+    unary_methods! {
+        /// `GetTask`: the current state of a task.
+        get_task(impl IntoRequest<GetTaskRequest>) -> Task = GetTask;
+        /// `ListTasks`: one page of tasks, filtered by context, state, time.
+        list_tasks(ListTasksRequest) -> ListTasksResponse = ListTasks;
+        /// `CancelTask`: asks the agent to cancel a task; returns the task.
+        cancel_task(impl IntoRequest<CancelTaskRequest>) -> Task = CancelTask;
     }
 
     /// `SubscribeToTask`: streams a running task's events; the first item is
@@ -620,61 +609,16 @@ impl A2AClient {
         Ok(self.resumable(stream, Some(id), tenant))
     }
 
-    /// `CreateTaskPushNotificationConfig`: registers a webhook for a task.
-    pub async fn create_push_config(
-        &self,
-        config: TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let mut req = config;
-        self.fill_tenant(&mut req.tenant);
-        answer!(
-            self.call(A2aRequest::CreateTaskPushNotificationConfig(req))
-                .await?,
-            CreateTaskPushNotificationConfig
-        )
-    }
-
-    /// `GetTaskPushNotificationConfig`: one webhook of a task, by
-    /// `(task_id, config_id)` or a [`TaskPushNotificationConfigRef`].
-    pub async fn get_push_config(
-        &self,
-        request: impl IntoRequest<TaskPushNotificationConfigRef>,
-    ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(
-            self.call(A2aRequest::GetTaskPushNotificationConfig(req))
-                .await?,
-            GetTaskPushNotificationConfig
-        )
-    }
-
-    /// `ListTaskPushNotificationConfigs`: the webhooks of a task.
-    pub async fn list_push_configs(
-        &self,
-        request: impl IntoRequest<ListTaskPushNotificationConfigsRequest>,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(
-            self.call(A2aRequest::ListTaskPushNotificationConfigs(req))
-                .await?,
-            ListTaskPushNotificationConfigs
-        )
-    }
-
-    /// `DeleteTaskPushNotificationConfig`: removes one webhook of a task.
-    pub async fn delete_push_config(
-        &self,
-        request: impl IntoRequest<TaskPushNotificationConfigRef>,
-    ) -> Result<(), ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        answer!(
-            self.call(A2aRequest::DeleteTaskPushNotificationConfig(req))
-                .await?,
-            DeleteTaskPushNotificationConfig
-        )
+    unary_methods! {
+        /// `CreateTaskPushNotificationConfig`: registers a webhook for a task.
+        create_push_config(TaskPushNotificationConfig) -> TaskPushNotificationConfig = CreateTaskPushNotificationConfig;
+        /// `GetTaskPushNotificationConfig`: one webhook of a task, by
+        /// `(task_id, config_id)` or a [`TaskPushNotificationConfigRef`].
+        get_push_config(impl IntoRequest<TaskPushNotificationConfigRef>) -> TaskPushNotificationConfig = GetTaskPushNotificationConfig;
+        /// `ListTaskPushNotificationConfigs`: the webhooks of a task.
+        list_push_configs(impl IntoRequest<ListTaskPushNotificationConfigsRequest>) -> ListTaskPushNotificationConfigsResponse = ListTaskPushNotificationConfigs;
+        /// `DeleteTaskPushNotificationConfig`: removes one webhook of a task.
+        delete_push_config(impl IntoRequest<TaskPushNotificationConfigRef>) -> () = DeleteTaskPushNotificationConfig;
     }
 
     /// `GetExtendedAgentCard`: the card as the agent shows it to this

@@ -64,65 +64,48 @@ pub enum ErrorTable {
 /// The canonical gRPC status codes (`google.rpc.Code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[repr(i32)]
 pub enum GrpcCode {
     /// 0
-    Ok,
+    Ok = 0,
     /// 1
-    Cancelled,
+    Cancelled = 1,
     /// 2
-    Unknown,
+    Unknown = 2,
     /// 3
-    InvalidArgument,
+    InvalidArgument = 3,
     /// 4
-    DeadlineExceeded,
+    DeadlineExceeded = 4,
     /// 5
-    NotFound,
+    NotFound = 5,
     /// 6
-    AlreadyExists,
+    AlreadyExists = 6,
     /// 7
-    PermissionDenied,
+    PermissionDenied = 7,
     /// 8
-    ResourceExhausted,
+    ResourceExhausted = 8,
     /// 9
-    FailedPrecondition,
+    FailedPrecondition = 9,
     /// 10
-    Aborted,
+    Aborted = 10,
     /// 11
-    OutOfRange,
+    OutOfRange = 11,
     /// 12
-    Unimplemented,
+    Unimplemented = 12,
     /// 13
-    Internal,
+    Internal = 13,
     /// 14
-    Unavailable,
+    Unavailable = 14,
     /// 15
-    DataLoss,
+    DataLoss = 15,
     /// 16
-    Unauthenticated,
+    Unauthenticated = 16,
 }
 
 impl GrpcCode {
-    /// The numeric code, as sent in `grpc-status`.
+    /// The numeric code, as sent in `grpc-status` (the discriminant).
     pub fn code(self) -> i32 {
-        match self {
-            GrpcCode::Ok => 0,
-            GrpcCode::Cancelled => 1,
-            GrpcCode::Unknown => 2,
-            GrpcCode::InvalidArgument => 3,
-            GrpcCode::DeadlineExceeded => 4,
-            GrpcCode::NotFound => 5,
-            GrpcCode::AlreadyExists => 6,
-            GrpcCode::PermissionDenied => 7,
-            GrpcCode::ResourceExhausted => 8,
-            GrpcCode::FailedPrecondition => 9,
-            GrpcCode::Aborted => 10,
-            GrpcCode::OutOfRange => 11,
-            GrpcCode::Unimplemented => 12,
-            GrpcCode::Internal => 13,
-            GrpcCode::Unavailable => 14,
-            GrpcCode::DataLoss => 15,
-            GrpcCode::Unauthenticated => 16,
-        }
+        self as i32
     }
 
     /// The name, as written in the `status` field of a JSON error body.

@@ -60,7 +60,7 @@ use futures::{Stream, StreamExt};
 use switchboard_core::{Answer, CallContext, EventStream, RequestHandler};
 use switchboard_proto::v1 as pb;
 use switchboard_proto::{ConvertError, GrpcOperation};
-use switchboard_protocol::A2AError;
+use switchboard_protocol::{A2AError, StreamResponse};
 use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -162,7 +162,7 @@ pub(crate) fn invalid(e: ConvertError) -> A2AError {
 }
 
 /// The items of a streaming method's answer.
-pub(crate) type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+pub(crate) type ItemStream = WireStream<pb::StreamResponse>;
 
 impl GrpcBinding {
     /// Reads the service parameters and builds the call (the checks and
@@ -185,42 +185,54 @@ impl GrpcBinding {
         status_of(self.table, err)
     }
 
-    /// Wraps an answer, echoing the activated extensions.
-    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
-        let mut resp = Response::new(body);
-        echo_extensions(call, resp.metadata_mut());
-        resp
-    }
-
-    /// Turns a handler stream into a gRPC stream. Waits for the first item
-    /// so its sequence number can go into the response metadata.
+    /// Turns a handler stream into a gRPC stream of 1.0 `StreamResponse`s.
     async fn stream(
         &self,
         call: &CallContext,
-        mut events: EventStream,
+        events: EventStream,
     ) -> Result<Response<ItemStream>, Status> {
-        let first = events.next().await;
-        let first_seq = match &first {
-            Some(Ok(ev)) => Some(ev.seq),
-            // An error before the first item is the call's answer.
-            Some(Err(e)) => return Err(self.status(e)),
-            None => None,
-        };
-        let table = self.table;
-        let items = futures::stream::iter(first)
-            .chain(events)
-            .map(move |item| match item {
-                Ok(ev) => Ok(pb::StreamResponse::from(ev.event)),
-                Err(e) => Err(status_of(table, &e)),
-            });
-        let mut resp = Response::new(Box::pin(items) as ItemStream);
-        echo_extensions(call, resp.metadata_mut());
-        if let Some(seq) = first_seq {
-            resp.metadata_mut()
-                .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
-        }
-        Ok(resp)
+        stream_response(self.table, call, events, pb::StreamResponse::from).await
     }
+}
+
+/// Wraps an answer, echoing the activated extensions (both services).
+pub(crate) fn reply<T>(call: &CallContext, body: T) -> Response<T> {
+    let mut resp = Response::new(body);
+    echo_extensions(call, resp.metadata_mut());
+    resp
+}
+
+/// A server stream of `T` items, as both services send them.
+pub(crate) type WireStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Turns a handler stream into a gRPC stream, each event written by
+/// `to_wire` (the 1.0 or the 0.3 `StreamResponse`). Waits for the first
+/// item so its sequence number can go into the `first-event-id` metadata;
+/// an error before the first item is the call's answer.
+pub(crate) async fn stream_response<T: 'static>(
+    table: ErrorTable,
+    call: &CallContext,
+    mut events: EventStream,
+    to_wire: impl Fn(StreamResponse) -> T + Send + 'static,
+) -> Result<Response<WireStream<T>>, Status> {
+    let first = events.next().await;
+    let first_seq = match &first {
+        Some(Ok(ev)) => Some(ev.seq),
+        Some(Err(e)) => return Err(status_of(table, e)),
+        None => None,
+    };
+    let items = futures::stream::iter(first)
+        .chain(events)
+        .map(move |item| match item {
+            Ok(ev) => Ok(to_wire(ev.event)),
+            Err(e) => Err(status_of(table, &e)),
+        });
+    let mut resp = reply(call, Box::pin(items) as WireStream<T>);
+    if let Some(seq) = first_seq {
+        resp.metadata_mut()
+            .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
+    }
+    Ok(resp)
 }
 
 pub(crate) fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::MetadataMap) {
@@ -238,24 +250,33 @@ pub(crate) fn echo_extensions(call: &CallContext, meta: &mut tonic::metadata::Me
 const EXTENSIONS_KEY: &str = "a2a-extensions";
 
 impl GrpcBinding {
-    /// One unary method, any operation: the wire request to the canonical
-    /// one, [`RequestHandler::handle`], the answer back to the wire.
+    /// Runs one call of operation `O`: the wire request to the canonical
+    /// one, then [`RequestHandler::handle`].
+    async fn handle<O: GrpcOperation>(
+        &self,
+        request: Request<O::Request>,
+    ) -> Result<(CallContext, Answer), Status> {
+        let call = self.call(&request, O::tenant(request.get_ref()))?;
+        let req = O::request(request.into_inner()).map_err(|e| self.status(&invalid(e)))?;
+        let answer = self
+            .handler
+            .handle(&call, req)
+            .await
+            .map_err(|e| self.status(&e))?;
+        Ok((call, answer))
+    }
+
+    /// One unary method, any operation: [`Self::handle`], then the answer
+    /// back to the wire.
     pub(crate) async fn unary<O: GrpcOperation>(
         &self,
         request: Request<O::Request>,
     ) -> Result<Response<O::Response>, Status> {
-        let call = self.call(&request, O::tenant(request.get_ref()))?;
-        let req = O::request(request.into_inner()).map_err(|e| self.status(&invalid(e)))?;
-        match self
-            .handler
-            .handle(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?
-        {
-            Answer::Unary(answer) => O::response(answer)
-                .map(|body| self.reply(&call, body))
+        match self.handle::<O>(request).await? {
+            (call, Answer::Unary(answer)) => O::response(answer)
+                .map(|body| reply(&call, body))
                 .ok_or_else(|| mismatch(O::OPERATION)),
-            Answer::Stream(_) => Err(mismatch(O::OPERATION)),
+            (_, Answer::Stream(_)) => Err(mismatch(O::OPERATION)),
         }
     }
 
@@ -264,16 +285,9 @@ impl GrpcBinding {
         &self,
         request: Request<O::Request>,
     ) -> Result<Response<ItemStream>, Status> {
-        let call = self.call(&request, O::tenant(request.get_ref()))?;
-        let req = O::request(request.into_inner()).map_err(|e| self.status(&invalid(e)))?;
-        match self
-            .handler
-            .handle(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?
-        {
-            Answer::Stream(events) => self.stream(&call, events).await,
-            Answer::Unary(_) => Err(mismatch(O::OPERATION)),
+        match self.handle::<O>(request).await? {
+            (call, Answer::Stream(events)) => self.stream(&call, events).await,
+            (_, Answer::Unary(_)) => Err(mismatch(O::OPERATION)),
         }
     }
 }

@@ -261,9 +261,9 @@ fn respond<R: prost::Message>(resp: tonic::Response<R>) -> Response {
         Ok(frame) => frame,
         Err(status) => return status.into_http(),
     };
-    let body = Body::new(OneFrame {
-        data: Some(frame),
-        trailers: Some(trailers_of(&Status::ok(""))),
+    let body = Body::new(Frames {
+        items: futures::stream::iter([Ok(frame)]),
+        ended: false,
     });
     with_head(meta, extensions, body)
 }
@@ -277,7 +277,7 @@ where
 {
     let (meta, items, extensions) = resp.into_parts();
     let body = Body::new(Frames {
-        items,
+        items: items.map(|item| item.and_then(|message| encode(&message))),
         ended: false,
     });
     with_head(meta, extensions, body)
@@ -325,17 +325,17 @@ fn trailers_of(status: &Status) -> HeaderMap {
     trailers
 }
 
-/// A streaming answer's body: one data frame per item, then the trailers
-/// with the outcome (the first error ends the stream).
+/// An answer's body: one data frame per encoded message, then the
+/// trailers with the outcome (the first error ends the stream). A unary
+/// answer is a stream of one.
 struct Frames<S> {
     items: S,
     ended: bool,
 }
 
-impl<R, S> http_body::Body for Frames<S>
+impl<S> http_body::Body for Frames<S>
 where
-    R: prost::Message,
-    S: Stream<Item = Result<R, Status>> + Unpin,
+    S: Stream<Item = Result<Bytes, Status>> + Unpin,
 {
     type Data = Bytes;
     type Error = Infallible;
@@ -348,10 +348,7 @@ where
             return Poll::Ready(None);
         }
         let outcome = match std::task::ready!(self.items.poll_next_unpin(cx)) {
-            Some(Ok(item)) => match encode(&item) {
-                Ok(frame) => return Poll::Ready(Some(Ok(Frame::data(frame)))),
-                Err(status) => status,
-            },
+            Some(Ok(frame)) => return Poll::Ready(Some(Ok(Frame::data(frame)))),
             Some(Err(status)) => status,
             None => Status::ok(""),
         };
@@ -362,35 +359,6 @@ where
     fn is_end_stream(&self) -> bool {
         self.ended
     }
-}
-
-/// A response body of one data frame followed by trailers.
-struct OneFrame {
-    data: Option<Bytes>,
-    trailers: Option<HeaderMap>,
-}
-
-impl http_body::Body for OneFrame {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if let Some(data) = self.data.take() {
-            return Poll::Ready(Some(Ok(Frame::data(data))));
-        }
-        Poll::Ready(self.trailers.take().map(|t| Ok(Frame::trailers(t))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none() && self.trailers.is_none()
-    }
-
-    // No exact `size_hint`: hyper would turn it into a `content-length`
-    // header, and clients that stop reading at the content length (curl)
-    // never see the trailers with the status.
 }
 
 #[cfg(test)]

@@ -27,9 +27,6 @@
 //! VersionNotSupported, since this service answers in 0.3. 0.3 has no tenant:
 //! calls act in the default tenant.
 
-use std::pin::Pin;
-
-use futures::{Stream, StreamExt};
 use switchboard_core::push::PayloadKind;
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_proto::convert03 as c03;
@@ -39,12 +36,11 @@ use switchboard_protocol::{
     A2AError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     SubscribeToTaskRequest, TaskPushNotificationConfigRef,
 };
-use tonic::metadata::MetadataValue;
 use tonic::{Request, Response, Status};
 
 use crate::errors::ErrorTable;
 use crate::gate::Gate;
-use crate::grpc::{FIRST_EVENT_ID, echo_extensions, invalid, status_of};
+use crate::grpc::{WireStream, invalid, reply, status_of, stream_response};
 use crate::params::{ProtocolVersion, explicit_version, last_event_id};
 
 /// The service: the handler, the error table and the served card. Cloned
@@ -85,7 +81,7 @@ pub(crate) fn service(svc: GrpcV03, max_bytes: usize) -> A2aServiceServer<GrpcV0
         .max_encoding_message_size(usize::MAX)
 }
 
-type ItemStream = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+type ItemStream = WireStream<pb::StreamResponse>;
 
 impl GrpcV03 {
     /// Reads the service parameters (version, then extensions, as the
@@ -122,39 +118,28 @@ impl GrpcV03 {
         self.status(&invalid(e))
     }
 
-    fn reply<T>(&self, call: &CallContext, body: T) -> Response<T> {
-        let mut resp = Response::new(body);
-        echo_extensions(call, resp.metadata_mut());
-        resp
+    /// The handler's answer `out` on the wire: `to_wire` of it, or its
+    /// error as this service's status.
+    fn answer<T, B>(
+        &self,
+        call: &CallContext,
+        out: Result<T, A2AError>,
+        to_wire: impl FnOnce(&T) -> B,
+    ) -> Result<Response<B>, Status> {
+        match out {
+            Ok(out) => Ok(reply(call, to_wire(&out))),
+            Err(e) => Err(self.status(&e)),
+        }
     }
 
-    /// A handler stream as a 0.3 gRPC stream; waits for the first item so
-    /// its sequence number can go into `first-event-id`.
+    /// A handler stream as a 0.3 gRPC stream (with `first-event-id`).
     async fn stream(
         &self,
         call: &CallContext,
-        mut events: EventStream,
+        events: Result<EventStream, A2AError>,
     ) -> Result<Response<ItemStream>, Status> {
-        let first = events.next().await;
-        let first_seq = match &first {
-            Some(Ok(ev)) => Some(ev.seq),
-            Some(Err(e)) => return Err(self.status(e)),
-            None => None,
-        };
-        let table = self.table;
-        let items = futures::stream::iter(first)
-            .chain(events)
-            .map(move |item| match item {
-                Ok(ev) => Ok(c03::stream_to_proto(&ev.event)),
-                Err(e) => Err(status_of(table, &e)),
-            });
-        let mut resp = Response::new(Box::pin(items) as ItemStream);
-        echo_extensions(call, resp.metadata_mut());
-        if let Some(seq) = first_seq {
-            resp.metadata_mut()
-                .insert(FIRST_EVENT_ID, MetadataValue::from(seq));
-        }
-        Ok(resp)
+        let events = events.map_err(|e| self.status(&e))?;
+        stream_response(self.table, call, events, |ev| c03::stream_to_proto(&ev)).await
     }
 
     /// The task's first push config (0.3 "get" without a config id).
@@ -197,12 +182,8 @@ impl A2aService for GrpcV03 {
     ) -> Result<Response<pb::SendMessageResponse>, Status> {
         let call = self.call(&request)?;
         let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self
-            .handler
-            .send_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::send_response_to_proto(&out)))
+        let out = self.handler.send_message(&call, req).await;
+        self.answer(&call, out, c03::send_response_to_proto)
     }
 
     type SendStreamingMessageStream = ItemStream;
@@ -213,11 +194,7 @@ impl A2aService for GrpcV03 {
     ) -> Result<Response<ItemStream>, Status> {
         let call = self.call(&request)?;
         let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let events = self
-            .handler
-            .send_streaming_message(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
+        let events = self.handler.send_streaming_message(&call, req).await;
         self.stream(&call, events).await
     }
 
@@ -233,12 +210,8 @@ impl A2aService for GrpcV03 {
             // proto3 int32: 0 is "not set".
             history_length: (r.history_length != 0).then_some(r.history_length),
         };
-        let task = self
-            .handler
-            .get_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::task_to_proto(&task)))
+        let out = self.handler.get_task(&call, req).await;
+        self.answer(&call, out, c03::task_to_proto)
     }
 
     async fn cancel_task(
@@ -251,12 +224,8 @@ impl A2aService for GrpcV03 {
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
             metadata: None,
         };
-        let task = self
-            .handler
-            .cancel_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::task_to_proto(&task)))
+        let out = self.handler.cancel_task(&call, req).await;
+        self.answer(&call, out, c03::task_to_proto)
     }
 
     type TaskSubscriptionStream = ItemStream;
@@ -270,11 +239,7 @@ impl A2aService for GrpcV03 {
             tenant: None,
             id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
         };
-        let events = self
-            .handler
-            .subscribe_to_task(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
+        let events = self.handler.subscribe_to_task(&call, req).await;
         self.stream(&call, events).await
     }
 
@@ -285,12 +250,8 @@ impl A2aService for GrpcV03 {
         let call = self.call(&request)?;
         let config =
             c03::create_push_config_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self
-            .handler
-            .create_push_config(&call, config)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+        let out = self.handler.create_push_config(&call, config).await;
+        self.answer(&call, out, c03::push_config_to_proto)
     }
 
     async fn get_task_push_notification_config(
@@ -306,9 +267,8 @@ impl A2aService for GrpcV03 {
             self.handler
                 .get_push_config(&call, push_ref(task_id, cid))
                 .await
-        }
-        .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, c03::push_config_to_proto(&out)))
+        };
+        self.answer(&call, out, c03::push_config_to_proto)
     }
 
     async fn list_task_push_notification_config(
@@ -323,18 +283,13 @@ impl A2aService for GrpcV03 {
             page_size: (r.page_size != 0).then_some(r.page_size),
             page_token: (!r.page_token.is_empty()).then_some(r.page_token),
         };
-        let out = self
-            .handler
-            .list_push_configs(&call, req)
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(
-            &call,
+        let out = self.handler.list_push_configs(&call, req).await;
+        self.answer(&call, out, |page| {
             pb::ListTaskPushNotificationConfigResponse {
-                configs: out.configs.iter().map(c03::push_config_to_proto).collect(),
-                next_page_token: out.next_page_token,
-            },
-        ))
+                configs: page.configs.iter().map(c03::push_config_to_proto).collect(),
+                next_page_token: page.next_page_token.clone(),
+            }
+        })
     }
 
     async fn get_agent_card(
@@ -342,7 +297,7 @@ impl A2aService for GrpcV03 {
         request: Request<pb::GetAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
         let call = self.call(&request)?;
-        Ok(self.reply(&call, pb::AgentCard::clone(&self.card)))
+        Ok(reply(&call, pb::AgentCard::clone(&self.card)))
     }
 
     async fn delete_task_push_notification_config(
@@ -358,10 +313,10 @@ impl A2aService for GrpcV03 {
                 "names no push notification config",
             )));
         }
-        self.handler
+        let out = self
+            .handler
             .delete_push_config(&call, push_ref(task_id, cid))
-            .await
-            .map_err(|e| self.status(&e))?;
-        Ok(self.reply(&call, ()))
+            .await;
+        self.answer(&call, out, |()| ())
     }
 }

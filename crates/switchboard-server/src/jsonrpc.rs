@@ -19,10 +19,9 @@
 //! error is sent with HTTP 200 (except an oversize body, 413, and the gate's
 //! 401/403), as JSON-RPC over HTTP usually does.
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 use serde::Serialize;
 use switchboard_core::{Answer, CallContext, EventStream};
 use switchboard_protocol::jsonrpc::{
@@ -32,8 +31,10 @@ use switchboard_protocol::{A2AError, A2aRequest, Operation};
 
 use crate::AppState;
 use crate::gate::Gate;
-use crate::params::{ProtocolVersion, explicit_version, is_json_content_type, last_event_id};
-use crate::sse::{SseFrame, add_headers, event_frames, sse_response};
+use crate::params::{ProtocolVersion, explicit_version, last_event_id};
+pub(crate) use crate::preamble::Reply;
+use crate::preamble::{agui_or_reply, json_response, read_body, require_json};
+use crate::sse::{SseFrame, event_frames, sse_response};
 
 /// Handles a POST to the JSON-RPC endpoint.
 pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Response {
@@ -43,29 +44,14 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(identity) => identity,
         Err(err) => return error_response(&app, &RequestId::Null, &err, &[]),
     };
-    let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
+    let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            let err = A2AError::InvalidRequest(format!(
-                "the request body exceeds {} bytes",
-                app.max_body_bytes
-            ));
-            return json_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                error_body(&RequestId::Null, &err),
-                &[],
-            );
+        Err(err) => {
+            let body = error_body(&RequestId::Null, &err);
+            return json_response(StatusCode::PAYLOAD_TOO_LARGE, body, &[]);
         }
     };
-    if !is_json_content_type(&parts.headers) {
-        let got = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        let err = A2AError::ContentTypeNotSupported(format!(
-            "Content-Type must be application/json or application/a2a+json, got {got}"
-        ));
+    if let Err(err) = require_json(&parts.headers) {
         // The id is still worth echoing if the body happens to be readable.
         let id = parse_request(&bytes)
             .map(|r| r.id)
@@ -123,11 +109,9 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     } else {
         dispatch(&app, call, &rpc).await
     };
-    let result = match (result, agui) {
-        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
-            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
-        }
-        (result, _) => result,
+    let result = match agui_or_reply(&app, result, agui, &extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(result) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -179,13 +163,6 @@ fn error_response(
     json_response(status, error_body(id, err), &headers)
 }
 
-pub(crate) enum Reply {
-    Json(Vec<u8>),
-    Stream(EventStream),
-    /// A stream whose items are sent as 0.3 `kind`-tagged objects.
-    Stream03(EventStream),
-}
-
 pub(crate) fn ok<T: Serialize>(id: &RequestId, value: &T) -> Result<Reply, A2AError> {
     Ok(Reply::Json(success_body(id, value)))
 }
@@ -205,17 +182,6 @@ async fn dispatch(
         Answer::Unary(answer) => ok(&rpc.id, &answer),
         Answer::Stream(stream) => Ok(Reply::Stream(stream)),
     }
-}
-
-fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
-    let mut resp = Response::new(Body::from(body));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    add_headers(&mut resp, extra);
-    resp
 }
 
 /// The SSE answer of a stream: each event a JSON-RPC response carrying the

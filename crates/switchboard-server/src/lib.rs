@@ -55,6 +55,7 @@ mod jsonrpc;
 mod jsonrpc_v03;
 pub mod limits;
 pub mod params;
+mod preamble;
 #[cfg(feature = "push")]
 pub mod push;
 mod rest;

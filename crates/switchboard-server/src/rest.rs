@@ -71,7 +71,6 @@
 //! Errors before the first event are plain JSON error answers.
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::response::Response;
 use axum::routing::any;
@@ -85,8 +84,10 @@ use switchboard_protocol::{A2AError, A2aRequest, ListTasksRequest, Operation, Ta
 use crate::AppState;
 use crate::errors::{ErrorStatus, ErrorTable, GrpcCode, rest_error_body};
 use crate::gate::Gate;
-use crate::params::{explicit_version, is_json_content_type, last_event_id, require_v1};
-use crate::sse::{add_headers, event_frames, sse_response};
+use crate::params::{explicit_version, last_event_id, require_v1};
+pub(crate) use crate::preamble::Reply;
+use crate::preamble::{agui_or_reply, json_response, read_body, require_json};
+use crate::sse::{event_frames, sse_response};
 
 /// The segment that starts every 0.3 route.
 const V03_PREFIX: &str = "v1";
@@ -303,13 +304,9 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
         Ok(identity) => identity,
         Err(err) => return error_response(&app, &err, &[]),
     };
-    let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
+    let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            let err = A2AError::InvalidRequest(format!(
-                "the request body exceeds {} bytes",
-                app.max_body_bytes
-            ));
+        Err(err) => {
             let status = ErrorStatus {
                 http: StatusCode::PAYLOAD_TOO_LARGE,
                 grpc: table.status(&err).grpc,
@@ -320,15 +317,10 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     let has_body = !bytes.iter().all(u8::is_ascii_whitespace);
     // POST routes read the body; the others their query.
     let reads_body = parts.method == Method::POST;
-    if has_body && reads_body && !is_json_content_type(&parts.headers) {
-        let got = parts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
-        let err = A2AError::ContentTypeNotSupported(format!(
-            "Content-Type must be application/json or application/a2a+json, got {got}"
-        ));
+    if has_body
+        && reads_body
+        && let Err(err) = require_json(&parts.headers)
+    {
         return error_response(&app, &err, &[]);
     }
     // The path decides the version (see `crate::params`); a 0.3 route only
@@ -374,11 +366,9 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     } else {
         dispatch(&app, &call, &route, &input).await
     };
-    let result = match (result, agui) {
-        (Ok(Reply::Stream(stream)), Some((agui, call))) => {
-            return crate::agui::response(app.handler.clone(), call, stream, agui, &extra);
-        }
-        (result, _) => result,
+    let result = match agui_or_reply(&app, result, agui, &extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(result) => result,
     };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
@@ -398,13 +388,6 @@ pub(crate) struct Input<'a> {
     pub(crate) tenant: &'a str,
     pub(crate) uri: &'a Uri,
     pub(crate) body: &'a [u8],
-}
-
-pub(crate) enum Reply {
-    Json(Vec<u8>),
-    Stream(EventStream),
-    /// A stream sent in the 0.3 REST shapes.
-    Stream03(EventStream),
 }
 
 pub(crate) fn ok<T: Serialize>(value: &T) -> Result<Reply, A2AError> {
@@ -609,17 +592,6 @@ fn error_response(app: &AppState, err: &A2AError, extra: &[(&'static str, String
 fn table_error(table: ErrorTable, err: &A2AError, extra: &[(&'static str, String)]) -> Response {
     let status = table.status(err);
     json_response(status.http, rest_error_body(err, status), extra)
-}
-
-fn json_response(status: StatusCode, body: Vec<u8>, extra: &[(&'static str, String)]) -> Response {
-    let mut resp = Response::new(Body::from(body));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    add_headers(&mut resp, extra);
-    resp
 }
 
 /// The SSE answer of a stream: each event as `data: <encode(event)>`, an

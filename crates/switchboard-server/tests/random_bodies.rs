@@ -43,72 +43,50 @@ fn check(status: u16, v: &Value) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The 1.0 method names, as method names and as random values.
+const METHODS: [&str; 7] = [
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "GetExtendedAgentCard",
+];
+
+/// Random JSON in the 1.0 JSON-RPC vocabulary.
 fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|n| json!(n)),
-        "[ -~]{0,10}".prop_map(Value::String),
-        prop::sample::select(vec![
-            "SendMessage",
-            "SendStreamingMessage",
-            "GetTask",
-            "ListTasks",
-            "CancelTask",
-            "SubscribeToTask",
-            "GetExtendedAgentCard",
-            "ROLE_USER",
-            "TASK_STATE_WORKING",
-            "2.0",
-            "hi"
-        ])
-        .prop_map(|s| json!(s)),
+    let words = [
+        &METHODS[..],
+        &["ROLE_USER", "TASK_STATE_WORKING", "2.0", "hi"],
+    ]
+    .concat();
+    let keys = vec![
+        "jsonrpc",
+        "id",
+        "method",
+        "params",
+        "message",
+        "messageId",
+        "role",
+        "parts",
+        "text",
+        "data",
+        "configuration",
+        "historyLength",
+        "returnImmediately",
+        "taskId",
+        "contextId",
+        "pageSize",
     ];
-    leaf.prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map(
-                prop::sample::select(vec![
-                    "jsonrpc",
-                    "id",
-                    "method",
-                    "params",
-                    "message",
-                    "messageId",
-                    "role",
-                    "parts",
-                    "text",
-                    "data",
-                    "configuration",
-                    "historyLength",
-                    "returnImmediately",
-                    "taskId",
-                    "contextId",
-                    "pageSize",
-                    "id"
-                ])
-                .prop_map(String::from),
-                inner,
-                0..6
-            )
-            .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    common::arb_json(words, keys)
 }
 
 /// Requests shaped like real calls, with random parts swapped in.
 fn arb_call() -> impl Strategy<Value = Value> {
-    let method = prop::sample::select(vec![
-        "SendMessage",
-        "SendStreamingMessage",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "SubscribeToTask",
-        "CreateTaskPushNotificationConfig",
-        "GetExtendedAgentCard",
-        "Nope",
-    ]);
+    let method = prop::sample::select(
+        [&METHODS[..], &["CreateTaskPushNotificationConfig", "Nope"]].concat(),
+    );
     (method, arb_json(), any::<bool>()).prop_map(|(m, params, valid_msg)| {
         let params = if valid_msg {
             json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}, "id": params})

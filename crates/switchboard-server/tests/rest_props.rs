@@ -254,6 +254,11 @@ fn build(
     req.body(Body::from(body)).ok()
 }
 
+/// A 1.0 POST with a body of `content_type`.
+fn post(path: &str, body: Vec<u8>, content_type: &str) -> Request<Body> {
+    build("POST", path, "", body, Some(content_type), Some("1.0")).unwrap()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
 
@@ -288,56 +293,32 @@ proptest! {
 #[tokio::test]
 async fn well_formed_calls_succeed_and_errors_carry_the_table_status() {
     let msg = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}});
-    let req = build(
-        "POST",
+    let req = post(
         "/acme/message:send",
-        "",
         msg.to_string().into_bytes(),
-        Some("application/json"),
-        Some("1.0"),
-    )
-    .unwrap();
+        "application/json",
+    );
     let a = send(router(ErrorTable::default()), req).await;
     assert_eq!(a.status, 200);
     let v: Value = serde_json::from_slice(&a.body).unwrap();
     assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 
-    let req = build(
-        "POST",
-        "/message:send",
-        "",
-        msg.to_string().into_bytes(),
-        Some("text/plain"),
-        Some("1.0"),
-    )
-    .unwrap();
+    let req = post("/message:send", msg.to_string().into_bytes(), "text/plain");
     let a = send(router(ErrorTable::V1_0_0), req).await;
     assert_eq!(a.status, 415);
     check(&a).unwrap();
 
     let big = vec![b' '; 65 * 1024];
-    let req = build(
-        "POST",
-        "/message:send",
-        "",
-        big,
-        Some("application/json"),
-        Some("1.0"),
-    )
-    .unwrap();
+    let req = post("/message:send", big, "application/json");
     let a = send(router(ErrorTable::default()), req).await;
     assert_eq!(a.status, 413);
     check(&a).unwrap();
 
-    let req = build(
-        "POST",
+    let req = post(
         "/message:stream",
-        "",
         msg.to_string().into_bytes(),
-        Some("application/json"),
-        Some("1.0"),
-    )
-    .unwrap();
+        "application/json",
+    );
     let a = send(router(ErrorTable::default()), req).await;
     assert!(a.content_type.starts_with("text/event-stream"));
     let text = String::from_utf8(a.body.clone()).unwrap();

@@ -17,62 +17,46 @@ async fn send(req: Request<Body>) -> (u16, String, Value) {
     (a.status, a.content_type, v)
 }
 
+/// Random JSON in the 0.3 vocabulary (part kinds, roles, field names).
 fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|n| json!(n)),
-        "[ -~]{0,8}".prop_map(Value::String),
-        prop::sample::select(vec![
-            "text",
-            "file",
-            "data",
-            "message",
-            "user",
-            "agent",
-            "AA==",
-            "https://x/y"
-        ])
-        .prop_map(|s| json!(s)),
+    let words = vec![
+        "text",
+        "file",
+        "data",
+        "message",
+        "user",
+        "agent",
+        "AA==",
+        "https://x/y",
     ];
-    leaf.prop_recursive(4, 40, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map(
-                prop::sample::select(vec![
-                    "kind",
-                    "messageId",
-                    "role",
-                    "parts",
-                    "content",
-                    "text",
-                    "file",
-                    "bytes",
-                    "uri",
-                    "fileWithBytes",
-                    "fileWithUri",
-                    "data",
-                    "message",
-                    "request",
-                    "configuration",
-                    "blocking",
-                    "historyLength",
-                    "id",
-                    "taskId",
-                    "pushNotificationConfig",
-                    "pushNotificationConfigId",
-                    "url",
-                    "config",
-                    "authentication",
-                    "schemes"
-                ])
-                .prop_map(String::from),
-                inner,
-                0..6
-            )
-            .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    let keys = vec![
+        "kind",
+        "messageId",
+        "role",
+        "parts",
+        "content",
+        "text",
+        "file",
+        "bytes",
+        "uri",
+        "fileWithBytes",
+        "fileWithUri",
+        "data",
+        "message",
+        "request",
+        "configuration",
+        "blocking",
+        "historyLength",
+        "id",
+        "taskId",
+        "pushNotificationConfig",
+        "pushNotificationConfigId",
+        "url",
+        "config",
+        "authentication",
+        "schemes",
+    ];
+    common::arb_json(words, keys)
 }
 
 /// 0.3 message params with a random part (or wholly random params).

@@ -115,39 +115,6 @@ impl JsonRpcTransport {
     }
 }
 
-impl JsonRpcTransport {
-    /// An AG-UI stream's answer (see `Transport::open_agui`); only the 1.0
-    /// dialect has one.
-    #[cfg(feature = "agui")]
-    async fn open_agui_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-        last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        if self.version != VERSION {
-            return Err(ClientError::Config(
-                "AG-UI streams need an A2A 1.0 interface".into(),
-            ));
-        }
-        let id = self.next_id();
-        let mut req = self.post(&id, method, &params, super::AGUI_ACCEPT)?;
-        if let Some(after) = last_event_id {
-            req = req.header(super::LAST_EVENT_ID, after);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        if status.is_success() && super::is_sse(&resp) {
-            return Ok(resp);
-        }
-        let body = self.http.read_body(resp, method).await?;
-        decode_response(status, &body, &id)?;
-        Err(ClientError::Decode(format!(
-            "{method} answered with one result, not an AG-UI stream"
-        )))
-    }
-}
-
 impl JsonTransport for JsonRpcTransport {
     #[cfg(feature = "agui")]
     async fn open_agui_json(
@@ -156,7 +123,21 @@ impl JsonTransport for JsonRpcTransport {
         params: Value,
         last_event_id: Option<String>,
     ) -> Result<reqwest::Response, ClientError> {
-        self.open_agui_inner(method, params, last_event_id).await
+        if self.version != VERSION {
+            return Err(super::agui_needs_v1());
+        }
+        let id = self.next_id();
+        let req = self.post(&id, method, &params, super::AGUI_ACCEPT)?;
+        let answer = self.http.open_stream_after(req, method, last_event_id);
+        match answer.await? {
+            StreamAnswer::Sse(resp) => Ok(resp),
+            StreamAnswer::Whole(status, body) => {
+                decode_response(status, &body, &id)?;
+                Err(ClientError::Decode(format!(
+                    "{method} answered with one result, not an AG-UI stream"
+                )))
+            }
+        }
     }
 
     fn url(&self) -> &str {

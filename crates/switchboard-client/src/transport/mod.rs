@@ -96,6 +96,12 @@ fn no_agui() -> ClientError {
     ClientError::Config("AG-UI streams need an A2A 1.0 JSON-RPC or HTTP+JSON interface".into())
 }
 
+/// What a binding in a 0.3 dialect answers when asked for AG-UI.
+#[cfg(feature = "agui")]
+pub(crate) fn agui_needs_v1() -> ClientError {
+    ClientError::Config("AG-UI streams need an A2A 1.0 interface".into())
+}
+
 /// The `Accept` of an AG-UI stream.
 #[cfg(feature = "agui")]
 pub(crate) const AGUI_ACCEPT: &str = "application/x-agui-events";
@@ -348,9 +354,21 @@ impl Http {
     /// read of an answer that is not a stream).
     pub(crate) async fn open_stream(
         &self,
-        mut req: reqwest::RequestBuilder,
+        req: reqwest::RequestBuilder,
         method: &'static str,
         after: Option<u64>,
+    ) -> Result<StreamAnswer, ClientError> {
+        self.open_stream_after(req, method, after.map(|n| n.to_string()))
+            .await
+    }
+
+    /// [`Http::open_stream`] with any `Last-Event-ID` (an AG-UI stream's
+    /// ids are `<seq>.<i>`, not numbers).
+    pub(crate) async fn open_stream_after(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        method: &'static str,
+        after: Option<String>,
     ) -> Result<StreamAnswer, ClientError> {
         if let Some(after) = after {
             req = req.header(LAST_EVENT_ID, after);

@@ -188,7 +188,17 @@ impl JsonTransport for RestTransport {
         params: Value,
         last_event_id: Option<String>,
     ) -> Result<reqwest::Response, ClientError> {
-        self.open_agui_inner(method, params, last_event_id).await
+        // Only the 1.0 routes have AG-UI streams.
+        if self.v03 {
+            return Err(super::agui_needs_v1());
+        }
+        let plan = self.plan(method, params)?;
+        let req = self.request(&plan, super::AGUI_ACCEPT)?;
+        let answer = self.http.open_stream_after(req, method, last_event_id);
+        match answer.await? {
+            StreamAnswer::Sse(resp) => Ok(resp),
+            StreamAnswer::Whole(status, body) => Err(error_from_http(status, &body)),
+        }
     }
 
     fn url(&self) -> &str {
@@ -247,36 +257,6 @@ impl JsonTransport for RestTransport {
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
         let result = self.result(method, result)?;
         Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-    }
-}
-
-impl RestTransport {
-    /// An AG-UI stream's answer (see `Transport::open_agui`); only the 1.0
-    /// routes have one.
-    #[cfg(feature = "agui")]
-    async fn open_agui_inner(
-        &self,
-        method: &'static str,
-        params: Value,
-        last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        if self.v03 {
-            return Err(ClientError::Config(
-                "AG-UI streams need an A2A 1.0 interface".into(),
-            ));
-        }
-        let plan = self.plan(method, params)?;
-        let mut req = self.request(&plan, super::AGUI_ACCEPT)?;
-        if let Some(after) = last_event_id {
-            req = req.header(super::LAST_EVENT_ID, after);
-        }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
-        let status = resp.status();
-        if status.is_success() && super::is_sse(&resp) {
-            return Ok(resp);
-        }
-        let body = self.http.read_body(resp, method).await?;
-        Err(error_from_http(status, &body))
     }
 }
 

@@ -1,11 +1,12 @@
 //! What the property tests share: the echo agent's server, in-process
-//! requests through `tower::ServiceExt::oneshot`, and the JSON-RPC codes the
-//! spec names.
+//! requests through `tower::ServiceExt::oneshot`, the JSON-RPC codes the
+//! spec names, and random JSON built from a binding's own vocabulary.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use axum::body::Body;
 use http::Request;
-use serde_json::Value;
+use proptest::prelude::*;
+use serde_json::{Value, json};
 use switchboard_core::{RequestHandler, agent_fn};
 use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
@@ -74,4 +75,27 @@ pub async fn send(router: axum::Router, req: Request<Body>) -> Answer {
         content_type,
         body,
     }
+}
+
+/// Random JSON: nulls, booleans, numbers, short printable strings and the
+/// given `words`, nested up to four deep in arrays and in objects whose
+/// keys are drawn from `keys`. Drawing from a binding's own method, field
+/// and enum names makes a fair share of the values almost valid calls,
+/// which reach deeper into the decoders than noise does.
+pub fn arb_json(words: Vec<&'static str>, keys: Vec<&'static str>) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i32>().prop_map(|n| json!(n)),
+        "[ -~]{0,10}".prop_map(Value::String),
+        prop::sample::select(words).prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        let key = prop::sample::select(keys.clone()).prop_map(String::from);
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(key, inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
 }
