@@ -406,11 +406,13 @@ if [ "$BINDINGS" = 1 ]; then
   elif [ "$(budget_left)" -lt 240 ]; then
     echo "time budget: $(budget_left)s left < ~240s needed, SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
   else
+    # bindings.sh takes whole seconds; run.sh's DUR/WARM (e.g. "5s") are not its settings.
+    BINDINGS_ENV=(env REPS="${BINDINGS_REPS:-5}" DUR="${BINDINGS_DUR:-10}" WARM=3 KINDS="${BINDINGS_KINDS:-jsonrpc rest grpc grpc-mux}")
     echo "== bindings (bench/bindings.sh, h2load)  [$(( $(date +%s) - START_TS ))s elapsed]"
-    SB="$SB" OUT="$OUT/bindings" REPS="${BINDINGS_REPS:-5}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+    SB="$SB" OUT="$OUT/bindings" "${BINDINGS_ENV[@]}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
     if [ -n "$SB_BEFORE" ]; then   # the same for the other build, right after (summarize.py: goal (f) before/after)
       echo "== bindings of SB_BEFORE  [$(( $(date +%s) - START_TS ))s elapsed]"
-      SB="$SB_BEFORE" OUT="$OUT/bindings-before" REPS="${BINDINGS_REPS:-5}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh (SB_BEFORE) failed" | tee -a "$OUT/skipped.txt" >&2
+      SB="$SB_BEFORE" OUT="$OUT/bindings-before" "${BINDINGS_ENV[@]}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh (SB_BEFORE) failed" | tee -a "$OUT/skipped.txt" >&2
     fi
   fi
 fi
@@ -424,7 +426,7 @@ if [ "$PG_RATIO" = 1 ]; then
     echo "time budget: $(budget_left)s left < ~90s needed, SKIPPING the PostgreSQL ratio" | tee -a "$OUT/skipped.txt" >&2
   else
     echo "== PostgreSQL ratio (bench/pg.sh ratio)  [$(( $(date +%s) - START_TS ))s elapsed]"
-    SB="$SB" OUT="$OUT/pg" CONC="$CONC" DUR="${PG_DUR:-10}" REPS="${PG_REPS:-3}" "$BENCH/pg.sh" ratio \
+    SB="$SB" OUT="$OUT/pg" CONC="$CONC" WARM=3 DUR="${PG_DUR:-10}" REPS="${PG_REPS:-3}" "$BENCH/pg.sh" ratio \
       || echo "bench/pg.sh ratio failed" | tee -a "$OUT/skipped.txt" >&2
   fi
 fi
