@@ -63,7 +63,7 @@ for srv in $SERVERS $RSS_SERVERS; do
     raw|raw-message) need+=("$RAW") ;; py-*) need+=("$PY") ;; js-*) need+=("$PEERS/js/node_modules/@a2a-js/sdk/package.json") ;;
     rs-lf-*) need+=("$RS_LF") ;; rs-tt-*) need+=("$RS_TT") ;; sb-grpc-*) need+=("$SB" "$GRPC_FRAME") ;; sb-*) need+=("$SB") ;;
     sbb-*) [ -n "$SB_BEFORE" ] || { echo "row $srv needs SB_BEFORE=/path/to/the/other/switchboard" >&2; exit 1; }
-           need+=("$SB_BEFORE" "$GRPC_FRAME") ;;
+           need+=("$SB_BEFORE"); case $srv in sbb-grpc-*) need+=("$GRPC_FRAME") ;; esac ;;
     *) echo "unknown server $srv" >&2; exit 1 ;;
   esac
 done
