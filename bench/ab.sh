@@ -44,7 +44,7 @@ start() {  # start <build: before|after> <port> <load>: prints the PID
   SWITCHBOARD_LOG=warn "$bin" serve --listen "$HOST:$2" --store "$store" --agent "$agent" >>"$OUT/serve-$1.log" 2>&1 &
   echo $!
 }
-printf 'load\tbuild\tround\treq_s\tserver_cpu_us_per_req\tok\tfailed\n' >"$OUT/runs.tsv"
+printf 'load\tbuild\tround\t%s\n' "$(python3 "$BENCH/oha_row.py" --header)" >"$OUT/runs.tsv"
 { echo "date: $(date -Is)"; echo "loadavg at start: $(cat /proc/loadavg)"
   echo "settings: REPS=$REPS DUR=${DUR}s WARM=${WARM}s CONC=$CONC LOADS=$LOADS"
   echo "after: $SB ($(stat -c '%y' "$SB" | cut -d. -f1)); before: $SB_BEFORE ($(stat -c '%y' "$SB_BEFORE" | cut -d. -f1)) ${SB_BEFORE_REV:-}"; } | tee "$OUT/env.txt"
@@ -55,23 +55,13 @@ for load in $LOADS; do
   done
   body=$UNARY; case $load in *-stream) body=$STREAM ;; esac
   run() {  # run <build> <round> <oha bound...>
-    local b=$1 r=$2 port=$PORT_A pid=$PID_A c0 c1; shift 2
+    local b=$1 r=$2 port=$PORT_A pid=$PID_A c0 c1 t0 t1; shift 2
     [ "$b" = after ] && { port=$PORT_B; pid=$PID_B; }
-    c0=$(cpu_ticks "$pid")
+    c0=$(cpu_ticks "$pid"); t0=$(date +%s.%N)
     timeout 90 "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
       -d "$body" "$@" "http://$HOST:$port/" >"$OUT/$load.$b.$r.json"
-    c1=$(cpu_ticks "$pid")
-    python3 - "$OUT/$load.$b.$r.json" "$load" "$b" "$r" "$c0" "$c1" "$hz" <<'PY' >>"$OUT/runs.tsv"
-import json, sys
-f, load, b, r, c0, c1, hz = sys.argv[1:]
-d = json.load(open(f))
-codes = d.get('statusCodeDistribution') or {}
-ok = codes.get('200', 0)
-bad = sum(v for c, v in codes.items() if c != '200') + sum(
-    v for e, v in (d.get('errorDistribution') or {}).items() if 'deadline' not in e)
-cpu = (int(c1) - int(c0)) / int(hz)
-print(f"{load}\t{b}\t{r}\t{d['summary']['requestsPerSec'] or 0:.1f}\t{1e6 * cpu / ok if ok else 0:.1f}\t{ok}\t{bad}")
-PY
+    c1=$(cpu_ticks "$pid"); t1=$(date +%s.%N)
+    python3 "$BENCH/oha_row.py" "$OUT/$load.$b.$r.json" "$c0" "$c1" "$hz" "$t0" "$t1" "$load" "$b" "$r" >>"$OUT/runs.tsv"
   }
   run before warm -z "${WARM}s" -c "$CONC"; run after warm -z "${WARM}s" -c "$CONC"
   for r in $(seq 1 "$REPS"); do

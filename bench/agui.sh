@@ -76,23 +76,10 @@ load() {
   timeout 90 "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
     -H "Accept: $(accept "$k")" -d "$BODY" "$@" "$(url "$k")" >"$OUT/$k.$tag.json"
   c1=$(cpu_ticks); t1=$(date +%s.%N)
-  python3 - "$OUT/$k.$tag.json" "$k" "$tag" "$c0" "$c1" "$t0" "$t1" "$hz" <<'PY' >>"$OUT/runs.tsv"
-import json, sys
-f, k, tag, c0, c1, t0, t1, hz = sys.argv[1:]
-d = json.load(open(f))
-codes = d.get('statusCodeDistribution') or {}
-ok = codes.get('200', 0)
-bad = sum(v for c, v in codes.items() if c != '200') + sum(
-    v for e, v in (d.get('errorDistribution') or {}).items() if 'deadline' not in e)
-cpu_s = (int(c1) - int(c0)) / int(hz)
-wall = float(t1) - float(t0)
-rps = d['summary']['requestsPerSec'] or 0
-print(f"{k}\t{tag}\t{rps:.1f}\t{1e6 * cpu_s / ok if ok else 0:.1f}\t{100 * cpu_s / wall:.1f}\t"
-      f"{(d['latencyPercentiles']['p50'] or 0) * 1e3:.3f}\t{ok}\t{bad}\t{d['summary']['sizePerRequest']}")
-PY
+  python3 "$BENCH/oha_row.py" "$OUT/$k.$tag.json" "$c0" "$c1" "$hz" "$t0" "$t1" "$k" "$tag" >>"$OUT/runs.tsv"
 }
 
-printf 'kind\ttag\tstreams_s\tserver_cpu_us_per_stream\tserver_cpu_pct\tp50_ms\tok\tfailed\tbytes_per_stream\n' >"$OUT/runs.tsv"
+printf 'kind\ttag\t%s\n' "$(python3 "$BENCH/oha_row.py" --header)" >"$OUT/runs.tsv"   # req_s = streams/s here
 { echo "date: $(date -Is)"; echo "loadavg at start: $(cat /proc/loadavg)"
   echo "settings: REPS=$REPS DUR=${DUR}s WARM=${WARM}s CONC=$CONC N1=$N1 KINDS=$KINDS"
   echo "switchboard: $SB ($(stat -c '%y' "$SB" | cut -d. -f1)), git $(git -C "$BENCH/.." rev-parse --short HEAD)"; } | tee "$OUT/env.txt"
@@ -119,11 +106,11 @@ base = None
 for k in kinds:
     rs = [r for r in rows if r['kind'] == k and r['tag'] != '1c']
     one = [r for r in rows if r['kind'] == k and r['tag'] == '1c']
-    sps = med([float(r['streams_s']) for r in rs])
+    sps = med([float(r['req_s']) for r in rs])
     base = base or sps
-    print(f"| {k} | {sps:,.0f} | {med([float(r['server_cpu_us_per_stream']) for r in rs]):.0f} "
+    print(f"| {k} | {sps:,.0f} | {med([float(r['server_cpu_us_per_req']) for r in rs]):.0f} "
           f"| {med([float(r['server_cpu_pct']) for r in rs]):.0f} | {med([float(r['p50_ms']) for r in rs]):.2f} "
-          f"| {float(one[0]['p50_ms']) if one else float('nan'):.2f} | {rs[0]['bytes_per_stream']} "
+          f"| {float(one[0]['p50_ms']) if one else float('nan'):.2f} | {rs[0]['bytes_per_req']} "
           f"| {sum(int(r['failed']) for r in rs + one)} | {sps / base:.3f} |")
 if 'plain' in kinds:
     for k in kinds:
@@ -131,8 +118,8 @@ if 'plain' in kinds:
             continue
         per = []
         for tag in sorted({r['tag'] for r in rows if r['tag'] != '1c'}):
-            p = next(float(r['streams_s']) for r in rows if r['kind'] == 'plain' and r['tag'] == tag)
-            a = next(float(r['streams_s']) for r in rows if r['kind'] == k and r['tag'] == tag)
+            p = next(float(r['req_s']) for r in rows if r['kind'] == 'plain' and r['tag'] == tag)
+            a = next(float(r['req_s']) for r in rows if r['kind'] == k and r['tag'] == tag)
             per.append(a / p)
         m = med(per)
         print()

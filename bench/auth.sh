@@ -86,20 +86,9 @@ load() {  # load on|off TAG OHA-ARGS...
   timeout 90 "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
     -H "Authorization: Bearer $TOKEN" -d "$BODY" "$@" "http://$HOST:$port/" >"$OUT/$k.$tag.json"
   c1=$(cpu_ticks "$pid"); t1=$(date +%s.%N)
-  python3 - "$OUT/$k.$tag.json" "$k" "$tag" "$c0" "$c1" "$hz" <<'PY' >>"$OUT/runs.tsv"
-import json, sys
-f, k, tag, c0, c1, hz = sys.argv[1:]
-d = json.load(open(f))
-codes = d.get('statusCodeDistribution') or {}
-ok = codes.get('200', 0)
-bad = sum(v for c, v in codes.items() if c != '200') + sum(
-    v for e, v in (d.get('errorDistribution') or {}).items() if 'deadline' not in e)
-cpu_s = (int(c1) - int(c0)) / int(hz)
-print(f"{k}\t{tag}\t{d['summary']['requestsPerSec'] or 0:.1f}\t{1e6 * cpu_s / ok if ok else 0:.1f}\t"
-      f"{(d['latencyPercentiles']['p50'] or 0) * 1e3:.3f}\t{ok}\t{bad}")
-PY
+  python3 "$BENCH/oha_row.py" "$OUT/$k.$tag.json" "$c0" "$c1" "$hz" "$t0" "$t1" "$k" "$tag" >>"$OUT/runs.tsv"
 }
-printf 'kind\ttag\treq_s\tserver_cpu_us_per_req\tp50_ms\tok\tfailed\n' >"$OUT/runs.tsv"
+printf 'kind\ttag\t%s\n' "$(python3 "$BENCH/oha_row.py" --header)" >"$OUT/runs.tsv"
 { echo "date: $(date -Is)"; echo "loadavg at start: $(cat /proc/loadavg)"
   echo "settings: REPS=$REPS DUR=${DUR}s WARM=${WARM}s CONC=$CONC; JWT RS256 2048-bit, JWKS on 127.0.0.1"
   echo "switchboard: $SB ($(stat -c '%y' "$SB" | cut -d. -f1)), git $(git -C "$BENCH/.." rev-parse --short HEAD)"; } | tee "$OUT/env.txt"
