@@ -5,6 +5,8 @@
 #   bench/pg.sh stop DIR PORT    # stops it and deletes DIR
 #   bench/pg.sh ratio            # names the limit: pgbench's one-task transaction beside
 #                                # `serve --store postgres://…` on ONE throwaway cluster
+#   bench/pg.sh replicas         # one replica vs two replicas on one database, same total load
+#   bench/pg.sh growth           # MINUTES (10) one-minute loads back to back: last ÷ first
 #
 # The cluster: Debian's server binaries (crates/switchboard-store-postgres/install-postgres.sh
 # installs them), initdb in DIR as the `postgres` user, listening on 127.0.0.1:PORT only,
@@ -19,6 +21,16 @@
 #     before its reply.
 # Then prints both rates per round, the medians and serve ÷ pgbench (the issue's goal: ≥ 0.5),
 # and checks that the store holds a completed task for every successful reply.
+#
+# `replicas` (issue's goal: two ≥ 0.9× one) alternates REPS rounds of:
+#   - one: task-mode SendMessage at CONC connections for DUR to replica A, the only serve;
+#   - two: replica B (a second `serve` on the same database, started for the round and stopped
+#     after it) beside A, the same total load split in two: CONC/2 connections to each, at once;
+#     the round's rate is the sum of both.
+# `growth` (issue's goal: within 10 %): one serve, MINUTES loads of 60 s back to back at CONC
+# connections, the tasks/s of each minute and last ÷ first. SB_ARGS adds serve flags to every
+# command (e.g. SB_ARGS="--retention-max-finished 50000 --retention-interval-secs 5").
+# Both end with the same durability check as `ratio`.
 # PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
 #
@@ -50,8 +62,8 @@ pg_stop() {
 case $cmd in
   start) pg_start "$2" "$3"; exit 0 ;;
   stop) pg_stop "$2"; exit 0 ;;
-  ratio) ;;
-  *) echo "usage: $0 start|stop DIR PORT | $0 ratio" >&2; exit 2 ;;
+  ratio|replicas|growth) ;;
+  *) echo "usage: $0 start|stop DIR PORT | $0 ratio|replicas|growth" >&2; exit 2 ;;
 esac
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
@@ -67,9 +79,12 @@ for p in "$PG_PORT" "$SB_PORT"; do
   if (exec 3<>"/dev/tcp/$HOST/$p") 2>/dev/null; then echo "port $p on $HOST is in use" >&2; exit 1; fi
 done
 mkdir -p "$OUT"
-PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID=""
+PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID="" SPID2=""
+MINUTES=${MINUTES:-10}
+read -r -a SB_ARGS <<<"${SB_ARGS:-}"
 cleanup() {
   if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
+  if [ -n "$SPID2" ]; then kill "$SPID2" 2>/dev/null || true; wait "$SPID2" 2>/dev/null || true; fi
   pg_stop "$PG_DIR"
 }
 trap cleanup EXIT
@@ -106,11 +121,11 @@ done = function(summary, latency, requests)
     summary.duration, latency:percentile(99)))
 end
 LUA
-load_run() {  # load_run TAG SECONDS: prints "req/s ok_replies"
-  local f=$OUT/serve.$1
+load_run() {  # load_run TAG SECONDS [CONNECTIONS [PORT]]: prints "req/s ok_replies"
+  local f=$OUT/serve.$1 c=${3:-$CONC} port=${4:-$SB_PORT}
   if [ -n "$OHA" ]; then
     timeout $(( $2 + 60 )) "$OHA" --no-tui --output-format json -m POST -H 'Content-Type: application/json' \
-      -H 'A2A-Version: 1.0' -d "$BODY" -z "${2}s" -c "$CONC" "http://$HOST:$SB_PORT/" >"$f.json"
+      -H 'A2A-Version: 1.0' -d "$BODY" -z "${2}s" -c "$c" "http://$HOST:$port/" >"$f.json"
     python3 - "$f.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -118,23 +133,83 @@ ok = r.get("statusCodeDistribution", {}).get("200", 0)
 print(round(ok / r["summary"]["total"]), ok)
 PY
   else
-    timeout $(( $2 + 60 )) wrk -t2 -c"$CONC" -d"${2}s" --timeout 30s -s "$OUT/post.lua" "http://$HOST:$SB_PORT/" >"$f.txt" 2>&1
+    timeout $(( $2 + 60 )) wrk -t2 -c"$c" -d"${2}s" --timeout 30s -s "$OUT/post.lua" "http://$HOST:$port/" >"$f.txt" 2>&1
     awk '/^RESULT/{printf "%.0f %d\n", ($2 - $3) / ($4 / 1e6), $2 - $3}' "$f.txt"
   fi
 }
 
-( SWITCHBOARD_LOG=warn exec "$SB" serve --listen "$HOST:$SB_PORT" --store "$URL" --agent echo-task ) >"$OUT/serve.log" 2>&1 &
-SPID=$!
-for _ in $(seq 1 100); do
-  kill -0 "$SPID" 2>/dev/null || { echo "serve died:" >&2; cat "$OUT/serve.log" >&2; exit 1; }
-  curl -fsS -o /dev/null --max-time 2 "http://$HOST:$SB_PORT/.well-known/agent-card.json" 2>/dev/null && break
-  sleep 0.1
-done
+# serve_start PORT LOG: starts a replica on the cluster; sets STARTED to its PID
+serve_start() {
+  ( SWITCHBOARD_LOG=warn exec "$SB" serve --listen "$HOST:$1" --store "$URL" --agent echo-task "${SB_ARGS[@]}" ) >"$2" 2>&1 &
+  STARTED=$!
+  for _ in $(seq 1 100); do
+    kill -0 "$STARTED" 2>/dev/null || { echo "serve died:" >&2; cat "$2" >&2; exit 1; }
+    curl -fsS -o /dev/null --max-time 2 "http://$HOST:$1/.well-known/agent-card.json" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "serve on port $1 did not answer in 10 s" >&2; exit 1
+}
+serve_start "$SB_PORT" "$OUT/serve.log"; SPID=$STARTED
 resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" "http://$HOST:$SB_PORT/")
 case $resp in *'"TASK_STATE_COMPLETED"'*) ;; *) echo "SendMessage did not complete a task: $resp" >&2; exit 1 ;; esac
 ok_total=1
 read -r _ ok < <(load_run warm "$WARM"); ok_total=$(( ok_total + ok ))
-pgbench_run warm >/dev/null
+[ "$cmd" != ratio ] || pgbench_run warm >/dev/null
+
+pg_version="PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), fsync on, synchronous_commit on"
+med() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+# durability LOADS: every successful reply's task is stored completed (see the end of `ratio`)
+durability() {
+  local tasks
+  tasks=$(psql_ -c "SELECT count(*) FROM tasks WHERE state = 'TASK_STATE_COMPLETED'")
+  if [ "$tasks" -ge "$ok_total" ] && [ "$tasks" -le $(( ok_total + CONC * $1 )) ]; then
+    echo "durability check: $tasks completed tasks stored for $ok_total successful replies (+ at most $CONC cut per load)" | tee -a "$OUT/summary.txt"
+  else
+    echo "durability check FAILED: $tasks completed tasks stored, $ok_total successful replies" | tee -a "$OUT/summary.txt"; exit 1
+  fi
+}
+
+if [ "$cmd" = replicas ]; then
+  half=$(( CONC / 2 )) SB_PORT2=$(( SB_PORT + 1 ))
+  if (exec 3<>"/dev/tcp/$HOST/$SB_PORT2") 2>/dev/null; then echo "port $SB_PORT2 on $HOST is in use" >&2; exit 1; fi
+  echo "settings: CONC=$CONC (two: $half + $half) DUR=${DUR}s REPS=$REPS loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  printf 'round\tone_tasks_s\ttwo_tasks_s (A + B)\tratio\n' | tee -a "$OUT/summary.txt"
+  : >"$OUT/rounds.tsv"
+  for r in $(seq 1 "$REPS"); do
+    read -r one ok < <(load_run "one.$r" "$DUR"); ok_total=$(( ok_total + ok ))
+    serve_start "$SB_PORT2" "$OUT/serve-b.$r.log"; SPID2=$STARTED
+    load_run "two-b.$r" "$DUR" "$half" "$SB_PORT2" >"$OUT/two-b.$r.txt" &
+    lb=$!
+    read -r a oka < <(load_run "two-a.$r" "$DUR" "$half" "$SB_PORT")
+    wait "$lb"; read -r b okb <"$OUT/two-b.$r.txt"
+    ok_total=$(( ok_total + oka + okb ))
+    kill "$SPID2"; wait "$SPID2" 2>/dev/null || true; SPID2=""
+    printf '%s\t%s\t%s (%s + %s)\t%s\n' "$r" "$one" "$(( a + b ))" "$a" "$b" "$(awk -v a="$(( a + b ))" -v b="$one" 'BEGIN{printf "%.2f", a/b}')" \
+      | tee -a "$OUT/summary.txt"
+    printf '%s\t%s\t%s\n' "$r" "$one" "$(( a + b ))" >>"$OUT/rounds.tsv"
+  done
+  m1=$(cut -f2 "$OUT/rounds.tsv" | med) m2=$(cut -f3 "$OUT/rounds.tsv" | med)
+  printf 'median\t%s\t%s\t%s   (two ÷ one; goal ≥ 0.90)\n' "$m1" "$m2" "$(awk -v a="$m2" -v b="$m1" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/summary.txt"
+  echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
+  durability $(( 1 + REPS * 3 ))
+  echo "results: $OUT"; exit 0
+fi
+
+if [ "$cmd" = growth ]; then
+  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
+  : >"$OUT/minutes.tsv"
+  for m in $(seq 1 "$MINUTES"); do
+    read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
+    printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c 'SELECT count(*) FROM tasks')" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
+    printf '%s\t%s\n' "$m" "$rps" >>"$OUT/minutes.tsv"
+  done
+  first=$(head -1 "$OUT/minutes.tsv" | cut -f2) last=$(tail -1 "$OUT/minutes.tsv" | cut -f2)
+  echo "last ÷ first minute: $last / $first = $(awk -v a="$last" -v b="$first" 'BEGIN{printf "%.3f", a/b}') (goal: within 10 %, i.e. ≥ 0.90)" | tee -a "$OUT/summary.txt"
+  echo "serve RSS at end: $(awk '/^VmRSS:/{print $2, $3}' "/proc/$SPID/status"); database size: $(psql_ -c "SELECT pg_size_pretty(pg_database_size('bench'))")" | tee -a "$OUT/summary.txt"
+  if [ -z "${SB_ARGS[*]:-}" ]; then durability $(( 1 + MINUTES )); else echo "durability check skipped: retention (SB_ARGS) deletes finished tasks" | tee -a "$OUT/summary.txt"; fi
+  echo "results: $OUT"; exit 0
+fi
 
 echo "settings: CONC=$CONC DUR=${DUR}s REPS=$REPS loadgen=${OHA:-wrk} $(nproc) cpus; PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), fsync on, synchronous_commit on" | tee "$OUT/summary.txt"
 printf 'round\tpgbench_tps\tserve_tasks_s\tratio\n' | tee -a "$OUT/summary.txt"
@@ -144,7 +219,6 @@ for r in $(seq 1 "$REPS"); do
   read -r rps ok < <(load_run "$r" "$DUR"); ok_total=$(( ok_total + ok ))
   printf '%s\t%s\t%s\t%s\n' "$r" "$tps" "$rps" "$(awk -v a="$rps" -v b="$tps" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/rounds.tsv" | tee -a "$OUT/summary.txt"
 done
-med() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 mt=$(cut -f2 "$OUT/rounds.tsv" | med) ms=$(cut -f3 "$OUT/rounds.tsv" | med)
 printf 'median\t%s\t%s\t%s   (serve ÷ pgbench; goal ≥ 0.50)\n' "$mt" "$ms" "$(awk -v a="$ms" -v b="$mt" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/summary.txt"
 

@@ -49,6 +49,10 @@ RAW=$PEERS/raw-axum/target/release/raw-axum
 RS_LF=$PEERS/rust-a2a-lf/target/release/rust-a2a-lf              # a2a-lf + a2a-server-lf (a2aproject/a2a-rs)
 RS_TT=$PEERS/rust-a2a-protocol/target/release/rust-a2a-protocol  # a2a-protocol-server (tomtom215/a2a-rust)
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+# A second switchboard build (e.g. the commit before a change): rows sbb-<x> run it exactly as
+# the sb-<x> rows run $SB (same flags, port, bodies, checks), in the same run beside the peers,
+# and summarize.py prints every ratio goal before (sbb-*) and after (sb-*) in one table.
+SB_BEFORE=${SB_BEFORE:-}
 # Writes/checks the gRPC request and answer frames (crates/switchboard-proto/examples/grpc_bench_frame.rs).
 GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
 
@@ -58,6 +62,8 @@ for srv in $SERVERS $RSS_SERVERS; do
   case $srv in
     raw|raw-message) need+=("$RAW") ;; py-*) need+=("$PY") ;; js-*) need+=("$PEERS/js/node_modules/@a2a-js/sdk/package.json") ;;
     rs-lf-*) need+=("$RS_LF") ;; rs-tt-*) need+=("$RS_TT") ;; sb-grpc-*) need+=("$SB" "$GRPC_FRAME") ;; sb-*) need+=("$SB") ;;
+    sbb-*) [ -n "$SB_BEFORE" ] || { echo "row $srv needs SB_BEFORE=/path/to/the/other/switchboard" >&2; exit 1; }
+           need+=("$SB_BEFORE"); case $srv in sbb-grpc-*) need+=("$GRPC_FRAME") ;; esac ;;
     *) echo "unknown server $srv" >&2; exit 1 ;;
   esac
 done
@@ -112,7 +118,7 @@ child_cpu_s() {  # sets CHILD_S (call it directly, not inside $(...))
 
 # Estimated seconds one server takes (start + checks + warm-up + loads + stop).
 est_server() {
-  local srv=$1 t
+  local srv=${1/#sbb-/sb-} t
   t=$(( 8 + $(secs "$WARM") + REPS * $(secs "$DUR") ))
   case $srv in raw|raw-message|sb-grpc-task) ;; *) t=$(( t + 2 + REPS * $(secs "$SDUR") )) ;; esac
   case $srv in sb-task|sb-rest-task|sb-grpc-task) t=$(( t + 2 )) ;; esac   # count check
@@ -212,14 +218,17 @@ count_check() {
 # start_server <name> -> sets SPID, PORT, STREAMS, U_URL/U_BODY, S_URL/S_BODY, OHA_PROTO
 start_server() {
   local name=$1 log=${2:-$OUT/$1.log}
+  # kind: the row as run.sh knows it (sbb-x is sb-x on the SB_BEFORE binary); sb: the binary
+  local kind=${name/#sbb-/sb-} sb=$SB
+  [ "$kind" = "$name" ] || sb=$SB_BEFORE
   STREAMS=1
   OHA_PROTO=(-H 'Content-Type: application/json' -H 'A2A-Version: 1.0')
-  case $name in raw|raw-message) PORT=8088 ;; py-*) PORT=9999 ;; js-*) PORT=41241 ;; rs-lf-*) PORT=7101 ;; rs-tt-*) PORT=7201 ;;
+  case $kind in raw|raw-message) PORT=8088 ;; py-*) PORT=9999 ;; js-*) PORT=41241 ;; rs-lf-*) PORT=7101 ;; rs-tt-*) PORT=7201 ;;
     sb-*) PORT=$SB_PORT ;; esac
   if curl -s -o /dev/null --max-time 1 "http://$HOST:${PORT:-0}/" 2>/dev/null; then
     echo "port $PORT on $HOST is already in use; stop that process first" >&2; exit 1
   fi
-  case $name in
+  case $kind in
     raw)        STREAMS=0
                 ( cd "$PEERS/raw-axum" && exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
     raw-message) STREAMS=0   # the 227-byte message-shaped fixed body
@@ -236,25 +245,25 @@ start_server() {
                 ( NODELAY=1 ECHO_MODE=${name#rs-lf-nd-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_LF" ) >"$log" 2>&1 & ;;
     rs-tt-message|rs-tt-task)   # tomtom215/a2a-rust (a2a-protocol-server), hyper
                 ( ECHO_MODE=${name#rs-tt-} PORT=$PORT exec "${SRV_PIN[@]}" "$RS_TT" ) >"$log" 2>&1 & ;;
-    sb-message) ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
+    sb-message) ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$sb" serve --listen "$HOST:$PORT" --store memory \
                     --agent echo-message "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
     sb-task|sb-rest-task|sb-grpc-task)   # one server; the rows differ in the binding the load uses
-                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" --store memory \
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$sb" serve --listen "$HOST:$PORT" --store memory \
                     --agent echo-task "${SB_EXTRA[@]}" ) >"$log" 2>&1 & ;;
     sb-task-pg) # a throwaway PostgreSQL (bench/pg.sh), one replica, every task durable before the reply
                 PG_DIR=$(mktemp -d /tmp/sb-bench-pg.XXXXXX)
                 PG_URL=$("$BENCH/pg.sh" start "$PG_DIR" "${PG_PORT:-7399}")
-                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" \
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$sb" serve --listen "$HOST:$PORT" \
                     --store "$PG_URL" --agent echo-task ) >"$log" 2>&1 & ;;
     sb-task-sqlite)
-                rm -f "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm"
-                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$SB" serve --listen "$HOST:$PORT" \
-                    --store "sqlite://$OUT/sb-task-sqlite.db" --agent echo-task ) >"$log" 2>&1 & ;;
+                rm -f "$OUT/$name.db" "$OUT/$name.db-wal" "$OUT/$name.db-shm"
+                ( SWITCHBOARD_LOG=warn exec "${SRV_PIN[@]}" "$sb" serve --listen "$HOST:$PORT" \
+                    --store "sqlite://$OUT/$name.db" --agent echo-task ) >"$log" 2>&1 & ;;
     *) echo "unknown server $name" >&2; exit 1 ;;
   esac
   SPID=$!
   U_URL="http://$HOST:$PORT/"; U_BODY=$UNARY; S_URL=$U_URL; S_BODY=$STREAM
-  case $name in
+  case $kind in
     sb-rest-task) U_URL="http://$HOST:$PORT/message:send"; U_BODY=$REST_UNARY
                   S_URL="http://$HOST:$PORT/message:stream"; S_BODY=$REST_UNARY ;;
     sb-grpc-task) STREAMS=0   # unary only: the bindings table compares SendMessage
@@ -274,7 +283,7 @@ start_server() {
   curl -fsS --max-time 5 -o "$OUT/$name.agent-card.json" "http://$HOST:$PORT/.well-known/agent-card.json"
   # Correctness check: the JSON-RPC result (REST: the task) must be a success.
   local resp
-  case $name in
+  case $kind in
     sb-grpc-task)   # a real gRPC answer: grpc-status 0 (trailer) and a completed Task in the frame
       curl -sS --http2-prior-knowledge --max-time 10 -D "$OUT/$name.unary-headers.txt" -o "$OUT/$name.unary-response.bin" \
         -H 'content-type: application/grpc' -H 'te: trailers' -H 'a2a-version: 1.0' \
@@ -295,10 +304,10 @@ start_server() {
       -d "$S_BODY" "$S_URL" >"$OUT/$name.stream-response.txt"
     grep -q '"result"\|"task"' "$OUT/$name.stream-response.txt" || { echo "$name: stream failed" >&2; exit 1; }
   fi
-  case $name in sb-grpc-*) ;; sb-*)   # shape check of our own answers (A2A 1.0): recorded, and printed by summarize.py
+  case $kind in sb-grpc-*) ;; sb-*)   # shape check of our own answers (A2A 1.0): recorded, and printed by summarize.py
     python3 "$BENCH/check_a2a.py" "$name" "$OUT" >>"$OUT/checks.txt" 2>&1 || true ;;
   esac
-  case $name in sb-task|sb-rest-task|sb-grpc-task) count_check "$name" ;; esac
+  case $kind in sb-task|sb-rest-task|sb-grpc-task) count_check "$name" ;; esac
   sleep 1
 }
 
@@ -313,6 +322,7 @@ stop_server() { stop_pid "$SPID"; SPID=""; }
   echo "rss-over-time: ${rss_plan[*]:-none} (RSS_DUR=${RSS_DUR}s RSS_WARM=${RSS_WARM}s, -c $CONC)"
   echo "skipped by plan: ${skipped[*]:-none}"
   echo "switchboard: $SB ($(stat -c '%y' "$SB" 2>/dev/null | cut -d. -f1)) extra flags: ${SB_EXTRA[*]:-none}"
+  [ -z "$SB_BEFORE" ] || echo "switchboard before (sbb-* rows): $SB_BEFORE ($(stat -c '%y' "$SB_BEFORE" 2>/dev/null | cut -d. -f1)), git ${SB_BEFORE_REV:-unknown}"
   echo "switchboard git: $(git -C "$BENCH/.." rev-parse --short HEAD 2>/dev/null) (+ $(git -C "$BENCH/.." status --porcelain 2>/dev/null | grep -vc '^??') modified files at run time)"
   echo "oha: $("$OHA" --version)"; echo "python: $("$PY" --version 2>&1 || true)"; echo "node: $(node --version 2>/dev/null || true)"
   echo "rustc: $(rustc --version 2>&1)"
@@ -344,17 +354,17 @@ for srv in "${plan[@]}"; do
   fi
   printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
   stop_server
-  if [ "$srv" = sb-task-pg ] && [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
-  if [ "$srv" = sb-task-sqlite ]; then
-    { du -b "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm" 2>/dev/null || true
-      python3 - "$OUT/sb-task-sqlite.db" <<'PY' || true
+  if [ "${srv/#sbb-/sb-}" = sb-task-pg ] && [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
+  if [ "${srv/#sbb-/sb-}" = sb-task-sqlite ]; then
+    { du -b "$OUT/$srv.db" "$OUT/$srv.db-wal" "$OUT/$srv.db-shm" 2>/dev/null || true
+      python3 - "$OUT/$srv.db" <<'PY' || true
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 for (t,) in c.execute("select name from sqlite_master where type='table' order by name"):
     print('rows', t, c.execute(f'select count(*) from "{t}"').fetchone()[0])
 PY
-    } >"$OUT/sb-task-sqlite.db-size.txt"
-    [ "$KEEP_DB" = 1 ] || rm -f "$OUT/sb-task-sqlite.db" "$OUT/sb-task-sqlite.db-wal" "$OUT/sb-task-sqlite.db-shm"
+    } >"$OUT/$srv.db-size.txt"
+    [ "$KEEP_DB" = 1 ] || rm -f "$OUT/$srv.db" "$OUT/$srv.db-wal" "$OUT/$srv.db-shm"
   fi
 done
 
@@ -396,8 +406,14 @@ if [ "$BINDINGS" = 1 ]; then
   elif [ "$(budget_left)" -lt 240 ]; then
     echo "time budget: $(budget_left)s left < ~240s needed, SKIPPING the bindings table" | tee -a "$OUT/skipped.txt" >&2
   else
+    # bindings.sh takes whole seconds; run.sh's DUR/WARM (e.g. "5s") are not its settings.
+    BINDINGS_ENV=(env REPS="${BINDINGS_REPS:-5}" DUR="${BINDINGS_DUR:-10}" WARM=3 KINDS="${BINDINGS_KINDS:-jsonrpc rest grpc grpc-mux}")
     echo "== bindings (bench/bindings.sh, h2load)  [$(( $(date +%s) - START_TS ))s elapsed]"
-    SB="$SB" OUT="$OUT/bindings" REPS="${BINDINGS_REPS:-5}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+    SB="$SB" OUT="$OUT/bindings" "${BINDINGS_ENV[@]}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh failed" | tee -a "$OUT/skipped.txt" >&2
+    if [ -n "$SB_BEFORE" ]; then   # the same for the other build, right after (summarize.py: goal (f) before/after)
+      echo "== bindings of SB_BEFORE  [$(( $(date +%s) - START_TS ))s elapsed]"
+      SB="$SB_BEFORE" OUT="$OUT/bindings-before" "${BINDINGS_ENV[@]}" "$BENCH/bindings.sh" >/dev/null || echo "bench/bindings.sh (SB_BEFORE) failed" | tee -a "$OUT/skipped.txt" >&2
+    fi
   fi
 fi
 
@@ -410,7 +426,7 @@ if [ "$PG_RATIO" = 1 ]; then
     echo "time budget: $(budget_left)s left < ~90s needed, SKIPPING the PostgreSQL ratio" | tee -a "$OUT/skipped.txt" >&2
   else
     echo "== PostgreSQL ratio (bench/pg.sh ratio)  [$(( $(date +%s) - START_TS ))s elapsed]"
-    SB="$SB" OUT="$OUT/pg" CONC="$CONC" DUR="${PG_DUR:-10}" REPS="${PG_REPS:-3}" "$BENCH/pg.sh" ratio \
+    SB="$SB" OUT="$OUT/pg" CONC="$CONC" WARM=3 DUR="${PG_DUR:-10}" REPS="${PG_REPS:-3}" "$BENCH/pg.sh" ratio \
       || echo "bench/pg.sh ratio failed" | tee -a "$OUT/skipped.txt" >&2
   fi
 fi

@@ -128,7 +128,7 @@ def noise(runs):
 
 
 def sb_sanity(out, runs):
-    sb = [(k, v) for k, v in runs.items() if k[0].startswith('sb-')]
+    sb = [(k, v) for k, v in runs.items() if k[0].startswith(('sb-', 'sbb-'))]
     checks = (out / 'checks.txt').read_text().strip() if (out / 'checks.txt').exists() else ''
     if not sb and not checks:
         return
@@ -144,10 +144,11 @@ def sb_sanity(out, runs):
         for i, r in enumerate(rs, 1):
             other = {k: v for k, v in r['codes'].items() if k != '200'}
             print(f"| {name} {kind} #{i} | {r['ok']:,} | {other or 0} | {r['errs'] or 0} | {r['cut']} | {r['size']} |")
-    db = out / 'sb-task-sqlite.db-size.txt'
-    if db.exists():
-        print()
-        print('sb-task-sqlite database after its runs: ' + '; '.join(l.strip() for l in db.read_text().splitlines() if l.strip()))
+    for name in ('sb-task-sqlite', 'sbb-task-sqlite'):
+        db = out / f'{name}.db-size.txt'
+        if db.exists():
+            print()
+            print(f'{name} database after its runs: ' + '; '.join(l.strip() for l in db.read_text().splitlines() if l.strip()))
 
 
 BINDINGS = (('JSON-RPC', 'sb-task'), ('HTTP+JSON (REST)', 'sb-rest-task'), ('gRPC', 'sb-grpc-task'))
@@ -271,7 +272,7 @@ def ratios(out, runs, rss):
     row('(c) sb-task-sqlite unary ÷ best Rust SDK task peer', 'sb-task-sqlite', best_rust, '≥ 0.5', lambda r: r >= 0.5)
     if ('sb-task-pg', 'unary') in runs:
         row('(info) sb-task-pg unary ÷ best Rust SDK task peer', 'sb-task-pg', best_rust, '(no goal)', lambda r: True)
-    peers_t = [k[0] for k in runs if k[1] == 'stream' and k[0].endswith('-task') and not k[0].startswith('sb-')]
+    peers_t = [k[0] for k in runs if k[1] == 'stream' and k[0].endswith('-task') and not k[0].startswith(('sb-', 'sbb-'))]
     best_st = max(peers_t, key=lambda s: rps(s, 'stream')) if peers_t else None
     row('(d) sb-task streams/s ÷ best task-mode peer', 'sb-task', best_st, '≥ 1.2', lambda r: r >= 1.2, kind='stream')
     e = rss.get('sb-task')
@@ -309,9 +310,69 @@ def ratios(out, runs, rss):
         print(l)
 
 
-def h2load_bindings(out):
-    """{kind: (median req/s, median server CPU µs/req)} from bench/bindings.sh's run in OUT/bindings."""
-    tsv = out / 'bindings' / 'bindings.tsv'
+def goal_ratios(out, runs, rss, p):
+    """Every ratio goal of switchboard build `p` ('sb' = SB, 'sbb' = SB_BEFORE): {goal: (ratio, noisy rows)}."""
+    def rps(name, kind='unary'):
+        rs = runs.get((name, kind), [])
+        return med([r['rps'] for r in rs]) if rs else None
+
+    def other(name, kind):
+        rs = runs.get((name, kind), [])
+        if not rs or rs[0].get('busy') is None:
+            return None
+        return med([x['busy'] - x['cpu'] - x['oha'] for x in rs])
+
+    def ratio(num, den, kind='unary'):
+        n, d = rps(num, kind) if num else None, rps(den, kind) if den else None
+        if n is None or not d:
+            return None
+        noisy = [f'{nm} other {o:.0f} %' for nm in (num, den) if (o := other(nm, kind)) is not None and o > 25]
+        return n / d, noisy
+
+    raw = 'raw-message' if ('raw-message', 'unary') in runs else ('raw' if ('raw', 'unary') in runs else None)
+    rust = [s for s in ('rs-lf-nd-task', 'rs-tt-task') if (s, 'unary') in runs]
+    best_rust = max(rust, key=lambda s: rps(s)) if rust else None
+    peers_t = [k[0] for k in runs if k[1] == 'stream' and k[0].endswith('-task') and not k[0].startswith(('sb-', 'sbb-'))]
+    best_st = max(peers_t, key=lambda s: rps(s, 'stream')) if peers_t else None
+    g = {
+        '(a) message unary ÷ raw (≥ 0.5)': ratio(f'{p}-message', raw),
+        '(b) task unary ÷ best Rust peer (≥ 1.5)': ratio(f'{p}-task', best_rust),
+        '(c) task-sqlite unary ÷ best Rust peer (≥ 0.5)': ratio(f'{p}-task-sqlite', best_rust),
+        '(d) task streams/s ÷ best task peer (≥ 1.2)': ratio(f'{p}-task', best_st, 'stream'),
+    }
+    e = rss.get(f'{p}-task')
+    g['(e) task RSS end ÷ baseline (0.9–1.1)'] = (e['ratio'], []) if e else None
+    h2 = h2load_bindings(out, 'bindings' if p == 'sb' else 'bindings-before')
+    g['(f) gRPC ÷ JSON-RPC unary, h2load (≥ 0.8)'] = (h2['grpc'][0] / h2['jsonrpc'][0], []) \
+        if h2 and 'grpc' in h2 and 'jsonrpc' in h2 else None
+    g['(info) gRPC ÷ JSON-RPC unary, oha'] = ratio(f'{p}-grpc-task', f'{p}-task')
+    g['(info) task-pg unary ÷ best Rust peer'] = ratio(f'{p}-task-pg', best_rust)
+    return g
+
+
+def before_after(out, runs, rss):
+    """With SB_BEFORE rows (sbb-*): every ratio goal for both builds, from this one run."""
+    if not any(k[0].startswith('sbb-') for k in runs):
+        return
+    before, after = goal_ratios(out, runs, rss, 'sbb'), goal_ratios(out, runs, rss, 'sb')
+    print()
+    print('Before (sbb-*, SB_BEFORE) / after (sb-*, SB): each ratio goal, both measured in this run '
+          '(change = after ÷ before − 1; acceptance of issue 16: no goal drops by more than 5 %)')
+    print()
+    print('| goal | before | after | change | noise (other > 25 % of a core) |')
+    print('|---|---:|---:|---:|---|')
+    for k in after:
+        b, a = before.get(k), after.get(k)
+        if b is None and a is None:
+            continue
+        ch = f'{100 * (a[0] / b[0] - 1):+.1f} %' if a and b and b[0] else 'n/a'
+        noisy = ', '.join((b[1] if b else []) + (a[1] if a else [])) or ''
+        print(f"| {k} | {f(b[0], 3) if b else 'n/a'} | {f(a[0], 3) if a else 'n/a'} | {ch} | {noisy} |")
+
+
+def h2load_bindings(out, sub='bindings'):
+    """{kind: (median req/s, median server CPU µs/req)} from bench/bindings.sh's run in OUT/<sub>."""
+    tsv = out / sub / 'bindings.tsv'
     if not tsv.exists():
         return None
     rows = list(csv.DictReader(open(tsv), delimiter='\t'))
@@ -360,6 +421,7 @@ def main():
         print('Skipped during the run (time budget): ' + '; '.join(sk.read_text().split('\n')).strip('; '))
     rss = rss_over_time(out)
     ratios(out, runs, rss)
+    before_after(out, runs, rss)
 
 
 if __name__ == '__main__':
