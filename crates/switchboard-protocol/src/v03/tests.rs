@@ -150,6 +150,19 @@ proptest! {
 }
 
 #[test]
+fn a_message_event_writes_kind_once_and_reads_back() {
+    let m = Message::new(Role::Agent, Vec::new()).with_task_id("t");
+    let wire =
+        serde_json::to_string(&rpc::Event::from(StreamResponse::Message(m.clone()))).unwrap();
+    assert_eq!(wire.matches("\"kind\"").count(), 1, "{wire}");
+    let v: Value = serde_json::from_str(&wire).unwrap();
+    assert_eq!(v["kind"], "message");
+    assert_eq!(v["role"], "agent");
+    let back: rpc::Event = serde_json::from_str(&wire).unwrap();
+    assert_eq!(StreamResponse::from(back), StreamResponse::Message(m));
+}
+
+#[test]
 fn wire_shapes_of_the_jsonrpc_dialect() {
     let ev = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: "t".into(),
