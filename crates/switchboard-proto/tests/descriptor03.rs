@@ -6,47 +6,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn python() -> Option<std::path::PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/.venv03/bin/python");
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("SWITCHBOARD_REQUIRE_INTEROP").is_none(),
-        "the a2a-sdk 0.3 venv is missing at {}: run interop/setup.sh",
-        p.display()
-    );
-    eprintln!("skipping: interop/.venv03 not installed (run interop/setup.sh)");
-    None
-}
-
-fn compare(py: &Path, bytes: &[u8]) -> (bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("a2a.fds");
-    std::fs::write(&file, bytes).unwrap();
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/py/compare_descriptor.py");
-    let out = Command::new(py)
-        .arg(script)
-        .arg(&file)
-        .arg("a2a.v1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
+const VENV: &str = ".venv03";
+const PACKAGE: &str = "a2a.v1";
 
 #[test]
 fn our_03_descriptor_matches_the_official_one() {
-    let Some(py) = python() else { return };
-    let (ok, text) = compare(&py, switchboard_proto::FILE_DESCRIPTOR_SET);
+    let Some(py) = common::python(VENV) else {
+        return;
+    };
+    let (ok, text) = common::compare(&py, switchboard_proto::FILE_DESCRIPTOR_SET, PACKAGE);
     println!("{text}");
     assert!(
         ok,
@@ -60,13 +30,15 @@ fn our_03_descriptor_matches_the_official_one() {
 #[test]
 fn a_changed_03_descriptor_is_caught() {
     use prost::Message as _;
-    let Some(py) = python() else { return };
+    let Some(py) = common::python(VENV) else {
+        return;
+    };
     let mut fds =
         prost_types::FileDescriptorSet::decode(switchboard_proto::FILE_DESCRIPTOR_SET).unwrap();
     let file = fds
         .file
         .iter_mut()
-        .find(|f| f.package() == "a2a.v1")
+        .find(|f| f.package() == PACKAGE)
         .unwrap();
     let msg = file
         .message_type
@@ -82,7 +54,7 @@ fn a_changed_03_descriptor_is_caught() {
     file.service[0]
         .method
         .retain(|m| m.name() != "TaskSubscription");
-    let (ok, text) = compare(&py, &fds.encode_to_vec());
+    let (ok, text) = common::compare(&py, &fds.encode_to_vec(), PACKAGE);
     assert!(!ok, "a changed descriptor went unnoticed:\n{text}");
     assert!(
         text.contains("field Message.content: number ours 8, official 5"),
