@@ -65,64 +65,6 @@ pub mod methods {
     }
 }
 
-/// A task state in 0.3 spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskState {
-    /// 1.0 `TASK_STATE_UNSPECIFIED`.
-    Unknown,
-    /// Submitted.
-    Submitted,
-    /// Working.
-    Working,
-    /// Completed.
-    Completed,
-    /// Failed.
-    Failed,
-    /// Canceled (one L in JSON-RPC).
-    Canceled,
-    /// Input required.
-    InputRequired,
-    /// Rejected.
-    Rejected,
-    /// Auth required.
-    AuthRequired,
-}
-
-impl From<crate::TaskState> for TaskState {
-    fn from(s: crate::TaskState) -> Self {
-        use crate::TaskState as S;
-        match s {
-            S::Unspecified => Self::Unknown,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Canceled => Self::Canceled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
-impl From<TaskState> for crate::TaskState {
-    fn from(s: TaskState) -> Self {
-        use TaskState as S;
-        match s {
-            S::Unknown => Self::Unspecified,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Canceled => Self::Canceled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
 /// `user` or `agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -410,10 +352,18 @@ impl From<Message> for crate::Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rpc;
 
+/// States are kebab-case (`input-required`), and the unspecified state is
+/// `unknown`.
 impl Dialect for Rpc {
-    type State = TaskState;
     type Message = Message;
     type Part = Part;
+
+    fn state_name(state: crate::TaskState) -> &'static str {
+        match state {
+            crate::TaskState::Unspecified => "unknown",
+            other => other.label(),
+        }
+    }
 }
 
 /// A task's status.
