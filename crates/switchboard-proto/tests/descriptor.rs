@@ -32,20 +32,7 @@ fn a_renumbered_field_is_caught() {
     let Some(py) = common::python(VENV) else {
         return;
     };
-    let mut fds =
-        prost_types::FileDescriptorSet::decode(switchboard_proto::FILE_DESCRIPTOR_SET).unwrap();
-    let file = fds
-        .file
-        .iter_mut()
-        .find(|f| f.package() == PACKAGE)
-        .unwrap();
-    let task = file
-        .message_type
-        .iter_mut()
-        .find(|m| m.name() == "Task")
-        .unwrap();
-    let id = task.field.iter_mut().find(|f| f.name() == "id").unwrap();
-    id.number = Some(99);
+    let fds = common::renumbered(PACKAGE, "Task", "id", 99);
     let (ok, text) = common::compare(&py, &fds.encode_to_vec(), PACKAGE);
     assert!(!ok, "a renumbered Task.id went unnoticed:\n{text}");
     assert!(

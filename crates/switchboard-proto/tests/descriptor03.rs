@@ -33,24 +33,12 @@ fn a_changed_03_descriptor_is_caught() {
     let Some(py) = common::python(VENV) else {
         return;
     };
-    let mut fds =
-        prost_types::FileDescriptorSet::decode(switchboard_proto::FILE_DESCRIPTOR_SET).unwrap();
+    let mut fds = common::renumbered(PACKAGE, "Message", "content", 8);
     let file = fds
         .file
         .iter_mut()
         .find(|f| f.package() == PACKAGE)
         .unwrap();
-    let msg = file
-        .message_type
-        .iter_mut()
-        .find(|m| m.name() == "Message")
-        .unwrap();
-    let content = msg
-        .field
-        .iter_mut()
-        .find(|f| f.name() == "content")
-        .unwrap();
-    content.number = Some(8);
     file.service[0]
         .method
         .retain(|m| m.name() != "TaskSubscription");

@@ -44,3 +44,29 @@ pub fn compare(py: &Path, bytes: &[u8], package: &str) -> (bool, String) {
     );
     (out.status.success(), text)
 }
+
+/// Our descriptor set with one field of one message of `package` given
+/// another number: a change the comparison must report.
+pub fn renumbered(
+    package: &str,
+    message: &str,
+    field: &str,
+    number: i32,
+) -> prost_types::FileDescriptorSet {
+    use prost::Message as _;
+    let mut fds =
+        prost_types::FileDescriptorSet::decode(switchboard_proto::FILE_DESCRIPTOR_SET).unwrap();
+    let file = fds
+        .file
+        .iter_mut()
+        .find(|f| f.package() == package)
+        .unwrap();
+    let msg = file
+        .message_type
+        .iter_mut()
+        .find(|m| m.name() == message)
+        .unwrap();
+    let f = msg.field.iter_mut().find(|f| f.name() == field).unwrap();
+    f.number = Some(number);
+    fds
+}
