@@ -39,8 +39,11 @@ use switchboard_protocol::v03::rest as r03;
 use switchboard_protocol::v03::rpc::{PushNotificationAuthenticationInfo, PushNotificationConfig};
 
 use crate::ConvertError;
+// The 0.3 proto numbers the task states as 1.0 does (`CANCELLED` is 5 in
+// both), so a state goes to and from its number the 1.0 way.
 use crate::convert::{
-    struct_from_proto, struct_into_proto, timestamp_from_proto, timestamp_to_proto,
+    state_from_proto, state_to_proto, struct_from_proto, struct_into_proto, timestamp_from_proto,
+    timestamp_to_proto,
 };
 use crate::v03 as pb;
 
@@ -101,43 +104,6 @@ pub fn config_name_of(task_id: &str, id: &str) -> String {
 }
 
 // ---- enums ---------------------------------------------------------------------
-
-fn state_to(s: r03::TaskState) -> i32 {
-    use pb::TaskState as P;
-    use r03::TaskState as S;
-    (match s {
-        S::Unspecified => P::Unspecified,
-        S::Submitted => P::Submitted,
-        S::Working => P::Working,
-        S::Completed => P::Completed,
-        S::Failed => P::Failed,
-        S::Cancelled => P::Cancelled,
-        S::InputRequired => P::InputRequired,
-        S::Rejected => P::Rejected,
-        S::AuthRequired => P::AuthRequired,
-    }) as i32
-}
-
-fn state_from(n: i32) -> R<r03::TaskState> {
-    use pb::TaskState as P;
-    use r03::TaskState as S;
-    Ok(
-        match P::try_from(n).map_err(|_| ConvertError::Invalid {
-            field: "status.state",
-            reason: format!("unknown task state {n}"),
-        })? {
-            P::Unspecified => S::Unspecified,
-            P::Submitted => S::Submitted,
-            P::Working => S::Working,
-            P::Completed => S::Completed,
-            P::Failed => S::Failed,
-            P::Cancelled => S::Cancelled,
-            P::InputRequired => S::InputRequired,
-            P::Rejected => S::Rejected,
-            P::AuthRequired => S::AuthRequired,
-        },
-    )
-}
 
 fn role_to(r: r03::Role) -> i32 {
     (match r {
@@ -258,7 +224,7 @@ fn message_from(x: pb::Message) -> R<r03::Message> {
 
 fn status_to(x: r03::TaskStatus) -> pb::TaskStatus {
     pb::TaskStatus {
-        state: state_to(x.state),
+        state: state_to_proto(x.state),
         update: x.message.map(message_to),
         timestamp: x.timestamp.as_ref().map(timestamp_to_proto),
     }
@@ -266,7 +232,7 @@ fn status_to(x: r03::TaskStatus) -> pb::TaskStatus {
 
 fn status_from(x: pb::TaskStatus) -> R<r03::TaskStatus> {
     Ok(r03::TaskStatus {
-        state: state_from(x.state)?,
+        state: state_from_proto(x.state, "status.state")?,
         message: x.update.map(message_from).transpose()?,
         timestamp: x
             .timestamp

@@ -33,28 +33,32 @@ pub mod operations;
 pub use convert::ConvertError;
 pub use operations::{GrpcOperation, op};
 
-/// The generated messages and client of package `lf.a2a.v1`.
-#[allow(
-    missing_docs,
-    missing_debug_implementations,
-    clippy::all,
-    clippy::unwrap_used,
-    clippy::expect_used
-)]
-pub mod v1 {
-    include!(concat!(env!("OUT_DIR"), "/lf.a2a.v1.rs"));
+/// A module of prost/tonic output, included from `OUT_DIR`: generated code
+/// is exempt from the lints we hold our own code to.
+macro_rules! generated_module {
+    ($(#[$doc:meta])* $name:ident = $file:literal) => {
+        $(#[$doc])*
+        #[allow(
+            missing_docs,
+            missing_debug_implementations,
+            clippy::all,
+            clippy::unwrap_used,
+            clippy::expect_used
+        )]
+        pub mod $name {
+            include!(concat!(env!("OUT_DIR"), "/", $file));
+        }
+    };
 }
 
-/// The generated messages, client and server of package `a2a.v1` (A2A 0.3).
-#[allow(
-    missing_docs,
-    missing_debug_implementations,
-    clippy::all,
-    clippy::unwrap_used,
-    clippy::expect_used
-)]
-pub mod v03 {
-    include!(concat!(env!("OUT_DIR"), "/a2a.v1.rs"));
+generated_module! {
+    /// The generated messages and client of package `lf.a2a.v1`.
+    v1 = "lf.a2a.v1.rs"
+}
+
+generated_module! {
+    /// The generated messages, client and server of package `a2a.v1` (A2A 0.3).
+    v03 = "a2a.v1.rs"
 }
 
 /// The `FileDescriptorSet` (protobuf binary) of both `a2a.proto` files and their imports.

@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use switchboard_protocol::progress::*;
 
 fn schema() -> jsonschema::Validator {
@@ -186,7 +186,7 @@ fn maybe<T: std::fmt::Debug + Clone + 'static>(
     prop_oneof![Just(None), s.prop_map(Some)]
 }
 
-fn field_value(key: &'static str) -> BoxedStrategy<Value> {
+fn field_value(key: &str) -> BoxedStrategy<Value> {
     match key {
         "id" => prop_oneof![4 => text(128).prop_map(Value::from), 1 => junk()].boxed(),
         "progress" | "total" => prop_oneof![4 => number(), 1 => junk()].boxed(),
@@ -203,35 +203,34 @@ fn field_value(key: &'static str) -> BoxedStrategy<Value> {
     }
 }
 
+/// An object of the fields that are present.
+fn object<K: Into<String>>(fields: impl IntoIterator<Item = (K, Option<Value>)>) -> Value {
+    let present = fields.into_iter().filter_map(|(k, v)| Some((k.into(), v?)));
+    Value::Object(present.collect())
+}
+
+/// A tracker's fields, as the spec's schema lists them.
+fn tracker_keys() -> Vec<String> {
+    let schema: Value = serde_json::from_str(TASK_PROGRESS_SCHEMA).unwrap();
+    let properties = schema["definitions"]["tracker"]["properties"]
+        .as_object()
+        .unwrap();
+    properties.keys().cloned().collect()
+}
+
 fn tracker() -> impl Strategy<Value = Value> {
-    let keys = [
-        "id",
-        "progress",
-        "total",
-        "message",
-        "status",
-        "startedAt",
-        "updatedAt",
-    ];
-    let fields: Vec<BoxedStrategy<Option<(&'static str, Value)>>> = keys
-        .iter()
+    let fields: Vec<BoxedStrategy<(String, Option<Value>)>> = tracker_keys()
+        .into_iter()
         .map(|k| {
-            let k = *k;
             let weight_present = if k == "id" { 9 } else { 1 };
-            prop_oneof![
-                1 => Just(None),
-                weight_present => field_value(k).prop_map(move |v| Some((k, v))),
-            ]
-            .boxed()
+            let present = field_value(&k).prop_map(Some);
+            prop_oneof![1 => Just(None), weight_present => present]
+                .prop_map(move |v| (k.clone(), v))
+                .boxed()
         })
         .collect();
-    (fields, maybe(Just(("eta", json!(1))))).prop_map(|(fields, extra)| {
-        let mut m = Map::new();
-        for (k, v) in fields.into_iter().flatten().chain(extra) {
-            m.insert(k.to_string(), v);
-        }
-        Value::Object(m)
-    })
+    (fields, maybe(Just(json!(1))))
+        .prop_map(|(fields, eta)| object(fields.into_iter().chain([("eta".into(), eta)])))
 }
 
 fn payload() -> impl Strategy<Value = Value> {
@@ -241,17 +240,11 @@ fn payload() -> impl Strategy<Value = Value> {
         1 => junk(),
     ];
     let aggregate = (maybe(number()), maybe(number()), maybe(text(512))).prop_map(|(p, t, m)| {
-        let mut a = Map::new();
-        if let Some(p) = p {
-            a.insert("progress".into(), p);
-        }
-        if let Some(t) = t {
-            a.insert("total".into(), t);
-        }
-        if let Some(m) = m {
-            a.insert("message".into(), Value::from(m));
-        }
-        Value::Object(a)
+        object([
+            ("progress", p),
+            ("total", t),
+            ("message", m.map(Value::from)),
+        ])
     });
     (
         maybe(trackers),
@@ -263,17 +256,7 @@ fn payload() -> impl Strategy<Value = Value> {
             if not_object {
                 return json!([1]);
             }
-            let mut m = Map::new();
-            if let Some(t) = t {
-                m.insert("trackers".into(), t);
-            }
-            if let Some(a) = a {
-                m.insert("aggregate".into(), a);
-            }
-            if let Some(x) = extra {
-                m.insert("extra".into(), x);
-            }
-            Value::Object(m)
+            object([("trackers", t), ("aggregate", a), ("extra", extra)])
         })
 }
 

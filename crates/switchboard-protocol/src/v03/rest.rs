@@ -34,72 +34,6 @@ use super::rpc::PushNotificationConfig;
 use super::shared::{self, Dialect};
 use super::{data_down, data_up};
 
-/// A task state by its 0.3 proto name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TaskState {
-    /// Unspecified.
-    #[serde(rename = "TASK_STATE_UNSPECIFIED")]
-    Unspecified,
-    /// Submitted.
-    #[serde(rename = "TASK_STATE_SUBMITTED")]
-    Submitted,
-    /// Working.
-    #[serde(rename = "TASK_STATE_WORKING")]
-    Working,
-    /// Completed.
-    #[serde(rename = "TASK_STATE_COMPLETED")]
-    Completed,
-    /// Failed.
-    #[serde(rename = "TASK_STATE_FAILED")]
-    Failed,
-    /// Canceled — spelled with two L in the 0.3 proto; one L is accepted.
-    #[serde(rename = "TASK_STATE_CANCELLED", alias = "TASK_STATE_CANCELED")]
-    Cancelled,
-    /// Input required.
-    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
-    InputRequired,
-    /// Rejected.
-    #[serde(rename = "TASK_STATE_REJECTED")]
-    Rejected,
-    /// Auth required.
-    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
-    AuthRequired,
-}
-
-impl From<crate::TaskState> for TaskState {
-    fn from(s: crate::TaskState) -> Self {
-        use crate::TaskState as S;
-        match s {
-            S::Unspecified => Self::Unspecified,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Canceled => Self::Cancelled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
-impl From<TaskState> for crate::TaskState {
-    fn from(s: TaskState) -> Self {
-        use TaskState as S;
-        match s {
-            S::Unspecified => Self::Unspecified,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Cancelled => Self::Canceled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
 /// A 0.3 REST part: exactly one of text, file or data, plus metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
@@ -361,10 +295,21 @@ impl From<Message> for crate::Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rest;
 
+/// States are the proto enum names, with the 0.3 proto's two-L
+/// `TASK_STATE_CANCELLED` (the 1.0 spelling, one L, is accepted too).
 impl Dialect for Rest {
-    type State = TaskState;
     type Message = Message;
     type Part = Part;
+
+    fn state_name(state: crate::TaskState) -> &'static str {
+        match state {
+            crate::TaskState::Canceled => "TASK_STATE_CANCELLED",
+            other => other.as_str(),
+        }
+    }
+
+    const STATE_ALIAS: Option<(&'static str, crate::TaskState)> =
+        Some(("TASK_STATE_CANCELED", crate::TaskState::Canceled));
 }
 
 /// A task's status (the message is under `message`, proto field `update`).

@@ -65,64 +65,6 @@ pub mod methods {
     }
 }
 
-/// A task state in 0.3 spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskState {
-    /// 1.0 `TASK_STATE_UNSPECIFIED`.
-    Unknown,
-    /// Submitted.
-    Submitted,
-    /// Working.
-    Working,
-    /// Completed.
-    Completed,
-    /// Failed.
-    Failed,
-    /// Canceled (one L in JSON-RPC).
-    Canceled,
-    /// Input required.
-    InputRequired,
-    /// Rejected.
-    Rejected,
-    /// Auth required.
-    AuthRequired,
-}
-
-impl From<crate::TaskState> for TaskState {
-    fn from(s: crate::TaskState) -> Self {
-        use crate::TaskState as S;
-        match s {
-            S::Unspecified => Self::Unknown,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Canceled => Self::Canceled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
-impl From<TaskState> for crate::TaskState {
-    fn from(s: TaskState) -> Self {
-        use TaskState as S;
-        match s {
-            S::Unknown => Self::Unspecified,
-            S::Submitted => Self::Submitted,
-            S::Working => Self::Working,
-            S::Completed => Self::Completed,
-            S::Failed => Self::Failed,
-            S::Canceled => Self::Canceled,
-            S::InputRequired => Self::InputRequired,
-            S::Rejected => Self::Rejected,
-            S::AuthRequired => Self::AuthRequired,
-        }
-    }
-}
-
 /// `user` or `agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -410,10 +352,18 @@ impl From<Message> for crate::Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rpc;
 
+/// States are kebab-case (`input-required`), and the unspecified state is
+/// `unknown`.
 impl Dialect for Rpc {
-    type State = TaskState;
     type Message = Message;
     type Part = Part;
+
+    fn state_name(state: crate::TaskState) -> &'static str {
+        match state {
+            crate::TaskState::Unspecified => "unknown",
+            other => other.label(),
+        }
+    }
 }
 
 /// A task's status.
@@ -429,84 +379,37 @@ pub type TaskArtifactUpdateEvent = shared::TaskArtifactUpdateEvent<Rpc>;
 
 /// Any 0.3 result object, tagged by `kind`: the result of `message/send`
 /// (task or message), `tasks/get`/`tasks/cancel` (task) and every stream item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// `kind: "task"`.
     Task(Task),
     /// `kind: "message"`.
-    Message(MessageNoKind),
+    Message(Message),
     /// `kind: "status-update"`.
     StatusUpdate(TaskStatusUpdateEvent),
     /// `kind: "artifact-update"`.
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
-/// A [`Message`] inside [`Event`], where the enum writes `kind` itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageNoKind {
-    /// Id.
-    #[serde(alias = "message_id")]
-    pub message_id: String,
-    /// Context.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
-    pub context_id: Option<String>,
-    /// Task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
-    pub task_id: Option<String>,
-    /// Sender.
-    pub role: Role,
-    /// Content.
-    #[serde(deserialize_with = "null_as_default")]
-    pub parts: Vec<Part>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-    /// Extension URIs.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub extensions: Vec<String>,
-    /// Referenced tasks.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default",
-        alias = "reference_task_ids"
-    )]
-    pub reference_task_ids: Vec<String>,
-}
-
-impl From<Message> for MessageNoKind {
-    fn from(m: Message) -> Self {
-        MessageNoKind {
-            message_id: m.message_id,
-            context_id: m.context_id,
-            task_id: m.task_id,
-            role: m.role,
-            parts: m.parts,
-            metadata: m.metadata,
-            extensions: m.extensions,
-            reference_task_ids: m.reference_task_ids,
+/// Written by hand for one reason: a [`Message`] carries its own `kind`
+/// (it needs it wherever it stands alone), so the derived tagging would
+/// write `kind` twice. Decoding needs no such care: the tag is taken off
+/// before the message reads its fields, and its `kind` defaults.
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "kind", rename_all = "kebab-case")]
+        enum Tagged<'a> {
+            Task(&'a Task),
+            StatusUpdate(&'a TaskStatusUpdateEvent),
+            ArtifactUpdate(&'a TaskArtifactUpdateEvent),
         }
-    }
-}
-
-impl From<MessageNoKind> for Message {
-    fn from(m: MessageNoKind) -> Self {
-        Message {
-            message_id: m.message_id,
-            context_id: m.context_id,
-            task_id: m.task_id,
-            role: m.role,
-            parts: m.parts,
-            metadata: m.metadata,
-            extensions: m.extensions,
-            reference_task_ids: m.reference_task_ids,
-            kind: kind_message(),
+        match self {
+            Event::Message(m) => m.serialize(s),
+            Event::Task(t) => Tagged::Task(t).serialize(s),
+            Event::StatusUpdate(e) => Tagged::StatusUpdate(e).serialize(s),
+            Event::ArtifactUpdate(e) => Tagged::ArtifactUpdate(e).serialize(s),
         }
     }
 }
@@ -522,7 +425,7 @@ impl From<StreamResponse> for Event {
     fn from(r: StreamResponse) -> Self {
         match r {
             StreamResponse::Task(t) => Event::Task(t.into()),
-            StreamResponse::Message(m) => Event::Message(Message::from(m).into()),
+            StreamResponse::Message(m) => Event::Message(m.into()),
             StreamResponse::StatusUpdate(e) => Event::StatusUpdate(e.into()),
             StreamResponse::ArtifactUpdate(e) => Event::ArtifactUpdate(e.into()),
         }
@@ -533,7 +436,7 @@ impl From<Event> for StreamResponse {
     fn from(e: Event) -> Self {
         match e {
             Event::Task(t) => StreamResponse::Task(t.into()),
-            Event::Message(m) => StreamResponse::Message(Message::from(m).into()),
+            Event::Message(m) => StreamResponse::Message(m.into()),
             Event::StatusUpdate(e) => StreamResponse::StatusUpdate(e.into()),
             Event::ArtifactUpdate(e) => StreamResponse::ArtifactUpdate(e.into()),
         }
@@ -544,7 +447,7 @@ impl From<SendMessageResponse> for Event {
     fn from(r: SendMessageResponse) -> Self {
         match r {
             SendMessageResponse::Task(t) => Event::Task(t.into()),
-            SendMessageResponse::Message(m) => Event::Message(Message::from(m).into()),
+            SendMessageResponse::Message(m) => Event::Message(m.into()),
         }
     }
 }

@@ -3,8 +3,9 @@
 //! A task, its status, an artifact and the two update events have the same
 //! JSON in 0.3 JSON-RPC and 0.3 REST; only what they hold differs: the
 //! spelling of a task state (`working` vs `TASK_STATE_WORKING`), the shape
-//! of a message and of a part. A [`Dialect`] names those three, and each
-//! object here is generic over it; [`rpc`](super::rpc) and
+//! of a message and of a part. A [`Dialect`] spells the first and names
+//! the other two, and each object here is generic over it (a state is the
+//! 1.0 [`TaskState`](crate::TaskState), written in the dialect's spelling); [`rpc`](super::rpc) and
 //! [`rest`](super::rest) give them their usual names
 //! (`rpc::Task = Task<Rpc>`, `rest::Task = Task<Rest>`), and the
 //! conversions to and from 1.0 are written once, here.
@@ -18,7 +19,7 @@ use std::fmt::Debug;
 
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::serde_util::{self, null_as_default};
 use crate::types::Metadata;
@@ -27,12 +28,35 @@ use super::is_final_state;
 
 /// What a 0.3 dialect puts inside the objects it shares with the other.
 pub trait Dialect: Debug + Clone + Copy + PartialEq + Send + Sync + 'static {
-    /// A task state.
-    type State: WireObject + From<crate::TaskState> + Into<crate::TaskState> + Copy;
     /// A message.
     type Message: WireObject + From<crate::Message> + Into<crate::Message>;
     /// A part.
     type Part: WireObject + From<crate::Part> + Into<crate::Part>;
+    /// How the dialect writes a task state.
+    fn state_name(state: crate::TaskState) -> &'static str;
+    /// Another spelling of a state the dialect accepts when reading.
+    const STATE_ALIAS: Option<(&'static str, crate::TaskState)> = None;
+}
+
+/// Writes a task state the way dialect `D` spells it.
+fn write_state<D: Dialect, S: Serializer>(
+    state: &crate::TaskState,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(D::state_name(*state))
+}
+
+/// Reads a task state in dialect `D`'s spelling (or its alias); any other
+/// name, including the other dialect's, is refused.
+fn read_state<'de, D: Dialect, De: Deserializer<'de>>(
+    d: De,
+) -> Result<crate::TaskState, De::Error> {
+    let name = String::deserialize(d)?;
+    crate::TaskState::ALL
+        .into_iter()
+        .find(|state| D::state_name(*state) == name)
+        .or_else(|| D::STATE_ALIAS.and_then(|(alias, state)| (alias == name).then_some(state)))
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown task state {name:?}")))
 }
 
 /// A value of a 0.3 dialect: it goes to and from JSON, and compares.
@@ -44,8 +68,12 @@ impl<T: Serialize + DeserializeOwned + Debug + Clone + PartialEq> WireObject for
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct TaskStatus<D: Dialect> {
-    /// State.
-    pub state: D::State,
+    /// State, spelled as the dialect spells it.
+    #[serde(
+        serialize_with = "write_state::<D, _>",
+        deserialize_with = "read_state::<D, _>"
+    )]
+    pub state: crate::TaskState,
     /// The agent's message about it (proto field `update`, JSON name `message`).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "update")]
     pub message: Option<D::Message>,
@@ -61,7 +89,7 @@ pub struct TaskStatus<D: Dialect> {
 impl<D: Dialect> From<crate::TaskStatus> for TaskStatus<D> {
     fn from(s: crate::TaskStatus) -> Self {
         TaskStatus {
-            state: s.state.into(),
+            state: s.state,
             message: s.message.map(Into::into),
             timestamp: s.timestamp,
         }
@@ -71,7 +99,7 @@ impl<D: Dialect> From<crate::TaskStatus> for TaskStatus<D> {
 impl<D: Dialect> From<TaskStatus<D>> for crate::TaskStatus {
     fn from(s: TaskStatus<D>) -> Self {
         crate::TaskStatus {
-            state: s.state.into(),
+            state: s.state,
             message: s.message.map(Into::into),
             timestamp: s.timestamp,
         }

@@ -149,6 +149,75 @@ proptest! {
     }
 }
 
+/// Each dialect writes every state its own way, reads it back, and refuses
+/// the other dialect's spelling; REST also reads the one-L `CANCELED`.
+#[test]
+fn each_dialect_spells_the_task_states() {
+    let cases = [
+        (TaskState::Unspecified, "unknown", "TASK_STATE_UNSPECIFIED"),
+        (TaskState::Submitted, "submitted", "TASK_STATE_SUBMITTED"),
+        (TaskState::Working, "working", "TASK_STATE_WORKING"),
+        (TaskState::Completed, "completed", "TASK_STATE_COMPLETED"),
+        (TaskState::Failed, "failed", "TASK_STATE_FAILED"),
+        (TaskState::Canceled, "canceled", "TASK_STATE_CANCELLED"),
+        (
+            TaskState::InputRequired,
+            "input-required",
+            "TASK_STATE_INPUT_REQUIRED",
+        ),
+        (TaskState::Rejected, "rejected", "TASK_STATE_REJECTED"),
+        (
+            TaskState::AuthRequired,
+            "auth-required",
+            "TASK_STATE_AUTH_REQUIRED",
+        ),
+    ];
+    assert_eq!(cases.len(), TaskState::ALL.len());
+    let status = |state: &str| json!({ "state": state });
+    for (state, rpc_name, rest_name) in cases {
+        let rpc_status = rpc::TaskStatus::from(TaskStatus {
+            timestamp: None,
+            ..TaskStatus::new(state)
+        });
+        assert_eq!(serde_json::to_value(&rpc_status).unwrap(), status(rpc_name));
+        let rest_status = rest::TaskStatus::from(TaskStatus {
+            timestamp: None,
+            ..TaskStatus::new(state)
+        });
+        assert_eq!(
+            serde_json::to_value(&rest_status).unwrap(),
+            status(rest_name)
+        );
+        let read: rpc::TaskStatus = serde_json::from_value(status(rpc_name)).unwrap();
+        assert_eq!(read.state, state);
+        let read: rest::TaskStatus = serde_json::from_value(status(rest_name)).unwrap();
+        assert_eq!(read.state, state);
+        assert!(
+            serde_json::from_value::<rpc::TaskStatus>(status(rest_name)).is_err(),
+            "{rest_name}"
+        );
+        assert!(
+            serde_json::from_value::<rest::TaskStatus>(status(rpc_name)).is_err(),
+            "{rpc_name}"
+        );
+    }
+    let one_l: rest::TaskStatus = serde_json::from_value(status("TASK_STATE_CANCELED")).unwrap();
+    assert_eq!(one_l.state, TaskState::Canceled);
+}
+
+#[test]
+fn a_message_event_writes_kind_once_and_reads_back() {
+    let m = Message::new(Role::Agent, Vec::new()).with_task_id("t");
+    let wire =
+        serde_json::to_string(&rpc::Event::from(StreamResponse::Message(m.clone()))).unwrap();
+    assert_eq!(wire.matches("\"kind\"").count(), 1, "{wire}");
+    let v: Value = serde_json::from_str(&wire).unwrap();
+    assert_eq!(v["kind"], "message");
+    assert_eq!(v["role"], "agent");
+    let back: rpc::Event = serde_json::from_str(&wire).unwrap();
+    assert_eq!(StreamResponse::from(back), StreamResponse::Message(m));
+}
+
 #[test]
 fn wire_shapes_of_the_jsonrpc_dialect() {
     let ev = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
@@ -261,8 +330,6 @@ fn wire_shapes_of_the_rest_dialect() {
     assert!(v.get("kind").is_none() && v.get("parts").is_none());
     let back: Message = serde_json::from_value::<rest::Message>(v).unwrap().into();
     assert_eq!(back, m);
-    let st: rest::TaskState = serde_json::from_value(json!("TASK_STATE_CANCELED")).unwrap();
-    assert_eq!(TaskState::from(st), TaskState::Canceled);
     let sr = rest::StreamResponse::from(crate::SendMessageResponse::Message(m));
     assert!(serde_json::to_value(sr).unwrap().get("message").is_some());
     let req: rest::SendMessageRequest03 = serde_json::from_value(json!({
