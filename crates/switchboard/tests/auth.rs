@@ -538,3 +538,76 @@ async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
         );
     }
 }
+
+/// The extended agent card: declared on the public card, returned to
+/// authenticated callers on every binding and version, refused to anonymous
+/// ones with the authentication error (0.3 gRPC has one card method, which
+/// is also how 0.3 clients read the public card: anonymous callers get that).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extended_card_is_for_authenticated_callers_on_every_binding() {
+    let keys = ApiKeys::new()
+        .key(&hash_api_key(ALPHA_KEY), "alpha", None, false)
+        .unwrap();
+    let extended = echo_card().with_skill(switchboard_protocol::AgentSkill::new(
+        "secret",
+        "Secret",
+        "Only for customers",
+        &["customers"],
+    ));
+    let schemes = Schemes::new().with(keys).allow_anonymous(true);
+    // The public card advertises the schemes (as `serve` does); the
+    // extended card names none and gets them from the served card.
+    let mut public_card = echo_card();
+    schemes.describe(&mut public_card);
+    let handler = RequestHandler::builder(EchoTask, public_card)
+        .store(Arc::new(InMemoryStore::new()))
+        .extended_card(extended)
+        .build();
+    let s = TestServer::start_with(|s| s.authenticator(schemes), handler).await;
+    let public: Value = s.get_json("/.well-known/agent-card.json").await;
+    assert_eq!(
+        public["capabilities"]["extendedAgentCard"], true,
+        "{public}"
+    );
+    assert_eq!(
+        public["supportsAuthenticatedExtendedCard"], true,
+        "{public}"
+    );
+    assert!(!public.to_string().contains("secret"), "{public}");
+    for combo in COMBOS {
+        let what = format!("{} {}", combo.0, combo.1);
+        let alpha = client(&s.base, combo, &[("x-api-key", ALPHA_KEY)]).await;
+        let card = alpha.get_extended_agent_card().await.unwrap();
+        assert!(
+            card.skills.iter().any(|k| k.id == "secret"),
+            "{what}: {:?}",
+            card.skills
+        );
+        assert_eq!(card.capabilities.extended_agent_card, Some(true), "{what}");
+        assert!(
+            !card.supported_interfaces.is_empty(),
+            "{what}: the served interfaces"
+        );
+        assert!(!card.security_schemes.is_empty(), "{what}: the schemes");
+
+        let anonymous = client(&s.base, combo, &[]).await;
+        let answer = anonymous.get_extended_agent_card().await;
+        if combo == ("GRPC", "0.3") {
+            let card = answer.unwrap();
+            assert!(card.skills.iter().all(|k| k.id != "secret"), "{what}");
+        } else {
+            assert_unauthenticated(&answer.unwrap_err(), &format!("{what}: anonymous"));
+        }
+    }
+    // REST's form: 401 with the challenge, no card.
+    let resp = s
+        .http
+        .get(format!("{}/extendedAgentCard", s.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(!resp.text().await.unwrap().contains("secret"));
+    s.stop().await;
+}
