@@ -245,6 +245,7 @@ impl RequestHandlerBuilder {
             store: store.clone(),
             registry: registry.clone(),
             progress_limits: ProgressLimits::from_card(&self.card).unwrap_or_default(),
+            max_id_bytes: self.config.limits.max_id_bytes,
         });
         RequestHandler {
             inner: Arc::new(Inner {

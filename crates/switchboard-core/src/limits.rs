@@ -356,6 +356,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::unwrap_used)]
     fn slots_are_counted_per_key_and_given_back_on_drop() {
         let counter = std::sync::Arc::new(Counter::default());
         let a1 = counter.try_acquire("a".into(), 2).unwrap();

@@ -611,3 +611,80 @@ async fn the_extended_card_is_for_authenticated_callers_on_every_binding() {
     assert!(!resp.text().await.unwrap().contains("secret"));
     s.stop().await;
 }
+
+/// Serves `body` at `path` on loopback, in 64 KiB chunks without a
+/// Content-Length (chunked), or with one; returns the base URL.
+async fn serve_document(path: &'static str, body: Vec<u8>, with_length: bool) -> String {
+    let body = Arc::new(body);
+    let app = axum::Router::new().route(
+        path,
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move {
+                if with_length {
+                    axum::body::Body::from(body.as_ref().clone())
+                } else {
+                    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                        body.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+                    axum::body::Body::from_stream(futures::stream::iter(chunks))
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    base
+}
+
+/// A JSON object `value` padded with a `padding` member to about `size` bytes.
+fn padded(mut value: Value, size: usize) -> Vec<u8> {
+    value["padding"] = json!("x".repeat(size));
+    serde_json::to_vec(&value).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_and_jwks_bodies_are_read_up_to_one_mib() {
+    let limit = switchboard_client::MAX_DOCUMENT_BYTES;
+    // Our client: a card over 1 MiB is refused with a clear error, with or
+    // without a Content-Length; the same card under it is read.
+    let card = serde_json::to_value(echo_card()).unwrap();
+    for with_length in [false, true] {
+        let big = serve_document(
+            "/.well-known/agent-card.json",
+            padded(card.clone(), limit + 1),
+            with_length,
+        )
+        .await;
+        let err = A2AClient::connect(&big).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Decode(m) if m.contains("larger than 1048576 bytes")),
+            "Content-Length {with_length}: {err}"
+        );
+    }
+    let small = serve_document("/.well-known/agent-card.json", padded(card, 1000), false).await;
+    let fetched = A2AClient::builder().fetch_card(&small).await.unwrap();
+    assert_eq!(fetched.name, echo_card().name);
+
+    // The JWT scheme: a JWKS over 1 MiB (chunked) is not used; under it is.
+    let idp = KeySet::generate().unwrap();
+    let set = serde_json::to_value(idp.jwk_set()).unwrap();
+    for (size, accepted) in [(limit + 1, false), (1000, true)] {
+        let host = serve_document("/jwks", padded(set.clone(), size), false).await;
+        let mut jwt = JwtConfig::new(format!("{host}/jwks"), ISSUER, AUDIENCE);
+        jwt.min_refetch = Duration::ZERO;
+        let s = server(jwt).await;
+        let answer = as_bearer(&s.base, COMBOS[0], &token(&idp, "alice"))
+            .await
+            .list_tasks(Default::default())
+            .await;
+        match (accepted, answer) {
+            (true, Ok(_)) => {}
+            (false, Err(e)) => assert_unauthenticated(&e, "an oversized JWKS"),
+            (_, other) => panic!("JWKS of {size} bytes: {other:?}"),
+        }
+        s.stop().await;
+    }
+}

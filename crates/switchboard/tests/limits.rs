@@ -213,9 +213,16 @@ mod quotas {
                 events.cancelled().await;
                 return Ok::<(), BoxError>(());
             }
+            // "long-id" names its artifact after the caller's text, as agents
+            // may: the id limit applies to what agents emit too.
+            let id = if ctx.text() == "long-id" {
+                "a".repeat(65)
+            } else {
+                "echo".into()
+            };
             events
                 .batch()
-                .artifact(Artifact::new(vec![Part::text(ctx.text())]).with_id("echo"))
+                .artifact(Artifact::new(vec![Part::text(ctx.text())]).with_id(id))
                 .complete()
                 .commit()
                 .await?;
@@ -485,6 +492,13 @@ mod quotas {
             .unwrap_err();
         assert_eq!(err.code(), Some(-32602), "{err}");
         assert!(err.to_string().contains("id"), "{err}");
+        // An agent's artifact id over the id limit is refused to the agent,
+        // whose run then fails the task, saying why.
+        let failed = task_of(alice.send_text("long-id").await.unwrap());
+        assert_eq!(failed.status.state, TaskState::Failed);
+        let why = serde_json::to_string(&failed.status).unwrap();
+        assert!(why.contains("artifact id of 65 bytes"), "{why}");
+        assert!(failed.artifacts.unwrap_or_default().is_empty());
         println!("response budget: {pages} pages of 5 tasks; a 4000-byte task refused");
         s.stop().await;
     }
