@@ -249,22 +249,28 @@ impl Jwks {
 
     /// One fetch; keys of unknown types are skipped, not fatal.
     async fn fetch(&self) -> Result<JwkSet, String> {
-        let resp = self
+        let mut resp = self
             .http
             .get(&self.url)
             .send()
             .await
             .and_then(|r| r.error_for_status())
             .map_err(|e| e.to_string())?;
+        let too_large = || format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes");
         if resp
             .content_length()
             .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
         {
-            return Err("the JWKS is too large".into());
+            return Err(too_large());
         }
-        let body = resp.bytes().await.map_err(|e| e.to_string())?;
-        if body.len() > MAX_JWKS_BYTES {
-            return Err("the JWKS is too large".into());
+        // Read chunk by chunk: a body without a length (chunked) is cut off
+        // at the limit instead of being buffered whole first.
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+            if body.len() + chunk.len() > MAX_JWKS_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
         }
         #[derive(serde::Deserialize)]
         struct RawSet {

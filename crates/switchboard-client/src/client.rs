@@ -456,16 +456,25 @@ async fn get_json_body(
 ) -> Result<Bytes, ClientError> {
     let req = http
         .client
-        .get(url)
+        .get(url.clone())
         .headers(http.headers.clone())
         .header(ACCEPT, HeaderValue::from_static(accept))
         .header(VERSION_HEADER, HeaderValue::from_static("1.0"));
-    let (status, body) = http.send_unary(req).await?;
+    let (status, body) = http.send_bounded(req, MAX_DOCUMENT_BYTES).await?;
+    let Some(body) = body else {
+        return Err(ClientError::Decode(format!(
+            "{url}: the document is larger than {MAX_DOCUMENT_BYTES} bytes, the most this client reads"
+        )));
+    };
     if !status.is_success() {
         return Err(transport::http_error(status, &body));
     }
     Ok(body)
 }
+
+/// Largest agent card or JWKS the client reads (1 MiB): far above any real
+/// one, and a bound on what a hostile server can make it buffer.
+pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 async fn fetch_card_with(http: &Http, url: reqwest::Url) -> Result<AgentCard, ClientError> {
     let body = get_json_body(http, url.clone(), "application/json").await?;

@@ -92,7 +92,7 @@ mod transport;
 #[cfg(feature = "agui")]
 pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
-pub use client::{A2AClient, ClientBuilder, EventStream, StreamEvent};
+pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
 pub use error::ClientError;
 pub use request::IntoRequest;
 pub use resume::ReconnectPolicy;

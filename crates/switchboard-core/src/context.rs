@@ -37,6 +37,11 @@ pub struct CallContext {
     /// resuming (`Last-Event-ID`, gRPC `last-event-id`): SubscribeToTask
     /// then replays what came after it instead of starting afresh.
     pub resume_after: Option<u64>,
+    /// The caller's credentials carry the administrator scope: it may get,
+    /// list and cancel every task of the tenant it works in, not only its
+    /// own (subscribing, follow-ups and push configs stay the owner's).
+    /// Its tenant is still the one its credentials grant.
+    pub admin: bool,
 }
 
 impl Default for CallContext {
@@ -49,6 +54,7 @@ impl Default for CallContext {
             push_payload: PayloadKind::Event,
             credential_tenant: None,
             resume_after: None,
+            admin: false,
         }
     }
 }
@@ -84,6 +90,12 @@ impl CallContext {
                 "the credentials do not grant tenant {requested:?}"
             ))),
         }
+    }
+
+    /// Whether this caller may get, list and cancel a task owned by
+    /// `owner`: its own, or any as an administrator ([`CallContext::admin`]).
+    pub fn may_manage(&self, owner: &str) -> bool {
+        self.admin || owner == self.principal
     }
 
     /// Sets what webhooks registered by this call receive.

@@ -67,6 +67,15 @@ pub enum EmitError {
     /// The store refused the write.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// An artifact id longer than the server's id limit
+    /// ([`crate::Limits::max_id_bytes`]).
+    #[error("artifact id of {len} bytes; ids are at most {max} bytes")]
+    ArtifactIdTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// What the first emission of a run decided; delivered to the caller.
@@ -106,6 +115,10 @@ pub(crate) struct RunEnv {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) registry: Arc<Registry>,
     pub(crate) progress_limits: ProgressLimits,
+    /// Longest artifact id an agent may emit ([`crate::Limits::max_id_bytes`]):
+    /// agents often derive ids from what callers sent, and every event of
+    /// the artifact repeats it.
+    pub(crate) max_id_bytes: usize,
 }
 
 pub(crate) struct Shared {
@@ -415,6 +428,17 @@ impl TaskEvents {
     async fn apply_all(&self, changes: Vec<Change>) -> Result<(), EmitError> {
         if changes.is_empty() {
             return Ok(());
+        }
+        let max = self.inner.env.max_id_bytes;
+        for change in &changes {
+            if let Change::Artifact { artifact, .. } = change
+                && artifact.artifact_id.len() > max
+            {
+                return Err(EmitError::ArtifactIdTooLong {
+                    len: artifact.artifact_id.len(),
+                    max,
+                });
+            }
         }
         let mut st = self.inner.state.lock().await;
         if matches!(*st, EmitState::Pending { .. }) {

@@ -26,6 +26,7 @@ use crate::cluster::Cluster;
 use crate::context::{CallContext, media_type_matches};
 use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
+use crate::limits::{Counter, Quotas, Slot};
 use crate::push::{PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, Retention, StoreError, TaskQuery, TaskStore};
@@ -49,6 +50,9 @@ pub struct HandlerConfig {
     pub retention_interval: Duration,
     /// What one request may send and get back by default ([`crate::limits`]).
     pub limits: crate::Limits,
+    /// What one principal may hold at once, and the most one answer may
+    /// carry ([`crate::Quotas`]).
+    pub quotas: crate::Quotas,
 }
 
 impl Default for HandlerConfig {
@@ -59,6 +63,7 @@ impl Default for HandlerConfig {
             retention: Retention::default(),
             retention_interval: Duration::from_secs(60),
             limits: crate::Limits::default(),
+            quotas: crate::Quotas::default(),
         }
     }
 }
@@ -88,6 +93,18 @@ struct Inner {
     push: std::sync::OnceLock<PushSetup>,
     /// Stops the replica duties (see [`crate::cluster`]) when the handler goes.
     background: CancellationToken,
+    /// The extended agent card as configured
+    /// ([`RequestHandlerBuilder::extended_card`]), if any.
+    extended_card: Option<AgentCard>,
+    /// The extended card as served: completed from the served public card
+    /// ([`RequestHandler::complete_extended_card`]) once a server exposes it.
+    served_extended_card: std::sync::OnceLock<AgentCard>,
+    /// Runs in progress per (tenant, principal), for
+    /// [`crate::Quotas::max_active_tasks_per_principal`].
+    active_runs: Arc<Counter>,
+    /// Open SubscribeToTask streams per (tenant, task), for
+    /// [`crate::Quotas::max_subscribers_per_task`].
+    subscribers: Arc<Counter>,
 }
 
 impl Drop for Inner {
@@ -127,6 +144,7 @@ pub struct RequestHandlerBuilder {
     config: HandlerConfig,
     push: Option<PushSetup>,
     cluster: Option<Arc<dyn Cluster>>,
+    extended_card: Option<AgentCard>,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -168,8 +186,23 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Offers `card` as the extended agent card: what GetExtendedAgentCard
+    /// returns to authenticated callers (anonymous ones get an
+    /// authentication error), e.g. the public card plus skills only
+    /// customers may see. The public card then declares
+    /// `capabilities.extendedAgentCard: true`. Members left empty
+    /// (interfaces, security schemes and requirements) are filled from the
+    /// public card as served (see [`RequestHandler::complete_extended_card`]).
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
     /// Builds the handler.
-    pub fn build(self) -> RequestHandler {
+    pub fn build(mut self) -> RequestHandler {
+        if self.extended_card.is_some() {
+            self.card.capabilities.extended_agent_card = Some(true);
+        }
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryStore::new()));
         let card = &self.card;
         let input_modes = all_modes(
@@ -212,6 +245,7 @@ impl RequestHandlerBuilder {
             store: store.clone(),
             registry: registry.clone(),
             progress_limits: ProgressLimits::from_card(&self.card).unwrap_or_default(),
+            max_id_bytes: self.config.limits.max_id_bytes,
         });
         RequestHandler {
             inner: Arc::new(Inner {
@@ -227,6 +261,10 @@ impl RequestHandlerBuilder {
                 runs: TaskTracker::new(),
                 push: self.push.map(std::sync::OnceLock::from).unwrap_or_default(),
                 background,
+                extended_card: self.extended_card,
+                served_extended_card: std::sync::OnceLock::new(),
+                active_runs: Arc::default(),
+                subscribers: Arc::default(),
             }),
         }
     }
@@ -285,6 +323,7 @@ impl RequestHandler {
             config: HandlerConfig::default(),
             push: None,
             cluster: None,
+            extended_card: None,
         }
     }
 
@@ -583,6 +622,16 @@ impl RequestHandler {
             .limits
             .check_metadata("metadata", req.metadata.as_ref())?;
         self.check_output_modes(&req)?;
+        let quota = self.inner.config.quotas.max_active_tasks_per_principal;
+        let slot = self
+            .inner
+            .active_runs
+            .try_acquire(format!("{}\u{0}{}", call.tenant, call.principal), quota)
+            .ok_or_else(|| {
+                A2AError::ResourceExhausted(format!(
+                    "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"
+                ))
+            })?;
         let inline_push = match req
             .configuration
             .as_ref()
@@ -596,6 +645,12 @@ impl RequestHandler {
                     &push.limits,
                     "configuration.taskPushNotificationConfig",
                 )?;
+                if let Some(id) = &cfg.id {
+                    self.inner
+                        .config
+                        .limits
+                        .check_id("configuration.taskPushNotificationConfig.id", id)?;
+                }
                 Some(cfg)
             }
         };
@@ -671,7 +726,7 @@ impl RequestHandler {
                 call: call.clone(),
                 streaming,
             };
-            let run = self.run(ctx, events);
+            let run = self.run(ctx, events, slot);
             return Ok((
                 Outcome::Task {
                     runtime,
@@ -722,7 +777,7 @@ impl RequestHandler {
             call: call.clone(),
             streaming,
         };
-        let mut run = self.run(ctx, events);
+        let mut run = self.run(ctx, events, slot);
         let mut rx = rx;
         // The first emission decides the outcome; until then the agent runs
         // right here, with no task spawned for it.
@@ -745,11 +800,13 @@ impl RequestHandler {
         Ok((outcome?, run))
     }
 
-    /// One execution of the agent, not yet started; see [`Run`].
-    fn run(&self, ctx: RequestContext, events: TaskEvents) -> Run {
+    /// One execution of the agent, not yet started; see [`Run`]. It holds
+    /// its caller's `slot` of the concurrent-task quota until it ends.
+    fn run(&self, ctx: RequestContext, events: TaskEvents, slot: Slot) -> Run {
         use futures::FutureExt as _;
         let executor = self.inner.executor.clone();
         Run::new(&self.inner.runs, async move {
+            let _slot = slot;
             let run =
                 std::panic::AssertUnwindSafe(executor.execute(ctx, events.clone())).catch_unwind();
             let result = match run.await {
@@ -783,9 +840,27 @@ impl RequestHandler {
         call: &CallContext,
         task_id: &str,
     ) -> Result<Arc<TaskRuntime>, A2AError> {
+        self.runtime_scoped(call, task_id, false).await
+    }
+
+    /// [`RequestHandler::runtime`], where `manage` lets an administrator
+    /// reach another principal's task (GetTask, CancelTask).
+    async fn runtime_scoped(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+        manage: bool,
+    ) -> Result<Arc<TaskRuntime>, A2AError> {
+        let visible = |owner: &str| {
+            if manage {
+                call.may_manage(owner)
+            } else {
+                owner == call.principal
+            }
+        };
         let key = (call.tenant.clone(), task_id.to_string());
         if let Some(rt) = self.inner.registry.get(&key) {
-            return if rt.owner == call.principal {
+            return if visible(&rt.owner) {
                 Ok(rt)
             } else {
                 Err(A2AError::TaskNotFound(task_id.into()))
@@ -798,7 +873,7 @@ impl RequestHandler {
             .await
             .map_err(internal)?;
         match record {
-            Some(r) if r.owner == call.principal => Ok(TaskRuntime::loaded(
+            Some(r) if visible(&r.owner) => Ok(TaskRuntime::loaded(
                 r,
                 self.inner.store.clone(),
                 self.inner.registry.clone(),
@@ -829,12 +904,14 @@ impl RequestHandler {
             // With other replicas writing, only a task running here is sure
             // to be current in memory; otherwise the store is the truth.
             Some(rt)
-                if rt.owner == call.principal
+                if call.may_manage(&rt.owner)
                     && (!self.inner.registry.shared || rt.is_running()) =>
             {
                 rt.snapshot().await
             }
-            Some(rt) if rt.owner != call.principal => return Err(A2AError::TaskNotFound(req.id)),
+            Some(rt) if !call.may_manage(&rt.owner) => {
+                return Err(A2AError::TaskNotFound(req.id));
+            }
             _ => match self
                 .inner
                 .store
@@ -842,16 +919,18 @@ impl RequestHandler {
                 .await
                 .map_err(internal)?
             {
-                Some(r) if r.owner == call.principal => r.task,
+                Some(r) if call.may_manage(&r.owner) => r.task,
                 _ => return Err(A2AError::TaskNotFound(req.id)),
             },
         };
         task.limit_history(history_length);
         self.filter(call).task(&mut task);
+        Quotas::fit_task(&mut task, self.inner.config.quotas.max_response_bytes)?;
         Ok(task)
     }
 
-    /// ListTasks: the caller's tasks, most recently updated first.
+    /// ListTasks: the caller's tasks (an administrator's: every task of
+    /// its tenant), most recently updated first.
     pub async fn list_tasks(
         &self,
         call: &CallContext,
@@ -876,6 +955,7 @@ impl RequestHandler {
         let query = TaskQuery {
             tenant: call.tenant.clone(),
             owner: call.principal.clone(),
+            all_owners: call.admin,
             context_id: req.context_id.filter(|c| !c.is_empty()),
             // UNSPECIFIED (and the JS SDK's `UNRECOGNIZED`) means "no filter".
             state: req.status.filter(|s| *s != TaskState::Unspecified),
@@ -886,22 +966,38 @@ impl RequestHandler {
         let page = self.inner.store.list(&query).await.map_err(internal)?;
         let include_artifacts = req.include_artifacts.unwrap_or(false);
         let filter = self.filter(call);
-        let tasks = page
-            .records
-            .into_iter()
-            .map(|r| {
-                let mut t = r.task;
-                if !include_artifacts {
-                    t.artifacts = None;
+        // The response budget: the page ends early at the first task that
+        // does not fit, and its token continues from there.
+        let budget = self.inner.config.quotas.max_response_bytes;
+        let (mut used, mut next, mut tasks) = (0_usize, page.next, Vec::new());
+        let mut last_cursor = None;
+        for r in page.records {
+            let cursor = ListCursor {
+                status_micros: crate::store::to_micros(r.status_time()),
+                task_id: r.task.id.clone(),
+            };
+            let mut t = r.task;
+            if !include_artifacts {
+                t.artifacts = None;
+            }
+            t.limit_history(history_length);
+            filter.task(&mut t);
+            if tasks.is_empty() {
+                used = Quotas::fit_task(&mut t, budget)?;
+            } else {
+                let size = crate::limits::json_len(&t) + 1;
+                if used.saturating_add(size) > budget {
+                    next = last_cursor;
+                    break;
                 }
-                t.limit_history(history_length);
-                filter.task(&mut t);
-                t
-            })
-            .collect();
+                used += size;
+            }
+            tasks.push(t);
+            last_cursor = Some(cursor);
+        }
         Ok(ListTasksResponse {
             tasks,
-            next_page_token: page.next.map(|c| encode_cursor(&c)).unwrap_or_default(),
+            next_page_token: next.map(|c| encode_cursor(&c)).unwrap_or_default(),
             page_size,
             total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
         })
@@ -918,7 +1014,7 @@ impl RequestHandler {
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
         }
-        let runtime = self.runtime(call, &req.id).await?;
+        let runtime = self.runtime_scoped(call, &req.id, true).await?;
         self.catch_up_if_shared(&runtime).await?;
         let current = runtime.snapshot().await;
         if current.status.state.is_terminal() {
@@ -960,6 +1056,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("id", "is required"));
         }
         let runtime = self.runtime(call, &req.id).await?;
+        let slot = self.subscriber_slot(call, &req.id)?;
         self.catch_up_if_shared(&runtime).await?;
         let (snapshot, seq, rx) = runtime.subscribe().await;
         if snapshot.status.state.is_terminal() {
@@ -969,7 +1066,23 @@ impl RequestHandler {
                 snapshot.status.state.label()
             )));
         }
-        Ok(self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)))
+        Ok(holding(
+            slot,
+            self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)),
+        ))
+    }
+
+    /// A place among the task's subscribers, or ResourceExhausted.
+    fn subscriber_slot(&self, call: &CallContext, task_id: &str) -> Result<Slot, A2AError> {
+        let max = self.inner.config.quotas.max_subscribers_per_task;
+        self.inner
+            .subscribers
+            .try_acquire(format!("{}\u{0}{task_id}", call.tenant), max)
+            .ok_or_else(|| {
+                A2AError::ResourceExhausted(format!(
+                    "subscribers: task {task_id} already has {max} open subscriptions, the most one task may have"
+                ))
+            })
     }
 
     /// SubscribeToTask resumed after event `after` (the SSE `Last-Event-ID`
@@ -988,6 +1101,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("id", "is required"));
         }
         let runtime = self.runtime(call, &req.id).await?;
+        let slot = self.subscriber_slot(call, &req.id)?;
         self.catch_up_if_shared(&runtime).await?;
         let (snapshot, seq, rx) = runtime.subscribe().await;
         if after > seq {
@@ -1003,7 +1117,10 @@ impl RequestHandler {
             // The caller saw the end already: nothing left to replay.
             return Ok(Box::pin(futures::stream::empty()));
         }
-        Ok(self.filtered(call, runtime.stream(None, after, seq, rx)))
+        Ok(holding(
+            slot,
+            self.filtered(call, runtime.stream(None, after, seq, rx)),
+        ))
     }
 
     // ---- Push notification configs and the extended card -----------------
@@ -1102,6 +1219,9 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("taskId", "is required"));
         }
         validate_config(&req, &push.limits, "")?;
+        if let Some(id) = &req.id {
+            self.inner.config.limits.check_id("id", id)?;
+        }
         self.check_task_access(call, &task_id).await?;
         Ok(self.store_push_config(call, &task_id, req).await?.to_wire())
     }
@@ -1188,20 +1308,64 @@ impl RequestHandler {
         Ok(())
     }
 
-    /// GetExtendedAgentCard: unsupported unless the card declares it; no
-    /// extended card can be configured until authentication exists.
+    /// Completes the configured extended card from the public card as a
+    /// server serves it (`served`, with its interfaces and security): the
+    /// extended card's empty interfaces, security schemes and requirements
+    /// are taken from it, and its capabilities say what the server does.
+    /// Servers call this when they build their routes; the first call
+    /// decides. Without it the extended card is returned as configured.
+    pub fn complete_extended_card(&self, served: &AgentCard) {
+        let Some(configured) = &self.inner.extended_card else {
+            return;
+        };
+        let mut card = configured.clone();
+        if card.supported_interfaces.is_empty() {
+            card.supported_interfaces
+                .clone_from(&served.supported_interfaces);
+        }
+        if card.security_schemes.is_empty() {
+            card.security_schemes.clone_from(&served.security_schemes);
+        }
+        if card.security_requirements.is_empty() {
+            card.security_requirements
+                .clone_from(&served.security_requirements);
+        }
+        card.capabilities.push_notifications = served.capabilities.push_notifications;
+        card.capabilities.extended_agent_card = Some(true);
+        let _ = self.inner.served_extended_card.set(card);
+    }
+
+    /// GetExtendedAgentCard: the extended card
+    /// ([`RequestHandlerBuilder::extended_card`]) for an authenticated
+    /// caller; Unauthenticated for the anonymous principal (the spec asks
+    /// for authentication with a scheme of the public card); when none is
+    /// configured, ExtendedAgentCardNotConfigured if the card declares one,
+    /// else UnsupportedOperation.
     pub async fn get_extended_agent_card(
         &self,
-        _call: &CallContext,
+        call: &CallContext,
         _req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, A2AError> {
-        if self.inner.card.capabilities.extended_agent_card == Some(true) {
-            Err(A2AError::ExtendedAgentCardNotConfigured)
-        } else {
-            Err(A2AError::UnsupportedOperation(
-                "this agent does not offer an extended agent card".into(),
-            ))
+        let Some(configured) = &self.inner.extended_card else {
+            return if self.inner.card.capabilities.extended_agent_card == Some(true) {
+                Err(A2AError::ExtendedAgentCardNotConfigured)
+            } else {
+                Err(A2AError::UnsupportedOperation(
+                    "this agent does not offer an extended agent card".into(),
+                ))
+            };
+        };
+        if call.principal == crate::context::ANONYMOUS {
+            return Err(A2AError::Unauthenticated(
+                "the extended agent card is shown to authenticated callers only".into(),
+            ));
         }
+        Ok(self
+            .inner
+            .served_extended_card
+            .get()
+            .unwrap_or(configured)
+            .clone())
     }
 }
 
@@ -1268,6 +1432,15 @@ fn all_modes<'a>(
         }
     }
     modes
+}
+
+/// `stream`, holding `slot` until it is dropped.
+fn holding(slot: Slot, stream: EventStream) -> EventStream {
+    use futures::StreamExt as _;
+    Box::pin(stream.map(move |item| {
+        let _held = &slot;
+        item
+    }))
 }
 
 /// Terminal or interrupted: where a blocking SendMessage returns.

@@ -53,7 +53,7 @@ pub use dispatch::Answer;
 pub use events::{ArtifactWriter, EmitError, EventBatch, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
 pub use handler::{HandlerConfig, PushUnavailable, RequestHandler, RequestHandlerBuilder};
-pub use limits::Limits;
+pub use limits::{Limits, Quotas};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use push::{PushConfig, PushConfigLimits, PushStore, Requeue};

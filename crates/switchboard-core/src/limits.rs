@@ -12,7 +12,7 @@
 //! does not ask for a length.
 
 use serde_json::Value;
-use switchboard_protocol::{A2AError, Message, Metadata, Part, PartContent};
+use switchboard_protocol::{A2AError, Message, Metadata, Part, PartContent, Task};
 
 /// Per-request limits of the engine (see the [module docs](self)); part of
 /// [`HandlerConfig`](crate::HandlerConfig). The defaults are safe for the
@@ -146,6 +146,140 @@ impl Limits {
     }
 }
 
+/// Per-principal and per-task quotas of the engine, refused with
+/// [`A2AError::ResourceExhausted`] (HTTP 429, gRPC RESOURCE_EXHAUSTED,
+/// JSON-RPC -31429); part of [`HandlerConfig`](crate::HandlerConfig). The
+/// request rate per principal is the server's (`switchboard_server::rate`):
+/// it is checked before a request reaches the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quotas {
+    /// Most tasks one principal (in one tenant) may have worked on at once
+    /// in this process: runs of its agent in progress (default 100). A task
+    /// waiting for input holds no run and does not count; a follow-up that
+    /// resumes it does. A new task or follow-up over the quota is refused
+    /// before the agent sees it.
+    pub max_active_tasks_per_principal: usize,
+    /// Most SubscribeToTask streams open at once on one task (default 64).
+    pub max_subscribers_per_task: usize,
+    /// Largest answer of GetTask and ListTasks, as JSON, in bytes (default
+    /// 16 MiB). A ListTasks page ends early (its `nextPageToken` continues
+    /// where it stopped); a task's history is trimmed from the oldest
+    /// message; a task larger than the budget even without history is
+    /// refused, naming its size.
+    pub max_response_bytes: usize,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            max_active_tasks_per_principal: 100,
+            max_subscribers_per_task: 64,
+            max_response_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl Quotas {
+    /// Fits `task` into `budget` bytes of JSON: drops its oldest history
+    /// messages while it is larger, and refuses it when it is larger even
+    /// without history. Returns its size.
+    pub(crate) fn fit_task(task: &mut Task, budget: usize) -> Result<usize, A2AError> {
+        let mut size = json_len(task);
+        if size <= budget {
+            return Ok(size);
+        }
+        if let Some(history) = &mut task.history {
+            let mut dropped = 0;
+            while size > budget && dropped < history.len() {
+                // The message and the comma before the next one.
+                size = size.saturating_sub(json_len(&history[dropped]) + 1);
+                dropped += 1;
+            }
+            history.drain(..dropped);
+            if history.is_empty() {
+                task.history = None;
+            }
+            size = json_len(task);
+        }
+        if size > budget {
+            return Err(A2AError::ResourceExhausted(format!(
+                "task {} is {size} bytes as JSON even without its history; answers are limited to {budget} bytes",
+                task.id
+            )));
+        }
+        Ok(size)
+    }
+}
+
+/// Counts holders per key and refuses past a maximum; a [`Slot`] gives its
+/// place back when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Counter {
+    held: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+/// One place in a [`Counter`], held until dropped.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    counter: std::sync::Arc<Counter>,
+    key: String,
+}
+
+impl Counter {
+    /// A place under `key` if fewer than `max` are held.
+    pub(crate) fn try_acquire(
+        self: &std::sync::Arc<Self>,
+        key: String,
+        max: usize,
+    ) -> Option<Slot> {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = held.entry(key.clone()).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            counter: self.clone(),
+            key,
+        })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn held(&self, key: &str) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut held = self
+            .counter
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = held.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                held.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The size of a value as compact JSON (`usize::MAX` if it cannot be
+/// serialized).
+pub(crate) fn json_len<T: serde::Serialize>(value: &T) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |b| b.len())
+}
+
 /// The size of a part's content, in bytes.
 fn part_size(part: &Part) -> usize {
     match &part.content {
@@ -219,5 +353,43 @@ mod tests {
         }
         assert_eq!(limits.history_length(None), Some(1));
         assert_eq!(limits.history_length(Some(5)), Some(5));
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn slots_are_counted_per_key_and_given_back_on_drop() {
+        let counter = std::sync::Arc::new(Counter::default());
+        let a1 = counter.try_acquire("a".into(), 2).unwrap();
+        let _a2 = counter.try_acquire("a".into(), 2).unwrap();
+        assert!(counter.try_acquire("a".into(), 2).is_none(), "full");
+        let _b = counter.try_acquire("b".into(), 2).unwrap();
+        drop(a1);
+        assert_eq!(counter.held("a"), 1);
+        assert!(counter.try_acquire("a".into(), 2).is_some());
+    }
+
+    #[test]
+    fn a_task_over_the_budget_loses_its_oldest_history_or_is_refused() {
+        let mut task: Task = serde_json::from_value(json!({
+            "id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+            "history": (0..10).map(|i| json!({"messageId": format!("m{i}"), "role": "ROLE_USER",
+                "parts": [{"text": "x".repeat(100)}]})).collect::<Vec<_>>()
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let whole = json_len(&task);
+        let mut same = task.clone();
+        assert_eq!(Quotas::fit_task(&mut same, whole), Ok(whole));
+        // One message (and its comma) too many: the oldest two must go.
+        let message = json_len(&task.history.as_ref().map(|h| h[0].clone()));
+        let budget = whole - message - 2;
+        let size = Quotas::fit_task(&mut task, budget).unwrap_or_else(|e| panic!("{e}"));
+        assert!(size <= budget);
+        let history = task.history.clone().unwrap_or_default();
+        assert_eq!(history.len(), 8, "the two oldest went");
+        assert_eq!(history[0].message_id, "m2");
+        match Quotas::fit_task(&mut task, 20) {
+            Err(A2AError::ResourceExhausted(m)) => assert!(m.contains("task t is"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -221,7 +221,7 @@ impl TaskStore for InMemoryStore {
             .by_key
             .values()
             .map(|e| &e.record)
-            .filter(|r| r.tenant == q.tenant && r.owner == q.owner)
+            .filter(|r| r.tenant == q.tenant && (q.all_owners || r.owner == q.owner))
             .filter(|r| {
                 q.context_id
                     .as_ref()

@@ -104,8 +104,11 @@ pub struct ListCursor {
 pub struct TaskQuery {
     /// Tenant to look in.
     pub tenant: String,
-    /// Only tasks owned by this principal.
+    /// Only tasks owned by this principal (unless `all_owners`).
     pub owner: String,
+    /// Every owner's tasks in the tenant (an administrator's listing);
+    /// `owner` is then ignored.
+    pub all_owners: bool,
     /// Only tasks of this context.
     pub context_id: Option<String>,
     /// Only tasks in this state.

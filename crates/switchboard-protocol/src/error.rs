@@ -96,12 +96,22 @@ pub enum A2AError {
     /// caller's tasks: those are TaskNotFound, so existence is not leaked.
     #[error("Permission denied: {0}")]
     PermissionDenied(String),
+    /// The caller used up a quota (request rate, concurrent tasks,
+    /// subscribers, response size): JSON-RPC custom code -31429; HTTP 429
+    /// (with `Retry-After` where waiting helps), gRPC RESOURCE_EXHAUSTED.
+    /// The A2A specification names no error for quotas, so this is the
+    /// transports' own (gRPC's canonical code, HTTP's status), like the
+    /// authentication errors above.
+    #[error("Resource exhausted: {0}")]
+    ResourceExhausted(String),
 }
 
 /// The JSON-RPC code of [`A2AError::Unauthenticated`].
 pub const UNAUTHENTICATED_CODE: i32 = -31401;
 /// The JSON-RPC code of [`A2AError::PermissionDenied`].
 pub const PERMISSION_DENIED_CODE: i32 = -31403;
+/// The JSON-RPC code of [`A2AError::ResourceExhausted`].
+pub const RESOURCE_EXHAUSTED_CODE: i32 = -31429;
 
 fn not_cancelable_detail(task_id: &str, state: &str) -> String {
     match (task_id.is_empty(), state.is_empty()) {
@@ -149,6 +159,7 @@ impl A2AError {
             Self::VersionNotSupported(_) => -32009,
             Self::Unauthenticated(_) => UNAUTHENTICATED_CODE,
             Self::PermissionDenied(_) => PERMISSION_DENIED_CODE,
+            Self::ResourceExhausted(_) => RESOURCE_EXHAUSTED_CODE,
         }
     }
 
@@ -171,6 +182,7 @@ impl A2AError {
             Self::VersionNotSupported(_) => "VERSION_NOT_SUPPORTED",
             Self::Unauthenticated(_) => "UNAUTHENTICATED",
             Self::PermissionDenied(_) => "PERMISSION_DENIED",
+            Self::ResourceExhausted(_) => "RESOURCE_EXHAUSTED",
         }
     }
 
@@ -195,6 +207,7 @@ impl A2AError {
             "VERSION_NOT_SUPPORTED" => -32009,
             "UNAUTHENTICATED" => UNAUTHENTICATED_CODE,
             "PERMISSION_DENIED" => PERMISSION_DENIED_CODE,
+            "RESOURCE_EXHAUSTED" => RESOURCE_EXHAUSTED_CODE,
             _ => return None,
         })
     }
@@ -300,6 +313,7 @@ impl A2AError {
             -32009 => Self::VersionNotSupported(meta("version").unwrap_or(message)),
             UNAUTHENTICATED_CODE => Self::Unauthenticated(strip("Authentication required: ")),
             PERMISSION_DENIED_CODE => Self::PermissionDenied(strip("Permission denied: ")),
+            RESOURCE_EXHAUSTED_CODE => Self::ResourceExhausted(strip("Resource exhausted: ")),
             _ => Self::Internal(strip("Internal error: ")),
         }
     }

@@ -19,7 +19,10 @@
 //! Authentication failures are transport errors in every binding (spec
 //! §3.3.2): Unauthenticated → UNAUTHENTICATED / 401, PermissionDenied →
 //! PERMISSION_DENIED / 403 in both versions (JSON-RPC sends them with those
-//! HTTP statuses too, and custom codes -31401 / -31403).
+//! HTTP statuses too, and custom codes -31401 / -31403). Quotas, which the
+//! spec names no error for, are ResourceExhausted → RESOURCE_EXHAUSTED / 429
+//! (JSON-RPC: HTTP 429 and custom code -31429), with `Retry-After` when the
+//! request rate is what ran out.
 //!
 //! The generic JSON-RPC errors map the same way in both versions (as the
 //! Python reference SDK does): Parse, InvalidRequest and InvalidParams →
@@ -179,6 +182,7 @@ impl ErrorTable {
             ),
             A2AError::Unauthenticated(_) => (401, Unauthenticated),
             A2AError::PermissionDenied(_) => (403, PermissionDenied),
+            A2AError::ResourceExhausted(_) => (429, ResourceExhausted),
             // A2AError is non-exhaustive: an error added later is an
             // internal error until it gets its own row.
             _ => (500, Internal),
@@ -306,13 +310,18 @@ mod tests {
                 (403, "PERMISSION_DENIED"),
                 (403, "PERMISSION_DENIED"),
             ),
+            (
+                A2AError::ResourceExhausted("rate".into()),
+                (429, "RESOURCE_EXHAUSTED"),
+                (429, "RESOURCE_EXHAUSTED"),
+            ),
         ]
     }
 
     #[test]
     fn every_error_in_both_tables() {
         let all = cases();
-        assert_eq!(all.len(), 16, "one case per A2AError variant");
+        assert_eq!(all.len(), 17, "one case per A2AError variant");
         for (err, v101, v100) in all {
             for (table, (http, grpc)) in [(ErrorTable::V1_0_1, v101), (ErrorTable::V1_0_0, v100)] {
                 let st = table.status(&err);

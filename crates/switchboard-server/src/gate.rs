@@ -36,6 +36,7 @@ use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
 
 use crate::params::requested_extensions;
+use crate::rate::{RateLimiter, retry_after_header};
 
 /// Turns a request head into the caller's [`Identity`].
 ///
@@ -96,8 +97,8 @@ pub struct Identity {
     /// this one.
     pub tenant: Option<String>,
     /// The credentials carry the administrator scope or role (see
-    /// `switchboard-auth`). The gate records it; deciding what an
-    /// administrator may see is authorization's business.
+    /// `switchboard-auth`): the caller may get, list and cancel every task
+    /// of its tenant (see `CallContext::admin`).
     pub admin: bool,
 }
 
@@ -135,6 +136,8 @@ impl Identity {
 pub struct Gate {
     handler: RequestHandler,
     authenticator: Option<Arc<dyn Authenticator>>,
+    /// Request rate per principal, when limited (see [`crate::rate`]).
+    rate: Option<Arc<RateLimiter>>,
 }
 
 impl fmt::Debug for Gate {
@@ -149,10 +152,12 @@ impl Gate {
     pub(crate) fn new(
         handler: RequestHandler,
         authenticator: Option<Arc<dyn Authenticator>>,
+        rate: Option<Arc<RateLimiter>>,
     ) -> Self {
         Gate {
             handler,
             authenticator,
+            rate,
         }
     }
 
@@ -166,16 +171,25 @@ impl Gate {
 
     /// Step 2: the call context of an authenticated caller, in the tenant
     /// its credentials grant (if any), with the extensions it asked for
-    /// activated. The binding then applies the request's tenant with
-    /// [`CallContext::use_tenant`].
+    /// activated, once the caller's request rate allows the call (see
+    /// [`crate::rate`]; ResourceExhausted otherwise). The binding then
+    /// applies the request's tenant with [`CallContext::use_tenant`].
     pub fn call_context(
         &self,
         identity: &Identity,
         headers: &HeaderMap,
     ) -> Result<CallContext, A2AError> {
+        // Anonymous callers share one principal; they are bounded by the
+        // per-address connection limits instead.
+        if let Some(rate) = &self.rate
+            && identity.principal != switchboard_core::context::ANONYMOUS
+        {
+            rate.take(&identity.principal, std::time::Instant::now())?;
+        }
         let mut call =
             CallContext::anonymous().with_extensions_header(&requested_extensions(headers));
         call.principal.clone_from(&identity.principal);
+        call.admin = identity.admin;
         if let Some(tenant) = &identity.tenant {
             call.tenant.clone_from(tenant);
             call.credential_tenant = Some(tenant.clone());
@@ -214,12 +228,17 @@ impl Gate {
     }
 
     /// The headers an error answer carries besides its body: the challenge
-    /// on Unauthenticated.
+    /// on Unauthenticated, `Retry-After` on ResourceExhausted.
     pub(crate) fn error_headers(&self, err: &A2AError) -> Vec<(&'static str, String)> {
         match (err, self.challenge()) {
             (A2AError::Unauthenticated(_), Some(c)) => c
                 .to_str()
                 .map(|c| vec![("www-authenticate", c.to_string())])
+                .unwrap_or_default(),
+            (A2AError::ResourceExhausted(_), _) => self
+                .rate
+                .as_ref()
+                .map(|r| vec![retry_after_header(&r.rate())])
                 .unwrap_or_default(),
             _ => Vec::new(),
         }

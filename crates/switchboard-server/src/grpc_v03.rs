@@ -15,7 +15,7 @@
 //! | CancelTask | cancel_task | |
 //! | TaskSubscription | subscribe_to_task (resubscribe with `last-event-id`) | |
 //! | Create/Get/List/DeleteTaskPushNotificationConfig | the push config operations | names `tasks/{id}/pushNotificationConfigs/{cid}`; Get with an empty `cid` = the task's first config |
-//! | GetAgentCard | — | the served card in 0.3 form (`url` + `preferred_transport` + `additional_interfaces`) |
+//! | GetAgentCard | get_extended_agent_card for an authenticated caller when the card declares an extended card | else the served card in 0.3 form (`url` + `preferred_transport` + `additional_interfaces`) |
 //!
 //! Service parameters and errors are those of the 1.0 service
 //! ([`crate::grpc`]): `a2a-extensions` in and echoed out, `first-event-id`
@@ -297,6 +297,19 @@ impl A2aService for GrpcV03 {
         request: Request<pb::GetAgentCardRequest>,
     ) -> Result<Response<pb::AgentCard>, Status> {
         let call = self.call(&request)?;
+        // 0.3's one card method is also how 0.3 clients read the public
+        // card, so only an authenticated caller of an agent that offers an
+        // extended card gets that one.
+        if self.handler.card().capabilities.extended_agent_card == Some(true)
+            && call.principal != switchboard_core::context::ANONYMOUS
+        {
+            let card = self
+                .handler
+                .get_extended_agent_card(&call, Default::default())
+                .await
+                .map_err(|e| self.status(&e))?;
+            return Ok(reply(&call, c03::card_to_proto(&card)));
+        }
         Ok(reply(&call, pb::AgentCard::clone(&self.card)))
     }
 

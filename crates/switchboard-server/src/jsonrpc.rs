@@ -144,8 +144,8 @@ fn sse_error_response(
 
 /// A JSON-RPC error answer: HTTP 200, as JSON-RPC over HTTP usually does,
 /// except authentication failures, which keep their transport status (401
-/// with the authenticator's challenge, 403) so HTTP clients and proxies see
-/// them for what they are.
+/// with the authenticator's challenge, 403) and quota refusals (429 with
+/// `Retry-After`), so HTTP clients and proxies see them for what they are.
 fn error_response(
     app: &AppState,
     id: &RequestId,
@@ -153,9 +153,9 @@ fn error_response(
     extra: &[(&'static str, String)],
 ) -> Response {
     let status = match err {
-        A2AError::Unauthenticated(_) | A2AError::PermissionDenied(_) => {
-            app.error_table.status(err).http
-        }
+        A2AError::Unauthenticated(_)
+        | A2AError::PermissionDenied(_)
+        | A2AError::ResourceExhausted(_) => app.error_table.status(err).http,
         _ => StatusCode::OK,
     };
     let mut headers = extra.to_vec();

@@ -58,6 +58,7 @@ pub mod params;
 mod preamble;
 #[cfg(feature = "push")]
 pub mod push;
+pub mod rate;
 mod rest;
 mod rest_v03;
 pub mod sse;
@@ -65,6 +66,7 @@ pub mod sse;
 pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
+pub use rate::RequestRate;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -125,6 +127,8 @@ pub struct A2aServer {
     jwks: Option<std::sync::Arc<dyn switchboard_core::push::JwksSource>>,
     hybrid_card: bool,
     authenticator: Option<Arc<dyn Authenticator>>,
+    /// Request rate per principal (see [`rate`]), shared by every gate.
+    request_rate: Option<Arc<rate::RateLimiter>>,
     /// Routes added from outside, served beside the bindings.
     extra: Router,
     /// Layers added from outside, innermost first.
@@ -169,6 +173,7 @@ impl A2aServer {
             jwks: None,
             hybrid_card: true,
             authenticator: None,
+            request_rate: None,
             extra: Router::new(),
             layers: Vec::new(),
             interface_urls: Vec::new(),
@@ -188,11 +193,23 @@ impl A2aServer {
         self
     }
 
+    /// Limits each principal's request rate (see [`rate`]): `None` (the
+    /// default of a library server) does not limit; `serve` limits by
+    /// default.
+    pub fn request_rate(mut self, rate: Option<RequestRate>) -> Self {
+        self.request_rate = rate.map(|r| Arc::new(rate::RateLimiter::new(r)));
+        self
+    }
+
     /// The gate the bindings run (authentication, extensions): routes added
     /// with [`A2aServer::merge`] call [`Gate::admit`] to get the same
     /// [`switchboard_core::CallContext`] an A2A call gets.
     pub fn gate(&self) -> Gate {
-        Gate::new(self.handler.clone(), self.authenticator.clone())
+        Gate::new(
+            self.handler.clone(),
+            self.authenticator.clone(),
+            self.request_rate.clone(),
+        )
     }
 
     /// Serves `router`'s routes on the same port as the bindings (health
@@ -444,6 +461,8 @@ impl A2aServer {
     /// The one-port front: the HTTP routes plus the gRPC services.
     fn front(&self) -> Dispatch {
         let card = self.card();
+        // The extended card shows the same interfaces and schemes.
+        self.handler.complete_extended_card(&card);
         let card_json = if self.hybrid_card {
             serde_json::to_vec(&switchboard_protocol::v03::card::hybrid_card(&card))
         } else {

@@ -993,7 +993,9 @@ where
 /// Appends ` WHERE …` with the filters of `q` (everything but the cursor).
 fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
     qb.push(" WHERE tenant = ").push_bind(q.tenant.clone());
-    qb.push(" AND owner = ").push_bind(q.owner.clone());
+    if !q.all_owners {
+        qb.push(" AND owner = ").push_bind(q.owner.clone());
+    }
     if let Some(context_id) = &q.context_id {
         qb.push(" AND context_id = ").push_bind(context_id.clone());
     }

@@ -19,7 +19,15 @@
 //! max_message_bytes = 8388608
 //! max_metadata_bytes = 65536
 //! default_history_length = 100     # GetTask/ListTasks history without historyLength
+//! max_active_tasks_per_principal = 100  # tasks being worked on at once per caller
+//! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
+//! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
+//! rate_per_second = 50              # requests per second per authenticated caller; 0 = no limit
+//! rate_burst = 200                  # requests at once after a quiet period
 //! ```
+//!
+//! The quotas are answered ResourceExhausted: HTTP 429 (with `Retry-After`
+//! for the request rate) on JSON-RPC and REST, RESOURCE_EXHAUSTED on gRPC.
 //!
 //! Unset limits keep [`ConnectionLimits::default`]'s and
 //! [`Limits::default`]'s values (documented there): safe for the open
@@ -27,12 +35,12 @@
 
 use std::time::Duration;
 
-use switchboard_core::Limits;
-use switchboard_server::ConnectionLimits;
+use switchboard_core::{Limits, Quotas};
+use switchboard_server::{ConnectionLimits, RequestRate};
 
 /// The limit flags, flattened into `serve`'s (every one optional: a flag
 /// beats the file, the file beats the default).
-#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct LimitsArgs {
     /// Milliseconds a client may take to send a whole request head (on
     /// HTTP/1.1 also the longest wait for the next request). Default 10000.
@@ -77,9 +85,52 @@ pub struct LimitsArgs {
     /// sets no historyLength. Default 100.
     #[arg(long, env = "SWITCHBOARD_DEFAULT_HISTORY_LENGTH")]
     pub default_history_length: Option<u32>,
+    /// Most tasks one caller may have worked on at once (runs of the agent
+    /// in progress; a task waiting for input does not count). Default 100.
+    #[arg(long, env = "SWITCHBOARD_MAX_ACTIVE_TASKS_PER_PRINCIPAL")]
+    pub max_active_tasks_per_principal: Option<usize>,
+    /// Most SubscribeToTask streams open at once on one task. Default 64.
+    #[arg(long, env = "SWITCHBOARD_MAX_SUBSCRIBERS_PER_TASK")]
+    pub max_subscribers_per_task: Option<usize>,
+    /// Largest GetTask or ListTasks answer, as JSON, in bytes: pages end
+    /// early, histories lose their oldest messages. Default 16 MiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_RESPONSE_BYTES")]
+    pub max_response_bytes: Option<usize>,
+    /// Requests per second each authenticated caller may make (a token
+    /// bucket; 429 / RESOURCE_EXHAUSTED past it). 0: no limit. Default 50.
+    #[arg(long, env = "SWITCHBOARD_RATE_PER_SECOND")]
+    pub rate_per_second: Option<f64>,
+    /// Requests a caller may make at once after a quiet period (the
+    /// bucket's size). Default 200.
+    #[arg(long, env = "SWITCHBOARD_RATE_BURST")]
+    pub rate_burst: Option<u32>,
 }
 
 impl LimitsArgs {
+    /// The engine's quotas: the set ones over the defaults.
+    pub fn quotas(&self) -> Quotas {
+        let d = Quotas::default();
+        Quotas {
+            max_active_tasks_per_principal: self
+                .max_active_tasks_per_principal
+                .unwrap_or(d.max_active_tasks_per_principal),
+            max_subscribers_per_task: self
+                .max_subscribers_per_task
+                .unwrap_or(d.max_subscribers_per_task),
+            max_response_bytes: self.max_response_bytes.unwrap_or(d.max_response_bytes),
+        }
+    }
+
+    /// The request rate per caller; `None` when `rate_per_second` is 0.
+    pub fn request_rate(&self) -> Option<RequestRate> {
+        let d = RequestRate::default();
+        let per_second = self.rate_per_second.unwrap_or(d.per_second);
+        (per_second > 0.0).then(|| RequestRate {
+            per_second,
+            burst: self.rate_burst.unwrap_or(d.burst).max(1),
+        })
+    }
+
     /// The engine's limits: the set ones over the defaults.
     pub fn engine_limits(&self) -> Limits {
         let d = Limits::default();

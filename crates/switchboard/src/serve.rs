@@ -141,6 +141,14 @@ pub struct ServeArgs {
     /// signing keys, published at `/.well-known/jwks.json`; needs push on.
     #[arg(long, env = "SWITCHBOARD_SIGN_CARD")]
     pub sign_card: bool,
+    /// Offer an extended agent card to authenticated callers: a JSON file
+    /// whose members go over the public card's (`skills` are added to the
+    /// public skills; any other member, e.g. `description`, replaces the
+    /// public one). The public card then declares
+    /// `capabilities.extendedAgentCard`; anonymous callers of
+    /// GetExtendedAgentCard get an authentication error.
+    #[arg(long, env = "SWITCHBOARD_EXTENDED_CARD", value_name = "PATH")]
+    pub extended_card: Option<PathBuf>,
     /// Advertise URL for a binding in the card instead of the one derived
     /// from the public URL, e.g. `GRPC=grpc.example.com:443` (bindings:
     /// JSONRPC, HTTP+JSON, GRPC). Repeatable, adds to the file's table
@@ -489,6 +497,35 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
     })
 }
 
+/// The extended card: the file's JSON object over the public `card`, its
+/// `skills` added to the public ones, every other member replacing the
+/// public one.
+pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> anyhow::Result<AgentCard> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the extended card {}", path.display()))?;
+    let overlay: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let serde_json::Value::Object(overlay) = overlay else {
+        bail!(
+            "{}: the extended card must be a JSON object",
+            path.display()
+        );
+    };
+    let mut merged = serde_json::to_value(card)?;
+    for (key, value) in overlay {
+        match (key.as_str(), &value, merged.get_mut(&key)) {
+            ("skills", serde_json::Value::Array(extra), Some(serde_json::Value::Array(skills))) => {
+                skills.extend(extra.iter().cloned());
+            }
+            _ => {
+                merged[&key] = value;
+            }
+        }
+    }
+    serde_json::from_value(merged)
+        .with_context(|| format!("{}: not a valid agent card", path.display()))
+}
+
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let (executor, mut card) = agent(&cfg.agent)?;
@@ -498,6 +535,10 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
     let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
+    let extended_card = match &cfg.extended_card {
+        Some(path) => Some(extended_card(&card, path)?),
+        None => None,
+    };
     let public_url = cfg
         .public_url
         .clone()
@@ -517,10 +558,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             },
             retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
             limits: cfg.limits.engine_limits(),
+            quotas: cfg.limits.quotas(),
             ..Default::default()
         });
     if let Some(cluster) = stores.cluster.clone() {
         builder = builder.cluster(cluster);
+    }
+    if let Some(extended) = extended_card {
+        builder = builder.extended_card(extended);
     }
     let push = push_options(&cfg, &stores, &push_shutdown).await?;
     let handler = builder.build();
@@ -528,7 +573,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid())
-        .connection_limits(cfg.limits.connection_limits());
+        .connection_limits(cfg.limits.connection_limits())
+        .request_rate(cfg.limits.request_rate());
     server =
         crate::health::routes(server, stores.tasks.clone()).layer(crate::access_log::AccessLog);
     for (binding, url) in &cfg.interface_url {
@@ -602,6 +648,26 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::ffi::OsString;
+
+    #[test]
+    fn the_extended_card_file_adds_skills_and_replaces_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("extended.json");
+        std::fs::write(
+            &path,
+            r#"{"description": "for customers", "skills": [{"id": "secret", "name": "Secret", "description": "s", "tags": []}]}"#,
+        )
+        .unwrap();
+        let public = demo::echo_card();
+        let card = extended_card(&public, &path).unwrap();
+        assert_eq!(card.description, "for customers");
+        assert_eq!(card.name, public.name);
+        assert_eq!(card.skills.len(), public.skills.len() + 1);
+        assert_eq!(card.skills.last().map(|k| k.id.as_str()), Some("secret"));
+        std::fs::write(&path, "[1]").unwrap();
+        let err = extended_card(&public, &path).unwrap_err().to_string();
+        assert!(err.contains("must be a JSON object"), "{err}");
+    }
 
     fn argv(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()

@@ -536,3 +536,153 @@ async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
         );
     }
 }
+
+/// The extended agent card: declared on the public card, returned to
+/// authenticated callers on every binding and version, refused to anonymous
+/// ones with the authentication error (0.3 gRPC has one card method, which
+/// is also how 0.3 clients read the public card: anonymous callers get that).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extended_card_is_for_authenticated_callers_on_every_binding() {
+    let keys = ApiKeys::new()
+        .key(&hash_api_key(ALPHA_KEY), "alpha", None, false)
+        .unwrap();
+    let extended = echo_card().with_skill(switchboard_protocol::AgentSkill::new(
+        "secret",
+        "Secret",
+        "Only for customers",
+        &["customers"],
+    ));
+    let schemes = Schemes::new().with(keys).allow_anonymous(true);
+    // The public card advertises the schemes (as `serve` does); the
+    // extended card names none and gets them from the served card.
+    let mut public_card = echo_card();
+    schemes.describe(&mut public_card);
+    let handler = RequestHandler::builder(EchoTask, public_card)
+        .store(Arc::new(InMemoryStore::new()))
+        .extended_card(extended)
+        .build();
+    let s = TestServer::start_with(|s| s.authenticator(schemes), handler).await;
+    let public: Value = s.get_json("/.well-known/agent-card.json").await;
+    assert_eq!(
+        public["capabilities"]["extendedAgentCard"], true,
+        "{public}"
+    );
+    assert_eq!(
+        public["supportsAuthenticatedExtendedCard"], true,
+        "{public}"
+    );
+    assert!(!public.to_string().contains("secret"), "{public}");
+    for combo in COMBOS {
+        let what = format!("{} {}", combo.0, combo.1);
+        let alpha = client(&s.base, combo, &[("x-api-key", ALPHA_KEY)]).await;
+        let card = alpha.get_extended_agent_card().await.unwrap();
+        assert!(
+            card.skills.iter().any(|k| k.id == "secret"),
+            "{what}: {:?}",
+            card.skills
+        );
+        assert_eq!(card.capabilities.extended_agent_card, Some(true), "{what}");
+        assert!(
+            !card.supported_interfaces.is_empty(),
+            "{what}: the served interfaces"
+        );
+        assert!(!card.security_schemes.is_empty(), "{what}: the schemes");
+
+        let anonymous = client(&s.base, combo, &[]).await;
+        let answer = anonymous.get_extended_agent_card().await;
+        if combo == ("GRPC", "0.3") {
+            let card = answer.unwrap();
+            assert!(card.skills.iter().all(|k| k.id != "secret"), "{what}");
+        } else {
+            assert_unauthenticated(&answer.unwrap_err(), &format!("{what}: anonymous"));
+        }
+    }
+    // REST's form: 401 with the challenge, no card.
+    let resp = s
+        .http
+        .get(format!("{}/extendedAgentCard", s.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(!resp.text().await.unwrap().contains("secret"));
+    s.stop().await;
+}
+
+/// Serves `body` at `path` on loopback, in 64 KiB chunks without a
+/// Content-Length (chunked), or with one; returns the base URL.
+async fn serve_document(path: &'static str, body: Vec<u8>, with_length: bool) -> String {
+    let body = Arc::new(body);
+    let app = axum::Router::new().route(
+        path,
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move {
+                if with_length {
+                    axum::body::Body::from(body.as_ref().clone())
+                } else {
+                    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+                        body.chunks(64 * 1024).map(|c| Ok(c.to_vec())).collect();
+                    axum::body::Body::from_stream(futures::stream::iter(chunks))
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    base
+}
+
+/// A JSON object `value` padded with a `padding` member to about `size` bytes.
+fn padded(mut value: Value, size: usize) -> Vec<u8> {
+    value["padding"] = json!("x".repeat(size));
+    serde_json::to_vec(&value).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_and_jwks_bodies_are_read_up_to_one_mib() {
+    let limit = switchboard_client::MAX_DOCUMENT_BYTES;
+    // Our client: a card over 1 MiB is refused with a clear error, with or
+    // without a Content-Length; the same card under it is read.
+    let card = serde_json::to_value(echo_card()).unwrap();
+    for with_length in [false, true] {
+        let big = serve_document(
+            "/.well-known/agent-card.json",
+            padded(card.clone(), limit + 1),
+            with_length,
+        )
+        .await;
+        let err = A2AClient::connect(&big).await.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::Decode(m) if m.contains("larger than 1048576 bytes")),
+            "Content-Length {with_length}: {err}"
+        );
+    }
+    let small = serve_document("/.well-known/agent-card.json", padded(card, 1000), false).await;
+    let fetched = A2AClient::builder().fetch_card(&small).await.unwrap();
+    assert_eq!(fetched.name, echo_card().name);
+
+    // The JWT scheme: a JWKS over 1 MiB (chunked) is not used; under it is.
+    let idp = KeySet::generate().unwrap();
+    let set = serde_json::to_value(idp.jwk_set()).unwrap();
+    for (size, accepted) in [(limit + 1, false), (1000, true)] {
+        let host = serve_document("/jwks", padded(set.clone(), size), false).await;
+        let mut jwt = JwtConfig::new(format!("{host}/jwks"), ISSUER, AUDIENCE);
+        jwt.min_refetch = Duration::ZERO;
+        let s = server(jwt).await;
+        let answer = as_bearer(&s.base, COMBOS[0], &token(&idp, "alice"))
+            .await
+            .list_tasks(Default::default())
+            .await;
+        match (accepted, answer) {
+            (true, Ok(_)) => {}
+            (false, Err(e)) => assert_unauthenticated(&e, "an oversized JWKS"),
+            (_, other) => panic!("JWKS of {size} bytes: {other:?}"),
+        }
+        s.stop().await;
+    }
+}

@@ -348,6 +348,33 @@ impl Http {
         Ok((status, body))
     }
 
+    /// [`Http::send_unary`] for a document the client fetches (a card, a
+    /// JWKS): the body is read chunk by chunk and refused past `max` bytes,
+    /// so a hostile or broken server cannot make the client buffer without
+    /// bound. `None` for the body when it was too large.
+    pub(crate) async fn send_bounded(
+        &self,
+        mut req: reqwest::RequestBuilder,
+        max: usize,
+    ) -> Result<(reqwest::StatusCode, Option<bytes::Bytes>), ClientError> {
+        if let Some(t) = self.timeout {
+            req = req.timeout(t);
+        }
+        let mut resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let status = resp.status();
+        if resp.content_length().is_some_and(|n| n > max as u64) {
+            return Ok((status, None));
+        }
+        let mut body = bytes::BytesMut::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| ClientError::transport(&e))? {
+            if body.len() + chunk.len() > max {
+                return Ok((status, None));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((status, Some(body.freeze())))
+    }
+
     /// Sends a streaming request, resumed after event `after` when given
     /// (`Last-Event-ID`). A total timeout would cut long streams, so the
     /// limit only covers the wait for the response headers (and the body

@@ -398,6 +398,7 @@ fn code_for_status(status: u16) -> Option<i32> {
         400 => -32602,
         401 => switchboard_protocol::error::UNAUTHENTICATED_CODE,
         403 => switchboard_protocol::error::PERMISSION_DENIED_CODE,
+        429 => switchboard_protocol::error::RESOURCE_EXHAUSTED_CODE,
         404 => -32601,
         409 => -32002,
         413 => -32600,

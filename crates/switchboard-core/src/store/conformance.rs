@@ -421,6 +421,7 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     let q = |limit: usize| TaskQuery {
         tenant: tenant.into(),
         owner: "alice".into(),
+        all_owners: false,
         context_id: None,
         state: None,
         status_after: None,
@@ -464,6 +465,13 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     f.status_after = Some(Utc.timestamp_opt(1_800_000_000 + 105, 0).single().unwrap());
     let page = store.list(&f).await.unwrap();
     assert_eq!(page.total, 3, "statusTimestampAfter is inclusive");
+
+    // An administrator's listing: every owner's tasks of the tenant.
+    let mut f = q(100);
+    f.all_owners = true;
+    let page = store.list(&f).await.unwrap();
+    assert_eq!(page.total, 9, "alice's eight and bob's one");
+    assert_eq!(page.records[0].task.id, "bobs-task", "newest first");
 }
 
 /// After a store is reopened (or its server crashed) the log continues where
@@ -550,6 +558,7 @@ pub mod fixtures {
         TaskQuery {
             tenant: tenant.into(),
             owner: "alice".into(),
+            all_owners: false,
             context_id: None,
             state: None,
             status_after: None,
