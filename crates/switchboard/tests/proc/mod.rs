@@ -215,7 +215,10 @@ fn first_line_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<Str
 /// http://127.0.0.1:PORT (card: …)`.
 pub fn listening_port(line: &str) -> u16 {
     line.split_whitespace()
-        .find_map(|w| w.strip_prefix("http://127.0.0.1:"))
+        .find_map(|w| {
+            w.strip_prefix("http://127.0.0.1:")
+                .or_else(|| w.strip_prefix("https://127.0.0.1:"))
+        })
         .and_then(|port| port.parse().ok())
         .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
 }
