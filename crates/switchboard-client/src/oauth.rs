@@ -121,13 +121,20 @@ impl TokenSource {
         }
     }
 
-    /// The cached token while it is fresh (what requests are sent with).
+    /// The cached token while it is fresh.
     pub(crate) fn current(&self) -> Option<String> {
         let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
         cached
             .as_ref()
             .filter(|c| c.refresh_at.is_none_or(|at| Instant::now() < at))
             .map(|c| c.token.clone())
+    }
+
+    /// The last token got, fresh or not: what requests are sent with (the
+    /// transport made sure it was fresh just before).
+    pub(crate) fn latest(&self) -> Option<String> {
+        let cached = self.cached.read().unwrap_or_else(PoisonError::into_inner);
+        cached.as_ref().map(|c| c.token.clone())
     }
 
     /// A fresh token: the cached one, else a new one from the endpoint.

@@ -241,7 +241,7 @@ impl Http {
     /// and the current OAuth access token as a bearer token.
     pub(crate) fn request_headers(&self) -> HeaderMap {
         let mut headers = self.headers.clone();
-        if let Some(token) = self.tokens.as_ref().and_then(|t| t.current())
+        if let Some(token) = self.tokens.as_ref().and_then(|t| t.latest())
             && let Ok(mut value) =
                 reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
         {
