@@ -1443,7 +1443,13 @@ mod tests {
             slot,
         )
         .await;
-        assert!(started.elapsed() >= ConnectionLimits::default().header_read_timeout);
+        let took = started.elapsed();
+        let limits = ConnectionLimits::default();
+        assert!(took >= limits.header_read_timeout, "{took:?}");
+        assert!(
+            took < limits.idle_timeout,
+            "closed by the handshake timeout, not the idle timeout: {took:?}"
+        );
         assert_eq!(registry.open_count(), 0, "the slot is given back");
         assert_eq!(
             until_closed(&mut client).await,
