@@ -164,6 +164,11 @@ impl fmt::Debug for A2aServer {
 impl A2aServer {
     /// A server for `handler`, JSON-RPC at `/`, public URL `http://127.0.0.1:8080`.
     pub fn new(handler: RequestHandler) -> Self {
+        // reqwest clients built without a TLS config of their own (JWKS
+        // fetches, tests, the program around us) ask rustls for the
+        // process's default provider and panic without one: make it ring,
+        // the one provider of the build, unless one is set already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         A2aServer {
             handler,
             public_url: "http://127.0.0.1:8080".into(),

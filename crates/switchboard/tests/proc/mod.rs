@@ -111,6 +111,8 @@ impl Serve {
     }
 
     fn spawn(store: &str, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+        // The test's own reqwest clients need the process's rustls provider.
+        switchboard_client::tls::install_default_provider();
         let stderr = match &log {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
             None => Stdio::inherit(),
