@@ -194,12 +194,10 @@ async fn card_on(conn: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStrea
         .to_string()
 }
 
-fn within<F: Future>(what: &'static str, fut: F) -> impl Future<Output = F::Output> {
-    async move {
-        tokio::time::timeout(Duration::from_secs(60), fut)
-            .await
-            .unwrap_or_else(|_| panic!("{what}: no answer within 60 s"))
-    }
+async fn within<T>(what: &'static str, fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within 60 s"))
 }
 
 #[tokio::test]

@@ -56,6 +56,15 @@ pub struct ConnectArgs {
     /// binding (gRPC included), beside the built-in Mozilla roots.
     #[arg(long, env = "SWITCHBOARD_CA_CERT", value_name = "FILE")]
     pub ca_cert: Option<std::path::PathBuf>,
+    /// OAuth 2.0 client credentials (boxed: it would make every command
+    /// value large).
+    #[command(flatten)]
+    pub oauth: Box<OAuthArgs>,
+}
+
+/// `--oauth-*`: OAuth 2.0 client credentials for every request.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OAuthArgs {
     /// OAuth 2.0 client credentials: the token endpoint's URL. With it every
     /// request carries an access token got with `--oauth-client-id` and the
     /// secret (from SWITCHBOARD_OAUTH_CLIENT_SECRET or

@@ -243,6 +243,7 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
 fn oauth_credentials(
     conn: &ConnectArgs,
 ) -> Result<Option<switchboard_client::ClientCredentials>, Failure> {
+    let conn = &conn.oauth;
     let Some(token_url) = &conn.oauth_token_url else {
         if conn.oauth_client_id.is_some() || conn.oauth_client_secret_file.is_some() {
             return Err(Failure::Usage(
