@@ -191,6 +191,10 @@ impl Cached {
 impl Jwks {
     /// A key set fetched from `url` on first use.
     pub fn new(url: impl Into<String>, min_refetch: Duration, max_age: Duration) -> Self {
+        // An `https` JWKS URL: reqwest's rustls asks for the process's
+        // default provider (and panics without one); ring is the one
+        // provider of the whole build. `Err`: one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Jwks {
             url: url.into(),
             http: reqwest::Client::builder()

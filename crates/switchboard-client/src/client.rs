@@ -116,6 +116,8 @@ pub struct ClientBuilder {
     extensions: Vec<String>,
     reconnect: ReconnectPolicy,
     card_trust: Option<CardTrust>,
+    roots: crate::tls::TrustedRoots,
+    oauth: Option<crate::oauth::ClientCredentials>,
 }
 
 impl ClientBuilder {
@@ -218,6 +220,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the CA certificate(s) in `pem` for `https` servers on every
+    /// binding (gRPC included), beside the built-in Mozilla roots (see
+    /// [`crate::tls`]). For a private CA; a PEM that does not parse is
+    /// reported when the client is built.
+    pub fn add_root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        std::sync::Arc::make_mut(&mut self.roots.pems).push(pem.into());
+        self
+    }
+
+    /// Authenticates with OAuth 2.0 client credentials: every request, on
+    /// every binding, carries an access token from the credentials' token
+    /// endpoint, cached until shortly before it expires and renewed once
+    /// when the agent refuses it (see [`crate::oauth`]).
+    pub fn oauth(mut self, credentials: crate::oauth::ClientCredentials) -> Self {
+        self.oauth = Some(credentials);
+        self
+    }
+
     /// Turns automatic stream reconnection off: a dropped stream ends with
     /// its transport error.
     pub fn no_reconnect(self) -> Self {
@@ -251,7 +271,10 @@ impl ClientBuilder {
             tenant: None,
             protocol_version: switchboard_protocol::card::PROTOCOL_VERSION.to_string(),
         };
-        let transport = (transport::jsonrpc::FACTORY.build)(&interface, &http)?;
+        let transport = crate::oauth::authorize(
+            (transport::jsonrpc::FACTORY.build)(&interface, &http)?,
+            &http,
+        );
         Ok(A2AClient::assemble(None, interface, transport, http).with_reconnect(self.reconnect))
     }
 
@@ -316,12 +339,12 @@ impl ClientBuilder {
         let factory = transport::factory_for(&interface).ok_or_else(|| {
             ClientError::Config(format!("no transport for {}", interface.protocol_binding))
         })?;
-        let transport = (factory.build)(&interface, &http)?;
+        let transport = crate::oauth::authorize((factory.build)(&interface, &http)?, &http);
         Ok(A2AClient::assemble(Some(card), interface, transport, http)
             .with_reconnect(self.reconnect))
     }
 
-    fn http(&self) -> Result<Http, ClientError> {
+    pub(crate) fn http(&self) -> Result<Http, ClientError> {
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
@@ -337,14 +360,23 @@ impl ClientBuilder {
                 .map_err(|e| ClientError::Config(format!("invalid extension URI list: {e}")))?;
             headers.insert(EXTENSIONS_HEADER, value);
         }
+        // Our config names its provider; this is for reqwest clients that
+        // the rest of the program builds without one.
+        crate::tls::install_default_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+            .tls_backend_preconfigured(self.roots.client_config()?)
             .build()
             .map_err(|e| ClientError::Config(flatten_chain(&e)))?;
+        let tokens = self.oauth.clone().map(|credentials| {
+            std::sync::Arc::new(crate::oauth::TokenSource::new(credentials, client.clone()))
+        });
         Ok(Http {
             client,
             headers,
             timeout: self.timeout,
+            roots: self.roots.clone(),
+            tokens,
         })
     }
 }
@@ -457,7 +489,7 @@ async fn get_json_body(
     let req = http
         .client
         .get(url.clone())
-        .headers(http.headers.clone())
+        .headers(http.request_headers())
         .header(ACCEPT, HeaderValue::from_static(accept))
         .header(VERSION_HEADER, HeaderValue::from_static("1.0"));
     let (status, body) = http.send_bounded(req, MAX_DOCUMENT_BYTES).await?;

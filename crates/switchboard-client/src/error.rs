@@ -59,6 +59,11 @@ pub enum ClientError {
     /// The client was given an unusable URL, header or option.
     #[error("invalid client configuration: {0}")]
     Config(String),
+    /// No access token from the OAuth 2.0 token endpoint (see
+    /// [`crate::oauth`]): unreachable, refused the client, or answered no
+    /// token.
+    #[error("OAuth2: {0}")]
+    OAuth(String),
 }
 
 impl ClientError {

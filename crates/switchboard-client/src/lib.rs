@@ -84,9 +84,11 @@ pub mod agui;
 pub mod card_signature;
 mod client;
 mod error;
+pub mod oauth;
 pub mod push;
 mod request;
 pub mod resume;
+pub mod tls;
 mod transport;
 
 #[cfg(feature = "agui")]
@@ -94,6 +96,7 @@ pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
 pub use error::ClientError;
+pub use oauth::ClientCredentials;
 pub use request::IntoRequest;
 pub use resume::ReconnectPolicy;
 

@@ -185,7 +185,7 @@ impl PushVerifier {
         Self::with_source(
             KeySource::Url {
                 url: jwks_url.into(),
-                http: reqwest::Client::new(),
+                http: crate::tls::default_http(None),
             },
             JwkSet { keys: Vec::new() },
             audience.into(),

@@ -52,6 +52,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::Service;
@@ -92,6 +93,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     service: impl HttpService,
     limits: ConnectionLimits,
+    tls: Option<TlsAcceptor>,
     stop: CancellationToken,
 ) -> io::Result<()> {
     let registry = Arc::new(Registry::new(limits));
@@ -135,7 +137,14 @@ pub(crate) async fn serve(
         };
         // Without TCP_NODELAY small SSE frames wait for delayed ACKs (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        connections.spawn(connection(tcp, peer, service.clone(), stop.clone(), slot));
+        connections.spawn(connection(
+            tcp,
+            peer,
+            service.clone(),
+            tls.clone(),
+            stop.clone(),
+            slot,
+        ));
     }
     drop(listener);
     connections.close();
@@ -156,30 +165,30 @@ fn is_connection_error(e: &io::Error) -> bool {
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 async fn connection(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
     peer: SocketAddr,
     service: impl HttpService,
+    tls: Option<TlsAcceptor>,
     stop: CancellationToken,
     slot: Slot,
 ) {
     let conn = slot.handle();
     let header_read_timeout = conn.registry.limits.header_read_timeout;
     let served = async {
-        // The bytes that tell the protocol are part of the head: a
-        // connection that stays silent is closed like one that trickles.
-        let sniffed = tokio::select! {
+        let Some(tls) = tls else {
+            return serve_io(tcp, peer, service, stop, conn).await;
+        };
+        // The handshake is part of the head too: a client that opens TLS
+        // and goes silent holds its slot only as long as a silent plaintext
+        // one (and, idle meanwhile, may be closed to make room).
+        let handshake = tokio::select! {
             () = stop.cancelled() => return,
-            sniffed = tokio::time::timeout(header_read_timeout, sniff(&mut tcp)) => sniffed,
+            handshake = tokio::time::timeout(header_read_timeout, tls.accept(tcp)) => handshake,
         };
-        let Ok(Ok((is_h2, seen))) = sniffed else {
-            return;
-        };
-        let io = Rewind { seen, io: tcp };
-        let peer = ConnectInfo(peer);
-        if is_h2 {
-            serve_h2(io, peer, service, stop, conn).await;
-        } else {
-            serve_h1(io, peer, service, stop, conn).await;
+        match handshake {
+            Ok(Ok(io)) => serve_io(io, peer, service, stop, conn).await,
+            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+            Err(_elapsed) => tracing::debug!(%peer, "TLS handshake timed out"),
         }
     };
     tokio::select! {
@@ -189,9 +198,42 @@ async fn connection(
     }
 }
 
+/// What a connection is read from and written to: TCP, or TLS over it.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
+
+/// Serves one connection's (decrypted) bytes: HTTP/2 if they open with the
+/// preface, else HTTP/1.1. ALPN is not needed to tell them apart.
+async fn serve_io(
+    mut io: impl Io,
+    peer: SocketAddr,
+    service: impl HttpService,
+    stop: CancellationToken,
+    conn: ConnHandle,
+) {
+    let header_read_timeout = conn.registry.limits.header_read_timeout;
+    // The bytes that tell the protocol are part of the head: a
+    // connection that stays silent is closed like one that trickles.
+    let sniffed = tokio::select! {
+        () = stop.cancelled() => return,
+        sniffed = tokio::time::timeout(header_read_timeout, sniff(&mut io)) => sniffed,
+    };
+    let Ok(Ok((is_h2, seen))) = sniffed else {
+        return;
+    };
+    let io = Rewind { seen, io };
+    let peer = ConnectInfo(peer);
+    if is_h2 {
+        serve_h2(io, peer, service, stop, conn).await;
+    } else {
+        serve_h1(io, peer, service, stop, conn).await;
+    }
+}
+
 /// Reads until the bytes either are the HTTP/2 preface or cannot become it.
 /// Returns which, and the bytes read (the protocol reads them again).
-async fn sniff(tcp: &mut TcpStream) -> io::Result<(bool, Bytes)> {
+async fn sniff(tcp: &mut (impl AsyncRead + Unpin)) -> io::Result<(bool, Bytes)> {
     let mut seen = BytesMut::with_capacity(PREFACE.len());
     loop {
         if tcp.read_buf(&mut seen).await? == 0 {
@@ -617,7 +659,7 @@ impl http_body::Body for Held {
 // ---- HTTP/1.1 -------------------------------------------------------------------
 
 async fn serve_h1(
-    io: Rewind<TcpStream>,
+    io: Rewind<impl Io>,
     peer: Peer,
     service: impl HttpService,
     stop: CancellationToken,
@@ -665,7 +707,7 @@ const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 type Stream = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn serve_h2(
-    io: Rewind<TcpStream>,
+    io: Rewind<impl Io>,
     peer: Peer,
     service: impl HttpService,
     stop: CancellationToken,
@@ -1016,16 +1058,19 @@ mod tests {
         assert!(httpdate::parse_http_date(s).is_ok(), "{s}");
     }
 
-    /// A connection that sends nothing is closed once the header read
-    /// timeout passes (tokio's clock is paused, so the test does not wait
-    /// for it).
-    #[tokio::test(start_paused = true)]
-    async fn a_silent_connection_is_closed() {
+    /// Serves one connection whose client sends `sent` and then nothing,
+    /// over TLS when `tls` is given; checks it is closed without an answer
+    /// and its slot given back, and returns how long that took.
+    async fn serve_silent(sent: &[u8], tls: Option<TlsAcceptor>) -> Duration {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
         let mut client = TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        client
+            .write_all(sent)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let (tcp, peer) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
@@ -1037,8 +1082,8 @@ mod tests {
             .admit(peer.ip())
             .unwrap_or_else(|e| panic!("{e:?}"));
         let started = tokio::time::Instant::now();
-        connection(tcp, peer, service, CancellationToken::new(), slot).await;
-        assert!(started.elapsed() >= ConnectionLimits::default().header_read_timeout);
+        connection(tcp, peer, service, tls, CancellationToken::new(), slot).await;
+        let took = started.elapsed();
         assert_eq!(registry.open_count(), 0, "the slot is given back");
         let mut rest = Vec::new();
         let n = client
@@ -1046,6 +1091,16 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(n, 0, "closed without an answer");
+        took
+    }
+
+    /// A connection that sends nothing is closed once the header read
+    /// timeout passes (tokio's clock is paused, so the test does not wait
+    /// for it).
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_connection_is_closed() {
+        let took = serve_silent(b"", None).await;
+        assert!(took >= ConnectionLimits::default().header_read_timeout);
     }
 
     #[tokio::test]
@@ -1120,7 +1175,13 @@ mod tests {
                 Ok::<_, Infallible>(answer)
             }
         });
-        tokio::spawn(serve(listener, service, limits, CancellationToken::new()));
+        tokio::spawn(serve(
+            listener,
+            service,
+            limits,
+            None,
+            CancellationToken::new(),
+        ));
         (addr, hold)
     }
 
@@ -1326,6 +1387,111 @@ mod tests {
         assert!(
             took >= Duration::from_secs(5) && took < Duration::from_secs(3600),
             "{took:?}"
+        );
+    }
+
+    // ---- TLS: the handshake is held to the same limits -------------------------
+
+    /// A server certificate for `localhost`/127.0.0.1 and the config of a
+    /// client that trusts it.
+    struct TestTls {
+        _dir: tempfile::TempDir,
+        acceptor: TlsAcceptor,
+        client: tokio_rustls::TlsConnector,
+    }
+
+    fn test_tls() -> TestTls {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cert = dir.path().join("cert.pem");
+        let key = dir.path().join("key.pem");
+        std::fs::write(&cert, made.cert.pem()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&key, made.signing_key.serialize_pem()).unwrap_or_else(|e| panic!("{e}"));
+        let tls = crate::ServerTls::from_pem_files(&cert, &key).unwrap_or_else(|e| panic!("{e}"));
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(made.cert.der().clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        TestTls {
+            _dir: dir,
+            acceptor: TlsAcceptor::from(tls.config()),
+            client: tokio_rustls::TlsConnector::from(Arc::new(client)),
+        }
+    }
+
+    /// A client that opens TLS and sends nothing more (here: the first
+    /// bytes of a record header) is closed once the header read timeout
+    /// passes, and gives its slot back.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_tls_client_is_closed() {
+        let tls = test_tls();
+        let took = serve_silent(&[0x16, 0x03, 0x01], Some(tls.acceptor)).await;
+        let limits = ConnectionLimits::default();
+        assert!(took >= limits.header_read_timeout, "{took:?}");
+        assert!(
+            took < limits.idle_timeout,
+            "closed by the handshake timeout, not the idle timeout: {took:?}"
+        );
+    }
+
+    /// A silent TLS client holds a slot like any other: when the server is
+    /// full it is the idle connection closed to make room, and the TLS
+    /// client that came after it is served.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_tls_client_is_closed_to_make_room() {
+        let tls = test_tls();
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let service = tower::service_fn(|_req: Request<Body>| async {
+            Ok::<_, Infallible>(Response::new(Body::from("hello")))
+        });
+        let limits = ConnectionLimits {
+            max_connections: 1,
+            header_read_timeout: Duration::from_secs(3600),
+            idle_timeout: Duration::from_secs(3600),
+            ..ConnectionLimits::default()
+        };
+        tokio::spawn(serve(
+            listener,
+            service,
+            limits,
+            Some(tls.acceptor),
+            CancellationToken::new(),
+        ));
+        let mut silent = connect(addr, &[0x16]).await;
+        let started = Instant::now();
+        let tcp = TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let name =
+            rustls::pki_types::ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}"));
+        let mut fresh = tls
+            .client
+            .connect(name, tcp)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        fresh.write_all(GET).await.unwrap_or_else(|e| panic!("{e}"));
+        let mut answer = Vec::new();
+        let _ = fresh.read_to_end(&mut answer).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello"),
+            "{answer}"
+        );
+        assert_eq!(until_closed(&mut silent).await, "");
+        assert!(
+            started.elapsed() < Duration::from_secs(3600),
+            "closed to make room, not timed out"
         );
     }
 }

@@ -62,11 +62,13 @@ pub mod rate;
 mod rest;
 mod rest_v03;
 pub mod sse;
+pub mod tls;
 
 pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
 pub use rate::RequestRate;
+pub use tls::ServerTls;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -137,6 +139,8 @@ pub struct A2aServer {
     interface_urls: Vec<(String, String)>,
     /// What clients may hold of connections (see [`limits`]).
     connection_limits: ConnectionLimits,
+    /// TLS on the listener (see [`tls`]); `None`: plaintext.
+    tls: Option<ServerTls>,
     /// Push notifications to wire up at `serve` (see [`A2aServer::push`]).
     #[cfg(feature = "push")]
     push: Option<push::Wired>,
@@ -157,6 +161,7 @@ impl fmt::Debug for A2aServer {
             .field("authenticator", &self.authenticator)
             .field("layers", &self.layers.len())
             .field("connection_limits", &self.connection_limits)
+            .field("tls", &self.tls)
             .finish_non_exhaustive()
     }
 }
@@ -164,6 +169,11 @@ impl fmt::Debug for A2aServer {
 impl A2aServer {
     /// A server for `handler`, JSON-RPC at `/`, public URL `http://127.0.0.1:8080`.
     pub fn new(handler: RequestHandler) -> Self {
+        // reqwest clients built without a TLS config of their own (JWKS
+        // fetches, tests, the program around us) ask rustls for the
+        // process's default provider and panic without one: make it ring,
+        // the one provider of the build, unless one is set already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         A2aServer {
             handler,
             public_url: "http://127.0.0.1:8080".into(),
@@ -178,6 +188,7 @@ impl A2aServer {
             layers: Vec::new(),
             interface_urls: Vec::new(),
             connection_limits: ConnectionLimits::default(),
+            tls: None,
             #[cfg(feature = "push")]
             push: None,
             #[cfg(feature = "push")]
@@ -383,6 +394,16 @@ impl A2aServer {
         self
     }
 
+    /// Serves TLS (see [`tls`]): every binding over one TLS listener, ALPN
+    /// `h2` and `http/1.1`, the certificate reloaded when its files change.
+    /// The card's URLs come from [`public_url`](Self::public_url), which
+    /// should then be `https://…` (the derived gRPC interface is then
+    /// `https://host:port`, telling clients to use TLS).
+    pub fn tls(mut self, tls: ServerTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// The card as served: the handler's card with this server's interfaces
     /// (unless the card lists its own) and the capabilities it implements.
     pub fn card(&self) -> AgentCard {
@@ -405,15 +426,18 @@ impl A2aServer {
                 tenant: None,
                 protocol_version: PROTOCOL_VERSION.into(),
             });
-            // gRPC targets are `host:port`, on the same port as HTTP.
+            // gRPC targets are `host:port`, on the same port as HTTP;
+            // behind TLS `https://host:port`, since a bare target means
+            // cleartext HTTP/2 to clients.
             #[cfg(feature = "grpc")]
             {
-                let authority = self
-                    .public_url
-                    .split_once("://")
-                    .map_or(self.public_url.as_str(), |(_, rest)| rest);
+                let target = match self.public_url.split_once("://") {
+                    Some(("https", _)) => self.public_url.clone(),
+                    Some((_, authority)) => authority.to_string(),
+                    None => self.public_url.clone(),
+                };
                 card.supported_interfaces.push(AgentInterface {
-                    url: self.url_for(BINDING_GRPC, authority.to_string()),
+                    url: self.url_for(BINDING_GRPC, target),
                     protocol_binding: BINDING_GRPC.into(),
                     tenant: None,
                     protocol_version: PROTOCOL_VERSION.into(),
@@ -555,12 +579,16 @@ impl A2aServer {
             stop2.cancel();
         });
         let limits = self.connection_limits.clone();
+        let acceptor = self.tls.as_ref().map(|tls| {
+            tokio::spawn(tls.clone().watch(stop.clone()));
+            tokio_rustls::TlsAcceptor::from(tls.config())
+        });
         let served = if self.layers.is_empty() {
             // The front itself, not a boxed service or `router()`'s Router
             // around it: one indirection less on every request.
-            conn::serve(listener, self.front(), limits, stop).await
+            conn::serve(listener, self.front(), limits, acceptor, stop).await
         } else {
-            conn::serve(listener, self.layered(), limits, stop).await
+            conn::serve(listener, self.layered(), limits, acceptor, stop).await
         };
         // Last, so that the final events of settling tasks are queued first.
         #[cfg(feature = "push")]

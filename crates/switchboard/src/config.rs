@@ -303,7 +303,9 @@ fn sources(cmd: &Command, m: &clap::ArgMatches, from_file: &[String]) -> BTreeMa
 /// one).
 pub fn is_secret_name(id: &str) -> bool {
     let id = id.to_ascii_lowercase();
-    let names_a_file = id.ends_with("_file") || id.ends_with("_path") || id.ends_with("_dir");
+    // `tls_key` is the path of the key file, as `--tls-key` is named.
+    let names_a_file =
+        id.ends_with("_file") || id.ends_with("_path") || id.ends_with("_dir") || id == "tls_key";
     !names_a_file
         && ["key", "token", "secret", "password"]
             .iter()

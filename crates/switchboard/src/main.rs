@@ -67,6 +67,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let cli = Cli::parse_from(&argv);
+    // One rustls crypto provider in the process, ring: our own TLS configs
+    // name it explicitly, and this default serves any library that asks for
+    // the process default. `Err` only means one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // The tokens after the subcommand: parsed again with the config file
     // layered under them (`switchboard::config`).
     let after = |words: usize| argv.get(1 + words..).unwrap_or_default().to_vec();

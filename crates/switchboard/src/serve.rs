@@ -156,6 +156,19 @@ pub struct ServeArgs {
     #[arg(long = "interface-url", alias = "interface-urls", value_name = "BINDING=URL",
           value_parser = parse_interface_url, env = "SWITCHBOARD_INTERFACE_URL", value_delimiter = ',')]
     pub interface_url: Vec<(String, String)>,
+    /// Serve HTTPS (every binding, gRPC included, on the one port): the
+    /// certificate chain, PEM, leaf first. Needs `--tls-key`. Replaced files
+    /// are picked up without a restart.
+    #[arg(long, env = "SWITCHBOARD_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `--tls-cert` (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "SWITCHBOARD_TLS_KEY", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// How often, in seconds, the certificate and key files are checked for
+    /// a change (a new pair is used for new connections; a bad one is
+    /// logged and the old one kept).
+    #[arg(long, env = "SWITCHBOARD_TLS_RELOAD_SECS", default_value_t = 5)]
+    pub tls_reload_secs: u64,
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
@@ -539,10 +552,19 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         Some(path) => Some(extended_card(&card, path)?),
         None => None,
     };
+    let tls = server_tls(&cfg)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plaintext HTTP on a non-loopback address: credentials and task data \
+             cross the network unencrypted (set tls_cert and tls_key, or terminate TLS in front)"
+        );
+    }
     let public_url = cfg
         .public_url
         .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
+        .unwrap_or_else(|| format!("{scheme}://{addr}"));
     let push_shutdown = tokio_util::sync::CancellationToken::new();
     let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
     let mut builder = RequestHandler::builder(executor, card)
@@ -583,6 +605,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     if let Some(auth) = authenticator {
         server = server.authenticator(auth);
     }
+    if let Some(tls) = tls {
+        server = server.tls(tls);
+    }
     if let Some(options) = push {
         server = server
             .push(options)
@@ -610,7 +635,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     tracing::info!(%addr, %store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
-        "switchboard listening on http://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
+        "switchboard listening on {scheme}://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
     );
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
@@ -619,6 +644,21 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     push_shutdown.cancel();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The listener's TLS, when `tls_cert` and `tls_key` are set (both or neither).
+fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerTls>> {
+    match (&cfg.tls_cert, &cfg.tls_key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => {
+            let tls = switchboard_server::ServerTls::from_pem_files(cert, key)
+                .context("loading the TLS certificate")?
+                .reload_interval(std::time::Duration::from_secs(cfg.tls_reload_secs.max(1)));
+            Ok(Some(tls))
+        }
+        (Some(_), None) => bail!("tls_cert is set but tls_key is not: TLS needs both"),
+        (None, Some(_)) => bail!("tls_key is set but tls_cert is not: TLS needs both"),
+    }
 }
 
 async fn shutdown_signal() {

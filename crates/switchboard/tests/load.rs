@@ -77,6 +77,8 @@ struct Serve {
 
 impl Serve {
     fn start() -> Serve {
+        // The normal client's reqwest needs the process's rustls provider.
+        switchboard_client::tls::install_default_provider();
         let mut child = Command::new("prlimit")
             .arg("--nofile=4096:4096")
             .arg(env!("CARGO_BIN_EXE_switchboard"))

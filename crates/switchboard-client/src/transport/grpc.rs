@@ -9,8 +9,9 @@
 //! defines it.
 //!
 //! The interface URL is a gRPC target: `host:port` (the form the spec uses
-//! for gRPC interfaces) or `http://host:port`. TLS (`https://`) is not built
-//! in and is refused at build time rather than failing later.
+//! for gRPC interfaces) or `http://host:port` for cleartext HTTP/2, and
+//! `https://host:port` for TLS (ALPN `h2`, the client's trusted roots: see
+//! [`crate::tls`]).
 //!
 //! Errors: a status that carries a `google.rpc.ErrorInfo` of domain
 //! `a2a-protocol.org` becomes the matching [`A2AError`] (by its `reason`,
@@ -78,12 +79,7 @@ impl GrpcTransport {
     pub(crate) fn new(target: &str, http: Http) -> Result<Self, ClientError> {
         let target = target.trim();
         let uri = match target.split_once("://") {
-            Some(("http", _)) => target.to_string(),
-            Some(("https", _)) => {
-                return Err(ClientError::Config(format!(
-                    "gRPC over TLS ({target}) is not supported by this client"
-                )));
-            }
+            Some(("http" | "https", _)) => target.to_string(),
             Some((scheme, _)) if !scheme.contains(['.', ':']) => {
                 return Err(ClientError::Config(format!(
                     "gRPC target {target:?} has an unknown scheme"
@@ -91,12 +87,18 @@ impl GrpcTransport {
             }
             _ => format!("http://{target}"),
         };
+        let tls = uri.starts_with("https://");
         let mut endpoint = Endpoint::from_shared(uri)
             .map_err(|e| ClientError::Config(format!("invalid gRPC target {target:?}: {e}")))?
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true);
         if let Some(t) = http.timeout {
             endpoint = endpoint.connect_timeout(t);
+        }
+        if tls {
+            endpoint = endpoint
+                .tls_config(http.roots.grpc_config())
+                .map_err(|e| ClientError::Config(format!("gRPC TLS for {target:?}: {e}")))?;
         }
         Ok(GrpcTransport {
             target: target.to_string(),
@@ -141,7 +143,7 @@ impl GrpcTransport {
             "a2a-version",
             tonic::metadata::MetadataValue::from_static(version),
         );
-        for (name, value) in &self.http.headers {
+        for (name, value) in &self.http.request_headers() {
             if let Ok(v) = tonic::metadata::MetadataValue::try_from(value.as_bytes())
                 && let Ok(k) = tonic::metadata::MetadataKey::from_bytes(name.as_str().as_bytes())
             {
@@ -377,14 +379,10 @@ mod tests {
 
     #[test]
     fn targets() {
-        let http = Http {
-            client: reqwest::Client::new(),
-            headers: Default::default(),
-            timeout: None,
-        };
+        let http = crate::ClientBuilder::new().http().unwrap();
         assert!(GrpcTransport::new("127.0.0.1:9", http.clone()).is_ok());
         assert!(GrpcTransport::new("http://localhost:9", http.clone()).is_ok());
-        assert!(GrpcTransport::new("https://localhost:9", http.clone()).is_err());
+        assert!(GrpcTransport::new("https://localhost:9", http.clone()).is_ok());
         assert!(GrpcTransport::new("ftp://localhost:9", http).is_err());
     }
 }

@@ -107,7 +107,7 @@ impl JsonRpcTransport {
             .http
             .client
             .post(self.url.clone())
-            .headers(self.http.headers.clone())
+            .headers(self.http.request_headers())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static(accept))
             .header(VERSION_HEADER, HeaderValue::from_static(self.version))

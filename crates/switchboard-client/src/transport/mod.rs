@@ -235,6 +235,27 @@ pub(crate) struct Http {
     /// Total time limit of a unary request; for a stream, the limit for the
     /// response headers to arrive.
     pub timeout: Option<Duration>,
+    /// The CAs `https` servers are checked against (gRPC builds its TLS
+    /// from them).
+    pub roots: crate::tls::TrustedRoots,
+    /// OAuth 2.0 access tokens, when the client uses them (see [`crate::oauth`]).
+    pub tokens: Option<std::sync::Arc<crate::oauth::TokenSource>>,
+}
+
+impl Http {
+    /// The headers every request carries: the caller's, `A2A-Extensions`,
+    /// and the current OAuth access token as a bearer token.
+    pub(crate) fn request_headers(&self) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        if let Some(token) = self.tokens.as_ref().and_then(|t| t.latest())
+            && let Ok(mut value) =
+                reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+        {
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        headers
+    }
 }
 
 /// At most this much of an unexpected HTTP body is kept in an error.

@@ -159,7 +159,7 @@ impl RestTransport {
             .http
             .client
             .request(plan.method.clone(), url)
-            .headers(self.http.headers.clone())
+            .headers(self.http.request_headers())
             .header(ACCEPT, HeaderValue::from_static(accept))
             .header(
                 VERSION_HEADER,

@@ -52,7 +52,40 @@ pub struct ConnectArgs {
     /// card's own origin (the signature's `jku`), and unaltered.
     #[arg(long, env = "SWITCHBOARD_VERIFY_CARD")]
     pub verify_card: bool,
+    /// Also trust this CA certificate (PEM) for `https` agents, on every
+    /// binding (gRPC included), beside the built-in Mozilla roots.
+    #[arg(long, env = "SWITCHBOARD_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// OAuth 2.0 client credentials (boxed: it would make every command
+    /// value large).
+    #[command(flatten)]
+    pub oauth: Box<OAuthArgs>,
 }
+
+/// `--oauth-*`: OAuth 2.0 client credentials for every request.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OAuthArgs {
+    /// OAuth 2.0 client credentials: the token endpoint's URL. With it every
+    /// request carries an access token got with `--oauth-client-id` and the
+    /// secret (from SWITCHBOARD_OAUTH_CLIENT_SECRET or
+    /// `--oauth-client-secret-file`; never a flag, so it stays out of `ps`
+    /// and shell history).
+    #[arg(long, env = "SWITCHBOARD_OAUTH_TOKEN_URL", value_name = "URL")]
+    pub oauth_token_url: Option<String>,
+    /// The OAuth 2.0 client id.
+    #[arg(long, env = "SWITCHBOARD_OAUTH_CLIENT_ID", value_name = "ID")]
+    pub oauth_client_id: Option<String>,
+    /// File holding the OAuth 2.0 client secret (surrounding whitespace is
+    /// ignored).
+    #[arg(long, value_name = "FILE")]
+    pub oauth_client_secret_file: Option<std::path::PathBuf>,
+    /// A scope to ask the token endpoint for (repeatable).
+    #[arg(long = "oauth-scope", value_name = "SCOPE")]
+    pub oauth_scopes: Vec<String>,
+}
+
+/// The variable holding the OAuth 2.0 client secret (there is no flag).
+pub const OAUTH_CLIENT_SECRET_ENV: &str = "SWITCHBOARD_OAUTH_CLIENT_SECRET";
 
 /// A protocol binding `--binding` can force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

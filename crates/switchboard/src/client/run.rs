@@ -217,7 +217,54 @@ fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
     if conn.verify_card {
         b = b.verify_card(switchboard_client::CardTrust::SameOrigin);
     }
+    if let Some(path) = &conn.ca_cert {
+        let pem = std::fs::read(path)
+            .map_err(|e| Failure::Usage(format!("--ca-cert {}: {e}", path.display())))?;
+        b = b.add_root_certificate_pem(pem);
+    }
+    if let Some(credentials) = oauth_credentials(conn)? {
+        b = b.oauth(credentials);
+    }
     Ok(b)
+}
+
+/// The OAuth 2.0 client credentials the flags ask for, if any.
+fn oauth_credentials(
+    conn: &ConnectArgs,
+) -> Result<Option<switchboard_client::ClientCredentials>, Failure> {
+    let conn = &conn.oauth;
+    let Some(token_url) = &conn.oauth_token_url else {
+        if conn.oauth_client_id.is_some() || conn.oauth_client_secret_file.is_some() {
+            return Err(Failure::Usage(
+                "--oauth-client-id and --oauth-client-secret-file need --oauth-token-url".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let Some(id) = &conn.oauth_client_id else {
+        return Err(Failure::Usage(
+            "--oauth-token-url needs --oauth-client-id".into(),
+        ));
+    };
+    let secret = match &conn.oauth_client_secret_file {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| {
+            Failure::Usage(format!(
+                "--oauth-client-secret-file {}: {e}",
+                path.display()
+            ))
+        })?,
+        None => std::env::var(super::args::OAUTH_CLIENT_SECRET_ENV).map_err(|_| {
+            Failure::Usage(format!(
+                "--oauth-token-url needs the client secret in {} or --oauth-client-secret-file",
+                super::args::OAUTH_CLIENT_SECRET_ENV
+            ))
+        })?,
+    };
+    let credentials = conn.oauth_scopes.iter().fold(
+        switchboard_client::ClientCredentials::new(token_url, id.trim(), secret.trim()),
+        |c, scope| c.scope(scope),
+    );
+    Ok(Some(credentials))
 }
 
 /// Connects; `progress` activates the task-progress extension.

@@ -111,6 +111,8 @@ impl Serve {
     }
 
     fn spawn(store: &str, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+        // The test's own reqwest clients need the process's rustls provider.
+        switchboard_client::tls::install_default_provider();
         let stderr = match &log {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
             None => Stdio::inherit(),
@@ -215,7 +217,10 @@ fn first_line_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<Str
 /// http://127.0.0.1:PORT (card: …)`.
 pub fn listening_port(line: &str) -> u16 {
     line.split_whitespace()
-        .find_map(|w| w.strip_prefix("http://127.0.0.1:"))
+        .find_map(|w| {
+            w.strip_prefix("http://127.0.0.1:")
+                .or_else(|| w.strip_prefix("https://127.0.0.1:"))
+        })
         .and_then(|port| port.parse().ok())
         .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
 }
