@@ -255,24 +255,16 @@ impl PgStore {
         }
 
         let mut conn = connect_once(&connect, options.connect_timeout, &location).await?;
-        let migrated = migrate(&mut conn).await;
+        let migrated = migrate(&mut conn, &location).await;
         // Closing politely is best effort; the migration result is what counts.
         let _ = conn.close().await;
-        migrated.map_err(|e| {
-            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
-        })?;
+        migrated?;
 
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self {
-            writer: group::start(pool.clone()),
-            pool,
-            location,
-            replica: None,
-            push: Default::default(),
-        })
+        Ok(Self::on_migrated(pool, location))
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -290,17 +282,20 @@ impl PgStore {
             .acquire()
             .await
             .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
-        migrate(&mut conn).await.map_err(|e| {
-            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
-        })?;
+        migrate(&mut conn, &location).await?;
         drop(conn);
-        Ok(Self {
+        Ok(Self::on_migrated(pool, location))
+    }
+
+    /// The store on `pool`, whose database has the current schema.
+    fn on_migrated(pool: PgPool, location: String) -> Self {
+        Self {
             writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
             push: Default::default(),
-        })
+        }
     }
 
     /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)
@@ -321,8 +316,10 @@ impl PgStore {
 /// `Migrator::run` takes an `Acquire` whose higher-ranked lifetime makes the
 /// calling future `!Send` (it could not be spawned on a multi-threaded
 /// runtime); `run_direct`, the same code on a plain connection, avoids that.
-async fn migrate(conn: &mut PgConnection) -> Result<(), sqlx::migrate::MigrateError> {
-    MIGRATOR.run_direct(None, conn, false).await
+async fn migrate(conn: &mut PgConnection, location: &str) -> Result<(), StoreError> {
+    MIGRATOR.run_direct(None, conn, false).await.map_err(|e| {
+        StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
+    })
 }
 
 /// One direct connection, with a deadline, so failures carry their reason
