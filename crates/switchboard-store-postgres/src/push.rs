@@ -61,7 +61,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use sqlx::Postgres;
+use sqlx::postgres::PgArguments;
 use sqlx::postgres::{PgListener, PgRow};
+use sqlx::query::Query;
 use switchboard_core::StoreError;
 use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
@@ -130,6 +133,27 @@ const CLAIM: &str = "WITH heads AS ( \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
      ORDER BY o.next_attempt_micros, o.id";
 
+/// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
+/// url, token, auth_scheme, auth_credentials, payload_kind,
+/// hidden_metadata_keys), the order its UPDATE and INSERT share.
+fn bind_config<'q>(
+    query: Query<'q, Postgres, PgArguments>,
+    config: &'q PushConfig,
+    hidden: &'q str,
+) -> Query<'q, Postgres, PgArguments> {
+    let (scheme, credentials) = rows::auth_columns(config);
+    query
+        .bind(&config.tenant)
+        .bind(&config.task_id)
+        .bind(&config.id)
+        .bind(&config.url)
+        .bind(config.token.as_deref())
+        .bind(scheme)
+        .bind(credentials)
+        .bind(config.payload_kind.as_str())
+        .bind(hidden)
+}
+
 #[async_trait]
 impl PushStore for PgStore {
     async fn put_config(
@@ -138,7 +162,6 @@ impl PushStore for PgStore {
         max_per_task: usize,
     ) -> Result<PutConfig, StoreError> {
         let hidden = rows::hidden_keys_column(config)?;
-        let (scheme, credentials) = rows::auth_columns(config);
         let mut tx = self
             .pool
             .begin()
@@ -155,20 +178,15 @@ impl PushStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(backend("locking a task's push configs"))?;
-        let updated = sqlx::query(
-            "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
-             auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
-             WHERE tenant = $1 AND task_id = $2 AND id = $3",
+        let updated = bind_config(
+            sqlx::query(
+                "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
+                 auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
+                 WHERE tenant = $1 AND task_id = $2 AND id = $3",
+            ),
+            config,
+            &hidden,
         )
-        .bind(&config.tenant)
-        .bind(&config.task_id)
-        .bind(&config.id)
-        .bind(&config.url)
-        .bind(config.token.as_deref())
-        .bind(scheme)
-        .bind(credentials)
-        .bind(config.payload_kind.as_str())
-        .bind(&hidden)
         .execute(&mut *tx)
         .await
         .map_err(backend("updating a push config"))?;
@@ -186,20 +204,15 @@ impl PushStore for PgStore {
             if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
                 PutConfig::LimitReached
             } else {
-                sqlx::query(
-                    "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                bind_config(
+                    sqlx::query(
+                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    ),
+                    config,
+                    &hidden,
                 )
-                .bind(&config.tenant)
-                .bind(&config.task_id)
-                .bind(&config.id)
-                .bind(&config.url)
-                .bind(config.token.as_deref())
-                .bind(scheme)
-                .bind(credentials)
-                .bind(config.payload_kind.as_str())
-                .bind(&hidden)
                 .bind(Utc::now().timestamp_micros())
                 .execute(&mut *tx)
                 .await

@@ -24,6 +24,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use sqlx::query::Query;
+use sqlx::sqlite::SqliteArguments;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Sqlite};
 use switchboard_core::StoreError;
@@ -75,6 +77,27 @@ fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
     rows::outbox_item(&Columns(row))
 }
 
+/// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
+/// url, token, auth_scheme, auth_credentials, payload_kind,
+/// hidden_metadata_keys), the order its UPDATE and INSERT share.
+fn bind_config<'q>(
+    query: Query<'q, Sqlite, SqliteArguments>,
+    config: &'q PushConfig,
+    hidden: &'q str,
+) -> Query<'q, Sqlite, SqliteArguments> {
+    let (scheme, credentials) = rows::auth_columns(config);
+    query
+        .bind(&config.tenant)
+        .bind(&config.task_id)
+        .bind(&config.id)
+        .bind(&config.url)
+        .bind(config.token.as_deref())
+        .bind(scheme)
+        .bind(credentials)
+        .bind(config.payload_kind.as_str())
+        .bind(hidden)
+}
+
 #[async_trait]
 impl PushStore for SqliteStore {
     async fn put_config(
@@ -85,21 +108,15 @@ impl PushStore for SqliteStore {
         let mut conn = writer_connection(&self.writer_pool).await?;
         let mut tx = begin_immediate(&mut conn).await?;
         let hidden = rows::hidden_keys_column(config)?;
-        let (scheme, credentials) = rows::auth_columns(config);
-        let updated = sqlx::query(
-            "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
-             auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
-             WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+        let updated = bind_config(
+            sqlx::query(
+                "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
+                 auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
+                 WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+            ),
+            config,
+            &hidden,
         )
-        .bind(&config.tenant)
-        .bind(&config.task_id)
-        .bind(&config.id)
-        .bind(&config.url)
-        .bind(config.token.as_deref())
-        .bind(scheme)
-        .bind(credentials)
-        .bind(config.payload_kind.as_str())
-        .bind(&hidden)
         .execute(&mut *tx)
         .await
         .map_err(backend("updating a push config"))?;
@@ -117,21 +134,16 @@ impl PushStore for SqliteStore {
             if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
                 PutConfig::LimitReached
             } else {
-                sqlx::query(
-                    "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, payload_kind, created_micros, hidden_metadata_keys) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                bind_config(
+                    sqlx::query(
+                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    ),
+                    config,
+                    &hidden,
                 )
-                .bind(&config.tenant)
-                .bind(&config.task_id)
-                .bind(&config.id)
-                .bind(&config.url)
-                .bind(config.token.as_deref())
-                .bind(scheme)
-                .bind(credentials)
-                .bind(config.payload_kind.as_str())
                 .bind(micros(Utc::now()))
-                .bind(&hidden)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend("inserting a push config"))?;
