@@ -941,17 +941,14 @@ impl RequestHandler {
         if let Some(id) = &req.context_id {
             limits.check_id("contextId", id)?;
         }
-        let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
-        if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-            return Err(A2AError::invalid_field(
-                "pageSize",
-                format!("must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"),
-            ));
-        }
-        let after = match req.page_token.as_deref() {
-            None | Some("") => None,
-            Some(tok) => Some(decode_cursor(tok)?),
-        };
+        let page_size = check_page_size(req.page_size.unwrap_or(DEFAULT_PAGE_SIZE))?;
+        let after = decode_page_token(req.page_token.as_deref(), |s| {
+            let (micros, id) = s.split_once(':')?;
+            Some(ListCursor {
+                status_micros: micros.parse().ok()?,
+                task_id: id.to_string(),
+            })
+        })?;
         let query = TaskQuery {
             tenant: call.tenant.clone(),
             owner: call.principal.clone(),
@@ -1262,18 +1259,11 @@ impl RequestHandler {
         let page_size = match req.page_size {
             // proto3: 0 is "not set".
             None | Some(0) => MAX_PAGE_SIZE,
-            Some(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
-            Some(n) => {
-                return Err(A2AError::invalid_field(
-                    "pageSize",
-                    format!("must be between 1 and {MAX_PAGE_SIZE}, got {n}"),
-                ));
-            }
+            Some(n) => check_page_size(n)?,
         };
-        let after = match req.page_token.as_deref() {
-            None | Some("") => None,
-            Some(tok) => Some(decode_config_cursor(tok)?),
-        };
+        let after = decode_page_token(req.page_token.as_deref(), |s| {
+            s.strip_prefix("c:")?.parse().ok()
+        })?;
         self.check_task_access(call, &req.task_id).await?;
         let page = push
             .store
@@ -1480,26 +1470,32 @@ fn encode_cursor(c: &ListCursor) -> String {
         .encode(format!("{}:{}", c.status_micros, c.task_id))
 }
 
-fn decode_config_cursor(token: &str) -> Result<u64, A2AError> {
-    let bad = || A2AError::invalid_field("pageToken", "is not a token this server issued");
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| bad())?;
-    let s = String::from_utf8(raw).map_err(|_| bad())?;
-    s.strip_prefix("c:")
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(bad)
+/// A requested page size, if it is within 1..=[`MAX_PAGE_SIZE`].
+fn check_page_size(page_size: i32) -> Result<i32, A2AError> {
+    if (1..=MAX_PAGE_SIZE).contains(&page_size) {
+        Ok(page_size)
+    } else {
+        Err(A2AError::invalid_field(
+            "pageSize",
+            format!("must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"),
+        ))
+    }
 }
 
-fn decode_cursor(token: &str) -> Result<ListCursor, A2AError> {
+/// The position a page token this server issued stands for (`None`: no
+/// token, the first page). `parse` reads the decoded text; a token that
+/// is not base64, not UTF-8 or not understood by `parse` is refused.
+fn decode_page_token<T>(
+    token: Option<&str>,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<Option<T>, A2AError> {
+    let Some(token) = token.filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
     let bad = || A2AError::invalid_field("pageToken", "is not a token this server issued");
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(token)
         .map_err(|_| bad())?;
-    let s = String::from_utf8(raw).map_err(|_| bad())?;
-    let (micros, id) = s.split_once(':').ok_or_else(bad)?;
-    Ok(ListCursor {
-        status_micros: micros.parse().map_err(|_| bad())?,
-        task_id: id.to_string(),
-    })
+    let text = String::from_utf8(raw).map_err(|_| bad())?;
+    parse(&text).map(Some).ok_or_else(bad)
 }

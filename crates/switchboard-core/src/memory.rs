@@ -12,6 +12,11 @@
 //!
 //! It also implements [`crate::push::PushStore`] (see `memory/push.rs`): the
 //! outbox items of a commit are queued under the same lock as the commit.
+//!
+//! Tests that need to see each commit as it happens (how many events it
+//! carried, when it returned, what a replica would be told) wrap it in an
+//! [`ObservedStore`] (feature `testing`) instead of writing a delegating
+//! store of their own.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -280,5 +285,72 @@ impl TaskStore for InMemoryStore {
                     .collect()
             })
             .unwrap_or_default())
+    }
+}
+
+/// Told about every successful commit of an [`ObservedStore`], before the
+/// commit returns to the engine.
+#[cfg(feature = "testing")]
+#[async_trait]
+pub trait CommitObserver: Send + Sync + std::fmt::Debug + 'static {
+    /// `record` and `events` were just committed.
+    async fn committed(&self, record: &TaskRecord, events: &[StreamResponse]);
+
+    /// Runs before every load, e.g. to make reads as slow as over a network.
+    async fn loading(&self) {}
+}
+
+/// An [`InMemoryStore`] that shows each successful commit to its observer
+/// (feature `testing`). Only the four required [`TaskStore`] methods are
+/// implemented, so the engine sees a store without push support.
+#[cfg(feature = "testing")]
+#[derive(Debug, Default)]
+pub struct ObservedStore<O> {
+    inner: InMemoryStore,
+    /// Whatever the observer recorded.
+    pub observer: O,
+}
+
+#[cfg(feature = "testing")]
+impl<O> ObservedStore<O> {
+    /// An empty store reporting to `observer`.
+    pub fn new(observer: O) -> Self {
+        ObservedStore {
+            inner: InMemoryStore::new(),
+            observer,
+        }
+    }
+}
+
+#[cfg(feature = "testing")]
+#[async_trait]
+impl<O: CommitObserver> TaskStore for ObservedStore<O> {
+    async fn commit_events(
+        &self,
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<(), StoreError> {
+        self.inner.commit_events(record, events).await?;
+        self.observer.committed(record, events).await;
+        Ok(())
+    }
+
+    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        self.observer.loading().await;
+        self.inner.load(tenant, task_id).await
+    }
+
+    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.inner.list(query).await
+    }
+
+    async fn events(
+        &self,
+        tenant: &str,
+        task_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
+        self.inner.events(tenant, task_id, after, limit).await
     }
 }

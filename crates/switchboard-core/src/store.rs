@@ -152,6 +152,12 @@ pub fn seq_to_i64(seq: u64, task_id: &str) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::Backend(format!("task {task_id}: sequence {seq} is out of range")))
 }
 
+/// Wraps a backend's error (e.g. a driver's) into [`StoreError::Backend`],
+/// saying what was being done: `.map_err(backend("reading a task"))`.
+pub fn backend<E: fmt::Display>(context: impl fmt::Display) -> impl FnOnce(E) -> StoreError {
+    move |e| StoreError::Backend(format!("{context}: {e}"))
+}
+
 /// Persistence for tasks and their event logs.
 ///
 /// # Contract
@@ -251,6 +257,8 @@ impl Retention {
         now.checked_sub_signed(age)
     }
 }
+
+pub mod rows;
 
 /// The shared test suite every [`TaskStore`] must pass.
 #[cfg(feature = "testing")]

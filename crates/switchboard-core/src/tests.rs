@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use switchboard_protocol::*;
 
+use crate::memory::{CommitObserver, ObservedStore};
 use crate::*;
 
 #[tokio::test]
@@ -1037,44 +1038,22 @@ async fn a_dropped_blocking_caller_does_not_stop_the_agent() {
     assert_eq!(list.tasks[0].artifacts()[0].text(), "finished anyway");
 }
 
-/// A store that counts commits and the events in each.
+/// Counts commits and the events in each.
 #[derive(Debug, Default)]
 struct Counting {
-    inner: InMemoryStore,
     commits: std::sync::Mutex<Vec<usize>>,
 }
 
 #[async_trait::async_trait]
-impl TaskStore for Counting {
-    async fn commit_events(
-        &self,
-        record: &TaskRecord,
-        events: &[StreamResponse],
-    ) -> Result<(), StoreError> {
-        self.inner.commit_events(record, events).await?;
+impl CommitObserver for Counting {
+    async fn committed(&self, _: &TaskRecord, events: &[StreamResponse]) {
         self.commits.lock().unwrap().push(events.len());
-        Ok(())
-    }
-    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
-        self.inner.load(tenant, task_id).await
-    }
-    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(tenant, task_id, after, limit).await
     }
 }
 
 /// The test agent's handler on a store that records the size of each commit.
-fn counting_handler() -> (Arc<Counting>, RequestHandler) {
-    let store = Arc::new(Counting::default());
+fn counting_handler() -> (Arc<ObservedStore<Counting>>, RequestHandler) {
+    let store = Arc::new(ObservedStore::<Counting>::default());
     let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
     let h = RequestHandler::builder(agent(), card)
         .store(store.clone())
@@ -1090,7 +1069,7 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     // working, artifact, then completed by the engine: four events, three commits.
     let t = task_of(&h, &call, send("hello")).await;
     assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.commits.lock().unwrap(), vec![2, 1, 1]);
+    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 1, 1]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
     assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
     assert!(
@@ -1099,10 +1078,10 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     assert_eq!(log[1].event.state(), Some(TaskState::Working));
 
     // A run that emits nothing: created and completed in one commit.
-    store.commits.lock().unwrap().clear();
+    store.observer.commits.lock().unwrap().clear();
     let t = task_of(&h, &call, send("nothing")).await;
     assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.commits.lock().unwrap(), vec![2]);
+    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2]);
 
     // A stream still shows the task first, then every change once.
     let stream = h
@@ -1118,23 +1097,16 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     assert_eq!(events[3].event.state(), Some(TaskState::Completed));
 }
 
-/// A store that announces every commit before the commit returns, the way
-/// PostgreSQL's NOTIFY can reach a replica's listener first.
+/// Announces every commit before the commit returns, the way PostgreSQL's
+/// NOTIFY can reach a replica's listener first.
 #[derive(Debug)]
 struct Announcing {
-    inner: InMemoryStore,
     tx: tokio::sync::broadcast::Sender<Announcement>,
 }
 
 #[async_trait::async_trait]
-impl TaskStore for Announcing {
-    // Reads take a while, as over a network: catching up holds the lock long.
-    async fn commit_events(
-        &self,
-        record: &TaskRecord,
-        events: &[StreamResponse],
-    ) -> Result<(), StoreError> {
-        self.inner.commit_events(record, events).await?;
+impl CommitObserver for Announcing {
+    async fn committed(&self, record: &TaskRecord, _: &[StreamResponse]) {
         let _ = self.tx.send(Announcement::Appended(Appended {
             tenant: record.tenant.clone(),
             task_id: record.task.id.clone(),
@@ -1142,23 +1114,11 @@ impl TaskStore for Announcing {
         }));
         // The announcement's reader runs before we return, as over a network.
         tokio::time::sleep(Duration::from_millis(1)).await;
-        Ok(())
     }
-    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+
+    // Reads take a while, as over a network: catching up holds the lock long.
+    async fn loading(&self) {
         tokio::time::sleep(Duration::from_millis(2)).await;
-        self.inner.load(tenant, task_id).await
-    }
-    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(tenant, task_id, after, limit).await
     }
 }
 
@@ -1185,10 +1145,7 @@ impl Cluster for OneReplica {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_sends_never_hang_on_lock_contention() {
     let (tx, _) = tokio::sync::broadcast::channel(1024);
-    let store = Arc::new(Announcing {
-        inner: InMemoryStore::new(),
-        tx: tx.clone(),
-    });
+    let store = Arc::new(ObservedStore::new(Announcing { tx: tx.clone() }));
     let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
     let h = RequestHandler::builder(agent(), card)
         .store(store)
@@ -1219,7 +1176,7 @@ async fn a_batch_is_one_commit_of_consecutive_events() {
     let t = task_of(&h, &call, send("batch")).await;
     assert_eq!(t.status.state, TaskState::Completed);
     assert_eq!(t.artifacts()[0].text(), "batch");
-    assert_eq!(*store.commits.lock().unwrap(), vec![4]);
+    assert_eq!(*store.observer.commits.lock().unwrap(), vec![4]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
     assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
     assert_eq!(log[1].event.state(), Some(TaskState::Working));
@@ -1227,10 +1184,10 @@ async fn a_batch_is_one_commit_of_consecutive_events() {
     assert_eq!(log[3].event.state(), Some(TaskState::Completed));
 
     // A batch on an existing task: one more commit of three events.
-    store.commits.lock().unwrap().clear();
+    store.observer.commits.lock().unwrap().clear();
     let t = task_of(&h, &call, send("batch-later")).await;
     assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.commits.lock().unwrap(), vec![2, 3]);
+    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 3]);
     let names: Vec<_> = t.artifacts().iter().map(|a| a.text()).collect();
     assert_eq!(names, ["one", "two"]);
 
@@ -1260,7 +1217,7 @@ async fn a_batch_with_a_refused_change_changes_nothing() {
     );
     assert_eq!(t.status.state, TaskState::Completed);
     // created+working, the error artifact, the engine's completion.
-    assert_eq!(*store.commits.lock().unwrap(), vec![2, 1, 1]);
+    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 1, 1]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
     assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
 }

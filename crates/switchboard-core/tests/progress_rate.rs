@@ -1,6 +1,6 @@
 //! Rate limiting of [`ProgressEmitter`] on a paused clock.
 //!
-//! A store wrapper stamps every committed event with `tokio::time::Instant`,
+//! An observed store stamps every committed event with `tokio::time::Instant`,
 //! so we know exactly when each snapshot left. For each tracker we take the
 //! snapshots in which *its* entry changed and check that no one-second
 //! window holds more than the declared `recommendedMaxUpdatesPerSecond`
@@ -14,10 +14,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use switchboard_core::memory::{CommitObserver, ObservedStore};
 use switchboard_core::progress::{ProgressEmitter, ProgressError};
 use switchboard_core::{
-    BoxError, CallContext, InMemoryStore, LoggedEvent, RequestHandler, StoreError, TaskEvents,
-    TaskPage, TaskQuery, TaskRecord, TaskStore, agent_fn, async_trait,
+    BoxError, CallContext, RequestHandler, TaskEvents, TaskRecord, agent_fn, async_trait,
 };
 use switchboard_protocol::progress::*;
 use switchboard_protocol::{
@@ -25,40 +25,18 @@ use switchboard_protocol::{
 };
 use tokio::time::Instant;
 
-/// An in-memory store that remembers when each event was committed.
+/// Remembers when each event was committed.
 #[derive(Debug, Default)]
 struct Stamped {
-    inner: InMemoryStore,
     log: Mutex<Vec<(Instant, StreamResponse)>>,
 }
 
 #[async_trait]
-impl TaskStore for Stamped {
-    async fn commit_events(
-        &self,
-        record: &TaskRecord,
-        events: &[StreamResponse],
-    ) -> Result<(), StoreError> {
-        self.inner.commit_events(record, events).await?;
+impl CommitObserver for Stamped {
+    async fn committed(&self, _: &TaskRecord, events: &[StreamResponse]) {
         let now = Instant::now();
         let mut log = self.log.lock().unwrap();
         log.extend(events.iter().map(|ev| (now, ev.clone())));
-        Ok(())
-    }
-    async fn load(&self, tenant: &str, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
-        self.inner.load(tenant, task_id).await
-    }
-    async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.inner.list(query).await
-    }
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(tenant, task_id, after, limit).await
     }
 }
 
@@ -79,7 +57,7 @@ where
         let limits = agent_limits.clone();
         async move { body(ProgressEmitter::new(events, limits)).await }
     });
-    let store = Arc::new(Stamped::default());
+    let store = Arc::new(ObservedStore::<Stamped>::default());
     let mut card = AgentCard::new("r", "rate", "1");
     card.capabilities.extensions.push(limits.to_extension());
     let h = RequestHandler::builder(agent, card)
@@ -97,7 +75,7 @@ where
     };
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
 
-    let log = store.log.lock().unwrap().clone();
+    let log = store.observer.log.lock().unwrap().clone();
     let t0 = log[0].0;
     let mut changes: Changes = HashMap::new();
     let mut last: HashMap<String, ProgressTracker> = HashMap::new();

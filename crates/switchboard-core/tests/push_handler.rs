@@ -190,30 +190,18 @@ async fn config_operations_validate_scope_and_limit() {
         .await
         .unwrap();
     assert_eq!(got, a);
-    let page1 = h
-        .list_push_configs(
-            &call,
-            ListTaskPushNotificationConfigsRequest {
-                tenant: None,
-                task_id: task.clone(),
-                page_size: Some(1),
-                page_token: None,
-            },
-        )
-        .await
-        .unwrap();
+    // One config a page.
+    let page = |page_token| ListTaskPushNotificationConfigsRequest {
+        tenant: None,
+        task_id: task.clone(),
+        page_size: Some(1),
+        page_token,
+    };
+    let page1 = h.list_push_configs(&call, page(None)).await.unwrap();
     assert_eq!(page1.configs, vec![a.clone()]);
     assert!(!page1.next_page_token.is_empty());
     let page2 = h
-        .list_push_configs(
-            &call,
-            ListTaskPushNotificationConfigsRequest {
-                tenant: None,
-                task_id: task.clone(),
-                page_size: Some(1),
-                page_token: Some(page1.next_page_token),
-            },
-        )
+        .list_push_configs(&call, page(Some(page1.next_page_token)))
         .await
         .unwrap();
     assert_eq!(page2.configs, vec![b.clone()]);

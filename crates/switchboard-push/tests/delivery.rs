@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Receiver, options};
+use common::{Receiver, options, outbox_item};
 use switchboard_core::push::{OutboxItem, OutboxState, PushConfigLimits, PushStore};
 use switchboard_core::{CallContext, InMemoryStore, RequestHandler, TaskStore, agent_fn};
 use switchboard_protocol::{
@@ -229,23 +229,7 @@ async fn dead_letter_after_the_retry_limit() {
 }
 
 fn item(url: &str) -> OutboxItem {
-    OutboxItem {
-        id: 1,
-        tenant: String::new(),
-        task_id: "t".into(),
-        config_id: "c".into(),
-        seq: 1,
-        payload: "{}".into(),
-        payload_kind: switchboard_core::push::PayloadKind::Event,
-        hidden_metadata_keys: Vec::new(),
-        url: url.into(),
-        token: None,
-        authentication: None,
-        attempts: 1,
-        last_error: None,
-        state: OutboxState::Pending,
-        created_at: chrono::Utc::now(),
-    }
+    outbox_item(url, 1, "{}")
 }
 
 fn deliverer(policy: SsrfPolicy, resolver: StaticResolver) -> Deliverer {

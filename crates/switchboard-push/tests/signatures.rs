@@ -15,31 +15,11 @@ use axum::Router;
 use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::{Received, Receiver};
+use common::{Received, Receiver, outbox_item};
 use sha2::Digest as _;
 use switchboard_client::push::{PushVerifier, VerifyError};
-use switchboard_core::push::{JwksSource, OutboxItem, OutboxState};
+use switchboard_core::push::JwksSource;
 use switchboard_push::{Deliverer, KeySet, NotificationClaims, SsrfPolicy, SystemResolver};
-
-fn item(url: &str, seq: u64, payload: &str) -> OutboxItem {
-    OutboxItem {
-        id: seq,
-        tenant: String::new(),
-        task_id: "task-1".into(),
-        config_id: "cfg".into(),
-        seq,
-        payload: payload.into(),
-        payload_kind: switchboard_core::push::PayloadKind::Event,
-        hidden_metadata_keys: Vec::new(),
-        url: url.into(),
-        token: None,
-        authentication: None,
-        attempts: 1,
-        last_error: None,
-        state: OutboxState::Pending,
-        created_at: chrono::Utc::now(),
-    }
-}
 
 fn payload(n: u64) -> String {
     format!(
@@ -67,7 +47,7 @@ async fn deliver(keys: &Arc<KeySet>, rx: &Receiver, n: u64) -> Vec<Received> {
     let d = deliverer(keys.clone());
     let before = rx.accepted().len();
     for seq in 1..=n {
-        d.deliver(&item(&rx.url(), seq, &payload(seq)))
+        d.deliver(&outbox_item(&rx.url(), seq, &payload(seq)))
             .await
             .unwrap();
     }

@@ -148,11 +148,13 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
+pub(crate) use switchboard_core::store::backend;
+use switchboard_core::store::rows::{self, SqlRow, db_limit, from_split};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
-    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
-use switchboard_protocol::{StreamResponse, Task, TaskState};
+use switchboard_protocol::{StreamResponse, TaskState};
 
 pub mod cluster;
 mod group;
@@ -253,24 +255,16 @@ impl PgStore {
         }
 
         let mut conn = connect_once(&connect, options.connect_timeout, &location).await?;
-        let migrated = migrate(&mut conn).await;
+        let migrated = migrate(&mut conn, &location).await;
         // Closing politely is best effort; the migration result is what counts.
         let _ = conn.close().await;
-        migrated.map_err(|e| {
-            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
-        })?;
+        migrated?;
 
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self {
-            writer: group::start(pool.clone()),
-            pool,
-            location,
-            replica: None,
-            push: Default::default(),
-        })
+        Ok(Self::on_migrated(pool, location))
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -288,17 +282,20 @@ impl PgStore {
             .acquire()
             .await
             .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
-        migrate(&mut conn).await.map_err(|e| {
-            StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
-        })?;
+        migrate(&mut conn, &location).await?;
         drop(conn);
-        Ok(Self {
+        Ok(Self::on_migrated(pool, location))
+    }
+
+    /// The store on `pool`, whose database has the current schema.
+    fn on_migrated(pool: PgPool, location: String) -> Self {
+        Self {
             writer: group::start(pool.clone()),
             pool,
             location,
             replica: None,
             push: Default::default(),
-        })
+        }
     }
 
     /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)
@@ -319,8 +316,10 @@ impl PgStore {
 /// `Migrator::run` takes an `Acquire` whose higher-ranked lifetime makes the
 /// calling future `!Send` (it could not be spawned on a multi-threaded
 /// runtime); `run_direct`, the same code on a plain connection, avoids that.
-async fn migrate(conn: &mut PgConnection) -> Result<(), sqlx::migrate::MigrateError> {
-    MIGRATOR.run_direct(None, conn, false).await
+async fn migrate(conn: &mut PgConnection, location: &str) -> Result<(), StoreError> {
+    MIGRATOR.run_direct(None, conn, false).await.map_err(|e| {
+        StoreError::Backend(format!("applying the schema migrations to {location}: {e}"))
+    })
 }
 
 /// One direct connection, with a deadline, so failures carry their reason
@@ -625,39 +624,14 @@ const RECORD_COLUMNS: &str = "tenant, owner, last_seq, created_micros, created_s
      task_json::text AS task_json, status_micros, status_subus_nanos";
 
 fn decode_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
-    let tenant: String = column(row, "tenant")?;
-    let task_json: String = column(row, "task_json")?;
-    let mut task: Task = serde_json::from_str(&task_json)
-        .map_err(|e| StoreError::Corrupt(format!("task JSON in tenant {tenant:?}: {e}")))?;
-    if task.status.timestamp.is_some() {
-        // The JSON has milliseconds; the columns have the exact time.
-        let micros: i64 = column(row, "status_micros")?;
-        let rest: i32 = column(row, "status_subus_nanos")?;
-        task.status.timestamp = Some(from_split(micros, rest).ok_or_else(|| {
+    rows::task_record(&Columns(row), |row, task_id| {
+        let micros = row.int("created_micros")?;
+        let rest = row.int("created_subus_nanos")?;
+        from_split(micros, rest).ok_or_else(|| {
             StoreError::Corrupt(format!(
-                "task {}: status time {micros} µs + {rest} ns",
-                task.id
+                "task {task_id}: creation time {micros} µs + {rest} ns"
             ))
-        })?);
-    }
-    let last_seq: i64 = column(row, "last_seq")?;
-    let last_seq = u64::try_from(last_seq).map_err(|_| {
-        StoreError::Corrupt(format!("task {}: negative last_seq {last_seq}", task.id))
-    })?;
-    let created_micros: i64 = column(row, "created_micros")?;
-    let created_rest: i32 = column(row, "created_subus_nanos")?;
-    let created_at = from_split(created_micros, created_rest).ok_or_else(|| {
-        StoreError::Corrupt(format!(
-            "task {}: creation time {created_micros} µs + {created_rest} ns",
-            task.id
-        ))
-    })?;
-    Ok(TaskRecord {
-        tenant,
-        owner: column(row, "owner")?,
-        task,
-        last_seq,
-        created_at,
+        })
     })
 }
 
@@ -667,6 +641,33 @@ where
 {
     row.try_get(name)
         .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+}
+
+/// A PostgreSQL row as the shared decoders of
+/// [`switchboard_core::store::rows`] read it; `smallint` and `integer`
+/// columns are widened to `bigint`.
+pub(crate) struct Columns<'r>(pub(crate) &'r PgRow);
+
+impl SqlRow for Columns<'_> {
+    fn opt_text(&self, name: &str) -> Result<Option<String>, StoreError> {
+        column(self.0, name)
+    }
+
+    fn opt_int(&self, name: &str) -> Result<Option<i64>, StoreError> {
+        use sqlx::{Column, Type};
+        let ty = self
+            .0
+            .try_column(name)
+            .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))?
+            .type_info();
+        if <i16 as Type<Postgres>>::compatible(ty) {
+            Ok(column::<Option<i16>>(self.0, name)?.map(i64::from))
+        } else if <i32 as Type<Postgres>>::compatible(ty) {
+            Ok(column::<Option<i32>>(self.0, name)?.map(i64::from))
+        } else {
+            column(self.0, name)
+        }
+    }
 }
 
 /// Appends ` WHERE …` with the filters of `q` (everything but the cursor).
@@ -854,20 +855,7 @@ impl TaskStore for PgStore {
                 records.push(decode_record(row)?);
             }
         }
-        let next = if records.len() > q.limit {
-            records.truncate(q.limit);
-            records.last().map(|r| ListCursor {
-                status_micros: to_micros(r.status_time()),
-                task_id: r.task.id.clone(),
-            })
-        } else {
-            None
-        };
-        Ok(TaskPage {
-            records,
-            next,
-            total: u64::try_from(total).unwrap_or(0),
-        })
+        Ok(rows::task_page(records, q.limit, total))
     }
 
     async fn events(
@@ -888,51 +876,33 @@ impl TaskStore for PgStore {
         .bind(tenant)
         .bind(task_id)
         .bind(after)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(db_limit(limit))
         .fetch_all(&self.pool)
         .await
         .map_err(backend(format!("reading events of task {task_id}")))?;
-        rows.iter().map(|row| decode_event(row, task_id)).collect()
+        rows.iter()
+            .map(|row| {
+                // The JSON has milliseconds; the columns have the exact time.
+                rows::logged_event(&Columns(row), task_id, |row| {
+                    let micros = row.opt_int("status_micros").map_err(|e| e.to_string())?;
+                    let rest = row
+                        .opt_int("status_subus_nanos")
+                        .map_err(|e| e.to_string())?;
+                    let Some(micros) = micros else {
+                        return Ok(None);
+                    };
+                    let rest = rest.unwrap_or(0);
+                    from_split(micros, rest)
+                        .map(Some)
+                        .ok_or_else(|| format!("status time {micros} µs + {rest} ns"))
+                })
+            })
+            .collect()
     }
-}
-
-fn decode_event(row: &PgRow, task_id: &str) -> Result<LoggedEvent, StoreError> {
-    let seq: i64 = column(row, "seq")?;
-    let json: String = column(row, "event_json")?;
-    let corrupt = |what: &dyn fmt::Display| {
-        StoreError::Corrupt(format!("event {seq} of task {task_id}: {what}"))
-    };
-    let mut event: StreamResponse = serde_json::from_str(&json).map_err(|e| corrupt(&e))?;
-    let micros: Option<i64> = column(row, "status_micros")?;
-    let rest: Option<i32> = column(row, "status_subus_nanos")?;
-    // The JSON has milliseconds; the columns have the exact time.
-    if let (Some(micros), Some(ts)) = (micros, event.status_timestamp_mut())
-        && ts.is_some()
-    {
-        let rest = rest.unwrap_or(0);
-        *ts = Some(
-            from_split(micros, rest)
-                .ok_or_else(|| corrupt(&format_args!("status time {micros} µs + {rest} ns")))?,
-        );
-    }
-    let seq = u64::try_from(seq)
-        .map_err(|_| StoreError::Corrupt(format!("task {task_id}: negative seq {seq}")))?;
-    Ok(LoggedEvent { seq, event })
 }
 
 // ----------------------------------------------------------------------------
 // Helpers.
-
-/// Wraps a sqlx error into [`StoreError::Backend`] with what was being done.
-pub(crate) fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
-    move |e| StoreError::Backend(format!("{context}: {e}"))
-}
-
-/// The instant `micros` µs + `rest` ns after the epoch.
-fn from_split(micros: i64, rest: i32) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp_micros(micros)?
-        .checked_add_signed(chrono::TimeDelta::nanoseconds(i64::from(rest)))
-}
 
 /// [`switchboard_core::store::sub_micro_nanos`] in this store's column type.
 fn sub_nanos(ts: DateTime<Utc>) -> i32 {
@@ -961,10 +931,10 @@ mod tests {
     fn times_split_and_join_exactly() {
         let ts = DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
         assert_eq!(sub_nanos(ts), 789);
-        assert_eq!(from_split(to_micros(ts), sub_nanos(ts)), Some(ts));
+        assert_eq!(from_split(to_micros(ts), sub_nanos(ts).into()), Some(ts));
         let before_epoch = DateTime::from_timestamp(-5, 999_999_999).unwrap();
         assert_eq!(
-            from_split(to_micros(before_epoch), sub_nanos(before_epoch)),
+            from_split(to_micros(before_epoch), sub_nanos(before_epoch).into()),
             Some(before_epoch)
         );
     }

@@ -7,7 +7,7 @@
 //! `0002_push.sql`, its function as last replaced by
 //! `0007_push_trigger.sql`): every row appended to `task_events` queues
 //! itself in `push_outbox` once per config of its task; a config of
-//! [`PayloadKind::TaskSnapshot`] is queued the task row the same statement
+//! [`PayloadKind::TaskSnapshot`](switchboard_core::push::PayloadKind::TaskSnapshot) is queued the task row the same statement
 //! wrote instead, unless the event is itself a task (`is_task`). The trigger
 //! runs inside the commit's own statement, so the commit path knows nothing
 //! about push beyond `is_task`, and an event is durable exactly when its
@@ -61,14 +61,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use sqlx::Postgres;
+use sqlx::postgres::PgArguments;
 use sqlx::postgres::{PgListener, PgRow};
+use sqlx::query::Query;
 use switchboard_core::StoreError;
-use switchboard_core::push::{
-    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
-};
-use switchboard_protocol::AuthenticationInfo;
+use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
+use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
 
-use crate::{PgStore, backend, column};
+use crate::{Columns, PgStore, backend};
 
 /// The `NOTIFY` channel the outbox trigger signals on.
 pub const PUSH_CHANNEL: &str = "switchboard_push";
@@ -91,90 +92,12 @@ pub struct SharedKeyDocument {
     pub version: i64,
 }
 
-fn to_u64(v: i64, what: &str) -> Result<u64, StoreError> {
-    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{what}: negative value {v}")))
-}
-
-fn db_id(id: u64) -> i64 {
-    // Ids come from PostgreSQL, so they fit; an impossible one matches nothing.
-    i64::try_from(id).unwrap_or(-1)
-}
-
-fn db_limit(limit: usize) -> i64 {
-    i64::try_from(limit).unwrap_or(i64::MAX)
-}
-
-fn decode_auth(row: &PgRow) -> Result<Option<AuthenticationInfo>, StoreError> {
-    let scheme: Option<String> = column(row, "auth_scheme")?;
-    match scheme {
-        Some(scheme) => Ok(Some(AuthenticationInfo {
-            scheme,
-            credentials: column(row, "auth_credentials")?,
-        })),
-        None => Ok(None),
-    }
-}
-
-fn hidden_keys(row: &PgRow) -> Result<Vec<String>, StoreError> {
-    let raw: String = column(row, "hidden_metadata_keys")?;
-    serde_json::from_str(&raw)
-        .map_err(|e| StoreError::Corrupt(format!("push config hidden_metadata_keys: {e}")))
-}
-
 fn decode_config(row: &PgRow) -> Result<PushConfig, StoreError> {
-    Ok(PushConfig {
-        tenant: column(row, "tenant")?,
-        task_id: column(row, "task_id")?,
-        id: column(row, "id")?,
-        url: column(row, "url")?,
-        token: column(row, "token")?,
-        authentication: decode_auth(row)?,
-        payload_kind: payload_kind(row)?,
-        hidden_metadata_keys: hidden_keys(row)?,
-    })
+    rows::push_config(&Columns(row))
 }
-
-/// The `payload_kind` column (`event` or `task_snapshot`).
-fn payload_kind(row: &PgRow) -> Result<PayloadKind, StoreError> {
-    let name: String = column(row, "payload_kind")?;
-    PayloadKind::from_name(&name)
-        .ok_or_else(|| StoreError::Corrupt(format!("unknown push payload kind {name:?}")))
-}
-
-/// The columns [`decode_item`] reads, from the outbox `o` and its config `c`
-/// (which may be missing for dead letters: LEFT JOIN).
-const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
-     o.payload_kind, o.state, o.attempts, o.last_error, o.created_micros, \
-     COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials, \
-     COALESCE(c.hidden_metadata_keys, '[]') AS hidden_metadata_keys";
 
 fn decode_item(row: &PgRow) -> Result<OutboxItem, StoreError> {
-    let id: i64 = column(row, "id")?;
-    let seq: i64 = column(row, "seq")?;
-    let state: i16 = column(row, "state")?;
-    let attempts: i32 = column(row, "attempts")?;
-    let created: i64 = column(row, "created_micros")?;
-    Ok(OutboxItem {
-        id: to_u64(id, "outbox id")?,
-        tenant: column(row, "tenant")?,
-        task_id: column(row, "task_id")?,
-        config_id: column(row, "config_id")?,
-        seq: to_u64(seq, "outbox seq")?,
-        payload: column(row, "payload")?,
-        payload_kind: payload_kind(row)?,
-        url: column(row, "url")?,
-        token: column(row, "token")?,
-        authentication: decode_auth(row)?,
-        hidden_metadata_keys: hidden_keys(row)?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        last_error: column(row, "last_error")?,
-        state: if state == 0 {
-            OutboxState::Pending
-        } else {
-            OutboxState::Dead
-        },
-        created_at: DateTime::from_timestamp_micros(created).unwrap_or_default(),
-    })
+    rows::outbox_item(&Columns(row))
 }
 
 /// Leases due heads and returns them with their delivery target. A head is
@@ -210,6 +133,27 @@ const CLAIM: &str = "WITH heads AS ( \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
      ORDER BY o.next_attempt_micros, o.id";
 
+/// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
+/// url, token, auth_scheme, auth_credentials, payload_kind,
+/// hidden_metadata_keys), the order its UPDATE and INSERT share.
+fn bind_config<'q>(
+    query: Query<'q, Postgres, PgArguments>,
+    config: &'q PushConfig,
+    hidden: &'q str,
+) -> Query<'q, Postgres, PgArguments> {
+    let (scheme, credentials) = rows::auth_columns(config);
+    query
+        .bind(&config.tenant)
+        .bind(&config.task_id)
+        .bind(&config.id)
+        .bind(&config.url)
+        .bind(config.token.as_deref())
+        .bind(scheme)
+        .bind(credentials)
+        .bind(config.payload_kind.as_str())
+        .bind(hidden)
+}
+
 #[async_trait]
 impl PushStore for PgStore {
     async fn put_config(
@@ -217,12 +161,7 @@ impl PushStore for PgStore {
         config: &PushConfig,
         max_per_task: usize,
     ) -> Result<PutConfig, StoreError> {
-        let hidden = serde_json::to_string(&config.hidden_metadata_keys)
-            .map_err(|e| StoreError::Backend(format!("encoding hidden metadata keys: {e}")))?;
-        let (scheme, credentials) = match &config.authentication {
-            Some(a) => (Some(a.scheme.as_str()), a.credentials.as_deref()),
-            None => (None, None),
-        };
+        let hidden = rows::hidden_keys_column(config)?;
         let mut tx = self
             .pool
             .begin()
@@ -239,20 +178,15 @@ impl PushStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(backend("locking a task's push configs"))?;
-        let updated = sqlx::query(
-            "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
-             auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
-             WHERE tenant = $1 AND task_id = $2 AND id = $3",
+        let updated = bind_config(
+            sqlx::query(
+                "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
+                 auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
+                 WHERE tenant = $1 AND task_id = $2 AND id = $3",
+            ),
+            config,
+            &hidden,
         )
-        .bind(&config.tenant)
-        .bind(&config.task_id)
-        .bind(&config.id)
-        .bind(&config.url)
-        .bind(config.token.as_deref())
-        .bind(scheme)
-        .bind(credentials)
-        .bind(config.payload_kind.as_str())
-        .bind(&hidden)
         .execute(&mut *tx)
         .await
         .map_err(backend("updating a push config"))?;
@@ -270,20 +204,15 @@ impl PushStore for PgStore {
             if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
                 PutConfig::LimitReached
             } else {
-                sqlx::query(
-                    "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                bind_config(
+                    sqlx::query(
+                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    ),
+                    config,
+                    &hidden,
                 )
-                .bind(&config.tenant)
-                .bind(&config.task_id)
-                .bind(&config.id)
-                .bind(&config.url)
-                .bind(config.token.as_deref())
-                .bind(scheme)
-                .bind(credentials)
-                .bind(config.payload_kind.as_str())
-                .bind(&hidden)
                 .bind(Utc::now().timestamp_micros())
                 .execute(&mut *tx)
                 .await
@@ -335,15 +264,8 @@ impl PushStore for PgStore {
         .fetch_all(&self.pool)
         .await
         .map_err(backend("listing push configs"))?;
-        let mut configs = Vec::with_capacity(rows.len());
-        let mut last_ord = None;
-        for row in rows.iter().take(limit) {
-            configs.push(decode_config(row)?);
-            let ord: i64 = column(row, "ord")?;
-            last_ord = Some(to_u64(ord, "push config ord")?);
-        }
-        let next = if rows.len() > limit { last_ord } else { None };
-        Ok(ConfigPage { configs, next })
+        let rows: Vec<_> = rows.iter().map(Columns).collect();
+        rows::config_page(&rows, limit)
     }
 
     async fn delete_config(
@@ -454,7 +376,7 @@ impl PushStore for PgStore {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
+            "SELECT {OUTBOX_ITEM_COLUMNS} FROM push_outbox AS o \
              LEFT JOIN push_configs AS c \
                ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
              WHERE o.state = 1 AND o.tenant = $1 AND ($2::text IS NULL OR o.task_id = $2) \

@@ -173,12 +173,13 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{Connection, QueryBuilder, Row, Sqlite};
-use switchboard_core::store::{seq_to_i64, to_micros};
+use sqlx::{Connection, QueryBuilder, Row, Sqlite, Transaction};
+use switchboard_core::store::rows::{self, SqlRow};
+use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
-    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
-use switchboard_protocol::{StreamResponse, Task};
+use switchboard_protocol::StreamResponse;
 use tokio::sync::{mpsc, oneshot};
 
 mod push;
@@ -638,10 +639,7 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         ),
         (false, false) => concat!("BEGIN IMMEDIATE;", put_next!(), verdict!(), "COMMIT"),
     };
-    let mut conn = pool
-        .acquire()
-        .await
-        .map_err(backend("acquiring the SQLite writer connection"))?;
+    let mut conn = writer_connection(pool).await?;
     let result = sqlx::query(sql)
         .bind(row.tenant.as_str())
         .bind(row.id.as_str())
@@ -718,15 +716,8 @@ impl SqliteStore {
     async fn purge_batches(&self, select: &str, param: i64) -> Result<u64, StoreError> {
         let mut purged = 0;
         loop {
-            let mut conn = self
-                .writer_pool
-                .acquire()
-                .await
-                .map_err(backend("acquiring the SQLite writer connection"))?;
-            let mut tx = conn
-                .begin_with("BEGIN IMMEDIATE")
-                .await
-                .map_err(backend("starting a purge"))?;
+            let mut conn = writer_connection(&self.writer_pool).await?;
+            let mut tx = begin_immediate(&mut conn).await?;
             let victims: Vec<(String, String)> =
                 sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
                     .bind(param)
@@ -786,14 +777,8 @@ async fn write_group(
     pool: &SqlitePool,
     rows: &[&TaskRow],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let mut conn = pool
-        .acquire()
-        .await
-        .map_err(backend("acquiring the SQLite writer connection"))?;
-    let mut tx = conn
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(backend("starting a write transaction"))?;
+    let mut conn = writer_connection(pool).await?;
+    let mut tx = begin_immediate(&mut conn).await?;
     let outcomes = write_many(&mut tx, rows).await?; // on error, dropping `tx` rolls back
     tx.commit().await.map_err(backend("committing"))?;
     Ok(outcomes)
@@ -950,35 +935,11 @@ const RECORD_COLUMNS: &str =
     "tenant, owner, last_seq, created_at, task_json, status_micros, status_subus_nanos";
 
 fn decode_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
-    let tenant: String = column(row, "tenant")?;
-    let task_json: String = column(row, "task_json")?;
-    let mut task: Task = serde_json::from_str(&task_json)
-        .map_err(|e| StoreError::Corrupt(format!("task JSON in tenant {tenant:?}: {e}")))?;
-    if task.status.timestamp.is_some() {
-        // The JSON has milliseconds; the columns have the exact time.
-        let micros: i64 = column(row, "status_micros")?;
-        let rest: i64 = column(row, "status_subus_nanos")?;
-        task.status.timestamp = Some(from_split(micros, rest).ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "task {}: status time {micros} µs + {rest} ns",
-                task.id
-            ))
-        })?);
-    }
-    let last_seq: i64 = column(row, "last_seq")?;
-    let last_seq = u64::try_from(last_seq).map_err(|_| {
-        StoreError::Corrupt(format!("task {}: negative last_seq {last_seq}", task.id))
-    })?;
-    let created_at: String = column(row, "created_at")?;
-    let created_at = parse_exact(&created_at).map_err(|e| {
-        StoreError::Corrupt(format!("task {}: created_at {created_at:?}: {e}", task.id))
-    })?;
-    Ok(TaskRecord {
-        tenant,
-        owner: column(row, "owner")?,
-        task,
-        last_seq,
-        created_at,
+    rows::task_record(&Columns(row), |row, task_id| {
+        let created_at = row.text("created_at")?;
+        parse_exact(&created_at).map_err(|e| {
+            StoreError::Corrupt(format!("task {task_id}: created_at {created_at:?}: {e}"))
+        })
     })
 }
 
@@ -988,6 +949,20 @@ where
 {
     row.try_get(name)
         .map_err(|e| StoreError::Corrupt(format!("column {name}: {e}")))
+}
+
+/// A SQLite row as the shared decoders of [`switchboard_core::store::rows`]
+/// read it.
+pub(crate) struct Columns<'r>(pub(crate) &'r SqliteRow);
+
+impl SqlRow for Columns<'_> {
+    fn opt_text(&self, name: &str) -> Result<Option<String>, StoreError> {
+        column(self.0, name)
+    }
+
+    fn opt_int(&self, name: &str) -> Result<Option<i64>, StoreError> {
+        column(self.0, name)
+    }
 }
 
 /// Appends ` WHERE …` with the filters of `q` (everything but the cursor).
@@ -1148,24 +1123,11 @@ impl TaskStore for SqliteStore {
             .await
             .map_err(backend("ending a read transaction"))?;
 
-        let mut records = rows
+        let records = rows
             .iter()
             .map(decode_record)
             .collect::<Result<Vec<_>, _>>()?;
-        let next = if records.len() > q.limit {
-            records.truncate(q.limit);
-            records.last().map(|r| ListCursor {
-                status_micros: to_micros(r.status_time()),
-                task_id: r.task.id.clone(),
-            })
-        } else {
-            None
-        };
-        Ok(TaskPage {
-            records,
-            next,
-            total: u64::try_from(total).unwrap_or(0),
-        })
+        Ok(rows::task_page(records, q.limit, total))
     }
 
     async fn events(
@@ -1191,24 +1153,13 @@ impl TaskStore for SqliteStore {
         .map_err(backend(format!("reading events of task {task_id}")))?;
         rows.iter()
             .map(|row| {
-                let seq: i64 = column(row, "seq")?;
-                let json: String = column(row, "event_json")?;
-                let corrupt = |e: &dyn fmt::Display| {
-                    StoreError::Corrupt(format!("event {seq} of task {task_id}: {e}"))
-                };
-                let mut event: StreamResponse =
-                    serde_json::from_str(&json).map_err(|e| corrupt(&e))?;
-                let status_at: Option<String> = column(row, "status_at")?;
                 // The JSON has milliseconds; `status_at` has the exact time.
-                if let (Some(exact), Some(ts)) = (status_at, event.status_timestamp_mut())
-                    && ts.is_some()
-                {
-                    *ts = Some(parse_exact(&exact).map_err(|e| corrupt(&e))?);
-                }
-                let seq = u64::try_from(seq).map_err(|_| {
-                    StoreError::Corrupt(format!("task {task_id}: negative seq {seq}"))
-                })?;
-                Ok(LoggedEvent { seq, event })
+                rows::logged_event(&Columns(row), task_id, |row| {
+                    let status_at = row.opt_text("status_at").map_err(|e| e.to_string())?;
+                    status_at
+                        .map(|exact| parse_exact(&exact).map_err(|e| e.to_string()))
+                        .transpose()
+                })
             })
             .collect()
     }
@@ -1217,9 +1168,22 @@ impl TaskStore for SqliteStore {
 // ----------------------------------------------------------------------------
 // Helpers.
 
-/// Wraps a sqlx error into [`StoreError::Backend`] with what was being done.
-fn backend(context: impl fmt::Display) -> impl FnOnce(sqlx::Error) -> StoreError {
-    move |e| StoreError::Backend(format!("{context}: {e}"))
+/// The writer pool's one connection (SQLite has one writer; sharing it
+/// avoids "database is locked" between our own connections).
+async fn writer_connection(pool: &SqlitePool) -> Result<PoolConnection<Sqlite>, StoreError> {
+    pool.acquire()
+        .await
+        .map_err(backend("acquiring the SQLite writer connection"))
+}
+
+/// A write transaction that takes the write lock at once, so what it reads
+/// cannot change before it writes, even if another process opens the file.
+async fn begin_immediate(
+    conn: &mut PoolConnection<Sqlite>,
+) -> Result<Transaction<'_, Sqlite>, StoreError> {
+    conn.begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(backend("starting a write transaction"))
 }
 
 /// RFC 3339 with all the precision there is (the wire form stops at ms).
@@ -1229,12 +1193,6 @@ fn format_exact(ts: DateTime<Utc>) -> String {
 
 fn parse_exact(s: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
     DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
-}
-
-/// The instant `micros` µs + `rest` ns after the epoch.
-fn from_split(micros: i64, rest: i64) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp_micros(micros)?
-        .checked_add_signed(chrono::TimeDelta::nanoseconds(rest))
 }
 
 /// [`switchboard_core::store::sub_micro_nanos`] in this store's column type.

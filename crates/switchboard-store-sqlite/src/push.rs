@@ -4,7 +4,7 @@
 //! (migration `0002_push.sql`, as last replaced by `0007_push_trigger.sql`):
 //! every row appended to `task_events` queues itself in `push_outbox` once
 //! per config of its task, inside the commit's own transaction; a config of
-//! [`PayloadKind::TaskSnapshot`] is queued the task row written in the same
+//! [`PayloadKind::TaskSnapshot`](switchboard_core::push::PayloadKind::TaskSnapshot) is queued the task row written in the same
 //! transaction instead, unless the event is itself a task (`is_task`). That covers the lone-commit and the group-commit paths
 //! alike without touching them, and makes "event durable ⇔ notifications
 //! queued" a property of the schema.
@@ -24,15 +24,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use sqlx::query::Query;
+use sqlx::sqlite::SqliteArguments;
 use sqlx::sqlite::SqliteRow;
-use sqlx::{Connection, QueryBuilder, Sqlite};
+use sqlx::{QueryBuilder, Sqlite};
 use switchboard_core::StoreError;
-use switchboard_core::push::{
-    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
-};
-use switchboard_protocol::AuthenticationInfo;
+use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
+use switchboard_core::store::backend;
+use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
 
-use crate::{SqliteStore, backend, column};
+use crate::{Columns, SqliteStore, begin_immediate, writer_connection};
 
 /// Lets the delivery worker know about new outbox rows without polling:
 /// the tasks of this process known to have push configs, and the signal.
@@ -68,87 +69,33 @@ fn micros(t: DateTime<Utc>) -> i64 {
     t.timestamp_micros()
 }
 
-fn to_u64(v: i64, what: &str) -> Result<u64, StoreError> {
-    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("{what}: negative value {v}")))
-}
-
 fn decode_config(row: &SqliteRow) -> Result<PushConfig, StoreError> {
-    Ok(PushConfig {
-        tenant: column(row, "tenant")?,
-        task_id: column(row, "task_id")?,
-        id: column(row, "id")?,
-        url: column(row, "url")?,
-        token: column(row, "token")?,
-        authentication: decode_auth(row)?,
-        payload_kind: payload_kind(row)?,
-        hidden_metadata_keys: hidden_keys(row)?,
-    })
+    rows::push_config(&Columns(row))
 }
-
-/// The `payload_kind` column (`event` or `task_snapshot`).
-fn payload_kind(row: &SqliteRow) -> Result<PayloadKind, StoreError> {
-    let name: String = column(row, "payload_kind")?;
-    PayloadKind::from_name(&name)
-        .ok_or_else(|| StoreError::Corrupt(format!("unknown push payload kind {name:?}")))
-}
-
-/// The config's `Authorization` settings: a scheme with optional credentials.
-fn decode_auth(row: &SqliteRow) -> Result<Option<AuthenticationInfo>, StoreError> {
-    let scheme: Option<String> = column(row, "auth_scheme")?;
-    match scheme {
-        Some(scheme) => Ok(Some(AuthenticationInfo {
-            scheme,
-            credentials: column(row, "auth_credentials")?,
-        })),
-        None => Ok(None),
-    }
-}
-
-fn hidden_keys(row: &SqliteRow) -> Result<Vec<String>, StoreError> {
-    let raw: String = column(row, "hidden_metadata_keys")?;
-    serde_json::from_str(&raw)
-        .map_err(|e| StoreError::Corrupt(format!("push config hidden_metadata_keys: {e}")))
-}
-
-/// The outbox columns plus the delivery target from the config, in the
-/// names [`decode_item`] reads.
-const ITEM_COLUMNS: &str = "o.id, o.tenant, o.task_id, o.config_id, o.seq, o.payload, \
-     o.payload_kind, o.state, o.attempts, o.last_error, o.created_micros, \
-     COALESCE(c.url, '') AS url, c.token, c.auth_scheme, c.auth_credentials, \
-     COALESCE(c.hidden_metadata_keys, '[]') AS hidden_metadata_keys";
 
 fn decode_item(row: &SqliteRow) -> Result<OutboxItem, StoreError> {
-    let id: i64 = column(row, "id")?;
-    let seq: i64 = column(row, "seq")?;
-    let state: i64 = column(row, "state")?;
-    let attempts: i64 = column(row, "attempts")?;
-    let created: i64 = column(row, "created_micros")?;
-    Ok(OutboxItem {
-        id: to_u64(id, "outbox id")?,
-        tenant: column(row, "tenant")?,
-        task_id: column(row, "task_id")?,
-        config_id: column(row, "config_id")?,
-        seq: to_u64(seq, "outbox seq")?,
-        payload: column(row, "payload")?,
-        payload_kind: payload_kind(row)?,
-        url: column(row, "url")?,
-        token: column(row, "token")?,
-        authentication: decode_auth(row)?,
-        hidden_metadata_keys: hidden_keys(row)?,
-        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
-        last_error: column(row, "last_error")?,
-        state: if state == 0 {
-            OutboxState::Pending
-        } else {
-            OutboxState::Dead
-        },
-        created_at: DateTime::from_timestamp_micros(created).unwrap_or_default(),
-    })
+    rows::outbox_item(&Columns(row))
 }
 
-fn db_id(id: u64) -> i64 {
-    // Ids come from SQLite, so they fit; an impossible one matches nothing.
-    i64::try_from(id).unwrap_or(-1)
+/// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
+/// url, token, auth_scheme, auth_credentials, payload_kind,
+/// hidden_metadata_keys), the order its UPDATE and INSERT share.
+fn bind_config<'q>(
+    query: Query<'q, Sqlite, SqliteArguments>,
+    config: &'q PushConfig,
+    hidden: &'q str,
+) -> Query<'q, Sqlite, SqliteArguments> {
+    let (scheme, credentials) = rows::auth_columns(config);
+    query
+        .bind(&config.tenant)
+        .bind(&config.task_id)
+        .bind(&config.id)
+        .bind(&config.url)
+        .bind(config.token.as_deref())
+        .bind(scheme)
+        .bind(credentials)
+        .bind(config.payload_kind.as_str())
+        .bind(hidden)
 }
 
 #[async_trait]
@@ -158,35 +105,18 @@ impl PushStore for SqliteStore {
         config: &PushConfig,
         max_per_task: usize,
     ) -> Result<PutConfig, StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
-        let mut tx = conn
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend("starting a write transaction"))?;
-        let hidden = serde_json::to_string(&config.hidden_metadata_keys)
-            .map_err(|e| StoreError::Backend(format!("encoding hidden metadata keys: {e}")))?;
-        let (scheme, credentials) = match &config.authentication {
-            Some(a) => (Some(a.scheme.as_str()), a.credentials.as_deref()),
-            None => (None, None),
-        };
-        let updated = sqlx::query(
-            "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
-             auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
-             WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+        let mut conn = writer_connection(&self.writer_pool).await?;
+        let mut tx = begin_immediate(&mut conn).await?;
+        let hidden = rows::hidden_keys_column(config)?;
+        let updated = bind_config(
+            sqlx::query(
+                "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
+                 auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
+                 WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+            ),
+            config,
+            &hidden,
         )
-        .bind(&config.tenant)
-        .bind(&config.task_id)
-        .bind(&config.id)
-        .bind(&config.url)
-        .bind(config.token.as_deref())
-        .bind(scheme)
-        .bind(credentials)
-        .bind(config.payload_kind.as_str())
-        .bind(&hidden)
         .execute(&mut *tx)
         .await
         .map_err(backend("updating a push config"))?;
@@ -204,21 +134,16 @@ impl PushStore for SqliteStore {
             if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
                 PutConfig::LimitReached
             } else {
-                sqlx::query(
-                    "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                     auth_credentials, payload_kind, created_micros, hidden_metadata_keys) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                bind_config(
+                    sqlx::query(
+                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    ),
+                    config,
+                    &hidden,
                 )
-                .bind(&config.tenant)
-                .bind(&config.task_id)
-                .bind(&config.id)
-                .bind(&config.url)
-                .bind(config.token.as_deref())
-                .bind(scheme)
-                .bind(credentials)
-                .bind(config.payload_kind.as_str())
                 .bind(micros(Utc::now()))
-                .bind(&hidden)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend("inserting a push config"))?;
@@ -261,7 +186,7 @@ impl PushStore for SqliteStore {
     ) -> Result<ConfigPage, StoreError> {
         let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         // One extra row tells whether there is a next page.
-        let fetch = i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1);
+        let fetch = db_limit(limit).saturating_add(1);
         let rows = sqlx::query(
             "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND ord > ?3 \
              ORDER BY ord LIMIT ?4",
@@ -273,19 +198,8 @@ impl PushStore for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(backend("listing push configs"))?;
-        let mut configs = Vec::with_capacity(rows.len());
-        let mut ords = Vec::with_capacity(rows.len());
-        for row in rows.iter().take(limit) {
-            configs.push(decode_config(row)?);
-            let ord: i64 = column(row, "ord")?;
-            ords.push(to_u64(ord, "push config ord")?);
-        }
-        let next = if rows.len() > limit {
-            ords.last().copied()
-        } else {
-            None
-        };
-        Ok(ConfigPage { configs, next })
+        let rows: Vec<_> = rows.iter().map(Columns).collect();
+        rows::config_page(&rows, limit)
     }
 
     async fn delete_config(
@@ -294,15 +208,8 @@ impl PushStore for SqliteStore {
         task_id: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
-        let mut tx = conn
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend("starting a write transaction"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
+        let mut tx = begin_immediate(&mut conn).await?;
         let deleted =
             sqlx::query("DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3")
                 .bind(tenant)
@@ -360,19 +267,12 @@ impl PushStore for SqliteStore {
             return Ok(Vec::new());
         }
         let lease_us = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
-        let mut tx = conn
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend("starting a write transaction"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
+        let mut tx = begin_immediate(&mut conn).await?;
         // Due, unleased heads: no earlier pending row of the same config, and
         // no row of it in flight (after a requeue, a later row may be).
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
+            "SELECT {OUTBOX_ITEM_COLUMNS} FROM push_outbox AS o \
              JOIN push_configs AS c \
                ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
              WHERE o.state = 0 AND o.next_attempt_micros <= ?1 AND o.lease_until_micros <= ?1 \
@@ -386,7 +286,7 @@ impl PushStore for SqliteStore {
              ORDER BY o.next_attempt_micros, o.id LIMIT ?2"
         )))
         .bind(now_us)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(db_limit(limit))
         .fetch_all(&mut *tx)
         .await
         .map_err(backend("claiming notifications"))?;
@@ -422,11 +322,7 @@ impl PushStore for SqliteStore {
     }
 
     async fn ack(&self, id: u64) -> Result<(), StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
         sqlx::query("DELETE FROM push_outbox WHERE id = ?1")
             .bind(db_id(id))
             .execute(&mut *conn)
@@ -441,11 +337,7 @@ impl PushStore for SqliteStore {
         next_attempt_at: DateTime<Utc>,
         error: &str,
     ) -> Result<(), StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
         sqlx::query(
             "UPDATE push_outbox SET next_attempt_micros = ?2, lease_until_micros = 0, \
              last_error = ?3 WHERE id = ?1",
@@ -460,11 +352,7 @@ impl PushStore for SqliteStore {
     }
 
     async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
         sqlx::query(
             "UPDATE push_outbox SET state = 1, lease_until_micros = 0, last_error = ?2 \
              WHERE id = ?1",
@@ -484,7 +372,7 @@ impl PushStore for SqliteStore {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ITEM_COLUMNS} FROM push_outbox AS o \
+            "SELECT {OUTBOX_ITEM_COLUMNS} FROM push_outbox AS o \
              LEFT JOIN push_configs AS c \
                ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
              WHERE o.state = 1 AND o.tenant = ?1 AND (?2 IS NULL OR o.task_id = ?2) \
@@ -492,7 +380,7 @@ impl PushStore for SqliteStore {
         )))
         .bind(tenant)
         .bind(task_id)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(db_limit(limit))
         .fetch_all(&self.readers)
         .await
         .map_err(backend("listing dead letters"))?;
@@ -500,15 +388,8 @@ impl PushStore for SqliteStore {
     }
 
     async fn requeue_dead_letter(&self, tenant: &str, id: u64) -> Result<Requeue, StoreError> {
-        let mut conn = self
-            .writer_pool
-            .acquire()
-            .await
-            .map_err(backend("acquiring the SQLite writer connection"))?;
-        let mut tx = conn
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend("starting a write transaction"))?;
+        let mut conn = writer_connection(&self.writer_pool).await?;
+        let mut tx = begin_immediate(&mut conn).await?;
         // The dead letter, and whether its config still exists.
         let found: Option<(String, i64)> = sqlx::query_as(
             "SELECT o.task_id, EXISTS (SELECT 1 FROM push_configs AS c \

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use switchboard_protocol::{
     AuthenticationInfo, Message, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
@@ -69,15 +69,35 @@ impl Writer {
         let event = if self.record.last_seq == 1 {
             StreamResponse::Task(self.record.task.clone())
         } else {
-            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: self.record.task.id.clone(),
-                context_id: self.record.task.context_id.clone(),
-                status: self.record.task.status.clone(),
-                metadata: None,
-            })
+            self.status_event()
         };
         store.commit(&self.record, Some(&event)).await.unwrap();
         event
+    }
+
+    /// Creates the task and moves it to working in one commit of two
+    /// events, as the engine commits a task with its first change; returns
+    /// both events.
+    async fn create_working(&mut self, store: &dyn TaskStore) -> [StreamResponse; 2] {
+        self.record.last_seq = 2;
+        let created = StreamResponse::Task(self.record.task.clone());
+        self.record.task.status = TaskStatus::new(TaskState::Working);
+        let working = self.status_event();
+        store
+            .commit_events(&self.record, &[created.clone(), working.clone()])
+            .await
+            .unwrap();
+        [created, working]
+    }
+
+    /// The status update event for the task's current status.
+    fn status_event(&self) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: self.record.task.id.clone(),
+            context_id: self.record.task.context_id.clone(),
+            status: self.record.task.status.clone(),
+            metadata: None,
+        })
     }
 }
 
@@ -85,13 +105,34 @@ const LEASE: Duration = Duration::from_secs(30);
 
 /// Claims everything due now for `task` (other checks' items are ignored).
 async fn claim_for(store: &dyn PushStore, task: &str) -> Vec<OutboxItem> {
+    claim_at(store, task, Utc::now(), LEASE).await
+}
+
+/// Claims what is due for `task` at `now`, with a `lease`.
+async fn claim_at(
+    store: &dyn PushStore,
+    task: &str,
+    now: DateTime<Utc>,
+    lease: Duration,
+) -> Vec<OutboxItem> {
     store
-        .claim(Utc::now(), 1000, LEASE)
+        .claim(now, 1000, lease)
         .await
         .unwrap()
         .into_iter()
         .filter(|i| i.task_id == task)
         .collect()
+}
+
+/// Asserts that `item` carries `event` as its payload (compared as JSON).
+fn assert_payload_is(item: &OutboxItem, event: &StreamResponse) {
+    let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();
+    assert_eq!(
+        serde_json::to_value(&body).unwrap(),
+        serde_json::to_value(event).unwrap(),
+        "the payload of item {} is the event",
+        item.seq
+    );
 }
 
 /// Runs every check against `store`, which must start empty.
@@ -239,28 +280,12 @@ pub async fn multi_event_commits_queue_every_event(tasks: &dyn TaskStore, push: 
     // An inline config exists before its task does.
     push.put_config(&config("", t, "a"), 10).await.unwrap();
     let mut w = Writer::new("", t);
-    w.record.last_seq = 2;
-    let created = StreamResponse::Task(w.record.task.clone());
-    w.record.task.status = TaskStatus::new(TaskState::Working);
-    let working = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-        task_id: t.into(),
-        context_id: w.record.task.context_id.clone(),
-        status: w.record.task.status.clone(),
-        metadata: None,
-    });
-    tasks
-        .commit_events(&w.record, &[created.clone(), working.clone()])
-        .await
-        .unwrap();
+    let [created, working] = w.create_working(tasks).await;
     for (seq, event) in [(1, created), (2, working)] {
         let items = claim_for(push, t).await;
         assert_eq!(items.len(), 1, "one config, its head: {items:?}");
         assert_eq!(items[0].seq, seq);
-        let body: StreamResponse = serde_json::from_str(&items[0].payload).unwrap();
-        assert_eq!(
-            serde_json::to_value(&body).unwrap(),
-            serde_json::to_value(&event).unwrap()
-        );
+        assert_payload_is(&items[0], &event);
         push.ack(items[0].id).await.unwrap();
     }
     assert!(claim_for(push, t).await.is_empty());
@@ -287,19 +312,7 @@ pub async fn snapshot_configs_queue_the_task_snapshot(tasks: &dyn TaskStore, pus
         "the kind is stored with the config"
     );
     let mut w = Writer::new("", t);
-    w.record.last_seq = 2;
-    let created = StreamResponse::Task(w.record.task.clone());
-    w.record.task.status = TaskStatus::new(TaskState::Working);
-    let working = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-        task_id: t.into(),
-        context_id: w.record.task.context_id.clone(),
-        status: w.record.task.status.clone(),
-        metadata: None,
-    });
-    tasks
-        .commit_events(&w.record, &[created.clone(), working.clone()])
-        .await
-        .unwrap();
+    let [created, working] = w.create_working(tasks).await;
     let after_2 = StreamResponse::Task(w.record.task.clone());
     let e3 = w.step(tasks, TaskState::Completed).await;
     let after_3 = StreamResponse::Task(w.record.task.clone());
@@ -354,12 +367,7 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
         assert_eq!(item.attempts, 1, "a claim counts as an attempt");
         assert_eq!(item.state, OutboxState::Pending);
         assert_eq!(item.payload_kind, PayloadKind::Event);
-        let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();
-        assert_eq!(
-            serde_json::to_value(&body).unwrap(),
-            serde_json::to_value(&e2).unwrap(),
-            "payload is the event"
-        );
+        assert_payload_is(item, &e2);
         let c = config("", t, &item.config_id);
         assert_eq!(
             (
@@ -382,11 +390,7 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
     let next = claim_for(push, t).await;
     assert_eq!(next.len(), 2);
     assert!(next.iter().all(|i| i.seq == 3), "then the next event");
-    let body: StreamResponse = serde_json::from_str(&next[0].payload).unwrap();
-    assert_eq!(
-        serde_json::to_value(&body).unwrap(),
-        serde_json::to_value(&e3).unwrap()
-    );
+    assert_payload_is(&next[0], &e3);
     for item in &next {
         push.ack(item.id).await.unwrap();
         push.ack(item.id).await.unwrap(); // acking twice is harmless
@@ -416,13 +420,7 @@ pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn
         "item 2 must wait while item 1 waits for its retry"
     );
     // Due again (time travel by claiming "in the future").
-    let again: Vec<OutboxItem> = push
-        .claim(later + TimeDelta::seconds(1), 1000, LEASE)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.task_id == t)
-        .collect();
+    let again = claim_at(push, t, later + TimeDelta::seconds(1), LEASE).await;
     assert_eq!(again.len(), 1);
     assert_eq!(
         (again[0].seq, again[0].attempts),
@@ -470,29 +468,11 @@ pub async fn leases_expire(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let mut w = Writer::new("", t);
     w.step(tasks, TaskState::Submitted).await;
     let now = Utc::now();
-    let first: Vec<OutboxItem> = push
-        .claim(now, 1000, Duration::from_secs(5))
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.task_id == t)
-        .collect();
+    let first = claim_at(push, t, now, Duration::from_secs(5)).await;
     assert_eq!(first.len(), 1);
-    let during: Vec<OutboxItem> = push
-        .claim(now + TimeDelta::seconds(4), 1000, LEASE)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.task_id == t)
-        .collect();
+    let during = claim_at(push, t, now + TimeDelta::seconds(4), LEASE).await;
     assert!(during.is_empty(), "a live lease keeps the item");
-    let after: Vec<OutboxItem> = push
-        .claim(now + TimeDelta::seconds(6), 1000, LEASE)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.task_id == t)
-        .collect();
+    let after = claim_at(push, t, now + TimeDelta::seconds(6), LEASE).await;
     assert_eq!(after.len(), 1, "an expired lease frees the item");
     assert_eq!(after[0].id, first[0].id);
     assert_eq!(after[0].attempts, 2);

@@ -13,6 +13,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
+use switchboard_core::push::{OutboxItem, OutboxState};
 use switchboard_push::{KeySet, PushOptions, RetryPolicy};
 use tokio::sync::oneshot;
 
@@ -181,5 +182,27 @@ impl Receiver {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+}
+
+/// A pending notification of event `seq` (also its id) of task `task-1`
+/// for config `cfg`, as a worker would have claimed it.
+pub fn outbox_item(url: &str, seq: u64, payload: &str) -> OutboxItem {
+    OutboxItem {
+        id: seq,
+        tenant: String::new(),
+        task_id: "task-1".into(),
+        config_id: "cfg".into(),
+        seq,
+        payload: payload.into(),
+        payload_kind: switchboard_core::push::PayloadKind::Event,
+        hidden_metadata_keys: Vec::new(),
+        url: url.into(),
+        token: None,
+        authentication: None,
+        attempts: 1,
+        last_error: None,
+        state: OutboxState::Pending,
+        created_at: chrono::Utc::now(),
     }
 }
