@@ -50,6 +50,7 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
                 "the request body exceeds {} bytes",
                 app.max_body_bytes
             ));
+            switchboard_telemetry::probe::note_error(err.reason());
             return json_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 error_body(&RequestId::Null, &err),
@@ -153,6 +154,7 @@ fn sse_error_response(
     err: &A2AError,
     extra: &[(&'static str, String)],
 ) -> Response {
+    switchboard_telemetry::probe::note_error(err.reason());
     let data = String::from_utf8(error_body(id, err)).unwrap_or_default();
     let frame = futures::stream::once(std::future::ready(SseFrame::data(None, data)));
     sse_response(frame, extra)
@@ -168,6 +170,7 @@ fn error_response(
     err: &A2AError,
     extra: &[(&'static str, String)],
 ) -> Response {
+    switchboard_telemetry::probe::note_error(err.reason());
     let status = match err {
         A2AError::Unauthenticated(_) | A2AError::PermissionDenied(_) => {
             app.error_table.status(err).http

@@ -18,10 +18,15 @@
 //! - [`agent_span`]: one per agent run, child of the request that started it;
 //! - [`client_span`]: one per outgoing call of `switchboard-client`, whose
 //!   context is the `traceparent` the call sends;
-//! - [`push_span`]: one per push delivery attempt, likewise.
+//! - [`push_span`]: one per push delivery attempt, likewise; its parent is
+//!   the agent run that committed the event when this process ran it
+//!   ([`remember_origin`], a bounded in-memory map: the outbox does not
+//!   store trace context, so a delivery made by another replica or after
+//!   a restart starts a trace of its own).
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use tracing::Span;
 
@@ -243,4 +248,35 @@ pub fn push_span(task_id: &str, seq: u64, parent: Option<&TraceParent>) -> Span 
         p.set_parent(&span, parent);
     }
     span
+}
+
+/// How many tasks' origins [`remember_origin`] keeps; past that it starts
+/// over (a delivery that finds none starts its own trace).
+const MAX_ORIGINS: usize = 4096;
+
+static ORIGINS: Mutex<Option<HashMap<String, TraceParent>>> = Mutex::new(None);
+
+/// Records the current span (an agent run committing task `task_id`'s
+/// events) as the origin of that task's push deliveries in this process.
+/// Without a pipeline, does nothing.
+pub fn remember_origin(task_id: &str) {
+    let Some(tp) = current() else {
+        return;
+    };
+    if let Ok(mut map) = ORIGINS.lock() {
+        let map = map.get_or_insert_with(HashMap::new);
+        if map.len() >= MAX_ORIGINS && !map.contains_key(task_id) {
+            map.clear();
+        }
+        map.insert(task_id.to_string(), tp);
+    }
+}
+
+/// The span that last committed task `task_id`'s events in this process,
+/// if [`remember_origin`] recorded one.
+pub fn origin(task_id: &str) -> Option<TraceParent> {
+    if !enabled() {
+        return None;
+    }
+    ORIGINS.lock().ok()?.as_ref()?.get(task_id).copied()
 }
