@@ -110,7 +110,27 @@ impl Serve {
         Serve::spawn(store, extra, Some(log.to_path_buf()))
     }
 
+    /// [`Serve::start_logging`] with environment variables set for it
+    /// (e.g. the `OTEL_*` ones).
+    pub fn start_env(
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: &std::path::Path,
+    ) -> Serve {
+        Serve::spawn_env(store, extra, env, Some(log.to_path_buf()))
+    }
+
     fn spawn(store: &str, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+        Serve::spawn_env(store, extra, &[], log)
+    }
+
+    fn spawn_env(
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: Option<std::path::PathBuf>,
+    ) -> Serve {
         let stderr = match &log {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
             None => Stdio::inherit(),
@@ -121,6 +141,7 @@ impl Serve {
             .env("SWITCHBOARD_LOG", "warn")
             .env_remove("SWITCHBOARD_CONFIG")
             .env_remove("SWITCHBOARD_PUBLIC_URL")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
