@@ -125,6 +125,8 @@ pub trait Propagator: Send + Sync + fmt::Debug + 'static {
     /// The context of `span` as a `traceparent` to send on; `None` when the
     /// span is not recorded.
     fn context(&self, span: &Span) -> Option<TraceParent>;
+    /// Renames `span` (its OpenTelemetry name), also after it started.
+    fn rename(&self, span: &Span, name: String);
 }
 
 static PROPAGATOR: OnceLock<Box<dyn Propagator>> = OnceLock::new();
@@ -149,7 +151,8 @@ pub fn current() -> Option<TraceParent> {
 
 /// The span of one incoming request on `binding`, child of the caller's
 /// `traceparent` when it sent a valid one. Its name (`otel.name`) is set
-/// to the operation with [`name_server_span`] once that is known.
+/// (`a2a.server OPERATION`) is given with [`name_server_span`] once that is
+/// known.
 pub fn server_span(binding: &'static str, traceparent: Option<&str>) -> Span {
     let Some(p) = PROPAGATOR.get() else {
         return Span::none();
@@ -157,7 +160,6 @@ pub fn server_span(binding: &'static str, traceparent: Option<&str>) -> Span {
     let span = tracing::info_span!(
         target: "switchboard::trace",
         "a2a.request",
-        otel.name = tracing::field::Empty,
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
         rpc.system = "a2a",
@@ -182,14 +184,17 @@ pub fn name_server_span(
     if span.is_none() {
         return;
     }
+    let Some(p) = PROPAGATOR.get() else {
+        return;
+    };
+    // The OpenTelemetry span may already exist (a child was made, a
+    // context read), so it is renamed through the pipeline, not a field.
     match operation {
         Some(op) => {
-            span.record("otel.name", format!("a2a.server {op}"));
+            p.rename(span, format!("a2a.server {op}"));
             span.record("rpc.method", op);
         }
-        None => {
-            span.record("otel.name", "a2a.server");
-        }
+        None => p.rename(span, "a2a.server".to_string()),
     }
     span.record("http.response.status_code", status);
     if let Some(reason) = error {

@@ -164,6 +164,10 @@ impl Propagator for OtelPropagator {
         let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
     }
 
+    fn rename(&self, span: &Span, name: String) {
+        span.context().span().update_name(name);
+    }
+
     fn context(&self, span: &Span) -> Option<TraceParent> {
         let cx = span.context();
         let otel_span = cx.span();

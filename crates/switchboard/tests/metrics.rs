@@ -350,10 +350,7 @@ async fn counters_move_with_traffic() {
                "configuration": {"taskPushNotificationConfig": {"url": hook}}}),
     )
     .await;
-    assert_eq!(
-        r["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
-        "{r}"
-    );
+    assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
     // An unknown task over REST: an error with its reason.
     let resp = reqwest::Client::new()
         .get(format!("{base}/tasks/no-such-task"))
@@ -367,16 +364,34 @@ async fn counters_move_with_traffic() {
         .expect("a push notification arrives")
         .unwrap();
 
-    let after = scrape_until(&base, "the delivery is counted", |e| {
-        e.get(
-            "switchboard_push_deliveries_total",
-            &[("outcome", "delivered")],
-        ) > before.get(
-            "switchboard_push_deliveries_total",
-            &[("outcome", "delivered")],
-        )
+    // The task's notifications go out one after another: wait for the
+    // outbox to drain, then every one the webhook got is counted.
+    let after = scrape_until(&base, "the outbox drains", |e| {
+        e.get("switchboard_push_outbox_depth", &[]) == 0.0
+            && e.get(
+                "switchboard_push_deliveries_total",
+                &[("outcome", "delivered")],
+            ) > before.get(
+                "switchboard_push_deliveries_total",
+                &[("outcome", "delivered")],
+            )
     })
     .await;
+    let mut received = 1.0;
+    while pushed.try_recv().is_ok() {
+        received += 1.0;
+    }
+    assert!(received > 1.0, "a demo task sends several notifications");
+    assert_eq!(
+        after.get(
+            "switchboard_push_deliveries_total",
+            &[("outcome", "delivered")]
+        ) - before.get(
+            "switchboard_push_deliveries_total",
+            &[("outcome", "delivered")]
+        ),
+        received
+    );
     assert_eq!(
         after.get("switchboard_requests_total", &SEND_OK),
         before.get("switchboard_requests_total", &SEND_OK) + 1.0
@@ -434,7 +449,7 @@ async fn counters_move_with_traffic() {
     assert_eq!(open.get("switchboard_stream_subscribers", &[]), 1.0);
     assert_eq!(open.get("switchboard_running_agents", &[]), 1.0);
     let r = proc::rpc(&base, "CancelTask", json!({"id": task_id})).await;
-    assert_eq!(r["result"]["status"]["state"], "TASK_STATE_CANCELED", "{r}");
+    assert_eq!(r["status"]["state"], "TASK_STATE_CANCELED", "{r}");
     // The stream ends with the terminal event.
     while let Some(Ok(_)) = events.next().await {}
     drop(events);

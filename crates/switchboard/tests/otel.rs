@@ -38,9 +38,14 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 struct Span {
     service: String,
     name: String,
-    trace_id: Vec<u8>,
-    span_id: Vec<u8>,
-    parent: Vec<u8>,
+    /// Ids as lowercase hex, as `traceparent` writes them.
+    trace_id: String,
+    span_id: String,
+    parent: String,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The in-test OTLP collector: keeps every span it is sent.
@@ -73,9 +78,9 @@ impl TraceService for Receiver {
                     spans.push(Span {
                         service: service.clone(),
                         name: s.name,
-                        trace_id: s.trace_id,
-                        span_id: s.span_id,
-                        parent: s.parent_span_id,
+                        trace_id: hex(&s.trace_id),
+                        span_id: hex(&s.span_id),
+                        parent: hex(&s.parent_span_id),
                     });
                 }
             }
@@ -233,7 +238,7 @@ async fn client_to_a_to_b_is_one_trace() {
     let any = |_: &Span| true;
     let test_root = receiver.find("client", "test.root", any).await;
     let trace = test_root.trace_id.clone();
-    assert_eq!(trace.len(), 16);
+    assert_eq!(trace.len(), 32);
     let child_of = |parent: &Span| {
         let (trace, id) = (trace.clone(), parent.span_id.clone());
         move |s: &Span| s.trace_id == trace && s.parent == id
@@ -285,12 +290,9 @@ async fn client_to_a_to_b_is_one_trace() {
     // The header names the delivery span; that span is the run's child.
     let fields: Vec<&str> = delivered_tp.split('-').collect();
     assert_eq!(fields.len(), 4, "{delivered_tp}");
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    assert_eq!(fields[1], hex(&push_trace), "{delivered_tp}");
+    assert_eq!(fields[1], push_trace, "{delivered_tp}");
     let delivery = receiver
-        .find("agent-b", "a2a.push deliver", |s| {
-            hex(&s.span_id) == fields[2]
-        })
+        .find("agent-b", "a2a.push deliver", |s| s.span_id == fields[2])
         .await;
     assert_eq!(delivery.trace_id, push_trace);
     assert_eq!(delivery.parent, push_run.span_id);
