@@ -477,3 +477,36 @@ async fn counters_move_with_traffic() {
     );
     assert_eq!(closed.get("switchboard_push_outbox_depth", &[]), 0.0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_listen_moves_metrics_off_the_a2a_port() {
+    let serve = Serve::start_with("memory", &["--metrics-listen", "127.0.0.1:0"]);
+    let line = serve
+        .next_line(Duration::from_secs(30))
+        .expect("serve prints the metrics address");
+    let url = line
+        .strip_prefix("switchboard metrics on ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let base = url.strip_suffix("/metrics").unwrap();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    assert_ne!(base, serve.base());
+    let resp = reqwest::get(format!("{}/metrics", serve.base()))
+        .await
+        .unwrap();
+    assert_ne!(resp.status(), 200, "not on the A2A port any more");
+    // That refused request on the A2A port shows on the metrics port (whose
+    // own scrapes are not requests to the A2A server).
+    let e = scrape(base).await;
+    let refused: Vec<(&BTreeMap<String, String>, f64)> = e
+        .samples
+        .iter()
+        .filter(|((name, labels), _)| {
+            name == "switchboard_requests_total" && labels["binding"] == "metrics"
+        })
+        .map(|((_, labels), v)| (labels, *v))
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].1, 1.0, "{refused:?}");
+    assert_ne!(refused[0].0["code"], "OK", "{refused:?}");
+    assert_eq!(e.get("switchboard_connections_total", &[]), 1.0);
+}
