@@ -4,7 +4,7 @@
 //! every request: all bindings and versions (gRPC included), the card, the
 //! added routes. Around each it
 //!
-//! - runs the request inside a [`probe`](switchboard_telemetry::probe), in
+//! - runs the request inside a [`switchboard_telemetry::probe`], in
 //!   which the engine notes the operation and the bindings' error table
 //!   the A2A error it was answered with, then counts the request in
 //!   `switchboard_requests_total{operation,binding,code}` and its time to
