@@ -21,13 +21,13 @@ echo "== cargo doc -D warnings (the docs' links stay true)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 echo "== the SDK's default features stay light (no gRPC, no database driver)"
-heavy=$(cargo tree -p hello-agent -e normal,build --prefix none | sort -u | grep -E '^(tonic|prost|protox|sqlx|sqlx-postgres|sqlx-sqlite) ' || true)
+heavy=$(cargo tree -p hello-agent -e normal,build --prefix none | sort -u | grep -E '^(tonic|prost|protox|sqlx|sqlx-postgres|sqlx-sqlite|opentelemetry|opentelemetry_sdk|opentelemetry-otlp|tracing-opentelemetry) ' || true)
 if [ -n "$heavy" ]; then
   echo "hello-agent (switchboard-sdk with default features) depends on:" >&2
   echo "$heavy" >&2
   exit 1
 fi
-echo "hello-agent: $(cargo tree -p hello-agent -e normal --prefix none | sort -u | wc -l) crates, none of tonic/prost/protox/sqlx"
+echo "hello-agent: $(cargo tree -p hello-agent -e normal --prefix none | sort -u | wc -l) crates, none of tonic/prost/protox/sqlx/opentelemetry"
 
 echo "== interop clients and sample servers (official SDKs)"
 bash interop/setup.sh

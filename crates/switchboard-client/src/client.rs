@@ -704,14 +704,20 @@ impl A2AClient {
     /// answer's type; this one reaches operations they do not name.
     pub async fn call(&self, mut request: A2aRequest) -> Result<A2aResponse, ClientError> {
         self.fill_request_tenant(&mut request);
-        self.inner.transport.call(request).await
+        // With tracing on, the call is a span whose context the request
+        // carries as `traceparent` (see `switchboard_telemetry::trace`).
+        let span = switchboard_telemetry::trace::client_span(request.operation().name());
+        tracing::Instrument::instrument(self.inner.transport.call(request), span).await
     }
 
     /// Runs any streaming operation (see [`A2AClient::call`]). The stream is
     /// not resumed after a dropped connection; the named methods' are.
     pub async fn stream(&self, mut request: A2aRequest) -> Result<EventStream, ClientError> {
         self.fill_request_tenant(&mut request);
-        let stream = self.inner.transport.stream(request, None).await?;
+        let span = switchboard_telemetry::trace::client_span(request.operation().name());
+        let stream =
+            tracing::Instrument::instrument(self.inner.transport.stream(request, None), span)
+                .await?;
         Ok(stop_after_error(stream))
     }
 
@@ -759,7 +765,10 @@ impl A2AClient {
         after: u64,
     ) -> Result<EventStream, ClientError> {
         let req = A2aRequest::SubscribeToTask(SubscribeToTaskRequest { id, tenant });
-        let stream = self.inner.transport.stream(req, Some(after)).await?;
+        let span = switchboard_telemetry::trace::client_span(req.operation().name());
+        let stream =
+            tracing::Instrument::instrument(self.inner.transport.stream(req, Some(after)), span)
+                .await?;
         Ok(stop_after_error(stream))
     }
 }

@@ -14,10 +14,11 @@ use switchboard_protocol::requests::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use switchboard_protocol::{
     A2AError, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, PartContent, Role, SendMessageRequest,
+    ListTasksRequest, ListTasksResponse, Message, Operation, PartContent, Role, SendMessageRequest,
     SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
     TaskPushNotificationConfigRef, TaskState, TaskStatus,
 };
+use switchboard_telemetry::metrics::METRICS;
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -441,6 +442,7 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::SendMessage);
         let blocking = req.is_blocking();
         let history_length = validate_history_length(req.history_length())?;
         let (outcome, mut run) = self.start(call, req, false).await?;
@@ -485,6 +487,7 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
     ) -> Result<EventStream, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::SendStreamingMessage);
         self.require_streaming()?;
         let history_length = validate_history_length(req.history_length())?;
         // Dropping `run` right away moves the agent onto its own task: the
@@ -805,8 +808,11 @@ impl RequestHandler {
     fn run(&self, ctx: RequestContext, events: TaskEvents, slot: Slot) -> Run {
         use futures::FutureExt as _;
         let executor = self.inner.executor.clone();
-        Run::new(&self.inner.runs, async move {
+        let span = switchboard_telemetry::trace::agent_span(&ctx.task_id, &ctx.context_id);
+        let run = async move {
             let _slot = slot;
+            METRICS.agent_runs.inc();
+            let _running = METRICS.running_agents.track();
             let run =
                 std::panic::AssertUnwindSafe(executor.execute(ctx, events.clone())).catch_unwind();
             let result = match run.await {
@@ -822,7 +828,9 @@ impl RequestHandler {
                 }
             };
             events.finish(result).await;
-        })
+        };
+        // The run is the request span's child, wherever it goes on running.
+        Run::new(&self.inner.runs, tracing::Instrument::instrument(run, span))
     }
 
     /// With other replicas writing, makes sure a runtime that is not running
@@ -890,6 +898,7 @@ impl RequestHandler {
         call: &CallContext,
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::GetTask);
         let limits = &self.inner.config.limits;
         let history_length = limits.history_length(validate_history_length(req.history_length)?);
         if req.id.is_empty() {
@@ -936,6 +945,7 @@ impl RequestHandler {
         call: &CallContext,
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::ListTasks);
         let limits = &self.inner.config.limits;
         let history_length = limits.history_length(validate_history_length(req.history_length)?);
         if let Some(id) = &req.context_id {
@@ -1008,6 +1018,7 @@ impl RequestHandler {
         call: &CallContext,
         req: CancelTaskRequest,
     ) -> Result<Task, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::CancelTask);
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
         }
@@ -1045,6 +1056,7 @@ impl RequestHandler {
         call: &CallContext,
         req: SubscribeToTaskRequest,
     ) -> Result<EventStream, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::SubscribeToTask);
         if let Some(after) = call.resume_after {
             return self.resubscribe_to_task(call, req, after).await;
         }
@@ -1093,6 +1105,7 @@ impl RequestHandler {
         req: SubscribeToTaskRequest,
         after: u64,
     ) -> Result<EventStream, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::SubscribeToTask);
         self.require_streaming()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
@@ -1210,6 +1223,7 @@ impl RequestHandler {
         call: &CallContext,
         req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::CreateTaskPushNotificationConfig);
         let push = self.push_setup()?;
         let task_id = req.task_id.clone().unwrap_or_default();
         if task_id.is_empty() {
@@ -1230,6 +1244,7 @@ impl RequestHandler {
         call: &CallContext,
         req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::GetTaskPushNotificationConfig);
         let push = self.push_setup()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
@@ -1255,6 +1270,7 @@ impl RequestHandler {
         call: &CallContext,
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::ListTaskPushNotificationConfigs);
         let push = self.push_setup()?;
         let page_size = match req.page_size {
             // proto3: 0 is "not set".
@@ -1286,6 +1302,7 @@ impl RequestHandler {
         call: &CallContext,
         req: TaskPushNotificationConfigRef,
     ) -> Result<(), A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::DeleteTaskPushNotificationConfig);
         let push = self.push_setup()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
@@ -1336,6 +1353,7 @@ impl RequestHandler {
         call: &CallContext,
         _req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, A2AError> {
+        switchboard_telemetry::probe::note_operation(Operation::GetExtendedAgentCard);
         let Some(configured) = &self.inner.extended_card else {
             return if self.inner.card.capabilities.extended_agent_card == Some(true) {
                 Err(A2AError::ExtendedAgentCardNotConfigured)

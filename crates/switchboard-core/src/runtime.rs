@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EmitError;
 use crate::store::{LoggedEvent, StoreError, TaskRecord, TaskStore};
+use switchboard_telemetry::metrics::METRICS;
 
 /// Identifies a task: (tenant, task id).
 pub(crate) type TaskKey = (String, String);
@@ -263,18 +264,22 @@ impl TaskRuntime {
                 let mut all = Vec::with_capacity(events.len() + 1);
                 all.push(first);
                 all.extend(events);
-                rt.store.commit_events(&next.record, &all).await?;
+                timed_commit(rt.store.commit_events(&next.record, &all)).await?;
+                count_transitions(None, &all);
+                switchboard_telemetry::trace::remember_origin(&rt.key.1);
                 let logged = logged_from(2, all.into_iter().skip(1));
                 *st = next;
                 rt.known_seq.store(st.record.last_seq, Ordering::Release);
                 (logged, Some(Ok(())))
             }
             Some(Err(e)) => {
-                rt.store.commit(&st.record, Some(&first)).await?;
+                timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
+                count_transitions(None, std::slice::from_ref(&first));
                 (Vec::new(), Some(Err(e)))
             }
             None => {
-                rt.store.commit(&st.record, Some(&first)).await?;
+                timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
+                count_transitions(None, std::slice::from_ref(&first));
                 (Vec::new(), None)
             }
         };
@@ -410,7 +415,12 @@ impl TaskRuntime {
         event: StreamResponse,
     ) -> Result<(), EmitError> {
         rec.last_seq += 1;
-        self.store.commit(&rec, Some(&event)).await?;
+        timed_commit(self.store.commit(&rec, Some(&event))).await?;
+        count_transitions(
+            Some(st.record.task.status.state),
+            std::slice::from_ref(&event),
+        );
+        switchboard_telemetry::trace::remember_origin(&self.key.1);
         self.known_seq.store(rec.last_seq, Ordering::Release);
         let logged = Arc::new(LoggedEvent {
             seq: rec.last_seq,
@@ -445,8 +455,10 @@ impl TaskRuntime {
             let retry =
                 (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| changes.clone());
             let (next, events) = Self::prepare_all(&st, changes)?;
-            match self.store.commit_events(&next.record, &events).await {
+            match timed_commit(self.store.commit_events(&next.record, &events)).await {
                 Ok(()) => {
+                    count_transitions(Some(st.record.task.status.state), &events);
+                    switchboard_telemetry::trace::remember_origin(&self.key.1);
                     let first_seq = st.record.last_seq + 1;
                     *st = next;
                     self.known_seq.store(st.record.last_seq, Ordering::Release);
@@ -667,6 +679,8 @@ impl TaskRuntime {
         mut rx: broadcast::Receiver<BusEvent>,
     ) -> EventStream {
         Box::pin(async_stream::stream! {
+            // Counted while the stream lives, whoever drops it.
+            let _subscriber = METRICS.stream_subscribers.track();
             let mut last = seq;
             if let Some(first) = first {
                 let first_state = first.status.state;
@@ -752,4 +766,27 @@ pub(crate) fn terminal_error(task: &Task) -> A2AError {
         task.status.state.label(),
         task.context_id
     ))
+}
+
+/// A store commit, timed into `switchboard_store_commit_duration_seconds`.
+async fn timed_commit<T>(commit: impl std::future::Future<Output = T>) -> T {
+    let started = std::time::Instant::now();
+    let out = commit.await;
+    METRICS.store_commit.observe(started.elapsed());
+    out
+}
+
+/// Counts the states committed `events` move a task into (`from` is its
+/// state before them; `None` for a new task), for
+/// `switchboard_task_transitions_total`: a status update that keeps the
+/// state is no transition.
+fn count_transitions(mut from: Option<TaskState>, events: &[StreamResponse]) {
+    for event in events {
+        if let Some(to) = event.state()
+            && from != Some(to)
+        {
+            METRICS.task_entered(to);
+            from = Some(to);
+        }
+    }
 }

@@ -204,6 +204,13 @@ impl Deliverer {
         if let Some(token) = item.token.as_deref().filter(|t| !t.is_empty()) {
             req = req.header(TOKEN_HEADER, header(token)?);
         }
+        // The delivery span's context, when tracing is on (W3C Trace Context).
+        if let Some(tp) = switchboard_telemetry::trace::current() {
+            req = req.header(
+                switchboard_telemetry::trace::TRACEPARENT,
+                header(&tp.to_string())?,
+            );
+        }
         let req = req.body(Full::new(body)).map_err(|e| bad(e.to_string()))?;
 
         let exchange = async {

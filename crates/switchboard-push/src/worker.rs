@@ -28,6 +28,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use switchboard_telemetry::metrics::METRICS;
+
 use crate::PushOptions;
 use crate::deliver::{Deliverer, DeliveryError};
 
@@ -184,9 +186,15 @@ async fn attempt(
     retry: &RetryPolicy,
     item: OutboxItem,
 ) {
-    let outcome = deliverer.deliver(&item).await;
+    // A span per attempt, child of the agent run whose event this is when
+    // this process ran it (`trace::push_span`); the request carries its
+    // `traceparent`.
+    let origin = switchboard_telemetry::trace::origin(&item.task_id);
+    let span = switchboard_telemetry::trace::push_span(&item.task_id, item.seq, origin.as_ref());
+    let outcome = tracing::Instrument::instrument(deliverer.deliver(&item), span).await;
     let settled = match outcome {
         Ok(status) => {
+            METRICS.push_delivered.inc();
             tracing::debug!(task_id = %item.task_id, seq = item.seq, config_id = %item.config_id, status, "push notification delivered");
             store.ack(item.id).await
         }
@@ -202,8 +210,10 @@ async fn attempt(
                     error = %reason,
                     "push notification dead-lettered after its last attempt"
                 );
+                METRICS.push_dead_lettered.inc();
                 store.dead_letter(item.id, &reason).await
             } else {
+                METRICS.push_retried.inc();
                 let wait = retry.delay(item.attempts);
                 tracing::debug!(task_id = %item.task_id, seq = item.seq, attempts = item.attempts, ?wait, error = %reason, "push notification failed; will retry");
                 let now = chrono::Utc::now();

@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime};
+use switchboard_telemetry::metrics::METRICS;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -404,12 +405,14 @@ impl Registry {
             },
         );
         *open.per_ip.entry(ip).or_insert(0) += 1;
+        METRICS.connections.inc();
         Ok(Slot {
             handle: ConnHandle {
                 registry: self.clone(),
                 id,
             },
             evict,
+            _open: METRICS.open_connections.track(),
         })
     }
 
@@ -431,6 +434,8 @@ pub(crate) enum Full {
 pub(crate) struct Slot {
     handle: ConnHandle,
     evict: CancellationToken,
+    /// `switchboard_open_connections` counts the slot while it lives.
+    _open: switchboard_telemetry::metrics::GaugeGuard,
 }
 
 impl Slot {

@@ -148,6 +148,9 @@ impl ErrorTable {
     /// The HTTP and gRPC status of `err` in this version of the table.
     pub fn status(self, err: &A2AError) -> ErrorStatus {
         use GrpcCode::*;
+        // Every REST and gRPC error answer passes here: the request's
+        // metrics and span record it (`switchboard_telemetry::probe`).
+        switchboard_telemetry::probe::note_error(err.reason());
         let v100 = self == ErrorTable::V1_0_0;
         let (http, grpc) = match err {
             A2AError::Parse(_) | A2AError::InvalidRequest(_) | A2AError::InvalidParams { .. } => {

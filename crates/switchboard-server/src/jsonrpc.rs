@@ -47,6 +47,7 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
         Err(err) => {
+            switchboard_telemetry::probe::note_error(err.reason());
             let body = error_body(&RequestId::Null, &err);
             return json_response(StatusCode::PAYLOAD_TOO_LARGE, body, &[]);
         }
@@ -137,6 +138,7 @@ fn sse_error_response(
     err: &A2AError,
     extra: &[(&'static str, String)],
 ) -> Response {
+    switchboard_telemetry::probe::note_error(err.reason());
     let data = String::from_utf8(error_body(id, err)).unwrap_or_default();
     let frame = futures::stream::once(std::future::ready(SseFrame::data(None, data)));
     sse_response(frame, extra)
@@ -152,6 +154,7 @@ fn error_response(
     err: &A2AError,
     extra: &[(&'static str, String)],
 ) -> Response {
+    switchboard_telemetry::probe::note_error(err.reason());
     let status = match err {
         A2AError::Unauthenticated(_)
         | A2AError::PermissionDenied(_)

@@ -108,7 +108,7 @@ fn new_id() -> HeaderValue {
 }
 
 /// Which binding a request is for, from its head alone.
-fn binding(req: &Request) -> &'static str {
+pub(crate) fn binding(req: &Request) -> &'static str {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)

@@ -351,3 +351,53 @@ pub fn echo_card() -> AgentCard {
     .with_streaming(true)
     .with_skill(AgentSkill::new("echo", "Echo", "Echoes text", &["echo"]))
 }
+
+/// Forwards each message to another A2A agent with switchboard's client and
+/// answers with that agent's reply: send `URL TEXT` (the URL the other
+/// agent's card is served under). It shows an agent-to-agent hop: with
+/// tracing on, the outgoing call joins the incoming request's trace.
+///
+/// It calls whatever URL it is given, so serve it (`--agent relay`) only
+/// where callers are trusted: it is a demo and test agent.
+#[derive(Debug, Default)]
+pub struct Relay;
+
+#[async_trait]
+impl AgentExecutor for Relay {
+    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        let text = ctx.text();
+        let Some((url, rest)) = text.trim().split_once(char::is_whitespace) else {
+            return Err("send `URL TEXT`: the agent to call and what to send it".into());
+        };
+        let client = switchboard_client::A2AClient::connect(url).await?;
+        let answer = match client.send_text(rest.trim()).await? {
+            switchboard_protocol::SendMessageResponse::Message(m) => m.text(),
+            switchboard_protocol::SendMessageResponse::Task(t) => t
+                .artifacts
+                .unwrap_or_default()
+                .iter()
+                .map(|a| a.text())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            other => return Err(format!("unexpected answer: {other:?}").into()),
+        };
+        Ok(events
+            .reply(Message::new(Role::Agent, vec![Part::text(answer)]))
+            .await?)
+    }
+}
+
+/// The relay agent's card.
+pub fn relay_card() -> AgentCard {
+    AgentCard::new(
+        "switchboard relay",
+        "Forwards `URL TEXT` to the agent at URL and answers with its reply.",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .with_skill(AgentSkill::new(
+        "relay",
+        "Relay",
+        "Calls another A2A agent",
+        &["relay"],
+    ))
+}

@@ -12,6 +12,9 @@ pub mod health;
 pub mod key_watch;
 pub mod limits_args;
 pub mod logging;
+pub mod observe;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod push_cmd;
 pub mod serve;
 pub mod shared_keys;

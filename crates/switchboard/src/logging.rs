@@ -24,12 +24,26 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::{Layer, Registry};
 
 use crate::serve::LogFormat;
 
 /// Installs the global subscriber for `serve` (once; later calls do
 /// nothing), writing the events `filter` selects (`--log`).
 pub fn init(format: LogFormat, filter: &str) {
+    init_with(format, filter, None);
+}
+
+/// [`init`], plus `extra` beside the log writer, with a filter of its own
+/// (the OpenTelemetry layer of [`crate::otel`]): `--log` chooses what is
+/// written, not what is traced.
+pub fn init_with(
+    format: LogFormat,
+    filter: &str,
+    extra: Option<Box<dyn Layer<Registry> + Send + Sync>>,
+) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let terminal = std::io::stderr().is_terminal();
@@ -38,15 +52,18 @@ pub fn init(format: LogFormat, filter: &str) {
         LogFormat::Text => false,
         LogFormat::Auto => !terminal,
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let writer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(terminal && !json);
-    let _ = if json {
-        builder.event_format(JsonLines).try_init()
+    let writer = if json {
+        writer.event_format(JsonLines).with_filter(filter).boxed()
     } else {
-        builder.try_init()
+        writer.with_filter(filter).boxed()
     };
+    let _ = tracing_subscriber::registry()
+        .with(extra)
+        .with(writer)
+        .try_init();
 }
 
 /// Formats each event as one JSON object on one line.

@@ -94,14 +94,34 @@ fn main() -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
-                switchboard::logging::init(cfg.log_format, &cfg.log);
-                match serve::run(cfg).await {
+                // Traces, when the OTEL_* variables ask for them.
+                #[cfg(feature = "otel")]
+                let (otel, layer) = match switchboard::otel::OtelConfig::from_env() {
+                    None => (None, None),
+                    Some(otel_cfg) => match switchboard::otel::init(&otel_cfg) {
+                        Ok((otel, layer)) => (Some(otel), Some(layer)),
+                        Err(e) => {
+                            eprintln!("switchboard serve: starting the trace exporter: {e:#}");
+                            return ExitCode::from(2);
+                        }
+                    },
+                };
+                #[cfg(not(feature = "otel"))]
+                let layer = None;
+                switchboard::logging::init_with(cfg.log_format, &cfg.log, layer);
+                let code = match serve::run(cfg).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         eprintln!("switchboard serve: {e:#}");
                         ExitCode::from(2)
                     }
+                };
+                // Export the spans still batched.
+                #[cfg(feature = "otel")]
+                if let Some(otel) = otel {
+                    otel.shutdown().await;
                 }
+                code
             }
             Command::Config(ConfigCommand::Check(_)) => match serve::ServeArgs::check(&after(2)) {
                 Ok(text) => {

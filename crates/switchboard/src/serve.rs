@@ -56,7 +56,8 @@ pub struct ServeArgs {
     /// The URL clients use to reach this server (default: `http://<listen>`).
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Which built-in agent to serve: demo, echo-message or echo-task.
+    /// Which built-in agent to serve: demo, echo-message, echo-task or
+    /// relay (forwards `URL TEXT` to another agent; trusted callers only).
     #[arg(long, env = "SWITCHBOARD_AGENT", default_value = "demo")]
     pub agent: String,
     /// Largest request body accepted, in bytes.
@@ -186,6 +187,12 @@ pub struct ServeArgs {
         value_name = "FILTER"
     )]
     pub log: String,
+    /// Serve `/metrics` (Prometheus text) only on this address, e.g.
+    /// `127.0.0.1:9464`, instead of beside the A2A bindings on `listen`
+    /// (where it is served unauthenticated, like `/healthz`; it holds
+    /// aggregate counts only).
+    #[arg(long, env = "SWITCHBOARD_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Limits on what one client may hold (`limits_args.rs`; boxed: a
     /// dozen optional numbers would make every `Command` value large).
     #[command(flatten)]
@@ -506,7 +513,8 @@ fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
         ),
         "echo-message" => (Arc::new(demo::EchoMessage), demo::echo_card()),
         "echo-task" => (Arc::new(demo::EchoTask), demo::echo_card()),
-        other => bail!("unknown agent {other:?}: use demo, echo-message or echo-task"),
+        "relay" => (Arc::new(demo::Relay), demo::relay_card()),
+        other => bail!("unknown agent {other:?}: use demo, echo-message, echo-task or relay"),
     })
 }
 
@@ -597,8 +605,32 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .hybrid_card(cfg.hybrid())
         .connection_limits(cfg.limits.connection_limits())
         .request_rate(cfg.limits.request_rate());
-    server =
-        crate::health::routes(server, stores.tasks.clone()).layer(crate::access_log::AccessLog);
+    server = crate::health::routes(server, stores.tasks.clone())
+        .layer(crate::access_log::AccessLog)
+        .layer(crate::observe::Observe);
+    let metrics_shutdown = tokio_util::sync::CancellationToken::new();
+    let metrics_push = stores.push.clone().filter(|_| cfg.push_enabled());
+    let metrics_addr = match &cfg.metrics_listen {
+        None => {
+            server = crate::observe::routes(server, metrics_push);
+            None
+        }
+        Some(listen) => {
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .with_context(|| format!("binding metrics_listen {listen}"))?;
+            let addr = listener.local_addr()?;
+            let shutdown = metrics_shutdown.clone();
+            tokio::spawn(async move {
+                if let Err(e) =
+                    crate::observe::serve_separately(listener, metrics_push, shutdown).await
+                {
+                    tracing::error!(error = %e, "the metrics listener failed");
+                }
+            });
+            Some(addr)
+        }
+    };
     for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
     }
@@ -637,11 +669,15 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     println!(
         "switchboard listening on {scheme}://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
     );
+    if let Some(metrics) = metrics_addr {
+        println!("switchboard metrics on http://{metrics}/metrics");
+    }
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
     server.serve(listener, shutdown_signal()).await?;
-    // The key refresh and key file watch.
+    // The key refresh and key file watch, and the metrics listener.
     push_shutdown.cancel();
+    metrics_shutdown.cancel();
     tracing::info!("stopped");
     Ok(())
 }

@@ -150,6 +150,12 @@ impl GrpcTransport {
                 meta.append(k, v);
             }
         }
+        // The call's span context as W3C `traceparent` metadata, when tracing is on.
+        if let Some(tp) = switchboard_telemetry::trace::current()
+            && let Ok(v) = tonic::metadata::MetadataValue::try_from(tp.to_string())
+        {
+            meta.insert(switchboard_telemetry::trace::TRACEPARENT, v);
+        }
         req
     }
 

@@ -225,6 +225,15 @@ fn mismatch(op: Operation, e: &serde_json::Error) -> ClientError {
 /// id a client saw, sent when it reconnects.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
+/// Adds the current span's `traceparent` (W3C Trace Context) when tracing
+/// is on; see `switchboard_telemetry::trace`.
+fn with_traceparent(req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    match switchboard_telemetry::trace::current() {
+        Some(tp) => req.header(switchboard_telemetry::trace::TRACEPARENT, tp.to_string()),
+        None => req,
+    }
+}
+
 /// HTTP settings shared by the card fetch and every HTTP-based transport.
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
@@ -360,6 +369,7 @@ impl Http {
         &self,
         mut req: reqwest::RequestBuilder,
     ) -> Result<(reqwest::StatusCode, bytes::Bytes), ClientError> {
+        req = with_traceparent(req);
         if let Some(t) = self.timeout {
             req = req.timeout(t);
         }
@@ -421,6 +431,7 @@ impl Http {
         if let Some(after) = after {
             req = req.header(LAST_EVENT_ID, after);
         }
+        req = with_traceparent(req);
         let resp = match self.timeout {
             Some(t) => tokio::time::timeout(t, req.send())
                 .await

@@ -75,6 +75,8 @@ pub struct Serve {
     /// Where its stderr goes, if it was started with [`Serve::start_configured`]
     /// or [`Serve::start_logging`].
     log: Option<std::path::PathBuf>,
+    /// The lines it prints on stdout after the first.
+    stdout: mpsc::Receiver<String>,
 }
 
 impl Serve {
@@ -110,7 +112,27 @@ impl Serve {
         Serve::spawn(store, extra, Some(log.to_path_buf()))
     }
 
+    /// [`Serve::start_logging`] with environment variables set for it
+    /// (e.g. the `OTEL_*` ones).
+    pub fn start_env(
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: &std::path::Path,
+    ) -> Serve {
+        Serve::spawn_env(store, extra, env, Some(log.to_path_buf()))
+    }
+
     fn spawn(store: &str, extra: &[&str], log: Option<std::path::PathBuf>) -> Serve {
+        Serve::spawn_env(store, extra, &[], log)
+    }
+
+    fn spawn_env(
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: Option<std::path::PathBuf>,
+    ) -> Serve {
         // The test's own reqwest clients need the process's rustls provider.
         switchboard_client::tls::install_default_provider();
         let stderr = match &log {
@@ -123,18 +145,21 @@ impl Serve {
             .env("SWITCHBOARD_LOG", "warn")
             .env_remove("SWITCHBOARD_CONFIG")
             .env_remove("SWITCHBOARD_PUBLIC_URL")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
             .unwrap();
-        let first_line = first_line_of(child.stdout.take().unwrap());
+        let stdout = lines_of(child.stdout.take().unwrap());
         let mut serve = Serve {
             child,
             port: 0,
             log,
+            stdout,
         };
-        let line = first_line
+        let line = serve
+            .stdout
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|e| {
                 panic!(
@@ -146,6 +171,12 @@ impl Serve {
         serve.port = listening_port(&line);
         serve
     }
+    /// The next line it prints on stdout after the first (e.g. the
+    /// `metrics_listen` address), waiting up to `within`.
+    pub fn next_line(&self, within: Duration) -> Option<String> {
+        self.stdout.recv_timeout(within).ok()
+    }
+
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
@@ -198,17 +229,16 @@ impl Drop for Serve {
     }
 }
 
-/// The first line `out` carries (sent once it is complete); the rest is
-/// read and dropped until the process closes it, so it never blocks on a
-/// full pipe.
-fn first_line_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+/// Each line `out` carries (sent once it is complete), read until the
+/// process closes it, so it never blocks on a full pipe.
+fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut lines = BufReader::new(out).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            // Nobody listening any more is fine: keep draining the pipe.
+            let _ = tx.send(line);
         }
-        for _ in lines {}
     });
     rx
 }

@@ -1,0 +1,165 @@
+//! `/metrics` and the layer that measures every request.
+//!
+//! [`Observe`] is a tower layer given to `A2aServer::layer`, so it sees
+//! every request: all bindings and versions (gRPC included), the card, the
+//! added routes. Around each it
+//!
+//! - runs the request inside a [`switchboard_telemetry::probe`], in
+//!   which the engine notes the operation and the bindings' error table
+//!   the A2A error it was answered with, then counts the request in
+//!   `switchboard_requests_total{operation,binding,code}` and its time to
+//!   the response head in `switchboard_request_duration_seconds`;
+//! - when tracing is on (see [`crate::otel`]), opens the request's span,
+//!   child of the caller's `traceparent` header (gRPC metadata are headers
+//!   too), and names it after the operation. The span ends with the
+//!   response head; an agent run it started is its child and goes on.
+//!
+//! `/metrics` answers the Prometheus text exposition
+//! ([`switchboard_telemetry::metrics`] lists the metrics) plus
+//! `switchboard_push_outbox_depth`, the notifications waiting in the
+//! store's outbox, read when scraped.
+//!
+//! **Who may read it.** `/metrics` takes no credentials, like `/healthz`:
+//! its series are aggregate counts whose labels come from closed sets
+//! (operation, binding, error reason, task state), never ids, tenants,
+//! principals or URLs. Operators who still want it off the public port set
+//! `metrics_listen` (e.g. `127.0.0.1:9464`): it is then served only there.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use switchboard_core::PushStore;
+use switchboard_telemetry::metrics::{METRICS, Outcome};
+use switchboard_telemetry::{probe, trace};
+use tracing::Instrument;
+
+/// The path metrics are served at.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// How long a scrape waits for the store's outbox count.
+const OUTBOX_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The layer: wraps a service in [`ObserveService`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observe;
+
+impl<S> tower::Layer<S> for Observe {
+    type Service = ObserveService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        ObserveService { inner }
+    }
+}
+
+/// See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct ObserveService<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for ObserveService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let started = Instant::now();
+        let binding = if req.uri().path() == METRICS_PATH {
+            "metrics"
+        } else {
+            crate::access_log::binding(&req)
+        };
+        let span = trace::server_span(
+            binding,
+            req.headers()
+                .get(trace::TRACEPARENT)
+                .and_then(|v| v.to_str().ok()),
+        );
+        let future = self.inner.call(req).instrument(span.clone());
+        Box::pin(async move {
+            let (Ok(resp), noted) = probe::observe(future).await;
+            let status = resp.status().as_u16();
+            METRICS.request(
+                noted.operation,
+                binding,
+                Outcome::of(status, noted.error),
+                started.elapsed(),
+            );
+            trace::name_server_span(
+                &span,
+                noted.operation.map(|op| op.name()),
+                status,
+                noted.error,
+            );
+            Ok(resp)
+        })
+    }
+}
+
+/// The `/metrics` answer: the process's metrics and, with `push`, the
+/// outbox depth.
+pub async fn metrics(push: Option<Arc<dyn PushStore>>) -> Response {
+    let mut text = switchboard_telemetry::metrics::render();
+    if let Some(push) = push {
+        match tokio::time::timeout(OUTBOX_TIMEOUT, push.pending_count()).await {
+            Ok(Ok(n)) => switchboard_telemetry::metrics::write_gauge(
+                &mut text,
+                "switchboard_push_outbox_depth",
+                "Push notifications waiting in the outbox (due or scheduled for retry).",
+                i64::try_from(n).unwrap_or(i64::MAX),
+            ),
+            // The rest of the metrics are still worth a scrape.
+            Ok(Err(e)) => tracing::warn!(error = %e, "metrics: counting the push outbox failed"),
+            Err(_) => tracing::warn!("metrics: counting the push outbox timed out"),
+        }
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// `server` with `/metrics` beside its other routes (no `metrics_listen`).
+pub fn routes(
+    server: switchboard_server::A2aServer,
+    push: Option<Arc<dyn PushStore>>,
+) -> switchboard_server::A2aServer {
+    server.route(
+        METRICS_PATH,
+        axum::routing::get(move || metrics(push.clone())),
+    )
+}
+
+/// Serves `/metrics` alone on `listener` until `shutdown` resolves (the
+/// `metrics_listen` setting).
+pub async fn serve_separately(
+    listener: tokio::net::TcpListener,
+    push: Option<Arc<dyn PushStore>>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> std::io::Result<()> {
+    let app = axum::Router::new().route(
+        METRICS_PATH,
+        axum::routing::get(move || metrics(push.clone())),
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}

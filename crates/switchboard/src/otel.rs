@@ -1,0 +1,233 @@
+//! OpenTelemetry traces, exported over OTLP/gRPC, configured by the
+//! standard `OTEL_*` variables.
+//!
+//! **Off unless asked for.** Tracing starts only when the environment asks
+//! for an exporter: `OTEL_TRACES_EXPORTER=otlp`, or an OTLP endpoint
+//! (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
+//! `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep it off
+//! whatever else is set. Off, nothing is installed: no exporter, no span is
+//! made, no `traceparent` read or sent ([`switchboard_telemetry::trace`]).
+//!
+//! **On**, spans go through `tracing-opentelemetry` to a batching OTLP
+//! exporter on tonic (gRPC; `OTEL_EXPORTER_OTLP_PROTOCOL` other than `grpc`
+//! is warned about and ignored: only gRPC is built). The exporter reads
+//! the rest of the standard variables itself (endpoint, headers, timeout);
+//! `OTEL_SERVICE_NAME` names the service (default `switchboard`).
+//! The hand-over between our spans and OpenTelemetry's context is
+//! [`OtelPropagator`]: W3C `traceparent` in, the current span's context
+//! out. Spans of the exporter's own stack (tonic, hyper, h2, tower) are
+//! not exported, so exporting never traces itself.
+//!
+//! [`Otel::shutdown`] flushes what is batched; `serve` calls it on exit.
+
+use opentelemetry::trace::{
+    SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, TracerProvider as _,
+};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use switchboard_telemetry::trace::{Propagator, TraceParent};
+use tracing::Span;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+
+/// What the environment asks of tracing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtelConfig {
+    /// The OTLP endpoint, when given here rather than left to the
+    /// exporter's own reading of the environment.
+    pub endpoint: Option<String>,
+    /// The service name on every span.
+    pub service_name: String,
+}
+
+impl OtelConfig {
+    /// Tracing to `endpoint` as `service_name` (tests and embedders).
+    pub fn new(endpoint: impl Into<String>, service_name: impl Into<String>) -> Self {
+        OtelConfig {
+            endpoint: Some(endpoint.into()),
+            service_name: service_name.into(),
+        }
+    }
+
+    /// What the process environment asks for; `None` when tracing is off.
+    pub fn from_env() -> Option<OtelConfig> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`OtelConfig::from_env`] over any variable lookup.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<OtelConfig> {
+        let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+            return None;
+        }
+        let endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT"));
+        match set("OTEL_TRACES_EXPORTER").map(|v| v.trim().to_ascii_lowercase()) {
+            Some(v) if v == "otlp" => {}
+            Some(v) if v == "none" => return None,
+            Some(other) => {
+                tracing::warn!(exporter = %other, "OTEL_TRACES_EXPORTER: only `otlp` (or `none`) is supported; tracing stays off");
+                return None;
+            }
+            None if endpoint.is_some() => {}
+            None => return None,
+        }
+        Some(OtelConfig {
+            endpoint: None,
+            service_name: set("OTEL_SERVICE_NAME").unwrap_or_else(|| "switchboard".into()),
+        })
+    }
+}
+
+/// A running trace pipeline; [`Otel::shutdown`] flushes it.
+#[derive(Debug)]
+pub struct Otel {
+    provider: SdkTracerProvider,
+}
+
+/// The boxed layer [`init`] hands to the subscriber.
+pub type OtelLayer = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// Builds the exporter and the `tracing` layer for `cfg`, and installs the
+/// propagation hook. Must run inside a tokio runtime (the exporter's
+/// channel lives on it). Add the layer to the subscriber
+/// ([`crate::logging::init_with`]).
+pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
+    use opentelemetry_otlp::WithExportConfig as _;
+    if let Some(protocol) = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL")
+        .ok()
+        .filter(|p| p != "grpc")
+    {
+        tracing::warn!(%protocol, "OTEL_EXPORTER_OTLP_PROTOCOL: only grpc is built in; exporting over gRPC");
+    }
+    let mut builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
+    if let Some(endpoint) = &cfg.endpoint {
+        builder = builder.with_endpoint(endpoint);
+    }
+    let exporter = builder.build()?;
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(
+            Resource::builder()
+                .with_service_name(cfg.service_name.clone())
+                .build(),
+        )
+        .build();
+    let tracer = provider.tracer("switchboard");
+    // The exporter's own stack is never traced: exporting would make spans
+    // to export.
+    let quiet = Targets::new()
+        .with_default(LevelFilter::INFO)
+        .with_target("h2", LevelFilter::OFF)
+        .with_target("hyper", LevelFilter::OFF)
+        .with_target("hyper_util", LevelFilter::OFF)
+        .with_target("tonic", LevelFilter::OFF)
+        .with_target("tower", LevelFilter::OFF)
+        .with_target("reqwest", LevelFilter::OFF)
+        .with_target("opentelemetry", LevelFilter::OFF)
+        .with_target("opentelemetry_sdk", LevelFilter::OFF)
+        .with_target("opentelemetry_otlp", LevelFilter::OFF);
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_filter(quiet)
+        .boxed();
+    switchboard_telemetry::trace::install(Box::new(OtelPropagator));
+    Ok((Otel { provider }, layer))
+}
+
+impl Otel {
+    /// Exports what is batched and stops the exporter (off the async
+    /// threads: the SDK blocks while it flushes).
+    pub async fn shutdown(self) {
+        let provider = self.provider;
+        let flushed = tokio::task::spawn_blocking(move || provider.shutdown()).await;
+        if let Ok(Err(e)) = flushed {
+            tracing::warn!(error = %e, "flushing traces at shutdown failed");
+        }
+    }
+}
+
+/// Links `tracing` spans to W3C trace context through OpenTelemetry.
+#[derive(Debug)]
+pub struct OtelPropagator;
+
+impl Propagator for OtelPropagator {
+    fn set_parent(&self, span: &Span, parent: &TraceParent) {
+        let remote = SpanContext::new(
+            TraceId::from_bytes(parent.trace_id),
+            SpanId::from_bytes(parent.span_id),
+            TraceFlags::new(parent.flags),
+            true,
+            TraceState::default(),
+        );
+        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
+    }
+
+    fn rename(&self, span: &Span, name: String) {
+        span.context().span().update_name(name);
+    }
+
+    fn context(&self, span: &Span) -> Option<TraceParent> {
+        let cx = span.context();
+        let otel_span = cx.span();
+        let sc = otel_span.span_context();
+        sc.is_valid().then(|| TraceParent {
+            trace_id: sc.trace_id().to_bytes(),
+            span_id: sc.span_id().to_bytes(),
+            flags: sc.trace_flags().to_u8(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OtelConfig;
+
+    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn off_unless_an_exporter_is_asked_for() {
+        assert_eq!(OtelConfig::from_vars(vars(&[])), None, "off by default");
+        assert_eq!(
+            OtelConfig::from_vars(vars(&[("OTEL_SERVICE_NAME", "a")])),
+            None,
+            "a name alone exports nothing"
+        );
+        let on = OtelConfig::from_vars(vars(&[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://127.0.0.1:4317",
+        )]))
+        .unwrap_or_else(|| panic!("an endpoint turns it on"));
+        assert_eq!(on.service_name, "switchboard");
+        assert!(OtelConfig::from_vars(vars(&[("OTEL_TRACES_EXPORTER", "otlp")])).is_some());
+        for off in [
+            [
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+                ("OTEL_SDK_DISABLED", "true"),
+            ],
+            [
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+                ("OTEL_TRACES_EXPORTER", "none"),
+            ],
+            [
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+                ("OTEL_TRACES_EXPORTER", "zipkin"),
+            ],
+        ] {
+            assert_eq!(OtelConfig::from_vars(vars(&off)), None, "{off:?}");
+        }
+        let named = OtelConfig::from_vars(vars(&[
+            ("OTEL_TRACES_EXPORTER", "otlp"),
+            ("OTEL_SERVICE_NAME", "agent-a"),
+        ]));
+        assert_eq!(named.map(|c| c.service_name).as_deref(), Some("agent-a"));
+    }
+}

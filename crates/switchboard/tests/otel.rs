@@ -1,0 +1,299 @@
+//! One trace across three processes: this test's client → `serve` A (the
+//! relay agent) → `serve` B (echo), exported over OTLP/gRPC to a receiver
+//! in this test (the OTLP `TraceService`, opentelemetry-proto's generated
+//! server, on a loopback port).
+//!
+//! Checked: every span shares the client's trace id, and the parent links
+//! go client call → A's request → A's agent run → A's client call → B's
+//! request → B's agent run; a gRPC call carries `traceparent` as metadata
+//! the same way; and a push delivery is the child of the agent run that
+//! committed its event, its `traceparent` header naming the delivery span.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod proc;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value;
+use proc::Serve;
+use serde_json::json;
+use switchboard::otel::OtelConfig;
+use switchboard_client::A2AClient;
+use switchboard_client::protocol::SendMessageResponse;
+use tracing::Instrument;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+/// One exported span, flattened.
+#[derive(Debug, Clone)]
+struct Span {
+    service: String,
+    name: String,
+    /// Ids as lowercase hex, as `traceparent` writes them.
+    trace_id: String,
+    span_id: String,
+    parent: String,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The in-test OTLP collector: keeps every span it is sent.
+#[derive(Debug, Clone, Default)]
+struct Receiver {
+    spans: Arc<Mutex<Vec<Span>>>,
+}
+
+#[tonic::async_trait]
+impl TraceService for Receiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let mut spans = self.spans.lock().unwrap();
+        for rs in request.into_inner().resource_spans {
+            let service = rs
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|kv| kv.key == "service.name")
+                .and_then(|kv| kv.value.as_ref()?.value.as_ref())
+                .map(|v| match v {
+                    any_value::Value::StringValue(s) => s.clone(),
+                    other => format!("{other:?}"),
+                })
+                .unwrap_or_default();
+            for ss in rs.scope_spans {
+                for s in ss.spans {
+                    spans.push(Span {
+                        service: service.clone(),
+                        name: s.name,
+                        trace_id: hex(&s.trace_id),
+                        span_id: hex(&s.span_id),
+                        parent: hex(&s.parent_span_id),
+                    });
+                }
+            }
+        }
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+impl Receiver {
+    async fn start(self) -> String {
+        let router = tonic::service::Routes::new(TraceServiceServer::new(self)).into_axum_router();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        url
+    }
+
+    fn snapshot(&self) -> Vec<Span> {
+        self.spans.lock().unwrap().clone()
+    }
+
+    /// The one span of `service` named `name` (with `pred`), waiting for
+    /// it to be exported (a condition polled with a deadline).
+    async fn find(&self, service: &str, name: &str, pred: impl Fn(&Span) -> bool) -> Span {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found: Vec<Span> = self
+                .snapshot()
+                .into_iter()
+                .filter(|s| s.service == service && s.name == name && pred(s))
+                .collect();
+            if let [one] = found.as_slice() {
+                return one.clone();
+            }
+            assert!(
+                found.len() < 2,
+                "{service}/{name}: more than one: {found:#?}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "no {service}/{name} exported; got {:#?}",
+                self.snapshot()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// A webhook on loopback that reports the `traceparent` of each POST.
+async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<Option<String>>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        post(move |headers: axum::http::HeaderMap| {
+            let tx = tx.clone();
+            async move {
+                let tp = headers
+                    .get("traceparent")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                let _ = tx.send(tp);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn client_to_a_to_b_is_one_trace() {
+    let receiver = Receiver::default();
+    let endpoint = receiver.clone().start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let eb = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_SERVICE_NAME", "agent-b"),
+    ];
+    let ea = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_SERVICE_NAME", "agent-a"),
+    ];
+    let mut b = Serve::start_env(
+        "memory",
+        &["--agent", "echo-task", "--push-allow-host", "127.0.0.1"],
+        &eb,
+        &dir.path().join("b.log"),
+    );
+    let mut a = Serve::start_env(
+        "memory",
+        &["--agent", "relay"],
+        &ea,
+        &dir.path().join("a.log"),
+    );
+
+    // This process is the client, traced into the same receiver.
+    let (otel, layer) = switchboard::otel::init(&OtelConfig::new(&endpoint, "client")).unwrap();
+    tracing_subscriber::registry().with(layer).init();
+
+    let root = tracing::info_span!("test.root");
+    let answer = async {
+        let client = A2AClient::connect(&a.base()).await.unwrap();
+        client
+            .send_text(format!("{} hello trace", b.base()))
+            .await
+            .unwrap()
+    }
+    .instrument(root.clone())
+    .await;
+    match answer {
+        SendMessageResponse::Message(m) => assert_eq!(m.text(), "hello trace"),
+        other => panic!("the relay answers with a message: {other:?}"),
+    }
+    // gRPC: the same context travels as metadata.
+    let grpc = async {
+        let client = A2AClient::builder()
+            .preferred_bindings(["GRPC"])
+            .connect(&b.base())
+            .await
+            .unwrap();
+        assert_eq!(client.interface().protocol_binding, "GRPC");
+        client.send_text("over grpc").await.unwrap()
+    };
+    grpc.instrument(tracing::info_span!("test.grpc")).await;
+    // A push delivery, from B's agent run.
+    let (hook, mut pushed) = webhook().await;
+    let push_call = async {
+        let client = A2AClient::connect(&b.base()).await.unwrap();
+        client
+            .call(switchboard_client::protocol::A2aRequest::SendMessage(
+                serde_json::from_value(json!({
+                    "message": {"role": "ROLE_USER", "messageId": "p1", "parts": [{"text": "pushed"}]},
+                    "configuration": {"taskPushNotificationConfig": {"url": hook}}
+                }))
+                .unwrap(),
+            ))
+            .await
+            .unwrap()
+    };
+    push_call.instrument(tracing::info_span!("test.push")).await;
+    let delivered_tp = tokio::time::timeout(Duration::from_secs(20), pushed.recv())
+        .await
+        .expect("a notification arrives")
+        .unwrap()
+        .expect("the notification carries traceparent");
+
+    drop(root);
+    otel.shutdown().await;
+    // SIGTERM: each server flushes its batched spans on the way out.
+    assert!(a.terminate(Duration::from_secs(20)), "{}", a.log());
+    assert!(b.terminate(Duration::from_secs(20)), "{}", b.log());
+
+    let any = |_: &Span| true;
+    let test_root = receiver.find("client", "test.root", any).await;
+    let trace = test_root.trace_id.clone();
+    assert_eq!(trace.len(), 32);
+    let child_of = |parent: &Span| {
+        let (trace, id) = (trace.clone(), parent.span_id.clone());
+        move |s: &Span| s.trace_id == trace && s.parent == id
+    };
+    let client_call = receiver
+        .find("client", "a2a.client SendMessage", child_of(&test_root))
+        .await;
+    let a_request = receiver
+        .find("agent-a", "a2a.server SendMessage", child_of(&client_call))
+        .await;
+    let a_run = receiver
+        .find("agent-a", "a2a.agent run", child_of(&a_request))
+        .await;
+    let a_call = receiver
+        .find("agent-a", "a2a.client SendMessage", child_of(&a_run))
+        .await;
+    let b_request = receiver
+        .find("agent-b", "a2a.server SendMessage", child_of(&a_call))
+        .await;
+    receiver
+        .find("agent-b", "a2a.agent run", child_of(&b_request))
+        .await;
+    // A fetched B's card inside its run, as one more child.
+    receiver
+        .find("agent-b", "a2a.server", child_of(&a_run))
+        .await;
+
+    // gRPC: B's request span is the child of this process's call span.
+    let grpc_root = receiver.find("client", "test.grpc", any).await;
+    let grpc_trace = grpc_root.trace_id.clone();
+    let grpc_call = receiver
+        .find("client", "a2a.client SendMessage", |s| {
+            s.trace_id == grpc_trace && s.parent == grpc_root.span_id
+        })
+        .await;
+    receiver
+        .find("agent-b", "a2a.server SendMessage", |s| {
+            s.trace_id == grpc_trace && s.parent == grpc_call.span_id
+        })
+        .await;
+
+    // Push: the delivery span is a child of B's run for that task, and the
+    // header the webhook got names the delivery span.
+    let push_root = receiver.find("client", "test.push", any).await;
+    let push_trace = push_root.trace_id.clone();
+    let push_run = receiver
+        .find("agent-b", "a2a.agent run", |s| s.trace_id == push_trace)
+        .await;
+    // The header names the delivery span; that span is the run's child.
+    let fields: Vec<&str> = delivered_tp.split('-').collect();
+    assert_eq!(fields.len(), 4, "{delivered_tp}");
+    assert_eq!(fields[1], push_trace, "{delivered_tp}");
+    let delivery = receiver
+        .find("agent-b", "a2a.push deliver", |s| s.span_id == fields[2])
+        .await;
+    assert_eq!(delivery.trace_id, push_trace);
+    assert_eq!(delivery.parent, push_run.span_id);
+}
