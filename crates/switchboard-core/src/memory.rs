@@ -15,7 +15,7 @@
 //!
 //! Tests that need to see each commit as it happens (how many events it
 //! carried, when it returned, what a replica would be told) wrap it in an
-//! [`ObservedStore`] (feature `testing`) instead of writing a delegating
+//! `ObservedStore` (feature `testing`) instead of writing a delegating
 //! store of their own.
 
 use std::collections::{HashMap, VecDeque};
