@@ -388,6 +388,7 @@ impl Http {
         mut req: reqwest::RequestBuilder,
         max: usize,
     ) -> Result<(reqwest::StatusCode, Option<bytes::Bytes>), ClientError> {
+        req = with_traceparent(req);
         if let Some(t) = self.timeout {
             req = req.timeout(t);
         }
