@@ -69,10 +69,14 @@
 mod agui;
 mod args;
 mod bars;
+mod hints;
+mod offers;
 mod output;
 mod progress;
+mod push_config;
 mod run;
 mod sanitize;
+mod status_line;
 #[cfg(test)]
 mod tests;
 
@@ -83,11 +87,15 @@ use std::process::ExitCode;
 use indicatif::ProgressDrawTarget;
 
 pub use args::{Binding, ClientCommand, ConnectArgs, MessageArgs};
+pub use push_config::PushConfigCommand;
 
 use bars::Bars;
 use output::Output;
 use progress::ProgressView;
 use run::{EXIT_ERROR, execute};
+
+/// How often the live display (status line and bars) may be redrawn.
+const REDRAWS_PER_SECOND: u8 = 10;
 
 /// Runs one client subcommand, printing to stdout and stderr, and returns
 /// the process exit code.
@@ -97,8 +105,10 @@ use run::{EXIT_ERROR, execute};
 pub async fn run(cmd: ClientCommand) -> ExitCode {
     use std::io::IsTerminal;
     let term = std::env::var_os("TERM");
+    // At most 10 redraws a second: a chatty agent must not flood the
+    // terminal (or a slow SSH link) with frames nobody can read.
     let bars = draws_bars(std::io::stdout().is_terminal(), term.as_deref())
-        .then(ProgressDrawTarget::stdout);
+        .then(|| ProgressDrawTarget::stdout_with_hz(REDRAWS_PER_SECOND));
     ExitCode::from(run_inner(cmd, std::io::stdout(), std::io::stderr(), bars).await)
 }
 
@@ -131,18 +141,32 @@ where
     O: Write + Send,
     E: Write + Send,
 {
-    let json = cmd.conn().json;
-    let progress = (cmd.wants_progress() && !json).then(|| match bars {
-        Some(target) => ProgressView::bars(Bars::new(target)),
-        None => ProgressView::plain(),
-    });
+    let conn = cmd.conn().clone();
+    let json = conn.json;
+    // On a terminal, the commands that follow a task get the live display
+    // (status line, bars); elsewhere progress, when followed, is plain lines.
+    let progress = match bars {
+        _ if json => None,
+        Some(target) if cmd.wants_progress() || cmd.shows_live_status() => {
+            Some(ProgressView::bars(Bars::new(target)))
+        }
+        _ if cmd.wants_progress() => Some(ProgressView::plain()),
+        _ => None,
+    };
     let mut out = Output::new(json, stdout, stderr, progress);
     match execute(cmd, &mut out).await {
-        Ok(code) => code,
+        Ok(code) => {
+            out.end_progress();
+            let hint = out.seen().and_then(|seen| hints::next_step(&conn, seen));
+            if let Some(hint) = hint {
+                out.hint(&hint);
+            }
+            code
+        }
         Err(err) => {
             out.close_artifact();
             out.end_progress();
-            out.error(&err);
+            out.error(&offers::explain(&conn, err).await);
             EXIT_ERROR
         }
     }
