@@ -229,9 +229,7 @@ async fn run_inner(
                         continue;
                     }
                     Requeue::NotFound => "no such dead letter",
-                    Requeue::ConfigDeleted => {
-                        "its push config was deleted; left as a dead letter"
-                    }
+                    Requeue::ConfigDeleted => "its push config was deleted; left as a dead letter",
                 };
                 writeln!(err, "{id}: {reason}")?;
                 failed.push(json!({ "id": id, "reason": reason }));

@@ -106,7 +106,8 @@ fn parse_dockerfile(text: &str) -> Dockerfile {
             "HEALTHCHECK" => d.healthcheck = rest.to_string(),
             "USER" => d.user = Some(rest.trim().to_string()),
             "COPY" if rest.starts_with("--from=build") => {
-                d.copied_to.push(rest.split_whitespace().last().unwrap().to_string());
+                d.copied_to
+                    .push(rest.split_whitespace().last().unwrap().to_string());
             }
             _ => {}
         }
@@ -132,7 +133,12 @@ fn dockerfile_agrees_with_the_binary() {
         d.entrypoint,
         d.copied_to
     );
-    assert_eq!(d.cmd.first().map(String::as_str), Some("serve"), "{:?}", d.cmd);
+    assert_eq!(
+        d.cmd.first().map(String::as_str),
+        Some("serve"),
+        "{:?}",
+        d.cmd
+    );
     let shown = config_check(&d.cmd[1..], &d.env, "Dockerfile");
     let listen = &d.env["SWITCHBOARD_LISTEN"];
     assert!(shown.contains(listen.as_str()), "{shown}");
@@ -209,7 +215,15 @@ fn compose_services(text: &str) -> BTreeMap<String, (BTreeMap<String, String>, V
                 service = Some(name);
                 section = "";
             }
-            4 => section = if l == "environment:" { "env" } else if l == "ports:" { "ports" } else { "" },
+            4 => {
+                section = if l == "environment:" {
+                    "env"
+                } else if l == "ports:" {
+                    "ports"
+                } else {
+                    ""
+                }
+            }
             6 => {
                 let Some((env, ports)) = service.as_ref().and_then(|s| services.get_mut(s)) else {
                     continue;
@@ -239,21 +253,35 @@ fn compose_replicas_agree_with_the_binary() {
     assert_eq!(replicas.len(), 2, "{services:?}");
     let mut host_ports = Vec::new();
     for (name, (env, ports)) in replicas {
-        assert!(env["SWITCHBOARD_STORE"].starts_with("postgres://"), "{name}");
+        assert!(
+            env["SWITCHBOARD_STORE"].starts_with("postgres://"),
+            "{name}"
+        );
         let shown = config_check(&[], env, name);
-        assert!(!shown.contains(":switchboard@"), "{name}: password printed: {shown}");
+        assert!(
+            !shown.contains(":switchboard@"),
+            "{name}: password printed: {shown}"
+        );
         let [port] = ports.as_slice() else {
             panic!("{name}: one published port: {ports:?}")
         };
-        assert!(port.starts_with("127.0.0.1:"), "{name}: publish on loopback: {port}");
+        assert!(
+            port.starts_with("127.0.0.1:"),
+            "{name}: publish on loopback: {port}"
+        );
         let host_port = port.split(':').nth(1).unwrap().to_string();
         assert!(
             env["SWITCHBOARD_PUBLIC_URL"].ends_with(&format!(":{host_port}")),
             "{name}: the card must name the published port"
         );
         // The container side is the port the image listens on.
-        let image_listen = parse_dockerfile(&deploy_file("Dockerfile")).env["SWITCHBOARD_LISTEN"].clone();
-        assert_eq!(port.rsplit(':').next(), Some(port_of(&image_listen)), "{name}");
+        let image_listen =
+            parse_dockerfile(&deploy_file("Dockerfile")).env["SWITCHBOARD_LISTEN"].clone();
+        assert_eq!(
+            port.rsplit(':').next(),
+            Some(port_of(&image_listen)),
+            "{name}"
+        );
         host_ports.push(host_port);
     }
     host_ports.dedup();
@@ -278,7 +306,14 @@ fn cargo_install_installs_a_working_binary() {
     let root = tempfile::tempdir().unwrap();
     let out = Command::new(&cargo)
         .current_dir(proc::repo_root())
-        .args(["install", "--path", "crates/switchboard", "--debug", "--locked", "--offline"])
+        .args([
+            "install",
+            "--path",
+            "crates/switchboard",
+            "--debug",
+            "--locked",
+            "--offline",
+        ])
         .arg("--root")
         .arg(root.path())
         .env("CARGO_TARGET_DIR", target_dir())
@@ -313,25 +348,43 @@ fn container_runtime() -> Option<&'static str> {
 #[test]
 fn image_builds_and_two_replicas_answer_where_a_runtime_exists() {
     let Some(rt) = container_runtime() else {
-        eprintln!("skipping the image build and compose run: neither docker nor podman is available");
+        eprintln!(
+            "skipping the image build and compose run: neither docker nor podman is available"
+        );
         return;
     };
     let root = proc::repo_root();
     let status = Command::new(rt)
         .current_dir(&root)
-        .args(["build", "-f", "deploy/Dockerfile", "-t", "switchboard:local", "."])
+        .args([
+            "build",
+            "-f",
+            "deploy/Dockerfile",
+            "-t",
+            "switchboard:local",
+            ".",
+        ])
         .status()
         .unwrap();
     assert!(status.success(), "{rt} build failed");
     let compose = |args: &[&str]| {
         Command::new(rt)
             .current_dir(&root)
-            .args(["compose", "-f", "deploy/compose.yaml", "-p", "switchboard-test"])
+            .args([
+                "compose",
+                "-f",
+                "deploy/compose.yaml",
+                "-p",
+                "switchboard-test",
+            ])
             .args(args)
             .status()
             .unwrap()
     };
-    assert!(compose(&["up", "-d", "--wait"]).success(), "compose up failed");
+    assert!(
+        compose(&["up", "-d", "--wait"]).success(),
+        "compose up failed"
+    );
     let healthy: Vec<bool> = ["8081", "8082"]
         .iter()
         .map(|port| {
@@ -342,5 +395,9 @@ fn image_builds_and_two_replicas_answer_where_a_runtime_exists() {
         })
         .collect();
     compose(&["down", "-v"]);
-    assert_eq!(healthy, [true, true], "both replicas answer with their card");
+    assert_eq!(
+        healthy,
+        [true, true],
+        "both replicas answer with their card"
+    );
 }

@@ -541,9 +541,12 @@ fn steps_show_on_the_live_line_and_progress_as_bars() {
 
     // Trackers: bars, with the status line above them.
     let mut both = false;
-    let last = run_on_screen(&["stream", "--url", &server.base(), "/progress 2"], |lines| {
-        both |= live_line(lines).is_some() && row(lines, "download").is_some();
-    });
+    let last = run_on_screen(
+        &["stream", "--url", &server.base(), "/progress 2"],
+        |lines| {
+            both |= live_line(lines).is_some() && row(lines, "download").is_some();
+        },
+    );
     let screen = last.join("\n");
     assert!(both, "no frame with the live line and the bars:\n{screen}");
     let pos = |needle: &str| last.iter().position(|l| l.contains(needle));
@@ -551,7 +554,10 @@ fn steps_show_on_the_live_line_and_progress_as_bars() {
         pos("· working: starting three jobs") < pos("✓ download"),
         "{screen}"
     );
-    assert!(row(&last, "total").is_some_and(|r| r.starts_with('✓')), "{screen}");
+    assert!(
+        row(&last, "total").is_some_and(|r| r.starts_with('✓')),
+        "{screen}"
+    );
     assert_no_escape_garbage(&screen);
 }
 
@@ -580,7 +586,8 @@ fn shell_words(line: &str) -> Vec<String> {
 fn input_required_prints_the_command_that_answers() {
     let server = serve_demo();
     let base = server.base();
-    let (status, out, err) = piped(&["send", "--url", &base, "/ask"]).output(Duration::from_secs(30));
+    let (status, out, err) =
+        piped(&["send", "--url", &base, "/ask"]).output(Duration::from_secs(30));
     assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("[input-required]"), "{out}");
     let mut lines = err.lines();
@@ -591,15 +598,25 @@ fn input_required_prints_the_command_that_answers() {
     );
     let command = lines.next().unwrap_or_else(|| panic!("{err}"));
     let words = shell_words(command);
-    assert_eq!(&words[..4], ["switchboard", "send", "--url", base.as_str()], "{command}");
+    assert_eq!(
+        &words[..4],
+        ["switchboard", "send", "--url", base.as_str()],
+        "{command}"
+    );
     assert_eq!(words.last().map(String::as_str), Some("<answer>"));
     // The hint is a command that works: run it with an answer.
-    let mut args: Vec<&str> = words[1..words.len() - 1].iter().map(String::as_str).collect();
+    let mut args: Vec<&str> = words[1..words.len() - 1]
+        .iter()
+        .map(String::as_str)
+        .collect();
     args.push("Ada");
     let (status, out, err) = piped(&args).output(Duration::from_secs(30));
     assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("Hello, Ada!"), "{out}");
-    assert!(out.trim_end().ends_with("[completed]"), "{out}");
+    assert!(
+        out.starts_with("task ") && out.contains(" [completed] "),
+        "{out}"
+    );
     assert!(!err.contains("hint:"), "no hint once done: {err}");
 
     // --json: stdout stays one JSON document per line; the hint is on stderr.
@@ -613,13 +630,18 @@ fn input_required_prints_the_command_that_answers() {
     assert!(err.starts_with("hint: the agent needs your input"), "{err}");
 
     // auth-required: likewise, saying to authenticate first.
-    let (status, out, err) =
-        piped(&["send", "--url", &base, "--binding", "rest", "/auth"]).output(Duration::from_secs(30));
+    let (status, out, err) = piped(&["send", "--url", &base, "--binding", "rest", "/auth"])
+        .output(Duration::from_secs(30));
     assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("[auth-required]"), "{out}");
-    assert!(err.starts_with("hint: the agent needs you to authenticate first"), "{err}");
     assert!(
-        err.contains(&format!("switchboard send --url {base} --binding rest --task-id ")),
+        err.starts_with("hint: the agent needs you to authenticate first"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "switchboard send --url {base} --binding rest --task-id "
+        )),
         "{err}"
     );
 }

@@ -157,7 +157,10 @@ mod tests {
         );
         let op = card_note(&A2AError::UnsupportedOperation("x".into()), &card).unwrap();
         assert_eq!(op, push);
-        let content = card_note(&A2AError::ContentTypeNotSupported("image/png".into()), &card);
+        let content = card_note(
+            &A2AError::ContentTypeNotSupported("image/png".into()),
+            &card,
+        );
         assert_eq!(
             content.as_deref(),
             Some("the agent accepts text/plain, application/json and answers in text/plain")
