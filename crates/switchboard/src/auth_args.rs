@@ -389,16 +389,29 @@ mod tests {
     #[test]
     fn auth_commands_make_and_hash_keys() {
         let mut out = Vec::new();
-        assert_eq!(run(AuthCommand::NewKey, &b""[..], &mut out), 0);
+        assert_eq!(
+            run(AuthCommand::NewKey { json: false }, &b""[..], &mut out),
+            0
+        );
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], switchboard_auth::hash_api_key(lines[0]));
         let mut out = Vec::new();
-        assert_eq!(run(AuthCommand::HashKey, &b"secret\n"[..], &mut out), 0);
+        assert_eq!(
+            run(
+                AuthCommand::HashKey { json: false },
+                &b"secret\n"[..],
+                &mut out
+            ),
+            0
+        );
         assert_eq!(
             String::from_utf8(out).unwrap().trim(),
             switchboard_auth::hash_api_key("secret")
         );
-        assert_eq!(run(AuthCommand::HashKey, &b"\n"[..], Vec::new()), 2);
+        assert_eq!(
+            run(AuthCommand::HashKey { json: false }, &b"\n"[..], Vec::new()),
+            2
+        );
     }
 }

@@ -161,12 +161,11 @@ mod tests {
     #[test]
     fn every_leaf_command_takes_json() {
         fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
-            let subs: Vec<&clap::Command> = cmd.get_subcommands().collect();
-            if subs.is_empty() {
-                out.push((path, cmd.clone()));
-            }
-            for sub in subs {
+            for sub in cmd.get_subcommands() {
                 leaves(sub, format!("{path} {}", sub.get_name()), out);
+            }
+            if !cmd.has_subcommands() {
+                out.push((path, cmd.clone()));
             }
         }
         let mut all = Vec::new();

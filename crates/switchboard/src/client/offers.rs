@@ -150,12 +150,12 @@ mod tests {
     #[test]
     fn each_refusal_names_the_cards_offer() {
         let card = card();
-        let push = card_note(&A2AError::PushNotificationNotSupported, &card).unwrap();
+        let push = card_note(&A2AError::PushNotificationNotSupported, &card);
         assert_eq!(
-            push,
-            "the agent's card offers: streaming yes, push notifications no, extended card no"
+            push.as_deref(),
+            Some("the agent's card offers: streaming yes, push notifications no, extended card no")
         );
-        let op = card_note(&A2AError::UnsupportedOperation("x".into()), &card).unwrap();
+        let op = card_note(&A2AError::UnsupportedOperation("x".into()), &card);
         assert_eq!(op, push);
         let content = card_note(
             &A2AError::ContentTypeNotSupported("image/png".into()),

@@ -39,10 +39,11 @@ pub(super) struct StatusLine {
 }
 
 impl StatusLine {
-    /// A line showing `text`, its clock started at `started` (the command's
-    /// start); the spinner turns every `tick` when given (tests draw
-    /// without ticks, so that a screen shows exactly what was set).
-    pub(super) fn new(started: Instant, text: &str, tick: Option<Duration>) -> ProgressBar {
+    /// The bar of a line showing `text`, its clock started at `started`
+    /// (the command's start); the spinner turns every `tick` when given
+    /// (tests draw without ticks, so that a screen shows exactly what was
+    /// set). Add it to the display, then wrap it with [`StatusLine::drawn`].
+    pub(super) fn bar(started: Instant, text: &str, tick: Option<Duration>) -> ProgressBar {
         let bar = ProgressBar::new_spinner()
             .with_style(running_style())
             .with_elapsed(started.elapsed())
@@ -53,8 +54,8 @@ impl StatusLine {
         bar
     }
 
-    /// Wraps a bar made by [`StatusLine::new`] (and added to the display).
-    pub(super) fn from_bar(bar: ProgressBar) -> Self {
+    /// Wraps a bar made by [`StatusLine::bar`] and added to the display.
+    pub(super) fn drawn(bar: ProgressBar) -> Self {
         StatusLine { bar }
     }
 
