@@ -56,6 +56,8 @@ impl StatusLine {
 
     /// Wraps a bar made by [`StatusLine::bar`] and added to the display.
     pub(super) fn drawn(bar: ProgressBar) -> Self {
+        // Drawn now, not at the first tick (tests have none).
+        bar.tick();
         StatusLine { bar }
     }
 
@@ -88,14 +90,14 @@ impl StatusLine {
 
 /// `⠹ 12s · working: …`
 fn running_style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner:.cyan} {elapsed:>3} · {wide_msg}")
+    ProgressStyle::with_template("{spinner:.cyan} {elapsed} · {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
         .tick_strings(&TICKS)
 }
 
 /// `  12s · working: …`: the spinner's cell left blank.
 fn frozen_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {elapsed:>3} · {wide_msg}")
+    ProgressStyle::with_template("  {elapsed} · {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
