@@ -14,6 +14,7 @@
 //! | `list` | `ListTasks` | a table of tasks |
 //! | `cancel ID` | `CancelTask` | the task |
 //! | `subscribe ID` | `SubscribeToTask` | each event as it arrives |
+//! | `push-config create\|get\|list\|delete` | the push-notification-config operations | the config(s), secrets masked (`push_config`) |
 //!
 //! Every subcommand takes `--url` (an agent base URL or card URL; default
 //! from `SWITCHBOARD_URL`), `--header 'Name: value'` (repeatable),
@@ -23,8 +24,11 @@
 //! as `  · working: thinking…`, artifact text printed as it streams. With
 //! `--json` every output item is one line `{"type": …, "data": …}` where
 //! `type` is `task`, `message`, `statusUpdate`, `artifactUpdate`, `card`,
-//! `list` or `error`, and `data` is the A2A 1.0 JSON of the item (stream
-//! items also carry `"seq"` when the server numbers its events).
+//! `list`, `pushConfig`, `pushConfigList`, `deleted` or `error`, and `data`
+//! is the A2A 1.0 JSON of the item (stream items also carry `"seq"` when the
+//! server numbers its events). The other commands' `--json` (`push …`,
+//! `auth …`, `config check`) prints one JSON document, described in each
+//! flag's help.
 //!
 //! ## Task progress
 //!
@@ -52,6 +56,18 @@
 //! - With `--json` the events are printed as always: the progress is inside
 //!   them, in `metadata`.
 //!
+//! ## The live status line, hints and refusals
+//!
+//! On a terminal, `send` (while it waits), `stream`, `subscribe` and `get
+//! --watch` show the task's `working` statuses on one line redrawn in place
+//! (spinner, elapsed time, latest text) instead of a line each
+//! (`status_line`); off a terminal every status is printed. When a task
+//! stops at input-required or auth-required, stderr gets the exact `send`
+//! command that goes on (`hints`). A refusal the agent card explains (no
+//! interface for `--binding`/`--protocol-version`, an operation or content
+//! type not supported, a required extension) is reported with what the
+//! card offers (`offers`; in `--json` the error line's `offered`).
+//!
 //! Exit codes: `0` success; `1` the task ended FAILED or REJECTED (or
 //! CANCELED, for `send` and `stream`); `2` a usage, connection or protocol
 //! error, described once on stderr.
@@ -61,7 +77,8 @@
 //! `args` is the clap command line; `run` makes the calls and decides the
 //! exit code; `output` prints results (human or JSON Lines); `progress`
 //! folds task progress and decides what it shows; `bars` draws it as live
-//! bars on a terminal.
+//! bars on a terminal, with `status_line` above them; `push_config`,
+//! `hints` and `offers` as above.
 //!
 //! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
 //! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
