@@ -645,3 +645,24 @@ fn input_required_prints_the_command_that_answers() {
         "{err}"
     );
 }
+
+#[test]
+fn send_shows_that_it_waits_then_only_the_answer() {
+    let server = serve_demo();
+    let mut waiting = false;
+    let last = run_on_screen(&["send", "--url", &server.base(), "/long 1"], |lines| {
+        waiting |= live_line(lines).is_some_and(|(_, _, t)| t == "waiting for the agent's answer");
+    });
+    let screen = last.join("\n");
+    assert!(waiting, "no live line while send waited:\n{screen}");
+    assert!(
+        !screen.contains("waiting for"),
+        "the line stayed:\n{screen}"
+    );
+    assert!(
+        last[0].starts_with("task ") && last[0].contains(" [completed] "),
+        "{screen}"
+    );
+    assert!(screen.contains("▸ result: worked for 1 s"), "{screen}");
+    assert_no_escape_garbage(&screen);
+}

@@ -92,7 +92,13 @@ impl Bars {
     /// Removes the live status line (it only said that the client waits).
     pub(super) fn clear_status(&mut self) {
         if let Some(line) = self.status.take() {
-            line.clear();
+            line.remove(&self.multi);
+            // Nothing else drawn: take the line off the screen now (a
+            // redraw could be skipped by the rate limit, and later output
+            // is written straight to the terminal).
+            if self.total.is_none() {
+                let _ = self.multi.clear();
+            }
         }
     }
 

@@ -28,7 +28,7 @@
 
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use super::sanitize::printable;
 
@@ -81,10 +81,12 @@ impl StatusLine {
         self.bar.abandon();
     }
 
-    /// Removes the line from the screen.
-    pub(super) fn clear(&self) {
+    /// Takes the line out of `multi`, the display it was added to (which
+    /// must then be cleared or redrawn to take it off the screen).
+    pub(super) fn remove(self, multi: &MultiProgress) {
         self.bar.disable_steady_tick();
         self.bar.finish_and_clear();
+        multi.remove(&self.bar);
     }
 }
 
