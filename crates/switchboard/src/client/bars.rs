@@ -83,8 +83,8 @@ impl Bars {
                 line.set(text);
             }
             None => {
-                let bar = StatusLine::bar(self.started, text, self.tick);
-                self.status = Some(StatusLine::drawn(self.multi.insert(0, bar)));
+                let bar = self.multi.insert(0, StatusLine::bar(self.started, text));
+                self.status = Some(StatusLine::drawn(bar, self.tick));
             }
         }
     }

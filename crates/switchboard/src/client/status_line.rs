@@ -28,7 +28,7 @@
 
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::sanitize::printable;
 
@@ -40,24 +40,27 @@ pub(super) struct StatusLine {
 
 impl StatusLine {
     /// The bar of a line showing `text`, its clock started at `started`
-    /// (the command's start); the spinner turns every `tick` when given
-    /// (tests draw without ticks, so that a screen shows exactly what was
-    /// set). Add it to the display, then wrap it with [`StatusLine::drawn`].
-    pub(super) fn bar(started: Instant, text: &str, tick: Option<Duration>) -> ProgressBar {
-        let bar = ProgressBar::new_spinner()
+    /// (the command's start). It draws nowhere until added to the display;
+    /// then wrap it with [`StatusLine::drawn`].
+    pub(super) fn bar(started: Instant, text: &str) -> ProgressBar {
+        // Hidden, not indicatif's default stderr: nothing may reach the
+        // terminal except through the display, or it stays there as a
+        // stray line the display does not know about.
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
             .with_style(running_style())
             .with_elapsed(started.elapsed())
-            .with_message(one_line(text));
+            .with_message(one_line(text))
+    }
+
+    /// Wraps a bar made by [`StatusLine::bar`] once it is in the display,
+    /// draws it, and starts its spinner turning every `tick` when given
+    /// (tests draw without ticks, so that a screen shows exactly what was
+    /// set).
+    pub(super) fn drawn(bar: ProgressBar, tick: Option<Duration>) -> Self {
+        bar.tick();
         if let Some(tick) = tick {
             bar.enable_steady_tick(tick);
         }
-        bar
-    }
-
-    /// Wraps a bar made by [`StatusLine::bar`] and added to the display.
-    pub(super) fn drawn(bar: ProgressBar) -> Self {
-        // Drawn now, not at the first tick (tests have none).
-        bar.tick();
         StatusLine { bar }
     }
 
