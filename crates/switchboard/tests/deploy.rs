@@ -349,7 +349,8 @@ fn container_runtime() -> Option<&'static str> {
 fn image_builds_and_two_replicas_answer_where_a_runtime_exists() {
     let Some(rt) = container_runtime() else {
         eprintln!(
-            "skipping the image build and compose run: neither docker nor podman is available"
+            "skipping the image build and compose run: no container runtime answers \
+             (`docker version` and `podman version` failed, or neither is installed)"
         );
         return;
     };
