@@ -204,22 +204,41 @@ pub fn authenticator(
 pub enum AuthCommand {
     /// Make a new random API key: prints the key (give it to the caller)
     /// and, on the next line, its hash (give that to `serve`).
-    NewKey,
+    NewKey {
+        /// Print one JSON object: `{"key": …, "hash": …}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Hash an API key read from stdin (so it stays out of the shell
     /// history and the process list); prints the hash for `--api-key-hash`.
-    HashKey,
+    HashKey {
+        /// Print one JSON object: `{"hash": …}`.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs an `auth` command; the exit code.
 pub fn run(cmd: AuthCommand, stdin: impl std::io::BufRead, mut out: impl std::io::Write) -> u8 {
     let result = match cmd {
-        AuthCommand::NewKey => {
+        AuthCommand::NewKey { json } => {
             let key = switchboard_auth::generate_api_key();
-            writeln!(out, "{key}\n{}", switchboard_auth::hash_api_key(&key))
-                .map_err(anyhow::Error::from)
+            let hash = switchboard_auth::hash_api_key(&key);
+            if json {
+                writeln!(out, "{}", serde_json::json!({ "key": key, "hash": hash }))
+            } else {
+                writeln!(out, "{key}\n{hash}")
+            }
+            .map_err(anyhow::Error::from)
         }
-        AuthCommand::HashKey => read_key(stdin).and_then(|key| {
-            writeln!(out, "{}", switchboard_auth::hash_api_key(&key)).map_err(anyhow::Error::from)
+        AuthCommand::HashKey { json } => read_key(stdin).and_then(|key| {
+            let hash = switchboard_auth::hash_api_key(&key);
+            if json {
+                writeln!(out, "{}", serde_json::json!({ "hash": hash }))
+            } else {
+                writeln!(out, "{hash}")
+            }
+            .map_err(anyhow::Error::from)
         }),
     };
     match result {
@@ -370,16 +389,29 @@ mod tests {
     #[test]
     fn auth_commands_make_and_hash_keys() {
         let mut out = Vec::new();
-        assert_eq!(run(AuthCommand::NewKey, &b""[..], &mut out), 0);
+        assert_eq!(
+            run(AuthCommand::NewKey { json: false }, &b""[..], &mut out),
+            0
+        );
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], switchboard_auth::hash_api_key(lines[0]));
         let mut out = Vec::new();
-        assert_eq!(run(AuthCommand::HashKey, &b"secret\n"[..], &mut out), 0);
+        assert_eq!(
+            run(
+                AuthCommand::HashKey { json: false },
+                &b"secret\n"[..],
+                &mut out
+            ),
+            0
+        );
         assert_eq!(
             String::from_utf8(out).unwrap().trim(),
             switchboard_auth::hash_api_key("secret")
         );
-        assert_eq!(run(AuthCommand::HashKey, &b"\n"[..], Vec::new()), 2);
+        assert_eq!(
+            run(AuthCommand::HashKey { json: false }, &b"\n"[..], Vec::new()),
+            2
+        );
     }
 }

@@ -336,41 +336,96 @@ pub fn mask_url_credentials(value: &str) -> String {
 /// secrets masked. The output is itself a valid config file.
 pub fn render(cmd: &Command, layered: &Layered, config_id: &str) -> String {
     let mut out = String::new();
-    for arg in settings(cmd) {
-        let id = arg.get_id().as_str();
-        if id == config_id {
-            continue;
-        }
-        let source = layered.sources.get(id).copied().unwrap_or(Source::Default);
-        let raw: Vec<String> = layered
-            .matches
-            .get_raw(id)
-            .map(|vals| vals.map(|v| v.to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
-        let secret = is_secret_name(id);
-        let shown: Vec<String> = raw
+    for e in effective(cmd, layered, config_id) {
+        let shown: Vec<String> = e
+            .values
             .iter()
             .map(|v| {
-                if secret {
+                if e.secret {
                     "\"***\"".to_string()
                 } else {
-                    toml_literal(&mask_url_credentials(v))
+                    toml_literal(v)
                 }
             })
             .collect();
-        let line = match (arg.get_action(), shown.as_slice()) {
-            (ArgAction::Append, _) => format!("{id} = [{}]", shown.join(", ")),
+        let id = e.id;
+        let line = match (e.list, shown.as_slice()) {
+            (true, _) => format!("{id} = [{}]", shown.join(", ")),
             (_, []) => format!("# {id} is unset"),
             (_, [one]) => format!("{id} = {one}"),
             (_, many) => format!("{id} = [{}]", many.join(", ")),
         };
-        let env = arg
-            .get_env()
-            .map(|e| format!(", {}", e.to_string_lossy()))
-            .unwrap_or_default();
-        out.push_str(&format!("{line:<48} # {}{env}\n", source.label()));
+        let env = e.env.map(|e| format!(", {e}")).unwrap_or_default();
+        out.push_str(&format!("{line:<48} # {}{env}\n", e.source.label()));
     }
     out
+}
+
+/// [`render`] as one JSON object (`config check --json`): each setting's
+/// key maps to `{"value": …, "source": "flag"|"env"|"file"|"default",
+/// "env": "SWITCHBOARD_…"}`; `value` is a string, a list of strings for
+/// repeatable settings, or `null` when unset; secrets are `"***"`.
+pub fn render_json(cmd: &Command, layered: &Layered, config_id: &str) -> serde_json::Value {
+    let mut settings = serde_json::Map::new();
+    for e in effective(cmd, layered, config_id) {
+        let values: Vec<String> = e
+            .values
+            .into_iter()
+            .map(|v| if e.secret { "***".to_string() } else { v })
+            .collect();
+        let value = match (e.list, values.as_slice()) {
+            (true, _) => serde_json::json!(values),
+            (_, []) => serde_json::Value::Null,
+            (_, [one]) => serde_json::json!(one),
+            (_, _) => serde_json::json!(values),
+        };
+        settings.insert(
+            e.id.to_string(),
+            serde_json::json!({ "value": value, "source": e.source.label(), "env": e.env }),
+        );
+    }
+    serde_json::Value::Object(settings)
+}
+
+/// One setting as `config check` shows it.
+struct Effective<'a> {
+    id: &'a str,
+    /// Its values as given (URL passwords masked; secrets still in clear,
+    /// see `secret`).
+    values: Vec<String>,
+    /// A repeatable setting (shown as a list even with one value).
+    list: bool,
+    /// Never shown: printed as `***`.
+    secret: bool,
+    source: Source,
+    env: Option<String>,
+}
+
+/// Every setting of `cmd` but the config file's own, with its effective
+/// value and where it came from.
+fn effective<'a>(cmd: &'a Command, layered: &Layered, config_id: &str) -> Vec<Effective<'a>> {
+    settings(cmd)
+        .filter(|arg| arg.get_id().as_str() != config_id)
+        .map(|arg| {
+            let id = arg.get_id().as_str();
+            let values = layered
+                .matches
+                .get_raw(id)
+                .map(|vals| {
+                    vals.map(|v| mask_url_credentials(&v.to_string_lossy()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Effective {
+                id,
+                values,
+                list: matches!(arg.get_action(), ArgAction::Append),
+                secret: is_secret_name(id),
+                source: layered.sources.get(id).copied().unwrap_or(Source::Default),
+                env: arg.get_env().map(|e| e.to_string_lossy().into_owned()),
+            }
+        })
+        .collect()
 }
 
 /// A raw value as a TOML literal: booleans and integers bare, the rest quoted.

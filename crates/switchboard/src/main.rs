@@ -45,8 +45,23 @@ enum ConfigCommand {
     /// Validate the configuration (file, `SWITCHBOARD_*` variables, flags)
     /// and print the effective settings as TOML, secrets masked, each with
     /// where it came from. Takes every `serve` flag.
-    Check(Box<serve::ServeArgs>),
+    Check(CheckArgs),
 }
+
+/// `config check`'s own flag, then every `serve` flag.
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Print one JSON object instead of TOML: each setting's key maps to
+    /// `{"value", "source", "env"}`.
+    #[arg(long = JSON_FLAG_NAME)]
+    json: bool,
+    #[command(flatten)]
+    serve: Box<serve::ServeArgs>,
+}
+
+/// `--json`, which `config check` takes out of its arguments before they are
+/// parsed again as `serve`'s (which has no such flag).
+const JSON_FLAG_NAME: &str = "json";
 
 /// A long-running server frees and reallocates millions of small task
 /// objects of many sizes; glibc's malloc keeps the holes this leaves in its
@@ -123,16 +138,26 @@ fn main() -> ExitCode {
                 }
                 code
             }
-            Command::Config(ConfigCommand::Check(_)) => match serve::ServeArgs::check(&after(2)) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
+            Command::Config(ConfigCommand::Check(args)) => {
+                let flag = format!("--{JSON_FLAG_NAME}");
+                let serve_argv: Vec<OsString> =
+                    after(2).into_iter().filter(|a| *a != *flag).collect();
+                let shown = if args.json {
+                    serve::ServeArgs::check_json(&serve_argv).map(|v| format!("{v}\n"))
+                } else {
+                    serve::ServeArgs::check(&serve_argv)
+                };
+                match shown {
+                    Ok(text) => {
+                        print!("{text}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("switchboard config check: {e:#}");
+                        ExitCode::from(2)
+                    }
                 }
-                Err(e) => {
-                    eprintln!("switchboard config check: {e:#}");
-                    ExitCode::from(2)
-                }
-            },
+            }
             Command::Push(cmd) => {
                 ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
             }
@@ -153,5 +178,45 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Every command that prints a result (each leaf of the command tree
+    /// but `serve`, which runs a server) takes `--json`.
+    #[test]
+    fn every_leaf_command_takes_json() {
+        fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+            for sub in cmd.get_subcommands() {
+                leaves(sub, format!("{path} {}", sub.get_name()), out);
+            }
+            if !cmd.has_subcommands() {
+                out.push((path, cmd.clone()));
+            }
+        }
+        let mut all = Vec::new();
+        leaves(&super::Cli::command(), "switchboard".into(), &mut all);
+        let mut checked = Vec::new();
+        for (path, cmd) in &all {
+            if path == "switchboard serve" {
+                continue;
+            }
+            let json = cmd.get_arguments().find(|a| a.get_id() == "json");
+            assert!(json.is_some(), "`{path}` has no --json");
+            assert_eq!(
+                json.and_then(|a| a.get_long()),
+                Some("json"),
+                "`{path}`: the flag is spelled --json"
+            );
+            checked.push(path.as_str());
+        }
+        // The walk reached the nested commands too.
+        for must in [
+            "switchboard card",
+            "switchboard config check",
+            "switchboard push dead-letters",
+            "switchboard push-config create",
+            "switchboard auth new-key",
+        ] {
+            assert!(checked.contains(&must), "{must} not walked: {checked:?}");
+        }
     }
 }

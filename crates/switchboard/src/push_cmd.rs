@@ -105,12 +105,19 @@ pub enum PushCommand {
         /// With --all: only this task's dead letters.
         #[arg(long, requires = "all")]
         task: Option<String>,
+        /// Print one JSON object at the end instead of a line per id:
+        /// `{"requeued": [ID…], "failed": [{"id": ID, "reason": …}…]}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Sign with a fresh key from now on; the old key stays in the JWKS.
     RotateKey {
         /// The key set.
         #[command(flatten)]
         keys: KeyArgs,
+        /// Print one JSON object: `{"kid": NEW, "previous": OLD}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Remove a rotated-out key from the JWKS (not the current one).
     RetireKey {
@@ -119,6 +126,9 @@ pub enum PushCommand {
         /// The key set.
         #[command(flatten)]
         keys: KeyArgs,
+        /// Print one JSON object: `{"retired": KID}` (errors stay on stderr).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -190,6 +200,7 @@ async fn run_inner(
             ids,
             all,
             task,
+            json,
         } => {
             let push = open(&store.store).await?;
             let ids = if all {
@@ -202,37 +213,35 @@ async fn run_inner(
             } else {
                 ids
             };
-            let mut failed = 0_usize;
-            let mut requeued = 0_usize;
+            let mut failed = Vec::new();
+            let mut requeued = Vec::new();
             for id in ids {
-                match push
+                let reason = match push
                     .requeue_dead_letter(&store.tenant, id)
                     .await
                     .with_context(|| format!("requeueing dead letter {id}"))?
                 {
                     Requeue::Requeued => {
-                        requeued += 1;
-                        writeln!(out, "requeued {id}")?;
+                        requeued.push(id);
+                        if !json {
+                            writeln!(out, "requeued {id}")?;
+                        }
+                        continue;
                     }
-                    Requeue::NotFound => {
-                        failed += 1;
-                        writeln!(err, "{id}: no such dead letter")?;
-                    }
-                    Requeue::ConfigDeleted => {
-                        failed += 1;
-                        writeln!(
-                            err,
-                            "{id}: its push config was deleted; left as a dead letter"
-                        )?;
-                    }
-                }
+                    Requeue::NotFound => "no such dead letter",
+                    Requeue::ConfigDeleted => "its push config was deleted; left as a dead letter",
+                };
+                writeln!(err, "{id}: {reason}")?;
+                failed.push(json!({ "id": id, "reason": reason }));
             }
-            if all && requeued == 0 && failed == 0 {
+            if json {
+                writeln!(out, "{}", json!({ "requeued": requeued, "failed": failed }))?;
+            } else if all && requeued.is_empty() && failed.is_empty() {
                 writeln!(err, "no dead letters")?;
             }
-            Ok(if failed > 0 { 1 } else { 0 })
+            Ok(if failed.is_empty() { 0 } else { 1 })
         }
-        PushCommand::RotateKey { keys } => {
+        PushCommand::RotateKey { keys, json } => {
             let (kid, old) = match key_set(&keys)? {
                 KeySetAt::File(path) => {
                     let set = load_key_file(&path)?;
@@ -246,14 +255,18 @@ async fn run_inner(
                     (crate::shared_keys::rotate(&store, &set).await?, old)
                 }
             };
-            writeln!(out, "{kid}")?;
+            if json {
+                writeln!(out, "{}", json!({ "kid": kid, "previous": old }))?;
+            } else {
+                writeln!(out, "{kid}")?;
+            }
             writeln!(
                 err,
                 "signing with {kid} now; {old} stays published: retire it with `switchboard push retire-key {old}` once notifications signed with it have expired"
             )?;
             Ok(0)
         }
-        PushCommand::RetireKey { kid, keys } => {
+        PushCommand::RetireKey { kid, keys, json } => {
             let retired = match key_set(&keys)? {
                 KeySetAt::File(path) => load_key_file(&path)?.retire(&kid),
                 KeySetAt::Postgres(url) => {
@@ -269,7 +282,11 @@ async fn run_inner(
             };
             match retired {
                 Ok(true) => {
-                    writeln!(out, "retired {kid}")?;
+                    if json {
+                        writeln!(out, "{}", json!({ "retired": kid }))?;
+                    } else {
+                        writeln!(out, "retired {kid}")?;
+                    }
                     Ok(0)
                 }
                 Ok(false) => {

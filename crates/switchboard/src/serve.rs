@@ -275,6 +275,12 @@ impl ServeArgs {
         Ok(config::render(&Self::command(), &layered, CONFIG_ID))
     }
 
+    /// [`ServeArgs::check`] as one JSON object ([`config::render_json`]).
+    pub fn check_json(argv: &[std::ffi::OsString]) -> anyhow::Result<serde_json::Value> {
+        let (_, layered) = Self::layered(argv)?;
+        Ok(config::render_json(&Self::command(), &layered, CONFIG_ID))
+    }
+
     /// Checks what clap's value parsers cannot: the store and agent names.
     pub fn validate(&self) -> anyhow::Result<()> {
         store_kind(&self.store)?;

@@ -374,3 +374,199 @@ async fn progress_off_a_terminal_is_plain_lines() {
     proc::assert_one_final_progress_line_per_tracker(&out);
     assert!(lines.last().unwrap().ends_with("[completed]"), "{out}");
 }
+
+/// `push-config create|get|list|delete` over every binding and version the
+/// client speaks, against the real server; secrets never printed back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_config_commands_on_every_binding_and_version() {
+    let server = Serve::start_with(
+        "memory",
+        &["--agent", "demo", "--push-allow-host", "127.0.0.1"],
+    );
+    let base = server.base();
+    let url = base.as_str();
+    for (binding, version) in [
+        ("jsonrpc", "1.0"),
+        ("rest", "1.0"),
+        ("grpc", "1.0"),
+        ("jsonrpc", "0.3"),
+        ("rest", "0.3"),
+        ("grpc", "0.3"),
+    ] {
+        let how = [
+            "--url",
+            url,
+            "--binding",
+            binding,
+            "--protocol-version",
+            version,
+        ];
+        // The command words; the rest of its arguments are pushed after
+        // them, and the connection flags go last.
+        let with =
+            |args: &[&'static str]| -> Vec<String> { args.iter().map(|s| s.to_string()).collect() };
+        let run = |mut argv: Vec<String>| async move {
+            argv.extend(how.iter().map(|s| s.to_string()));
+            let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+            cli(&refs).await
+        };
+        let mut send = with(&["send", "--json", "--return-immediately"]);
+        send.extend(["/long".to_string(), "30".to_string()]);
+        let (code, out, err) = run(send).await;
+        assert_eq!(code, 0, "{binding} {version}: {err}");
+        let task = json_lines(&out)[0]["data"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let hook = format!("http://127.0.0.1:9/hook-{binding}-{version}");
+        let config_id = format!("cfg-{binding}-{}", version.replace('.', ""));
+
+        // create: human output, secrets masked.
+        let mut create = with(&["push-config", "create"]);
+        create.extend(
+            [
+                "--task-id",
+                &task,
+                "--webhook-url",
+                &hook,
+                "--webhook-token",
+                "tok-SECRET",
+                "--auth-scheme",
+                "Bearer",
+                "--credentials",
+                "cred-SECRET",
+                "--id",
+                &config_id,
+            ]
+            .map(String::from),
+        );
+        let (code, out, err) = run(create).await;
+        assert_eq!(code, 0, "{binding} {version}: {err}");
+        assert!(
+            out.starts_with(&format!("push config {config_id}  task {task}\n")),
+            "{binding} {version}: {out}"
+        );
+        assert!(out.contains(&format!("  url: {hook}\n")), "{out}");
+        assert!(out.contains("  authentication: Bearer ****\n"), "{out}");
+        assert!(
+            !out.contains("SECRET") && !err.contains("SECRET"),
+            "{out}{err}"
+        );
+
+        // get (JSON): the same config, masked.
+        let mut get = with(&["push-config", "get", "--json", "--task-id"]);
+        get.extend([task.clone(), config_id.clone()]);
+        let (code, out, err) = run(get).await;
+        assert_eq!(code, 0, "{binding} {version}: {err}");
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{out}");
+        assert_eq!(lines[0]["type"], "pushConfig");
+        assert_eq!(lines[0]["data"]["id"], config_id.as_str());
+        assert_eq!(lines[0]["data"]["url"], hook.as_str());
+        assert!(!out.contains("SECRET"), "{out}");
+
+        // list: one.
+        let mut list = with(&["push-config", "list", "--task-id"]);
+        list.push(task.clone());
+        let (code, out, err) = run(list.clone()).await;
+        assert_eq!(code, 0, "{binding} {version}: {err}");
+        assert!(
+            out.contains(&format!("{config_id}  {hook}  (Bearer)")),
+            "{out}"
+        );
+        assert!(out.trim_end().ends_with("1 push config(s)"), "{out}");
+
+        // delete, then list is empty and get is an error (exit 2).
+        let mut delete = with(&["push-config", "delete", "--json", "--task-id"]);
+        delete.extend([task.clone(), config_id.clone()]);
+        let (code, out, err) = run(delete).await;
+        assert_eq!(code, 0, "{binding} {version}: {err}");
+        assert_eq!(json_lines(&out)[0]["type"], "deleted", "{out}");
+        let (code, out, _) = run(list).await;
+        assert_eq!(code, 0);
+        assert!(out.trim_end().ends_with("0 push config(s)"), "{out}");
+        let mut get = with(&["push-config", "get", "--task-id"]);
+        get.extend([task.clone(), config_id.clone()]);
+        let (code, _, err) = run(get).await;
+        assert_eq!(code, 2, "{binding} {version}: deleted config still there");
+        assert!(err.starts_with("error: "), "{err}");
+        let mut cancel = with(&["cancel"]);
+        cancel.push(task);
+        run(cancel).await;
+    }
+}
+
+/// Refusals name what the agent offers: a binding or version the card does
+/// not have, and an operation the agent turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_name_what_the_agent_offers() {
+    let server = Serve::start_with("memory", &["--agent", "demo", "--no-push"]);
+    let base = server.base();
+    let url = base.as_str();
+    // Push is off: the refusal lists the card's capabilities.
+    let (code, out, err) = cli(&["push-config", "list", "--url", url, "--task-id", "t1"]).await;
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("; the agent's card offers: streaming yes, push notifications no"),
+        "{err}"
+    );
+    let (code, out, _) = cli(&[
+        "push-config",
+        "list",
+        "--json",
+        "--url",
+        url,
+        "--task-id",
+        "t1",
+    ])
+    .await;
+    assert_eq!(code, 2);
+    let line = &json_lines(&out)[0];
+    assert_eq!(line["type"], "error");
+    assert!(
+        line["data"]["offered"]
+            .as_str()
+            .is_some_and(|o| o.contains("push notifications no")),
+        "{out}"
+    );
+
+    // A binding the card does not offer: the error lists what it does. The
+    // card is the real server's with its gRPC interfaces taken out, served
+    // on its own loopback port.
+    let mut card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    card["supportedInterfaces"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| i["protocolBinding"] != "GRPC");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let card_url = format!("http://{}/card.json", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/card.json",
+        axum::routing::get(move || {
+            let card = card.clone();
+            async move { axum::Json(card) }
+        }),
+    );
+    let card_server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (code, _, err) = cli(&["send", "--url", &card_url, "--binding", "grpc", "hi"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.ends_with(
+            "; --binding GRPC asked for; the agent offers JSONRPC 1.0, HTTP+JSON 1.0, \
+             JSONRPC 0.3, HTTP+JSON 0.3\n"
+        ),
+        "{err}"
+    );
+    // Without the forced binding the same card works.
+    let (code, out, err) = cli(&["send", "--url", &card_url, "hi"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("You said: hi"), "{out}");
+    card_server.abort();
+}

@@ -418,3 +418,251 @@ fn get_watch_polls_until_the_task_ends() {
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(err.contains("--interval"), "{err}");
 }
+
+/// The frames of the live status line's spinner.
+const SPINNER: &str = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+
+/// The live status line on a screen, split into (spinner, elapsed, text):
+/// a row `⠹ 3s · working: …` whose first character is a spinner frame.
+fn live_line(lines: &[String]) -> Option<(char, String, String)> {
+    lines.iter().find_map(|l| {
+        let spinner = l.chars().next().filter(|c| SPINNER.contains(*c))?;
+        let rest = l[spinner.len_utf8()..].trim_start();
+        let (elapsed, text) = rest.split_once(" · ")?;
+        let elapsed = elapsed.trim();
+        elapsed
+            .strip_suffix('s')
+            .filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())?;
+        Some((spinner, elapsed.to_string(), text.to_string()))
+    })
+}
+
+/// Terminal control sequences that a terminal did not swallow, seen as
+/// text on the screen (`[2K`, `[1A`, `[?25l`, a stray ESC).
+fn assert_no_escape_garbage(screen: &str) {
+    assert!(!screen.contains('\x1b'), "ESC on screen:\n{screen}");
+    for seq in ["[?25", "[2K", "[1A", "[0m", "[1G", "[K"] {
+        assert!(!screen.contains(seq), "{seq:?} on screen:\n{screen}");
+    }
+}
+
+/// Runs `switchboard ARGS` in the pty to its end, feeding a vt100 screen;
+/// `each` sees the screen after every chunk. Returns the final screen.
+fn run_on_screen(args: &[&str], mut each: impl FnMut(&[String])) -> Vec<String> {
+    let size = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    let (status, err) = in_pty(args, "xterm-256color").run(Duration::from_secs(60), |chunk| {
+        parser.process(chunk);
+        each(&screen_lines(&parser));
+    });
+    let last = screen_lines(&parser);
+    assert!(
+        status.success(),
+        "exit {status:?}\n{}\nstderr: {err}",
+        last.join("\n")
+    );
+    last
+}
+
+#[test]
+fn a_task_without_trackers_gets_one_live_status_line() {
+    let server = serve_demo();
+    // `/long 2`: a `working` status every half second, four in all.
+    let mut shown: Vec<String> = Vec::new();
+    let mut most_rows = 0;
+    let last = run_on_screen(&["stream", "--url", &server.base(), "/long 2"], |lines| {
+        let rows = lines.iter().filter(|l| l.contains("half-seconds")).count();
+        most_rows = most_rows.max(rows);
+        if let Some((_, _, text)) = live_line(lines)
+            && shown.last() != Some(&text)
+        {
+            shown.push(text);
+        }
+    });
+    let screen = last.join("\n");
+    // One line, redrawn in place: never two status rows on screen.
+    assert_eq!(most_rows, 1, "{screen}");
+    assert!(
+        shown.len() >= 2,
+        "the live line showed too few states: {shown:?}"
+    );
+    for text in &shown {
+        assert!(
+            text.starts_with("working: working: ") && text.ends_with(" half-seconds"),
+            "{text}"
+        );
+    }
+    // The end: the spinner stopped, the line kept with its elapsed time and
+    // the last status; the artifact and the summary below.
+    assert!(live_line(&last).is_none(), "spinner still on:\n{screen}");
+    let frozen = last
+        .iter()
+        .find(|l| l.contains("half-seconds"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        frozen.ends_with("· working: working: 4/4 half-seconds") && frozen.contains("s · "),
+        "{frozen}"
+    );
+    assert!(screen.contains("▸ result: worked for 2 s"), "{screen}");
+    let summary = last.iter().rposition(|l| !l.is_empty()).unwrap();
+    assert!(
+        last[summary].starts_with("task ") && last[summary].ends_with("[completed]"),
+        "{screen}"
+    );
+    assert_no_escape_garbage(&screen);
+}
+
+#[test]
+fn steps_show_on_the_live_line_and_progress_as_bars() {
+    let server = serve_demo();
+    let mut seen_steps = Vec::new();
+    let last = run_on_screen(&["stream", "--url", &server.base(), "/steps 3"], |lines| {
+        if let Some((_, _, text)) = live_line(lines)
+            && seen_steps.last() != Some(&text)
+        {
+            seen_steps.push(text);
+        }
+    });
+    let screen = last.join("\n");
+    assert!(
+        !seen_steps.is_empty()
+            && seen_steps
+                .iter()
+                .all(|t| t.starts_with("working: step ") && t.ends_with(" of 3")),
+        "{seen_steps:?}"
+    );
+    assert_eq!(
+        last.iter().filter(|l| l.contains(" of 3")).count(),
+        1,
+        "one status row:\n{screen}"
+    );
+    assert!(screen.contains("▸ summary: finished 3 steps"), "{screen}");
+    assert_no_escape_garbage(&screen);
+
+    // Trackers: bars, with the status line above them.
+    let mut both = false;
+    let last = run_on_screen(
+        &["stream", "--url", &server.base(), "/progress 2"],
+        |lines| {
+            both |= live_line(lines).is_some() && row(lines, "download").is_some();
+        },
+    );
+    let screen = last.join("\n");
+    assert!(both, "no frame with the live line and the bars:\n{screen}");
+    let pos = |needle: &str| last.iter().position(|l| l.contains(needle));
+    assert!(
+        pos("· working: starting three jobs") < pos("✓ download"),
+        "{screen}"
+    );
+    assert!(
+        row(&last, "total").is_some_and(|r| r.starts_with('✓')),
+        "{screen}"
+    );
+    assert_no_escape_garbage(&screen);
+}
+
+/// Splits a hinted command line into words (single quotes as a shell
+/// reads them; the hint quotes nothing else).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.trim().chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    words.push(cur);
+    words
+}
+
+#[test]
+fn input_required_prints_the_command_that_answers() {
+    let server = serve_demo();
+    let base = server.base();
+    let (status, out, err) =
+        piped(&["send", "--url", &base, "/ask"]).output(Duration::from_secs(30));
+    assert!(status.success(), "{out}\n{err}");
+    assert!(out.contains("[input-required]"), "{out}");
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next(),
+        Some("hint: the agent needs your input; answer with:"),
+        "{err}"
+    );
+    let command = lines.next().unwrap_or_else(|| panic!("{err}"));
+    let words = shell_words(command);
+    assert_eq!(
+        &words[..4],
+        ["switchboard", "send", "--url", base.as_str()],
+        "{command}"
+    );
+    assert_eq!(words.last().map(String::as_str), Some("<answer>"));
+    // The hint is a command that works: run it with an answer.
+    let mut args: Vec<&str> = words[1..words.len() - 1]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    args.push("Ada");
+    let (status, out, err) = piped(&args).output(Duration::from_secs(30));
+    assert!(status.success(), "{out}\n{err}");
+    assert!(out.contains("Hello, Ada!"), "{out}");
+    assert!(
+        out.starts_with("task ") && out.contains(" [completed] "),
+        "{out}"
+    );
+    assert!(!err.contains("hint:"), "no hint once done: {err}");
+
+    // --json: stdout stays one JSON document per line; the hint is on stderr.
+    let (status, out, err) =
+        piped(&["send", "--url", &base, "--json", "/ask"]).output(Duration::from_secs(30));
+    assert!(status.success(), "{err}");
+    for l in out.lines() {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+    }
+    assert!(!out.contains("hint"), "{out}");
+    assert!(err.starts_with("hint: the agent needs your input"), "{err}");
+
+    // auth-required: likewise, saying to authenticate first.
+    let (status, out, err) = piped(&["send", "--url", &base, "--binding", "rest", "/auth"])
+        .output(Duration::from_secs(30));
+    assert!(status.success(), "{out}\n{err}");
+    assert!(out.contains("[auth-required]"), "{out}");
+    assert!(
+        err.starts_with("hint: the agent needs you to authenticate first"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "switchboard send --url {base} --binding rest --task-id "
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn send_shows_that_it_waits_then_only_the_answer() {
+    let server = serve_demo();
+    let mut waiting = false;
+    let last = run_on_screen(&["send", "--url", &server.base(), "/long 1"], |lines| {
+        waiting |= live_line(lines).is_some_and(|(_, _, t)| t == "waiting for the agent's answer");
+    });
+    let screen = last.join("\n");
+    assert!(waiting, "no live line while send waited:\n{screen}");
+    assert!(
+        !screen.contains("waiting for"),
+        "the line stayed:\n{screen}"
+    );
+    assert!(
+        last[0].starts_with("task ") && last[0].contains(" [completed] "),
+        "{screen}"
+    );
+    assert!(screen.contains("▸ result: worked for 1 s"), "{screen}");
+    assert_no_escape_garbage(&screen);
+}

@@ -217,6 +217,10 @@ pub enum ClientCommand {
         /// The task id.
         id: String,
     },
+    /// A task's push notification configs (webhooks): create, get, list,
+    /// delete.
+    #[command(subcommand)]
+    PushConfig(super::push_config::PushConfigCommand),
     /// Follow a running task's events until it ends.
     Subscribe {
         /// Connection and output options.
@@ -242,6 +246,7 @@ impl ClientCommand {
             | ClientCommand::List { conn, .. }
             | ClientCommand::Cancel { conn, .. }
             | ClientCommand::Subscribe { conn, .. } => conn,
+            ClientCommand::PushConfig(cmd) => cmd.conn(),
         }
     }
 
@@ -253,6 +258,20 @@ impl ClientCommand {
             ClientCommand::Get {
                 watch, no_progress, ..
             } => *watch && !no_progress,
+            _ => false,
+        }
+    }
+}
+
+impl ClientCommand {
+    /// Whether this command follows a task and so, on a terminal, shows the
+    /// live status line: `send` (while it waits), `stream` (not `--agui`),
+    /// `subscribe` and `get --watch`.
+    pub(super) fn shows_live_status(&self) -> bool {
+        match self {
+            ClientCommand::Send { .. } | ClientCommand::Subscribe { .. } => true,
+            ClientCommand::Stream { agui, .. } => !agui,
+            ClientCommand::Get { watch, .. } => *watch,
             _ => false,
         }
     }

@@ -7,12 +7,13 @@
 //! `ProgressDrawTarget`: the real terminal (`ProgressDrawTarget::stdout()`),
 //! or, in tests, a terminal emulator whose screen can be read back.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use switchboard_protocol::progress::ProgressReducer;
 
 use super::progress::{Mark, Row};
+use super::status_line::StatusLine;
 
 /// Bar positions are fractions of this (amounts may be fractional).
 const SCALE: u64 = 10_000;
@@ -38,6 +39,10 @@ pub(super) struct Bars {
     label_width: usize,
     /// How often spinners turn on their own (`None`: only when redrawn).
     tick: Option<Duration>,
+    /// The live status line above the bars, from the first status on.
+    status: Option<StatusLine>,
+    /// When the command started: the status line's clock.
+    started: Instant,
 }
 
 impl Bars {
@@ -51,6 +56,8 @@ impl Bars {
             total: None,
             label_width: 0,
             tick: Some(TICK),
+            status: None,
+            started: Instant::now(),
         }
     }
 
@@ -63,9 +70,36 @@ impl Bars {
         self
     }
 
-    /// Whether anything is drawn yet (the first update draws).
+    /// Whether anything is drawn yet (the first update or status draws).
     pub(super) fn is_drawn(&self) -> bool {
-        self.total.is_some()
+        self.total.is_some() || self.status.is_some()
+    }
+
+    /// Shows `text` on the live status line (the top row), drawing it the
+    /// first time.
+    pub(super) fn set_status(&mut self, text: &str) {
+        match &self.status {
+            Some(line) => {
+                line.set(text);
+            }
+            None => {
+                let bar = self.multi.insert(0, StatusLine::bar(self.started, text));
+                self.status = Some(StatusLine::drawn(bar, self.tick));
+            }
+        }
+    }
+
+    /// Removes the live status line (it only said that the client waits).
+    pub(super) fn clear_status(&mut self) {
+        if let Some(line) = self.status.take() {
+            line.remove(&self.multi);
+            // Nothing else drawn: take the line off the screen now (a
+            // redraw could be skipped by the rate limit, and later output
+            // is written straight to the terminal).
+            if self.total.is_none() {
+                let _ = self.multi.clear();
+            }
+        }
     }
 
     /// `⠋ label [=====>    ] text` running, `✓ label [==========] text`
@@ -187,7 +221,12 @@ impl Bars {
 
     /// Draws the final state and leaves the bars on screen, for good.
     pub(super) fn finish(&mut self, reducer: &ProgressReducer) {
-        self.update(reducer);
+        if let Some(line) = &self.status {
+            line.freeze();
+        }
+        if !reducer.is_empty() {
+            self.update(reducer);
+        }
         // Whatever is still running (the task stopped for input, or the
         // stream broke) stays as it was last drawn.
         for d in self.rows.iter().chain(&self.total) {

@@ -14,6 +14,7 @@
 //! | `list` | `ListTasks` | a table of tasks |
 //! | `cancel ID` | `CancelTask` | the task |
 //! | `subscribe ID` | `SubscribeToTask` | each event as it arrives |
+//! | `push-config create\|get\|list\|delete` | the push-notification-config operations | the config(s), secrets masked (`push_config`) |
 //!
 //! Every subcommand takes `--url` (an agent base URL or card URL; default
 //! from `SWITCHBOARD_URL`), `--header 'Name: value'` (repeatable),
@@ -23,8 +24,11 @@
 //! as `  · working: thinking…`, artifact text printed as it streams. With
 //! `--json` every output item is one line `{"type": …, "data": …}` where
 //! `type` is `task`, `message`, `statusUpdate`, `artifactUpdate`, `card`,
-//! `list` or `error`, and `data` is the A2A 1.0 JSON of the item (stream
-//! items also carry `"seq"` when the server numbers its events).
+//! `list`, `pushConfig`, `pushConfigList`, `deleted` or `error`, and `data`
+//! is the A2A 1.0 JSON of the item (stream items also carry `"seq"` when the
+//! server numbers its events). The other commands' `--json` (`push …`,
+//! `auth …`, `config check`) prints one JSON document, described in each
+//! flag's help.
 //!
 //! ## Task progress
 //!
@@ -52,6 +56,18 @@
 //! - With `--json` the events are printed as always: the progress is inside
 //!   them, in `metadata`.
 //!
+//! ## The live status line, hints and refusals
+//!
+//! On a terminal, `send` (while it waits), `stream`, `subscribe` and `get
+//! --watch` show the task's `working` statuses on one line redrawn in place
+//! (spinner, elapsed time, latest text) instead of a line each
+//! (`status_line`); off a terminal every status is printed. When a task
+//! stops at input-required or auth-required, stderr gets the exact `send`
+//! command that goes on (`hints`). A refusal the agent card explains (no
+//! interface for `--binding`/`--protocol-version`, an operation or content
+//! type not supported, a required extension) is reported with what the
+//! card offers (`offers`; in `--json` the error line's `offered`).
+//!
 //! Exit codes: `0` success; `1` the task ended FAILED or REJECTED (or
 //! CANCELED, for `send` and `stream`); `2` a usage, connection or protocol
 //! error, described once on stderr.
@@ -61,7 +77,8 @@
 //! `args` is the clap command line; `run` makes the calls and decides the
 //! exit code; `output` prints results (human or JSON Lines); `progress`
 //! folds task progress and decides what it shows; `bars` draws it as live
-//! bars on a terminal.
+//! bars on a terminal, with `status_line` above them; `push_config`,
+//! `hints` and `offers` as above.
 //!
 //! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
 //! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
@@ -69,10 +86,14 @@
 mod agui;
 mod args;
 mod bars;
+mod hints;
+mod offers;
 mod output;
 mod progress;
+mod push_config;
 mod run;
 mod sanitize;
+mod status_line;
 #[cfg(test)]
 mod tests;
 
@@ -83,11 +104,15 @@ use std::process::ExitCode;
 use indicatif::ProgressDrawTarget;
 
 pub use args::{Binding, ClientCommand, ConnectArgs, MessageArgs};
+pub use push_config::PushConfigCommand;
 
 use bars::Bars;
 use output::Output;
 use progress::ProgressView;
 use run::{EXIT_ERROR, execute};
+
+/// How often the live display (status line and bars) may be redrawn.
+const REDRAWS_PER_SECOND: u8 = 10;
 
 /// Runs one client subcommand, printing to stdout and stderr, and returns
 /// the process exit code.
@@ -97,8 +122,10 @@ use run::{EXIT_ERROR, execute};
 pub async fn run(cmd: ClientCommand) -> ExitCode {
     use std::io::IsTerminal;
     let term = std::env::var_os("TERM");
+    // At most 10 redraws a second: a chatty agent must not flood the
+    // terminal (or a slow SSH link) with frames nobody can read.
     let bars = draws_bars(std::io::stdout().is_terminal(), term.as_deref())
-        .then(ProgressDrawTarget::stdout);
+        .then(|| ProgressDrawTarget::stdout_with_hz(REDRAWS_PER_SECOND));
     ExitCode::from(run_inner(cmd, std::io::stdout(), std::io::stderr(), bars).await)
 }
 
@@ -131,18 +158,32 @@ where
     O: Write + Send,
     E: Write + Send,
 {
-    let json = cmd.conn().json;
-    let progress = (cmd.wants_progress() && !json).then(|| match bars {
-        Some(target) => ProgressView::bars(Bars::new(target)),
-        None => ProgressView::plain(),
-    });
+    let conn = cmd.conn().clone();
+    let json = conn.json;
+    // On a terminal, the commands that follow a task get the live display
+    // (status line, bars); elsewhere progress, when followed, is plain lines.
+    let progress = match bars {
+        _ if json => None,
+        Some(target) if cmd.wants_progress() || cmd.shows_live_status() => {
+            Some(ProgressView::bars(Bars::new(target)))
+        }
+        _ if cmd.wants_progress() => Some(ProgressView::plain()),
+        _ => None,
+    };
     let mut out = Output::new(json, stdout, stderr, progress);
     match execute(cmd, &mut out).await {
-        Ok(code) => code,
+        Ok(code) => {
+            out.end_progress();
+            let hint = out.seen().and_then(|seen| hints::next_step(&conn, seen));
+            if let Some(hint) = hint {
+                out.hint(&hint);
+            }
+            code
+        }
         Err(err) => {
             out.close_artifact();
             out.end_progress();
-            out.error(&err);
+            out.error(&offers::explain(&conn, err).await);
             EXIT_ERROR
         }
     }

@@ -19,6 +19,7 @@ use switchboard_protocol::{
     StreamResponse, Task, TaskState, TaskStatus,
 };
 
+use super::hints::Seen;
 use super::progress::ProgressView;
 use super::run::Failure;
 use super::sanitize::printable;
@@ -41,6 +42,8 @@ pub(super) struct Output<O, E> {
     stderr: E,
     /// Task progress being shown (human mode, extension activated).
     progress: Option<ProgressView>,
+    /// The task shown last, for the next-step hint.
+    seen: Option<Seen>,
 }
 
 impl<O: Write, E: Write> Output<O, E> {
@@ -53,6 +56,7 @@ impl<O: Write, E: Write> Output<O, E> {
             stdout,
             stderr,
             progress,
+            seen: None,
         }
     }
 
@@ -63,7 +67,7 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// Prints one line.
-    fn line(&mut self, s: impl Display) {
+    pub(super) fn line(&mut self, s: impl Display) {
         self.write_text(&format!("{s}\n"));
     }
 
@@ -97,6 +101,40 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
+    /// Shows `text` on the live status line (a terminal, human output);
+    /// `false` when there is none and the caller prints instead.
+    fn set_live_status(&mut self, text: &str) -> bool {
+        if self.json || self.open_artifact.is_some() {
+            return false;
+        }
+        self.progress.as_mut().is_some_and(|p| p.set_status(text))
+    }
+
+    /// While a blocking call (`send`) runs: the live status line says so,
+    /// on a terminal; nothing otherwise.
+    pub(super) fn waiting(&mut self, what: &str) {
+        self.set_live_status(what);
+    }
+
+    /// The blocking call returned: its waiting line goes away.
+    pub(super) fn done_waiting(&mut self) {
+        if let Some(p) = self.progress.as_mut() {
+            p.clear_status();
+        }
+    }
+
+    /// Whether output is JSON Lines (`--json`).
+    pub(super) fn is_json(&self) -> bool {
+        self.json
+    }
+
+    /// A hint for the next step, on stderr: never part of stdout (which
+    /// may be JSON) and never in the way of a script reading it.
+    pub(super) fn hint(&mut self, text: &str) {
+        let _ = writeln!(self.stderr, "{}", printable(text));
+        let _ = self.stderr.flush();
+    }
+
     /// Takes the bars down for good (they stay on screen as drawn last);
     /// later output goes below them.
     pub(super) fn end_progress(&mut self) {
@@ -111,7 +149,7 @@ impl<O: Write, E: Write> Output<O, E> {
         self.progress.as_mut().is_some_and(|p| p.fold(ev))
     }
 
-    fn json_line(&mut self, kind: &str, data: Value, seq: Option<u64>) {
+    pub(super) fn json_line(&mut self, kind: &str, data: Value, seq: Option<u64>) {
         let mut obj = json!({ "type": kind, "data": data });
         if let (Some(seq), Some(map)) = (seq, obj.as_object_mut()) {
             map.insert("seq".into(), json!(seq));
@@ -181,7 +219,22 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
+    /// Remembers `task` as the one shown last.
+    fn saw_task(&mut self, task: &Task) {
+        self.seen = Some(Seen {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            state: task.status.state,
+        });
+    }
+
+    /// The task shown last (its latest state), if any.
+    pub(super) fn seen(&self) -> Option<&Seen> {
+        self.seen.as_ref()
+    }
+
     pub(super) fn task(&mut self, task: &Task, with_history: bool) {
+        self.saw_task(task);
         if self.json {
             return self.json_line("task", to_json!(task), None);
         }
@@ -228,6 +281,16 @@ impl<O: Write, E: Write> Output<O, E> {
             .as_ref()
             .map(|m| parts_text(&m.parts, " "))
             .unwrap_or_default();
+        if matches!(status.state, TaskState::Working | TaskState::Submitted) {
+            let live = if text.is_empty() {
+                status.state.label().to_string()
+            } else {
+                format!("{}: {text}", status.state.label())
+            };
+            if self.set_live_status(&live) {
+                return;
+            }
+        }
         if text.is_empty() {
             self.line(format!("  · {}", status.state.label()));
         } else {
@@ -252,6 +315,17 @@ impl<O: Write, E: Write> Output<O, E> {
 
     pub(super) fn event(&mut self, ev: &StreamResponse, seq: Option<u64>) {
         let carried = self.fold_progress(ev);
+        match ev {
+            StreamResponse::Task(t) => self.saw_task(t),
+            StreamResponse::StatusUpdate(u) => {
+                self.seen = Some(Seen {
+                    task_id: u.task_id.clone(),
+                    context_id: u.context_id.clone(),
+                    state: u.status.state,
+                });
+            }
+            _ => {}
+        }
         if self.json {
             return self.wrapped(to_json!(ev), seq);
         }
@@ -307,6 +381,7 @@ impl<O: Write, E: Write> Output<O, E> {
     /// One poll of `get --watch`: the whole task the first time, then only
     /// what changed (JSON: the task again, when it changed).
     pub(super) fn watched(&mut self, previous: Option<&Task>, task: &Task) {
+        self.saw_task(task);
         let carried = self.progress.as_mut().is_some_and(|p| p.fold_task(task));
         if self.json {
             if previous != Some(task) {
@@ -405,13 +480,11 @@ impl<O: Write, E: Write> Output<O, E> {
     pub(super) fn error(&mut self, failure: &Failure) {
         let (message, data) = match failure {
             Failure::Usage(msg) => (msg.clone(), json!({ "kind": "usage", "message": msg })),
-            Failure::Client(e) => {
-                let mut data = json!({ "kind": error_kind(e), "message": e.to_string() });
-                if let (Some(code), Some(map)) = (e.code(), data.as_object_mut()) {
-                    map.insert("code".into(), json!(code));
-                }
-                (error_chain(e), data)
-            }
+            Failure::Client(e) => (error_chain(e), client_error_json(e, None)),
+            Failure::Offered { error, note } => (
+                format!("{}; {note}", error_chain(error)),
+                client_error_json(error, Some(note)),
+            ),
         };
         if self.json {
             self.json_line("error", data, None);
@@ -438,6 +511,21 @@ fn error_kind(e: &ClientError) -> &'static str {
         ClientError::Config(_) => "config",
         _ => "other",
     }
+}
+
+/// The `data` of an error line: `kind`, `message`, the A2A `code` when
+/// the agent sent one, and what the agent `offered` when that is known.
+fn client_error_json(e: &ClientError, offered: Option<&String>) -> Value {
+    let mut data = json!({ "kind": error_kind(e), "message": e.to_string() });
+    if let Some(map) = data.as_object_mut() {
+        if let Some(code) = e.code() {
+            map.insert("code".into(), json!(code));
+        }
+        if let Some(note) = offered {
+            map.insert("offered".into(), json!(note));
+        }
+    }
+    data
 }
 
 /// An error and its causes on one line, each cause once.

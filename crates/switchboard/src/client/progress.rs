@@ -69,6 +69,19 @@ impl ProgressView {
         self.reducer.apply_task(task)
     }
 
+    /// Shows `text` on the live status line; `false` when there is none
+    /// (plain lines: the caller prints the status instead).
+    pub(super) fn set_status(&mut self, text: &str) -> bool {
+        self.bars.as_mut().map(|b| b.set_status(text)).is_some()
+    }
+
+    /// Removes the live status line, if any.
+    pub(super) fn clear_status(&mut self) {
+        if let Some(bars) = self.bars.as_mut() {
+            bars.clear_status();
+        }
+    }
+
     /// Writes `text` to `out`, above the bars when they are drawn. The bars
     /// are redrawn after whole lines only, so while they are up a line's
     /// start is held back until its end arrives.

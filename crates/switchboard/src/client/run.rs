@@ -31,6 +31,14 @@ pub(super) enum Failure {
     Usage(String),
     /// The client (connection, HTTP, protocol, decoding) failed.
     Client(ClientError),
+    /// The agent refused something its card explains: `note` says what it
+    /// offers instead (see `offers`).
+    Offered {
+        /// The refusal.
+        error: ClientError,
+        /// What the card offers, e.g. `the agent offers JSONRPC 1.0, …`.
+        note: String,
+    },
 }
 
 impl From<ClientError> for Failure {
@@ -61,7 +69,10 @@ pub(super) async fn execute<O: Write, E: Write>(
                     .get_or_insert_with(SendMessageConfiguration::default)
                     .return_immediately = true;
             }
-            match client.send_message(req).await? {
+            out.waiting("waiting for the agent's answer");
+            let answer = client.send_message(req).await;
+            out.done_waiting();
+            match answer? {
                 SendMessageResponse::Task(task) => {
                     out.task(&task, false);
                     Ok(exit_for(Some(task.status.state), true))
@@ -165,6 +176,7 @@ pub(super) async fn execute<O: Write, E: Write>(
             out.task(&task, false);
             Ok(0)
         }
+        ClientCommand::PushConfig(cmd) => super::push_config::execute(cmd, out).await,
         ClientCommand::Subscribe {
             conn,
             id,
@@ -187,7 +199,7 @@ pub(super) fn exit_for(state: Option<TaskState>, canceled_is_failure: bool) -> u
     }
 }
 
-fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
+pub(super) fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
     let mut b = A2AClient::builder();
     for h in &conn.headers {
         let Some((name, value)) = h.split_once(':') else {
@@ -268,7 +280,7 @@ fn oauth_credentials(
 }
 
 /// Connects; `progress` activates the task-progress extension.
-async fn connect(conn: &ConnectArgs, progress: bool) -> Result<A2AClient, Failure> {
+pub(super) async fn connect(conn: &ConnectArgs, progress: bool) -> Result<A2AClient, Failure> {
     let mut b = builder(conn)?;
     if progress {
         b = b.extension(TASK_PROGRESS_URI);

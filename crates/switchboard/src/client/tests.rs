@@ -410,6 +410,21 @@ fn artifact_chunk(text: &str, append: bool, last: bool) -> StreamResponse {
         "append": append, "lastChunk": last}}))
 }
 
+/// `line` with the live status line's elapsed seconds (`12s`) as `Ns`:
+/// how long a test takes is not what it checks.
+fn without_elapsed(line: &str) -> String {
+    match line.split_once("s · ") {
+        Some((head, tail)) => {
+            let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                return line.to_string();
+            }
+            format!("{}Ns · {tail}", &head[..head.len() - digits])
+        }
+        None => line.to_string(),
+    }
+}
+
 #[test]
 fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
     let screen = Screen::new(24, 100);
@@ -421,8 +436,17 @@ fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
                 "parts": [{"text": "starting two jobs"}]}}}})),
         None,
     );
-    // No tracker yet: no bars, the text is printed as is.
-    assert_eq!(screen.lines(), ["  · working: starting two jobs"]);
+    // No tracker yet: no bars; the status is on the live line (spinner,
+    // elapsed time, text).
+    let lines = screen.lines();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    let live = without_elapsed(&lines[0]);
+    let spinner = live.chars().next().unwrap_or(' ');
+    assert!("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏".contains(spinner), "{live}");
+    assert_eq!(
+        &live[spinner.len_utf8()..],
+        " Ns · working: starting two jobs"
+    );
 
     out.event(
         &progress_update(
@@ -435,7 +459,10 @@ fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
     );
     let lines = screen.lines();
     assert_eq!(lines.len(), 4, "{lines:#?}\n{:?}", screen.raw());
-    assert_eq!(lines[0], "  · working: starting two jobs");
+    assert!(
+        lines[0].ends_with(" · working: starting two jobs"),
+        "{lines:#?}"
+    );
     // 12/40 of a 30-wide bar: 9 filled, the head, then blanks.
     assert_eq!(
         screen.row("download"),
@@ -457,8 +484,9 @@ fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
     assert_eq!(screen.lines().len(), 4, "a half line is held back");
     out.event(&artifact_chunk("40 files", true, true), None);
     let lines = screen.lines();
-    assert_eq!(lines[1], "  ▸ report: downloaded 40 files", "{lines:#?}");
+    assert_eq!(lines[0], "  ▸ report: downloaded 40 files", "{lines:#?}");
     assert_eq!(lines.len(), 5, "{lines:#?}");
+    assert!(lines[1].contains("working: starting"), "{lines:#?}");
     assert!(lines[2].contains("download"), "{lines:#?}");
 
     out.event(
@@ -479,11 +507,13 @@ fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
     out.summary("t", TaskState::Completed);
 
     let full = format!("[{}]", "=".repeat(30));
+    let lines: Vec<String> = screen.lines().iter().map(|l| without_elapsed(l)).collect();
     assert_eq!(
-        screen.lines(),
+        lines,
         [
-            "  · working: starting two jobs".to_string(),
             "  ▸ report: downloaded 40 files".to_string(),
+            // The live line stays, its spinner stopped.
+            "  Ns · working: starting two jobs".to_string(),
             format!("✓ download {full} 40/40 100%"),
             "✗ scan     9  failed (disk full)".to_string(),
             format!("✗ total    {full} 40/40 100%"),
