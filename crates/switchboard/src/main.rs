@@ -37,7 +37,7 @@ enum Command {
     #[command(subcommand)]
     Auth(auth_args::AuthCommand),
     #[command(flatten)]
-    Client(client::ClientCommand),
+    Client(Box<client::ClientCommand>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -166,7 +166,7 @@ fn main() -> ExitCode {
                 std::io::stdin().lock(),
                 std::io::stdout(),
             )),
-            Command::Client(cmd) => client::run(cmd).await,
+            Command::Client(cmd) => client::run(*cmd).await,
         }
     })
 }
