@@ -163,7 +163,30 @@ impl A2AError {
         }
     }
 
-    /// The `google.rpc.ErrorInfo` reason, e.g. `TASK_NOT_FOUND`.
+    /// Every [`A2AError::reason`], in the order of the variants: for
+    /// whoever keeps something per reason (a metrics label, a table).
+    pub const REASONS: [&'static str; 17] = [
+        "PARSE_ERROR",
+        "INVALID_REQUEST",
+        "METHOD_NOT_FOUND",
+        "INVALID_PARAMS",
+        "INTERNAL_ERROR",
+        "TASK_NOT_FOUND",
+        "TASK_NOT_CANCELABLE",
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        "UNSUPPORTED_OPERATION",
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        "INVALID_AGENT_RESPONSE",
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        "EXTENSION_SUPPORT_REQUIRED",
+        "VERSION_NOT_SUPPORTED",
+        "UNAUTHENTICATED",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+    ];
+
+    /// The `google.rpc.ErrorInfo` reason, e.g. `TASK_NOT_FOUND`; always
+    /// one of [`A2AError::REASONS`].
     pub fn reason(&self) -> &'static str {
         match self {
             Self::Parse(_) => "PARSE_ERROR",

@@ -293,3 +293,37 @@ fn errors_round_trip_through_the_wire() {
         assert_eq!(wire.to_a2a_error(), e, "{e}");
     }
 }
+
+/// `A2AError::REASONS` lists every variant's reason once, in variant order
+/// (metrics keep a counter per reason by this list).
+#[test]
+fn error_reasons_list_every_variant_once() {
+    let s = || String::from("x");
+    let every = [
+        A2AError::Parse(s()),
+        A2AError::InvalidRequest(s()),
+        A2AError::MethodNotFound(s()),
+        A2AError::InvalidParams {
+            message: s(),
+            violations: Vec::new(),
+        },
+        A2AError::Internal(s()),
+        A2AError::TaskNotFound(s()),
+        A2AError::TaskNotCancelable {
+            task_id: s(),
+            state: s(),
+        },
+        A2AError::PushNotificationNotSupported,
+        A2AError::UnsupportedOperation(s()),
+        A2AError::ContentTypeNotSupported(s()),
+        A2AError::InvalidAgentResponse(s()),
+        A2AError::ExtendedAgentCardNotConfigured,
+        A2AError::ExtensionSupportRequired(s()),
+        A2AError::VersionNotSupported(s()),
+        A2AError::Unauthenticated(s()),
+        A2AError::PermissionDenied(s()),
+        A2AError::ResourceExhausted(s()),
+    ];
+    let reasons: Vec<&str> = every.iter().map(A2AError::reason).collect();
+    assert_eq!(reasons, A2AError::REASONS);
+}

@@ -158,27 +158,21 @@ const HTTP_4XX: &str = "HTTP_4XX";
 const HTTP_5XX: &str = "HTTP_5XX";
 
 /// `OK`, then every A2A error reason, then the plain HTTP classes.
-const CODES: [&str; 19] = [
-    "OK",
-    "PARSE_ERROR",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "INVALID_PARAMS",
-    "INTERNAL_ERROR",
-    "TASK_NOT_FOUND",
-    "TASK_NOT_CANCELABLE",
-    "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    "UNSUPPORTED_OPERATION",
-    "CONTENT_TYPE_NOT_SUPPORTED",
-    "INVALID_AGENT_RESPONSE",
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    "EXTENSION_SUPPORT_REQUIRED",
-    "VERSION_NOT_SUPPORTED",
-    "UNAUTHENTICATED",
-    "PERMISSION_DENIED",
-    HTTP_4XX,
-    HTTP_5XX,
-];
+const CODES: [&str; A2AError::REASONS.len() + 3] = codes();
+
+/// [`CODES`], built from the protocol's list so that a new error reason
+/// has its own label (not the last one's).
+const fn codes() -> [&'static str; A2AError::REASONS.len() + 3] {
+    let mut out = ["OK"; A2AError::REASONS.len() + 3];
+    let mut i = 0;
+    while i < A2AError::REASONS.len() {
+        out[i + 1] = A2AError::REASONS[i];
+        i += 1;
+    }
+    out[A2AError::REASONS.len() + 1] = HTTP_4XX;
+    out[A2AError::REASONS.len() + 2] = HTTP_5XX;
+    out
+}
 
 /// Room for every operation plus `none` (checked by a test against
 /// `Operation::ALL`).

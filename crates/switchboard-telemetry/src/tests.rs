@@ -86,6 +86,27 @@ fn exposition_has_labelled_series_and_cumulative_buckets() {
     }
 }
 
+/// Every A2A error is counted under its own reason, none under another's
+/// (a reason missing from the labels used to land on `HTTP_5XX`).
+#[test]
+fn every_error_reason_has_its_own_label() {
+    let m = Metrics::new();
+    for reason in switchboard_protocol::A2AError::REASONS {
+        m.request(None, "rest", Outcome::A2a(reason), Duration::ZERO);
+    }
+    let text = render_metrics(&m);
+    for reason in switchboard_protocol::A2AError::REASONS {
+        let line = format!(
+            "switchboard_requests_total{{operation=\"none\",binding=\"rest\",code=\"{reason}\"}} 1"
+        );
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    assert!(!text.contains("code=\"HTTP_5XX\""), "{text}");
+}
+
 #[tokio::test]
 async fn the_probe_reports_what_was_noted_inside_it_only() {
     crate::probe::note_operation(Operation::GetTask);
