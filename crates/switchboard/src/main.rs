@@ -180,6 +180,26 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    /// Key ids are base64url thumbprints; one in 32 starts with `-`
+    /// (found by CI: `retire-key -P…` was read as an unknown flag).
+    #[test]
+    fn a_kid_starting_with_a_hyphen_is_a_kid() {
+        use clap::Parser;
+        let cli = super::Cli::try_parse_from([
+            "switchboard",
+            "push",
+            "retire-key",
+            "-PfWq3",
+            "--push-key-file",
+            "keys.json",
+        ])
+        .map_err(|e| e.to_string());
+        let debug = format!("{cli:?}");
+        assert!(cli.is_ok(), "{debug}");
+        assert!(debug.contains("\"-PfWq3\""), "{debug}");
+        assert!(debug.contains("keys.json"), "{debug}");
+    }
+
     /// Every command that prints a result (each leaf of the command tree
     /// but `serve`, which runs a server) takes `--json`.
     #[test]

@@ -121,7 +121,9 @@ pub enum PushCommand {
     },
     /// Remove a rotated-out key from the JWKS (not the current one).
     RetireKey {
-        /// The key's id, as in the JWKS.
+        /// The key's id, as in the JWKS. A thumbprint is base64url, so it
+        /// can start with `-` and must still parse as the id, not a flag.
+        #[arg(allow_hyphen_values = true)]
         kid: String,
         /// The key set.
         #[command(flatten)]
