@@ -43,6 +43,8 @@
 
 mod api_key;
 mod jwt;
+mod ring_verify;
+mod verified;
 
 use std::collections::BTreeMap;
 use std::fmt;
