@@ -21,7 +21,7 @@
 //! of memory (and each of them a full check), never more.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -65,9 +65,14 @@ struct Inner {
 }
 
 /// Tokens that verified recently (see the module docs).
+///
+/// Behind a read-write lock: a request with a remembered token only reads,
+/// so the worker threads look up side by side and never queue behind one
+/// another (a thread descheduled while holding a plain mutex would stall
+/// every other request); only a miss that verified, or a dead entry, writes.
 #[derive(Debug)]
 pub(crate) struct VerifiedTokens {
-    inner: Mutex<Inner>,
+    inner: RwLock<Inner>,
     capacity: usize,
     max_age: Duration,
     leeway: u64,
@@ -78,36 +83,53 @@ impl VerifiedTokens {
     /// `nbf` are checked with `leeway` like the full check does.
     pub(crate) fn new(capacity: usize, max_age: Duration, leeway: Duration) -> Self {
         VerifiedTokens {
-            inner: Mutex::default(),
+            inner: RwLock::default(),
             capacity,
             max_age,
             leeway: leeway.as_secs(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // The map holds no invariant a panicking holder could break halfway
-        // (every write is one insert or remove), so a poisoned lock is fine.
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    // The map holds no invariant a panicking holder could break halfway
+    // (every write is one insert or remove), so a poisoned lock is fine.
+    fn read(&self) -> RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The identity of the token with `digest`, if it verified under the
     /// key set `generation` and is still valid at `now` (Unix seconds).
     /// A dead entry found on the way is dropped.
     pub(crate) fn get(&self, digest: &TokenDigest, generation: u64, now: u64) -> Option<Identity> {
-        let mut inner = self.lock();
-        let entry = inner.entries.get(digest)?;
+        {
+            let inner = self.read();
+            let entry = inner.entries.get(digest)?;
+            if self.live(entry, generation, now) {
+                return Some(entry.verified.identity.clone());
+            }
+        }
+        // Dead: drop it, unless another request replaced it meanwhile.
+        let mut inner = self.write();
+        if inner
+            .entries
+            .get(digest)
+            .is_some_and(|e| !self.live(e, generation, now))
+        {
+            inner.entries.remove(digest);
+        }
+        None
+    }
+
+    fn live(&self, entry: &Entry, generation: u64, now: u64) -> bool {
         let v = &entry.verified;
-        let live = entry.generation == generation
+        entry.generation == generation
             && now < entry.until
             && now <= v.exp.saturating_add(self.leeway)
             && v.nbf
-                .is_none_or(|nbf| nbf <= now.saturating_add(self.leeway));
-        if live {
-            return Some(v.identity.clone());
-        }
-        inner.entries.remove(digest);
-        None
+                .is_none_or(|nbf| nbf <= now.saturating_add(self.leeway))
     }
 
     /// Remembers a token that has just passed every check under key set
@@ -128,7 +150,7 @@ impl VerifiedTokens {
             until,
             generation,
         };
-        let mut inner = self.lock();
+        let mut inner = self.write();
         if let Some(present) = inner.entries.get_mut(&digest) {
             // Already in `order`: no second place in the queue.
             *present = entry;
@@ -150,7 +172,7 @@ impl VerifiedTokens {
     /// included).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.lock().entries.len()
+        self.read().entries.len()
     }
 }
 
@@ -243,7 +265,7 @@ mod tests {
                 NOW,
             );
             assert!(c.len() <= 3);
-            assert!(c.lock().order.len() <= 3);
+            assert!(c.read().order.len() <= 3);
         }
         assert_eq!(c.get(&digest("t996"), 1, NOW), None, "evicted");
         for i in 997..1000 {
@@ -251,7 +273,7 @@ mod tests {
         }
         // Remembering a token again does not take a second place.
         c.remember(digest("t999"), verified("u999", NOW + 3600, None), 1, NOW);
-        assert_eq!(c.lock().order.len(), 3);
+        assert_eq!(c.read().order.len(), 3);
         assert!(c.get(&digest("t997"), 1, NOW).is_some());
     }
 

@@ -79,6 +79,12 @@ where
             if let Some(line) = line {
                 line.write(&resp, &id);
             }
+            // Every id is new, so an HTTP/2 (gRPC) encoder gains nothing by
+            // adding it to its HPACK table: it would only push out useful
+            // entries, and each lookup would compare against the old ids.
+            // "Sensitive" values are sent as never-indexed literals.
+            let mut id = id;
+            id.set_sensitive(true);
             resp.headers_mut().insert(REQUEST_ID.clone(), id);
             Ok(resp)
         })
