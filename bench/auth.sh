@@ -56,9 +56,12 @@ PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
 python3 -m http.server --bind "$HOST" "$JWKS_PORT" --directory "$OUT/jwks" >"$OUT/jwks.log" 2>&1 &
 PIDS+=($!)
-SWITCHBOARD_LOG=warn "$SB" serve --listen "$HOST:$PORT_OFF" --store memory --agent echo-task >"$OUT/serve-off.log" 2>&1 &
+# The per-caller request rate (default 50/s, burst 200) applies to authenticated callers only:
+# the auth-on server would answer 429 to nearly every request of the load. It is off on both.
+SWITCHBOARD_LOG=warn "$SB" serve --listen "$HOST:$PORT_OFF" --store memory --agent echo-task --rate-per-second 0 \
+  >"$OUT/serve-off.log" 2>&1 &
 PIDS+=($!); PID_OFF=$!
-SWITCHBOARD_LOG=warn "$SB" serve --listen "$HOST:$PORT_ON" --store memory --agent echo-task \
+SWITCHBOARD_LOG=warn "$SB" serve --listen "$HOST:$PORT_ON" --store memory --agent echo-task --rate-per-second 0 \
   --jwks-url "http://$HOST:$JWKS_PORT/jwks.json" --jwt-issuer bench --jwt-audience switchboard --jwt-algorithms RS256 \
   >"$OUT/serve-on.log" 2>&1 &
 PIDS+=($!); PID_ON=$!

@@ -7,7 +7,16 @@
 //! maximum age. Every fetch, successful or not, starts a quiet interval
 //! (`min_refetch`) in which no other fetch happens, and concurrent requests
 //! share one fetch: a flood of tokens with made-up `kid`s costs the JWKS
-//! host one request per interval, not one per token.
+//! host one request per interval, not one per token. Each fetched key is
+//! decoded once, when the set arrives, not per token.
+//!
+//! Checking an RSA or ECDSA signature costs far more than the rest of a
+//! request, and a client sends the same token on every request until it
+//! expires; so a token that passed every check below is remembered, by its
+//! SHA-256, until it expires or for five minutes at most, and as long as
+//! the key set does not change (see `verified.rs`): the next request with
+//! the same token costs a hash and a lookup, with `exp` and `nbf` checked
+//! against the clock again.
 //!
 //! A token is accepted when all of these hold:
 //! - its `alg` is in the allow-list, which can only name asymmetric
@@ -26,8 +35,10 @@
 //! administrator when the configured admin claim (a space-separated string
 //! such as `scope`, or an array such as `roles`) holds the admin value.
 
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -41,10 +52,17 @@ use switchboard_server::Identity;
 use tokio::sync::{Mutex, RwLock};
 use tokio::time::Instant;
 
+use crate::verified::{Verified, VerifiedTokens, digest};
 use crate::{Scheme, bearer_token, looks_like_jwt};
 
 /// A JWKS larger than this is refused (real ones are a few kilobytes).
 const MAX_JWKS_BYTES: usize = 1 << 20;
+
+/// Most tokens remembered as verified at once (a few hundred bytes each).
+const VERIFIED_TOKENS: usize = 10_000;
+
+/// Longest a verified token is remembered, whatever its `exp` says.
+const VERIFIED_MAX_AGE: Duration = Duration::from_secs(300);
 
 /// How a [`JwtBearer`] checks tokens.
 #[derive(Debug, Clone)]
@@ -168,11 +186,54 @@ pub struct Jwks {
     cache: RwLock<Cached>,
     /// Held while fetching, so concurrent misses share one fetch.
     fetching: Mutex<()>,
+    /// Counts the changes of the fetched set (written under the `cache`
+    /// write lock): what a token was verified under, so a changed set
+    /// retires every remembered token.
+    generation: AtomicU64,
+}
+
+/// One JWKS key, decoded for verifying.
+#[derive(Debug)]
+struct PreparedKey {
+    /// The `alg` the key states for itself, if any (`Some(None)`: one that
+    /// is not a JWS algorithm, so no token may use the key).
+    stated_alg: Option<Option<Algorithm>>,
+    /// `None`: the key's parameters do not make a verifying key.
+    decoding: Option<DecodingKey>,
+}
+
+impl PreparedKey {
+    fn new(jwk: &Jwk) -> Self {
+        PreparedKey {
+            stated_alg: jwk
+                .common
+                .key_algorithm
+                .map(|a| Algorithm::from_str(&a.to_string()).ok()),
+            decoding: DecodingKey::from_jwk(jwk).ok(),
+        }
+    }
+
+    /// The verifying key for a token signed with `alg`, if this key may
+    /// verify one.
+    fn for_alg(&self, alg: Algorithm) -> Result<&DecodingKey, TokenError> {
+        if self.stated_alg.is_some_and(|stated| stated != Some(alg)) {
+            return Err(TokenError::KeyMismatch);
+        }
+        let key = self.decoding.as_ref().ok_or(TokenError::KeyMismatch)?;
+        if key.family() == AlgorithmFamily::Hmac || key.family() != alg.family() {
+            return Err(TokenError::KeyMismatch);
+        }
+        Ok(key)
+    }
 }
 
 #[derive(Debug, Default)]
 struct Cached {
-    keys: Arc<JwkSet>,
+    /// The set as fetched, to tell whether a fetch changed it.
+    set: JwkSet,
+    /// Its keys by `kid` (the first key of a `kid` wins, as in
+    /// `JwkSet::find`), decoded once.
+    keys: Arc<HashMap<String, Arc<PreparedKey>>>,
     /// When the set was last fetched (or a fetch last failed).
     attempted: Option<Instant>,
     /// When the keys were last fetched successfully.
@@ -205,25 +266,32 @@ impl Jwks {
             max_age,
             cache: RwLock::new(Cached::default()),
             fetching: Mutex::new(()),
+            generation: AtomicU64::new(0),
         }
     }
 
-    /// The key `kid`, fetching the set if it is unknown or stale and the
-    /// quiet interval allows.
-    async fn key(&self, kid: &str) -> Result<Jwk, TokenError> {
+    /// The generation of the key set now: it changes whenever a fetch
+    /// brings a set that differs from the one before.
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The key `kid` and the generation of the set it is from, fetching the
+    /// set if the key is unknown or stale and the quiet interval allows.
+    async fn key(&self, kid: &str) -> Result<(Arc<PreparedKey>, u64), TokenError> {
         {
             let cached = self.cache.read().await;
             if cached.fresh(self.max_age)
-                && let Some(k) = cached.keys.find(kid)
+                && let Some(k) = cached.keys.get(kid)
             {
-                return Ok(k.clone());
+                return Ok((k.clone(), self.generation()));
             }
         }
         let _fetching = self.fetching.lock().await;
         // Another request may have fetched while this one waited.
         let (known, may_fetch) = {
             let cached = self.cache.read().await;
-            let known = cached.keys.find(kid).cloned();
+            let known = cached.keys.get(kid).map(|k| (k.clone(), self.generation()));
             if cached.fresh(self.max_age)
                 && let Some(k) = known
             {
@@ -239,9 +307,24 @@ impl Jwks {
         cached.attempted = Some(Instant::now());
         match fetched {
             Ok(set) => {
-                cached.keys = Arc::new(set);
+                if set != cached.set {
+                    let mut keys = HashMap::new();
+                    for jwk in &set.keys {
+                        if let Some(kid) = &jwk.common.key_id {
+                            keys.entry(kid.clone())
+                                .or_insert_with(|| Arc::new(PreparedKey::new(jwk)));
+                        }
+                    }
+                    cached.keys = Arc::new(keys);
+                    cached.set = set;
+                    self.generation.fetch_add(1, Ordering::AcqRel);
+                }
                 cached.fetched = cached.attempted;
-                cached.keys.find(kid).cloned().ok_or(TokenError::UnknownKid)
+                cached
+                    .keys
+                    .get(kid)
+                    .map(|k| (k.clone(), self.generation()))
+                    .ok_or(TokenError::UnknownKid)
             }
             Err(e) => {
                 tracing::warn!(url = %self.url, error = %e, "fetching the JWKS failed");
@@ -296,6 +379,7 @@ impl Jwks {
 pub struct JwtBearer {
     config: JwtConfig,
     jwks: Jwks,
+    verified: VerifiedTokens,
 }
 
 impl JwtBearer {
@@ -314,8 +398,20 @@ impl JwtBearer {
                 "{alg:?} is symmetric and cannot be verified with a JWKS"
             ));
         }
+        crate::ring_verify::install();
         let jwks = Jwks::new(&config.jwks_url, config.min_refetch, config.max_age);
-        Ok(JwtBearer { config, jwks })
+        // Never remembered longer than the keys themselves are trusted
+        // without a refetch.
+        let verified = VerifiedTokens::new(
+            VERIFIED_TOKENS,
+            VERIFIED_MAX_AGE.min(config.max_age),
+            config.leeway,
+        );
+        Ok(JwtBearer {
+            config,
+            jwks,
+            verified,
+        })
     }
 
     /// Whether `token` claims (unverified) to come from this issuer.
@@ -331,41 +427,63 @@ impl JwtBearer {
             .unwrap_or(false)
     }
 
-    async fn verify(&self, token: &str) -> Result<Identity, TokenError> {
+    /// The caller a JWT-shaped bearer `token` names: from memory when it
+    /// verified recently; else `None` when it is not from this issuer, or
+    /// the outcome of the full check (remembered when it passes).
+    async fn authenticate(&self, token: &str) -> Option<Result<Identity, TokenError>> {
+        let digest = digest(token);
+        let now = jsonwebtoken::get_current_timestamp();
+        // Before `is_ours`: a remembered token named this issuer, and the
+        // lookup is cheaper than decoding the claims.
+        if let Some(identity) = self.verified.get(&digest, self.jwks.generation(), now) {
+            return Some(Ok(identity));
+        }
+        if !self.is_ours(token) {
+            return None;
+        }
+        Some(self.verify(token).await.map(|(verified, generation)| {
+            let identity = verified.identity.clone();
+            self.verified.remember(digest, verified, generation, now);
+            identity
+        }))
+    }
+
+    /// The full check of the module docs; also the generation of the key
+    /// set the signature was checked with.
+    async fn verify(&self, token: &str) -> Result<(Verified, u64), TokenError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Header)?;
         if !self.config.algorithms.contains(&header.alg) {
             return Err(TokenError::Algorithm(header.alg));
         }
         let kid = header.kid.as_deref().ok_or(TokenError::NoKid)?;
-        let jwk = self.jwks.key(kid).await?;
-        if let Some(key_alg) = jwk.common.key_algorithm
-            && Algorithm::from_str(&key_alg.to_string()).ok() != Some(header.alg)
-        {
-            return Err(TokenError::KeyMismatch);
-        }
-        let key = DecodingKey::from_jwk(&jwk).map_err(|_| TokenError::KeyMismatch)?;
-        if key.family() == AlgorithmFamily::Hmac || key.family() != header.alg.family() {
-            return Err(TokenError::KeyMismatch);
-        }
+        let (prepared, generation) = self.jwks.key(kid).await?;
+        let key = prepared.for_alg(header.alg)?;
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.config.leeway.as_secs();
         validation.validate_nbf = true;
         validation.set_issuer(&[&self.config.issuer]);
         validation.set_audience(&[&self.config.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let data =
-            jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation).map_err(|e| {
-                match e.kind() {
-                    ErrorKind::ExpiredSignature => TokenError::Expired,
-                    ErrorKind::ImmatureSignature => TokenError::NotYetValid,
-                    ErrorKind::InvalidAudience => TokenError::Audience,
-                    ErrorKind::InvalidIssuer => TokenError::Issuer,
-                    ErrorKind::InvalidSignature => TokenError::Signature,
-                    ErrorKind::MissingRequiredClaim(c) => TokenError::MissingClaim(c.clone()),
-                    _ => TokenError::Invalid,
-                }
-            })?;
-        self.identity(&data.claims)
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation).map_err(
+            |e| match e.kind() {
+                ErrorKind::ExpiredSignature => TokenError::Expired,
+                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+                ErrorKind::InvalidAudience => TokenError::Audience,
+                ErrorKind::InvalidIssuer => TokenError::Issuer,
+                ErrorKind::InvalidSignature => TokenError::Signature,
+                ErrorKind::MissingRequiredClaim(c) => TokenError::MissingClaim(c.clone()),
+                _ => TokenError::Invalid,
+            },
+        )?;
+        let verified = Verified {
+            identity: self.identity(&data.claims)?,
+            exp: seconds(&data.claims, "exp").ok_or(TokenError::Invalid)?,
+            nbf: match data.claims.get("nbf") {
+                None => None,
+                Some(_) => Some(seconds(&data.claims, "nbf").ok_or(TokenError::Invalid)?),
+            },
+        };
+        Ok((verified, generation))
     }
 
     /// The caller the verified claims describe.
@@ -395,11 +513,17 @@ impl JwtBearer {
     }
 }
 
+/// A NumericDate claim in seconds (the checks already refused a token
+/// whose `exp` or `nbf` is not a whole number of seconds).
+fn seconds(claims: &Map<String, Value>, name: &str) -> Option<u64> {
+    claims.get(name)?.as_u64()
+}
+
 impl Scheme for JwtBearer {
     fn check<'a>(&'a self, head: &'a Parts) -> BoxFuture<'a, Option<Result<Identity, A2AError>>> {
         Box::pin(async move {
-            let token = bearer_token(head).filter(|t| looks_like_jwt(t) && self.is_ours(t))?;
-            Some(self.verify(token).await.map_err(A2AError::from))
+            let token = bearer_token(head).filter(|t| looks_like_jwt(t))?;
+            Some(self.authenticate(token).await?.map_err(A2AError::from))
         })
     }
 
@@ -416,5 +540,52 @@ impl Scheme for JwtBearer {
                 "bearerFormat": "JWT",
             }}),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn rsa_jwk(alg: Option<&str>) -> Jwk {
+        let mut jwk = json!({"kty": "RSA", "kid": "k1", "n": "sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1WlUzewbgBHod5pcM9H95GQRV3JDXboIRROSBigeC5yjU1hGzHHyXss8UDprecbAYxknTcQkhslANGRUZmdTOQ5qTRsLAt6BTYuyvVRdhS8exSZEy_c4gs_7svlJJQ4H9_NxsiIoLwAEk7-Q3UXERGYw_75IDrGA84-lA_-Ct4eTlXHBIY2EaV7t7LjJaynVJCpkv4LKjTTAumiGUIuQhrNhZLuF_RJLqHpM2kgWFLU7-VTdL1VbC2tejvcI2BlMkEpk1BzBZI0KQB0GaDWFLN-aEAw3vRw", "e": "AQAB"});
+        if let Some(alg) = alg {
+            jwk["alg"] = json!(alg);
+        }
+        serde_json::from_value(jwk).unwrap()
+    }
+
+    #[test]
+    fn a_prepared_key_verifies_only_its_own_algorithm_family() {
+        let key = PreparedKey::new(&rsa_jwk(None));
+        assert!(key.for_alg(Algorithm::RS256).is_ok());
+        assert!(
+            key.for_alg(Algorithm::PS256).is_ok(),
+            "same family, no alg stated"
+        );
+        for other in [Algorithm::ES256, Algorithm::EdDSA, Algorithm::HS256] {
+            assert!(
+                matches!(key.for_alg(other), Err(TokenError::KeyMismatch)),
+                "{other:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_prepared_key_keeps_to_the_algorithm_it_states() {
+        let key = PreparedKey::new(&rsa_jwk(Some("RS256")));
+        assert!(key.for_alg(Algorithm::RS256).is_ok());
+        assert!(matches!(
+            key.for_alg(Algorithm::PS256),
+            Err(TokenError::KeyMismatch)
+        ));
+        // A key stating a non-signature algorithm verifies nothing.
+        let key = PreparedKey::new(&rsa_jwk(Some("RSA-OAEP")));
+        assert!(matches!(
+            key.for_alg(Algorithm::RS256),
+            Err(TokenError::KeyMismatch)
+        ));
     }
 }

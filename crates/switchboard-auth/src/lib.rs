@@ -43,6 +43,8 @@
 
 mod api_key;
 mod jwt;
+mod ring_verify;
+mod verified;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -184,13 +186,13 @@ pub(crate) fn bearer_token(head: &Parts) -> Option<&str> {
 /// (three base64url segments): such tokens belong to [`JwtBearer`], any
 /// other bearer token to [`ApiKeys`].
 pub(crate) fn looks_like_jwt(token: &str) -> bool {
-    let segments: Vec<&str> = token.split('.').collect();
-    segments.len() == 3
-        && segments.iter().all(|s| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
+    let mut segments = 0;
+    token.split('.').all(|s| {
+        segments += 1;
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    }) && segments == 3
 }
 
 #[cfg(test)]

@@ -124,10 +124,11 @@ impl Limits {
                 ));
             }
             total += size;
-            total += self.check_metadata(
-                &format!("message.parts[{i}].metadata"),
-                part.metadata.as_ref(),
-            )?;
+            // The field's name is only written out for metadata there is.
+            if let Some(metadata) = &part.metadata {
+                total +=
+                    self.check_metadata(&format!("message.parts[{i}].metadata"), Some(metadata))?;
+            }
         }
         if total > self.max_message_bytes {
             return Err(A2AError::invalid_field(

@@ -539,14 +539,18 @@ async fn answer(
     parts.extensions.insert(peer);
     let too_slow = Arc::new(AtomicBool::new(false));
     let body = match limits.body_deadline(0) {
-        Some(grace) if !body.is_end_stream() => Body::new(Paced {
-            body,
-            registry: conn.registry.clone(),
-            start: Instant::now(),
-            received: 0,
-            deadline: Box::pin(tokio::time::sleep(grace)),
-            too_slow: too_slow.clone(),
-        }),
+        Some(grace) if !body.is_end_stream() => {
+            let start = Instant::now();
+            Body::new(Paced {
+                body,
+                registry: conn.registry.clone(),
+                start,
+                received: 0,
+                next_by: start + grace,
+                deadline: None,
+                too_slow: too_slow.clone(),
+            })
+        }
         _ => body,
     };
     let Ok(resp) = service.call(Request::from_parts(parts, body)).await;
@@ -591,7 +595,13 @@ struct Paced {
     registry: Arc<Registry>,
     start: Instant,
     received: u64,
-    deadline: Pin<Box<Sleep>>,
+    /// When the next byte is due.
+    next_by: Instant,
+    /// The timer for `next_by`, made the first time the body has to be
+    /// waited for: most bodies arrive with their head, and a timer made
+    /// (and registered with the runtime's wheel) for each of them would
+    /// cost every request for nothing.
+    deadline: Option<Pin<Box<Sleep>>>,
     too_slow: Arc<AtomicBool>,
 }
 
@@ -612,14 +622,21 @@ impl http_body::Body for Paced {
                     self.received += data.len() as u64;
                     if let Some(after) = self.registry.limits.body_deadline(self.received) {
                         let at = self.start + after;
-                        self.deadline.as_mut().reset(at);
+                        self.next_by = at;
+                        if let Some(deadline) = self.deadline.as_mut() {
+                            deadline.as_mut().reset(at);
+                        }
                     }
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
             Poll::Pending => {
-                ready!(self.deadline.as_mut().poll(cx));
+                let next_by = self.next_by;
+                let deadline = self
+                    .deadline
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(next_by)));
+                ready!(deadline.as_mut().poll(cx));
                 self.too_slow.store(true, Ordering::Relaxed);
                 Poll::Ready(Some(Err(BodyTooSlow.into())))
             }

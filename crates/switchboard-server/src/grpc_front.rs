@@ -54,7 +54,7 @@ impl GrpcFront {
 
     /// Routes an authenticated request to the service its path names.
     fn route(
-        &mut self,
+        &self,
         req: axum::extract::Request,
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
         let path = req.uri().path();
@@ -87,7 +87,7 @@ fn unimplemented() -> BoxFuture<'static, Result<Response, Infallible>> {
 /// Authenticates a gRPC request, then routes it.
 pub(crate) fn call(
     gate: &Gate,
-    front: &mut GrpcFront,
+    front: &GrpcFront,
     mut req: axum::extract::Request,
 ) -> BoxFuture<'static, Result<Response, Infallible>> {
     if let Some(identity) = gate.fixed_identity() {
@@ -95,7 +95,7 @@ pub(crate) fn call(
         return front.route(req);
     }
     // Authenticate before the method runs (or its body is read).
-    let (gate, mut front) = (gate.clone(), front.clone());
+    let (gate, front) = (gate.clone(), front.clone());
     Box::pin(async move {
         let (mut parts, body) = req.into_parts();
         match gate.authenticate(&parts).await {

@@ -92,8 +92,20 @@ use tower::util::BoxCloneSyncService;
 /// The default cap on request bodies: 10 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
+/// What the HTTP handlers share. axum clones the state into every request
+/// (the `State` extractor), so it is one `Arc`: a clone is one count, not
+/// one per field.
 #[derive(Clone)]
-pub(crate) struct AppState {
+pub(crate) struct AppState(Arc<AppStateInner>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppStateInner;
+    fn deref(&self) -> &AppStateInner {
+        &self.0
+    }
+}
+
+pub(crate) struct AppStateInner {
     pub(crate) handler: RequestHandler,
     pub(crate) gate: Gate,
     pub(crate) max_body_bytes: usize,
@@ -495,7 +507,7 @@ impl A2aServer {
         let card_json = Bytes::from(card_json.unwrap_or_default());
         let etag = format!("\"{:016x}\"", fnv1a(&card_json));
         let gate = self.gate();
-        let state = AppState {
+        let state = AppState(Arc::new(AppStateInner {
             handler: self.handler.clone(),
             gate: gate.clone(),
             max_body_bytes: self.max_body_bytes,
@@ -503,7 +515,7 @@ impl A2aServer {
             card_json,
             card_etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\"")),
             card_modified: whole_seconds(std::time::SystemTime::now()),
-        };
+        }));
         let mut router = Router::new().route(AGENT_CARD_PATH, get(agent_card));
         if let Some(jwks) = self.jwks.clone().filter(|_| self.handler.push_enabled()) {
             router = router.route(
@@ -535,7 +547,7 @@ impl A2aServer {
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
-        Dispatch {
+        Dispatch(Arc::new(DispatchInner {
             http,
             #[cfg(feature = "grpc")]
             grpc: grpc_front::GrpcFront::new(
@@ -546,7 +558,7 @@ impl A2aServer {
                 self.max_body_bytes,
             ),
             gate,
-        }
+        }))
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting,
@@ -601,9 +613,12 @@ impl A2aServer {
 
 /// One port, two protocols: a request whose content type is
 /// `application/grpc…` goes to the gRPC front (`grpc_front.rs`, feature
-/// `grpc`), everything else to the HTTP router.
+/// `grpc`), everything else to the HTTP router. The connection code clones
+/// the service for every request, so the parts sit behind one `Arc`.
 #[derive(Clone)]
-struct Dispatch {
+struct Dispatch(Arc<DispatchInner>);
+
+struct DispatchInner {
     http: Router,
     /// Authenticates gRPC calls (the HTTP bindings run it themselves).
     gate: Gate,
@@ -627,15 +642,15 @@ impl tower::Service<axum::extract::Request> for Dispatch {
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         use tower::ServiceExt as _;
         if !is_grpc(req.headers()) {
-            return Box::pin(self.http.clone().oneshot(req));
+            return Box::pin(self.0.http.clone().oneshot(req));
         }
         #[cfg(feature = "grpc")]
         {
-            grpc_front::call(&self.gate, &mut self.grpc, req)
+            grpc_front::call(&self.0.gate, &self.0.grpc, req)
         }
         #[cfg(not(feature = "grpc"))]
         {
-            let _ = &self.gate;
+            let _ = &self.0.gate;
             Box::pin(std::future::ready(Ok(grpc_unimplemented())))
         }
     }

@@ -111,13 +111,9 @@ pub fn is_json_content_type(headers: &HeaderMap) -> bool {
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(|v| {
-            let base = v
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            base == "application/json" || base == "application/a2a+json"
+            let base = v.split(';').next().unwrap_or("").trim();
+            base.eq_ignore_ascii_case("application/json")
+                || base.eq_ignore_ascii_case("application/a2a+json")
         })
         .unwrap_or(false)
 }

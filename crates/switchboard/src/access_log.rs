@@ -56,7 +56,6 @@ where
     }
 
     fn call(&mut self, mut req: Request) -> Self::Future {
-        let started = Instant::now();
         let id = req
             .headers()
             .get(&REQUEST_ID)
@@ -64,32 +63,61 @@ where
             .cloned()
             .unwrap_or_else(new_id);
         req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
-        let method = req.method().clone();
-        let path = req.uri().path().to_string();
-        let binding = binding(&req);
+        // What the line needs, only when it will be written: with the level
+        // at `warn` (the usual production setting) a request costs the id
+        // and nothing else here.
+        let line =
+            tracing::enabled!(target: "switchboard::access", tracing::Level::INFO).then(|| Line {
+                started: Instant::now(),
+                method: req.method().clone(),
+                path: req.uri().path().to_string(),
+                binding: binding(&req),
+            });
         let future = self.inner.call(req);
         Box::pin(async move {
             let Ok(mut resp) = future.await;
-            let grpc_status = resp
-                .headers()
-                .get("grpc-status")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
-            tracing::info!(
-                target: "switchboard::access",
-                method = %method,
-                path = %path,
-                binding,
-                status = resp.status().as_u16(),
-                grpc_status = %grpc_status,
-                duration_ms = started.elapsed().as_secs_f64() * 1000.0,
-                request_id = %String::from_utf8_lossy(id.as_bytes()),
-                "request"
-            );
+            if let Some(line) = line {
+                line.write(&resp, &id);
+            }
+            // Every id is new, so an HTTP/2 (gRPC) encoder gains nothing by
+            // adding it to its HPACK table: it would only push out useful
+            // entries, and each lookup would compare against the old ids.
+            // "Sensitive" values are sent as never-indexed literals.
+            let mut id = id;
+            id.set_sensitive(true);
             resp.headers_mut().insert(REQUEST_ID.clone(), id);
             Ok(resp)
         })
+    }
+}
+
+/// The request's side of its access line, taken before the request moves
+/// on to the inner service.
+struct Line {
+    started: Instant,
+    method: axum::http::Method,
+    path: String,
+    binding: &'static str,
+}
+
+impl Line {
+    fn write(self, resp: &Response, id: &HeaderValue) {
+        let grpc_status = resp
+            .headers()
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        tracing::info!(
+            target: "switchboard::access",
+            method = %self.method,
+            path = %self.path,
+            binding = self.binding,
+            status = resp.status().as_u16(),
+            grpc_status = %grpc_status,
+            duration_ms = self.started.elapsed().as_secs_f64() * 1000.0,
+            request_id = %String::from_utf8_lossy(id.as_bytes()),
+            "request"
+        );
     }
 }
 
@@ -102,9 +130,11 @@ fn sane(id: &[u8]) -> bool {
 }
 
 fn new_id() -> HeaderValue {
-    // A UUID is always a valid header value.
-    HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-        .unwrap_or(HeaderValue::from_static("unknown"))
+    // Formatted on the stack: the header value's own copy is the one
+    // allocation. A UUID is always a valid header value.
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+    HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static("unknown"))
 }
 
 /// Which binding a request is for, from its head alone.

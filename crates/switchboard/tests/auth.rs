@@ -232,6 +232,50 @@ fn base64_url(s: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
 }
 
+/// The HTTP status of a JSON-RPC ListTasks with the bearer token `t`.
+async fn list_status(s: &TestServer, t: String) -> reqwest::StatusCode {
+    s.http
+        .post(s.url())
+        .header("A2A-Version", "1.0")
+        .bearer_auth(t)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// A token that verified is remembered (by its SHA-256) so the next
+/// request skips the signature check; what is remembered must never vouch
+/// for another token, and a refused token is never remembered as good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remembered_token_vouches_for_itself_only() {
+    let (idp, jwks, s) = idp_and_server(Duration::from_secs(3600)).await;
+    let status = |t: String| list_status(&s, t);
+    let good = token(&idp, "alice");
+    for round in 0..3 {
+        assert_eq!(status(good.clone()).await, 200, "round {round}");
+    }
+    // The same header and claims under another token's signature: refused,
+    // every time (a memory keyed on the claims would let it through).
+    let (signed, _) = good.rsplit_once('.').unwrap();
+    let other = token(&idp, "bob");
+    let (_, other_sig) = other.rsplit_once('.').unwrap();
+    let spliced = format!("{signed}.{other_sig}");
+    // An expired token with a valid signature: refused, and not remembered.
+    let expired = idp
+        .sign(&json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "exp": now() - 120}))
+        .unwrap();
+    for round in 0..3 {
+        assert_eq!(status(spliced.clone()).await, 401, "spliced, round {round}");
+        assert_eq!(status(expired.clone()).await, 401, "expired, round {round}");
+        assert_eq!(status(good.clone()).await, 200, "good, round {round}");
+    }
+    assert_eq!(status(other).await, 200, "bob's own token is fine");
+    assert_eq!(jwks.fetches(), 1);
+    s.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_kids_refetch_the_jwks_and_rotation_takes_effect() {
     // No quiet interval: every unknown kid may refetch.
@@ -293,21 +337,8 @@ async fn a_flood_of_unknown_kids_fetches_the_jwks_once() {
     let strangers: Vec<String> = (0..40)
         .map(|i| token(&KeySet::generate().unwrap(), &format!("s{i}")))
         .collect();
-    let refusals = futures::future::join_all(strangers.iter().map(|t| {
-        let http = s.http.clone();
-        let url = s.url();
-        async move {
-            http.post(url)
-                .header("A2A-Version", "1.0")
-                .bearer_auth(t)
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
-                .send()
-                .await
-                .unwrap()
-                .status()
-        }
-    }))
-    .await;
+    let refusals =
+        futures::future::join_all(strangers.iter().map(|t| list_status(&s, t.clone()))).await;
     assert!(refusals.iter().all(|s| *s == 401), "{refusals:?}");
     assert_eq!(
         jwks.fetches(),
