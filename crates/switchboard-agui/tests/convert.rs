@@ -708,6 +708,22 @@ mod random {
         ]
     }
 
+    /// Status message ids made unique per stream, as A2A's are.
+    fn unique_status_ids(body: Vec<StreamResponse>) -> Vec<StreamResponse> {
+        body.into_iter()
+            .enumerate()
+            .map(|(i, it)| match it {
+                StreamResponse::StatusUpdate(mut u) => {
+                    if let Some(m) = &mut u.status.message {
+                        m.message_id = format!("{}-{i}", m.message_id);
+                    }
+                    StreamResponse::StatusUpdate(u)
+                }
+                other => other,
+            })
+            .collect()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: 128,
@@ -719,22 +735,8 @@ mod random {
             body in proptest::collection::vec(item(), 0..8),
             end in ending(),
         ) {
-            // Status message ids must be unique per stream, as A2A's are.
-            let body: Vec<StreamResponse> = body
-                .into_iter()
-                .enumerate()
-                .map(|(i, it)| match it {
-                    StreamResponse::StatusUpdate(mut u) => {
-                        if let Some(m) = &mut u.status.message {
-                            m.message_id = format!("{}-{i}", m.message_id);
-                        }
-                        StreamResponse::StatusUpdate(u)
-                    }
-                    other => other,
-                })
-                .collect();
             let mut items = vec![task()];
-            items.extend(body);
+            items.extend(unique_status_ids(body));
             items.push(end);
             let (view, frames) = run(items);
             prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
@@ -864,21 +866,8 @@ mod random {
             body in proptest::collection::vec(state_item(), 0..12),
             end in proptest::option::of(ending()),
         ) {
-            let body: Vec<StreamResponse> = body
-                .into_iter()
-                .enumerate()
-                .map(|(i, it)| match it {
-                    StreamResponse::StatusUpdate(mut u) => {
-                        if let Some(m) = &mut u.status.message {
-                            m.message_id = format!("{}-{i}", m.message_id);
-                        }
-                        StreamResponse::StatusUpdate(u)
-                    }
-                    other => other,
-                })
-                .collect();
             let mut items = vec![task()];
-            items.extend(body);
+            items.extend(unique_status_ids(body));
             items.extend(end);
             let mut converter = Converter::new(ConverterOptions::default());
             let frames = convert_all(&mut converter, &numbered(items.clone()));
