@@ -78,8 +78,8 @@ use serde_json::{Map, Value, json};
 use switchboard_core::LoggedEvent;
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
-    Message, Metadata, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskState, TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, Part, PartContent, Role, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
 use crate::events::*;
@@ -362,24 +362,11 @@ impl Converter {
 
     fn task(&mut self, seq: u64, task: &Task) {
         self.start_run(&task.id, &task.context_id);
+        // A snapshot's artifacts are whole: each one as if sent in one last chunk.
         for artifact in task.artifacts() {
-            let update = TaskArtifactUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                artifact: artifact.clone(),
-                append: false,
-                last_chunk: true,
-                metadata: None,
-            };
-            self.artifact_inner(seq, &update);
+            self.artifact_inner(seq, artifact, false, true);
         }
-        let update = TaskStatusUpdateEvent {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            status: task.status.clone(),
-            metadata: task.metadata.clone(),
-        };
-        self.status_inner(seq, &update);
+        self.status_inner(seq, &task.status, task.metadata.as_ref());
     }
 
     fn message(&mut self, m: &Message) {
@@ -396,31 +383,31 @@ impl Converter {
 
     fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.status_inner(seq, u);
+        self.status_inner(seq, &u.status, u.metadata.as_ref());
     }
 
-    fn status_inner(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
-        let state = u.status.state;
-        let text = u.status.message.as_ref().map(Message::text);
-        let mut status = Map::new();
-        status.insert("state".into(), json!(state.label()));
+    fn status_inner(&mut self, seq: u64, status: &TaskStatus, metadata: Option<&Metadata>) {
+        let state = status.state;
+        let text = status.message.as_ref().map(Message::text);
+        let mut doc = Map::new();
+        doc.insert("state".into(), json!(state.label()));
         if let Some(t) = &text {
-            status.insert("message".into(), json!(t));
+            doc.insert("message".into(), json!(t));
         }
-        if let Some(ts) = &u.status.timestamp {
-            status.insert(
+        if let Some(ts) = &status.timestamp {
+            doc.insert(
                 "timestamp".into(),
                 json!(switchboard_protocol::serde_util::format_timestamp(ts)),
             );
         }
-        self.state.set("status", Value::Object(status));
-        let progress = progress_payload(u);
+        self.state.set("status", Value::Object(doc));
+        let progress = progress_payload(status, metadata);
         let has_progress = progress.is_some();
         if let Some(p) = progress {
             self.progress_activity(p);
         }
         let failed = matches!(state, TaskState::Failed | TaskState::Rejected);
-        if let Some(m) = &u.status.message
+        if let Some(m) = &status.message
             && m.role != Role::User
             && !has_progress
             && !failed
@@ -529,12 +516,11 @@ impl Converter {
 
     fn artifact(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.artifact_inner(seq, u);
+        self.artifact_inner(seq, &u.artifact, u.append, u.last_chunk);
         self.sync_state();
     }
 
-    fn artifact_inner(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
-        let a = &u.artifact;
+    fn artifact_inner(&mut self, seq: u64, a: &Artifact, append: bool, last_chunk: bool) {
         let source = Source::Artifact(a.artifact_id.clone());
         let known = self.artifact_starts.contains_key(&a.artifact_id);
         let parts_json: Vec<Value> = a
@@ -542,13 +528,13 @@ impl Converter {
             .iter()
             .map(|p| serde_json::to_value(p).unwrap_or(Value::Null))
             .collect();
-        if u.append && known {
+        if append && known {
             self.state
-                .append_parts(&a.artifact_id, parts_json, u.last_chunk);
+                .append_parts(&a.artifact_id, parts_json, last_chunk);
         } else {
             let mut entry = Map::new();
             entry.insert("parts".into(), Value::Array(parts_json));
-            entry.insert("lastChunk".into(), json!(u.last_chunk));
+            entry.insert("lastChunk".into(), json!(last_chunk));
             if let Some(n) = &a.name {
                 entry.insert("name".into(), json!(n));
             }
@@ -571,7 +557,7 @@ impl Converter {
             let part_key = format!("{}:{}:{seq}:{i}", self.task_id, a.artifact_id);
             self.part(&source, part, &default_key, &part_key);
         }
-        if u.last_chunk {
+        if last_chunk {
             self.close_source(&source);
         }
     }
@@ -847,10 +833,10 @@ impl Converter {
 
 /// The task-progress payload of a status update (its own metadata first,
 /// then its message's).
-fn progress_payload(u: &TaskStatusUpdateEvent) -> Option<Value> {
+fn progress_payload(status: &TaskStatus, metadata: Option<&Metadata>) -> Option<Value> {
     let find = |md: &Metadata| md.get(TASK_PROGRESS_URI).filter(|v| v.is_object()).cloned();
-    u.metadata.as_ref().and_then(find).or_else(|| {
-        u.status
+    metadata.and_then(find).or_else(|| {
+        status
             .message
             .as_ref()
             .and_then(|m| m.metadata.as_ref())
