@@ -78,13 +78,14 @@ use serde_json::{Map, Value, json};
 use switchboard_core::LoggedEvent;
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
-    Message, Metadata, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskState, TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, Part, PartContent, Role, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
 use crate::events::*;
 use crate::hints::{PartHints, PartRole, read_tool_call, read_tool_result};
 use crate::patch::{diff, escape_token};
+use crate::state::StateDoc;
 
 /// The `activityType` of task-progress activities.
 pub const PROGRESS_ACTIVITY: &str = "a2a-task-progress";
@@ -187,10 +188,8 @@ pub struct Converter {
     thread_id: String,
     /// Open blocks, in the order they opened.
     open: Vec<OpenBlock>,
-    /// The state document as the client holds it (`None`: no snapshot sent this run).
-    sent_state: Option<Value>,
-    /// The state document as it is now.
-    state: Value,
+    /// The state document, and what the client has yet to get of it.
+    state: StateDoc,
     /// Where each artifact last (re)started: its seq.
     artifact_starts: HashMap<String, u64>,
     /// How many blocks each key has opened (a reopened key gets `#n`).
@@ -215,8 +214,7 @@ impl Converter {
             run_id: String::new(),
             thread_id: String::new(),
             open: Vec::new(),
-            sent_state: None,
-            state: json!({"a2a": {"artifacts": {}}}),
+            state: StateDoc::default(),
             artifact_starts: HashMap::new(),
             openings: HashMap::new(),
             progress: None,
@@ -348,11 +346,10 @@ impl Converter {
             .clone()
             .unwrap_or_else(|| context_id.to_owned());
         self.running = true;
-        self.sent_state = None;
+        self.state.forget_client_copy();
         self.progress = None;
-        let a2a = &mut self.state["a2a"];
-        a2a["taskId"] = json!(task_id);
-        a2a["contextId"] = json!(context_id);
+        self.state.set("taskId", json!(task_id));
+        self.state.set("contextId", json!(context_id));
         let input = self.options.input.clone().map(Box::new);
         self.emit(RunStarted {
             thread_id: self.thread_id.clone(),
@@ -365,24 +362,11 @@ impl Converter {
 
     fn task(&mut self, seq: u64, task: &Task) {
         self.start_run(&task.id, &task.context_id);
+        // A snapshot's artifacts are whole: each one as if sent in one last chunk.
         for artifact in task.artifacts() {
-            let update = TaskArtifactUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                artifact: artifact.clone(),
-                append: false,
-                last_chunk: true,
-                metadata: None,
-            };
-            self.artifact_inner(seq, &update);
+            self.artifact_inner(seq, artifact, false, true);
         }
-        let update = TaskStatusUpdateEvent {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            status: task.status.clone(),
-            metadata: task.metadata.clone(),
-        };
-        self.status_inner(seq, &update);
+        self.status_inner(seq, &task.status, task.metadata.as_ref());
     }
 
     fn message(&mut self, m: &Message) {
@@ -399,30 +383,33 @@ impl Converter {
 
     fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.status_inner(seq, u);
+        self.status_inner(seq, &u.status, u.metadata.as_ref());
     }
 
-    fn status_inner(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
-        let state = u.status.state;
-        let text = u.status.message.as_ref().map(Message::text);
-        {
-            let status = &mut self.state["a2a"]["status"];
-            *status = json!({"state": state.label()});
-            if let Some(t) = &text {
-                status["message"] = json!(t);
-            }
-            if let Some(ts) = &u.status.timestamp {
-                status["timestamp"] = json!(switchboard_protocol::serde_util::format_timestamp(ts));
-            }
+    fn status_inner(&mut self, seq: u64, status: &TaskStatus, metadata: Option<&Metadata>) {
+        let state = status.state;
+        let text = status.message.as_ref().map(Message::text);
+        let mut doc = Map::new();
+        doc.insert("state".into(), json!(state.label()));
+        if let Some(t) = &text {
+            doc.insert("message".into(), json!(t));
         }
-        let progress = progress_payload(u);
-        if let Some(p) = &progress {
+        if let Some(ts) = &status.timestamp {
+            doc.insert(
+                "timestamp".into(),
+                json!(switchboard_protocol::serde_util::format_timestamp(ts)),
+            );
+        }
+        self.state.set("status", Value::Object(doc));
+        let progress = progress_payload(status, metadata);
+        let has_progress = progress.is_some();
+        if let Some(p) = progress {
             self.progress_activity(p);
         }
         let failed = matches!(state, TaskState::Failed | TaskState::Rejected);
-        if let Some(m) = &u.status.message
+        if let Some(m) = &status.message
             && m.role != Role::User
-            && progress.is_none()
+            && !has_progress
             && !failed
         {
             self.message_parts(m);
@@ -462,7 +449,7 @@ impl Converter {
             TaskState::InputRequired | TaskState::AuthRequired => {
                 self.close_all();
                 // The interrupt rule: the state a resume needs goes out in full first.
-                self.sent_state = None;
+                self.state.forget_client_copy();
                 self.sync_state();
                 let reason = if state == TaskState::InputRequired {
                     "input_required"
@@ -498,7 +485,7 @@ impl Converter {
         self.running = false;
     }
 
-    fn progress_activity(&mut self, payload: &Value) {
+    fn progress_activity(&mut self, payload: Value) {
         let Some(content) = payload.as_object() else {
             return;
         };
@@ -512,7 +499,7 @@ impl Converter {
                 subagent_run_id: None,
             }),
             Some(old) => {
-                let patch = diff(old, payload);
+                let patch = diff(old, &payload);
                 if patch.is_empty() {
                     return;
                 }
@@ -524,17 +511,16 @@ impl Converter {
                 });
             }
         }
-        self.progress = Some(payload.clone());
+        self.progress = Some(payload);
     }
 
     fn artifact(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.artifact_inner(seq, u);
+        self.artifact_inner(seq, &u.artifact, u.append, u.last_chunk);
         self.sync_state();
     }
 
-    fn artifact_inner(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
-        let a = &u.artifact;
+    fn artifact_inner(&mut self, seq: u64, a: &Artifact, append: bool, last_chunk: bool) {
         let source = Source::Artifact(a.artifact_id.clone());
         let known = self.artifact_starts.contains_key(&a.artifact_id);
         let parts_json: Vec<Value> = a
@@ -542,22 +528,21 @@ impl Converter {
             .iter()
             .map(|p| serde_json::to_value(p).unwrap_or(Value::Null))
             .collect();
-        let artifacts = &mut self.state["a2a"]["artifacts"];
-        if u.append && known {
-            let entry = &mut artifacts[a.artifact_id.as_str()];
-            if let Some(parts) = entry["parts"].as_array_mut() {
-                parts.extend(parts_json);
-            }
-            entry["lastChunk"] = json!(u.last_chunk);
+        if append && known {
+            self.state
+                .append_parts(&a.artifact_id, parts_json, last_chunk);
         } else {
-            let mut entry = json!({"parts": parts_json, "lastChunk": u.last_chunk});
+            let mut entry = Map::new();
+            entry.insert("parts".into(), Value::Array(parts_json));
+            entry.insert("lastChunk".into(), json!(last_chunk));
             if let Some(n) = &a.name {
-                entry["name"] = json!(n);
+                entry.insert("name".into(), json!(n));
             }
             if let Some(d) = &a.description {
-                entry["description"] = json!(d);
+                entry.insert("description".into(), json!(d));
             }
-            artifacts[a.artifact_id.as_str()] = entry;
+            self.state
+                .put_artifact(&a.artifact_id, Value::Object(entry));
             // A new start (or a replacement) begins new blocks.
             self.close_source(&source);
             self.artifact_starts.insert(a.artifact_id.clone(), seq);
@@ -572,7 +557,7 @@ impl Converter {
             let part_key = format!("{}:{}:{seq}:{i}", self.task_id, a.artifact_id);
             self.part(&source, part, &default_key, &part_key);
         }
-        if u.last_chunk {
+        if last_chunk {
             self.close_source(&source);
         }
     }
@@ -834,34 +819,24 @@ impl Converter {
     /// Sends the state: a snapshot when the client has none this run, else
     /// the delta (if anything changed).
     fn sync_state(&mut self) {
-        match &self.sent_state {
-            None => {
-                self.emit(StateSnapshot {
-                    snapshot: self.state.clone(),
-                    subagent_run_id: None,
-                });
-            }
-            Some(old) => {
-                let delta = diff(old, &self.state);
-                if delta.is_empty() {
-                    return;
-                }
-                self.emit(StateDelta {
-                    delta,
-                    subagent_run_id: None,
-                });
-            }
+        if let Some(event) = self.state.sync() {
+            self.emit(event);
         }
-        self.sent_state = Some(self.state.clone());
+    }
+
+    /// The state document as it is now (what the client's copy equals
+    /// after the last `STATE_SNAPSHOT` or `STATE_DELTA` sent).
+    pub fn state(&self) -> Value {
+        self.state.snapshot()
     }
 }
 
 /// The task-progress payload of a status update (its own metadata first,
 /// then its message's).
-fn progress_payload(u: &TaskStatusUpdateEvent) -> Option<Value> {
+fn progress_payload(status: &TaskStatus, metadata: Option<&Metadata>) -> Option<Value> {
     let find = |md: &Metadata| md.get(TASK_PROGRESS_URI).filter(|v| v.is_object()).cloned();
-    u.metadata.as_ref().and_then(find).or_else(|| {
-        u.status
+    metadata.and_then(find).or_else(|| {
+        status
             .message
             .as_ref()
             .and_then(|m| m.metadata.as_ref())

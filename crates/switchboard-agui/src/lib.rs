@@ -49,6 +49,7 @@ pub mod hints;
 pub mod patch;
 pub mod proto;
 pub mod sse;
+mod state;
 pub mod verify;
 
 #[doc(inline)]

@@ -1,7 +1,8 @@
 //! RFC 6902 patches between two JSON documents, and their application.
 //!
-//! The converter keeps the last state it sent and sends only what changed
-//! (`STATE_DELTA`, `ACTIVITY_DELTA`). [`diff`] produces operations that
+//! The converter sends only what changed of its state and activities
+//! (`STATE_DELTA`, `ACTIVITY_DELTA`). [`diff`] (and [`diff_at`], for one
+//! value inside a larger document) produces operations that
 //! apply cleanly to the *old* document, which is what a client holds:
 //! objects are compared key by key (`add` for new keys, `remove` for gone
 //! ones), an array that only grew gets one `add` per new element at its
@@ -28,11 +29,18 @@ pub fn escape_token(token: &str) -> String {
 /// The operations that turn `old` into `new` (empty when they are equal).
 pub fn diff(old: &Value, new: &Value) -> Vec<PatchOp> {
     let mut ops = Vec::new();
-    diff_at(&mut String::new(), old, new, &mut ops);
+    diff_into(&mut String::new(), old, new, &mut ops);
     ops
 }
 
-fn diff_at(path: &mut String, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) {
+/// Appends to `ops` the operations that turn `old` into `new` where both
+/// are the value at `path` (a JSON Pointer) of a larger document: what
+/// changed in one part of a document, without walking the rest of it.
+pub fn diff_at(path: &str, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) {
+    diff_into(&mut path.to_owned(), old, new, ops);
+}
+
+fn diff_into(path: &mut String, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) {
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, va) in a {
@@ -40,7 +48,7 @@ fn diff_at(path: &mut String, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) 
                 path.push('/');
                 path.push_str(&escape_token(k));
                 match b.get(k) {
-                    Some(vb) => diff_at(path, va, vb, ops),
+                    Some(vb) => diff_into(path, va, vb, ops),
                     None => ops.push(PatchOp::remove(path.clone())),
                 }
                 path.truncate(len);
@@ -64,7 +72,7 @@ fn diff_at(path: &mut String, old: &Value, new: &Value, ops: &mut Vec<PatchOp>) 
                 let len = path.len();
                 path.push('/');
                 path.push_str(&i.to_string());
-                diff_at(path, va, vb, ops);
+                diff_into(path, va, vb, ops);
                 path.truncate(len);
             }
         }

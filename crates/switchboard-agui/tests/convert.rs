@@ -708,6 +708,22 @@ mod random {
         ]
     }
 
+    /// Status message ids made unique per stream, as A2A's are.
+    fn unique_status_ids(body: Vec<StreamResponse>) -> Vec<StreamResponse> {
+        body.into_iter()
+            .enumerate()
+            .map(|(i, it)| match it {
+                StreamResponse::StatusUpdate(mut u) => {
+                    if let Some(m) = &mut u.status.message {
+                        m.message_id = format!("{}-{i}", m.message_id);
+                    }
+                    StreamResponse::StatusUpdate(u)
+                }
+                other => other,
+            })
+            .collect()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: 128,
@@ -719,28 +735,147 @@ mod random {
             body in proptest::collection::vec(item(), 0..8),
             end in ending(),
         ) {
-            // Status message ids must be unique per stream, as A2A's are.
-            let body: Vec<StreamResponse> = body
-                .into_iter()
-                .enumerate()
-                .map(|(i, it)| match it {
-                    StreamResponse::StatusUpdate(mut u) => {
-                        if let Some(m) = &mut u.status.message {
-                            m.message_id = format!("{}-{i}", m.message_id);
-                        }
-                        StreamResponse::StatusUpdate(u)
-                    }
-                    other => other,
-                })
-                .collect();
             let mut items = vec![task()];
-            items.extend(body);
+            items.extend(unique_status_ids(body));
             items.push(end);
             let (view, frames) = run(items);
             prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
             let last = frames.last().unwrap().event.type_name();
             prop_assert!(last == "RUN_FINISHED" || last == "RUN_ERROR", "{}", last);
             prop_assert!(view.run_ids.len() == 1);
+        }
+    }
+
+    /// The state document the module docs describe, folded straight from
+    /// the A2A items (up to the first terminal one): the oracle the
+    /// client's copy must equal.
+    fn expected_state(items: &[StreamResponse]) -> Value {
+        let mut artifacts = serde_json::Map::new();
+        let mut status = Value::Null;
+        let put_status = |s: &TaskStatus| {
+            let mut v = json!({"state": s.state.label()});
+            if let Some(m) = &s.message {
+                v["message"] = json!(m.text());
+            }
+            if let Some(ts) = &s.timestamp {
+                v["timestamp"] = json!(switchboard_protocol::serde_util::format_timestamp(ts));
+            }
+            v
+        };
+        let put_artifact = |artifacts: &mut serde_json::Map<String, Value>,
+                            a: &Artifact,
+                            append: bool,
+                            last: bool| {
+            let parts: Vec<Value> = a
+                .parts
+                .iter()
+                .map(|p| serde_json::to_value(p).unwrap())
+                .collect();
+            match artifacts.get_mut(&a.artifact_id) {
+                Some(entry) if append => {
+                    entry["parts"].as_array_mut().unwrap().extend(parts);
+                    entry["lastChunk"] = json!(last);
+                }
+                _ => {
+                    let mut entry = json!({"parts": parts, "lastChunk": last});
+                    if let Some(n) = &a.name {
+                        entry["name"] = json!(n);
+                    }
+                    if let Some(d) = &a.description {
+                        entry["description"] = json!(d);
+                    }
+                    artifacts.insert(a.artifact_id.clone(), entry);
+                }
+            }
+        };
+        for item in items {
+            match item {
+                StreamResponse::Task(t) => {
+                    for a in t.artifacts() {
+                        put_artifact(&mut artifacts, a, false, true);
+                    }
+                    status = put_status(&t.status);
+                }
+                StreamResponse::ArtifactUpdate(u) => {
+                    put_artifact(&mut artifacts, &u.artifact, u.append, u.last_chunk)
+                }
+                StreamResponse::StatusUpdate(u) => status = put_status(&u.status),
+                _ => unreachable!("the generator makes no other items"),
+            }
+            if item.is_final() {
+                break;
+            }
+        }
+        json!({"a2a": {"taskId": TASK, "contextId": CTX, "status": status, "artifacts": artifacts}})
+    }
+
+    fn state_item() -> impl Strategy<Value = StreamResponse> {
+        let progress = |n: u32| {
+            let mut md = Metadata::new();
+            md.insert(
+                TASK_PROGRESS_URI.into(),
+                json!({"trackers": [{"id": "p", "progress": n}]}),
+            );
+            let mut s = TaskStatus::new(TaskState::Working);
+            s.message = Some(msg(&format!("p{n}"), vec![Part::text(format!("{n}/3"))]));
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: TASK.into(),
+                context_id: CTX.into(),
+                status: s,
+                metadata: Some(md),
+            })
+        };
+        prop_oneof![
+            // Chunks of three artifacts: new, appended, replaced, renamed.
+            4 => (0..3u8, proptest::collection::vec(part(), 1..3), any::<bool>(), any::<bool>())
+                .prop_map(|(a, parts, append, last)| art(&format!("art/{a}"), parts, append, last)),
+            1 => (0..3u8, "[a-z]{1,3}", any::<bool>()).prop_map(|(a, name, append)| {
+                let mut artifact = Artifact::new(vec![Part::text(name.clone())])
+                    .with_id(format!("art/{a}"))
+                    .with_name(name.clone());
+                artifact.description = (name.len() > 1).then(|| format!("about {name}"));
+                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: TASK.into(),
+                    context_id: CTX.into(),
+                    artifact,
+                    append,
+                    last_chunk: false,
+                    metadata: None,
+                })
+            }),
+            // Statuses: with and without text, repeated ones, progress.
+            1 => "[a-c]{1,2}".prop_map(|t| say(TaskState::Working, &format!("s-{t}"), &t)),
+            1 => Just(status(TaskState::Working, None)),
+            1 => (1..3u32).prop_map(progress),
+            // A pause mid-log: the next item starts a new run.
+            1 => Just(say(TaskState::InputRequired, "q", "more?")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+        /// The incremental state: whatever the A2A items, the STATE_SNAPSHOT
+        /// with every STATE_DELTA after it applied (in order, each one
+        /// cleanly) is the state document of everything converted.
+        #[test]
+        fn snapshot_plus_deltas_is_the_final_state(
+            body in proptest::collection::vec(state_item(), 0..12),
+            end in proptest::option::of(ending()),
+        ) {
+            let mut items = vec![task()];
+            items.extend(unique_status_ids(body));
+            items.extend(end);
+            let mut converter = Converter::new(ConverterOptions::default());
+            let frames = convert_all(&mut converter, &numbered(items.clone()));
+            // ClientView applies every delta, failing on one that does not apply.
+            let view = ClientView::fold(&frames);
+            let expected = expected_state(&items);
+            prop_assert_eq!(&view.state, &expected);
+            prop_assert_eq!(&converter.state(), &expected);
         }
     }
 }

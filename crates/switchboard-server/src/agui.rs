@@ -16,15 +16,18 @@
 //! The binding negotiates once, in its preamble ([`opt_in`]); everything
 //! up to the first event is the binding's ordinary A2A error handling.
 //! Then [`response`] maps the engine's stream through the one converter
-//! ([`switchboard_agui::convert`]) and the one SSE writer
-//! ([`crate::sse::sse_response`]).
+//! ([`switchboard_agui::convert`]) and the server's SSE writer
+//! ([`crate::sse::sse_encoded_response`]: the frames of each A2A event are
+//! serialized straight into one buffer; Hector's through
+//! [`crate::sse::sse_response`]).
 //!
 //! ## One task, one story
 //! An AG-UI stream of a task is always the conversion of the task's whole
 //! log, from event 1: on `SendStreamingMessage` and `SubscribeToTask` the
-//! engine's stream only tells which task it is, then the log is replayed
-//! from the start and followed live (`RequestHandler::resubscribe_to_task`
-//! after 0), with no gap and no duplicate. So a UI that subscribes to a
+//! engine's stream is used as it is when it starts at event 1 (a new task),
+//! else it only tells which task it is, and the log is replayed from the
+//! start and followed live (`RequestHandler::resubscribe_to_task` after 0),
+//! with no gap and no duplicate. So a UI that subscribes to a
 //! task half-way still gets the run from `RUN_STARTED` on, and the same
 //! task converts to the same events every time.
 //!
@@ -47,14 +50,14 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt, stream};
 use http::{HeaderMap, HeaderValue, header};
 use switchboard_agui::proto::write_frame;
-use switchboard_agui::sse::PROTO_MEDIA_TYPE;
+use switchboard_agui::sse::{PROTO_MEDIA_TYPE, write_sse_frame};
 use switchboard_agui::{
     Converter, ConverterOptions, Encoding, Frame, HectorTranslator, ResumePoint,
 };
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_protocol::{A2AError, Operation, SubscribeToTaskRequest};
 
-use crate::sse::{SseFrame, add_headers, sse_response};
+use crate::sse::{SseFrame, add_headers, sse_encoded_response, sse_response};
 
 /// Hector's media type for its opt-in; switchboard answers it with AG-UI 1.0.
 pub const AGUI_MEDIA_TYPE: &str = "application/x-agui-events";
@@ -162,25 +165,28 @@ pub(crate) fn response(
     extra: &[(&'static str, String)],
 ) -> Response {
     let items = stream::once(whole_log(handler, call, stream)).flatten();
-    let frames = until_run_ends(converted(items, agui.resume));
+    let batches = until_run_ends(converted(items, agui.resume));
     match agui.vocabulary {
         Vocabulary::Official(Encoding::Sse) => {
-            let frames = frames.filter_map(|(frame, seen)| {
-                ready((!seen).then(|| SseFrame {
-                    id: frame.id,
-                    event: None,
-                    data: serde_json::to_string(&frame.event).unwrap_or_default(),
-                }))
+            // One buffer per A2A event, every frame serialized straight into it.
+            let chunks = batches.filter_map(|batch| {
+                let mut out = Vec::with_capacity(batch.len() * FRAME_SIZE_GUESS);
+                for (frame, _) in batch.iter().filter(|(_, seen)| !seen) {
+                    write_sse_frame(&mut out, frame.id.as_deref(), &frame.event);
+                }
+                ready((!out.is_empty()).then(|| Bytes::from(out)))
             });
-            sse_response(frames, extra)
+            sse_encoded_response(chunks, extra)
         }
         Vocabulary::Official(Encoding::Protobuf) => {
-            let bytes = frames.filter_map(|(frame, seen)| {
-                let mut out = Vec::new();
-                if let Err(e) = write_frame(&mut out, &frame.event) {
-                    tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
+            let bytes = batches.filter_map(|batch| {
+                let mut out = Vec::with_capacity(batch.len() * FRAME_SIZE_GUESS);
+                for (frame, _) in batch.iter().filter(|(_, seen)| !seen) {
+                    if let Err(e) = write_frame(&mut out, &frame.event) {
+                        tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
+                    }
                 }
-                ready((!seen && !out.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(out))))
+                ready((!out.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(out))))
             });
             let mut resp = Response::new(Body::from_stream(bytes));
             resp.headers_mut().insert(
@@ -192,28 +198,30 @@ pub(crate) fn response(
         }
         Vocabulary::Hector => {
             let mut translator = HectorTranslator::new();
-            let frames = frames.flat_map(move |(frame, seen)| {
-                // The translator sees every event, delivered before or not:
-                // it keeps tool calls' arguments across them.
-                let events = translator.translate(&frame.event);
-                let n = events.len();
-                let out: Vec<SseFrame> = if seen {
-                    Vec::new()
-                } else {
-                    events
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, e)| SseFrame {
-                            // Resuming is by AG-UI event: the id goes on the
-                            // last Hector event made from it.
-                            id: (i + 1 == n).then(|| frame.id.clone()).flatten(),
-                            event: Some(e.name),
-                            data: e.data.to_string(),
-                        })
-                        .collect()
-                };
-                stream::iter(out)
-            });
+            let frames = batches
+                .flat_map(stream::iter)
+                .flat_map(move |(frame, seen)| {
+                    // The translator sees every event, delivered before or not:
+                    // it keeps tool calls' arguments across them.
+                    let events = translator.translate(&frame.event);
+                    let n = events.len();
+                    let out: Vec<SseFrame> = if seen {
+                        Vec::new()
+                    } else {
+                        events
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, e)| SseFrame {
+                                // Resuming is by AG-UI event: the id goes on the
+                                // last Hector event made from it.
+                                id: (i + 1 == n).then(|| frame.id.clone()).flatten(),
+                                event: Some(e.name),
+                                data: e.data.to_string(),
+                            })
+                            .collect()
+                    };
+                    stream::iter(out)
+                });
             sse_response(frames, extra)
         }
     }
@@ -221,6 +229,15 @@ pub(crate) fn response(
 
 /// The task's log from event 1, followed live; a direct message reply (no
 /// task, no log) as it is.
+///
+/// A stream whose first item is event 1 already is that: a new task's
+/// `SendStreamingMessage` (and a subscription to a task that has only its
+/// first event) starts with the task snapshot taken at event 1, which is
+/// what event 1 logged (the task as created; only its history may be
+/// trimmed, and the converter does not read the history), then follows the
+/// log live; a resume after 0 replays the log from event 1. Only a stream
+/// that starts later is replaced by a replay from the start, which costs a
+/// second subscription and a read of the log.
 async fn whole_log(
     handler: RequestHandler,
     call: CallContext,
@@ -231,7 +248,7 @@ async fn whole_log(
         Some(first) => first,
     };
     let task_id = match &first {
-        Ok(ev) if ev.seq > 0 => ev.event.task_id().map(str::to_owned),
+        Ok(ev) if ev.seq > 1 => ev.event.task_id().map(str::to_owned),
         _ => None,
     };
     let Some(id) = task_id else {
@@ -246,53 +263,65 @@ async fn whole_log(
     }
 }
 
-/// `frames` up to and including the one that ends the run (RUN_FINISHED,
+/// What one frame of a batch takes, roughly (most AG-UI frames here are
+/// 100-200 bytes): a buffer this size per frame rarely grows.
+const FRAME_SIZE_GUESS: usize = 192;
+
+/// The frames converted from one A2A event, each with `true` when the
+/// client had it before it resumed.
+type Batch = Vec<(Frame, bool)>;
+
+/// `batches` up to and including the frame that ends the run (RUN_FINISHED,
 /// also with an interrupt outcome, or RUN_ERROR). The task's log goes on
 /// after an interrupt (input-required is not terminal), but this run is
 /// over: the client answers with a new run, so the stream must end here
 /// instead of waiting for events that belong to the next one.
 fn until_run_ends(
-    frames: impl Stream<Item = (Frame, bool)> + Send + 'static,
-) -> impl Stream<Item = (Frame, bool)> + Send + 'static {
-    stream::unfold((Box::pin(frames), false), |(mut frames, over)| async move {
-        if over {
-            return None;
-        }
-        let (frame, seen) = frames.next().await?;
-        let ends = matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR");
-        Some(((frame, seen), (frames, ends)))
-    })
+    batches: impl Stream<Item = Batch> + Send + 'static,
+) -> impl Stream<Item = Batch> + Send + 'static {
+    stream::unfold(
+        (Box::pin(batches), false),
+        |(mut batches, over)| async move {
+            if over {
+                return None;
+            }
+            let mut batch = batches.next().await?;
+            let end = batch.iter().position(|(frame, _)| {
+                matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR")
+            });
+            if let Some(i) = end {
+                batch.truncate(i + 1);
+            }
+            Some((batch, (batches, end.is_some())))
+        },
+    )
 }
 
-/// Every converted event, with `true` for those the client had before it
-/// resumed. An error in the stream ends the run with `RUN_ERROR`; a stream
-/// that just stops (the server shutting down) ends without one, so the
-/// client can resume.
+/// Every converted event, one batch per A2A event. An error in the stream
+/// ends the run with `RUN_ERROR`; a stream that just stops (the server
+/// shutting down) ends without one, so the client can resume.
 fn converted(
     items: impl Stream<Item = Result<switchboard_core::LoggedEvent, A2AError>> + Send + 'static,
     resume: Option<ResumePoint>,
-) -> impl Stream<Item = (Frame, bool)> + Send + 'static {
+) -> impl Stream<Item = Batch> + Send + 'static {
     let mut converter = Converter::new(ConverterOptions::default());
-    items.flat_map(move |item| {
-        let out: Vec<(Frame, bool)> = match item {
-            Ok(ev) => {
-                let seq = ev.seq;
-                converter
-                    .convert_logged(&ev)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, frame)| {
-                        let seen = seq > 0 && resume.is_some_and(|r| r.covers(seq, i as u32));
-                        (frame, seen)
-                    })
-                    .collect()
-            }
-            Err(e) => converter
-                .fail(&e.to_string(), &format!("a2a:{}", e.reason()))
+    items.map(move |item| match item {
+        Ok(ev) => {
+            let seq = ev.seq;
+            converter
+                .convert_logged(&ev)
                 .into_iter()
-                .map(|frame| (frame, false))
-                .collect(),
-        };
-        stream::iter(out)
+                .enumerate()
+                .map(|(i, frame)| {
+                    let seen = seq > 0 && resume.is_some_and(|r| r.covers(seq, i as u32));
+                    (frame, seen)
+                })
+                .collect()
+        }
+        Err(e) => converter
+            .fail(&e.to_string(), &format!("a2a:{}", e.reason()))
+            .into_iter()
+            .map(|frame| (frame, false))
+            .collect(),
     })
 }

@@ -9,14 +9,24 @@
 //! payload with line breaks is split over several `data:` lines, as the
 //! format requires). An idle stream sends a comment every
 //! [`KEEP_ALIVE`] so proxies and clients with read timeouts keep it open.
+//!
+//! A stream that encodes its own frames (the AG-UI answers: a batch of
+//! `id:`/`data:` frames per A2A event, serialized straight into one buffer)
+//! goes out through [`sse_encoded_response`] instead: the same headers and
+//! keep-alive, without a `String` and an `Event` buffer per frame.
 
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use http::HeaderValue;
+use http::{HeaderValue, header};
+use tokio::time::{Instant, Sleep};
 
 /// How often an idle stream sends a comment. Under 5 s, because the
 /// official Python client's default read timeout is 5 s.
@@ -78,6 +88,62 @@ where
     resp
 }
 
+/// An SSE answer (`200`, `text/event-stream`) sending `chunks`, each one
+/// or more whole frames already encoded, with the same headers and
+/// keep-alive as [`sse_response`].
+pub fn sse_encoded_response<S>(chunks: S, extra: &[(&'static str, String)]) -> Response
+where
+    S: Stream<Item = Bytes> + Send + 'static,
+{
+    let body = KeepAliveChunks::new(Box::pin(chunks)).map(Ok::<_, Infallible>);
+    let mut resp = Response::new(Body::from_stream(body));
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    add_headers(&mut resp, extra);
+    resp
+}
+
+/// The keep-alive comment: what an idle stream sends every [`KEEP_ALIVE`].
+const KEEP_ALIVE_COMMENT: &[u8] = b":\n\n";
+
+/// `chunks`, with [`KEEP_ALIVE_COMMENT`] whenever none came for [`KEEP_ALIVE`].
+struct KeepAliveChunks<S> {
+    chunks: Pin<Box<S>>,
+    idle: Pin<Box<Sleep>>,
+}
+
+impl<S: Stream<Item = Bytes>> KeepAliveChunks<S> {
+    fn new(chunks: Pin<Box<S>>) -> Self {
+        KeepAliveChunks {
+            chunks,
+            idle: Box::pin(tokio::time::sleep(KEEP_ALIVE)),
+        }
+    }
+}
+
+impl<S: Stream<Item = Bytes>> Stream for KeepAliveChunks<S> {
+    type Item = Bytes;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = &mut *self;
+        match this.chunks.as_mut().poll_next(cx) {
+            Poll::Ready(chunk) => {
+                this.idle.as_mut().reset(Instant::now() + KEEP_ALIVE);
+                Poll::Ready(chunk)
+            }
+            Poll::Pending => {
+                std::task::ready!(this.idle.as_mut().poll(cx));
+                this.idle.as_mut().reset(Instant::now() + KEEP_ALIVE);
+                Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE_COMMENT)))
+            }
+        }
+    }
+}
+
 /// Adds `extra` to an answer's headers (values that are not valid header
 /// text are left out rather than failing the answer).
 pub(crate) fn add_headers(resp: &mut Response, extra: &[(&'static str, String)]) {
@@ -100,4 +166,27 @@ pub(crate) fn event_frames(
         Ok(ev) => SseFrame::data((ev.seq > 0).then(|| ev.seq.to_string()), encode(ev.event)),
         Err(err) => SseFrame::named("error", encode_error(&err)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// An encoded stream that goes quiet gets the keep-alive comment after
+    /// [`KEEP_ALIVE`] of silence, again and again, and its chunks as they come.
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_encoded_stream_sends_keep_alive_comments() {
+        let frame = Bytes::from_static(b"id: 1\ndata: {}\n\n");
+        let chunks = futures::stream::iter([frame.clone()]).chain(futures::stream::pending());
+        let mut stream = KeepAliveChunks::new(Box::pin(chunks));
+        let start = Instant::now();
+        assert_eq!(stream.next().await.unwrap(), frame);
+        assert_eq!(Instant::now(), start, "a ready chunk does not wait");
+        for n in 1..=2 {
+            assert_eq!(&stream.next().await.unwrap()[..], KEEP_ALIVE_COMMENT);
+            assert_eq!(Instant::now(), start + KEEP_ALIVE * n);
+        }
+    }
 }
