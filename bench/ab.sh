@@ -12,6 +12,8 @@
 #   task-unary     --agent echo-task, memory store, SendMessage           (goal b)
 #   task-stream    --agent echo-task, memory store, SendStreamingMessage  (goal d)
 #   sqlite-unary   --agent echo-task, a fresh SQLite file each, SendMessage (goal c)
+# SB_BEFORE_ARGS / SB_ARGS: extra `serve` flags per side; SB_BEFORE_ENV / SB_ENV: extra
+# VAR=value words per side (bench/observe.sh: one build, observability off vs on).
 # REPS=5 DUR=5 WARM=2 CONC=64. Loopback only; loads bounded by -z and `timeout`; only the
 # servers started here are stopped.
 set -euo pipefail
@@ -38,15 +40,17 @@ cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 start() {  # start <build: before|after> <port> <load>: prints the PID
-  local bin=$SB store=memory agent=echo-task
-  [ "$1" = before ] && bin=$SB_BEFORE
+  local bin=$SB store=memory agent=echo-task args=${SB_ARGS:-} envs=${SB_ENV:-}
+  [ "$1" = before ] && { bin=$SB_BEFORE; args=${SB_BEFORE_ARGS:-}; envs=${SB_BEFORE_ENV:-}; }
   case $3 in message-*) agent=echo-message ;; sqlite-*) rm -f "$OUT/$1.db"*; store="sqlite://$OUT/$1.db" ;; esac
-  SWITCHBOARD_LOG=warn "$bin" serve --listen "$HOST:$2" --store "$store" --agent "$agent" >>"$OUT/serve-$1.log" 2>&1 &
+  # shellcheck disable=SC2086 # the extra words split on purpose
+  env SWITCHBOARD_LOG=warn $envs "$bin" serve --listen "$HOST:$2" --store "$store" --agent "$agent" $args >>"$OUT/serve-$1.log" 2>&1 &
   echo $!
 }
 printf 'load\tbuild\tround\t%s\n' "$(python3 "$BENCH/oha_row.py" --header)" >"$OUT/runs.tsv"
 { echo "date: $(date -Is)"; echo "loadavg at start: $(cat /proc/loadavg)"
   echo "settings: REPS=$REPS DUR=${DUR}s WARM=${WARM}s CONC=$CONC LOADS=$LOADS"
+  echo "extra: before [${SB_BEFORE_ENV:-} ${SB_BEFORE_ARGS:-}] after [${SB_ENV:-} ${SB_ARGS:-}]"
   echo "after: $SB ($(stat -c '%y' "$SB" | cut -d. -f1)); before: $SB_BEFORE ($(stat -c '%y' "$SB_BEFORE" | cut -d. -f1)) ${SB_BEFORE_REV:-}"; } | tee "$OUT/env.txt"
 for load in $LOADS; do
   PID_A=$(start before "$PORT_A" "$load"); PID_B=$(start after "$PORT_B" "$load")
