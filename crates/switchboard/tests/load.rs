@@ -10,6 +10,11 @@
 //! 2 s head and body grace) so the test ends in seconds. The attackers use
 //! 127.0.0.1 and the normal client 127.0.0.2: loopback only. No timing
 //! assertions: latency is printed for the record.
+//!
+//! Memory is bounded too: the server's peak resident set (`VmHWM`) over the
+//! whole attack stays under [`RSS_BOUND_MIB`], the figure `docs/security.md`
+//! documents. The connection cap is what makes it a bound: at most 1,024
+//! connections are open at once, each holding one read buffer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -29,6 +34,9 @@ const NORMAL: usize = 20;
 /// How long an attacker waits for the server to close it before counting
 /// it as held open (the server's own timeouts are 2 s).
 const GIVE_UP: Duration = Duration::from_secs(40);
+/// The documented bound on `serve`'s peak RSS under this attack (default
+/// limits, memory store): `docs/security.md`, "An RSS bound under attack".
+const RSS_BOUND_MIB: u64 = 128;
 /// The interval at which tricklers send a byte.
 const TRICKLE: Duration = Duration::from_millis(250);
 
@@ -103,6 +111,24 @@ impl Serve {
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {line:?}"));
         Serve { child, port }
+    }
+}
+
+impl Serve {
+    /// The server's resident set now and at its peak (`VmRSS`, `VmHWM`),
+    /// in KiB, from `/proc/<pid>/status` (prlimit execs the server, so the
+    /// child's pid is the server's).
+    fn rss_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let field = |name: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in /proc status"))
+        };
+        (field("VmRSS:"), field("VmHWM:"))
     }
 }
 
@@ -216,6 +242,7 @@ async fn serve_outlives_silent_slowloris_and_slow_body_attackers() {
     raise_own_nofile();
     let serve = Serve::start();
     let port = serve.port;
+    let (rss_idle, _) = serve.rss_kib();
     let mut attackers = tokio::task::JoinSet::new();
 
     // The tricklers first, then the flood of silent connections.
@@ -281,10 +308,19 @@ async fn serve_outlives_silent_slowloris_and_slow_body_attackers() {
     }
     latencies.sort();
     let median = latencies.get(latencies.len() / 2).copied();
+    let (rss_after, rss_peak) = serve.rss_kib();
     println!(
         "normal requests: {succeeded} of {NORMAL} succeeded, median {median:?} (max {:?}); \
-         attackers: {ends:?}",
-        latencies.last()
+         attackers: {ends:?}; server RSS idle {} KiB, peak {} KiB, after {} KiB (bound {} MiB)",
+        latencies.last(),
+        rss_idle,
+        rss_peak,
+        rss_after,
+        RSS_BOUND_MIB
+    );
+    assert!(
+        rss_peak < RSS_BOUND_MIB * 1024,
+        "peak RSS {rss_peak} KiB exceeds the documented bound of {RSS_BOUND_MIB} MiB"
     );
     assert_eq!(succeeded, NORMAL, "every normal request succeeds");
     let count = |e: End| ends.get(&e).copied().unwrap_or(0);
