@@ -9,10 +9,15 @@
 //! made, no `traceparent` read or sent ([`switchboard_telemetry::trace`]).
 //!
 //! **On**, spans go through `tracing-opentelemetry` to a batching OTLP
-//! exporter on tonic (gRPC; `OTEL_EXPORTER_OTLP_PROTOCOL` other than `grpc`
-//! is warned about and ignored: only gRPC is built). The exporter reads
-//! the rest of the standard variables itself (endpoint, headers, timeout);
-//! `OTEL_SERVICE_NAME` names the service (default `switchboard`).
+//! exporter. `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
+//! `OTEL_EXPORTER_OTLP_PROTOCOL`) picks the transport: `grpc` (tonic; the
+//! default, port 4317 by convention) or `http/protobuf` (a blocking reqwest
+//! client on the batch processor's own thread, port 4318 by convention;
+//! `http/json` is sent as `http/protobuf`, which every OTLP/HTTP receiver
+//! also takes). The exporter reads the rest of the standard variables
+//! itself (endpoint — with `/v1/traces` appended to the generic one over
+//! HTTP —, headers, timeout); `OTEL_SERVICE_NAME` names the service
+//! (default `switchboard`).
 //! The hand-over between our spans and OpenTelemetry's context is
 //! [`OtelPropagator`]: W3C `traceparent` in, the current span's context
 //! out. Spans of the exporter's own stack (tonic, hyper, h2, tower) are
@@ -31,21 +36,57 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
+/// The OTLP transport spans are exported over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OtlpProtocol {
+    /// OTLP/gRPC (`grpc`).
+    #[default]
+    Grpc,
+    /// OTLP/HTTP with protobuf bodies (`http/protobuf`).
+    HttpProtobuf,
+}
+
+impl OtlpProtocol {
+    /// The protocol a `OTEL_EXPORTER_OTLP_PROTOCOL` value names; an
+    /// unknown value is warned about and gRPC kept.
+    fn from_env_value(value: &str) -> OtlpProtocol {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "grpc" => OtlpProtocol::Grpc,
+            "http/protobuf" => OtlpProtocol::HttpProtobuf,
+            "http/json" => {
+                tracing::warn!(
+                    "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: exporting as http/protobuf, which OTLP/HTTP receivers also take"
+                );
+                OtlpProtocol::HttpProtobuf
+            }
+            other => {
+                tracing::warn!(protocol = %other, "OTEL_EXPORTER_OTLP_PROTOCOL: expected grpc or http/protobuf; exporting over gRPC");
+                OtlpProtocol::Grpc
+            }
+        }
+    }
+}
+
 /// What the environment asks of tracing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtelConfig {
     /// The OTLP endpoint, when given here rather than left to the
-    /// exporter's own reading of the environment.
+    /// exporter's own reading of the environment (over HTTP, the full URL
+    /// of the traces route, e.g. `http://host:4318/v1/traces`).
     pub endpoint: Option<String>,
+    /// The transport.
+    pub protocol: OtlpProtocol,
     /// The service name on every span.
     pub service_name: String,
 }
 
 impl OtelConfig {
-    /// Tracing to `endpoint` as `service_name` (tests and embedders).
+    /// Tracing to `endpoint` over OTLP/gRPC as `service_name` (tests and
+    /// embedders).
     pub fn new(endpoint: impl Into<String>, service_name: impl Into<String>) -> Self {
         OtelConfig {
             endpoint: Some(endpoint.into()),
+            protocol: OtlpProtocol::Grpc,
             service_name: service_name.into(),
         }
     }
@@ -73,8 +114,13 @@ impl OtelConfig {
             None if endpoint.is_some() => {}
             None => return None,
         }
+        let protocol = set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL"))
+            .map(|p| OtlpProtocol::from_env_value(&p))
+            .unwrap_or_default();
         Some(OtelConfig {
             endpoint: None,
+            protocol,
             service_name: set("OTEL_SERVICE_NAME").unwrap_or_else(|| "switchboard".into()),
         })
     }
@@ -94,18 +140,28 @@ pub type OtelLayer = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
 /// channel lives on it). Add the layer to the subscriber
 /// ([`crate::logging::init_with`]).
 pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
-    use opentelemetry_otlp::WithExportConfig as _;
-    if let Some(protocol) = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL")
-        .ok()
-        .filter(|p| p != "grpc")
-    {
-        tracing::warn!(%protocol, "OTEL_EXPORTER_OTLP_PROTOCOL: only grpc is built in; exporting over gRPC");
-    }
-    let mut builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
-    if let Some(endpoint) = &cfg.endpoint {
-        builder = builder.with_endpoint(endpoint);
-    }
-    let exporter = builder.build()?;
+    use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig as _};
+    let exporter = match cfg.protocol {
+        OtlpProtocol::Grpc => {
+            let mut builder = SpanExporter::builder().with_tonic();
+            if let Some(endpoint) = &cfg.endpoint {
+                builder = builder.with_endpoint(endpoint);
+            }
+            builder.build()?
+        }
+        OtlpProtocol::HttpProtobuf => {
+            // The batch processor exports from a thread of its own, outside
+            // tokio, so the exporter's default client over HTTP is reqwest's
+            // blocking one (built on a thread of its own by the exporter).
+            let mut builder = SpanExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary);
+            if let Some(endpoint) = &cfg.endpoint {
+                builder = builder.with_endpoint(endpoint);
+            }
+            builder.build()?
+        }
+    };
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
         .with_resource(
@@ -182,7 +238,7 @@ impl Propagator for OtelPropagator {
 
 #[cfg(test)]
 mod tests {
-    use super::OtelConfig;
+    use super::{OtelConfig, OtlpProtocol};
 
     fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
@@ -229,5 +285,44 @@ mod tests {
             ("OTEL_SERVICE_NAME", "agent-a"),
         ]));
         assert_eq!(named.map(|c| c.service_name).as_deref(), Some("agent-a"));
+    }
+
+    #[test]
+    fn the_protocol_variables_pick_the_transport() {
+        let on = [("OTEL_TRACES_EXPORTER", "otlp")];
+        let protocol = |extra: &[(&str, &str)]| {
+            let all: Vec<(&str, &str)> = on.iter().chain(extra).copied().collect();
+            OtelConfig::from_vars(vars(&all)).map(|c| c.protocol)
+        };
+        assert_eq!(protocol(&[]), Some(OtlpProtocol::Grpc), "gRPC by default");
+        for (set, want) in [
+            (
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+                OtlpProtocol::HttpProtobuf,
+            ),
+            (
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+                OtlpProtocol::HttpProtobuf,
+            ),
+            (("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), OtlpProtocol::Grpc),
+            (
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon"),
+                OtlpProtocol::Grpc,
+            ),
+            (
+                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
+                OtlpProtocol::HttpProtobuf,
+            ),
+        ] {
+            assert_eq!(protocol(&[set]), Some(want), "{set:?}");
+        }
+        assert_eq!(
+            protocol(&[
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"),
+            ]),
+            Some(OtlpProtocol::HttpProtobuf),
+            "the traces variable wins over the generic one"
+        );
     }
 }

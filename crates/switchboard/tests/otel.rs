@@ -8,6 +8,7 @@
 //! request → B's agent run; a gRPC call carries `traceparent` as metadata
 //! the same way; and a push delivery is the child of the agent run that
 //! committed its event, its `traceparent` header naming the delivery span.
+//! A second test exports over OTLP/HTTP (`http/protobuf`) instead.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -60,8 +61,16 @@ impl TraceService for Receiver {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        self.record(request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+impl Receiver {
+    /// Keeps the spans of one export, flattened.
+    fn record(&self, request: ExportTraceServiceRequest) {
         let mut spans = self.spans.lock().unwrap();
-        for rs in request.into_inner().resource_spans {
+        for rs in request.resource_spans {
             let service = rs
                 .resource
                 .iter()
@@ -85,16 +94,40 @@ impl TraceService for Receiver {
                 }
             }
         }
-        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
-}
 
-impl Receiver {
     async fn start(self) -> String {
         let router = tonic::service::Routes::new(TraceServiceServer::new(self)).into_axum_router();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, router).await });
+        url
+    }
+
+    /// The same collector over OTLP/HTTP: `POST /v1/traces` with a
+    /// protobuf body; returns the base URL (the exporter appends the route).
+    async fn start_http(self) -> String {
+        let app = axum::Router::new().route(
+            "/v1/traces",
+            post(
+                move |headers: axum::http::HeaderMap, body: axum::body::Bytes| async move {
+                    assert_eq!(
+                        headers.get("content-type").and_then(|v| v.to_str().ok()),
+                        Some("application/x-protobuf")
+                    );
+                    let request = <ExportTraceServiceRequest as prost::Message>::decode(body)
+                        .expect("an OTLP protobuf body");
+                    self.record(request);
+                    (
+                        [("content-type", "application/x-protobuf")],
+                        prost::Message::encode_to_vec(&ExportTraceServiceResponse::default()),
+                    )
+                },
+            ),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
         url
     }
 
@@ -296,4 +329,50 @@ async fn client_to_a_to_b_is_one_trace() {
         .await;
     assert_eq!(delivery.trace_id, push_trace);
     assert_eq!(delivery.parent, push_run.span_id);
+}
+
+/// `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`: `serve` exports its spans
+/// over OTLP/HTTP to `<endpoint>/v1/traces`, with the caller's
+/// `traceparent` as the parent.
+#[tokio::test(flavor = "multi_thread")]
+async fn spans_reach_an_otlp_http_collector() {
+    let receiver = Receiver::default();
+    let endpoint = receiver.clone().start_http().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ("OTEL_SERVICE_NAME", "agent-http"),
+    ];
+    let mut serve = Serve::start_env(
+        "memory",
+        &["--agent", "echo-task"],
+        &env,
+        &dir.path().join("serve.log"),
+    );
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent = "00f067aa0ba902b7";
+    let answer = reqwest::Client::new()
+        .post(serve.base())
+        .header("a2a-version", "1.0")
+        .header("traceparent", format!("00-{trace}-{parent}-01"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": {"role": "ROLE_USER", "messageId": "h1", "parts": [{"text": "over http"}]}
+        }}))
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_success(), "{}", serve.log());
+    // SIGTERM flushes the batch.
+    assert!(serve.terminate(Duration::from_secs(20)), "{}", serve.log());
+    let request = receiver
+        .find("agent-http", "a2a.server SendMessage", |s| {
+            s.trace_id == trace && s.parent == parent
+        })
+        .await;
+    receiver
+        .find("agent-http", "a2a.agent run", |s| {
+            s.trace_id == trace && s.parent == request.span_id
+        })
+        .await;
 }
