@@ -32,6 +32,8 @@
 //!
 //! Required-field and JSON-value rules are those of [`crate::convert`].
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 use switchboard_protocol as p;
 use switchboard_protocol::PartContent;
@@ -555,58 +557,21 @@ pub fn card_to_proto(card: &p::AgentCard) -> pb::AgentCard {
                 transport: i.protocol_binding.clone(),
             })
             .collect(),
-        provider: v1.provider.map(|x| pb::AgentProvider {
-            url: x.url,
-            organization: x.organization,
-        }),
+        provider: v1.provider.map(Into::into),
         version: v1.version,
         documentation_url: v1.documentation_url.unwrap_or_default(),
         capabilities: Some(pb::AgentCapabilities {
             streaming: caps.streaming.unwrap_or(false),
             push_notifications: caps.push_notifications.unwrap_or(false),
-            extensions: caps
-                .extensions
-                .into_iter()
-                .map(|e| pb::AgentExtension {
-                    uri: e.uri,
-                    description: e.description,
-                    required: e.required,
-                    params: e.params,
-                })
-                .collect(),
+            extensions: each(caps.extensions),
         }),
-        security_schemes: v1
-            .security_schemes
-            .into_iter()
-            .map(|(k, v)| (k, scheme_to(v)))
-            .collect(),
-        security: v1.security_requirements.into_iter().map(sec_to).collect(),
+        security_schemes: each_value(v1.security_schemes),
+        security: each(v1.security_requirements),
         default_input_modes: v1.default_input_modes,
         default_output_modes: v1.default_output_modes,
-        skills: v1
-            .skills
-            .into_iter()
-            .map(|s| pb::AgentSkill {
-                id: s.id,
-                name: s.name,
-                description: s.description,
-                tags: s.tags,
-                examples: s.examples,
-                input_modes: s.input_modes,
-                output_modes: s.output_modes,
-                security: s.security_requirements.into_iter().map(sec_to).collect(),
-            })
-            .collect(),
+        skills: each(v1.skills),
         supports_authenticated_extended_card: caps.extended_agent_card.unwrap_or(false),
-        signatures: v1
-            .signatures
-            .into_iter()
-            .map(|s| pb::AgentCardSignature {
-                protected: s.protected,
-                signature: s.signature,
-                header: s.header,
-            })
-            .collect(),
+        signatures: each(v1.signatures),
         icon_url: v1.icon_url.unwrap_or_default(),
     }
 }
@@ -646,210 +611,209 @@ pub fn card_from_proto(x: pb::AgentCard) -> R<p::AgentCard> {
         name: x.name,
         description: x.description,
         supported_interfaces: ifaces,
-        provider: x.provider.map(|pr| crate::v1::AgentProvider {
-            url: pr.url,
-            organization: pr.organization,
-        }),
+        provider: x.provider.map(Into::into),
         version: x.version,
         documentation_url: opt(x.documentation_url),
         capabilities: Some(crate::v1::AgentCapabilities {
             streaming: Some(caps.streaming),
             push_notifications: Some(caps.push_notifications),
-            extensions: caps
-                .extensions
-                .into_iter()
-                .map(|e| crate::v1::AgentExtension {
-                    uri: e.uri,
-                    description: e.description,
-                    required: e.required,
-                    params: e.params,
-                })
-                .collect(),
+            extensions: each(caps.extensions),
             extended_agent_card: Some(x.supports_authenticated_extended_card),
         }),
-        security_schemes: x
-            .security_schemes
-            .into_iter()
-            .map(|(k, v)| (k, scheme_from(v)))
-            .collect(),
-        security_requirements: x.security.into_iter().map(sec_from).collect(),
+        security_schemes: each_value(x.security_schemes),
+        security_requirements: each(x.security),
         default_input_modes: x.default_input_modes,
         default_output_modes: x.default_output_modes,
-        skills: x
-            .skills
-            .into_iter()
-            .map(|s| crate::v1::AgentSkill {
-                id: s.id,
-                name: s.name,
-                description: s.description,
-                tags: s.tags,
-                examples: s.examples,
-                input_modes: s.input_modes,
-                output_modes: s.output_modes,
-                security_requirements: s.security.into_iter().map(sec_from).collect(),
-            })
-            .collect(),
-        signatures: x
-            .signatures
-            .into_iter()
-            .map(|s| crate::v1::AgentCardSignature {
-                protected: s.protected,
-                signature: s.signature,
-                header: s.header,
-            })
-            .collect(),
+        skills: each(x.skills),
+        signatures: each(x.signatures),
         icon_url: opt(x.icon_url),
     };
     p::AgentCard::try_from(v1)
 }
 
-fn sec_to(r: crate::v1::SecurityRequirement) -> pb::Security {
-    pb::Security {
-        schemes: r
-            .schemes
-            .into_iter()
-            .map(|(k, v)| (k, pb::StringList { list: v.list }))
-            .collect(),
+fn each<A: Into<B>, B>(v: Vec<A>) -> Vec<B> {
+    v.into_iter().map(Into::into).collect()
+}
+
+fn each_value<A: Into<B>, B>(m: HashMap<String, A>) -> HashMap<String, B> {
+    m.into_iter().map(|(k, v)| (k, v.into())).collect()
+}
+
+/// The card's parts that the 0.3 proto and the 1.0 proto spell alike:
+/// one list of fields per message (names as in both protos) gives the
+/// `From` impls both ways. The message's 1.0 name follows `=` where it has
+/// another; a field is moved as it is, or converted as written after it
+/// (`opt`: an optional message, `each`: a list, `each_value`: a map's
+/// values). `renamed` lists fields with another name in 1.0 (0.3 = 1.0);
+/// `v1` the fields only 1.0 has, with the value a 0.3 message means.
+/// A oneof (`enum`) converts variant by variant; its `v1` variants have no
+/// 0.3 form, so that direction gives an `Option`.
+macro_rules! same_message {
+    ($name:ident $(= $name1:ident)? {
+        $($field:ident $(: $how:ident)?),+ $(,)?
+    } $(renamed { $($f03:ident = $f1:ident $(: $rhow:ident)?),+ })?
+      $(v1 { $($extra:ident: $value:expr),+ })?) => {
+        impl From<same_message!(@v1 $name $($name1)?)> for pb::$name {
+            fn from(x: same_message!(@v1 $name $($name1)?)) -> Self {
+                Self {
+                    $($field: same_message!(@move x.$field $(, $how)?),)+
+                    $($($f03: same_message!(@move x.$f1 $(, $rhow)?),)+)?
+                }
+            }
+        }
+
+        impl From<pb::$name> for same_message!(@v1 $name $($name1)?) {
+            fn from(x: pb::$name) -> Self {
+                Self {
+                    $($field: same_message!(@move x.$field $(, $how)?),)+
+                    $($($f1: same_message!(@move x.$f03 $(, $rhow)?),)+)?
+                    $($($extra: $value,)+)?
+                }
+            }
+        }
+    };
+    (enum $($module:ident)::+ { $($variant:ident),+ $(,)? }) => {
+        same_message!(@enum_up $($module)::+ { $($variant),+ });
+
+        impl From<crate::v1::$($module)::+> for pb::$($module)::+ {
+            fn from(x: crate::v1::$($module)::+) -> Self {
+                type Source = crate::v1::$($module)::+;
+                match x {
+                    $(Source::$variant(v) => Self::$variant(v.into()),)+
+                }
+            }
+        }
+    };
+    (enum $($module:ident)::+ { $($variant:ident),+ $(,)? } v1 { $($only1:ident),+ }) => {
+        same_message!(@enum_up $($module)::+ { $($variant),+ });
+
+        impl From<crate::v1::$($module)::+> for Option<pb::$($module)::+> {
+            fn from(x: crate::v1::$($module)::+) -> Self {
+                type Source = crate::v1::$($module)::+;
+                type Target = pb::$($module)::+;
+                match x {
+                    $(Source::$variant(v) => Some(Target::$variant(v.into())),)+
+                    $(Source::$only1(_) => None,)+
+                }
+            }
+        }
+    };
+    (@enum_up $($module:ident)::+ { $($variant:ident),+ }) => {
+        impl From<pb::$($module)::+> for crate::v1::$($module)::+ {
+            fn from(x: pb::$($module)::+) -> Self {
+                type Source = pb::$($module)::+;
+                match x {
+                    $(Source::$variant(v) => Self::$variant(v.into()),)+
+                }
+            }
+        }
+    };
+    (@v1 $name:ident) => { crate::v1::$name };
+    (@v1 $name:ident $name1:ident) => { crate::v1::$name1 };
+    (@move $value:expr) => { $value };
+    (@move $value:expr, opt) => { $value.map(Into::into) };
+    (@move $value:expr, each) => { each($value) };
+    (@move $value:expr, each_value) => { each_value($value) };
+}
+
+same_message!(AgentProvider { url, organization });
+same_message!(AgentExtension {
+    uri,
+    description,
+    required,
+    params
+});
+same_message!(AgentCardSignature {
+    protected,
+    signature,
+    header
+});
+same_message!(AgentSkill {
+    id,
+    name,
+    description,
+    tags,
+    examples,
+    input_modes,
+    output_modes,
+} renamed { security = security_requirements: each });
+same_message!(
+    Security = SecurityRequirement {
+        schemes: each_value
+    }
+);
+same_message!(StringList { list });
+same_message!(SecurityScheme { scheme: opt });
+same_message!(enum security_scheme::Scheme {
+    ApiKeySecurityScheme,
+    HttpAuthSecurityScheme,
+    Oauth2SecurityScheme,
+    OpenIdConnectSecurityScheme,
+    MtlsSecurityScheme,
+});
+same_message!(ApiKeySecurityScheme {
+    description,
+    location,
+    name
+});
+same_message!(HttpAuthSecurityScheme {
+    description,
+    scheme,
+    bearer_format
+});
+same_message!(OAuth2SecurityScheme {
+    description,
+    flows: opt,
+    oauth2_metadata_url
+});
+same_message!(OpenIdConnectSecurityScheme {
+    description,
+    open_id_connect_url
+});
+same_message!(MutualTlsSecurityScheme { description });
+same_message!(enum o_auth_flows::Flow {
+    AuthorizationCode,
+    ClientCredentials,
+    Implicit,
+    Password,
+} v1 { DeviceCode });
+same_message!(AuthorizationCodeOAuthFlow {
+    authorization_url,
+    token_url,
+    refresh_url,
+    scopes,
+} v1 { pkce_required: false });
+same_message!(ClientCredentialsOAuthFlow {
+    token_url,
+    refresh_url,
+    scopes
+});
+same_message!(ImplicitOAuthFlow {
+    authorization_url,
+    refresh_url,
+    scopes
+});
+same_message!(PasswordOAuthFlow {
+    token_url,
+    refresh_url,
+    scopes
+});
+
+/// A device-code flow has no 0.3 form: the flows are left empty.
+impl From<crate::v1::OAuthFlows> for pb::OAuthFlows {
+    fn from(x: crate::v1::OAuthFlows) -> Self {
+        pb::OAuthFlows {
+            flow: x.flow.and_then(Into::into),
+        }
     }
 }
 
-fn sec_from(r: pb::Security) -> crate::v1::SecurityRequirement {
-    crate::v1::SecurityRequirement {
-        schemes: r
-            .schemes
-            .into_iter()
-            .map(|(k, v)| (k, crate::v1::StringList { list: v.list }))
-            .collect(),
+impl From<pb::OAuthFlows> for crate::v1::OAuthFlows {
+    fn from(x: pb::OAuthFlows) -> Self {
+        crate::v1::OAuthFlows {
+            flow: x.flow.map(Into::into),
+        }
     }
-}
-
-/// 1.0 → 0.3 security scheme. A device-code flow has no 0.3 form (the
-/// flows are left empty); `pkce_required` is dropped.
-fn scheme_to(x: crate::v1::SecurityScheme) -> pb::SecurityScheme {
-    use crate::v1::o_auth_flows::Flow as F1;
-    use crate::v1::security_scheme::Scheme as S1;
-    use pb::o_auth_flows::Flow as F;
-    use pb::security_scheme::Scheme as S;
-    let scheme = x.scheme.map(|s| match s {
-        S1::ApiKeySecurityScheme(a) => S::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
-            description: a.description,
-            location: a.location,
-            name: a.name,
-        }),
-        S1::HttpAuthSecurityScheme(a) => S::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
-            description: a.description,
-            scheme: a.scheme,
-            bearer_format: a.bearer_format,
-        }),
-        S1::Oauth2SecurityScheme(a) => S::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
-            description: a.description,
-            flows: Some(pb::OAuthFlows {
-                flow: a.flows.and_then(|f| f.flow).and_then(|f| match f {
-                    F1::AuthorizationCode(f) => {
-                        Some(F::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
-                            authorization_url: f.authorization_url,
-                            token_url: f.token_url,
-                            refresh_url: f.refresh_url,
-                            scopes: f.scopes,
-                        }))
-                    }
-                    F1::ClientCredentials(f) => {
-                        Some(F::ClientCredentials(pb::ClientCredentialsOAuthFlow {
-                            token_url: f.token_url,
-                            refresh_url: f.refresh_url,
-                            scopes: f.scopes,
-                        }))
-                    }
-                    F1::Implicit(f) => Some(F::Implicit(pb::ImplicitOAuthFlow {
-                        authorization_url: f.authorization_url,
-                        refresh_url: f.refresh_url,
-                        scopes: f.scopes,
-                    })),
-                    F1::Password(f) => Some(F::Password(pb::PasswordOAuthFlow {
-                        token_url: f.token_url,
-                        refresh_url: f.refresh_url,
-                        scopes: f.scopes,
-                    })),
-                    F1::DeviceCode(_) => None,
-                }),
-            }),
-            oauth2_metadata_url: a.oauth2_metadata_url,
-        }),
-        S1::OpenIdConnectSecurityScheme(a) => {
-            S::OpenIdConnectSecurityScheme(pb::OpenIdConnectSecurityScheme {
-                description: a.description,
-                open_id_connect_url: a.open_id_connect_url,
-            })
-        }
-        S1::MtlsSecurityScheme(a) => S::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
-            description: a.description,
-        }),
-    });
-    pb::SecurityScheme { scheme }
-}
-
-fn scheme_from(x: pb::SecurityScheme) -> crate::v1::SecurityScheme {
-    use crate::v1;
-    use crate::v1::o_auth_flows::Flow as F1;
-    use crate::v1::security_scheme::Scheme as S1;
-    use pb::o_auth_flows::Flow as F;
-    use pb::security_scheme::Scheme as S;
-    let scheme = x.scheme.map(|s| match s {
-        S::ApiKeySecurityScheme(a) => S1::ApiKeySecurityScheme(v1::ApiKeySecurityScheme {
-            description: a.description,
-            location: a.location,
-            name: a.name,
-        }),
-        S::HttpAuthSecurityScheme(a) => S1::HttpAuthSecurityScheme(v1::HttpAuthSecurityScheme {
-            description: a.description,
-            scheme: a.scheme,
-            bearer_format: a.bearer_format,
-        }),
-        S::Oauth2SecurityScheme(a) => S1::Oauth2SecurityScheme(v1::OAuth2SecurityScheme {
-            description: a.description,
-            flows: Some(v1::OAuthFlows {
-                flow: a.flows.and_then(|f| f.flow).map(|f| match f {
-                    F::AuthorizationCode(f) => {
-                        F1::AuthorizationCode(v1::AuthorizationCodeOAuthFlow {
-                            authorization_url: f.authorization_url,
-                            token_url: f.token_url,
-                            refresh_url: f.refresh_url,
-                            scopes: f.scopes,
-                            pkce_required: false,
-                        })
-                    }
-                    F::ClientCredentials(f) => {
-                        F1::ClientCredentials(v1::ClientCredentialsOAuthFlow {
-                            token_url: f.token_url,
-                            refresh_url: f.refresh_url,
-                            scopes: f.scopes,
-                        })
-                    }
-                    F::Implicit(f) => F1::Implicit(v1::ImplicitOAuthFlow {
-                        authorization_url: f.authorization_url,
-                        refresh_url: f.refresh_url,
-                        scopes: f.scopes,
-                    }),
-                    F::Password(f) => F1::Password(v1::PasswordOAuthFlow {
-                        token_url: f.token_url,
-                        refresh_url: f.refresh_url,
-                        scopes: f.scopes,
-                    }),
-                }),
-            }),
-            oauth2_metadata_url: a.oauth2_metadata_url,
-        }),
-        S::OpenIdConnectSecurityScheme(a) => {
-            S1::OpenIdConnectSecurityScheme(v1::OpenIdConnectSecurityScheme {
-                description: a.description,
-                open_id_connect_url: a.open_id_connect_url,
-            })
-        }
-        S::MtlsSecurityScheme(a) => S1::MtlsSecurityScheme(v1::MutualTlsSecurityScheme {
-            description: a.description,
-        }),
-    });
-    v1::SecurityScheme { scheme }
 }
 
 #[cfg(test)]

@@ -46,6 +46,22 @@
 //! A task is stored once, in 1.0 form, whichever version created it, so a
 //! task created over 0.3 reads over 1.0 and the other way round.
 
+/// `From<$from> for $to` for two enums with the same variants, each
+/// holding a value that converts with `Into`: the stream items and send
+/// answers of 1.0 and of each dialect map to each other variant by variant.
+macro_rules! variants_into {
+    ($from:ty => $to:ty { $($variant:ident),+ $(,)? }) => {
+        impl From<$from> for $to {
+            fn from(x: $from) -> Self {
+                type Source = $from;
+                match x {
+                    $(Source::$variant(v) => Self::$variant(v.into()),)+
+                }
+            }
+        }
+    };
+}
+
 pub mod card;
 pub mod rest;
 pub mod rpc;

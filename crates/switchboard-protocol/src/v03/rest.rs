@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::serde_util::{self, null_as_default};
 use crate::types::Metadata;
 use crate::{
-    PartContent, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    PartContent, SendMessageConfiguration, SendMessageResponse,
     TaskPushNotificationConfig as PushConfig10,
 };
 
@@ -218,6 +218,7 @@ pub enum Role {
 }
 
 /// A 0.3 REST message (parts under `content`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
@@ -225,10 +226,10 @@ pub struct Message {
     #[serde(alias = "message_id")]
     pub message_id: String,
     /// Context.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// Task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Sender.
     #[serde(default = "role_unspecified")]
@@ -237,7 +238,6 @@ pub struct Message {
     #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<Part>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extensions.
     #[serde(
@@ -300,6 +300,7 @@ pub struct Rest;
 impl Dialect for Rest {
     type Message = Message;
     type Part = Part;
+    type SendConfiguration = SendMessageConfiguration03;
 
     fn state_name(state: crate::TaskState) -> &'static str {
         match state {
@@ -340,38 +341,12 @@ pub enum StreamResponse {
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
-impl From<crate::StreamResponse> for StreamResponse {
-    fn from(r: crate::StreamResponse) -> Self {
-        match r {
-            crate::StreamResponse::Task(t) => Self::Task(t.into()),
-            crate::StreamResponse::Message(m) => Self::Message(m.into()),
-            crate::StreamResponse::StatusUpdate(e) => Self::StatusUpdate(e.into()),
-            crate::StreamResponse::ArtifactUpdate(e) => Self::ArtifactUpdate(e.into()),
-        }
-    }
-}
-
-impl From<StreamResponse> for crate::StreamResponse {
-    fn from(r: StreamResponse) -> Self {
-        match r {
-            StreamResponse::Task(t) => Self::Task(t.into()),
-            StreamResponse::Message(m) => Self::Message(m.into()),
-            StreamResponse::StatusUpdate(e) => Self::StatusUpdate(e.into()),
-            StreamResponse::ArtifactUpdate(e) => Self::ArtifactUpdate(e.into()),
-        }
-    }
-}
-
-impl From<SendMessageResponse> for StreamResponse {
-    fn from(r: SendMessageResponse) -> Self {
-        match r {
-            SendMessageResponse::Task(t) => Self::Task(t.into()),
-            SendMessageResponse::Message(m) => Self::Message(m.into()),
-        }
-    }
-}
+variants_into!(crate::StreamResponse => StreamResponse { Task, Message, StatusUpdate, ArtifactUpdate });
+variants_into!(StreamResponse => crate::StreamResponse { Task, Message, StatusUpdate, ArtifactUpdate });
+variants_into!(SendMessageResponse => StreamResponse { Task, Message });
 
 /// `SendMessageConfiguration` of the 0.3 proto.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration03 {
@@ -384,72 +359,43 @@ pub struct SendMessageConfiguration03 {
     )]
     pub accepted_output_modes: Vec<String>,
     /// A webhook for the new task.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "push_notification"
-    )]
+    #[serde(alias = "push_notification")]
     pub push_notification: Option<PushNotificationConfig>,
     /// History to return.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Wait for the task. Unset inside a configuration means `false` (the
     /// proto3 default); a request without a configuration blocks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
 }
 
 /// Body of `POST /v1/message:send` and `/v1/message:stream`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SendMessageRequest03 {
-    /// Proto field `request`, JSON name `message`.
-    #[serde(alias = "request")]
-    pub message: Message,
-    /// Options.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub configuration: Option<SendMessageConfiguration03>,
-    /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
+pub type SendMessageRequest03 = shared::MessageSendParams<Rest>;
 
-impl From<SendMessageRequest03> for SendMessageRequest {
-    fn from(r: SendMessageRequest03) -> Self {
-        SendMessageRequest {
-            tenant: None,
-            message: r.message.into(),
-            configuration: r.configuration.map(|c| SendMessageConfiguration {
-                accepted_output_modes: c.accepted_output_modes,
-                task_push_notification_config: c.push_notification.map(|p| p.into_v10(None)),
-                history_length: c.history_length,
-                // Proto3: an unset bool is false, and ProtoJSON writers omit
-                // `blocking: false`, so inside a configuration only an
-                // explicit `true` blocks (as the 0.3 reference server reads it).
-                return_immediately: c.blocking != Some(true),
-            }),
-            metadata: r.metadata,
+impl From<SendMessageConfiguration03> for SendMessageConfiguration {
+    fn from(c: SendMessageConfiguration03) -> Self {
+        SendMessageConfiguration {
+            accepted_output_modes: c.accepted_output_modes,
+            task_push_notification_config: c.push_notification.map(|p| p.into_v10(None)),
+            history_length: c.history_length,
+            // Proto3: an unset bool is false, and ProtoJSON writers omit
+            // `blocking: false`, so inside a configuration only an
+            // explicit `true` blocks (as the 0.3 reference server reads it).
+            return_immediately: c.blocking != Some(true),
         }
     }
 }
 
-impl From<SendMessageRequest> for SendMessageRequest03 {
-    fn from(r: SendMessageRequest) -> Self {
-        SendMessageRequest03 {
-            message: r.message.into(),
-            configuration: r.configuration.map(|c| SendMessageConfiguration03 {
-                accepted_output_modes: c.accepted_output_modes,
-                push_notification: c
-                    .task_push_notification_config
-                    .as_ref()
-                    .map(PushNotificationConfig::from_v10),
-                history_length: c.history_length,
-                blocking: Some(!c.return_immediately),
-            }),
-            metadata: r.metadata,
+impl From<SendMessageConfiguration> for SendMessageConfiguration03 {
+    fn from(c: SendMessageConfiguration) -> Self {
+        SendMessageConfiguration03 {
+            accepted_output_modes: c.accepted_output_modes,
+            push_notification: c
+                .task_push_notification_config
+                .as_ref()
+                .map(PushNotificationConfig::from_v10),
+            history_length: c.history_length,
+            blocking: Some(!c.return_immediately),
         }
     }
 }

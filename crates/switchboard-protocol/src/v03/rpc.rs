@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use crate::serde_util::{self, null_as_default};
 use crate::types::Metadata;
 use crate::{
-    AuthenticationInfo, PartContent, SendMessageConfiguration, SendMessageRequest,
-    SendMessageResponse, StreamResponse, TaskPushNotificationConfig as PushConfig10,
+    AuthenticationInfo, PartContent, SendMessageConfiguration, SendMessageResponse, StreamResponse,
+    TaskPushNotificationConfig as PushConfig10,
 };
 
 use super::shared::{self, Dialect};
@@ -173,6 +173,7 @@ impl<'de> Deserialize<'de> for FileContent {
 }
 
 /// A 0.3 part, tagged by `kind`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Part {
@@ -181,7 +182,6 @@ pub enum Part {
         /// The text.
         text: String,
         /// Part metadata.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Metadata>,
     },
     /// `{"kind":"file","file":{..}}`.
@@ -189,7 +189,6 @@ pub enum Part {
         /// The file.
         file: FileContent,
         /// Part metadata.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Metadata>,
     },
     /// `{"kind":"data","data":{..}}` — an object only.
@@ -197,7 +196,6 @@ pub enum Part {
         /// The data object.
         data: Map<String, Value>,
         /// Part metadata.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Metadata>,
     },
 }
@@ -272,6 +270,7 @@ fn parts_down(parts: Vec<crate::Part>) -> Vec<Part> {
 }
 
 /// A 0.3 message (`kind: "message"` when it stands alone, see [`Event`]).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
@@ -279,10 +278,10 @@ pub struct Message {
     #[serde(alias = "message_id")]
     pub message_id: String,
     /// Context.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// Task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Sender.
     pub role: Role,
@@ -290,7 +289,6 @@ pub struct Message {
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs.
     #[serde(
@@ -357,6 +355,7 @@ pub struct Rpc;
 impl Dialect for Rpc {
     type Message = Message;
     type Part = Part;
+    type SendConfiguration = MessageSendConfiguration;
 
     fn state_name(state: crate::TaskState) -> &'static str {
         match state {
@@ -421,38 +420,12 @@ impl Event {
     }
 }
 
-impl From<StreamResponse> for Event {
-    fn from(r: StreamResponse) -> Self {
-        match r {
-            StreamResponse::Task(t) => Event::Task(t.into()),
-            StreamResponse::Message(m) => Event::Message(m.into()),
-            StreamResponse::StatusUpdate(e) => Event::StatusUpdate(e.into()),
-            StreamResponse::ArtifactUpdate(e) => Event::ArtifactUpdate(e.into()),
-        }
-    }
-}
-
-impl From<Event> for StreamResponse {
-    fn from(e: Event) -> Self {
-        match e {
-            Event::Task(t) => StreamResponse::Task(t.into()),
-            Event::Message(m) => StreamResponse::Message(m.into()),
-            Event::StatusUpdate(e) => StreamResponse::StatusUpdate(e.into()),
-            Event::ArtifactUpdate(e) => StreamResponse::ArtifactUpdate(e.into()),
-        }
-    }
-}
-
-impl From<SendMessageResponse> for Event {
-    fn from(r: SendMessageResponse) -> Self {
-        match r {
-            SendMessageResponse::Task(t) => Event::Task(t.into()),
-            SendMessageResponse::Message(m) => Event::Message(m.into()),
-        }
-    }
-}
+variants_into!(StreamResponse => Event { Task, Message, StatusUpdate, ArtifactUpdate });
+variants_into!(Event => StreamResponse { Task, Message, StatusUpdate, ArtifactUpdate });
+variants_into!(SendMessageResponse => Event { Task, Message });
 
 /// How a 0.3 push config authenticates.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushNotificationAuthenticationInfo {
@@ -460,24 +433,21 @@ pub struct PushNotificationAuthenticationInfo {
     #[serde(default, deserialize_with = "null_as_default")]
     pub schemes: Vec<String>,
     /// Credentials.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
 }
 
 /// A 0.3 webhook config.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushNotificationConfig {
     /// Config id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Webhook URL.
     pub url: String,
     /// Token echoed to the receiver.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// Authentication.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<PushNotificationAuthenticationInfo>,
 }
 
@@ -545,6 +515,7 @@ impl From<PushConfig10> for TaskPushNotificationConfig {
 }
 
 /// `message/send` configuration.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageSendConfiguration {
@@ -557,117 +528,79 @@ pub struct MessageSendConfiguration {
     )]
     pub accepted_output_modes: Vec<String>,
     /// History to return.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// A webhook for the new task.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "push_notification_config"
-    )]
+    #[serde(alias = "push_notification_config")]
     pub push_notification_config: Option<PushNotificationConfig>,
     /// Wait for the task to finish (unset: wait).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocking: Option<bool>,
 }
 
 /// Params of `message/send` and `message/stream`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageSendParams {
-    /// The message.
-    pub message: Message,
-    /// Options.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub configuration: Option<MessageSendConfiguration>,
-    /// Request metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Metadata>,
-}
+pub type MessageSendParams = shared::MessageSendParams<Rpc>;
 
-impl From<MessageSendParams> for SendMessageRequest {
-    fn from(p: MessageSendParams) -> Self {
-        SendMessageRequest {
-            tenant: None,
-            message: p.message.into(),
-            configuration: p.configuration.map(|c| SendMessageConfiguration {
-                accepted_output_modes: c.accepted_output_modes,
-                task_push_notification_config: c
-                    .push_notification_config
-                    .map(|pc| pc.into_v10(None)),
-                history_length: c.history_length,
-                return_immediately: c.blocking == Some(false),
-            }),
-            metadata: p.metadata,
+/// An unset `blocking` blocks.
+impl From<MessageSendConfiguration> for SendMessageConfiguration {
+    fn from(c: MessageSendConfiguration) -> Self {
+        SendMessageConfiguration {
+            accepted_output_modes: c.accepted_output_modes,
+            task_push_notification_config: c.push_notification_config.map(|pc| pc.into_v10(None)),
+            history_length: c.history_length,
+            return_immediately: c.blocking == Some(false),
         }
     }
 }
 
-impl From<SendMessageRequest> for MessageSendParams {
-    fn from(r: SendMessageRequest) -> Self {
-        MessageSendParams {
-            message: r.message.into(),
-            configuration: r.configuration.map(|c| MessageSendConfiguration {
-                accepted_output_modes: c.accepted_output_modes,
-                history_length: c.history_length,
-                push_notification_config: c
-                    .task_push_notification_config
-                    .as_ref()
-                    .map(PushNotificationConfig::from_v10),
-                blocking: Some(!c.return_immediately),
-            }),
-            metadata: r.metadata,
+impl From<SendMessageConfiguration> for MessageSendConfiguration {
+    fn from(c: SendMessageConfiguration) -> Self {
+        MessageSendConfiguration {
+            accepted_output_modes: c.accepted_output_modes,
+            history_length: c.history_length,
+            push_notification_config: c
+                .task_push_notification_config
+                .as_ref()
+                .map(PushNotificationConfig::from_v10),
+            blocking: Some(!c.return_immediately),
         }
     }
 }
 
 /// Params of `tasks/get`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskQueryParams {
     /// Task id.
     pub id: String,
     /// History to return.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
 /// Params of `tasks/cancel`, `tasks/resubscribe` and `tasks/pushNotificationConfig/list`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskIdParams {
     /// Task id.
     pub id: String,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
 /// Params of `tasks/pushNotificationConfig/get` (config id optional) and
 /// `.../delete` (config id required; checked by the binding).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PushConfigParams {
     /// Task id.
     pub id: String,
     /// Config id.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "push_notification_config_id"
-    )]
+    #[serde(alias = "push_notification_config_id")]
     pub push_notification_config_id: Option<String>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }

@@ -1,19 +1,21 @@
 //! The 0.3 objects both dialects write alike, written once.
 //!
-//! A task, its status, an artifact and the two update events have the same
-//! JSON in 0.3 JSON-RPC and 0.3 REST; only what they hold differs: the
-//! spelling of a task state (`working` vs `TASK_STATE_WORKING`), the shape
-//! of a message and of a part. A [`Dialect`] spells the first and names
-//! the other two, and each object here is generic over it (a state is the
-//! 1.0 [`TaskState`](crate::TaskState), written in the dialect's spelling); [`rpc`](super::rpc) and
-//! [`rest`](super::rest) give them their usual names
+//! A task, its status, an artifact, the two update events and the send
+//! request have the same JSON in 0.3 JSON-RPC and 0.3 REST; only what they
+//! hold differs: the spelling of a task state (`working` vs
+//! `TASK_STATE_WORKING`), the shape of a message, of a part and of a send
+//! configuration. A [`Dialect`] spells the first and names the others, and
+//! each object here is generic over it (a state is the 1.0
+//! [`TaskState`](crate::TaskState), written in the dialect's spelling);
+//! [`rpc`](super::rpc) and [`rest`](super::rest) give them their usual names
 //! (`rpc::Task = Task<Rpc>`, `rest::Task = Task<Rest>`), and the
-//! conversions to and from 1.0 are written once, here.
+//! conversions to and from 1.0 are written once, here: one list of fields
+//! per object (`both_ways!`) gives both directions.
 //!
 //! Decoding accepts what either dialect may write: a missing `contextId`
 //! (ProtoJSON omits empty strings) or `parts` (an empty list) reads as
-//! empty, and a status's message may come under its proto field name
-//! `update`.
+//! empty, and a status's message and a send request's message may come
+//! under their proto field names `update` and `request`.
 
 use std::fmt::Debug;
 
@@ -32,6 +34,10 @@ pub trait Dialect: Debug + Clone + Copy + PartialEq + Send + Sync + 'static {
     type Message: WireObject + From<crate::Message> + Into<crate::Message>;
     /// A part.
     type Part: WireObject + From<crate::Part> + Into<crate::Part>;
+    /// The options of a send request.
+    type SendConfiguration: WireObject
+        + From<crate::SendMessageConfiguration>
+        + Into<crate::SendMessageConfiguration>;
     /// How the dialect writes a task state.
     fn state_name(state: crate::TaskState) -> &'static str;
     /// Another spelling of a state the dialect accepts when reading.
@@ -64,7 +70,34 @@ pub trait WireObject: Serialize + DeserializeOwned + Debug + Clone + PartialEq {
 
 impl<T: Serialize + DeserializeOwned + Debug + Clone + PartialEq> WireObject for T {}
 
+/// The two `From` impls between a 0.3 object and its 1.0 twin, from one
+/// list of their fields (the same names on both sides). A field is moved as
+/// it is, or through a conversion written after it: `into` for a dialect
+/// object, `each` for a list of them, `opt` / `opt_each` for an optional one
+/// or an optional list.
+macro_rules! both_ways {
+    ($name:ident { $($field:ident $(: $how:ident)?),* $(,)? }) => {
+        impl<D: Dialect> From<crate::$name> for $name<D> {
+            fn from(x: crate::$name) -> Self {
+                $name { $($field: both_ways!(@move x.$field $(, $how)?)),* }
+            }
+        }
+
+        impl<D: Dialect> From<$name<D>> for crate::$name {
+            fn from(x: $name<D>) -> Self {
+                crate::$name { $($field: both_ways!(@move x.$field $(, $how)?)),* }
+            }
+        }
+    };
+    (@move $value:expr) => { $value };
+    (@move $value:expr, into) => { $value.into() };
+    (@move $value:expr, each) => { $value.into_iter().map(Into::into).collect() };
+    (@move $value:expr, opt) => { $value.map(Into::into) };
+    (@move $value:expr, opt_each) => { $value.map(|v| v.into_iter().map(Into::into).collect()) };
+}
+
 /// A task's status.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct TaskStatus<D: Dialect> {
@@ -75,38 +108,21 @@ pub struct TaskStatus<D: Dialect> {
     )]
     pub state: crate::TaskState,
     /// The agent's message about it (proto field `update`, JSON name `message`).
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "update")]
+    #[serde(alias = "update")]
     pub message: Option<D::Message>,
     /// When it was set.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub timestamp: Option<DateTime<Utc>>,
 }
 
-impl<D: Dialect> From<crate::TaskStatus> for TaskStatus<D> {
-    fn from(s: crate::TaskStatus) -> Self {
-        TaskStatus {
-            state: s.state,
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
-
-impl<D: Dialect> From<TaskStatus<D>> for crate::TaskStatus {
-    fn from(s: TaskStatus<D>) -> Self {
-        crate::TaskStatus {
-            state: s.state,
-            message: s.message.map(Into::into),
-            timestamp: s.timestamp,
-        }
-    }
-}
+both_ways!(TaskStatus {
+    state,
+    message: opt,
+    timestamp
+});
 
 /// An artifact.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct Artifact<D: Dialect> {
@@ -114,16 +130,13 @@ pub struct Artifact<D: Dialect> {
     #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     /// Name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Content.
     #[serde(default, deserialize_with = "null_as_default")]
     pub parts: Vec<D::Part>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs.
     #[serde(
@@ -134,33 +147,17 @@ pub struct Artifact<D: Dialect> {
     pub extensions: Vec<String>,
 }
 
-impl<D: Dialect> From<crate::Artifact> for Artifact<D> {
-    fn from(a: crate::Artifact) -> Self {
-        Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: a.parts.into_iter().map(Into::into).collect(),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
-
-impl<D: Dialect> From<Artifact<D>> for crate::Artifact {
-    fn from(a: Artifact<D>) -> Self {
-        crate::Artifact {
-            artifact_id: a.artifact_id,
-            name: a.name,
-            description: a.description,
-            parts: a.parts.into_iter().map(Into::into).collect(),
-            metadata: a.metadata,
-            extensions: a.extensions,
-        }
-    }
-}
+both_ways!(Artifact {
+    artifact_id,
+    name,
+    description,
+    parts: each,
+    metadata,
+    extensions
+});
 
 /// A task.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct Task<D: Dialect> {
@@ -172,43 +169,24 @@ pub struct Task<D: Dialect> {
     /// Status.
     pub status: TaskStatus<D>,
     /// Artifacts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifacts: Option<Vec<Artifact<D>>>,
     /// History.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<D::Message>>,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
-impl<D: Dialect> From<crate::Task> for Task<D> {
-    fn from(t: crate::Task) -> Self {
-        Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
-
-impl<D: Dialect> From<Task<D>> for crate::Task {
-    fn from(t: Task<D>) -> Self {
-        crate::Task {
-            id: t.id,
-            context_id: t.context_id,
-            status: t.status.into(),
-            artifacts: t.artifacts.map(|v| v.into_iter().map(Into::into).collect()),
-            history: t.history.map(|v| v.into_iter().map(Into::into).collect()),
-            metadata: t.metadata,
-        }
-    }
-}
+both_ways!(Task {
+    id,
+    context_id,
+    status: into,
+    artifacts: opt_each,
+    history: opt_each,
+    metadata
+});
 
 /// A status change, with the 0.3 `final` flag.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct TaskStatusUpdateEvent<D: Dialect> {
@@ -224,7 +202,6 @@ pub struct TaskStatusUpdateEvent<D: Dialect> {
     #[serde(default, rename = "final")]
     pub is_final: bool,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
@@ -254,6 +231,7 @@ impl<D: Dialect> From<TaskStatusUpdateEvent<D>> for crate::TaskStatusUpdateEvent
 }
 
 /// An artifact change.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
 pub struct TaskArtifactUpdateEvent<D: Dialect> {
@@ -276,32 +254,53 @@ pub struct TaskArtifactUpdateEvent<D: Dialect> {
     )]
     pub last_chunk: bool,
     /// Metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
-impl<D: Dialect> From<crate::TaskArtifactUpdateEvent> for TaskArtifactUpdateEvent<D> {
-    fn from(e: crate::TaskArtifactUpdateEvent) -> Self {
-        TaskArtifactUpdateEvent {
-            task_id: e.task_id,
-            context_id: e.context_id,
-            artifact: e.artifact.into(),
-            append: e.append,
-            last_chunk: e.last_chunk,
-            metadata: e.metadata,
+both_ways!(TaskArtifactUpdateEvent {
+    task_id,
+    context_id,
+    artifact: into,
+    append,
+    last_chunk,
+    metadata
+});
+
+/// A send request: params of `message/send` and `message/stream`
+/// (JSON-RPC), body of `POST /v1/message:send` and `/v1/message:stream`
+/// (REST). Only its configuration differs between the dialects.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "")]
+pub struct MessageSendParams<D: Dialect> {
+    /// The message (proto field `request`, JSON name `message`).
+    #[serde(alias = "request")]
+    pub message: D::Message,
+    /// Options, in the dialect's form.
+    pub configuration: Option<D::SendConfiguration>,
+    /// Request metadata.
+    pub metadata: Option<Metadata>,
+}
+
+/// 0.3 has no tenant: the request gets none.
+impl<D: Dialect> From<MessageSendParams<D>> for crate::SendMessageRequest {
+    fn from(p: MessageSendParams<D>) -> Self {
+        crate::SendMessageRequest {
+            tenant: None,
+            message: p.message.into(),
+            configuration: p.configuration.map(Into::into),
+            metadata: p.metadata,
         }
     }
 }
 
-impl<D: Dialect> From<TaskArtifactUpdateEvent<D>> for crate::TaskArtifactUpdateEvent {
-    fn from(e: TaskArtifactUpdateEvent<D>) -> Self {
-        crate::TaskArtifactUpdateEvent {
-            task_id: e.task_id,
-            context_id: e.context_id,
-            artifact: e.artifact.into(),
-            append: e.append,
-            last_chunk: e.last_chunk,
-            metadata: e.metadata,
+/// The tenant is dropped (see the module docs of [`super`]).
+impl<D: Dialect> From<crate::SendMessageRequest> for MessageSendParams<D> {
+    fn from(r: crate::SendMessageRequest) -> Self {
+        MessageSendParams {
+            message: r.message.into(),
+            configuration: r.configuration.map(Into::into),
+            metadata: r.metadata,
         }
     }
 }
