@@ -191,44 +191,27 @@ impl fmt::Display for TrackerStatus {
 }
 
 /// One independently progressing unit of work.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProgressTracker {
     /// Stable identifier within the task (1 to 128 characters).
     pub id: String,
     /// How much is done (`>= 0`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub progress: Option<f64>,
     /// How much there is to do (`>= progress`); `None` when unknown.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub total: Option<f64>,
     /// A short human-readable hint for a UI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `running`, `completed` or `failed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TrackerStatus>,
     /// When the work started.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub started_at: Option<DateTime<Utc>>,
     /// When this tracker last changed.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub updated_at: Option<DateTime<Utc>>,
 }
 
@@ -303,25 +286,17 @@ impl ProgressTracker {
 
 /// One number for one progress bar. Advisory: clients must not treat an
 /// aggregate that does not add up with the trackers as an error.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressAggregate {
     /// Overall progress.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub progress: Option<f64>,
     /// Overall total; `None` when unknown.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub total: Option<f64>,
     /// A short human-readable hint for a UI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -358,13 +333,13 @@ impl ProgressAggregate {
 
 /// The value stored at `metadata[TASK_PROGRESS_URI]`: a snapshot of the
 /// active trackers plus an optional aggregate.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressPayload {
     /// Every active tracker (and, once, each one that just finished).
     pub trackers: Vec<ProgressTracker>,
     /// A single overall figure, advisory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate: Option<ProgressAggregate>,
 }
 
