@@ -774,22 +774,18 @@ fn monotonic_violation(
 }
 
 fn check_count(n: usize, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
-    if n > SCHEMA_MAX_TRACKERS {
-        out.push(ProgressViolation::new(
-            "/trackers",
-            ProgressRule::MaxItems,
-            format!("{n} trackers; the schema allows at most {SCHEMA_MAX_TRACKERS}"),
-        ));
-    } else if n > limits.max_trackers {
-        out.push(ProgressViolation::new(
-            "/trackers",
+    check_size(
+        "/trackers".into(),
+        format_args!("{n} trackers"),
+        n,
+        (SCHEMA_MAX_TRACKERS, ProgressRule::MaxItems),
+        (
+            limits.max_trackers,
             ProgressRule::MaxTrackers,
-            format!(
-                "{n} trackers; the agent declares maxTrackers {}",
-                limits.max_trackers
-            ),
-        ));
-    }
+            "maxTrackers",
+        ),
+        out,
+    );
 }
 
 fn check_id(path: &str, id: &str, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
@@ -801,41 +797,57 @@ fn check_id(path: &str, id: &str, limits: &ProgressLimits, out: &mut Vec<Progres
             ProgressRule::MinLength,
             "tracker id must not be empty",
         ));
-    } else if chars > SCHEMA_MAX_ID_CHARS {
-        out.push(ProgressViolation::new(
+    } else {
+        check_size(
             path,
-            ProgressRule::MaxLength,
-            format!("tracker id has {chars} characters; the schema allows {SCHEMA_MAX_ID_CHARS}"),
-        ));
-    } else if chars > limits.max_id_chars {
-        out.push(ProgressViolation::new(
-            path,
-            ProgressRule::MaxIdChars,
-            format!(
-                "tracker id has {chars} characters; the agent declares maxIdChars {}",
-                limits.max_id_chars
-            ),
-        ));
+            format_args!("tracker id has {chars} characters"),
+            chars,
+            (SCHEMA_MAX_ID_CHARS, ProgressRule::MaxLength),
+            (limits.max_id_chars, ProgressRule::MaxIdChars, "maxIdChars"),
+            out,
+        );
     }
 }
 
 fn check_message(path: &str, m: &str, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
-    let path = format!("{path}/message");
     let chars = m.chars().count();
-    if chars > SCHEMA_MAX_MESSAGE_CHARS {
-        out.push(ProgressViolation::new(
-            path,
-            ProgressRule::MaxLength,
-            format!("message has {chars} characters; the schema allows {SCHEMA_MAX_MESSAGE_CHARS}"),
-        ));
-    } else if chars > limits.max_message_chars {
-        out.push(ProgressViolation::new(
-            path,
+    check_size(
+        format!("{path}/message"),
+        format_args!("message has {chars} characters"),
+        chars,
+        (SCHEMA_MAX_MESSAGE_CHARS, ProgressRule::MaxLength),
+        (
+            limits.max_message_chars,
             ProgressRule::MaxMessageChars,
-            format!(
-                "message has {chars} characters; the agent declares maxMessageChars {}",
-                limits.max_message_chars
-            ),
+            "maxMessageChars",
+        ),
+        out,
+    );
+}
+
+/// Checks a size `n` (described by `what`) against the schema's hard cap,
+/// then against the limit the agent declared under `limit_name` (already
+/// clamped to that cap). Over the cap breaks a schema rule; over only the
+/// declared limit breaks one of ours; at most one of the two is reported.
+fn check_size(
+    path: String,
+    what: fmt::Arguments<'_>,
+    n: usize,
+    (cap, cap_rule): (usize, ProgressRule),
+    (limit, limit_rule, limit_name): (usize, ProgressRule, &str),
+    out: &mut Vec<ProgressViolation>,
+) {
+    if n > cap {
+        out.push(ProgressViolation::new(
+            path,
+            cap_rule,
+            format!("{what}; the schema allows at most {cap}"),
+        ));
+    } else if n > limit {
+        out.push(ProgressViolation::new(
+            path,
+            limit_rule,
+            format!("{what}; the agent declares {limit_name} {limit}"),
         ));
     }
 }
