@@ -76,7 +76,7 @@ use serde_json::{Map, Value, json};
 
 use crate::card::{AgentCard, AgentExtension};
 use crate::serde_util;
-use crate::types::{Metadata, StreamResponse, Task, TaskStatusUpdateEvent};
+use crate::types::{Metadata, StreamResponse, Task, TaskState, TaskStatusUpdateEvent};
 
 /// The extension's URI: the key of the payload in `metadata`, the value
 /// clients put in `A2A-Extensions`, and the `uri` of the card declaration.
@@ -1079,13 +1079,7 @@ fn number_field(
     key: &str,
     out: &mut Vec<ProgressViolation>,
 ) -> Option<f64> {
-    match obj.get(key)? {
-        Value::Number(n) => n.as_f64(),
-        other => {
-            out.push(type_error(&format!("{path}/{key}"), key, "a number", other));
-            None
-        }
-    }
+    typed_field(path, obj, key, "a number", Value::as_f64, out)
 }
 
 fn string_field(
@@ -1094,13 +1088,32 @@ fn string_field(
     key: &str,
     out: &mut Vec<ProgressViolation>,
 ) -> Option<String> {
-    match obj.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        other => {
-            out.push(type_error(&format!("{path}/{key}"), key, "a string", other));
-            None
-        }
+    typed_field(
+        path,
+        obj,
+        key,
+        "a string",
+        |v| v.as_str().map(str::to_owned),
+        out,
+    )
+}
+
+/// `obj[key]` as `read` takes it; `None` when the key is absent or holds
+/// another JSON type, which is recorded as a type error (`expected`).
+fn typed_field<T>(
+    path: &str,
+    obj: &Map<String, Value>,
+    key: &str,
+    expected: &str,
+    read: impl FnOnce(&Value) -> Option<T>,
+    out: &mut Vec<ProgressViolation>,
+) -> Option<T> {
+    let value = obj.get(key)?;
+    let typed = read(value);
+    if typed.is_none() {
+        out.push(type_error(&format!("{path}/{key}"), key, expected, value));
     }
+    typed
 }
 
 fn timestamp_field(
@@ -1321,37 +1334,40 @@ impl ProgressReducer {
 
     /// Folds a task snapshot (GetTask, the first item of a stream, a push).
     pub fn apply_task(&mut self, task: &Task) -> bool {
-        let found = task
-            .status
-            .message
-            .as_ref()
-            .and_then(|m| m.metadata.as_ref())
-            .filter(|md| md.contains_key(TASK_PROGRESS_URI))
-            .or(task
-                .metadata
-                .as_ref()
-                .filter(|md| md.contains_key(TASK_PROGRESS_URI)))
-            .is_some_and(|md| self.apply_metadata(md));
-        if task.status.state.is_terminal() {
-            self.end_all();
-        }
-        found
+        let message = task.status.message.as_ref();
+        self.apply_first_entry(
+            message.and_then(|m| m.metadata.as_ref()),
+            task.metadata.as_ref(),
+            task.status.state,
+        )
     }
 
     /// Folds a status update.
     pub fn apply_status_update(&mut self, update: &TaskStatusUpdateEvent) -> bool {
-        let found = update
-            .metadata
-            .as_ref()
-            .filter(|md| md.contains_key(TASK_PROGRESS_URI))
-            .or(update
-                .status
-                .message
-                .as_ref()
-                .and_then(|m| m.metadata.as_ref())
-                .filter(|md| md.contains_key(TASK_PROGRESS_URI)))
+        let message = update.status.message.as_ref();
+        self.apply_first_entry(
+            update.metadata.as_ref(),
+            message.and_then(|m| m.metadata.as_ref()),
+            update.status.state,
+        )
+    }
+
+    /// Folds the progress entry of `first`, or of `second` when `first` has
+    /// none (a task and its status message may each carry one; which one
+    /// wins depends on the item), then ends every tracker if `state` is
+    /// terminal.
+    fn apply_first_entry(
+        &mut self,
+        first: Option<&Metadata>,
+        second: Option<&Metadata>,
+        state: TaskState,
+    ) -> bool {
+        let has_entry = |md: &&Metadata| md.contains_key(TASK_PROGRESS_URI);
+        let found = first
+            .filter(has_entry)
+            .or(second.filter(has_entry))
             .is_some_and(|md| self.apply_metadata(md));
-        if update.status.state.is_terminal() {
+        if state.is_terminal() {
             self.end_all();
         }
         found
