@@ -1014,24 +1014,22 @@ fn inspect_tracker(
             None
         }
     };
-    let progress = number_field(path, obj, "progress", out);
-    let total = number_field(path, obj, "total", out);
+    let progress = field::<f64>(path, obj, "progress", out);
+    let total = field::<f64>(path, obj, "total", out);
     check_numbers(path, progress, total, true, out);
-    let message = string_field(path, obj, "message", out);
+    let message = field::<String>(path, obj, "message", out);
     if let Some(m) = &message {
         check_message(path, m, limits, out);
     }
-    let status = string_field(path, obj, "status", out).and_then(|s| {
-        let parsed = TrackerStatus::parse(&s);
-        if parsed.is_none() {
-            out.push(ProgressViolation::new(
-                format!("{path}/status"),
-                ProgressRule::Enum,
-                format!("status {s:?} is not one of running, completed, failed"),
-            ));
-        }
-        parsed
-    });
+    let status = parsed_field(
+        path,
+        obj,
+        "status",
+        TrackerStatus::parse,
+        ProgressRule::Enum,
+        "one of running, completed, failed",
+        out,
+    );
     let started_at = timestamp_field(path, obj, "startedAt", out);
     let updated_at = timestamp_field(path, obj, "updatedAt", out);
     Some(ProgressTracker {
@@ -1060,9 +1058,9 @@ fn inspect_aggregate(
             out.push(unknown_key(path, key, "the aggregate"));
         }
     }
-    let progress = number_field(path, obj, "progress", out);
-    let total = number_field(path, obj, "total", out);
-    let message = string_field(path, obj, "message", out);
+    let progress = field::<f64>(path, obj, "progress", out);
+    let total = field::<f64>(path, obj, "total", out);
+    let message = field::<String>(path, obj, "message", out);
     if let Some(m) = &message {
         check_message(path, m, limits, out);
     }
@@ -1073,45 +1071,40 @@ fn inspect_aggregate(
     })
 }
 
-fn number_field(
-    path: &str,
-    obj: &Map<String, Value>,
-    key: &str,
-    out: &mut Vec<ProgressViolation>,
-) -> Option<f64> {
-    typed_field(path, obj, key, "a number", Value::as_f64, out)
+/// A JSON type a payload field may be required to have.
+trait FieldType: Sized {
+    /// How a type error names it, e.g. `a number`.
+    const NAME: &'static str;
+    /// The value as this type, `None` when it is another JSON type.
+    fn read(value: &Value) -> Option<Self>;
 }
 
-fn string_field(
-    path: &str,
-    obj: &Map<String, Value>,
-    key: &str,
-    out: &mut Vec<ProgressViolation>,
-) -> Option<String> {
-    typed_field(
-        path,
-        obj,
-        key,
-        "a string",
-        |v| v.as_str().map(str::to_owned),
-        out,
-    )
+impl FieldType for f64 {
+    const NAME: &'static str = "a number";
+    fn read(value: &Value) -> Option<Self> {
+        value.as_f64()
+    }
 }
 
-/// `obj[key]` as `read` takes it; `None` when the key is absent or holds
-/// another JSON type, which is recorded as a type error (`expected`).
-fn typed_field<T>(
+impl FieldType for String {
+    const NAME: &'static str = "a string";
+    fn read(value: &Value) -> Option<Self> {
+        value.as_str().map(str::to_owned)
+    }
+}
+
+/// `obj[key]` as a `T`; `None` when the key is absent or holds another JSON
+/// type, which is recorded as a type error.
+fn field<T: FieldType>(
     path: &str,
     obj: &Map<String, Value>,
     key: &str,
-    expected: &str,
-    read: impl FnOnce(&Value) -> Option<T>,
     out: &mut Vec<ProgressViolation>,
 ) -> Option<T> {
     let value = obj.get(key)?;
-    let typed = read(value);
+    let typed = T::read(value);
     if typed.is_none() {
-        out.push(type_error(&format!("{path}/{key}"), key, expected, value));
+        out.push(type_error(&format!("{path}/{key}"), key, T::NAME, value));
     }
     typed
 }
@@ -1122,13 +1115,35 @@ fn timestamp_field(
     key: &str,
     out: &mut Vec<ProgressViolation>,
 ) -> Option<DateTime<Utc>> {
-    let s = string_field(path, obj, key, out)?;
-    let parsed = parse_rfc3339(&s);
+    parsed_field(
+        path,
+        obj,
+        key,
+        parse_rfc3339,
+        ProgressRule::DateTime,
+        "an RFC 3339 date-time",
+        out,
+    )
+}
+
+/// `obj[key]`, a string, as `parse` reads it; a string it refuses is
+/// recorded as breaking `rule` (`expected` says what the string should be).
+fn parsed_field<T>(
+    path: &str,
+    obj: &Map<String, Value>,
+    key: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+    rule: ProgressRule,
+    expected: &str,
+    out: &mut Vec<ProgressViolation>,
+) -> Option<T> {
+    let s = field::<String>(path, obj, key, out)?;
+    let parsed = parse(&s);
     if parsed.is_none() {
         out.push(ProgressViolation::new(
             format!("{path}/{key}"),
-            ProgressRule::DateTime,
-            format!("{key} {s:?} is not an RFC 3339 date-time"),
+            rule,
+            format!("{key} {s:?} is not {expected}"),
         ));
     }
     parsed
