@@ -12,7 +12,9 @@
 //! Rules the official client enforces, and that these types keep:
 //! - keys are camelCase;
 //! - optional fields are *omitted* when absent, never written as `null`
-//!   (the client's schemas reject a `null` optional field, which kills the run);
+//!   (the client's schemas reject a `null` optional field, which kills the run):
+//!   every type here with `Option` fields carries
+//!   `#[serde_with::skip_serializing_none]`, so none can be forgotten;
 //! - `timestamp` is an integer (milliseconds since the Unix epoch), never a float;
 //! - 1.0 has no `THINKING_*` events: model reasoning is `REASONING_*`.
 //!
@@ -30,6 +32,7 @@ pub type JsonObject = Map<String, Value>;
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// One AG-UI event: the base fields plus what kind of event it is.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
@@ -37,13 +40,10 @@ pub struct Event {
     #[serde(flatten)]
     pub kind: EventKind,
     /// When the event was made, in milliseconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<i64>,
     /// The provider-native event this one was translated from (any JSON but `null`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_event: Option<Value>,
     /// Extra information; the key `"ag-ui"` is reserved for the protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
 }
 
@@ -206,15 +206,12 @@ macro_rules! event_payload {
         $( $(#[$odoc:meta])* $opt:ident : $oty:ty ),* $(,)?
     }) => {
         $(#[$doc])*
+        #[serde_with::skip_serializing_none]
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
         #[serde(rename_all = "camelCase")]
         pub struct $name {
             $( $(#[$rdoc])* pub $req: $rty, )*
-            $(
-                $(#[$odoc])*
-                #[serde(default, skip_serializing_if = "Option::is_none")]
-                pub $opt: Option<$oty>,
-            )*
+            $( $(#[$odoc])* pub $opt: Option<$oty>, )*
         }
     };
 }
@@ -655,17 +652,14 @@ pub enum EncryptedSubtype {
 }
 
 /// How a run ended (`RUN_FINISHED.outcome`), discriminated by `type`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum RunFinishedOutcome {
     /// Done. Frontend tool calls left unanswered are listed.
     Success {
         /// Tool calls the client should answer in its next input.
-        #[serde(
-            default,
-            rename = "pendingToolCallIds",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "pendingToolCallIds")]
         pending_tool_call_ids: Option<Vec<String>>,
     },
     /// Paused: the next run resumes with `resume[]` covering every interrupt.
@@ -678,6 +672,7 @@ pub enum RunFinishedOutcome {
 }
 
 /// Why a run paused (`RUN_FINISHED.outcome.interrupts[]`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Interrupt {
@@ -686,26 +681,21 @@ pub struct Interrupt {
     /// `tool_call`, `input_required`, `confirmation` or `<framework>:<name>`.
     pub reason: String,
     /// A prompt for the human.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The tool call awaiting approval.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// JSON Schema (an object) of the expected answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<JsonObject>,
     /// When the interrupt expires (ISO 8601).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
     /// The sub-agent run that raised it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent_run_id: Option<String>,
 }
 
 /// How a sub-agent run ended.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum SubagentOutcome {
@@ -714,46 +704,36 @@ pub enum SubagentOutcome {
     /// Waiting on interrupts of the parent run.
     Suspended {
         /// The interrupts it waits on.
-        #[serde(
-            default,
-            rename = "interruptIds",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "interruptIds")]
         interrupt_ids: Option<Vec<String>>,
     },
 }
 
 /// Token counts; `reasoning`/`cached` are parts of the output/input totals.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
     /// The model provider.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// The model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Input tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
     /// Output tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// All tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
     /// Reasoning tokens (part of output).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
     /// Cached input tokens (part of input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
     /// Input tokens written to a cache (part of input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_input_tokens: Option<u64>,
 }
 
 /// One RFC 6902 operation (`STATE_DELTA.delta[]`, `ACTIVITY_DELTA.patch[]`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PatchOp {
     /// The operation.
@@ -761,14 +741,9 @@ pub struct PatchOp {
     /// JSON Pointer of the target.
     pub path: String,
     /// JSON Pointer of the source (`move`, `copy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// The value (`add`, `replace`, `test`); `null` is a legitimate value.
-    #[serde(
-        default,
-        deserialize_with = "some_value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "some_value")]
     pub value: Option<Value>,
 }
 
@@ -838,6 +813,7 @@ impl Default for Content {
 }
 
 /// One part of multimodal content, discriminated by `type`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ContentPart {
@@ -846,10 +822,8 @@ pub enum ContentPart {
         /// The text.
         text: String,
         /// The part's id.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
         /// Extra information.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Value>,
     },
     /// An image.
@@ -863,19 +837,19 @@ pub enum ContentPart {
 }
 
 /// The fields of a media content part.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MediaPart {
     /// Where the bytes are.
     pub source: PartSource,
     /// The part's id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }
 
 /// Where a media part's bytes are, discriminated by `type`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum PartSource {
@@ -892,7 +866,7 @@ pub enum PartSource {
         /// The URL.
         value: String,
         /// The media type.
-        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mimeType")]
         mime_type: Option<String>,
     },
     /// A provider's file handle.
@@ -900,10 +874,9 @@ pub enum PartSource {
         /// The handle.
         value: String,
         /// The provider.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         provider: Option<String>,
         /// The media type.
-        #[serde(default, rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mimeType")]
         mime_type: Option<String>,
     },
 }
@@ -1051,6 +1024,7 @@ event_payload!(
 );
 
 /// A tool call made by an assistant message.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
@@ -1062,10 +1036,8 @@ pub struct ToolCall {
     /// The function and its arguments.
     pub function: FunctionCall,
     /// Opaque encrypted content.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted_value: Option<String>,
     /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
 }
 
@@ -1080,6 +1052,7 @@ payload!(
 );
 
 /// The body of a run request (and `RUN_STARTED.input`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunAgentInput {
@@ -1090,29 +1063,23 @@ pub struct RunAgentInput {
     /// The whole conversation so far.
     pub messages: Vec<Message>,
     /// Tools the client offers (frontend tools).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
     /// Context for the agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Vec<Context>>,
     /// The client's protocol version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
     /// The run this one continues.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_run_id: Option<String>,
     /// The client's state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
     /// App-specific passthrough.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarded_props: Option<Value>,
     /// Answers to the previous run's interrupts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<Vec<ResumeEntry>>,
 }
 
 /// A tool the client offers.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
@@ -1121,10 +1088,8 @@ pub struct Tool {
     /// What it does.
     pub description: String,
     /// JSON Schema of its arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Value>,
     /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
 }
 
@@ -1139,6 +1104,7 @@ payload!(
 );
 
 /// The answer to one interrupt.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeEntry {
@@ -1147,10 +1113,8 @@ pub struct ResumeEntry {
     /// `resolved` or `cancelled`.
     pub status: ResumeStatus,
     /// The answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
     /// Extra information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
 }
 

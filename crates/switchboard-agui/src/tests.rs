@@ -691,70 +691,25 @@ mod random {
 #[test]
 fn hector_vocabulary_renames_a_run() {
     use crate::hector::HectorTranslator;
-    let run = |k: EventKind| Event::new(k);
-    let events = vec![
-        run(EventKind::RunStarted(RunStarted {
-            thread_id: s("ctx"),
-            run_id: s("task"),
-            ..RunStarted::default()
-        })),
-        run(EventKind::ReasoningStart(ReasoningStart {
-            message_id: s("r"),
-            ..Default::default()
-        })),
-        run(EventKind::ReasoningMessageStart(ReasoningMessageStart {
-            message_id: s("r"),
-            ..Default::default()
-        })),
-        run(EventKind::ReasoningMessageContent(
-            ReasoningMessageContent {
-                message_id: s("r"),
-                delta: s("hmm"),
-                ..Default::default()
-            },
-        )),
-        run(EventKind::ReasoningEnd(ReasoningEnd {
-            message_id: s("r"),
-            ..Default::default()
-        })),
-        run(EventKind::ToolCallStart(ToolCallStart {
-            tool_call_id: s("c1"),
-            tool_call_name: s("search"),
-            ..Default::default()
-        })),
-        run(EventKind::ToolCallArgs(ToolCallArgs {
-            tool_call_id: s("c1"),
-            delta: s("{\"q\":"),
-            ..Default::default()
-        })),
-        run(EventKind::ToolCallArgs(ToolCallArgs {
-            tool_call_id: s("c1"),
-            delta: s("1}"),
-            ..Default::default()
-        })),
-        run(EventKind::ToolCallEnd(ToolCallEnd {
-            tool_call_id: s("c1"),
-            ..Default::default()
-        })),
-        run(EventKind::TextMessageStart(TextMessageStart {
-            message_id: s("m"),
-            ..Default::default()
-        })),
-        run(EventKind::TextMessageContent(TextMessageContent {
-            message_id: s("m"),
-            delta: s("hi"),
-            ..Default::default()
-        })),
-        run(EventKind::TextMessageEnd(TextMessageEnd {
-            message_id: s("m"),
-            ..Default::default()
-        })),
-        run(EventKind::RunFinished(RunFinished {
-            thread_id: s("ctx"),
-            run_id: s("task"),
-            ..RunFinished::default()
-        })),
-    ];
+    // One event per row, in the wire form a run produces.
+    let events: Vec<Event> = [
+        json!({"type": "RUN_STARTED", "threadId": "ctx", "runId": "task"}),
+        json!({"type": "REASONING_START", "messageId": "r"}),
+        json!({"type": "REASONING_MESSAGE_START", "messageId": "r", "role": "reasoning"}),
+        json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "hmm"}),
+        json!({"type": "REASONING_END", "messageId": "r"}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "search"}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{\"q\":"}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "1}"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
+        json!({"type": "RUN_FINISHED", "threadId": "ctx", "runId": "task"}),
+    ]
+    .into_iter()
+    .map(|v| serde_json::from_value(v).unwrap())
+    .collect();
     let mut t = HectorTranslator::new();
     let out: Vec<_> = events.iter().flat_map(|e| t.translate(e)).collect();
     let names: Vec<&str> = out.iter().map(|e| e.name).collect();
@@ -784,11 +739,11 @@ fn hector_vocabulary_renames_a_run() {
     );
     assert_eq!(out[7].data, json!({"blockId": "m", "delta": "hi"}));
     // A run error closes the message and names the task.
-    let err = run(EventKind::RunError(RunError {
+    let err = Event::new(RunError {
         message: s("boom"),
         code: Some(s("a2a:failed")),
         usage: None,
-    }));
+    });
     let mut t = HectorTranslator::new();
     t.translate(&events[0]);
     let out = t.translate(&err);

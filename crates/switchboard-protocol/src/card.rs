@@ -21,6 +21,7 @@ pub const BINDING_GRPC: &str = "GRPC";
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// A self-description of an agent.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
@@ -37,17 +38,12 @@ pub struct AgentCard {
     )]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who runs it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<AgentProvider>,
     /// The agent's own version.
     #[serde(default)]
     pub version: String,
     /// Documentation link.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "documentation_url"
-    )]
+    #[serde(alias = "documentation_url")]
     pub documentation_url: Option<String>,
     /// Optional features.
     #[serde(default)]
@@ -93,7 +89,7 @@ pub struct AgentCard {
     )]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon link.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "icon_url")]
+    #[serde(alias = "icon_url")]
     pub icon_url: Option<String>,
 }
 
@@ -203,6 +199,7 @@ impl AgentCard {
 }
 
 /// One way to reach the agent.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInterface {
@@ -212,7 +209,6 @@ pub struct AgentInterface {
     #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// When set, clients copy it into every request's `tenant`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `Major.Minor`, e.g. `1.0`.
     #[serde(default, alias = "protocol_version")]
@@ -231,18 +227,14 @@ pub struct AgentProvider {
 
 /// Optional features an agent supports. The booleans keep presence:
 /// absent is not the same as `false` (it matters for card signatures).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCapabilities {
     /// SendStreamingMessage and SubscribeToTask.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notification configs.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "push_notifications"
-    )]
+    #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Extensions the agent supports.
     #[serde(
@@ -252,22 +244,18 @@ pub struct AgentCapabilities {
     )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "extended_agent_card"
-    )]
+    #[serde(alias = "extended_agent_card")]
     pub extended_agent_card: Option<bool>,
 }
 
 /// An extension the agent supports.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
     /// The extension's URI.
     pub uri: String,
     /// What it is used for here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Clients must activate it.
     #[serde(
@@ -277,7 +265,6 @@ pub struct AgentExtension {
     )]
     pub required: bool,
     /// Extension-specific parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Map<String, Value>>,
 }
 
@@ -419,6 +406,7 @@ pub struct StringList {
 }
 
 /// A JWS signature over the card (detached payload).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentCardSignature {
     /// base64url JWS protected header.
@@ -426,7 +414,6 @@ pub struct AgentCardSignature {
     /// base64url signature.
     pub signature: String,
     /// Unprotected header.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<serde_json::Map<String, Value>>,
 }
 

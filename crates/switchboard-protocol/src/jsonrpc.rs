@@ -170,17 +170,17 @@ pub fn parse_request(body: &[u8]) -> Result<JsonRpcRequest, (RequestId, A2AError
 }
 
 /// A JSON-RPC response: a result or an error.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 pub struct JsonRpcResponse<'a, T: Serialize> {
     jsonrpc: &'static str,
     id: &'a RequestId,
-    #[serde(skip_serializing_if = "Option::is_none")]
     result: Option<&'a T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<JsonRpcError>,
 }
 
 /// The `error` member of a JSON-RPC response.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonRpcError {
     /// Error code.
@@ -188,7 +188,6 @@ pub struct JsonRpcError {
     /// Human-readable message.
     pub message: String,
     /// Details: an array of ProtoJSON `Any` objects (ErrorInfo, BadRequest).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 

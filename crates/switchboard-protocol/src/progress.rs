@@ -76,7 +76,7 @@ use serde_json::{Map, Value, json};
 
 use crate::card::{AgentCard, AgentExtension};
 use crate::serde_util;
-use crate::types::{Metadata, StreamResponse, Task, TaskStatusUpdateEvent};
+use crate::types::{Metadata, StreamResponse, Task, TaskState, TaskStatusUpdateEvent};
 
 /// The extension's URI: the key of the payload in `metadata`, the value
 /// clients put in `A2A-Extensions`, and the `uri` of the card declaration.
@@ -191,44 +191,27 @@ impl fmt::Display for TrackerStatus {
 }
 
 /// One independently progressing unit of work.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProgressTracker {
     /// Stable identifier within the task (1 to 128 characters).
     pub id: String,
     /// How much is done (`>= 0`).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub progress: Option<f64>,
     /// How much there is to do (`>= progress`); `None` when unknown.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub total: Option<f64>,
     /// A short human-readable hint for a UI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `running`, `completed` or `failed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TrackerStatus>,
     /// When the work started.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub started_at: Option<DateTime<Utc>>,
     /// When this tracker last changed.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub updated_at: Option<DateTime<Utc>>,
 }
 
@@ -303,25 +286,17 @@ impl ProgressTracker {
 
 /// One number for one progress bar. Advisory: clients must not treat an
 /// aggregate that does not add up with the trackers as an error.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressAggregate {
     /// Overall progress.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub progress: Option<f64>,
     /// Overall total; `None` when unknown.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_number"
-    )]
+    #[serde(serialize_with = "opt_number")]
     pub total: Option<f64>,
     /// A short human-readable hint for a UI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -358,13 +333,13 @@ impl ProgressAggregate {
 
 /// The value stored at `metadata[TASK_PROGRESS_URI]`: a snapshot of the
 /// active trackers plus an optional aggregate.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressPayload {
     /// Every active tracker (and, once, each one that just finished).
     pub trackers: Vec<ProgressTracker>,
     /// A single overall figure, advisory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate: Option<ProgressAggregate>,
 }
 
@@ -799,22 +774,18 @@ fn monotonic_violation(
 }
 
 fn check_count(n: usize, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
-    if n > SCHEMA_MAX_TRACKERS {
-        out.push(ProgressViolation::new(
-            "/trackers",
-            ProgressRule::MaxItems,
-            format!("{n} trackers; the schema allows at most {SCHEMA_MAX_TRACKERS}"),
-        ));
-    } else if n > limits.max_trackers {
-        out.push(ProgressViolation::new(
-            "/trackers",
+    check_size(
+        "/trackers".into(),
+        format_args!("{n} trackers"),
+        n,
+        (SCHEMA_MAX_TRACKERS, ProgressRule::MaxItems),
+        (
+            limits.max_trackers,
             ProgressRule::MaxTrackers,
-            format!(
-                "{n} trackers; the agent declares maxTrackers {}",
-                limits.max_trackers
-            ),
-        ));
-    }
+            "maxTrackers",
+        ),
+        out,
+    );
 }
 
 fn check_id(path: &str, id: &str, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
@@ -826,41 +797,57 @@ fn check_id(path: &str, id: &str, limits: &ProgressLimits, out: &mut Vec<Progres
             ProgressRule::MinLength,
             "tracker id must not be empty",
         ));
-    } else if chars > SCHEMA_MAX_ID_CHARS {
-        out.push(ProgressViolation::new(
+    } else {
+        check_size(
             path,
-            ProgressRule::MaxLength,
-            format!("tracker id has {chars} characters; the schema allows {SCHEMA_MAX_ID_CHARS}"),
-        ));
-    } else if chars > limits.max_id_chars {
-        out.push(ProgressViolation::new(
-            path,
-            ProgressRule::MaxIdChars,
-            format!(
-                "tracker id has {chars} characters; the agent declares maxIdChars {}",
-                limits.max_id_chars
-            ),
-        ));
+            format_args!("tracker id has {chars} characters"),
+            chars,
+            (SCHEMA_MAX_ID_CHARS, ProgressRule::MaxLength),
+            (limits.max_id_chars, ProgressRule::MaxIdChars, "maxIdChars"),
+            out,
+        );
     }
 }
 
 fn check_message(path: &str, m: &str, limits: &ProgressLimits, out: &mut Vec<ProgressViolation>) {
-    let path = format!("{path}/message");
     let chars = m.chars().count();
-    if chars > SCHEMA_MAX_MESSAGE_CHARS {
-        out.push(ProgressViolation::new(
-            path,
-            ProgressRule::MaxLength,
-            format!("message has {chars} characters; the schema allows {SCHEMA_MAX_MESSAGE_CHARS}"),
-        ));
-    } else if chars > limits.max_message_chars {
-        out.push(ProgressViolation::new(
-            path,
+    check_size(
+        format!("{path}/message"),
+        format_args!("message has {chars} characters"),
+        chars,
+        (SCHEMA_MAX_MESSAGE_CHARS, ProgressRule::MaxLength),
+        (
+            limits.max_message_chars,
             ProgressRule::MaxMessageChars,
-            format!(
-                "message has {chars} characters; the agent declares maxMessageChars {}",
-                limits.max_message_chars
-            ),
+            "maxMessageChars",
+        ),
+        out,
+    );
+}
+
+/// Checks a size `n` (described by `what`) against the schema's hard cap,
+/// then against the limit the agent declared under `limit_name` (already
+/// clamped to that cap). Over the cap breaks a schema rule; over only the
+/// declared limit breaks one of ours; at most one of the two is reported.
+fn check_size(
+    path: String,
+    what: fmt::Arguments<'_>,
+    n: usize,
+    (cap, cap_rule): (usize, ProgressRule),
+    (limit, limit_rule, limit_name): (usize, ProgressRule, &str),
+    out: &mut Vec<ProgressViolation>,
+) {
+    if n > cap {
+        out.push(ProgressViolation::new(
+            path,
+            cap_rule,
+            format!("{what}; the schema allows at most {cap}"),
+        ));
+    } else if n > limit {
+        out.push(ProgressViolation::new(
+            path,
+            limit_rule,
+            format!("{what}; the agent declares {limit_name} {limit}"),
         ));
     }
 }
@@ -1027,24 +1014,22 @@ fn inspect_tracker(
             None
         }
     };
-    let progress = number_field(path, obj, "progress", out);
-    let total = number_field(path, obj, "total", out);
+    let progress = field::<f64>(path, obj, "progress", out);
+    let total = field::<f64>(path, obj, "total", out);
     check_numbers(path, progress, total, true, out);
-    let message = string_field(path, obj, "message", out);
+    let message = field::<String>(path, obj, "message", out);
     if let Some(m) = &message {
         check_message(path, m, limits, out);
     }
-    let status = string_field(path, obj, "status", out).and_then(|s| {
-        let parsed = TrackerStatus::parse(&s);
-        if parsed.is_none() {
-            out.push(ProgressViolation::new(
-                format!("{path}/status"),
-                ProgressRule::Enum,
-                format!("status {s:?} is not one of running, completed, failed"),
-            ));
-        }
-        parsed
-    });
+    let status = parsed_field(
+        path,
+        obj,
+        "status",
+        TrackerStatus::parse,
+        ProgressRule::Enum,
+        "one of running, completed, failed",
+        out,
+    );
     let started_at = timestamp_field(path, obj, "startedAt", out);
     let updated_at = timestamp_field(path, obj, "updatedAt", out);
     Some(ProgressTracker {
@@ -1073,9 +1058,9 @@ fn inspect_aggregate(
             out.push(unknown_key(path, key, "the aggregate"));
         }
     }
-    let progress = number_field(path, obj, "progress", out);
-    let total = number_field(path, obj, "total", out);
-    let message = string_field(path, obj, "message", out);
+    let progress = field::<f64>(path, obj, "progress", out);
+    let total = field::<f64>(path, obj, "total", out);
+    let message = field::<String>(path, obj, "message", out);
     if let Some(m) = &message {
         check_message(path, m, limits, out);
     }
@@ -1086,34 +1071,42 @@ fn inspect_aggregate(
     })
 }
 
-fn number_field(
-    path: &str,
-    obj: &Map<String, Value>,
-    key: &str,
-    out: &mut Vec<ProgressViolation>,
-) -> Option<f64> {
-    match obj.get(key)? {
-        Value::Number(n) => n.as_f64(),
-        other => {
-            out.push(type_error(&format!("{path}/{key}"), key, "a number", other));
-            None
-        }
+/// A JSON type a payload field may be required to have.
+trait FieldType: Sized {
+    /// How a type error names it, e.g. `a number`.
+    const NAME: &'static str;
+    /// The value as this type, `None` when it is another JSON type.
+    fn read(value: &Value) -> Option<Self>;
+}
+
+impl FieldType for f64 {
+    const NAME: &'static str = "a number";
+    fn read(value: &Value) -> Option<Self> {
+        value.as_f64()
     }
 }
 
-fn string_field(
+impl FieldType for String {
+    const NAME: &'static str = "a string";
+    fn read(value: &Value) -> Option<Self> {
+        value.as_str().map(str::to_owned)
+    }
+}
+
+/// `obj[key]` as a `T`; `None` when the key is absent or holds another JSON
+/// type, which is recorded as a type error.
+fn field<T: FieldType>(
     path: &str,
     obj: &Map<String, Value>,
     key: &str,
     out: &mut Vec<ProgressViolation>,
-) -> Option<String> {
-    match obj.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        other => {
-            out.push(type_error(&format!("{path}/{key}"), key, "a string", other));
-            None
-        }
+) -> Option<T> {
+    let value = obj.get(key)?;
+    let typed = T::read(value);
+    if typed.is_none() {
+        out.push(type_error(&format!("{path}/{key}"), key, T::NAME, value));
     }
+    typed
 }
 
 fn timestamp_field(
@@ -1122,13 +1115,35 @@ fn timestamp_field(
     key: &str,
     out: &mut Vec<ProgressViolation>,
 ) -> Option<DateTime<Utc>> {
-    let s = string_field(path, obj, key, out)?;
-    let parsed = parse_rfc3339(&s);
+    parsed_field(
+        path,
+        obj,
+        key,
+        parse_rfc3339,
+        ProgressRule::DateTime,
+        "an RFC 3339 date-time",
+        out,
+    )
+}
+
+/// `obj[key]`, a string, as `parse` reads it; a string it refuses is
+/// recorded as breaking `rule` (`expected` says what the string should be).
+fn parsed_field<T>(
+    path: &str,
+    obj: &Map<String, Value>,
+    key: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+    rule: ProgressRule,
+    expected: &str,
+    out: &mut Vec<ProgressViolation>,
+) -> Option<T> {
+    let s = field::<String>(path, obj, key, out)?;
+    let parsed = parse(&s);
     if parsed.is_none() {
         out.push(ProgressViolation::new(
             format!("{path}/{key}"),
-            ProgressRule::DateTime,
-            format!("{key} {s:?} is not an RFC 3339 date-time"),
+            rule,
+            format!("{key} {s:?} is not {expected}"),
         ));
     }
     parsed
@@ -1334,37 +1349,40 @@ impl ProgressReducer {
 
     /// Folds a task snapshot (GetTask, the first item of a stream, a push).
     pub fn apply_task(&mut self, task: &Task) -> bool {
-        let found = task
-            .status
-            .message
-            .as_ref()
-            .and_then(|m| m.metadata.as_ref())
-            .filter(|md| md.contains_key(TASK_PROGRESS_URI))
-            .or(task
-                .metadata
-                .as_ref()
-                .filter(|md| md.contains_key(TASK_PROGRESS_URI)))
-            .is_some_and(|md| self.apply_metadata(md));
-        if task.status.state.is_terminal() {
-            self.end_all();
-        }
-        found
+        let message = task.status.message.as_ref();
+        self.apply_first_entry(
+            message.and_then(|m| m.metadata.as_ref()),
+            task.metadata.as_ref(),
+            task.status.state,
+        )
     }
 
     /// Folds a status update.
     pub fn apply_status_update(&mut self, update: &TaskStatusUpdateEvent) -> bool {
-        let found = update
-            .metadata
-            .as_ref()
-            .filter(|md| md.contains_key(TASK_PROGRESS_URI))
-            .or(update
-                .status
-                .message
-                .as_ref()
-                .and_then(|m| m.metadata.as_ref())
-                .filter(|md| md.contains_key(TASK_PROGRESS_URI)))
+        let message = update.status.message.as_ref();
+        self.apply_first_entry(
+            update.metadata.as_ref(),
+            message.and_then(|m| m.metadata.as_ref()),
+            update.status.state,
+        )
+    }
+
+    /// Folds the progress entry of `first`, or of `second` when `first` has
+    /// none (a task and its status message may each carry one; which one
+    /// wins depends on the item), then ends every tracker if `state` is
+    /// terminal.
+    fn apply_first_entry(
+        &mut self,
+        first: Option<&Metadata>,
+        second: Option<&Metadata>,
+        state: TaskState,
+    ) -> bool {
+        let has_entry = |md: &&Metadata| md.contains_key(TASK_PROGRESS_URI);
+        let found = first
+            .filter(has_entry)
+            .or(second.filter(has_entry))
             .is_some_and(|md| self.apply_metadata(md));
-        if update.status.state.is_terminal() {
+        if state.is_terminal() {
             self.end_all();
         }
         found

@@ -154,19 +154,17 @@ macro_rules! for_each_operation {
 }
 
 /// Parameters of SendMessage and SendStreamingMessage.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageRequest {
     /// Tenant, copied from the agent interface when it declares one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The message to send.
     pub message: Message,
     /// How the server should answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration: Option<SendMessageConfiguration>,
     /// Optional request metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
@@ -196,6 +194,7 @@ impl SendMessageRequest {
 }
 
 /// Options of a SendMessage call.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
@@ -208,18 +207,10 @@ pub struct SendMessageConfiguration {
     )]
     pub accepted_output_modes: Vec<String>,
     /// A push notification config to register for the new task.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "task_push_notification_config"
-    )]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// How much history to return (unset: all, 0: none, N: the last N).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// `true`: return as soon as the task exists instead of waiting for it
     /// to finish or be interrupted.
@@ -233,63 +224,49 @@ pub struct SendMessageConfiguration {
 }
 
 /// Parameters of GetTask.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task id.
     pub id: String,
     /// How much history to return.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
 /// Parameters of ListTasks.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// Only tasks of this context.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// Only tasks in this state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// Page size: default 50, 1..=100.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_size")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// Cursor from a previous `nextPageToken`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_token")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
     /// History per task.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "history_length"
-    )]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this instant.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         with = "serde_util::opt_timestamp",
         alias = "status_timestamp_after"
     )]
     pub status_timestamp_after: Option<DateTime<Utc>>,
     /// Include artifacts (default false: the field is omitted).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "include_artifacts"
-    )]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -317,70 +294,66 @@ pub struct ListTasksResponse {
 }
 
 /// Parameters of CancelTask.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelTaskRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task id.
     pub id: String,
     /// Optional metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
 /// Parameters of SubscribeToTask.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscribeToTaskRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task id.
     pub id: String,
 }
 
 /// How a push notification authenticates to its receiver.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticationInfo {
     /// An IANA HTTP authentication scheme, e.g. `Bearer`.
     pub scheme: String,
     /// The credentials for that scheme.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
 }
 
 /// A webhook registered for a task's updates.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// Config id (server-assigned when empty).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Where to POST notifications.
     pub url: String,
     /// A token echoed to the receiver.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// How to authenticate to the receiver.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<AuthenticationInfo>,
 }
 
 /// Parameters of GetTaskPushNotificationConfig and DeleteTaskPushNotificationConfig.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfigRef {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task.
     #[serde(alias = "task_id")]
@@ -390,20 +363,20 @@ pub struct TaskPushNotificationConfigRef {
 }
 
 /// Parameters of ListTaskPushNotificationConfigs.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task.
     #[serde(alias = "task_id")]
     pub task_id: String,
     /// Page size.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_size")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// Cursor.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_token")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
 }
 
@@ -420,10 +393,10 @@ pub struct ListTaskPushNotificationConfigsResponse {
 }
 
 /// Parameters of GetExtendedAgentCard.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetExtendedAgentCardRequest {
     /// Tenant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
 }

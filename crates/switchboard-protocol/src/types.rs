@@ -2,7 +2,9 @@
 //! update events, in their canonical JSON form (ProtoJSON of `lf.a2a.v1`).
 //!
 //! Output rules: camelCase names, enums as their proto names, timestamps as
-//! RFC 3339 UTC with `Z`, REQUIRED fields always emitted. Input rules: the
+//! RFC 3339 UTC with `Z`, REQUIRED fields always emitted, unset optional
+//! fields left out rather than written as `null` (the derived structs with `Option`
+//! fields carry `#[serde_with::skip_serializing_none]`). Input rules: the
 //! proto's snake_case names are accepted as aliases, unknown fields are
 //! ignored, and `null` is accepted where a list or map may appear.
 
@@ -325,6 +327,7 @@ impl<'de> Deserialize<'de> for Part {
 }
 
 /// One turn of communication between a client and an agent.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
@@ -332,10 +335,10 @@ pub struct Message {
     #[serde(alias = "message_id")]
     pub message_id: String,
     /// The conversation this message belongs to.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// The task this message belongs to, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "task_id")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Sender role.
     pub role: Role,
@@ -343,7 +346,6 @@ pub struct Message {
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Optional metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs this message uses.
     #[serde(
@@ -412,20 +414,16 @@ pub fn join_text(parts: &[Part]) -> String {
 }
 
 /// The status of a task: state, optional message, timestamp.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
     /// The current state.
     pub state: TaskState,
     /// An optional message explaining the status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
     /// When the status was set.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "serde_util::opt_timestamp"
-    )]
+    #[serde(default, with = "serde_util::opt_timestamp")]
     pub timestamp: Option<DateTime<Utc>>,
 }
 
@@ -447,6 +445,7 @@ impl TaskStatus {
 }
 
 /// An output of a task.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
@@ -454,16 +453,13 @@ pub struct Artifact {
     #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     /// Human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Human-readable description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The content.
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Optional metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Extension URIs this artifact uses.
     #[serde(
@@ -518,6 +514,7 @@ impl Artifact {
 }
 
 /// A stateful unit of work.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
@@ -529,13 +526,10 @@ pub struct Task {
     /// Current status.
     pub status: TaskStatus,
     /// Outputs so far. `None` means "omitted" (ListTasks without artifacts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifacts: Option<Vec<Artifact>>,
     /// Messages exchanged so far. `None` means "omitted".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<Message>>,
     /// Optional metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
@@ -569,6 +563,7 @@ impl Task {
 }
 
 /// A change of a task's status, sent on streams and pushes.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
@@ -581,11 +576,11 @@ pub struct TaskStatusUpdateEvent {
     /// The new status.
     pub status: TaskStatus,
     /// Optional metadata (extensions such as task-progress put data here).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
 /// A new or extended artifact, sent on streams and pushes.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
@@ -613,7 +608,6 @@ pub struct TaskArtifactUpdateEvent {
     )]
     pub last_chunk: bool,
     /// Optional metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
 }
 
