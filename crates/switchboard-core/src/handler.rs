@@ -1060,14 +1060,13 @@ impl RequestHandler {
         if let Some(after) = call.resume_after {
             return self.resubscribe_to_task(call, req, after).await;
         }
-        self.require_streaming()?;
-        if req.id.is_empty() {
-            return Err(A2AError::invalid_field("id", "is required"));
-        }
-        let runtime = self.runtime(call, &req.id).await?;
-        let slot = self.subscriber_slot(call, &req.id)?;
-        self.catch_up_if_shared(&runtime).await?;
-        let (snapshot, seq, rx) = runtime.subscribe().await;
+        let OpenSubscription {
+            runtime,
+            slot,
+            snapshot,
+            seq,
+            rx,
+        } = self.open_subscription(call, &req.id).await?;
         if snapshot.status.state.is_terminal() {
             return Err(A2AError::UnsupportedOperation(format!(
                 "task {} is {}; subscriptions are only possible to unfinished tasks (use GetTask)",
@@ -1079,6 +1078,31 @@ impl RequestHandler {
             slot,
             self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)),
         ))
+    }
+
+    /// What both kinds of subscription start from: the caller's task, a
+    /// place among its subscribers, and its state at the moment the bus
+    /// receiver was taken (so nothing after `seq` is missed).
+    async fn open_subscription(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+    ) -> Result<OpenSubscription, A2AError> {
+        self.require_streaming()?;
+        if task_id.is_empty() {
+            return Err(A2AError::invalid_field("id", "is required"));
+        }
+        let runtime = self.runtime(call, task_id).await?;
+        let slot = self.subscriber_slot(call, task_id)?;
+        self.catch_up_if_shared(&runtime).await?;
+        let (snapshot, seq, rx) = runtime.subscribe().await;
+        Ok(OpenSubscription {
+            runtime,
+            slot,
+            snapshot,
+            seq,
+            rx,
+        })
     }
 
     /// A place among the task's subscribers, or ResourceExhausted.
@@ -1106,14 +1130,13 @@ impl RequestHandler {
         after: u64,
     ) -> Result<EventStream, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::SubscribeToTask);
-        self.require_streaming()?;
-        if req.id.is_empty() {
-            return Err(A2AError::invalid_field("id", "is required"));
-        }
-        let runtime = self.runtime(call, &req.id).await?;
-        let slot = self.subscriber_slot(call, &req.id)?;
-        self.catch_up_if_shared(&runtime).await?;
-        let (snapshot, seq, rx) = runtime.subscribe().await;
+        let OpenSubscription {
+            runtime,
+            slot,
+            snapshot,
+            seq,
+            rx,
+        } = self.open_subscription(call, &req.id).await?;
         if after > seq {
             return Err(A2AError::invalid_field(
                 "Last-Event-ID",
@@ -1440,6 +1463,16 @@ fn all_modes<'a>(
         }
     }
     modes
+}
+
+/// A subscription just opened ([`RequestHandler::open_subscription`]): the
+/// task's snapshot at event `seq`, and the bus receiver taken at that point.
+struct OpenSubscription {
+    runtime: Arc<TaskRuntime>,
+    slot: Slot,
+    snapshot: Task,
+    seq: u64,
+    rx: broadcast::Receiver<BusEvent>,
 }
 
 /// `stream`, holding `slot` until it is dropped.

@@ -106,9 +106,13 @@ fn agent() -> impl AgentExecutor {
     })
 }
 
+/// The test agent's card: it streams.
+fn card() -> AgentCard {
+    AgentCard::new("test", "test agent", "1.0").with_streaming(true)
+}
+
 fn handler() -> RequestHandler {
-    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
-    RequestHandler::builder(agent(), card).build()
+    RequestHandler::builder(agent(), card()).build()
 }
 
 fn send(text: &str) -> SendMessageRequest {
@@ -124,11 +128,47 @@ fn nonblocking(text: &str) -> SendMessageRequest {
     r
 }
 
+/// Requests that name one task of the default tenant, with no options.
+fn get_req(id: &str) -> GetTaskRequest {
+    GetTaskRequest {
+        tenant: None,
+        id: id.into(),
+        history_length: None,
+    }
+}
+
+fn subscribe_req(id: &str) -> SubscribeToTaskRequest {
+    SubscribeToTaskRequest {
+        tenant: None,
+        id: id.into(),
+    }
+}
+
+fn cancel_req(id: &str) -> CancelTaskRequest {
+    CancelTaskRequest {
+        tenant: None,
+        id: id.into(),
+        metadata: None,
+    }
+}
+
 async fn task_of(h: &RequestHandler, call: &CallContext, req: SendMessageRequest) -> Task {
     match h.send_message(call, req).await.unwrap() {
         SendMessageResponse::Task(t) => t,
         other => panic!("expected a task, got {other:?}"),
     }
+}
+
+/// The sequence numbers of `events`, in order.
+fn seqs(events: &[LoggedEvent]) -> Vec<u64> {
+    events.iter().map(|e| e.seq).collect()
+}
+
+/// Sends `text` and returns the task, which must be in `state`.
+async fn task_in(h: &RequestHandler, call: &CallContext, text: &str, state: TaskState) -> Task {
+    let t = task_of(h, call, send(text)).await;
+    assert_eq!(t.status.state, state, "{t:?}");
+    t
 }
 
 async fn collect(mut s: EventStream) -> Vec<LoggedEvent> {
@@ -142,42 +182,39 @@ async fn collect(mut s: EventStream) -> Vec<LoggedEvent> {
     out
 }
 
+/// Sends `req` as a streaming message and collects the whole stream.
+async fn stream(
+    h: &RequestHandler,
+    call: &CallContext,
+    req: SendMessageRequest,
+) -> Vec<LoggedEvent> {
+    collect(h.send_streaming_message(call, req).await.unwrap()).await
+}
+
+async fn list(h: &RequestHandler, call: &CallContext, req: ListTasksRequest) -> ListTasksResponse {
+    h.list_tasks(call, req).await.unwrap()
+}
+
 #[tokio::test]
 async fn blocking_send_returns_the_completed_task() {
     let h = handler();
     let call = CallContext::anonymous();
-    let t = task_of(&h, &call, send("hello world")).await;
-    assert_eq!(t.status.state, TaskState::Completed);
+    let t = task_in(&h, &call, "hello world", TaskState::Completed).await;
     assert_eq!(t.artifacts()[0].text(), "hello world");
     assert!(!t.context_id.is_empty());
     // History: the user message, then the agent's "thinking" status message.
     assert_eq!(t.history()[0].text(), "hello world");
     assert_eq!(t.history()[0].task_id.as_deref(), Some(t.id.as_str()));
     assert_eq!(t.history()[1].text(), "thinking");
-    let got = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-                history_length: Some(1),
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(got.history().len(), 1);
-    let got = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-                history_length: Some(0),
-            },
-        )
-        .await
-        .unwrap();
-    assert!(got.history.is_none());
+    // history_length keeps the newest messages; 0 leaves the history out.
+    for (history_length, kept) in [(1, Some(1)), (0, None)] {
+        let req = GetTaskRequest {
+            history_length: Some(history_length),
+            ..get_req(&t.id)
+        };
+        let got = h.get_task(&call, req).await.unwrap();
+        assert_eq!(got.history.as_ref().map(Vec::len), kept);
+    }
 }
 
 #[tokio::test]
@@ -195,11 +232,8 @@ async fn reply_first_means_a_message_and_no_task() {
         }
         other => panic!("{other:?}"),
     }
-    let list = h
-        .list_tasks(&call, ListTasksRequest::default())
-        .await
-        .unwrap();
-    assert_eq!(list.total_size, 0);
+    let listed = list(&h, &call, ListTasksRequest::default()).await;
+    assert_eq!(listed.total_size, 0);
 }
 
 #[tokio::test]
@@ -213,36 +247,14 @@ async fn nonblocking_returns_at_once_and_cancel_reaches_the_agent() {
         t.status.state
     );
     let sub = h
-        .subscribe_to_task(
-            &call,
-            SubscribeToTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-            },
-        )
+        .subscribe_to_task(&call, subscribe_req(&t.id))
         .await
         .unwrap();
     let sub2 = h
-        .subscribe_to_task(
-            &call,
-            SubscribeToTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-            },
-        )
+        .subscribe_to_task(&call, subscribe_req(&t.id))
         .await
         .unwrap();
-    let canceled = h
-        .cancel_task(
-            &call,
-            CancelTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-                metadata: None,
-            },
-        )
-        .await
-        .unwrap();
+    let canceled = h.cancel_task(&call, cancel_req(&t.id)).await.unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
     let a = collect(sub).await;
     let b = collect(sub2).await;
@@ -251,35 +263,18 @@ async fn nonblocking_returns_at_once_and_cancel_reaches_the_agent() {
         "a subscription starts with the task"
     );
     assert_eq!(a.last().unwrap().event.state(), Some(TaskState::Canceled));
-    let seqs = |v: &[LoggedEvent]| v.iter().skip(1).map(|e| e.seq).collect::<Vec<_>>();
     // Both subscribers end with the same events, in the same order.
     assert_eq!(a.last().unwrap().seq, b.last().unwrap().seq);
+    let after_task = seqs(&a[1..]);
     assert!(
-        seqs(&a).windows(2).all(|w| w[1] == w[0] + 1),
-        "no gaps: {:?}",
-        seqs(&a)
+        after_task.windows(2).all(|w| w[1] == w[0] + 1),
+        "no gaps: {after_task:?}"
     );
     // Terminal tasks refuse cancel, subscribe and messages.
-    let err = h
-        .cancel_task(
-            &call,
-            CancelTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-                metadata: None,
-            },
-        )
-        .await
-        .unwrap_err();
+    let err = h.cancel_task(&call, cancel_req(&t.id)).await.unwrap_err();
     assert_eq!(err.code(), -32002);
     let err = h
-        .subscribe_to_task(
-            &call,
-            SubscribeToTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-            },
-        )
+        .subscribe_to_task(&call, subscribe_req(&t.id))
         .await
         .err()
         .unwrap();
@@ -291,17 +286,7 @@ async fn nonblocking_returns_at_once_and_cancel_reaches_the_agent() {
     assert_eq!(err.code(), -32004);
     // The run saw the cancellation and ended without changing the task again.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let got = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-                history_length: None,
-            },
-        )
-        .await
-        .unwrap();
+    let got = h.get_task(&call, get_req(&t.id)).await.unwrap();
     assert_eq!(got.status.state, TaskState::Canceled);
 }
 
@@ -319,8 +304,7 @@ impl MapTask for SendMessageRequest {
 async fn input_required_then_follow_up_completes_the_same_task() {
     let h = handler();
     let call = CallContext::anonymous();
-    let t = task_of(&h, &call, send("ask")).await;
-    assert_eq!(t.status.state, TaskState::InputRequired);
+    let t = task_in(&h, &call, "ask", TaskState::InputRequired).await;
     assert_eq!(t.status.message.as_ref().unwrap().text(), "name?");
     let mut follow = send("ask Ada").map_task(&t.id);
     follow.message.context_id = Some("wrong".into());
@@ -364,12 +348,7 @@ async fn input_required_then_follow_up_completes_the_same_task() {
 async fn streams_start_with_the_task_and_chunks_assemble() {
     let h = handler();
     let call = CallContext::anonymous();
-    let events = collect(
-        h.send_streaming_message(&call, send("chunks 4"))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let events = stream(&h, &call, send("chunks 4")).await;
     let StreamResponse::Task(first) = &events[0].event else {
         panic!("first is a task")
     };
@@ -389,17 +368,7 @@ async fn streams_start_with_the_task_and_chunks_assemble() {
         events.last().unwrap().event.state(),
         Some(TaskState::Completed)
     );
-    let t = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: first.id.clone(),
-                history_length: None,
-            },
-        )
-        .await
-        .unwrap();
+    let t = h.get_task(&call, get_req(&first.id)).await.unwrap();
     assert_eq!(t.artifacts()[0].text(), "c0\nc1\nc2\nc3\nend");
     // The store's log equals what the stream showed.
     let log = h.store().events("", &first.id, 0, 100).await.unwrap();
@@ -409,12 +378,7 @@ async fn streams_start_with_the_task_and_chunks_assemble() {
 #[tokio::test]
 async fn message_stream_is_one_message() {
     let h = handler();
-    let events = collect(
-        h.send_streaming_message(&CallContext::anonymous(), send("reply x"))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let events = stream(&h, &CallContext::anonymous(), send("reply x")).await;
     assert_eq!(events.len(), 1);
     assert!(matches!(events[0].event, StreamResponse::Message(_)));
 }
@@ -423,11 +387,9 @@ async fn message_stream_is_one_message() {
 async fn agent_errors_and_panics_fail_the_task() {
     let h = handler();
     let call = CallContext::anonymous();
-    let t = task_of(&h, &call, send("fail")).await;
-    assert_eq!(t.status.state, TaskState::Failed);
+    let t = task_in(&h, &call, "fail", TaskState::Failed).await;
     assert!(t.status.message.as_ref().unwrap().text().contains("boom"));
-    let t = task_of(&h, &call, send("panic")).await;
-    assert_eq!(t.status.state, TaskState::Failed);
+    let t = task_in(&h, &call, "panic", TaskState::Failed).await;
     assert!(
         t.status
             .message
@@ -482,25 +444,14 @@ async fn bad_requests_get_spec_errors() {
         h.send_message(&call, modes).await.unwrap_err().code(),
         -32005
     );
-    let err = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: "nope".into(),
-                history_length: None,
-            },
-        )
-        .await
-        .unwrap_err();
+    let err = h.get_task(&call, get_req("nope")).await.unwrap_err();
     assert_eq!(err.code(), -32001);
     let err = h
         .get_task(
             &call,
             GetTaskRequest {
-                tenant: None,
-                id: "nope".into(),
                 history_length: Some(-1),
+                ..get_req("nope")
             },
         )
         .await
@@ -553,30 +504,16 @@ async fn tasks_are_scoped_to_tenant_and_owner() {
     let other_tenant = CallContext::anonymous().with_tenant("t2");
     let t = task_of(&h, &alice, send("hi")).await;
     for who in [&bob, &other_tenant] {
-        let err = h
-            .get_task(
-                who,
-                GetTaskRequest {
-                    tenant: None,
-                    id: t.id.clone(),
-                    history_length: None,
-                },
-            )
-            .await
-            .unwrap_err();
+        let err = h.get_task(who, get_req(&t.id)).await.unwrap_err();
         assert_eq!(err.code(), -32001);
         assert_eq!(
-            h.list_tasks(who, ListTasksRequest::default())
-                .await
-                .unwrap()
-                .total_size,
+            list(&h, who, ListTasksRequest::default()).await.total_size,
             0
         );
     }
     assert_eq!(
-        h.list_tasks(&alice, ListTasksRequest::default())
+        list(&h, &alice, ListTasksRequest::default())
             .await
-            .unwrap()
             .total_size,
         1
     );
@@ -592,16 +529,15 @@ async fn list_pages_and_filters() {
         r.message.context_id = Some(if i % 2 == 0 { "even" } else { "odd" }.into());
         ids.push(task_of(&h, &call, r).await.id);
     }
-    let first = h
-        .list_tasks(
-            &call,
-            ListTasksRequest {
-                page_size: Some(2),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let first = list(
+        &h,
+        &call,
+        ListTasksRequest {
+            page_size: Some(2),
+            ..Default::default()
+        },
+    )
+    .await;
     assert_eq!(first.tasks.len(), 2);
     assert_eq!(first.total_size, 5);
     assert_eq!(first.page_size, 2);
@@ -613,49 +549,46 @@ async fn list_pages_and_filters() {
     let mut seen: Vec<String> = first.tasks.iter().map(|t| t.id.clone()).collect();
     let mut token = first.next_page_token;
     while !token.is_empty() {
-        let page = h
-            .list_tasks(
-                &call,
-                ListTasksRequest {
-                    page_size: Some(2),
-                    page_token: Some(token),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let page = list(
+            &h,
+            &call,
+            ListTasksRequest {
+                page_size: Some(2),
+                page_token: Some(token),
+                ..Default::default()
+            },
+        )
+        .await;
         seen.extend(page.tasks.iter().map(|t| t.id.clone()));
         token = page.next_page_token;
     }
     ids.reverse();
     assert_eq!(seen, ids, "most recent first, every task once");
-    let odd = h
-        .list_tasks(
-            &call,
-            ListTasksRequest {
-                context_id: Some("odd".into()),
-                include_artifacts: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let odd = list(
+        &h,
+        &call,
+        ListTasksRequest {
+            context_id: Some("odd".into()),
+            include_artifacts: Some(true),
+            ..Default::default()
+        },
+    )
+    .await;
     assert_eq!(odd.total_size, 2);
     assert!(
         odd.tasks
             .iter()
             .all(|t| t.artifacts.as_ref().is_some_and(|a| !a.is_empty()))
     );
-    let done = h
-        .list_tasks(
-            &call,
-            ListTasksRequest {
-                status: Some(TaskState::Working),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let done = list(
+        &h,
+        &call,
+        ListTasksRequest {
+            status: Some(TaskState::Working),
+            ..Default::default()
+        },
+    )
+    .await;
     assert_eq!(done.total_size, 0);
 }
 
@@ -672,10 +605,10 @@ async fn a_lagging_subscriber_catches_up_from_the_log() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let events = collect(stream).await;
-    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    let got = seqs(&events);
     assert_eq!(
-        seqs,
-        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        got,
+        (1..=got.len() as u64).collect::<Vec<_>>(),
         "no gap, no duplicate"
     );
     assert_eq!(
@@ -724,17 +657,7 @@ async fn shutdown_cancels_runs() {
     let t = task_of(&h, &call, nonblocking("long")).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     h.shutdown(Duration::from_secs(5)).await;
-    let got = h
-        .get_task(
-            &call,
-            GetTaskRequest {
-                tenant: None,
-                id: t.id,
-                history_length: None,
-            },
-        )
-        .await
-        .unwrap();
+    let got = h.get_task(&call, get_req(&t.id)).await.unwrap();
     // The agent stopped when told to and returned Ok without finishing:
     // the engine fails the task, saying why, rather than claim it completed.
     assert_eq!(got.status.state, TaskState::Failed, "{got:?}");
@@ -764,34 +687,20 @@ async fn memory_store_evicts_oldest_finished_tasks_only() {
         done.push(task_of(&h, &call, send(&format!("t{i}"))).await.id);
     }
     assert_eq!(store.len(), 4, "3 finished + 1 running");
-    let get = |id: String| GetTaskRequest {
-        tenant: None,
-        id,
-        history_length: None,
-    };
     assert!(
-        h.get_task(&call, get(running.id.clone())).await.is_ok(),
+        h.get_task(&call, get_req(&running.id)).await.is_ok(),
         "running tasks are never evicted"
     );
     for id in &done[..7] {
         assert_eq!(
-            h.get_task(&call, get(id.clone())).await.unwrap_err().code(),
+            h.get_task(&call, get_req(id)).await.unwrap_err().code(),
             -32001
         );
     }
     for id in &done[7..] {
-        assert!(h.get_task(&call, get(id.clone())).await.is_ok());
+        assert!(h.get_task(&call, get_req(id)).await.is_ok());
     }
-    h.cancel_task(
-        &call,
-        CancelTaskRequest {
-            tenant: None,
-            id: running.id,
-            metadata: None,
-        },
-    )
-    .await
-    .unwrap();
+    h.cancel_task(&call, cancel_req(&running.id)).await.unwrap();
 }
 
 #[tokio::test]
@@ -824,7 +733,7 @@ async fn extension_metadata_is_shown_only_to_callers_that_activated_it() {
     let mut opted = CallContext::anonymous().with_extensions_header(EXT);
     h.activate_extensions(&mut opted).unwrap();
 
-    let events = collect(h.send_streaming_message(&plain, send("go")).await.unwrap()).await;
+    let events = stream(&h, &plain, send("go")).await;
     let StreamResponse::StatusUpdate(u) = &events[1].event else {
         panic!("{:?}", events[1])
     };
@@ -836,24 +745,19 @@ async fn extension_metadata_is_shown_only_to_callers_that_activated_it() {
     );
     let id = u.task_id.clone();
 
-    let get = |id: &str| GetTaskRequest {
-        tenant: None,
-        id: id.into(),
-        history_length: None,
-    };
-    let t = h.get_task(&plain, get(&id)).await.unwrap();
+    let t = h.get_task(&plain, get_req(&id)).await.unwrap();
     assert!(
         t.history()
             .iter()
             .all(|m| m.metadata.as_ref().is_none_or(|md| !md.contains_key(EXT)))
     );
-    let t = h.get_task(&opted, get(&id)).await.unwrap();
+    let t = h.get_task(&opted, get_req(&id)).await.unwrap();
     assert!(
         t.history()
             .iter()
             .any(|m| m.metadata.as_ref().is_some_and(|md| md.contains_key(EXT)))
     );
-    let events = collect(h.send_streaming_message(&opted, send("go")).await.unwrap()).await;
+    let events = stream(&h, &opted, send("go")).await;
     let StreamResponse::StatusUpdate(u) = &events[1].event else {
         panic!()
     };
@@ -898,12 +802,7 @@ async fn transient_status_messages_stay_out_of_the_history() {
 async fn resumed_streams_reassemble_without_gaps_or_duplicates() {
     let h = handler();
     let call = CallContext::anonymous();
-    let full = collect(
-        h.send_streaming_message(&call, send("chunks 40"))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let full = stream(&h, &call, send("chunks 40")).await;
     let id = full[0].event.task_id().unwrap().to_string();
     // Replaying a finished task from every possible point.
     let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -912,14 +811,7 @@ async fn resumed_streams_reassemble_without_gaps_or_duplicates() {
         loop {
             let after = got.last().unwrap().seq;
             let mut s = h
-                .resubscribe_to_task(
-                    &call,
-                    SubscribeToTaskRequest {
-                        tenant: None,
-                        id: id.clone(),
-                    },
-                    after,
-                )
+                .resubscribe_to_task(&call, subscribe_req(&id), after)
                 .await
                 .unwrap();
             rng ^= rng << 13;
@@ -944,7 +836,7 @@ async fn resumed_streams_reassemble_without_gaps_or_duplicates() {
     }
     // Resuming from a point that does not exist yet is an error.
     let err = h
-        .resubscribe_to_task(&call, SubscribeToTaskRequest { tenant: None, id }, 10_000)
+        .resubscribe_to_task(&call, subscribe_req(&id), 10_000)
         .await
         .err()
         .unwrap();
@@ -957,39 +849,17 @@ async fn a_live_stream_resumed_mid_task_misses_nothing() {
     let call = CallContext::anonymous();
     let t = task_of(&h, &call, nonblocking("long")).await;
     let mut first = h
-        .subscribe_to_task(
-            &call,
-            SubscribeToTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-            },
-        )
+        .subscribe_to_task(&call, subscribe_req(&t.id))
         .await
         .unwrap();
     let snapshot = first.next().await.unwrap().unwrap();
     drop(first);
     // Events happen while nobody is connected.
-    h.cancel_task(
-        &call,
-        CancelTaskRequest {
-            tenant: None,
-            id: t.id.clone(),
-            metadata: None,
-        },
-    )
-    .await
-    .unwrap();
+    h.cancel_task(&call, cancel_req(&t.id)).await.unwrap();
     let resumed = collect(
-        h.resubscribe_to_task(
-            &call,
-            SubscribeToTaskRequest {
-                tenant: None,
-                id: t.id.clone(),
-            },
-            snapshot.seq,
-        )
-        .await
-        .unwrap(),
+        h.resubscribe_to_task(&call, subscribe_req(&t.id), snapshot.seq)
+            .await
+            .unwrap(),
     )
     .await;
     let log = h
@@ -1023,16 +893,15 @@ async fn a_dropped_blocking_caller_does_not_stop_the_agent() {
         "the caller gave up before the agent finished"
     );
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let list = h
-        .list_tasks(
-            &call,
-            ListTasksRequest {
-                include_artifacts: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let list = list(
+        &h,
+        &call,
+        ListTasksRequest {
+            include_artifacts: Some(true),
+            ..Default::default()
+        },
+    )
+    .await;
     assert_eq!(list.tasks.len(), 1);
     assert_eq!(list.tasks[0].status.state, TaskState::Completed);
     assert_eq!(list.tasks[0].artifacts()[0].text(), "finished anyway");
@@ -1042,6 +911,13 @@ async fn a_dropped_blocking_caller_does_not_stop_the_agent() {
 #[derive(Debug, Default)]
 struct Counting {
     commits: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Counting {
+    /// The sizes of the commits since the last call, oldest first.
+    fn take(&self) -> Vec<usize> {
+        std::mem::take(&mut *self.commits.lock().unwrap())
+    }
 }
 
 #[async_trait::async_trait]
@@ -1054,8 +930,7 @@ impl CommitObserver for Counting {
 /// The test agent's handler on a store that records the size of each commit.
 fn counting_handler() -> (Arc<ObservedStore<Counting>>, RequestHandler) {
     let store = Arc::new(ObservedStore::<Counting>::default());
-    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
-    let h = RequestHandler::builder(agent(), card)
+    let h = RequestHandler::builder(agent(), card())
         .store(store.clone())
         .build();
     (store, h)
@@ -1067,32 +942,22 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     let call = CallContext::default();
 
     // working, artifact, then completed by the engine: four events, three commits.
-    let t = task_of(&h, &call, send("hello")).await;
-    assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 1, 1]);
+    let t = task_in(&h, &call, "hello", TaskState::Completed).await;
+    assert_eq!(store.observer.take(), vec![2, 1, 1]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
-    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(seqs(&log), [1, 2, 3, 4]);
     assert!(
         matches!(&log[0].event, StreamResponse::Task(first) if first.status.state == TaskState::Submitted)
     );
     assert_eq!(log[1].event.state(), Some(TaskState::Working));
 
     // A run that emits nothing: created and completed in one commit.
-    store.observer.commits.lock().unwrap().clear();
-    let t = task_of(&h, &call, send("nothing")).await;
-    assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2]);
+    task_in(&h, &call, "nothing", TaskState::Completed).await;
+    assert_eq!(store.observer.take(), vec![2]);
 
     // A stream still shows the task first, then every change once.
-    let stream = h
-        .send_streaming_message(&call, send("hello"))
-        .await
-        .unwrap();
-    let events = collect(stream).await;
-    assert_eq!(
-        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        [1, 2, 3, 4]
-    );
+    let events = stream(&h, &call, send("hello")).await;
+    assert_eq!(seqs(&events), [1, 2, 3, 4]);
     assert!(matches!(events[0].event, StreamResponse::Task(_)));
     assert_eq!(events[3].event.state(), Some(TaskState::Completed));
 }
@@ -1146,8 +1011,7 @@ impl Cluster for OneReplica {
 async fn blocking_sends_never_hang_on_lock_contention() {
     let (tx, _) = tokio::sync::broadcast::channel(1024);
     let store = Arc::new(ObservedStore::new(Announcing { tx: tx.clone() }));
-    let card = AgentCard::new("test", "test agent", "1.0").with_streaming(true);
-    let h = RequestHandler::builder(agent(), card)
+    let h = RequestHandler::builder(agent(), card())
         .store(store)
         .cluster(Arc::new(OneReplica(tx)))
         .build();
@@ -1173,34 +1037,24 @@ async fn a_batch_is_one_commit_of_consecutive_events() {
 
     // The first batch creates the task: task + working + artifact +
     // completed in one commit, and the engine has nothing left to settle.
-    let t = task_of(&h, &call, send("batch")).await;
-    assert_eq!(t.status.state, TaskState::Completed);
+    let t = task_in(&h, &call, "batch", TaskState::Completed).await;
     assert_eq!(t.artifacts()[0].text(), "batch");
-    assert_eq!(*store.observer.commits.lock().unwrap(), vec![4]);
+    assert_eq!(store.observer.take(), vec![4]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
-    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(seqs(&log), [1, 2, 3, 4]);
     assert_eq!(log[1].event.state(), Some(TaskState::Working));
     assert!(matches!(log[2].event, StreamResponse::ArtifactUpdate(_)));
     assert_eq!(log[3].event.state(), Some(TaskState::Completed));
 
     // A batch on an existing task: one more commit of three events.
-    store.observer.commits.lock().unwrap().clear();
-    let t = task_of(&h, &call, send("batch-later")).await;
-    assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 3]);
+    let t = task_in(&h, &call, "batch-later", TaskState::Completed).await;
+    assert_eq!(store.observer.take(), vec![2, 3]);
     let names: Vec<_> = t.artifacts().iter().map(|a| a.text()).collect();
     assert_eq!(names, ["one", "two"]);
 
     // A stream sees every event of a batch once, in order.
-    let stream = h
-        .send_streaming_message(&call, send("batch-later"))
-        .await
-        .unwrap();
-    let events = collect(stream).await;
-    assert_eq!(
-        events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        [1, 2, 3, 4, 5]
-    );
+    let events = stream(&h, &call, send("batch-later")).await;
+    assert_eq!(seqs(&events), [1, 2, 3, 4, 5]);
     assert_eq!(events[4].event.state(), Some(TaskState::Completed));
 }
 
@@ -1217,7 +1071,7 @@ async fn a_batch_with_a_refused_change_changes_nothing() {
     );
     assert_eq!(t.status.state, TaskState::Completed);
     // created+working, the error artifact, the engine's completion.
-    assert_eq!(*store.observer.commits.lock().unwrap(), vec![2, 1, 1]);
+    assert_eq!(store.observer.take(), vec![2, 1, 1]);
     let log = store.events("", &t.id, 0, 10).await.unwrap();
-    assert_eq!(log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(seqs(&log), [1, 2, 3, 4]);
 }

@@ -154,6 +154,18 @@ fn bind_config<'q>(
         .bind(hidden)
 }
 
+impl PgStore {
+    /// Runs one outbox statement on its own (it reads nothing it depends on).
+    async fn write_outbox(
+        &self,
+        statement: Query<'_, Postgres, PgArguments>,
+        what: &str,
+    ) -> Result<(), StoreError> {
+        statement.execute(&self.pool).await.map_err(backend(what))?;
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl PushStore for PgStore {
     async fn put_config(
@@ -329,12 +341,9 @@ impl PushStore for PgStore {
     }
 
     async fn ack(&self, id: u64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM push_outbox WHERE id = $1")
-            .bind(db_id(id))
-            .execute(&self.pool)
+        let delete = sqlx::query("DELETE FROM push_outbox WHERE id = $1").bind(db_id(id));
+        self.write_outbox(delete, "acknowledging a notification")
             .await
-            .map_err(backend("acknowledging a notification"))?;
-        Ok(())
     }
 
     async fn retry(
@@ -343,30 +352,26 @@ impl PushStore for PgStore {
         next_attempt_at: DateTime<Utc>,
         error: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let update = sqlx::query(
             "UPDATE push_outbox SET next_attempt_micros = $2, lease_until_micros = 0, \
              last_error = $3 WHERE id = $1",
         )
         .bind(db_id(id))
         .bind(next_attempt_at.timestamp_micros())
-        .bind(error)
-        .execute(&self.pool)
-        .await
-        .map_err(backend("scheduling a notification retry"))?;
-        Ok(())
+        .bind(error);
+        self.write_outbox(update, "scheduling a notification retry")
+            .await
     }
 
     async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError> {
-        sqlx::query(
+        let update = sqlx::query(
             "UPDATE push_outbox SET state = 1, lease_until_micros = 0, last_error = $2 \
              WHERE id = $1",
         )
         .bind(db_id(id))
-        .bind(error)
-        .execute(&self.pool)
-        .await
-        .map_err(backend("dead-lettering a notification"))?;
-        Ok(())
+        .bind(error);
+        self.write_outbox(update, "dead-lettering a notification")
+            .await
     }
 
     async fn list_dead_letters(

@@ -98,6 +98,31 @@ fn bind_config<'q>(
         .bind(hidden)
 }
 
+impl SqliteStore {
+    /// Runs one outbox statement on its own on the writer connection (it
+    /// needs no transaction: it reads nothing it depends on).
+    async fn write_outbox(
+        &self,
+        statement: Query<'_, Sqlite, SqliteArguments>,
+        what: &str,
+    ) -> Result<(), StoreError> {
+        let mut conn = writer_connection(&self.writer_pool).await?;
+        statement.execute(&mut *conn).await.map_err(backend(what))?;
+        Ok(())
+    }
+}
+
+/// `sql` with one config's key bound as parameters 1 to 3 (tenant,
+/// task_id, id).
+fn on_config<'q>(
+    sql: &'static str,
+    tenant: &'q str,
+    task_id: &'q str,
+    id: &'q str,
+) -> Query<'q, Sqlite, SqliteArguments> {
+    sqlx::query(sql).bind(tenant).bind(task_id).bind(id)
+}
+
 #[async_trait]
 impl PushStore for SqliteStore {
     async fn put_config(
@@ -165,15 +190,11 @@ impl PushStore for SqliteStore {
         task_id: &str,
         id: &str,
     ) -> Result<Option<PushConfig>, StoreError> {
-        let row = sqlx::query(
-            "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .fetch_optional(&self.readers)
-        .await
-        .map_err(backend("reading a push config"))?;
+        let select = "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3";
+        let row = on_config(select, tenant, task_id, id)
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(backend("reading a push config"))?;
         row.as_ref().map(decode_config).transpose()
     }
 
@@ -210,25 +231,18 @@ impl PushStore for SqliteStore {
     ) -> Result<bool, StoreError> {
         let mut conn = writer_connection(&self.writer_pool).await?;
         let mut tx = begin_immediate(&mut conn).await?;
-        let deleted =
-            sqlx::query("DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3")
-                .bind(tenant)
-                .bind(task_id)
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend("deleting a push config"))?;
+        let delete = "DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3";
+        let deleted = on_config(delete, tenant, task_id, id)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend("deleting a push config"))?;
         // Nothing is sent after a delete; dead letters stay for inspection.
-        sqlx::query(
-            "DELETE FROM push_outbox WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 \
-             AND state = 0",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .execute(&mut *tx)
-        .await
-        .map_err(backend("dropping a deleted config's notifications"))?;
+        let drop_pending = "DELETE FROM push_outbox \
+             WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 AND state = 0";
+        on_config(drop_pending, tenant, task_id, id)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend("dropping a deleted config's notifications"))?;
         tx.commit()
             .await
             .map_err(backend("committing a push config delete"))?;
@@ -322,13 +336,9 @@ impl PushStore for SqliteStore {
     }
 
     async fn ack(&self, id: u64) -> Result<(), StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        sqlx::query("DELETE FROM push_outbox WHERE id = ?1")
-            .bind(db_id(id))
-            .execute(&mut *conn)
+        let delete = sqlx::query("DELETE FROM push_outbox WHERE id = ?1").bind(db_id(id));
+        self.write_outbox(delete, "acknowledging a notification")
             .await
-            .map_err(backend("acknowledging a notification"))?;
-        Ok(())
     }
 
     async fn retry(
@@ -337,32 +347,26 @@ impl PushStore for SqliteStore {
         next_attempt_at: DateTime<Utc>,
         error: &str,
     ) -> Result<(), StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        sqlx::query(
+        let update = sqlx::query(
             "UPDATE push_outbox SET next_attempt_micros = ?2, lease_until_micros = 0, \
              last_error = ?3 WHERE id = ?1",
         )
         .bind(db_id(id))
         .bind(micros(next_attempt_at))
-        .bind(error)
-        .execute(&mut *conn)
-        .await
-        .map_err(backend("scheduling a notification retry"))?;
-        Ok(())
+        .bind(error);
+        self.write_outbox(update, "scheduling a notification retry")
+            .await
     }
 
     async fn dead_letter(&self, id: u64, error: &str) -> Result<(), StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        sqlx::query(
+        let update = sqlx::query(
             "UPDATE push_outbox SET state = 1, lease_until_micros = 0, last_error = ?2 \
              WHERE id = ?1",
         )
         .bind(db_id(id))
-        .bind(error)
-        .execute(&mut *conn)
-        .await
-        .map_err(backend("dead-lettering a notification"))?;
-        Ok(())
+        .bind(error);
+        self.write_outbox(update, "dead-lettering a notification")
+            .await
     }
 
     async fn list_dead_letters(

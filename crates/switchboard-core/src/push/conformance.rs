@@ -62,6 +62,15 @@ impl Writer {
         }
     }
 
+    /// A writer for task `id` of the default tenant, which gets one config
+    /// (`config_id`) before its first event.
+    async fn with_config(push: &dyn PushStore, id: &str, config_id: &str) -> Writer {
+        push.put_config(&config("", id, config_id), 10)
+            .await
+            .unwrap();
+        Writer::new("", id)
+    }
+
     /// Commits the next event; returns it.
     async fn step(&mut self, store: &dyn TaskStore, state: TaskState) -> StreamResponse {
         self.record.last_seq += 1;
@@ -156,8 +165,7 @@ pub async fn purging_a_task_never_loses_a_pending_notification(
     push: &dyn PushStore,
 ) {
     let t = "purge-pending-task";
-    push.put_config(&config("", t, "a"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "a").await;
     w.step(tasks, TaskState::Submitted).await;
     let done = w.step(tasks, TaskState::Completed).await;
     let everything_finished = crate::store::Retention {
@@ -278,8 +286,7 @@ pub async fn config_crud(store: &dyn PushStore) {
 pub async fn multi_event_commits_queue_every_event(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "multi-queue-task";
     // An inline config exists before its task does.
-    push.put_config(&config("", t, "a"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "a").await;
     let [created, working] = w.create_working(tasks).await;
     for (seq, event) in [(1, created), (2, working)] {
         let items = claim_for(push, t).await;
@@ -402,8 +409,7 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
 /// or dead-lettered; other configs are not held up.
 pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "order-task";
-    push.put_config(&config("", t, "slow"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "slow").await;
     w.step(tasks, TaskState::Submitted).await;
     w.step(tasks, TaskState::Working).await;
     w.step(tasks, TaskState::Working).await;
@@ -464,8 +470,7 @@ pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn
 /// its lease runs out.
 pub async fn leases_expire(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "lease-task";
-    push.put_config(&config("", t, "x"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "x").await;
     w.step(tasks, TaskState::Submitted).await;
     let now = Utc::now();
     let first = claim_at(push, t, now, Duration::from_secs(5)).await;
@@ -487,8 +492,7 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
     push: &dyn PushStore,
 ) {
     let t = "delete-task";
-    push.put_config(&config("", t, "gone"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "gone").await;
     w.step(tasks, TaskState::Submitted).await;
     w.step(tasks, TaskState::Working).await;
     let head = claim_for(push, t).await;
@@ -528,8 +532,7 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
 /// dead letters whose config is gone are refused.
 pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "requeue-task";
-    push.put_config(&config("", t, "r"), 10).await.unwrap();
-    let mut w = Writer::new("", t);
+    let mut w = Writer::with_config(push, t, "r").await;
     w.step(tasks, TaskState::Submitted).await;
     w.step(tasks, TaskState::Working).await;
     let head = claim_for(push, t).await;

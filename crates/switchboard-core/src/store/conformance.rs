@@ -56,6 +56,17 @@ pub fn status_event(r: &TaskRecord) -> StreamResponse {
     })
 }
 
+/// Commits `r` as a new task, the task itself being its first event, and
+/// returns it as committed.
+async fn create(store: &dyn TaskStore, mut r: TaskRecord) -> TaskRecord {
+    r.last_seq = 1;
+    store
+        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
+        .await
+        .unwrap();
+    r
+}
+
 /// Runs every check against `store`, which must start empty.
 pub async fn run_all(store: &dyn TaskStore) {
     commit_and_load_roundtrip(store).await;
@@ -71,12 +82,11 @@ pub async fn run_all(store: &dyn TaskStore) {
 /// and never an unfinished one.
 pub async fn retention_deletes_only_old_finished_tasks(store: &dyn TaskStore) {
     async fn put(store: &dyn TaskStore, id: &str, state: TaskState, secs: i64) {
-        let mut r = record("ret", "anonymous", id, "ctx-ret", state, secs);
-        r.last_seq = 1;
-        store
-            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-            .await
-            .unwrap();
+        create(
+            store,
+            record("ret", "anonymous", id, "ctx-ret", state, secs),
+        )
+        .await;
     }
     let exists = |id: &'static str| async move { store.load("ret", id).await.unwrap().is_some() };
     // Long before every other check's tasks (some of which carry the real
@@ -145,12 +155,11 @@ pub async fn retention_deletes_only_old_finished_tasks(store: &dyn TaskStore) {
 
 /// A committed snapshot and log load back exactly.
 pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
-    let mut r = record("", "anonymous", "rt-1", "ctx-rt", TaskState::Submitted, 0);
-    r.last_seq = 1;
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
+    let mut r = create(
+        store,
+        record("", "anonymous", "rt-1", "ctx-rt", TaskState::Submitted, 0),
+    )
+    .await;
     r.task.status = TaskStatus::new(TaskState::Working);
     r.last_seq = 2;
     store.commit(&r, Some(&status_event(&r))).await.unwrap();
@@ -207,12 +216,11 @@ pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
 /// A writer that skips or repeats a sequence number is refused, and the
 /// stored state is unchanged.
 pub async fn sequence_is_enforced(store: &dyn TaskStore) {
-    let mut r = record("", "anonymous", "seq-1", "ctx-seq", TaskState::Submitted, 1);
-    r.last_seq = 1;
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
+    let r = create(
+        store,
+        record("", "anonymous", "seq-1", "ctx-seq", TaskState::Submitted, 1),
+    )
+    .await;
     let before = store.load("", "seq-1").await.unwrap().unwrap();
     let mut dup = r.clone();
     dup.task.status = TaskStatus::new(TaskState::Failed);
@@ -328,55 +336,16 @@ pub async fn several_events_commit_atomically(store: &dyn TaskStore) {
 
 /// The same id in two tenants are two tasks.
 pub async fn tenants_are_separate(store: &dyn TaskStore) {
-    let mut a = record(
-        "tenant-a",
-        "anonymous",
-        "same-id",
-        "c",
-        TaskState::Working,
-        2,
-    );
-    a.last_seq = 1;
-    store
-        .commit(&a, Some(&StreamResponse::Task(a.task.clone())))
-        .await
-        .unwrap();
-    assert!(store.load("tenant-b", "same-id").await.unwrap().is_none());
-    let mut b = record(
-        "tenant-b",
-        "anonymous",
-        "same-id",
-        "c",
-        TaskState::Completed,
-        3,
-    );
-    b.last_seq = 1;
-    store
-        .commit(&b, Some(&StreamResponse::Task(b.task.clone())))
-        .await
-        .unwrap();
-    assert_eq!(
-        store
-            .load("tenant-a", "same-id")
-            .await
-            .unwrap()
-            .unwrap()
-            .task
-            .status
-            .state,
-        TaskState::Working
-    );
-    assert_eq!(
-        store
-            .load("tenant-b", "same-id")
-            .await
-            .unwrap()
-            .unwrap()
-            .task
-            .status
-            .state,
-        TaskState::Completed
-    );
+    let state_in = |tenant: &'static str| async move {
+        let found = store.load(tenant, "same-id").await.unwrap();
+        found.map(|r| r.task.status.state)
+    };
+    let same_id = |tenant, state, secs| record(tenant, "anonymous", "same-id", "c", state, secs);
+    create(store, same_id("tenant-a", TaskState::Working, 2)).await;
+    assert_eq!(state_in("tenant-b").await, None);
+    create(store, same_id("tenant-b", TaskState::Completed, 3)).await;
+    assert_eq!(state_in("tenant-a").await, Some(TaskState::Working));
+    assert_eq!(state_in("tenant-b").await, Some(TaskState::Completed));
 }
 
 /// ListTasks order (status time desc, id desc), filters, totals and cursors.
@@ -389,44 +358,35 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
             TaskState::Working
         };
         let ctx = if i < 4 { "ctx-a" } else { "ctx-b" };
-        let mut r = record(tenant, "alice", &format!("task-{i}"), ctx, state, 100 + i);
-        r.last_seq = 1;
-        store
-            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-            .await
-            .unwrap();
+        create(
+            store,
+            record(tenant, "alice", &format!("task-{i}"), ctx, state, 100 + i),
+        )
+        .await;
     }
     // Two tasks with the same status time are ordered by id, descending.
-    let mut tie = record(
-        tenant,
-        "alice",
-        "task-tie",
-        "ctx-b",
-        TaskState::Working,
-        106,
-    );
-    tie.last_seq = 1;
-    store
-        .commit(&tie, Some(&StreamResponse::Task(tie.task.clone())))
-        .await
-        .unwrap();
+    create(
+        store,
+        record(
+            tenant,
+            "alice",
+            "task-tie",
+            "ctx-b",
+            TaskState::Working,
+            106,
+        ),
+    )
+    .await;
     // Someone else's task never shows up.
-    let mut other = record(tenant, "bob", "bobs-task", "ctx-a", TaskState::Working, 200);
-    other.last_seq = 1;
-    store
-        .commit(&other, Some(&StreamResponse::Task(other.task.clone())))
-        .await
-        .unwrap();
+    create(
+        store,
+        record(tenant, "bob", "bobs-task", "ctx-a", TaskState::Working, 200),
+    )
+    .await;
 
     let q = |limit: usize| TaskQuery {
-        tenant: tenant.into(),
-        owner: "alice".into(),
-        all_owners: false,
-        context_id: None,
-        state: None,
-        status_after: None,
         limit,
-        after: None,
+        ..fixtures::all_of(tenant)
     };
     let all = store.list(&q(100)).await.unwrap();
     let ids: Vec<&str> = all.records.iter().map(|r| r.task.id.as_str()).collect();
@@ -539,12 +499,7 @@ pub mod fixtures {
     /// Commits `n` events to a fresh task: the task itself, then status
     /// updates; returns the record as last committed.
     pub async fn commit_task(store: &dyn TaskStore, tenant: &str, id: &str, n: u64) -> TaskRecord {
-        let mut r = record(tenant, id, TaskState::Submitted, 0);
-        r.last_seq = 1;
-        store
-            .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-            .await
-            .unwrap();
+        let mut r = create(store, record(tenant, id, TaskState::Submitted, 0)).await;
         for seq in 2..=n {
             r.task.status = TaskStatus::new(TaskState::Working);
             r.last_seq = seq;
