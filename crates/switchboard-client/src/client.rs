@@ -136,11 +136,10 @@ impl ClientBuilder {
     /// implements `JSONRPC`, `HTTP+JSON` and `GRPC`, each in A2A 1.0 and
     /// 0.3 (see [`Self::preferred_versions`]); e.g. `["HTTP+JSON"]` forces
     /// the REST binding when the card offers it.
-    pub fn preferred_bindings<I, S>(mut self, bindings: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
+    pub fn preferred_bindings(
+        mut self,
+        bindings: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
         self.preferred_bindings = bindings.into_iter().map(Into::into).collect();
         self
     }
@@ -151,11 +150,10 @@ impl ClientBuilder {
     /// whatever its order. Within one version the binding rule of
     /// [`ClientBuilder::preferred_bindings`] applies. Over 0.3 there is no
     /// tenant and no ListTasks (it answers UnsupportedOperation).
-    pub fn preferred_versions<I, S>(mut self, versions: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
+    pub fn preferred_versions(
+        mut self,
+        versions: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
         self.preferred_versions = versions.into_iter().map(Into::into).collect();
         self
     }
@@ -194,11 +192,7 @@ impl ClientBuilder {
     }
 
     /// Requests several extensions (see [`ClientBuilder::extension`]).
-    pub fn extensions<I, S>(mut self, uris: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
+    pub fn extensions(mut self, uris: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.extensions.extend(uris.into_iter().map(Into::into));
         self
     }

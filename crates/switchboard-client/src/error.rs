@@ -124,19 +124,18 @@ impl ClientError {
     }
 }
 
-/// Joins an error and its sources with `: `, skipping a cause whose text
-/// the previous line already contains (hyper and reqwest repeat themselves).
-pub(crate) fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
+/// An error and its causes on one line, joined with `: `, each cause once:
+/// one whose text the line already holds is skipped (hyper and reqwest
+/// repeat themselves). The client's own messages and the CLI use it.
+pub fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
-    let mut last = out.clone();
     let mut cur = err.source();
     while let Some(e) = cur {
         let s = e.to_string();
-        if !last.contains(&s) {
+        if !out.contains(&s) {
             out.push_str(": ");
             out.push_str(&s);
         }
-        last = s;
         cur = e.source();
     }
     out

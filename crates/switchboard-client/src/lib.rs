@@ -95,7 +95,7 @@ mod transport;
 pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
-pub use error::ClientError;
+pub use error::{ClientError, flatten_chain};
 pub use oauth::ClientCredentials;
 pub use request::IntoRequest;
 pub use resume::ReconnectPolicy;

@@ -273,22 +273,34 @@ pub(crate) fn authorize(
     }
 }
 
+impl Authorized {
+    /// Runs `attempt` with the current token and, when the agent refuses
+    /// it, once more with a new one.
+    fn retried<'a, T, F>(&'a self, attempt: F) -> BoxFuture<'a, Result<T, ClientError>>
+    where
+        T: Send + 'a,
+        F: Fn() -> BoxFuture<'a, Result<T, ClientError>> + Send + 'a,
+    {
+        Box::pin(async move {
+            let token = self.tokens.ensure().await?;
+            match attempt().await {
+                Err(e) if refused(&e) => {
+                    self.tokens.renew(Some(&token)).await?;
+                    attempt().await
+                }
+                other => other,
+            }
+        })
+    }
+}
+
 impl Transport for Authorized {
     fn endpoint(&self) -> &str {
         self.inner.endpoint()
     }
 
     fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
-        Box::pin(async move {
-            let token = self.tokens.ensure().await?;
-            match self.inner.call(request.clone()).await {
-                Err(e) if refused(&e) => {
-                    self.tokens.renew(Some(&token)).await?;
-                    self.inner.call(request).await
-                }
-                other => other,
-            }
-        })
+        self.retried(move || self.inner.call(request.clone()))
     }
 
     fn stream(
@@ -296,16 +308,7 @@ impl Transport for Authorized {
         request: A2aRequest,
         after: Option<u64>,
     ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
-        Box::pin(async move {
-            let token = self.tokens.ensure().await?;
-            match self.inner.stream(request.clone(), after).await {
-                Err(e) if refused(&e) => {
-                    self.tokens.renew(Some(&token)).await?;
-                    self.inner.stream(request, after).await
-                }
-                other => other,
-            }
-        })
+        self.retried(move || self.inner.stream(request.clone(), after))
     }
 
     #[cfg(feature = "agui")]
@@ -314,19 +317,6 @@ impl Transport for Authorized {
         request: A2aRequest,
         last_event_id: Option<String>,
     ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
-        Box::pin(async move {
-            let token = self.tokens.ensure().await?;
-            match self
-                .inner
-                .open_agui(request.clone(), last_event_id.clone())
-                .await
-            {
-                Err(e) if refused(&e) => {
-                    self.tokens.renew(Some(&token)).await?;
-                    self.inner.open_agui(request, last_event_id).await
-                }
-                other => other,
-            }
-        })
+        self.retried(move || self.inner.open_agui(request.clone(), last_event_id.clone()))
     }
 }

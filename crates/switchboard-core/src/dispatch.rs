@@ -38,15 +38,7 @@ macro_rules! answer {
 }
 
 macro_rules! define_handle {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident {
-            handler: $handler:ident,
-            request: $req:ty,
-            answer: $kind:ident $($resp:ty)?,
-            $($rest:tt)*
-        }
-    )*) => {
+    ($(($name:ident, $handler:ident, $req:ty, $kind:ident $(, $resp:ty)?))*) => {
         impl RequestHandler {
             /// Runs `request`'s operation for `call`.
             pub async fn handle(
@@ -62,4 +54,4 @@ macro_rules! define_handle {
     };
 }
 
-switchboard_protocol::for_each_operation!(define_handle);
+switchboard_protocol::for_each_operation!(compact define_handle);

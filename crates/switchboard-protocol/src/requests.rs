@@ -30,10 +30,39 @@ use crate::types::{Message, Metadata, Task, TaskState};
 /// enums ([`crate::operations`]), the engine's dispatch, the JSON-RPC, REST
 /// and gRPC bindings on the server and the client's transports. Adding a row
 /// makes the compiler name every place that does not handle it yet.
+///
+/// `for_each_operation!(compact m)` calls `m` with the part most consumers
+/// dispatch on, one short row per operation, so each matches one pattern
+/// instead of the whole row:
+///
+/// ```text
+/// (Name, handler, RequestType, unary, ResponseType)   // a unary operation
+/// (Name, handler, RequestType, stream)                // a streaming one
+/// ```
 #[macro_export]
 macro_rules! for_each_operation {
     ($m:ident) => {
-        $m! {
+        $crate::for_each_operation! { @table [$m] [] }
+    };
+    (compact $m:ident) => {
+        $crate::for_each_operation! { @table [$crate::for_each_operation] [@compact $m] }
+    };
+    (@compact $m:ident $(
+        $(#[$doc:meta])*
+        $name:ident {
+            handler: $handler:ident,
+            request: $req:ty,
+            answer: $kind:ident $($resp:ty)?,
+            $($wire:tt)*
+        }
+    )*) => {
+        $m! { $(($name, $handler, $req, $kind $(, $resp)?))* }
+    };
+    // The table itself, handed to the macro named by the tokens in the first
+    // brackets, after the tokens in the second.
+    (@table [$($m:tt)*] [$($prefix:tt)*]) => {
+        $($m)*! {
+            $($prefix)*
             /// Sends a message; answers with a task or a direct message.
             SendMessage {
                 handler: send_message,

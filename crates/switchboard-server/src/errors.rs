@@ -215,109 +215,50 @@ pub fn rest_error_body(err: &A2AError, status: ErrorStatus) -> Vec<u8> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use switchboard_protocol::FieldViolation;
 
     /// An expected (HTTP status, gRPC status name).
     type Expected = (u16, &'static str);
 
+    // The pairs the tables use, named by the gRPC status, or by the HTTP
+    // status where only one table or one variant uses them.
+    const INVALID: Expected = (400, "INVALID_ARGUMENT");
+    const NOT_FOUND: Expected = (404, "NOT_FOUND");
+    const PRECOND: Expected = (400, "FAILED_PRECONDITION");
+    const UNIMPL: Expected = (400, "UNIMPLEMENTED");
+    const INTERNAL: Expected = (500, "INTERNAL");
+    const CONFLICT: Expected = (409, "FAILED_PRECONDITION");
+    const MEDIA_TYPE: Expected = (415, "INVALID_ARGUMENT");
+    const BAD_GATEWAY: Expected = (502, "INTERNAL");
+    const UNAUTHORIZED: Expected = (401, "UNAUTHENTICATED");
+    const FORBIDDEN: Expected = (403, "PERMISSION_DENIED");
+    const TOO_MANY: Expected = (429, "RESOURCE_EXHAUSTED");
+
     /// Every A2AError variant, with the expected (HTTP, gRPC) for v1.0.1
     /// and v1.0.0.
     fn cases() -> Vec<(A2AError, Expected, Expected)> {
+        use A2AError::*;
+        let not_cancelable = TaskNotCancelable {
+            task_id: "t".into(),
+            state: "TASK_STATE_COMPLETED".into(),
+        };
         vec![
-            (
-                A2AError::Parse("x".into()),
-                (400, "INVALID_ARGUMENT"),
-                (400, "INVALID_ARGUMENT"),
-            ),
-            (
-                A2AError::InvalidRequest("x".into()),
-                (400, "INVALID_ARGUMENT"),
-                (400, "INVALID_ARGUMENT"),
-            ),
-            (
-                A2AError::MethodNotFound("x".into()),
-                (404, "NOT_FOUND"),
-                (404, "NOT_FOUND"),
-            ),
-            (
-                A2AError::InvalidParams {
-                    message: "m".into(),
-                    violations: vec![FieldViolation {
-                        field: "f".into(),
-                        description: "d".into(),
-                    }],
-                },
-                (400, "INVALID_ARGUMENT"),
-                (400, "INVALID_ARGUMENT"),
-            ),
-            (
-                A2AError::Internal("x".into()),
-                (500, "INTERNAL"),
-                (500, "INTERNAL"),
-            ),
-            (
-                A2AError::TaskNotFound("t".into()),
-                (404, "NOT_FOUND"),
-                (404, "NOT_FOUND"),
-            ),
-            (
-                A2AError::TaskNotCancelable {
-                    task_id: "t".into(),
-                    state: "TASK_STATE_COMPLETED".into(),
-                },
-                (400, "FAILED_PRECONDITION"),
-                (409, "FAILED_PRECONDITION"),
-            ),
-            (
-                A2AError::PushNotificationNotSupported,
-                (400, "FAILED_PRECONDITION"),
-                (400, "UNIMPLEMENTED"),
-            ),
-            (
-                A2AError::UnsupportedOperation("x".into()),
-                (400, "FAILED_PRECONDITION"),
-                (400, "UNIMPLEMENTED"),
-            ),
-            (
-                A2AError::ContentTypeNotSupported("x".into()),
-                (400, "INVALID_ARGUMENT"),
-                (415, "INVALID_ARGUMENT"),
-            ),
-            (
-                A2AError::InvalidAgentResponse("x".into()),
-                (500, "INTERNAL"),
-                (502, "INTERNAL"),
-            ),
-            (
-                A2AError::ExtendedAgentCardNotConfigured,
-                (400, "FAILED_PRECONDITION"),
-                (400, "FAILED_PRECONDITION"),
-            ),
-            (
-                A2AError::ExtensionSupportRequired("urn:x".into()),
-                (400, "FAILED_PRECONDITION"),
-                (400, "FAILED_PRECONDITION"),
-            ),
-            (
-                A2AError::VersionNotSupported("0.3".into()),
-                (400, "FAILED_PRECONDITION"),
-                (400, "UNIMPLEMENTED"),
-            ),
-            (
-                A2AError::Unauthenticated("no token".into()),
-                (401, "UNAUTHENTICATED"),
-                (401, "UNAUTHENTICATED"),
-            ),
-            (
-                A2AError::PermissionDenied("tenant".into()),
-                (403, "PERMISSION_DENIED"),
-                (403, "PERMISSION_DENIED"),
-            ),
-            (
-                A2AError::ResourceExhausted("rate".into()),
-                (429, "RESOURCE_EXHAUSTED"),
-                (429, "RESOURCE_EXHAUSTED"),
-            ),
+            (Parse("x".into()), INVALID, INVALID),
+            (InvalidRequest("x".into()), INVALID, INVALID),
+            (MethodNotFound("x".into()), NOT_FOUND, NOT_FOUND),
+            (A2AError::invalid_field("f", "d"), INVALID, INVALID),
+            (Internal("x".into()), INTERNAL, INTERNAL),
+            (TaskNotFound("t".into()), NOT_FOUND, NOT_FOUND),
+            (not_cancelable, PRECOND, CONFLICT),
+            (PushNotificationNotSupported, PRECOND, UNIMPL),
+            (UnsupportedOperation("x".into()), PRECOND, UNIMPL),
+            (ContentTypeNotSupported("x".into()), INVALID, MEDIA_TYPE),
+            (InvalidAgentResponse("x".into()), INTERNAL, BAD_GATEWAY),
+            (ExtendedAgentCardNotConfigured, PRECOND, PRECOND),
+            (ExtensionSupportRequired("urn:x".into()), PRECOND, PRECOND),
+            (VersionNotSupported("0.3".into()), PRECOND, UNIMPL),
+            (Unauthenticated("x".into()), UNAUTHORIZED, UNAUTHORIZED),
+            (PermissionDenied("tenant".into()), FORBIDDEN, FORBIDDEN),
+            (ResourceExhausted("rate".into()), TOO_MANY, TOO_MANY),
         ]
     }
 

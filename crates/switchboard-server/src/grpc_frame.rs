@@ -98,15 +98,7 @@ macro_rules! v1_call {
 
 /// [`v1`], generated from the operation table.
 macro_rules! v1_methods {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident {
-            handler: $handler:ident,
-            request: $req:ty,
-            answer: $kind:ident $($resp:ty)?,
-            $($rest:tt)*
-        }
-    )*) => {
+    ($(($name:ident, $handler:ident, $req:ty, $kind:ident $(, $resp:ty)?))*) => {
         /// The methods of `lf.a2a.v1.A2AService` (A2A 1.0), by name: one
         /// per row of the operation table; `None` for an unknown name.
         pub(crate) fn v1(method: &str) -> Option<Call<GrpcBinding>> {
@@ -117,7 +109,7 @@ macro_rules! v1_methods {
     };
 }
 
-switchboard_protocol::for_each_operation!(v1_methods);
+switchboard_protocol::for_each_operation!(compact v1_methods);
 
 /// The unary methods of `a2a.v1.A2AService` (A2A 0.3), by name; `None` for
 /// the streaming methods (and unknown names), which tonic serves.

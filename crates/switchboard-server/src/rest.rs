@@ -617,52 +617,51 @@ mod tests {
         resolve(&method, path)
     }
 
-    /// The routes as the tests name them: an operation with its path ids.
+    /// The routes as the tests name them: an operation with its path ids
+    /// (`task_id`, then `id`).
     enum Op {
         SendMessage,
         SendStreamingMessage,
-        GetTask { id: String },
+        GetTask(&'static str),
         ListTasks,
-        CancelTask { id: String },
-        SubscribeToTask { id: String },
-        CreatePushConfig { task_id: String },
-        ListPushConfigs { task_id: String },
-        GetPushConfig { task_id: String, id: String },
-        DeletePushConfig { task_id: String, id: String },
+        CancelTask(&'static str),
+        SubscribeToTask(&'static str),
+        CreatePushConfig(&'static str),
+        ListPushConfigs(&'static str),
+        GetPushConfig(&'static str, &'static str),
+        DeletePushConfig(&'static str, &'static str),
         GetExtendedAgentCard,
     }
+    use Op::*;
 
     fn resolved(tenant: &str, op: Op, v03: bool) -> Result<Route, NoRoute> {
         use Operation as O;
         let (op, fields) = match op {
-            Op::SendMessage => (O::SendMessage, vec![]),
-            Op::SendStreamingMessage => (O::SendStreamingMessage, vec![]),
-            Op::GetTask { id } => (O::GetTask, vec![("id", id)]),
-            Op::ListTasks => (O::ListTasks, vec![]),
-            Op::CancelTask { id } => (O::CancelTask, vec![("id", id)]),
-            Op::SubscribeToTask { id } => (O::SubscribeToTask, vec![("id", id)]),
-            Op::CreatePushConfig { task_id } => (
-                O::CreateTaskPushNotificationConfig,
-                vec![("taskId", task_id)],
-            ),
-            Op::ListPushConfigs { task_id } => (
-                O::ListTaskPushNotificationConfigs,
-                vec![("taskId", task_id)],
-            ),
-            Op::GetPushConfig { task_id, id } => (
+            SendMessage => (O::SendMessage, vec![]),
+            SendStreamingMessage => (O::SendStreamingMessage, vec![]),
+            GetTask(id) => (O::GetTask, vec![("id", id)]),
+            ListTasks => (O::ListTasks, vec![]),
+            CancelTask(id) => (O::CancelTask, vec![("id", id)]),
+            SubscribeToTask(id) => (O::SubscribeToTask, vec![("id", id)]),
+            CreatePushConfig(task) => (O::CreateTaskPushNotificationConfig, vec![("taskId", task)]),
+            ListPushConfigs(task) => (O::ListTaskPushNotificationConfigs, vec![("taskId", task)]),
+            GetPushConfig(task, id) => (
                 O::GetTaskPushNotificationConfig,
-                vec![("taskId", task_id), ("id", id)],
+                vec![("taskId", task), ("id", id)],
             ),
-            Op::DeletePushConfig { task_id, id } => (
+            DeletePushConfig(task, id) => (
                 O::DeleteTaskPushNotificationConfig,
-                vec![("taskId", task_id), ("id", id)],
+                vec![("taskId", task), ("id", id)],
             ),
-            Op::GetExtendedAgentCard => (O::GetExtendedAgentCard, vec![]),
+            GetExtendedAgentCard => (O::GetExtendedAgentCard, vec![]),
         };
         Ok(Route {
             tenant: tenant.into(),
             op,
-            fields,
+            fields: fields
+                .into_iter()
+                .map(|(n, v)| (n, v.to_string()))
+                .collect(),
             v03,
         })
     }
@@ -671,198 +670,114 @@ mod tests {
         resolved(tenant, op, false)
     }
 
+    fn v03(tenant: &str, op: Op) -> Result<Route, NoRoute> {
+        resolved(tenant, op, true)
+    }
+
+    fn wrong_method(allowed: &[Method]) -> Result<Route, NoRoute> {
+        Err(NoRoute::WrongMethod(allowed.to_vec()))
+    }
+
+    const NOT_FOUND: Result<Route, NoRoute> = Err(NoRoute::NotFound);
+
+    /// Resolves each `"METHOD /path"` and compares with what it should be.
+    fn check(cases: Vec<(&str, Result<Route, NoRoute>)>) {
+        for (request, expected) in cases {
+            let (method, path) = request.split_once(' ').unwrap();
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            assert_eq!(r(method, path), expected, "{request}");
+        }
+    }
+
     #[test]
     fn plain_routes() {
-        assert_eq!(r(Method::POST, "/message:send"), route("", Op::SendMessage));
-        assert_eq!(
-            r(Method::POST, "/message:stream"),
-            route("", Op::SendStreamingMessage)
-        );
-        assert_eq!(r(Method::GET, "/tasks"), route("", Op::ListTasks));
-        assert_eq!(
-            r(Method::GET, "/tasks/t1"),
-            route("", Op::GetTask { id: "t1".into() })
-        );
-        assert_eq!(
-            r(Method::POST, "/tasks/t1:cancel"),
-            route("", Op::CancelTask { id: "t1".into() })
-        );
-        for m in [Method::GET, Method::POST] {
-            assert_eq!(
-                r(m, "/tasks/t1:subscribe"),
-                route("", Op::SubscribeToTask { id: "t1".into() })
-            );
-        }
-        assert_eq!(
-            r(Method::POST, "/tasks/t1/pushNotificationConfigs"),
-            route(
-                "",
-                Op::CreatePushConfig {
-                    task_id: "t1".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::GET, "/tasks/t1/pushNotificationConfigs"),
-            route(
-                "",
-                Op::ListPushConfigs {
-                    task_id: "t1".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::GET, "/tasks/t1/pushNotificationConfigs/c1"),
-            route(
-                "",
-                Op::GetPushConfig {
-                    task_id: "t1".into(),
-                    id: "c1".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::DELETE, "/tasks/t1/pushNotificationConfigs/c1"),
-            route(
-                "",
-                Op::DeletePushConfig {
-                    task_id: "t1".into(),
-                    id: "c1".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::GET, "/extendedAgentCard"),
-            route("", Op::GetExtendedAgentCard)
-        );
+        check(vec![
+            ("POST /message:send", route("", SendMessage)),
+            ("POST /message:stream", route("", SendStreamingMessage)),
+            ("GET /tasks", route("", ListTasks)),
+            ("GET /tasks/t1", route("", GetTask("t1"))),
+            ("POST /tasks/t1:cancel", route("", CancelTask("t1"))),
+            ("GET /tasks/t1:subscribe", route("", SubscribeToTask("t1"))),
+            ("POST /tasks/t1:subscribe", route("", SubscribeToTask("t1"))),
+            (
+                "POST /tasks/t1/pushNotificationConfigs",
+                route("", CreatePushConfig("t1")),
+            ),
+            (
+                "GET /tasks/t1/pushNotificationConfigs",
+                route("", ListPushConfigs("t1")),
+            ),
+            (
+                "GET /tasks/t1/pushNotificationConfigs/c1",
+                route("", GetPushConfig("t1", "c1")),
+            ),
+            (
+                "DELETE /tasks/t1/pushNotificationConfigs/c1",
+                route("", DeletePushConfig("t1", "c1")),
+            ),
+            ("GET /extendedAgentCard", route("", GetExtendedAgentCard)),
+        ]);
     }
 
     #[test]
     fn tenant_is_the_first_segment_unless_it_is_a_route_name() {
-        assert_eq!(
-            r(Method::POST, "/acme/message:send"),
-            route("acme", Op::SendMessage)
-        );
-        assert_eq!(
-            r(Method::POST, "/acme/tasks/t1:cancel"),
-            route("acme", Op::CancelTask { id: "t1".into() })
-        );
-        assert_eq!(
-            r(Method::GET, "/a%2Fb/tasks"),
-            route("a/b", Op::ListTasks),
-            "an escaped slash stays inside the tenant"
-        );
-        // `tasks` as first segment is never a tenant.
-        assert_eq!(
-            r(Method::GET, "/tasks/tasks"),
-            route("", Op::GetTask { id: "tasks".into() })
-        );
-        assert_eq!(
-            r(Method::POST, "/tasks/message:send"),
-            Err(NoRoute::WrongMethod(vec![Method::GET]))
-        );
-        assert_eq!(
-            r(Method::POST, "/message:send/message:send"),
-            Err(NoRoute::NotFound)
-        );
-        assert_eq!(
-            r(Method::POST, "/message%3Asend/message:send"),
-            Err(NoRoute::NotFound),
-            "route names are compared after decoding"
-        );
-        // A tenant that looks like an id or verb is just a tenant.
-        assert_eq!(
-            r(Method::GET, "/t1:cancel/tasks"),
-            route("t1:cancel", Op::ListTasks)
-        );
-        assert_eq!(r(Method::GET, "/acme"), Err(NoRoute::NotFound));
+        check(vec![
+            ("POST /acme/message:send", route("acme", SendMessage)),
+            (
+                "POST /acme/tasks/t1:cancel",
+                route("acme", CancelTask("t1")),
+            ),
+            // An escaped slash stays inside the tenant.
+            ("GET /a%2Fb/tasks", route("a/b", ListTasks)),
+            // `tasks` as first segment is never a tenant.
+            ("GET /tasks/tasks", route("", GetTask("tasks"))),
+            ("POST /tasks/message:send", wrong_method(&[Method::GET])),
+            ("POST /message:send/message:send", NOT_FOUND),
+            // Route names are compared after decoding.
+            ("POST /message%3Asend/message:send", NOT_FOUND),
+            // A tenant that looks like an id or verb is just a tenant.
+            ("GET /t1:cancel/tasks", route("t1:cancel", ListTasks)),
+            ("GET /acme", NOT_FOUND),
+        ]);
     }
 
     #[test]
     fn verbs_need_a_literal_colon_and_ids_keep_theirs() {
-        assert_eq!(
-            r(Method::GET, "/tasks/a:b"),
-            route("", Op::GetTask { id: "a:b".into() })
-        );
-        assert_eq!(
-            r(Method::GET, "/tasks/x%3Acancel"),
-            route(
-                "",
-                Op::GetTask {
-                    id: "x:cancel".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::POST, "/tasks/a:b:cancel"),
-            route("", Op::CancelTask { id: "a:b".into() })
-        );
-        assert_eq!(
-            r(Method::POST, "/tasks/a%3Acancel:cancel"),
-            route(
-                "",
-                Op::CancelTask {
-                    id: "a:cancel".into()
-                }
-            )
-        );
-        assert_eq!(
-            r(Method::GET, "/tasks/t1:cancel"),
-            Err(NoRoute::WrongMethod(vec![Method::POST]))
-        );
-        assert_eq!(
-            r(Method::GET, "/tasks/:cancel"),
-            route(
-                "",
-                Op::GetTask {
-                    id: ":cancel".into()
-                }
-            )
-        );
+        check(vec![
+            ("GET /tasks/a:b", route("", GetTask("a:b"))),
+            ("GET /tasks/x%3Acancel", route("", GetTask("x:cancel"))),
+            ("POST /tasks/a:b:cancel", route("", CancelTask("a:b"))),
+            (
+                "POST /tasks/a%3Acancel:cancel",
+                route("", CancelTask("a:cancel")),
+            ),
+            ("GET /tasks/t1:cancel", wrong_method(&[Method::POST])),
+            ("GET /tasks/:cancel", route("", GetTask(":cancel"))),
+        ]);
     }
 
     #[test]
     fn v1_starts_the_03_routes_and_is_never_a_tenant() {
-        let v03 = |tenant: &str, op: Op| resolved(tenant, op, true);
-        assert_eq!(
-            r(Method::POST, "/v1/message:send"),
-            v03("", Op::SendMessage)
-        );
-        assert_eq!(
-            r(Method::POST, "/acme/v1/message:stream"),
-            v03("acme", Op::SendStreamingMessage)
-        );
-        assert_eq!(
-            r(Method::GET, "/v1/tasks/t1"),
-            v03("", Op::GetTask { id: "t1".into() })
-        );
-        assert_eq!(
-            r(Method::POST, "/v1/tasks/t1:cancel"),
-            v03("", Op::CancelTask { id: "t1".into() })
-        );
-        assert_eq!(
-            r(Method::GET, "/v1/card"),
-            v03("", Op::GetExtendedAgentCard)
-        );
-        assert_eq!(
-            r(Method::DELETE, "/v1/tasks/t/pushNotificationConfigs/c"),
-            v03(
-                "",
-                Op::DeletePushConfig {
-                    task_id: "t".into(),
-                    id: "c".into()
-                }
-            )
-        );
-        // 0.3 has no ListTasks, and the 1.0 card route is not under /v1.
-        assert_eq!(r(Method::GET, "/v1/tasks"), Err(NoRoute::NotFound));
-        assert_eq!(
-            r(Method::GET, "/v1/extendedAgentCard"),
-            Err(NoRoute::NotFound)
-        );
-        assert_eq!(r(Method::GET, "/card"), Err(NoRoute::NotFound));
-        // Other tenants are untouched.
-        assert_eq!(r(Method::GET, "/v2/tasks"), route("v2", Op::ListTasks));
+        check(vec![
+            ("POST /v1/message:send", v03("", SendMessage)),
+            (
+                "POST /acme/v1/message:stream",
+                v03("acme", SendStreamingMessage),
+            ),
+            ("GET /v1/tasks/t1", v03("", GetTask("t1"))),
+            ("POST /v1/tasks/t1:cancel", v03("", CancelTask("t1"))),
+            ("GET /v1/card", v03("", GetExtendedAgentCard)),
+            (
+                "DELETE /v1/tasks/t/pushNotificationConfigs/c",
+                v03("", DeletePushConfig("t", "c")),
+            ),
+            // 0.3 has no ListTasks, and the 1.0 card route is not under /v1.
+            ("GET /v1/tasks", NOT_FOUND),
+            ("GET /v1/extendedAgentCard", NOT_FOUND),
+            ("GET /card", NOT_FOUND),
+            // Other tenants are untouched.
+            ("GET /v2/tasks", route("v2", ListTasks)),
+        ]);
     }
 
     #[test]
@@ -946,22 +861,15 @@ mod tests {
         let frames: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
         assert_eq!(frames.len(), 2, "{text}");
         assert!(frames[0].contains("id: 7"), "{text}");
-        let data: Value = serde_json::from_str(
-            frames[0]
-                .lines()
-                .find_map(|l| l.strip_prefix("data: "))
-                .unwrap(),
-        )
-        .unwrap();
+        // The JSON of a frame's `data:` line.
+        let data_of = |frame: &str| -> Value {
+            let line = frame.lines().find_map(|l| l.strip_prefix("data: "));
+            serde_json::from_str(line.unwrap()).unwrap()
+        };
+        let data = data_of(frames[0]);
         assert_eq!(data["message"]["parts"][0]["text"], "hi");
         assert!(frames[1].starts_with("event: error"), "{text}");
-        let err: Value = serde_json::from_str(
-            frames[1]
-                .lines()
-                .find_map(|l| l.strip_prefix("data: "))
-                .unwrap(),
-        )
-        .unwrap();
+        let err = data_of(frames[1]);
         assert_eq!(err["error"]["code"], 500);
         assert_eq!(err["error"]["status"], "INTERNAL");
         assert_eq!(err["error"]["details"][0]["reason"], "INTERNAL_ERROR");

@@ -271,15 +271,7 @@ macro_rules! grpc_stream_call {
 /// The [`Transport`] impl: each operation to its generic call, generated
 /// from the operation table.
 macro_rules! grpc_transport {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident {
-            handler: $handler:ident,
-            request: $req:ty,
-            answer: $kind:ident $($resp:ty)?,
-            $($rest:tt)*
-        }
-    )*) => {
+    ($(($name:ident, $handler:ident, $req:ty, $kind:ident $(, $resp:ty)?))*) => {
         impl Transport for GrpcTransport {
             fn endpoint(&self) -> &str {
                 &self.target
@@ -308,7 +300,7 @@ macro_rules! grpc_transport {
     };
 }
 
-switchboard_protocol::for_each_operation!(grpc_transport);
+switchboard_protocol::for_each_operation!(compact grpc_transport);
 
 pub(crate) fn params_of<T: DeserializeOwned>(
     method: &str,

@@ -13,7 +13,7 @@ use std::fmt::Display;
 use std::io::Write;
 
 use serde_json::{Value, json};
-use switchboard_client::ClientError;
+use switchboard_client::{ClientError, flatten_chain};
 use switchboard_protocol::{
     AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, Role, SendMessageResponse,
     StreamResponse, Task, TaskState, TaskStatus,
@@ -480,9 +480,9 @@ impl<O: Write, E: Write> Output<O, E> {
     pub(super) fn error(&mut self, failure: &Failure) {
         let (message, data) = match failure {
             Failure::Usage(msg) => (msg.clone(), json!({ "kind": "usage", "message": msg })),
-            Failure::Client(e) => (error_chain(e), client_error_json(e, None)),
+            Failure::Client(e) => (flatten_chain(e), client_error_json(e, None)),
             Failure::Offered { error, note } => (
-                format!("{}; {note}", error_chain(error)),
+                format!("{}; {note}", flatten_chain(error)),
                 client_error_json(error, Some(note)),
             ),
         };
@@ -526,21 +526,6 @@ fn client_error_json(e: &ClientError, offered: Option<&String>) -> Value {
         }
     }
     data
-}
-
-/// An error and its causes on one line, each cause once.
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        let s = e.to_string();
-        if !out.contains(&s) {
-            out.push_str(": ");
-            out.push_str(&s);
-        }
-        cur = e.source();
-    }
-    out
 }
 
 fn role(r: Role) -> &'static str {
