@@ -10,7 +10,7 @@
 mod proc;
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::routing::post;
 use eventsource_stream::Eventsource;
@@ -273,15 +273,8 @@ async fn scrape(base: &str) -> Exposition {
 /// Scrapes until `ok` holds of the exposition (a condition polled with a
 /// deadline: gauges fall when the server notices a closed stream).
 async fn scrape_until(base: &str, what: &str, ok: impl Fn(&Exposition) -> bool) -> Exposition {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let e = scrape(base).await;
-        if ok(&e) {
-            return e;
-        }
-        assert!(Instant::now() < deadline, "never: {what}: {e:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let every = Duration::from_millis(20);
+    proc::poll_until(Duration::from_secs(20), every, what, || scrape(base), ok).await
 }
 
 /// A webhook on loopback that reports each POST it gets.

@@ -343,15 +343,41 @@ pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
     v["result"].clone()
 }
 
+/// GETs `url` and decodes its body as JSON, whatever the status.
+pub async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> T {
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
+/// Probes with `probe` every `every` until `done` holds of what it
+/// returns, and returns that; panics after `within` with `what` and the
+/// last probe. For conditions the server reaches in the background.
+pub async fn poll_until<T, F, Fut>(
+    within: Duration,
+    every: Duration,
+    what: &str,
+    mut probe: F,
+    done: impl Fn(&T) -> bool,
+) -> T
+where
+    T: std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let got = probe().await;
+        if done(&got) {
+            return got;
+        }
+        assert!(Instant::now() < deadline, "never: {what}: {got:?}");
+        tokio::time::sleep(every).await;
+    }
+}
+
 /// The server's card with every interface URL moved to `port` (a proxy in
 /// front of the server), so a client built from it goes through the proxy.
 pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
-    let mut card: AgentCard = reqwest::get(format!("{server_base}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mut card: AgentCard = get_json(&format!("{server_base}/.well-known/agent-card.json")).await;
     for iface in &mut card.supported_interfaces {
         // gRPC interfaces are `host:port`, the others URLs.
         let bare = !iface.url.contains("://");
