@@ -374,6 +374,27 @@ where
     }
 }
 
+/// A webhook on loopback (its URL is returned, `…/hook`) that answers every
+/// POST `ok` and reports what `read` takes from it (its headers and body).
+pub async fn webhook<T: Send + 'static>(
+    read: impl Fn(&axum::http::HeaderMap, &[u8]) -> T + Clone + Send + Sync + 'static,
+) -> (String, tokio::sync::mpsc::UnboundedReceiver<T>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let _ = tx.send(read(&headers, &body));
+                async { "ok" }
+            },
+        ),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
 /// The server's card with every interface URL moved to `port` (a proxy in
 /// front of the server), so a client built from it goes through the proxy.
 pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
