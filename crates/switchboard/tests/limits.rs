@@ -107,9 +107,7 @@ async fn each_limit_is_invalid_params_on_jsonrpc_and_the_server_keeps_serving() 
             v.to_string().contains(field),
             "{name}: the error names {field}: {v}"
         );
-        let ok = s
-            .rpc("SendMessage", json!({"message": user_msg("still here")}))
-            .await;
+        let ok = s.rpc_send_text("still here").await;
         assert!(ok.get("result").is_some(), "{name}: then {ok}");
     }
     // An id too long to be a task of this server, on GetTask and ListTasks.
@@ -155,10 +153,7 @@ async fn each_limit_is_400_on_rest_and_the_server_keeps_serving() {
 async fn get_and_list_return_the_default_history_unless_asked() {
     let s = server().await;
     let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("hello"), "configuration": {"historyLength": 100}}),
-        )
+        .rpc_send_configured("hello", json!({"historyLength": 100}))
         .await;
     let task = &result(&v)["task"];
     let full = task["history"].as_array().map_or(0, Vec::len);

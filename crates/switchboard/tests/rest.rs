@@ -601,9 +601,7 @@ async fn tasks_cross_bindings() {
     .await;
     assert!(artifact_text(&ok(&got)["artifacts"][0]).contains("Hello, Ada!"));
     // JSON-RPC → REST.
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/auth")}))
-        .await;
+    let v = s.rpc_send_text("/auth").await;
     let id = result(&v)["task"]["id"].as_str().unwrap().to_string();
     let got = get(&s, &format!("/tasks/{id}")).await;
     assert_eq!(ok(&got)["status"]["state"], "TASK_STATE_AUTH_REQUIRED");

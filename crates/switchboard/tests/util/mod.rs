@@ -463,6 +463,20 @@ impl TestServer {
         self.post_json(&body.to_string(), V1).await.1
     }
 
+    /// SendMessage over JSON-RPC of a user message with `text`; returns the
+    /// decoded body.
+    pub async fn rpc_send_text(&self, text: &str) -> Value {
+        self.rpc("SendMessage", json!({"message": user_msg(text)}))
+            .await
+    }
+
+    /// SendMessage over JSON-RPC of a user message with `text` and the
+    /// send `configuration`; returns the decoded body.
+    pub async fn rpc_send_configured(&self, text: &str, configuration: Value) -> Value {
+        let params = json!({"message": user_msg(text), "configuration": configuration});
+        self.rpc("SendMessage", params).await
+    }
+
     /// Sends `n` messages in the context `context_id` over JSON-RPC, each
     /// making a task ("task 0", "task 1", …): something to list.
     pub async fn send_tasks_in_context(&self, context_id: &str, n: usize) {
