@@ -5,6 +5,8 @@
 //! end of the task, and what an activated client sees on its stream.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,9 +15,7 @@ use futures::StreamExt;
 use switchboard_core::progress::{ProgressEmitter, ProgressError};
 use switchboard_core::{BoxError, CallContext, RequestHandler, TaskEvents, agent_fn};
 use switchboard_protocol::progress::*;
-use switchboard_protocol::{
-    AgentCard, Message, SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
-};
+use switchboard_protocol::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
 
 fn card() -> AgentCard {
     let mut card = AgentCard::new("p", "progress agent", "1").with_streaming(true);
@@ -38,17 +38,7 @@ where
         async move { body(events).await }
     });
     let h = RequestHandler::builder(agent, card()).build();
-    let resp = h
-        .send_message(
-            &CallContext::anonymous(),
-            SendMessageRequest::new(Message::user_text("go")),
-        )
-        .await
-        .unwrap();
-    let SendMessageResponse::Task(task) = resp else {
-        panic!("expected a task")
-    };
-    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let task = common::run_task(&h).await;
     let log = h.store().events("", &task.id, 0, 100_000).await.unwrap();
     snapshots(log.iter().map(|e| &e.event))
 }

@@ -2,6 +2,8 @@
 //! bad files, idempotent migrations, group-commit edge cases and backups.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use switchboard_core::store::conformance::fixtures::{all_of, commit_task, record};
@@ -12,11 +14,9 @@ use switchboard_store_sqlite::SqliteStore;
 
 #[tokio::test]
 async fn commits_survive_reopening_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("durable.db");
-    let path = path.to_str().unwrap();
+    let (_dir, path) = common::temp_db("durable.db");
 
-    let store = SqliteStore::open(path).await.unwrap();
+    let store = SqliteStore::open(&path).await.unwrap();
     let mut a = commit_task(&store, "", "task-a", 3).await;
     a.task.status = TaskStatus::new(TaskState::Completed);
     a.last_seq = 4;
@@ -55,9 +55,8 @@ async fn commits_survive_reopening_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_commits_to_many_tasks_all_land() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("concurrent.db");
-    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let (_dir, store) = common::open_temp("concurrent.db").await;
+    let store = Arc::new(store);
 
     let mut writers = Vec::new();
     for w in 0..32 {
@@ -188,14 +187,12 @@ async fn a_missing_directory_is_an_error() {
 
 #[tokio::test]
 async fn migrations_are_idempotent() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("twice.db");
-    let path = path.to_str().unwrap();
-    let first = SqliteStore::open(path).await.unwrap();
+    let (_dir, path) = common::temp_db("twice.db");
+    let first = SqliteStore::open(&path).await.unwrap();
     commit_task(&first, "", "kept", 2).await;
     // A second store on the same file while the first is open, then a third
     // after both are gone: each runs the migrations again, harmlessly.
-    let second = SqliteStore::open(path).await.unwrap();
+    let second = SqliteStore::open(&path).await.unwrap();
     assert_eq!(second.load("", "kept").await.unwrap().unwrap().last_seq, 2);
     first.close().await;
     second.close().await;
@@ -205,11 +202,9 @@ async fn migrations_are_idempotent() {
 
 #[tokio::test]
 async fn two_stores_on_one_file_see_each_others_commits() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    let path = path.to_str().unwrap();
-    let a = SqliteStore::open(path).await.unwrap();
-    let b = SqliteStore::open(path).await.unwrap();
+    let (_dir, path) = common::temp_db("shared.db");
+    let a = SqliteStore::open(&path).await.unwrap();
+    let b = SqliteStore::open(&path).await.unwrap();
     let r = commit_task(&a, "", "shared", 1).await;
     assert_eq!(b.load("", "shared").await.unwrap().unwrap(), r);
     let mut next = r.clone();
@@ -237,10 +232,7 @@ async fn status_after_is_exact_below_a_microsecond() {
 
 #[tokio::test]
 async fn backup_is_a_consistent_openable_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("live.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let (dir, store) = common::open_temp("live.db").await;
     let r = commit_task(&store, "", "backed-up", 3).await;
     let copy = dir.path().join("copy.db");
     store.backup_to(&copy).await.unwrap();
@@ -325,10 +317,7 @@ async fn a_failed_commit_is_rolled_back_in_memory() {
 
 #[tokio::test]
 async fn a_failed_commit_is_rolled_back_on_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("rb.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let (_dir, store) = common::open_temp("rb.db").await;
     failed_commit_is_rolled_back(&store).await;
 }
 
@@ -338,12 +327,8 @@ async fn group_commits_keep_per_task_order() {
     // plus snapshot-only commits in between: whatever groups the writer
     // forms, every log ends up complete and in order, and every snapshot is
     // the last one committed.
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(dir.path().join("order.db").to_str().unwrap())
-            .await
-            .unwrap(),
-    );
+    let (_dir, store) = common::open_temp("order.db").await;
+    let store = Arc::new(store);
     let mut writers = Vec::new();
     for t in 0..24 {
         let store = Arc::clone(&store);
