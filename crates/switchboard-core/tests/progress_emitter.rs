@@ -43,6 +43,11 @@ where
     snapshots(log.iter().map(|e| &e.event))
 }
 
+/// The status texts of `snaps`, in order.
+fn texts(snaps: &[(ProgressPayload, String)]) -> Vec<&str> {
+    snaps.iter().map(|(_, t)| t.as_str()).collect()
+}
+
 fn snapshots<'a>(
     items: impl Iterator<Item = &'a StreamResponse>,
 ) -> Vec<(ProgressPayload, String)> {
@@ -93,9 +98,8 @@ async fn start_set_complete_emit_full_snapshots() {
         Ok(())
     })
     .await;
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "download 0/100",
             "download 0/100, index 0",
@@ -261,9 +265,8 @@ async fn invalid_calls_are_refused_and_never_sent() {
             "DuplicateId",
         ]
     );
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "t 4/10",
             "t 4/10, u 0",
@@ -314,9 +317,8 @@ async fn a_snapshot_shows_the_last_sent_value_of_a_tracker_whose_window_is_close
         Ok(())
     })
     .await;
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "a 0/100",
             "a 0/100, b 0/100",
