@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use switchboard_core::store::conformance::fixtures::{all_of, commit_task, record};
@@ -11,6 +12,24 @@ use switchboard_core::store::conformance::{self, status_event};
 use switchboard_core::{StoreError, TaskStore};
 use switchboard_protocol::{Message, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_sqlite::SqliteStore;
+
+/// Runs `write(store, k)` for every `k` in `0..n`, each in its own tokio
+/// task, all at once; their results, in `k` order.
+async fn concurrently<T, F, Fut>(store: &Arc<SqliteStore>, n: u32, write: F) -> Vec<T>
+where
+    F: Fn(Arc<SqliteStore>, u32) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let writers: Vec<_> = (0..n)
+        .map(|k| tokio::spawn(write(Arc::clone(store), k)))
+        .collect();
+    let mut results = Vec::new();
+    for w in writers {
+        results.push(w.await.unwrap());
+    }
+    results
+}
 
 #[tokio::test]
 async fn commits_survive_reopening_the_file() {
@@ -58,18 +77,12 @@ async fn concurrent_commits_to_many_tasks_all_land() {
     let (_dir, store) = common::open_temp("concurrent.db").await;
     let store = Arc::new(store);
 
-    let mut writers = Vec::new();
-    for w in 0..32 {
-        let store = Arc::clone(&store);
-        writers.push(tokio::spawn(async move {
-            for t in 0..8 {
-                commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
-            }
-        }));
-    }
-    for w in writers {
-        w.await.unwrap();
-    }
+    concurrently(&store, 32, |store, w| async move {
+        for t in 0..8 {
+            commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
+        }
+    })
+    .await;
 
     let page = store.list(&all_of("")).await.unwrap();
     assert_eq!(page.total, 32 * 8);
@@ -93,11 +106,9 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
     let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
     let base = commit_task(store.as_ref(), "", "contended", 1).await;
     // Sixteen writers all try to append event 2; exactly one may win.
-    let mut writers = Vec::new();
-    for i in 0..16 {
-        let store = Arc::clone(&store);
+    let results = concurrently(&store, 16, |store, i| {
         let mut r = base.clone();
-        writers.push(tokio::spawn(async move {
+        async move {
             r.task.metadata = Some(
                 serde_json::json!({ "writer": i })
                     .as_object()
@@ -106,11 +117,12 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
             );
             r.last_seq = 2;
             store.commit(&r, Some(&status_event(&r))).await
-        }));
-    }
+        }
+    })
+    .await;
     let mut won = 0;
-    for w in writers {
-        match w.await.unwrap() {
+    for result in results {
+        match result {
             Ok(()) => won += 1,
             Err(StoreError::SequenceConflict {
                 expected: 1,
@@ -329,26 +341,22 @@ async fn group_commits_keep_per_task_order() {
     // the last one committed.
     let (_dir, store) = common::open_temp("order.db").await;
     let store = Arc::new(store);
-    let mut writers = Vec::new();
-    for t in 0..24 {
-        let store = Arc::clone(&store);
-        writers.push(tokio::spawn(async move {
-            let mut r = commit_task(store.as_ref(), "", &format!("ordered-{t}"), 1).await;
-            for seq in 2..=20 {
-                r.task
-                    .history
-                    .as_mut()
-                    .unwrap()
-                    .push(Message::user_text(format!("m{seq}")));
-                store.commit(&r, None).await.unwrap();
-                r.last_seq = seq;
-                store.commit(&r, Some(&status_event(&r))).await.unwrap();
-            }
-            r
-        }));
-    }
-    for w in writers {
-        let r = w.await.unwrap();
+    let written = concurrently(&store, 24, |store, t| async move {
+        let mut r = commit_task(store.as_ref(), "", &format!("ordered-{t}"), 1).await;
+        for seq in 2..=20 {
+            r.task
+                .history
+                .as_mut()
+                .unwrap()
+                .push(Message::user_text(format!("m{seq}")));
+            store.commit(&r, None).await.unwrap();
+            r.last_seq = seq;
+            store.commit(&r, Some(&status_event(&r))).await.unwrap();
+        }
+        r
+    })
+    .await;
+    for r in written {
         assert_eq!(store.load("", &r.task.id).await.unwrap().unwrap(), r);
         let log = store.events("", &r.task.id, 0, 100).await.unwrap();
         assert_eq!(
