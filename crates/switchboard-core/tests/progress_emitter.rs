@@ -5,6 +5,8 @@
 //! end of the task, and what an activated client sees on its stream.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,9 +15,7 @@ use futures::StreamExt;
 use switchboard_core::progress::{ProgressEmitter, ProgressError};
 use switchboard_core::{BoxError, CallContext, RequestHandler, TaskEvents, agent_fn};
 use switchboard_protocol::progress::*;
-use switchboard_protocol::{
-    AgentCard, Message, SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
-};
+use switchboard_protocol::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
 
 fn card() -> AgentCard {
     let mut card = AgentCard::new("p", "progress agent", "1").with_streaming(true);
@@ -38,19 +38,14 @@ where
         async move { body(events).await }
     });
     let h = RequestHandler::builder(agent, card()).build();
-    let resp = h
-        .send_message(
-            &CallContext::anonymous(),
-            SendMessageRequest::new(Message::user_text("go")),
-        )
-        .await
-        .unwrap();
-    let SendMessageResponse::Task(task) = resp else {
-        panic!("expected a task")
-    };
-    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let task = common::run_task(&h).await;
     let log = h.store().events("", &task.id, 0, 100_000).await.unwrap();
     snapshots(log.iter().map(|e| &e.event))
+}
+
+/// The status texts of `snaps`, in order.
+fn texts(snaps: &[(ProgressPayload, String)]) -> Vec<&str> {
+    snaps.iter().map(|(_, t)| t.as_str()).collect()
 }
 
 fn snapshots<'a>(
@@ -103,9 +98,8 @@ async fn start_set_complete_emit_full_snapshots() {
         Ok(())
     })
     .await;
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "download 0/100",
             "download 0/100, index 0",
@@ -271,9 +265,8 @@ async fn invalid_calls_are_refused_and_never_sent() {
             "DuplicateId",
         ]
     );
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "t 4/10",
             "t 4/10, u 0",
@@ -324,9 +317,8 @@ async fn a_snapshot_shows_the_last_sent_value_of_a_tracker_whose_window_is_close
         Ok(())
     })
     .await;
-    let texts: Vec<&str> = snaps.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
-        texts,
+        texts(&snaps),
         vec![
             "a 0/100",
             "a 0/100, b 0/100",

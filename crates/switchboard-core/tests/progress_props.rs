@@ -11,6 +11,8 @@
 //! the model's running trackers with their latest values.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,11 +20,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::Value;
 use switchboard_core::progress::{ProgressEmitter, Tracker};
-use switchboard_core::{CallContext, RequestHandler, agent_fn};
+use switchboard_core::{RequestHandler, agent_fn};
 use switchboard_protocol::progress::*;
-use switchboard_protocol::{
-    AgentCard, Message, SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
-};
+use switchboard_protocol::{AgentCard, StreamResponse};
 
 const SLOTS: usize = 5;
 const MAX_TRACKERS: usize = 3;
@@ -336,17 +336,7 @@ async fn execute(ops: Vec<Op>, limits: ProgressLimits) -> (Vec<Option<bool>>, Ve
     let mut card = AgentCard::new("prop", "prop", "1");
     card.capabilities.extensions.push(limits.to_extension());
     let h = RequestHandler::builder(agent, card).build();
-    let SendMessageResponse::Task(task) = h
-        .send_message(
-            &CallContext::anonymous(),
-            SendMessageRequest::new(Message::user_text("go")),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("expected a task")
-    };
-    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let task = common::run_task(&h).await;
     let log = h.store().events("", &task.id, 0, 1_000_000).await.unwrap();
     let mut entries = Vec::new();
     for e in log {

@@ -9,6 +9,8 @@
 //! completion is never lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -16,13 +18,9 @@ use std::time::Duration;
 
 use switchboard_core::memory::{CommitObserver, ObservedStore};
 use switchboard_core::progress::{ProgressEmitter, ProgressError};
-use switchboard_core::{
-    BoxError, CallContext, RequestHandler, TaskEvents, TaskRecord, agent_fn, async_trait,
-};
+use switchboard_core::{BoxError, RequestHandler, TaskEvents, TaskRecord, agent_fn, async_trait};
 use switchboard_protocol::progress::*;
-use switchboard_protocol::{
-    AgentCard, Message, SendMessageRequest, SendMessageResponse, StreamResponse, TaskState,
-};
+use switchboard_protocol::{AgentCard, StreamResponse};
 use tokio::time::Instant;
 
 /// Remembers when each event was committed.
@@ -63,17 +61,7 @@ where
     let h = RequestHandler::builder(agent, card)
         .store(store.clone())
         .build();
-    let SendMessageResponse::Task(task) = h
-        .send_message(
-            &CallContext::anonymous(),
-            SendMessageRequest::new(Message::user_text("go")),
-        )
-        .await
-        .unwrap()
-    else {
-        panic!("expected a task")
-    };
-    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    common::run_task(&h).await;
 
     let log = store.observer.log.lock().unwrap().clone();
     let t0 = log[0].0;
@@ -174,14 +162,25 @@ async fn a_tracker_updated_1000_times_a_second_emits_at_most_the_declared_rate()
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn completion_right_after_a_burst_is_never_lost() {
-    let changes = run(limits(2.0), |p| async move {
-        let t = hammer(&p, "burst", 5000, 2).await?;
+/// [`run`]s an agent that [`hammer`]s the tracker `id` (of `total`) for
+/// `secs` seconds and then completes it.
+async fn hammer_then_complete(
+    limits: ProgressLimits,
+    id: &'static str,
+    total: u32,
+    secs: u32,
+) -> Changes {
+    run(limits, move |p| async move {
+        let t = hammer(&p, id, total, secs).await?;
         t.complete().await?;
         Ok(())
     })
-    .await;
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn completion_right_after_a_burst_is_never_lost() {
+    let changes = hammer_then_complete(limits(2.0), "burst", 5000, 2).await;
     assert_rate(&changes, 2);
     let (_, last) = changes["burst"].last().unwrap();
     assert_eq!(last.status, Some(TrackerStatus::Completed));
@@ -242,12 +241,7 @@ async fn concurrent_trackers_are_each_held_to_the_rate() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fractional_rate_spaces_updates_further_apart() {
-    let changes = run(limits(0.5), |p| async move {
-        let t = hammer(&p, "slow", 10_000, 6).await?;
-        t.complete().await?;
-        Ok(())
-    })
-    .await;
+    let changes = hammer_then_complete(limits(0.5), "slow", 10_000, 6).await;
     let times: Vec<Duration> = changes["slow"]
         .iter()
         .filter(|(_, t)| !t.is_terminal())

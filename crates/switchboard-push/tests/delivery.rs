@@ -24,6 +24,45 @@ use switchboard_push::{
 };
 use tokio_util::sync::CancellationToken;
 
+/// A push worker delivering from a store until [`RunningWorker::stop`].
+struct RunningWorker {
+    shutdown: CancellationToken,
+    worker: PushWorker,
+}
+
+impl RunningWorker {
+    fn spawn(store: Arc<InMemoryStore>, options: PushOptions) -> RunningWorker {
+        let shutdown = CancellationToken::new();
+        let worker = PushWorker::spawn(store, options, shutdown.clone()).unwrap();
+        RunningWorker { shutdown, worker }
+    }
+
+    /// Tells the worker to stop and waits until it has.
+    async fn stop(self) {
+        self.shutdown.cancel();
+        self.worker.join().await;
+    }
+}
+
+/// The dead letters of `task` once `done` holds of them (polled; panics
+/// after `secs`).
+async fn dead_letters_when(
+    store: &InMemoryStore,
+    task: &str,
+    secs: u64,
+    done: impl Fn(&[OutboxItem]) -> bool,
+) -> Vec<OutboxItem> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let dead = store.list_dead_letters("", Some(task), 100).await.unwrap();
+        if done(&dead) {
+            return dead;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{dead:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// An agent that emits `steps` working statuses and a chunked artifact.
 fn handler(store: Arc<InMemoryStore>) -> RequestHandler {
     let agent = agent_fn(|ctx, events| async move {
@@ -105,8 +144,7 @@ async fn every_event_arrives_in_order_with_the_right_headers() {
     let h = handler(store.clone());
     let rx = Receiver::start().await;
     let keys = Arc::new(KeySet::generate().unwrap());
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store.clone(), options(keys.clone()), stop.clone()).unwrap();
+    let worker = RunningWorker::spawn(store.clone(), options(keys.clone()));
 
     let task = run_task(&h, 8, &rx.url()).await;
     let n = store.events("", &task, 0, 10_000).await.unwrap().len();
@@ -137,8 +175,7 @@ async fn every_event_arrives_in_order_with_the_right_headers() {
         assert_eq!(v.token.as_deref(), Some("tok-1"));
     }
     assert_eq!(store.pending_count().await.unwrap(), 0);
-    stop.cancel();
-    worker.join().await;
+    worker.stop().await;
 }
 
 #[tokio::test]
@@ -147,8 +184,7 @@ async fn a_receiver_that_is_down_for_a_while_gets_everything() {
     let h = handler(store.clone());
     let mut rx = Receiver::start().await;
     let keys = Arc::new(KeySet::generate().unwrap());
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store.clone(), options(keys), stop.clone()).unwrap();
+    let worker = RunningWorker::spawn(store.clone(), options(keys));
 
     // First it answers 503 to everything...
     rx.answer(503);
@@ -182,8 +218,7 @@ async fn a_receiver_that_is_down_for_a_while_gets_everything() {
     assert_matches_log(&store, &task, &of(&task)).await;
     assert_matches_log(&store, &task2, &of(&task2)).await;
     assert_eq!(store.pending_count().await.unwrap(), 0, "0 lost, 0 pending");
-    stop.cancel();
-    worker.join().await;
+    worker.stop().await;
 }
 
 #[tokio::test]
@@ -195,19 +230,10 @@ async fn dead_letter_after_the_retry_limit() {
     let keys = Arc::new(KeySet::generate().unwrap());
     let mut o = options(keys);
     o.retry.max_attempts = 3;
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store.clone(), o, stop.clone()).unwrap();
+    let worker = RunningWorker::spawn(store.clone(), o);
     let task = run_task(&h, 1, &rx.url()).await;
     let n = store.events("", &task, 0, 100).await.unwrap().len();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let dead = loop {
-        let dead = store.list_dead_letters("", Some(&task), 100).await.unwrap();
-        if dead.len() == n {
-            break dead;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{dead:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let dead = dead_letters_when(&store, &task, 20, |dead| dead.len() == n).await;
     assert_eq!(
         dead.iter().map(|d| d.seq).collect::<Vec<_>>(),
         (1..=n as u64).collect::<Vec<_>>(),
@@ -224,8 +250,7 @@ async fn dead_letter_after_the_retry_limit() {
     }
     assert_eq!(rx.refused(), 3 * n, "3 attempts per event, no more");
     assert_eq!(store.pending_count().await.unwrap(), 0);
-    stop.cancel();
-    worker.join().await;
+    worker.stop().await;
 }
 
 fn item(url: &str) -> OutboxItem {
@@ -322,20 +347,14 @@ async fn the_allowlist_opens_exact_hosts_only() {
         allow_hosts: vec!["receiver.test".into(), "127.0.0.1".into()],
     };
     let d = deliverer(policy, resolver);
-    assert_eq!(
-        d.deliver(&item(&format!("http://127.0.0.1:{port}/hook")))
-            .await
-            .unwrap(),
-        200,
-        "an allowlisted IP"
-    );
-    assert_eq!(
-        d.deliver(&item(&format!("http://RECEIVER.test:{port}/hook")))
-            .await
-            .unwrap(),
-        200,
-        "an allowlisted name (case-insensitive)"
-    );
+    let allowed = [
+        ("127.0.0.1", "an allowlisted IP"),
+        ("RECEIVER.test", "an allowlisted name (case-insensitive)"),
+    ];
+    for (host, what) in allowed {
+        let url = format!("http://{host}:{port}/hook");
+        assert_eq!(d.deliver(&item(&url)).await.unwrap(), 200, "{what}");
+    }
     let err = d
         .deliver(&item(&format!("http://other.test:{port}/hook")))
         .await
@@ -392,21 +411,11 @@ async fn refusals_are_recorded_on_the_outbox_item() {
         max: Duration::from_millis(20),
         max_attempts: 2,
     };
-    let stop = CancellationToken::new();
-    let worker = PushWorker::spawn(store.clone(), o, stop.clone()).unwrap();
+    let worker = RunningWorker::spawn(store.clone(), o);
     let task = run_task(&h, 1, "http://metadata.test/latest/meta-data").await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let dead = store.list_dead_letters("", Some(&task), 10).await.unwrap();
-        if !dead.is_empty() {
-            let e = dead[0].last_error.clone().unwrap();
-            assert!(e.contains("SSRF guard refused metadata.test"), "{e}");
-            assert!(e.contains("169.254.169.254"), "{e}");
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    stop.cancel();
-    worker.join().await;
+    let dead = dead_letters_when(&store, &task, 10, |dead| !dead.is_empty()).await;
+    let e = dead[0].last_error.clone().unwrap();
+    assert!(e.contains("SSRF guard refused metadata.test"), "{e}");
+    assert!(e.contains("169.254.169.254"), "{e}");
+    worker.stop().await;
 }

@@ -3,15 +3,16 @@
 //! `switchboard_store_postgres::testing`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use switchboard_core::store::conformance;
 use switchboard_store_postgres::{PgOptions, PgStore, testing};
 
 #[tokio::test]
 async fn conforms() {
-    let Some(url) = testing::fresh_database_or_skip("conforms").await else {
+    let Some(store) = common::fresh_store_or_skip("conforms").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     conformance::run_all(&store).await;
     store.close().await;
 }

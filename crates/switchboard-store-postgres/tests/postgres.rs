@@ -9,6 +9,8 @@
 //! skipped, unless `SWITCHBOARD_REQUIRE_POSTGRES` is set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -384,11 +386,9 @@ async fn concurrent_commits_to_many_tasks_all_land() {
 
 #[tokio::test]
 async fn a_failing_commit_changes_nothing() {
-    let Some(url) = testing::fresh_database_or_skip("a_failing_commit_changes_nothing").await
-    else {
+    let Some(store) = common::fresh_store_or_skip("a_failing_commit_changes_nothing").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     // An event at sequence 0 is accepted once (the stored log is empty);
     // a second one collides with it in the log's primary key: a backend
     // error, and the snapshot written by the same statement is rolled back.
@@ -467,19 +467,17 @@ async fn listing_orders_ids_by_bytes_whatever_the_database_collation() {
 
 #[tokio::test]
 async fn status_after_is_exact_below_a_microsecond() {
-    let Some(url) = testing::fresh_database_or_skip("status_after_is_exact").await else {
+    let Some(store) = common::fresh_store_or_skip("status_after_is_exact").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     conformance::status_after_is_exact_below_a_microsecond(&store).await;
 }
 
 #[tokio::test]
 async fn awkward_content_round_trips() {
-    let Some(url) = testing::fresh_database_or_skip("awkward_content_round_trips").await else {
+    let Some(store) = common::fresh_store_or_skip("awkward_content_round_trips").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     let mut r = record(
         "tenant with spaces/ünïcode",
         "awkward",
@@ -527,10 +525,9 @@ async fn awkward_content_round_trips() {
 
 #[tokio::test]
 async fn an_empty_page_after_the_last_cursor_still_has_the_total() {
-    let Some(url) = testing::fresh_database_or_skip("empty_page_total").await else {
+    let Some(store) = common::fresh_store_or_skip("empty_page_total").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     commit_task(&store, "", "only", 1).await;
     let mut q = all_of("");
     q.after = Some(switchboard_core::ListCursor {
@@ -587,6 +584,20 @@ async fn a_bad_url_is_a_clear_error() {
     assert_backend(&err, &["invalid PostgreSQL URL"]);
 }
 
+/// The error `open` fails with, which must come within 3 s.
+async fn fails_within_3s(
+    open: impl std::future::Future<Output = Result<PgStore, StoreError>>,
+) -> StoreError {
+    let started = Instant::now();
+    let err = open.await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "failed after {:?}",
+        started.elapsed()
+    );
+    err
+}
+
 #[tokio::test]
 async fn a_refused_connection_fails_fast() {
     // A port nobody listens on (bound, then released).
@@ -595,15 +606,8 @@ async fn a_refused_connection_fails_fast() {
         .local_addr()
         .unwrap()
         .port();
-    let started = Instant::now();
-    let err = PgStore::open(&format!("postgres://u:hunter2@127.0.0.1:{port}/db"))
-        .await
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
+    let url = format!("postgres://u:hunter2@127.0.0.1:{port}/db");
+    let err = fails_within_3s(PgStore::open(&url)).await;
     assert_backend(
         &err,
         &["connecting to PostgreSQL", &format!("127.0.0.1:{port}")],
@@ -618,15 +622,12 @@ async fn an_unreachable_host_fails_within_the_connect_timeout() {
         connect_timeout: Duration::from_millis(500),
         ..Default::default()
     };
-    let started = Instant::now();
-    let err = PgStore::open_with("postgres://u:hunter2@192.0.2.1:5432/db", options)
-        .await
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "bounded by the timeout: {:?}",
-        started.elapsed()
-    );
+    // Bounded by the timeout.
+    let err = fails_within_3s(PgStore::open_with(
+        "postgres://u:hunter2@192.0.2.1:5432/db",
+        options,
+    ))
+    .await;
     assert_backend(&err, &["connecting to PostgreSQL", "192.0.2.1"]);
 }
 

@@ -4,6 +4,8 @@
 //! the shared signing key document.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,10 +38,9 @@ fn hook(task: &str, id: &str) -> PushConfig {
 
 #[tokio::test]
 async fn push_conforms() {
-    let Some(url) = testing::fresh_database_or_skip("push_conforms").await else {
+    let Some(store) = common::fresh_store_or_skip("push_conforms").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     conformance::run_all(&store).await;
     store.close().await;
 }
@@ -48,10 +49,9 @@ async fn push_conforms() {
 /// trigger never runs: nothing is queued for an event that does not exist.
 #[tokio::test]
 async fn a_refused_commit_queues_nothing() {
-    let Some(url) = testing::fresh_database_or_skip("a_refused_commit_queues_nothing").await else {
+    let Some(store) = common::fresh_store_or_skip("a_refused_commit_queues_nothing").await else {
         return;
     };
-    let store = PgStore::open(&url).await.unwrap();
     store.put_config(&hook("t", "h"), 10).await.unwrap();
     commit(&store, "t", 1).await.unwrap();
     assert_eq!(store.pending_count().await.unwrap(), 1);

@@ -2,14 +2,14 @@
 //! file and against the in-memory database.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use switchboard_core::store::conformance;
 use switchboard_store_sqlite::{SqliteOptions, SqliteStore};
 
 #[tokio::test]
 async fn conforms_on_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tasks.db");
-    let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    let (_dir, store) = common::open_temp("tasks.db").await;
     conformance::run_all(&store).await;
     store.close().await;
 }

@@ -3,6 +3,8 @@
 //! commits and by lone commits alike, and the outbox surviving a reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,10 +16,7 @@ use switchboard_store_sqlite::SqliteStore;
 
 #[tokio::test]
 async fn push_conforms_on_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("push.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let (_dir, store) = common::open_temp("push.db").await;
     conformance::run_all(&store).await;
     store.close().await;
 }
@@ -46,9 +45,8 @@ fn hook(task: &str) -> PushConfig {
 /// is still there after the store is closed and reopened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_commits_queue_and_the_outbox_survives_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("group.db");
-    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let (_dir, path) = common::temp_db("group.db");
+    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
     let tasks: Vec<String> = (0..40).map(|i| format!("g{i}")).collect();
     for t in &tasks {
         store.put_config(&hook(t), 10).await.unwrap();
@@ -73,7 +71,7 @@ async fn group_commits_queue_and_the_outbox_survives_reopen() {
     let store = Arc::try_unwrap(store).unwrap();
     store.close().await;
 
-    let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
+    let store = SqliteStore::open(&path).await.unwrap();
     assert_eq!(
         store.pending_count().await.unwrap(),
         200,

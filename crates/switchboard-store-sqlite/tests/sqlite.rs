@@ -2,6 +2,9 @@
 //! bad files, idempotent migrations, group-commit edge cases and backups.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use std::future::Future;
 use std::sync::Arc;
 
 use switchboard_core::store::conformance::fixtures::{all_of, commit_task, record};
@@ -10,13 +13,29 @@ use switchboard_core::{StoreError, TaskStore};
 use switchboard_protocol::{Message, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_sqlite::SqliteStore;
 
+/// Runs `write(store, k)` for every `k` in `0..n`, each in its own tokio
+/// task, all at once; their results, in `k` order.
+async fn concurrently<T, F, Fut>(store: &Arc<SqliteStore>, n: u32, write: F) -> Vec<T>
+where
+    F: Fn(Arc<SqliteStore>, u32) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let writers: Vec<_> = (0..n)
+        .map(|k| tokio::spawn(write(Arc::clone(store), k)))
+        .collect();
+    let mut results = Vec::new();
+    for w in writers {
+        results.push(w.await.unwrap());
+    }
+    results
+}
+
 #[tokio::test]
 async fn commits_survive_reopening_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("durable.db");
-    let path = path.to_str().unwrap();
+    let (_dir, path) = common::temp_db("durable.db");
 
-    let store = SqliteStore::open(path).await.unwrap();
+    let store = SqliteStore::open(&path).await.unwrap();
     let mut a = commit_task(&store, "", "task-a", 3).await;
     a.task.status = TaskStatus::new(TaskState::Completed);
     a.last_seq = 4;
@@ -55,22 +74,15 @@ async fn commits_survive_reopening_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_commits_to_many_tasks_all_land() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("concurrent.db");
-    let store = Arc::new(SqliteStore::open(path.to_str().unwrap()).await.unwrap());
+    let (_dir, store) = common::open_temp("concurrent.db").await;
+    let store = Arc::new(store);
 
-    let mut writers = Vec::new();
-    for w in 0..32 {
-        let store = Arc::clone(&store);
-        writers.push(tokio::spawn(async move {
-            for t in 0..8 {
-                commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
-            }
-        }));
-    }
-    for w in writers {
-        w.await.unwrap();
-    }
+    concurrently(&store, 32, |store, w| async move {
+        for t in 0..8 {
+            commit_task(store.as_ref(), "", &format!("w{w:02}-t{t}"), 3).await;
+        }
+    })
+    .await;
 
     let page = store.list(&all_of("")).await.unwrap();
     assert_eq!(page.total, 32 * 8);
@@ -94,11 +106,9 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
     let store = Arc::new(SqliteStore::open_in_memory().await.unwrap());
     let base = commit_task(store.as_ref(), "", "contended", 1).await;
     // Sixteen writers all try to append event 2; exactly one may win.
-    let mut writers = Vec::new();
-    for i in 0..16 {
-        let store = Arc::clone(&store);
+    let results = concurrently(&store, 16, |store, i| {
         let mut r = base.clone();
-        writers.push(tokio::spawn(async move {
+        async move {
             r.task.metadata = Some(
                 serde_json::json!({ "writer": i })
                     .as_object()
@@ -107,11 +117,12 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
             );
             r.last_seq = 2;
             store.commit(&r, Some(&status_event(&r))).await
-        }));
-    }
+        }
+    })
+    .await;
     let mut won = 0;
-    for w in writers {
-        match w.await.unwrap() {
+    for result in results {
+        match result {
             Ok(()) => won += 1,
             Err(StoreError::SequenceConflict {
                 expected: 1,
@@ -188,14 +199,12 @@ async fn a_missing_directory_is_an_error() {
 
 #[tokio::test]
 async fn migrations_are_idempotent() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("twice.db");
-    let path = path.to_str().unwrap();
-    let first = SqliteStore::open(path).await.unwrap();
+    let (_dir, path) = common::temp_db("twice.db");
+    let first = SqliteStore::open(&path).await.unwrap();
     commit_task(&first, "", "kept", 2).await;
     // A second store on the same file while the first is open, then a third
     // after both are gone: each runs the migrations again, harmlessly.
-    let second = SqliteStore::open(path).await.unwrap();
+    let second = SqliteStore::open(&path).await.unwrap();
     assert_eq!(second.load("", "kept").await.unwrap().unwrap().last_seq, 2);
     first.close().await;
     second.close().await;
@@ -205,11 +214,9 @@ async fn migrations_are_idempotent() {
 
 #[tokio::test]
 async fn two_stores_on_one_file_see_each_others_commits() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    let path = path.to_str().unwrap();
-    let a = SqliteStore::open(path).await.unwrap();
-    let b = SqliteStore::open(path).await.unwrap();
+    let (_dir, path) = common::temp_db("shared.db");
+    let a = SqliteStore::open(&path).await.unwrap();
+    let b = SqliteStore::open(&path).await.unwrap();
     let r = commit_task(&a, "", "shared", 1).await;
     assert_eq!(b.load("", "shared").await.unwrap().unwrap(), r);
     let mut next = r.clone();
@@ -237,10 +244,7 @@ async fn status_after_is_exact_below_a_microsecond() {
 
 #[tokio::test]
 async fn backup_is_a_consistent_openable_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("live.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let (dir, store) = common::open_temp("live.db").await;
     let r = commit_task(&store, "", "backed-up", 3).await;
     let copy = dir.path().join("copy.db");
     store.backup_to(&copy).await.unwrap();
@@ -325,10 +329,7 @@ async fn a_failed_commit_is_rolled_back_in_memory() {
 
 #[tokio::test]
 async fn a_failed_commit_is_rolled_back_on_a_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("rb.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let (_dir, store) = common::open_temp("rb.db").await;
     failed_commit_is_rolled_back(&store).await;
 }
 
@@ -338,32 +339,24 @@ async fn group_commits_keep_per_task_order() {
     // plus snapshot-only commits in between: whatever groups the writer
     // forms, every log ends up complete and in order, and every snapshot is
     // the last one committed.
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(dir.path().join("order.db").to_str().unwrap())
-            .await
-            .unwrap(),
-    );
-    let mut writers = Vec::new();
-    for t in 0..24 {
-        let store = Arc::clone(&store);
-        writers.push(tokio::spawn(async move {
-            let mut r = commit_task(store.as_ref(), "", &format!("ordered-{t}"), 1).await;
-            for seq in 2..=20 {
-                r.task
-                    .history
-                    .as_mut()
-                    .unwrap()
-                    .push(Message::user_text(format!("m{seq}")));
-                store.commit(&r, None).await.unwrap();
-                r.last_seq = seq;
-                store.commit(&r, Some(&status_event(&r))).await.unwrap();
-            }
-            r
-        }));
-    }
-    for w in writers {
-        let r = w.await.unwrap();
+    let (_dir, store) = common::open_temp("order.db").await;
+    let store = Arc::new(store);
+    let written = concurrently(&store, 24, |store, t| async move {
+        let mut r = commit_task(store.as_ref(), "", &format!("ordered-{t}"), 1).await;
+        for seq in 2..=20 {
+            r.task
+                .history
+                .as_mut()
+                .unwrap()
+                .push(Message::user_text(format!("m{seq}")));
+            store.commit(&r, None).await.unwrap();
+            r.last_seq = seq;
+            store.commit(&r, Some(&status_event(&r))).await.unwrap();
+        }
+        r
+    })
+    .await;
+    for r in written {
         assert_eq!(store.load("", &r.task.id).await.unwrap().unwrap(), r);
         let log = store.events("", &r.task.id, 0, 100).await.unwrap();
         assert_eq!(

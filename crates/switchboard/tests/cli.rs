@@ -534,12 +534,7 @@ async fn errors_name_what_the_agent_offers() {
     // A binding the card does not offer: the error lists what it does. The
     // card is the real server's with its gRPC interfaces taken out, served
     // on its own loopback port.
-    let mut card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mut card: Value = proc::get_json(&format!("{url}/.well-known/agent-card.json")).await;
     card["supportedInterfaces"]
         .as_array_mut()
         .unwrap()

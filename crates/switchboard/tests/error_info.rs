@@ -112,11 +112,8 @@ async fn error_info_task_id_is_the_task_id_on_every_binding() {
     let s = server().await;
     // A finished task: cannot be cancelled, and has no push config "nope".
     let done = result(
-        &s.rpc(
-            "SendMessage",
-            json!({"message": user_msg("hello"), "configuration": {"returnImmediately": false}}),
-        )
-        .await,
+        &s.rpc_send_configured("hello", json!({"returnImmediately": false}))
+            .await,
     )["task"]
         .clone();
     assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");

@@ -25,13 +25,6 @@ async fn server() -> TestServer {
     TestServer::start(demo_push_handler()).await
 }
 
-/// Our client on the card's GRPC interface (of 1.0, the card's first).
-async fn grpc_client(s: &TestServer) -> A2AClient {
-    let c = s.client_on("GRPC", "1.0").await;
-    assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
-    c
-}
-
 /// A raw tonic client on the same port.
 async fn raw(s: &TestServer) -> A2aServiceClient<Channel> {
     A2aServiceClient::connect(s.base.clone()).await.unwrap()
@@ -39,10 +32,7 @@ async fn raw(s: &TestServer) -> A2aServiceClient<Channel> {
 
 /// A request with `a2a-version: 1.0`.
 fn v1<T>(body: T) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(body);
-    r.metadata_mut()
-        .insert("a2a-version", "1.0".parse().unwrap());
-    r
+    with_metadata(tonic::Request::new(body), "a2a-version", "1.0")
 }
 
 fn user(text: &str) -> pb::Message {
@@ -66,7 +56,7 @@ fn reason(st: &tonic::Status) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn card_lists_grpc_after_jsonrpc_and_rest() {
     let s = server().await;
-    let c = grpc_client(&s).await;
+    let c = s.grpc_client("1.0").await;
     let card = c.card().unwrap();
     let bindings: Vec<&str> = card
         .supported_interfaces
@@ -91,7 +81,7 @@ async fn card_lists_grpc_after_jsonrpc_and_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_with_our_client_over_grpc() {
     let s = server().await;
-    let c = grpc_client(&s).await;
+    let c = s.grpc_client("1.0").await;
 
     // SendMessage: a task, and a direct message.
     let task = task_of(c.send_text("hello grpc").await.unwrap());
@@ -248,26 +238,15 @@ async fn the_v1_0_0_table_applies_to_grpc_too() {
 async fn extensions_are_negotiated_and_echoed() {
     let s = server().await;
     let mut g = raw(&s).await;
-    let mut req = v1(send_req("hi", ""));
-    req.metadata_mut()
-        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
-    let resp = g.send_message(req).await.unwrap();
-    assert_eq!(
-        resp.metadata().get("a2a-extensions").unwrap(),
-        TASK_PROGRESS_URI
-    );
+    let progress = || with_metadata(v1(send_req("hi", "")), "a2a-extensions", TASK_PROGRESS_URI);
+    let resp = g.send_message(progress()).await.unwrap();
+    assert_eq!(echoed_extensions(&resp), Some(TASK_PROGRESS_URI));
     // Not requested: not echoed.
     let resp = g.send_message(v1(send_req("hi", ""))).await.unwrap();
-    assert!(resp.metadata().get("a2a-extensions").is_none());
+    assert_eq!(echoed_extensions(&resp), None);
     // Streams echo it in their initial metadata.
-    let mut req = v1(send_req("hi", ""));
-    req.metadata_mut()
-        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
-    let resp = g.send_streaming_message(req).await.unwrap();
-    assert_eq!(
-        resp.metadata().get("a2a-extensions").unwrap(),
-        TASK_PROGRESS_URI
-    );
+    let resp = g.send_streaming_message(progress()).await.unwrap();
+    assert_eq!(echoed_extensions(&resp), Some(TASK_PROGRESS_URI));
     s.stop().await;
 }
 
@@ -296,7 +275,7 @@ async fn tenants_are_separate() {
     assert_eq!(st.code(), tonic::Code::NotFound);
 
     // Our client copies the interface's tenant into every request.
-    let mut card = grpc_client(&s).await.card().unwrap().clone();
+    let mut card = s.grpc_client("1.0").await.card().unwrap().clone();
     for i in &mut card.supported_interfaces {
         i.tenant = Some("acme".into());
     }
@@ -371,7 +350,7 @@ async fn http_and_grpc_share_the_port() {
         .await
         .unwrap();
     let t = task_of(c.send_text("via json-rpc").await.unwrap());
-    let g = grpc_client(&s).await;
+    let g = s.grpc_client("1.0").await;
     assert_eq!(g.get_task(t.id.as_str()).await.unwrap().id, t.id);
     s.stop().await;
 }
@@ -473,18 +452,6 @@ async fn cli_binding_override_picks_grpc() {
             }),
     );
     let url = format!("http://{addr}");
-    let run = |args: Vec<String>| async move {
-        tokio::time::timeout(
-            Duration::from_secs(30),
-            tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-                .args(args)
-                .kill_on_drop(true)
-                .output(),
-        )
-        .await
-        .expect("the CLI hung")
-        .unwrap()
-    };
     let args = |extra: &[&str]| {
         let mut a: Vec<String> = ["send", "--url", &url, "--json", "--timeout", "10"]
             .iter()
@@ -494,20 +461,13 @@ async fn cli_binding_override_picks_grpc() {
         a.push("hello cli".into());
         a
     };
-    let out = run(args(&["--binding", "grpc"])).await;
+    let out = run_cli(args(&["--binding", "grpc"])).await;
     let stdout = success_stdout(&out);
     assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
-    let out = run(args(&[])).await;
+    let out = run_cli(args(&[])).await;
     assert!(!out.status.success(), "JSON-RPC points at a closed port");
     let _ = tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
-}
-
-/// A GetTask whose `id` (field 2) arrives as a varint instead of a string.
-#[derive(Clone, PartialEq, prost::Message)]
-struct NotAGetTaskRequest {
-    #[prost(int64, tag = "2")]
-    id: i64,
 }
 
 /// Bytes that are not the method's message are a Parse error
@@ -518,10 +478,13 @@ struct NotAGetTaskRequest {
 async fn malformed_messages_and_unsupported_push() {
     let s = TestServer::start(demo_handler()).await;
     let channel = s.grpc_channel().await;
+    // A GetTask whose `id` (field 2) arrives as a varint instead of a string.
+    let id_as_varint = VarintFields {
+        second: 7,
+        ..Default::default()
+    };
     let path = "/lf.a2a.v1.A2AService/GetTask";
-    let st = raw_unary_error(channel.clone(), path, v1(NotAGetTaskRequest { id: 7 })).await;
-    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
-    assert_eq!(reason(&st).0, "PARSE_ERROR");
+    assert_parse_error(channel.clone(), path, v1(id_as_varint)).await;
 
     let mut g = A2aServiceClient::new(channel);
     let st = g

@@ -7,8 +7,6 @@
 
 mod util;
 
-use std::time::Duration;
-
 use switchboard::demo::demo_card;
 use switchboard_client::A2AClient;
 use switchboard_proto::v03 as pb;
@@ -20,13 +18,6 @@ use util::*;
 
 async fn server() -> TestServer {
     TestServer::start(demo_push_handler()).await
-}
-
-/// Our client on the card's GRPC interface of version 0.3.
-async fn grpc03_client(s: &TestServer) -> A2AClient {
-    let c = s.client_on("GRPC", "0.3").await;
-    assert_eq!(c.endpoint(), s.base.trim_start_matches("http://"));
-    c
 }
 
 /// A raw tonic 0.3 client on the same port.
@@ -63,7 +54,7 @@ fn violation(st: &tonic::Status) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_with_our_client_over_grpc_03() {
     let s = server().await;
-    let c = grpc03_client(&s).await;
+    let c = s.grpc_client("0.3").await;
     let c10 = A2AClient::connect(&s.base).await.unwrap();
 
     // SendMessage: a task (readable over 1.0 too), and a direct message.
@@ -266,12 +257,11 @@ async fn the_03_wire_as_sent() {
         .await
         .unwrap_err();
     assert_eq!(reason(&st), "VERSION_NOT_SUPPORTED");
-    let mut req = tonic::Request::new(switchboard_proto::v1::GetTaskRequest {
+    let req = tonic::Request::new(switchboard_proto::v1::GetTaskRequest {
         id: t.id.clone(),
         ..Default::default()
     });
-    req.metadata_mut()
-        .insert("a2a-version", "1.0".parse().unwrap());
+    let req = with_metadata(req, "a2a-version", "1.0");
     assert_eq!(g10.get_task(req).await.unwrap().into_inner().id, t.id);
     s.stop().await;
 }
@@ -282,23 +272,25 @@ async fn status_codes_and_error_details() {
     let mut g = raw(&s).await;
 
     // A 0.3 service asked for 1.0.
-    let mut req = tonic::Request::new(pb::GetTaskRequest {
+    let req = tonic::Request::new(pb::GetTaskRequest {
         name: "tasks/x".into(),
         history_length: 0,
     });
-    req.metadata_mut()
-        .insert("a2a-version", "1.0".parse().unwrap());
-    let st = g.get_task(req).await.unwrap_err();
+    let st = g
+        .get_task(with_metadata(req, "a2a-version", "1.0"))
+        .await
+        .unwrap_err();
     assert_eq!(st.code(), tonic::Code::FailedPrecondition);
     assert_eq!(reason(&st), "VERSION_NOT_SUPPORTED");
     // An explicit 0.3 is fine.
-    let mut req = tonic::Request::new(pb::GetTaskRequest {
+    let req = tonic::Request::new(pb::GetTaskRequest {
         name: "tasks/nope".into(),
         history_length: 0,
     });
-    req.metadata_mut()
-        .insert("a2a-version", "0.3".parse().unwrap());
-    let st = g.get_task(req).await.unwrap_err();
+    let st = g
+        .get_task(with_metadata(req, "a2a-version", "0.3"))
+        .await
+        .unwrap_err();
     assert_eq!(st.code(), tonic::Code::NotFound);
     assert_eq!(reason(&st), "TASK_NOT_FOUND");
     assert_eq!(
@@ -414,39 +406,24 @@ async fn task_subscription_resumes_after_last_event_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_picks_grpc_03() {
     let s = server().await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args([
-                "send",
-                "--url",
-                &s.base,
-                "--json",
-                "--timeout",
-                "10",
-                "--binding",
-                "grpc",
-                "--protocol-version",
-                "0.3",
-                "hello cli 0.3",
-            ])
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("the CLI hung")
-    .unwrap();
+    let out = run_cli([
+        "send",
+        "--url",
+        &s.base,
+        "--json",
+        "--timeout",
+        "10",
+        "--binding",
+        "grpc",
+        "--protocol-version",
+        "0.3",
+        "hello cli 0.3",
+    ])
+    .await;
     let stdout = success_stdout(&out);
     assert!(stdout.contains("TASK_STATE_COMPLETED"), "{stdout}");
     assert!(stdout.contains("hello cli 0.3"), "{stdout}");
     s.stop().await;
-}
-
-/// A GetTask whose `name` (field 1) arrives as a varint instead of a string.
-#[derive(Clone, PartialEq, prost::Message)]
-struct NotAGetTaskRequest {
-    #[prost(int64, tag = "1")]
-    name: i64,
 }
 
 /// Bytes that are not the method's message are a Parse error on the 0.3
@@ -457,23 +434,21 @@ async fn malformed_messages_extensions_and_unsupported_push() {
     use switchboard_protocol::progress::TASK_PROGRESS_URI;
     let s = TestServer::start(demo_handler()).await;
     let channel = s.grpc_channel().await;
+    // A GetTask whose `name` (field 1) arrives as a varint instead of a string.
+    let name_as_varint = VarintFields {
+        first: 7,
+        ..Default::default()
+    };
     let path = "/a2a.v1.A2AService/GetTask";
-    let malformed = tonic::Request::new(NotAGetTaskRequest { name: 7 });
-    let st = raw_unary_error(channel.clone(), path, malformed).await;
-    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
-    assert_eq!(reason(&st), "PARSE_ERROR");
+    assert_parse_error(channel.clone(), path, tonic::Request::new(name_as_varint)).await;
 
     let mut g = A2aServiceClient::new(channel);
-    let mut req = tonic::Request::new(send_req("hi"));
-    req.metadata_mut()
-        .insert("a2a-extensions", TASK_PROGRESS_URI.parse().unwrap());
+    let req = tonic::Request::new(send_req("hi"));
+    let req = with_metadata(req, "a2a-extensions", TASK_PROGRESS_URI);
     let resp = g.send_streaming_message(req).await.unwrap();
-    assert_eq!(
-        resp.metadata().get("a2a-extensions").unwrap(),
-        TASK_PROGRESS_URI
-    );
+    assert_eq!(echoed_extensions(&resp), Some(TASK_PROGRESS_URI));
     let resp = g.send_message(send_req("hi")).await.unwrap();
-    assert!(resp.metadata().get("a2a-extensions").is_none());
+    assert_eq!(echoed_extensions(&resp), None);
 
     let st = g
         .create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest {

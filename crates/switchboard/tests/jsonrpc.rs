@@ -64,12 +64,7 @@ async fn agent_card_is_served_with_interfaces_and_caching() {
 #[tokio::test]
 async fn send_blocking_returns_completed_task_with_streamed_artifact() {
     let s = demo_server().await;
-    let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("hello big world")}),
-        )
-        .await;
+    let v = s.rpc_send_text("hello big world").await;
     let task = &result(&v)["task"];
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
     assert!(task["status"]["timestamp"].as_str().unwrap().ends_with('Z'));
@@ -82,10 +77,7 @@ async fn send_blocking_returns_completed_task_with_streamed_artifact() {
     assert_eq!(task["history"][0]["contextId"], task["contextId"]);
     // historyLength 0 omits the history field.
     let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("x"), "configuration": {"historyLength": 0}}),
-        )
+        .rpc_send_configured("x", json!({"historyLength": 0}))
         .await;
     assert!(result(&v)["task"].get("history").is_none());
     s.stop().await;
@@ -105,9 +97,7 @@ async fn direct_message_reply_and_help() {
         "a client-provided contextId is preserved"
     );
     assert!(m.get("taskId").is_none());
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/help")}))
-        .await;
+    let v = s.rpc_send_text("/help").await;
     assert!(
         result(&v)["message"]["parts"][0]["text"]
             .as_str()
@@ -135,10 +125,7 @@ async fn direct_message_reply_and_help() {
 async fn nonblocking_get_list_subscribe_cancel() {
     let s = demo_server().await;
     let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("/long 30"), "configuration": {"returnImmediately": true}}),
-        )
+        .rpc_send_configured("/long 30", json!({"returnImmediately": true}))
         .await;
     let task = result(&v)["task"].clone();
     let id = task["id"].as_str().unwrap().to_string();
@@ -273,9 +260,7 @@ async fn every_task_state_is_reachable() {
             .to_string()
     };
     // working (multi-step) → completed
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/steps 3")}))
-        .await;
+    let v = s.rpc_send_text("/steps 3").await;
     assert_eq!(state_of(&v), "TASK_STATE_COMPLETED");
     let hist: Vec<String> = result(&v)["task"]["history"]
         .as_array()
@@ -285,33 +270,22 @@ async fn every_task_state_is_reachable() {
         .collect();
     assert!(hist.contains(&"step 3 of 3".to_string()), "{hist:?}");
     // failed, rejected
-    let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("/fail disk full")}),
-        )
-        .await;
+    let v = s.rpc_send_text("/fail disk full").await;
     assert_eq!(state_of(&v), "TASK_STATE_FAILED");
     assert_eq!(
         result(&v)["task"]["status"]["message"]["parts"][0]["text"],
         "disk full"
     );
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/reject")}))
-        .await;
+    let v = s.rpc_send_text("/reject").await;
     assert_eq!(state_of(&v), "TASK_STATE_REJECTED");
     // auth-required: a blocking call returns at the interruption; cancel ends it.
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/auth")}))
-        .await;
+    let v = s.rpc_send_text("/auth").await;
     assert_eq!(state_of(&v), "TASK_STATE_AUTH_REQUIRED");
     let id = result(&v)["task"]["id"].clone();
     let c = s.rpc("CancelTask", json!({"id": id})).await;
     assert_eq!(result(&c)["status"]["state"], "TASK_STATE_CANCELED");
     // input-required → (follow-up) working → completed, same task and context.
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/ask")}))
-        .await;
+    let v = s.rpc_send_text("/ask").await;
     assert_eq!(state_of(&v), "TASK_STATE_INPUT_REQUIRED");
     let t = result(&v)["task"].clone();
     let mut wrong = user_msg("Ada");
@@ -449,9 +423,8 @@ async fn protocol_errors_have_spec_codes() {
         err_code(&s.rpc("SendMessage", json!({"message": img})).await),
         -32005
     );
-    let modes =
-        json!({"message": user_msg("x"), "configuration": {"acceptedOutputModes": ["video/mp4"]}});
-    assert_eq!(err_code(&s.rpc("SendMessage", modes).await), -32005);
+    let modes = json!({"acceptedOutputModes": ["video/mp4"]});
+    assert_eq!(err_code(&s.rpc_send_configured("x", modes).await), -32005);
     // A 1.0 method without A2A-Version is still served as 1.0 (the method
     // name decides, see switchboard_server::params); -32009 is for versions
     // nobody serves.
@@ -598,19 +571,10 @@ async fn list_pagination_over_http() {
         assert!(t["artifacts"].is_array());
     }
     // The JS SDK sends status "UNRECOGNIZED" when no filter is set.
-    let v = s
-        .rpc(
-            "ListTasks",
-            json!({"contextId": "paging", "status": "UNRECOGNIZED"}),
-        )
-        .await;
-    assert_eq!(result(&v)["totalSize"], 7);
-    let v = s
-        .rpc(
-            "ListTasks",
-            json!({"contextId": "paging", "status": "TASK_STATE_WORKING"}),
-        )
-        .await;
-    assert_eq!(result(&v)["totalSize"], 0);
+    for (status, total) in [("UNRECOGNIZED", 7), ("TASK_STATE_WORKING", 0)] {
+        let params = json!({"contextId": "paging", "status": status});
+        let v = s.rpc("ListTasks", params).await;
+        assert_eq!(result(&v)["totalSize"], total, "{status}");
+    }
     s.stop().await;
 }

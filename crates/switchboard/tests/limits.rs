@@ -107,9 +107,7 @@ async fn each_limit_is_invalid_params_on_jsonrpc_and_the_server_keeps_serving() 
             v.to_string().contains(field),
             "{name}: the error names {field}: {v}"
         );
-        let ok = s
-            .rpc("SendMessage", json!({"message": user_msg("still here")}))
-            .await;
+        let ok = s.rpc_send_text("still here").await;
         assert!(ok.get("result").is_some(), "{name}: then {ok}");
     }
     // An id too long to be a task of this server, on GetTask and ListTasks.
@@ -155,10 +153,7 @@ async fn each_limit_is_400_on_rest_and_the_server_keeps_serving() {
 async fn get_and_list_return_the_default_history_unless_asked() {
     let s = server().await;
     let v = s
-        .rpc(
-            "SendMessage",
-            json!({"message": user_msg("hello"), "configuration": {"historyLength": 100}}),
-        )
+        .rpc_send_configured("hello", json!({"historyLength": 100}))
         .await;
     let task = &result(&v)["task"];
     let full = task["history"].as_array().map_or(0, Vec::len);
@@ -367,6 +362,19 @@ mod quotas {
         s.stop().await;
     }
 
+    /// Sends `call(key)` three times (a burst of 3: all served), then once
+    /// more: refused with 429 and `Retry-After: 100` (one request per 100 s
+    /// refills). Returns the refusal's JSON body.
+    async fn spend_the_burst(call: impl Fn(&str) -> reqwest::RequestBuilder, key: &str) -> Value {
+        for _ in 0..3 {
+            assert_eq!(call(key).send().await.unwrap().status(), 200);
+        }
+        let refused = call(key).send().await.unwrap();
+        assert_eq!(refused.status(), 429);
+        assert_eq!(refused.headers()["retry-after"], "100");
+        refused.json().await.unwrap()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_request_rate_is_429_with_retry_after_and_resource_exhausted_on_grpc() {
         let rate = RequestRate {
@@ -375,39 +383,25 @@ mod quotas {
         };
         let s = server(Quotas::default(), Some(rate)).await;
         let list = json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}});
-        let jsonrpc = |key: &'static str| {
+        let jsonrpc = |key: &str| {
             s.http
                 .post(s.url())
                 .header("A2A-Version", "1.0")
                 .header("x-api-key", key)
                 .json(&list)
-                .send()
         };
-        for _ in 0..3 {
-            assert_eq!(jsonrpc("sb_alice").await.unwrap().status(), 200);
-        }
-        let refused = jsonrpc("sb_alice").await.unwrap();
-        assert_eq!(refused.status(), 429);
-        assert_eq!(refused.headers()["retry-after"], "100");
-        let body: Value = refused.json().await.unwrap();
+        let body = spend_the_burst(jsonrpc, "sb_alice").await;
         assert_eq!(body["error"]["code"], RESOURCE_EXHAUSTED_CODE, "{body}");
         // Another caller is still served.
-        assert_eq!(jsonrpc("sb_bob").await.unwrap().status(), 200);
+        assert_eq!(jsonrpc("sb_bob").send().await.unwrap().status(), 200);
 
-        let rest = |key: &'static str| {
+        let rest = |key: &str| {
             s.http
                 .get(format!("{}/tasks", s.base))
                 .header("A2A-Version", "1.0")
                 .header("x-api-key", key)
-                .send()
         };
-        for _ in 0..3 {
-            assert_eq!(rest("sb_carol").await.unwrap().status(), 200);
-        }
-        let refused = rest("sb_carol").await.unwrap();
-        assert_eq!(refused.status(), 429);
-        assert_eq!(refused.headers()["retry-after"], "100");
-        let body: Value = refused.json().await.unwrap();
+        let body = spend_the_burst(rest, "sb_carol").await;
         assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
         assert_eq!(
             body["error"]["details"][0]["reason"], "RESOURCE_EXHAUSTED",

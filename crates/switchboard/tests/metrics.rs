@@ -10,9 +10,8 @@
 mod proc;
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::routing::post;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use proc::Serve;
@@ -273,34 +272,8 @@ async fn scrape(base: &str) -> Exposition {
 /// Scrapes until `ok` holds of the exposition (a condition polled with a
 /// deadline: gauges fall when the server notices a closed stream).
 async fn scrape_until(base: &str, what: &str, ok: impl Fn(&Exposition) -> bool) -> Exposition {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let e = scrape(base).await;
-        if ok(&e) {
-            return e;
-        }
-        assert!(Instant::now() < deadline, "never: {what}: {e:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// A webhook on loopback that reports each POST it gets.
-async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<Value>) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let app = axum::Router::new().route(
-        "/hook",
-        post(move |body: axum::body::Bytes| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, rx)
+    let every = Duration::from_millis(20);
+    proc::poll_until(Duration::from_secs(20), every, what, || scrape(base), ok).await
 }
 
 const SEND_OK: [(&str, &str); 3] = [
@@ -342,7 +315,8 @@ async fn counters_move_with_traffic() {
     );
 
     // A blocking send with a webhook: the task completes and is pushed.
-    let (hook, mut pushed) = webhook().await;
+    let (hook, mut pushed) =
+        proc::webhook(|_, body| serde_json::from_slice(body).unwrap_or(Value::Null)).await;
     let r = proc::rpc(
         &base,
         "SendMessage",

@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod proc;
+mod util;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,20 +24,12 @@ use serde_json::json;
 use switchboard_client::{A2AClient, ClientCredentials, ClientError};
 use switchboard_protocol::error::UNAUTHENTICATED_CODE;
 use switchboard_push::KeySet;
+use util::COMBOS;
 
 const ISSUER: &str = "https://idp.test";
 const AUDIENCE: &str = "switchboard-oauth-test";
 const CLIENT_ID: &str = "robot";
 const SECRET: &str = "s3cret-value-never-logged";
-
-const COMBOS: [(&str, &str); 6] = [
-    ("JSONRPC", "1.0"),
-    ("HTTP+JSON", "1.0"),
-    ("GRPC", "1.0"),
-    ("JSONRPC", "0.3"),
-    ("HTTP+JSON", "0.3"),
-    ("GRPC", "0.3"),
-];
 
 /// The identity provider: `/token` (client credentials, HTTP Basic) and
 /// `/jwks`; tokens are signed with the current key.

@@ -17,7 +17,6 @@ mod proc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -162,29 +161,6 @@ impl Receiver {
     }
 }
 
-/// A webhook on loopback that reports the `traceparent` of each POST.
-async fn webhook() -> (String, tokio::sync::mpsc::UnboundedReceiver<Option<String>>) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let app = axum::Router::new().route(
-        "/hook",
-        post(move |headers: axum::http::HeaderMap| {
-            let tx = tx.clone();
-            async move {
-                let tp = headers
-                    .get("traceparent")
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string);
-                let _ = tx.send(tp);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, rx)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn client_to_a_to_b_is_one_trace() {
     let receiver = Receiver::default();
@@ -241,7 +217,12 @@ async fn client_to_a_to_b_is_one_trace() {
     };
     grpc.instrument(tracing::info_span!("test.grpc")).await;
     // A push delivery, from B's agent run.
-    let (hook, mut pushed) = webhook().await;
+    // A webhook that reports the `traceparent` of each notification.
+    let (hook, mut pushed) = proc::webhook(|headers, _| {
+        let tp = headers.get("traceparent").and_then(|v| v.to_str().ok());
+        tp.map(str::to_string)
+    })
+    .await;
     let push_call = async {
         let client = A2AClient::connect(&b.base()).await.unwrap();
         client
@@ -272,45 +253,41 @@ async fn client_to_a_to_b_is_one_trace() {
     let test_root = receiver.find("client", "test.root", any).await;
     let trace = test_root.trace_id.clone();
     assert_eq!(trace.len(), 32);
+    // A span of the parent's trace whose parent it is.
     let child_of = |parent: &Span| {
-        let (trace, id) = (trace.clone(), parent.span_id.clone());
+        let (trace, id) = (parent.trace_id.clone(), parent.span_id.clone());
         move |s: &Span| s.trace_id == trace && s.parent == id
     };
-    let client_call = receiver
-        .find("client", "a2a.client SendMessage", child_of(&test_root))
-        .await;
-    let a_request = receiver
-        .find("agent-a", "a2a.server SendMessage", child_of(&client_call))
-        .await;
-    let a_run = receiver
-        .find("agent-a", "a2a.agent run", child_of(&a_request))
-        .await;
-    let a_call = receiver
-        .find("agent-a", "a2a.client SendMessage", child_of(&a_run))
-        .await;
-    let b_request = receiver
-        .find("agent-b", "a2a.server SendMessage", child_of(&a_call))
-        .await;
-    receiver
-        .find("agent-b", "a2a.agent run", child_of(&b_request))
-        .await;
+    // One trace down the call chain, each span the child of the one before:
+    // this process's call, A's request and run, A's call to B, B's request
+    // and run.
+    let chain = [
+        ("client", "a2a.client SendMessage"),
+        ("agent-a", "a2a.server SendMessage"),
+        ("agent-a", "a2a.agent run"),
+        ("agent-a", "a2a.client SendMessage"),
+        ("agent-b", "a2a.server SendMessage"),
+        ("agent-b", "a2a.agent run"),
+    ];
+    let mut spans = vec![test_root];
+    for (service, name) in chain {
+        let parent = spans.last().unwrap();
+        let span = receiver.find(service, name, child_of(parent)).await;
+        spans.push(span);
+    }
+    let a_run = &spans[3];
     // A fetched B's card inside its run, as one more child.
     receiver
-        .find("agent-b", "a2a.server", child_of(&a_run))
+        .find("agent-b", "a2a.server", child_of(a_run))
         .await;
 
     // gRPC: B's request span is the child of this process's call span.
     let grpc_root = receiver.find("client", "test.grpc", any).await;
-    let grpc_trace = grpc_root.trace_id.clone();
     let grpc_call = receiver
-        .find("client", "a2a.client SendMessage", |s| {
-            s.trace_id == grpc_trace && s.parent == grpc_root.span_id
-        })
+        .find("client", "a2a.client SendMessage", child_of(&grpc_root))
         .await;
     receiver
-        .find("agent-b", "a2a.server SendMessage", |s| {
-            s.trace_id == grpc_trace && s.parent == grpc_call.span_id
-        })
+        .find("agent-b", "a2a.server SendMessage", child_of(&grpc_call))
         .await;
 
     // Push: the delivery span is a child of B's run for that task, and the

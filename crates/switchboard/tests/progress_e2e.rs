@@ -36,6 +36,14 @@ async fn within<T>(secs: u64, what: &str, f: impl Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("{what}: no result within {secs} s"))
 }
 
+/// Streams `text` through `client` to its end (bounded by 60 s): every
+/// event, in order.
+async fn stream_events(client: &A2AClient, text: &str) -> Vec<StreamResponse> {
+    let stream = open_stream(client, text).await;
+    let events = stream.map(|item| item.unwrap().event).collect();
+    within(60, &format!("the {text} stream"), events).await
+}
+
 /// Opens a stream of `text` through `client` (bounded by 30 s).
 async fn open_stream(client: &A2AClient, text: &str) -> EventStream {
     let request = SendMessageRequest::new(Message::user_text(text));
@@ -107,7 +115,7 @@ async fn an_activating_client_sees_valid_monotonic_trackers_in_the_stream() {
     );
     let limits = ProgressLimits::from_card(card).expect("declared limits");
 
-    let mut stream = open_stream(&client, "/progress 2").await;
+    let events = stream_events(&client, "/progress 2").await;
 
     let mut reducer = ProgressReducer::with_limits(limits.clone());
     let mut previous: Option<ProgressPayload> = None;
@@ -116,45 +124,41 @@ async fn an_activating_client_sees_valid_monotonic_trackers_in_the_stream() {
     let mut snapshots = 0;
     let mut download_done = false;
     let mut last_state = None;
-    within(60, "the /progress stream", async {
-        while let Some(item) = stream.next().await {
-            let event = item.unwrap().event;
-            if let Some(s) = event.state() {
-                last_state = Some(s);
-            }
-            reducer.apply(&event);
-            let StreamResponse::StatusUpdate(u) = &event else {
-                continue;
-            };
-            let on_event = progress_entry(u.metadata.as_ref());
-            let on_message =
-                progress_entry(u.status.message.as_ref().and_then(|m| m.metadata.as_ref()));
-            assert_eq!(
-                on_event, on_message,
-                "the event and its status message carry the same snapshot"
-            );
-            let Some(raw) = on_event else { continue };
-            let payload = checked_payload(raw, &limits);
-            snapshots += 1;
-            if let Some(prev) = &previous {
-                let v = check_monotonic(prev, &payload);
-                assert!(v.is_empty(), "not monotonic: {v:?}");
-            }
-            for t in &payload.trackers {
-                ids.insert(t.id.clone());
-                let p = t.progress.expect("the demo always reports progress");
-                if let Some(before) = last_seen.insert(t.id.clone(), p) {
-                    assert!(p >= before, "{} went back from {before} to {p}", t.id);
-                }
-                if t.id == "download" && t.status == Some(TrackerStatus::Completed) {
-                    assert_eq!((t.progress, t.total), (Some(40.0), Some(40.0)));
-                    download_done = true;
-                }
-            }
-            previous = Some(payload);
+    for event in events {
+        if let Some(s) = event.state() {
+            last_state = Some(s);
         }
-    })
-    .await;
+        reducer.apply(&event);
+        let StreamResponse::StatusUpdate(u) = &event else {
+            continue;
+        };
+        let on_event = progress_entry(u.metadata.as_ref());
+        let on_message =
+            progress_entry(u.status.message.as_ref().and_then(|m| m.metadata.as_ref()));
+        assert_eq!(
+            on_event, on_message,
+            "the event and its status message carry the same snapshot"
+        );
+        let Some(raw) = on_event else { continue };
+        let payload = checked_payload(raw, &limits);
+        snapshots += 1;
+        if let Some(prev) = &previous {
+            let v = check_monotonic(prev, &payload);
+            assert!(v.is_empty(), "not monotonic: {v:?}");
+        }
+        for t in &payload.trackers {
+            ids.insert(t.id.clone());
+            let p = t.progress.expect("the demo always reports progress");
+            if let Some(before) = last_seen.insert(t.id.clone(), p) {
+                assert!(p >= before, "{} went back from {before} to {p}", t.id);
+            }
+            if t.id == "download" && t.status == Some(TrackerStatus::Completed) {
+                assert_eq!((t.progress, t.total), (Some(40.0), Some(40.0)));
+                download_done = true;
+            }
+        }
+        previous = Some(payload);
+    }
 
     assert_eq!(last_state, Some(TaskState::Completed));
     assert!(snapshots >= 4, "only {snapshots} progress snapshots");
@@ -223,27 +227,23 @@ async fn get_task_shows_progress_to_activating_callers_only() {
 async fn a_client_that_does_not_activate_sees_no_trackers() {
     let server = serve_demo();
     let plain = client(&server.base(), false).await;
-    let mut stream = open_stream(&plain, "/progress 1").await;
+    let events = stream_events(&plain, "/progress 1").await;
     let mut reducer = ProgressReducer::new();
     let mut statuses = 0;
     let mut task_id = None;
     let mut last_state = None;
-    within(60, "the /progress stream", async {
-        while let Some(item) = stream.next().await {
-            let event = item.unwrap().event;
-            let text = serde_json::to_string(&event).unwrap();
-            assert!(!text.contains(TASK_PROGRESS_URI), "{text}");
-            assert!(!reducer.apply(&event), "a progress entry: {text}");
-            if let StreamResponse::StatusUpdate(_) = &event {
-                statuses += 1;
-            }
-            if task_id.is_none() {
-                task_id = event.task_id().map(str::to_string);
-            }
-            last_state = event.state().or(last_state);
+    for event in events {
+        let text = serde_json::to_string(&event).unwrap();
+        assert!(!text.contains(TASK_PROGRESS_URI), "{text}");
+        assert!(!reducer.apply(&event), "a progress entry: {text}");
+        if let StreamResponse::StatusUpdate(_) = &event {
+            statuses += 1;
         }
-    })
-    .await;
+        if task_id.is_none() {
+            task_id = event.task_id().map(str::to_string);
+        }
+        last_state = event.state().or(last_state);
+    }
     assert_eq!(last_state, Some(TaskState::Completed));
     // The job still reports, as plain status text.
     assert!(statuses >= 4, "{statuses} status updates");

@@ -16,7 +16,7 @@ mod push_receiver;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use proc::{Serve, call};
 use push_receiver::{Received, Receiver};
@@ -30,12 +30,7 @@ fn start_serve(store: &str, log: &Path) -> Serve {
 
 /// The `kid`s the server's JWKS lists, in its order.
 async fn kids(s: &Serve) -> Vec<String> {
-    let jwks: Value = reqwest::get(s.jwks_url())
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks: Value = proc::get_json(&s.jwks_url()).await;
     jwks["keys"]
         .as_array()
         .unwrap()
@@ -47,15 +42,16 @@ async fn kids(s: &Serve) -> Vec<String> {
 /// Waits (up to 15 s: the PostgreSQL refresh runs every 5 s) until the
 /// JWKS satisfies `done`.
 async fn wait_for_kids(s: &Serve, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let kids = kids(s).await;
-        if done(&kids) {
-            return kids;
-        }
-        assert!(Instant::now() < deadline, "{what}: the JWKS is {kids:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let every = Duration::from_millis(100);
+    let what = format!("{what}: the JWKS lists the right kids");
+    proc::poll_until(
+        Duration::from_secs(15),
+        every,
+        &what,
+        || kids(s),
+        |k| done(k),
+    )
+    .await
 }
 
 /// Runs `switchboard push …`; returns (exit code, stdout, stderr).

@@ -123,14 +123,7 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
 
     let jwks = |s: &Serve| {
         let url = s.jwks_url();
-        async move {
-            reqwest::get(url)
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        }
+        async move { proc::get_json::<Value>(&url).await }
     };
     assert_eq!(
         jwks(&a).await,

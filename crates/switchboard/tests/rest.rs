@@ -36,6 +36,12 @@ async fn demo_server_with(table: ErrorTable) -> TestServer {
     TestServer::start_with(|s| s.error_table(table), demo_handler()).await
 }
 
+/// The google.rpc status names of the errors these tests expect.
+const FP: &str = "FAILED_PRECONDITION";
+const IA: &str = "INVALID_ARGUMENT";
+const NF: &str = "NOT_FOUND";
+const UN: &str = "UNIMPLEMENTED";
+
 /// A REST answer: status, JSON body, headers.
 type Answer = (StatusCode, Value, HeaderMap);
 
@@ -108,6 +114,12 @@ async fn sse(
     SseCall {
         resp: Some(req.send().await.unwrap()),
     }
+}
+
+/// Opens the stream of a message with `text` sent to `path` (a
+/// `…/message:stream` route).
+async fn stream_text(s: &TestServer, path: &str, text: &str) -> SseCall {
+    sse(s, Method::POST, path, Some(send_body(text)), &[]).await
 }
 
 /// Sends `text` over REST; the task it made (which must be one).
@@ -227,12 +239,8 @@ async fn send_get_list_with_history_length() {
     assert_eq!(ok(&one)["history"].as_array().unwrap().len(), 1);
     let snake = get(&s, &format!("/tasks/{id}?history_length=0")).await;
     assert!(ok(&snake).get("history").is_none());
-    expect_error(
-        &get(&s, &format!("/tasks/{id}?historyLength=-1")).await,
-        400,
-        "INVALID_ARGUMENT",
-        "INVALID_PARAMS",
-    );
+    let refused = get(&s, &format!("/tasks/{id}?historyLength=-1")).await;
+    expect_error(&refused, 400, IA, "INVALID_PARAMS");
     // ...and on SendMessage's configuration.
     let a = call(
         &s,
@@ -298,39 +306,20 @@ async fn nonblocking_subscribe_both_verbs_then_cancel() {
     assert_eq!(seqs(&f1).last(), seqs(&f2).last());
 
     // Terminal now: cancel (with `{}`) and subscribe are refused.
-    expect_error(
-        &post(&s, &format!("/tasks/{id}:cancel"), json!({})).await,
-        400,
-        "FAILED_PRECONDITION",
-        "TASK_NOT_CANCELABLE",
-    );
-    expect_error(
-        &call(&s, Method::POST, &format!("/tasks/{id}:subscribe"), None).await,
-        400,
-        "FAILED_PRECONDITION",
-        "UNSUPPORTED_OPERATION",
-    );
+    let refused = post(&s, &format!("/tasks/{id}:cancel"), json!({})).await;
+    expect_error(&refused, 400, FP, "TASK_NOT_CANCELABLE");
+    let refused = call(&s, Method::POST, &format!("/tasks/{id}:subscribe"), None).await;
+    expect_error(&refused, 400, FP, "UNSUPPORTED_OPERATION");
     // A body naming another task is refused: the path decides.
-    expect_error(
-        &post(&s, &format!("/tasks/{id}:cancel"), json!({"id": "other"})).await,
-        400,
-        "INVALID_ARGUMENT",
-        "INVALID_PARAMS",
-    );
+    let refused = post(&s, &format!("/tasks/{id}:cancel"), json!({"id": "other"})).await;
+    expect_error(&refused, 400, IA, "INVALID_PARAMS");
     s.stop().await;
 }
 
 #[tokio::test]
 async fn streams_carry_sequence_ids_and_resume_with_last_event_id() {
     let s = demo_server().await;
-    let call_ = sse(
-        &s,
-        Method::POST,
-        "/message:stream",
-        Some(send_body("stream me")),
-        &[],
-    )
-    .await;
+    let call_ = stream_text(&s, "/message:stream", "stream me").await;
     assert!(call_.content_type().starts_with("text/event-stream"));
     let frames = call_.collect().await;
     assert!(frames.len() >= 6, "{frames:?}");
@@ -395,19 +384,13 @@ async fn streams_carry_sequence_ids_and_resume_with_last_event_id() {
             &[("A2A-Version", "1.0"), ("Last-Event-ID", bad)],
         )
         .await;
-        expect_error(&a, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+        expect_error(&a, 400, IA, "INVALID_PARAMS");
     }
     // Streaming a direct message: one event, then the stream closes.
-    let frames = sse(
-        &s,
-        Method::POST,
-        "/message:stream",
-        Some(send_body("/message yo")),
-        &[],
-    )
-    .await
-    .collect()
-    .await;
+    let frames = stream_text(&s, "/message:stream", "/message yo")
+        .await
+        .collect()
+        .await;
     assert_eq!(frames.len(), 1);
     assert_eq!(
         frames[0].data["message"]["parts"][0]["text"],
@@ -427,7 +410,7 @@ async fn tenant_prefixed_routes_are_scoped() {
     );
     // Not visible in the default tenant or another one.
     for path in [format!("/tasks/{id}"), format!("/other/tasks/{id}")] {
-        expect_error(&get(&s, &path).await, 404, "NOT_FOUND", "TASK_NOT_FOUND");
+        expect_error(&get(&s, &path).await, 404, NF, "TASK_NOT_FOUND");
     }
     let in_acme = get(&s, "/acme/tasks").await;
     assert!(
@@ -452,22 +435,14 @@ async fn tenant_prefixed_routes_are_scoped() {
     body["tenant"] = json!("acme");
     ok(&post(&s, "/acme/message:send", body.clone()).await);
     // ...but a body naming a different tenant is refused.
-    expect_error(
-        &post(&s, "/message:send", body).await,
-        400,
-        "INVALID_ARGUMENT",
-        "INVALID_PARAMS",
-    );
+    let refused = post(&s, "/message:send", body).await;
+    expect_error(&refused, 400, IA, "INVALID_PARAMS");
 
     // Subscribe (both verbs) and cancel under the tenant.
     let long = start_long(&s, "/acme").await;
     let [h1, h2] = subscribe_both_verbs(&s, &format!("/acme/tasks/{long}:subscribe")).await;
-    expect_error(
-        &call(&s, Method::POST, &format!("/tasks/{long}:cancel"), None).await,
-        404,
-        "NOT_FOUND",
-        "TASK_NOT_FOUND",
-    );
+    let refused = call(&s, Method::POST, &format!("/tasks/{long}:cancel"), None).await;
+    expect_error(&refused, 404, NF, "TASK_NOT_FOUND");
     let c = post(&s, &format!("/acme/tasks/{long}:cancel"), json!({})).await;
     assert_eq!(ok(&c)["status"]["state"], "TASK_STATE_CANCELED");
     for h in [h1, h2] {
@@ -478,37 +453,18 @@ async fn tenant_prefixed_routes_are_scoped() {
         );
     }
     // A stream under a tenant, and the push and card routes under it.
-    let frames = sse(
-        &s,
-        Method::POST,
-        "/acme/message:stream",
-        Some(send_body("streamed in acme")),
-        &[],
-    )
-    .await
-    .collect()
-    .await;
+    let frames = stream_text(&s, "/acme/message:stream", "streamed in acme")
+        .await
+        .collect()
+        .await;
     let sid = frames[0].data["task"]["id"].as_str().unwrap().to_string();
     ok(&get(&s, &format!("/acme/tasks/{sid}")).await);
-    expect_error(
-        &get(&s, "/acme/tasks/t/pushNotificationConfigs").await,
-        400,
-        "FAILED_PRECONDITION",
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    );
-    expect_error(
-        &get(&s, "/acme/extendedAgentCard").await,
-        400,
-        "FAILED_PRECONDITION",
-        "UNSUPPORTED_OPERATION",
-    );
+    let refused = get(&s, "/acme/tasks/t/pushNotificationConfigs").await;
+    expect_error(&refused, 400, FP, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    let refused = get(&s, "/acme/extendedAgentCard").await;
+    expect_error(&refused, 400, FP, "UNSUPPORTED_OPERATION");
     // A tenant named like a route is not a tenant: `/tasks/tasks` reads task "tasks".
-    expect_error(
-        &get(&s, "/tasks/tasks").await,
-        404,
-        "NOT_FOUND",
-        "TASK_NOT_FOUND",
-    );
+    expect_error(&get(&s, "/tasks/tasks").await, 404, NF, "TASK_NOT_FOUND");
     s.stop().await;
 }
 
@@ -566,7 +522,7 @@ async fn list_paging_and_filters_via_query_parameters() {
         ("pageToken=not-a-token", "pageToken"),
     ] {
         let a = get(&s, &format!("/tasks?{q}")).await;
-        expect_error(&a, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+        expect_error(&a, 400, IA, "INVALID_PARAMS");
         assert!(
             a.1["error"]["message"].as_str().unwrap().contains(field),
             "{q}: {}",
@@ -601,9 +557,7 @@ async fn tasks_cross_bindings() {
     .await;
     assert!(artifact_text(&ok(&got)["artifacts"][0]).contains("Hello, Ada!"));
     // JSON-RPC → REST.
-    let v = s
-        .rpc("SendMessage", json!({"message": user_msg("/auth")}))
-        .await;
+    let v = s.rpc_send_text("/auth").await;
     let id = result(&v)["task"]["id"].as_str().unwrap().to_string();
     let got = get(&s, &format!("/tasks/{id}")).await;
     assert_eq!(ok(&got)["status"]["state"], "TASK_STATE_AUTH_REQUIRED");
@@ -628,10 +582,6 @@ impl Row {
         }
     }
 }
-
-const FP: &str = "FAILED_PRECONDITION";
-const IA: &str = "INVALID_ARGUMENT";
-const UN: &str = "UNIMPLEMENTED";
 
 #[tokio::test]
 async fn demo_errors_in_both_tables() {

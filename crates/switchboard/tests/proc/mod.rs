@@ -343,15 +343,62 @@ pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
     v["result"].clone()
 }
 
+/// GETs `url` and decodes its body as JSON, whatever the status.
+pub async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> T {
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
+/// Probes with `probe` every `every` until `done` holds of what it
+/// returns, and returns that; panics after `within` with `what` and the
+/// last probe. For conditions the server reaches in the background.
+pub async fn poll_until<T, F, Fut>(
+    within: Duration,
+    every: Duration,
+    what: &str,
+    mut probe: F,
+    done: impl Fn(&T) -> bool,
+) -> T
+where
+    T: std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let got = probe().await;
+        if done(&got) {
+            return got;
+        }
+        assert!(Instant::now() < deadline, "never: {what}: {got:?}");
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// A webhook on loopback (its URL is returned, `…/hook`) that answers every
+/// POST `ok` and reports what `read` takes from it (its headers and body).
+pub async fn webhook<T: Send + 'static>(
+    read: impl Fn(&axum::http::HeaderMap, &[u8]) -> T + Clone + Send + Sync + 'static,
+) -> (String, tokio::sync::mpsc::UnboundedReceiver<T>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let _ = tx.send(read(&headers, &body));
+                async { "ok" }
+            },
+        ),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
 /// The server's card with every interface URL moved to `port` (a proxy in
 /// front of the server), so a client built from it goes through the proxy.
 pub async fn card_via(server_base: &str, port: u16) -> AgentCard {
-    let mut card: AgentCard = reqwest::get(format!("{server_base}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mut card: AgentCard = get_json(&format!("{server_base}/.well-known/agent-card.json")).await;
     for iface in &mut card.supported_interfaces {
         // gRPC interfaces are `host:port`, the others URLs.
         let bare = !iface.url.contains("://");

@@ -78,6 +78,37 @@ where
         .unwrap_err()
 }
 
+/// A message of two varint fields, tags 1 and 2. Sent in place of a
+/// request that has a string at a tag given a non-zero value here, it is
+/// bytes that are not that request (fields that are zero are not sent).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct VarintFields {
+    #[prost(int64, tag = "1")]
+    pub first: i64,
+    #[prost(int64, tag = "2")]
+    pub second: i64,
+}
+
+/// Sends `request`, bytes that are not the message the method at `path`
+/// takes, as a unary call: the answer is a Parse error (INVALID_ARGUMENT,
+/// reason PARSE_ERROR of the A2A domain), not INTERNAL.
+pub async fn assert_parse_error<M>(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: tonic::Request<M>,
+) where
+    M: prost::Message + Send + Sync + 'static,
+{
+    use tonic_types::StatusExt;
+    let st = raw_unary_error(channel, path, request).await;
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+    let info = st.get_details_error_info().expect("an ErrorInfo detail");
+    assert_eq!(
+        (info.reason.as_str(), info.domain.as_str()),
+        ("PARSE_ERROR", "a2a-protocol.org")
+    );
+}
+
 /// The `first-event-id` a gRPC stream's answer names in its metadata: the
 /// sequence number of its first item.
 pub fn first_event_id<T>(resp: &tonic::Response<T>) -> u64 {
@@ -95,13 +126,45 @@ pub async fn grpc_items<T>(resp: tonic::Response<tonic::Streaming<T>>) -> Vec<T>
     resp.into_inner().map(Result::unwrap).collect().await
 }
 
+/// `request` with the gRPC metadata `key: value` added.
+pub fn with_metadata<T>(
+    mut request: tonic::Request<T>,
+    key: &'static str,
+    value: &str,
+) -> tonic::Request<T> {
+    request.metadata_mut().insert(key, value.parse().unwrap());
+    request
+}
+
 /// `request` resuming a stream after event `last_event_id` (its
 /// `last-event-id` metadata).
-pub fn resuming<T>(mut request: tonic::Request<T>, last_event_id: &str) -> tonic::Request<T> {
-    request
-        .metadata_mut()
-        .insert("last-event-id", last_event_id.parse().unwrap());
-    request
+pub fn resuming<T>(request: tonic::Request<T>, last_event_id: &str) -> tonic::Request<T> {
+    with_metadata(request, "last-event-id", last_event_id)
+}
+
+/// The extensions a gRPC answer says are active (its `a2a-extensions`
+/// metadata), if it names any.
+pub fn echoed_extensions<T>(resp: &tonic::Response<T>) -> Option<&str> {
+    let value = resp.metadata().get("a2a-extensions")?;
+    Some(value.to_str().unwrap())
+}
+
+/// Runs the `switchboard` CLI with `args` to its end; fails after 30 s.
+pub async fn run_cli<I, S>(args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the CLI hung")
+    .unwrap()
 }
 
 /// The task of a `SendMessage` answer (panics on a direct message).
@@ -355,6 +418,14 @@ impl TestServer {
         c
     }
 
+    /// Our client on the card's GRPC interface of `version`, whose URL is
+    /// the server's bare `host:port` (gRPC names no scheme).
+    pub async fn grpc_client(&self, version: &str) -> A2AClient {
+        let c = self.client_on("GRPC", version).await;
+        assert_eq!(c.endpoint(), self.base.trim_start_matches("http://"));
+        c
+    }
+
     /// A gRPC channel (one HTTP/2 connection) to the server.
     pub async fn grpc_channel(&self) -> tonic::transport::Channel {
         tonic::transport::Channel::from_shared(self.base.clone())
@@ -390,6 +461,20 @@ impl TestServer {
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         self.post_json(&body.to_string(), V1).await.1
+    }
+
+    /// SendMessage over JSON-RPC of a user message with `text`; returns the
+    /// decoded body.
+    pub async fn rpc_send_text(&self, text: &str) -> Value {
+        self.rpc("SendMessage", json!({"message": user_msg(text)}))
+            .await
+    }
+
+    /// SendMessage over JSON-RPC of a user message with `text` and the
+    /// send `configuration`; returns the decoded body.
+    pub async fn rpc_send_configured(&self, text: &str, configuration: Value) -> Value {
+        let params = json!({"message": user_msg(text), "configuration": configuration});
+        self.rpc("SendMessage", params).await
     }
 
     /// Sends `n` messages in the context `context_id` over JSON-RPC, each
