@@ -108,7 +108,7 @@ impl Receiver {
     async fn start_http(self) -> String {
         let app = axum::Router::new().route(
             "/v1/traces",
-            post(
+            axum::routing::post(
                 move |headers: axum::http::HeaderMap, body: axum::body::Bytes| async move {
                     assert_eq!(
                         headers.get("content-type").and_then(|v| v.to_str().ok()),
