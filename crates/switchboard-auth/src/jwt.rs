@@ -88,6 +88,9 @@ pub struct JwtConfig {
     pub min_refetch: Duration,
     /// Keys older than this are fetched again before use.
     pub max_age: Duration,
+    /// PEM certificates trusted for the JWKS URL beside the system's roots:
+    /// for an identity provider whose certificate a private CA issued.
+    pub jwks_ca_pem: Option<Vec<u8>>,
 }
 
 impl JwtConfig {
@@ -116,6 +119,7 @@ impl JwtConfig {
             admin_value: None,
             min_refetch: Duration::from_secs(30),
             max_age: Duration::from_secs(600),
+            jwks_ca_pem: None,
         }
     }
 
@@ -249,19 +253,57 @@ impl Cached {
     }
 }
 
+/// The HTTP client JWKS fetches go through: a 10 s timeout, and the
+/// system's roots plus the certificates in `ca_pem`, if given.
+fn jwks_client(ca_pem: Option<&[u8]>) -> Result<reqwest::Client, String> {
+    // An `https` JWKS URL: reqwest's rustls asks for the process's default
+    // provider (and panics without one); ring is the one provider of the
+    // whole build. `Err`: one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(10));
+    if let Some(pem) = ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the JWKS CA certificates: {e}"))?;
+        if certs.is_empty() {
+            return Err("the JWKS CA certificates: no PEM certificate found".into());
+        }
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("the JWKS HTTP client: {e}"))
+}
+
 impl Jwks {
-    /// A key set fetched from `url` on first use.
+    /// A key set fetched from `url` on first use, trusting the system's
+    /// roots for an `https` URL.
     pub fn new(url: impl Into<String>, min_refetch: Duration, max_age: Duration) -> Self {
-        // An `https` JWKS URL: reqwest's rustls asks for the process's
-        // default provider (and panics without one); ring is the one
-        // provider of the whole build. `Err`: one is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = jwks_client(None).unwrap_or_default();
+        Self::with_client(url.into(), http, min_refetch, max_age)
+    }
+
+    /// [`Jwks::new`], trusting the PEM certificates in `ca_pem` beside the
+    /// system's roots (an identity provider behind a private CA). Fails
+    /// when `ca_pem` holds no certificate.
+    pub fn with_ca(
+        url: impl Into<String>,
+        ca_pem: &[u8],
+        min_refetch: Duration,
+        max_age: Duration,
+    ) -> Result<Self, String> {
+        let http = jwks_client(Some(ca_pem))?;
+        Ok(Self::with_client(url.into(), http, min_refetch, max_age))
+    }
+
+    fn with_client(
+        url: String,
+        http: reqwest::Client,
+        min_refetch: Duration,
+        max_age: Duration,
+    ) -> Self {
         Jwks {
-            url: url.into(),
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(10))
-                .build()
-                .unwrap_or_default(),
+            url,
+            http,
             min_refetch,
             max_age,
             cache: RwLock::new(Cached::default()),
@@ -399,7 +441,10 @@ impl JwtBearer {
             ));
         }
         crate::ring_verify::install();
-        let jwks = Jwks::new(&config.jwks_url, config.min_refetch, config.max_age);
+        let jwks = match &config.jwks_ca_pem {
+            None => Jwks::new(&config.jwks_url, config.min_refetch, config.max_age),
+            Some(pem) => Jwks::with_ca(&config.jwks_url, pem, config.min_refetch, config.max_age)?,
+        };
         // Never remembered longer than the keys themselves are trusted
         // without a refetch.
         let verified = VerifiedTokens::new(

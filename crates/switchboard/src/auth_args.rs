@@ -12,6 +12,7 @@
 //!
 //! # Bearer JWTs from an identity provider, checked against its JWKS.
 //! jwks_url = "https://idp.example.com/.well-known/jwks.json"
+//! jwks_ca_cert = "/etc/switchboard/idp-ca.pem" # a private CA for it (beside the system roots)
 //! jwt_issuer = "https://idp.example.com/"
 //! jwt_audience = "switchboard"
 //! jwt_algorithms = ["RS256", "ES256"]   # default: RS256, PS256, ES256, EdDSA
@@ -63,6 +64,10 @@ pub struct AuthArgs {
     /// Accept bearer JWTs verified with the keys published at this JWKS URL.
     #[arg(long, env = "SWITCHBOARD_JWKS_URL")]
     pub jwks_url: Option<String>,
+    /// A PEM file of CA certificates trusted for an `https` --jwks-url
+    /// beside the system's roots (an identity provider behind a private CA).
+    #[arg(long, env = "SWITCHBOARD_JWKS_CA_CERT", value_name = "PEM")]
+    pub jwks_ca_cert: Option<std::path::PathBuf>,
     /// The issuer (`iss`) tokens must come from.
     #[arg(long, env = "SWITCHBOARD_JWT_ISSUER")]
     pub jwt_issuer: Option<String>,
@@ -162,9 +167,16 @@ pub fn schemes(s: &AuthArgs) -> anyhow::Result<Schemes> {
             config.admin_claim.clone_from(c);
         }
         config.admin_value.clone_from(&s.jwt_admin_value);
+        if let Some(path) = &s.jwks_ca_cert {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("--jwks-ca-cert {}", path.display()))?;
+            config.jwks_ca_pem = Some(pem);
+        }
         schemes = schemes.with(JwtBearer::new(config).map_err(anyhow::Error::msg)?);
-    } else if s.jwt_issuer.is_some() || s.jwt_audience.is_some() {
-        bail!("--jwt-issuer/--jwt-audience need --jwks-url (where the issuer's keys are)");
+    } else if s.jwt_issuer.is_some() || s.jwt_audience.is_some() || s.jwks_ca_cert.is_some() {
+        bail!(
+            "--jwt-issuer/--jwt-audience/--jwks-ca-cert need --jwks-url (where the issuer's keys are)"
+        );
     }
     if !s.api_key_hash.is_empty() {
         let keys = s

@@ -6,7 +6,9 @@
 //! interfaces are https; without the CA each binding fails at once with a
 //! certificate error; replacing the files makes new connections present the
 //! new certificate while an old connection keeps working, and a bad file is
-//! logged and the old certificate kept.
+//! logged and the old certificate kept. And the JWT scheme's JWKS fetch
+//! from an identity provider behind a private CA: trusted with
+//! `--jwks-ca-cert`, refused (callers Unauthenticated) without it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod proc;
@@ -390,4 +392,128 @@ fn tls_needs_both_files() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("tls_key"), "{err}");
+}
+
+/// An identity provider's JWKS endpoint over HTTPS with `leaf`'s
+/// certificate: every connection gets `jwks` (one request, then close).
+async fn https_jwks(leaf: &Leaf, jwks: String) -> String {
+    use rustls::pki_types::PrivateKeyDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![leaf.der.clone()], key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/jwks",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, jwks) = (acceptor.clone(), jwks.clone());
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return; // a client that does not trust the CA
+                };
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{jwks}",
+                    jwks.len()
+                );
+                let _ = tls.write_all(answer.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    url
+}
+
+/// `serve --jwks-url https://…` against an identity provider whose
+/// certificate a private CA issued: with `--jwks-ca-cert` a token signed by
+/// its keys is accepted; without, the fetch fails and the caller gets the
+/// binding's authentication error (never task data, never a 500).
+#[tokio::test]
+async fn a_jwks_behind_a_private_ca_is_trusted_with_jwks_ca_cert() {
+    let pki = Pki::new();
+    let idp_keys = switchboard_push::KeySet::generate().unwrap();
+    let jwks = https_jwks(
+        &pki.leaf(7, "idp"),
+        serde_json::to_string(&idp_keys.jwk_set()).unwrap(),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("idp-ca.pem");
+    replace(&ca, &pki.ca_pem);
+    let now = chrono::Utc::now().timestamp();
+    let token = idp_keys
+        .sign(&serde_json::json!({
+            "iss": "https://idp.test", "aud": "switchboard-test", "sub": "ci",
+            "iat": now, "exp": now + 300
+        }))
+        .unwrap();
+    let jwt_args = [
+        "--agent",
+        "echo-task",
+        "--jwks-url",
+        &jwks,
+        "--jwt-issuer",
+        "https://idp.test",
+        "--jwt-audience",
+        "switchboard-test",
+    ];
+    let list = |port: u16| {
+        reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{port}/"))
+            .header("a2a-version", "1.0")
+            .bearer_auth(&token)
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+            .send()
+    };
+
+    let mut trusted_args = jwt_args.to_vec();
+    trusted_args.extend(["--jwks-ca-cert", ca.to_str().unwrap()]);
+    let trusted = Serve::start_logging("memory", &trusted_args, &dir.path().join("trusted.log"));
+    let answer = list(trusted.port).await.unwrap();
+    assert_eq!(answer.status(), 200, "{}", trusted.log());
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert!(body["result"]["tasks"].is_array(), "{body}");
+
+    let untrusted = Serve::start_logging("memory", &jwt_args, &dir.path().join("untrusted.log"));
+    let answer = list(untrusted.port).await.unwrap();
+    assert_eq!(answer.status(), 401, "{}", untrusted.log());
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert!(body.get("result").is_none(), "{body}");
+    assert!(body["error"]["code"].is_i64(), "{body}");
+}
+
+/// A CA file without a certificate is a start-up error naming the flag.
+#[test]
+fn a_jwks_ca_file_without_certificates_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("empty.pem");
+    std::fs::write(&ca, "not a certificate\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
+        .args(["--jwks-url", "https://127.0.0.1:1/jwks"])
+        .args(["--jwt-issuer", "i", "--jwt-audience", "a"])
+        .args(["--jwks-ca-cert", ca.to_str().unwrap()])
+        .env_remove("SWITCHBOARD_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("JWKS CA certificates"), "{stderr}");
 }
