@@ -18,7 +18,7 @@ use switchboard_proto::v1 as pb;
 use switchboard_proto::v03 as pb03;
 use switchboard_server::push::PushOptions;
 use tonic_types::StatusExt;
-use util::{TestServer, result, user_msg};
+use util::{TestServer, result};
 
 async fn server() -> TestServer {
     let handler = RequestHandler::builder(
