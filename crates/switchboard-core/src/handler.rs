@@ -629,7 +629,7 @@ impl RequestHandler {
         let slot = self
             .inner
             .active_runs
-            .try_acquire(format!("{}\u{0}{}", call.tenant, call.principal), quota)
+            .try_acquire((&call.tenant, &call.principal), quota)
             .ok_or_else(|| {
                 A2AError::ResourceExhausted(format!(
                     "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"
@@ -1110,7 +1110,7 @@ impl RequestHandler {
         let max = self.inner.config.quotas.max_subscribers_per_task;
         self.inner
             .subscribers
-            .try_acquire(format!("{}\u{0}{task_id}", call.tenant), max)
+            .try_acquire((&call.tenant, task_id), max)
             .ok_or_else(|| {
                 A2AError::ResourceExhausted(format!(
                     "subscribers: task {task_id} already has {max} open subscriptions, the most one task may have"

@@ -214,30 +214,71 @@ impl Quotas {
 
 /// Counts holders per key and refuses past a maximum; a [`Slot`] gives its
 /// place back when dropped.
+///
+/// Keys are counted by their hash under a per-process random SipHash key,
+/// so taking a place formats and copies nothing: the key is hashed once
+/// and the map (which does not hash its `u64`s again) is looked up once.
+/// Two keys would share a count only if their 64-bit hashes collided,
+/// which a caller cannot aim for without the process's key.
 #[derive(Debug, Default)]
 pub(crate) struct Counter {
-    held: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    keys: std::hash::RandomState,
+    held: std::sync::Mutex<Held>,
+}
+
+/// Holders per key hash.
+type Held = std::collections::HashMap<u64, usize, std::hash::BuildHasherDefault<Prehashed>>;
+
+/// The hasher of a map whose keys are already hashes: passes them through.
+#[derive(Debug, Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed with it; this keeps any other input
+        // correct, if not fast.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// One place in a [`Counter`], held until dropped.
 #[derive(Debug)]
 pub(crate) struct Slot {
     counter: std::sync::Arc<Counter>,
-    key: String,
+    key: u64,
 }
 
 impl Counter {
-    /// A place under `key` if fewer than `max` are held.
+    fn key(&self, key: impl std::hash::Hash) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.keys, key)
+    }
+
+    fn held_map(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A place under `key` if fewer than `max` are held. A tuple of
+    /// strings is a key as it is: each is hashed with its end marked.
     pub(crate) fn try_acquire(
         self: &std::sync::Arc<Self>,
-        key: String,
+        key: impl std::hash::Hash,
         max: usize,
     ) -> Option<Slot> {
-        let mut held = self
-            .held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = held.entry(key.clone()).or_insert(0);
+        let key = self.key(key);
+        let mut held = self.held_map();
+        let n = held.entry(key).or_insert(0);
         if *n >= max {
             return None;
         }
@@ -249,23 +290,15 @@ impl Counter {
     }
 
     #[cfg(test)]
-    pub(crate) fn held(&self, key: &str) -> usize {
-        self.held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(key)
-            .copied()
-            .unwrap_or(0)
+    pub(crate) fn held(&self, key: impl std::hash::Hash) -> usize {
+        let key = self.key(key);
+        self.held_map().get(&key).copied().unwrap_or(0)
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut held = self
-            .counter
-            .held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut held = self.counter.held_map();
         if let Some(n) = held.get_mut(&self.key) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -360,13 +393,13 @@ mod tests {
     #[allow(clippy::unwrap_used)]
     fn slots_are_counted_per_key_and_given_back_on_drop() {
         let counter = std::sync::Arc::new(Counter::default());
-        let a1 = counter.try_acquire("a".into(), 2).unwrap();
-        let _a2 = counter.try_acquire("a".into(), 2).unwrap();
-        assert!(counter.try_acquire("a".into(), 2).is_none(), "full");
-        let _b = counter.try_acquire("b".into(), 2).unwrap();
+        let a1 = counter.try_acquire("a", 2).unwrap();
+        let _a2 = counter.try_acquire("a", 2).unwrap();
+        assert!(counter.try_acquire("a", 2).is_none(), "full");
+        let _b = counter.try_acquire("b", 2).unwrap();
         drop(a1);
         assert_eq!(counter.held("a"), 1);
-        assert!(counter.try_acquire("a".into(), 2).is_some());
+        assert!(counter.try_acquire("a", 2).is_some());
     }
 
     #[test]

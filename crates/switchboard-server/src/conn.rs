@@ -24,10 +24,15 @@
 //! Every connection holds a slot in the [`Registry`], which enforces the
 //! [`ConnectionLimits`](crate::ConnectionLimits): the caps on open
 //! connections (closing the longest idle one to make room, else not
-//! accepting until one closes), the idle timeout, and through [`answer`] the
-//! minimum rate of request bodies. A connection is *idle* while no request
-//! of it is in flight: from its accept until its first request head is
-//! complete, and between the end of one answer and the next head.
+//! accepting until one closes), the idle timeout, the header read timeout
+//! of HTTP/1.1, and through [`answer`] the minimum rate of request bodies.
+//! A connection is *idle* while no request of it is in flight: from its
+//! accept until its first request head is complete, and between the end of
+//! one answer and the next head. An HTTP/1.1 connection idle for the header
+//! read timeout is closed, so a head has that long from when the connection
+//! starts waiting for it. Requests count themselves in and out of their
+//! connection's atomics; the registry's lock is taken per connection, not
+//! per request.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -35,7 +40,7 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime};
@@ -44,6 +49,7 @@ use switchboard_telemetry::metrics::METRICS;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use bytes::{Buf, Bytes, BytesMut};
+use futures::task::AtomicWaker;
 use h2::server::SendResponse;
 use h2::{RecvStream, SendStream};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -120,6 +126,7 @@ pub(crate) async fn serve(
         // request in flight, nothing can be closed to make room, so this
         // connection waits and no other is accepted; new clients wait in
         // the listen queue.
+        let _waiting = registry.waiting_for_room();
         let slot = loop {
             let changed = registry.changed.notified();
             let mut changed = pin!(changed);
@@ -193,9 +200,12 @@ async fn connection(
         }
     };
     tokio::select! {
+        biased;
         () = served => {}
-        () = slot.evicted() => tracing::debug!(%peer, "idle connection closed to make room"),
-        () = slot.idle_expired() => tracing::trace!(%peer, "idle connection timed out"),
+        closed = slot.closed() => match closed {
+            Closed::Evicted => tracing::debug!(%peer, "idle connection closed to make room"),
+            Closed::Idle => tracing::trace!(%peer, "idle connection timed out"),
+        },
     }
 }
 
@@ -306,14 +316,25 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
 
 // ---- Limits ---------------------------------------------------------------------
 
-/// The open connections: counts per address, which are idle and since when.
-/// What the caps, the idle timeout and "close the longest idle first" read.
+/// The open connections: counts per address, and each connection's
+/// [`ConnState`]. What the caps and "close the longest idle first" read.
+///
+/// The map is locked when a connection opens or closes, and when the caps
+/// make it choose one to close. A request does not touch it: it counts
+/// itself in and out of its connection's atomics, which the registry reads
+/// only when it has to choose.
 pub(crate) struct Registry {
     limits: ConnectionLimits,
     open: Mutex<Open>,
-    /// Signalled when a connection closes or becomes idle: a full accept
-    /// loop may then make room.
+    /// The clock `ConnState::idle_since` counts from.
+    epoch: Instant,
+    /// Signalled when a connection closes, or becomes idle while the accept
+    /// loop waits for room (`waiting`): a full accept loop may then make
+    /// room.
     changed: Notify,
+    /// Accept loops waiting on `changed`: an idle transition signals it
+    /// only then, so a request pays for the signal only on a full server.
+    waiting: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -325,12 +346,39 @@ struct Open {
 
 struct Entry {
     ip: IpAddr,
+    state: Arc<ConnState>,
+}
+
+/// What a connection and the registry share: whether a request is in
+/// flight and since when it is idle, written by the connection's requests,
+/// read by the registry when it must close one; and the registry's word
+/// to close it.
+struct ConnState {
     /// Requests whose answer is not yet sent in full.
-    in_flight: usize,
-    /// When `in_flight` last became 0 (or the accept).
-    idle_since: Instant,
-    /// Cancelled to close the connection to make room.
-    evict: CancellationToken,
+    in_flight: AtomicUsize,
+    /// When `in_flight` last became 0 (or the accept), in nanoseconds
+    /// since the registry's epoch.
+    idle_since: AtomicU64,
+    /// Set (then `wake` woken) to close the connection to make room.
+    evicted: AtomicBool,
+    /// The connection's task, woken when it is evicted.
+    wake: AtomicWaker,
+    /// An HTTP/1.1 connection: waiting for a request head is bounded by
+    /// the header read timeout too (see [`Slot::closed`]).
+    head_bounded: AtomicBool,
+}
+
+impl ConnState {
+    /// `Some(idle since)` while no request is in flight.
+    fn idle_since(&self, epoch: Instant) -> Option<Instant> {
+        (self.in_flight.load(Ordering::SeqCst) == 0)
+            .then(|| epoch + Duration::from_nanos(self.idle_since.load(Ordering::Relaxed)))
+    }
+
+    fn evict(&self) {
+        self.evicted.store(true, Ordering::Release);
+        self.wake.wake();
+    }
 }
 
 impl Open {
@@ -348,16 +396,17 @@ impl Open {
 
     /// Closes the connection idle the longest (of `ip`, if given); `false`
     /// when every one has a request in flight.
-    fn evict_idlest(&mut self, ip: Option<IpAddr>) -> bool {
+    fn evict_idlest(&mut self, ip: Option<IpAddr>, epoch: Instant) -> bool {
         let idlest = self
             .conns
             .iter()
-            .filter(|(_, e)| e.in_flight == 0 && ip.is_none_or(|ip| e.ip == ip))
-            .min_by_key(|(id, e)| (e.idle_since, **id))
-            .map(|(id, _)| *id);
+            .filter(|(_, e)| ip.is_none_or(|ip| e.ip == ip))
+            .filter_map(|(id, e)| Some((e.state.idle_since(epoch)?, *id)))
+            .min()
+            .map(|(_, id)| id);
         match idlest.and_then(|id| self.remove(id)) {
             Some(entry) => {
-                entry.evict.cancel();
+                entry.state.evict();
                 true
             }
             None => false,
@@ -370,7 +419,9 @@ impl Registry {
         Registry {
             limits,
             open: Mutex::new(Open::default()),
+            epoch: Instant::now(),
             changed: Notify::new(),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -380,28 +431,38 @@ impl Registry {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Now, as `ConnState::idle_since` counts it.
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
     /// A slot for a new connection from `ip`, closing the idlest connection
     /// (of that address, else of all) when a cap is reached; `None` when
     /// the cap is reached and nothing is idle.
     pub(crate) fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Full> {
         let mut open = self.open();
         let from_ip = open.per_ip.get(&ip).copied().unwrap_or(0);
-        if from_ip >= self.limits.max_connections_per_ip && !open.evict_idlest(Some(ip)) {
+        if from_ip >= self.limits.max_connections_per_ip && !open.evict_idlest(Some(ip), self.epoch)
+        {
             return Err(Full::Address);
         }
-        if open.conns.len() >= self.limits.max_connections && !open.evict_idlest(None) {
+        if open.conns.len() >= self.limits.max_connections && !open.evict_idlest(None, self.epoch) {
             return Err(Full::Server);
         }
         let id = open.next_id;
         open.next_id += 1;
-        let evict = CancellationToken::new();
+        let state = Arc::new(ConnState {
+            in_flight: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(self.now()),
+            evicted: AtomicBool::new(false),
+            wake: AtomicWaker::new(),
+            head_bounded: AtomicBool::new(false),
+        });
         open.conns.insert(
             id,
             Entry {
                 ip,
-                in_flight: 0,
-                idle_since: Instant::now(),
-                evict: evict.clone(),
+                state: state.clone(),
             },
         );
         *open.per_ip.entry(ip).or_insert(0) += 1;
@@ -409,11 +470,19 @@ impl Registry {
         Ok(Slot {
             handle: ConnHandle {
                 registry: self.clone(),
-                id,
+                state,
             },
-            evict,
+            id,
             _open: METRICS.open_connections.track(),
         })
+    }
+
+    /// Counts the caller among those waiting for room until the guard is
+    /// dropped: taken before looking for room, so a connection that turns
+    /// idle after the look signals `changed`.
+    fn waiting_for_room(&self) -> WaitingForRoom<'_> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        WaitingForRoom(self)
     }
 
     #[cfg(test)]
@@ -430,10 +499,25 @@ pub(crate) enum Full {
     Server,
 }
 
+/// An accept loop waiting for room (see [`Registry::waiting_for_room`]).
+struct WaitingForRoom<'a>(&'a Registry);
+
+impl Drop for WaitingForRoom<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Why [`Slot::closed`] ended a connection.
+enum Closed {
+    Evicted,
+    Idle,
+}
+
 /// A connection's place in the [`Registry`]; given back when dropped.
 pub(crate) struct Slot {
     handle: ConnHandle,
-    evict: CancellationToken,
+    id: u64,
     /// `switchboard_open_connections` counts the slot while it lives.
     _open: switchboard_telemetry::metrics::GaugeGuard,
 }
@@ -443,39 +527,54 @@ impl Slot {
         self.handle.clone()
     }
 
-    /// Resolves when the registry closes this connection to make room.
-    async fn evicted(&self) {
-        self.evict.cancelled().await;
-    }
-
-    /// Resolves once the connection has had no request in flight for the
-    /// idle timeout.
-    async fn idle_expired(&self) {
-        let timeout = self.handle.registry.limits.idle_timeout;
-        loop {
-            // `None` once evicted (`evicted` then ends the connection);
-            // `Some(None)` while busy.
-            let idle_since = {
-                let open = self.handle.registry.open();
-                open.conns
-                    .get(&self.handle.id)
-                    .map(|entry| (entry.in_flight == 0).then_some(entry.idle_since))
-            };
-            match idle_since {
-                None => std::future::pending::<()>().await,
-                Some(Some(since)) if since + timeout <= Instant::now() => return,
-                Some(Some(since)) => tokio::time::sleep_until(since + timeout).await,
-                // Busy now; look again a timeout later (it may have been
-                // idle only since then).
-                Some(None) => tokio::time::sleep(timeout).await,
+    /// Resolves when the connection must close: the registry closed it to
+    /// make room, or it has had no request in flight for the idle timeout
+    /// (for HTTP/1.1 also the header read timeout: waiting for a request
+    /// head, which is being idle, is bounded by it, from the accept or the
+    /// end of the previous answer until the head is complete).
+    ///
+    /// Polled beside the connection on every wake-up of its task, so it
+    /// keeps to atomics and one timer that is reset only when it fires.
+    async fn closed(&self) -> Closed {
+        let registry = &self.handle.registry;
+        let state = &self.handle.state;
+        let limits = &registry.limits;
+        let limit = || {
+            if state.head_bounded.load(Ordering::Relaxed) {
+                limits.idle_timeout.min(limits.header_read_timeout)
+            } else {
+                limits.idle_timeout
             }
-        }
+        };
+        // Until the protocol is known the sniff, TLS and HTTP/2 handshakes
+        // have their own timeouts; the first look is no later than these.
+        let first = Instant::now() + limit().min(limits.header_read_timeout);
+        let mut timer = pin!(tokio::time::sleep_until(first));
+        poll_fn(|cx| {
+            state.wake.register(cx.waker());
+            if state.evicted.load(Ordering::Acquire) {
+                return Poll::Ready(Closed::Evicted);
+            }
+            while timer.as_mut().poll(cx).is_ready() {
+                let now = Instant::now();
+                let next = match state.idle_since(registry.epoch) {
+                    Some(since) if since + limit() <= now => return Poll::Ready(Closed::Idle),
+                    Some(since) => since + limit(),
+                    // Busy now; look again a limit later (it may have been
+                    // idle only since then).
+                    None => now + limit(),
+                };
+                timer.as_mut().reset(next);
+            }
+            Poll::Pending
+        })
+        .await
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let removed = self.handle.registry.open().remove(self.handle.id);
+        let removed = self.handle.registry.open().remove(self.id);
         if removed.is_some() {
             self.handle.registry.changed.notify_waiters();
         }
@@ -486,16 +585,20 @@ impl Drop for Slot {
 #[derive(Clone)]
 pub(crate) struct ConnHandle {
     registry: Arc<Registry>,
-    id: u64,
+    state: Arc<ConnState>,
 }
 
 impl ConnHandle {
     /// Marks a request in flight until the guard is dropped.
     fn busy(&self) -> Busy {
-        if let Some(entry) = self.registry.open().conns.get_mut(&self.id) {
-            entry.in_flight += 1;
-        }
+        self.state.in_flight.fetch_add(1, Ordering::SeqCst);
         Busy(self.clone())
+    }
+
+    /// Bounds waiting for a request head by the header read timeout (see
+    /// [`Slot::closed`]).
+    fn bound_head_reads(&self) {
+        self.state.head_bounded.store(true, Ordering::Relaxed);
     }
 }
 
@@ -504,21 +607,16 @@ struct Busy(ConnHandle);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let idle = {
-            let mut open = self.0.registry.open();
-            match open.conns.get_mut(&self.0.id) {
-                Some(entry) => {
-                    entry.in_flight = entry.in_flight.saturating_sub(1);
-                    if entry.in_flight == 0 {
-                        entry.idle_since = Instant::now();
-                    }
-                    entry.in_flight == 0
-                }
-                None => false,
-            }
-        };
-        if idle {
-            self.0.registry.changed.notify_waiters();
+        let ConnHandle { registry, state } = &self.0;
+        // Stamped before the count drops, so a registry that sees the
+        // connection idle sees when it became so (or a later stamp).
+        state.idle_since.store(registry.now(), Ordering::Relaxed);
+        if state.in_flight.fetch_sub(1, Ordering::SeqCst) == 1
+            // SeqCst with the accept loop's count-then-admit: either it
+            // sees this connection idle, or this sees it waiting.
+            && registry.waiting.load(Ordering::SeqCst) > 0
+        {
+            registry.changed.notify_waiters();
         }
     }
 }
@@ -537,10 +635,12 @@ async fn answer(
     let limits = &conn.registry.limits;
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(peer);
-    let too_slow = Arc::new(AtomicBool::new(false));
+    // Set by the paced body if it came too slowly (no body, no pacing).
+    let mut too_slow = None;
     let body = match limits.body_deadline(0) {
         Some(grace) if !body.is_end_stream() => {
             let start = Instant::now();
+            let flag = too_slow.insert(Arc::new(AtomicBool::new(false)));
             Body::new(Paced {
                 body,
                 registry: conn.registry.clone(),
@@ -548,13 +648,13 @@ async fn answer(
                 received: 0,
                 next_by: start + grace,
                 deadline: None,
-                too_slow: too_slow.clone(),
+                too_slow: flag.clone(),
             })
         }
         _ => body,
     };
     let Ok(resp) = service.call(Request::from_parts(parts, body)).await;
-    if too_slow.load(Ordering::Relaxed) {
+    if too_slow.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
         return Ok(request_timeout());
     }
     if resp.body().is_end_stream() {
@@ -687,17 +787,19 @@ async fn serve_h1(
     stop: CancellationToken,
     conn: ConnHandle,
 ) {
-    let header_read_timeout = conn.registry.limits.header_read_timeout;
+    // The header read timeout is the slot's (`Slot::closed`): it runs
+    // while the connection waits for a head, from the accept or the end of
+    // the previous answer, so it also bounds the wait between requests.
+    // hyper's own would do the same with a timer made, registered and
+    // dropped for every request.
+    conn.bound_head_reads();
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         answer(service.clone(), req.map(Body::new), peer, conn.clone())
     });
     // With upgrades, so a route added from outside can take over the
-    // connection (`hyper::upgrade::on`, e.g. a WebSocket). hyper's head
-    // timeout runs from when it starts waiting for a head, so it also
-    // bounds the wait between requests.
+    // connection (`hyper::upgrade::on`, e.g. a WebSocket).
     let conn = hyper::server::conn::http1::Builder::new()
-        .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(header_read_timeout)
+        .header_read_timeout(None)
         .serve_connection(hyper_util::rt::TokioIo::new(io), service)
         .with_upgrades();
     let mut conn = pin!(conn);

@@ -1,10 +1,11 @@
 //! One access log line per request, and a request id on each.
 //!
-//! [`AccessLog`] is a tower layer given to `A2aServer::layer`, so it sees
-//! every request: all bindings (gRPC included), the card and the added
-//! routes. Each request gets an id: the caller's `X-Request-Id` when it is
-//! sane (1–128 characters of `A-Z a-z 0-9 - _ . :`), else a new UUID; it
-//! is set on the request (for the handlers) and returned as
+//! Both are the work of the request layer [`crate::observe::Observe`],
+//! which sees every request: all bindings (gRPC included), the card and the
+//! added routes, and times each once for its access line, its metrics and
+//! its span. Each request gets an id: the caller's `X-Request-Id` when it
+//! is sane (1–128 characters of `A-Z a-z 0-9 - _ . :`), else a new UUID;
+//! it is set on the request (for the handlers) and returned as
 //! `X-Request-Id`. When the response head is ready, one `info` event with
 //! target `switchboard::access` records method, path (never the query
 //! string, which may carry credentials), binding, HTTP status (and the
@@ -12,11 +13,7 @@
 //! head in ms (a stream runs on after it) and the request id. Headers are
 //! never logged.
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, header};
@@ -25,83 +22,51 @@ use axum::response::Response;
 /// The request id header, read and written.
 pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The layer: wraps a service in [`AccessLogService`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AccessLog;
-
-impl<S> tower::Layer<S> for AccessLog {
-    type Service = AccessLogService<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        AccessLogService { inner }
-    }
+/// The request's id: the caller's if sane, else a new one; set on the
+/// request for the handlers.
+pub(crate) fn request_id(req: &mut Request) -> HeaderValue {
+    let id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .filter(|v| sane(v.as_bytes()))
+        .cloned()
+        .unwrap_or_else(new_id);
+    req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
+    id
 }
 
-/// See the [module docs](self).
-#[derive(Debug, Clone)]
-pub struct AccessLogService<S> {
-    inner: S,
-}
-
-impl<S> tower::Service<Request> for AccessLogService<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: Request) -> Self::Future {
-        let id = req
-            .headers()
-            .get(&REQUEST_ID)
-            .filter(|v| sane(v.as_bytes()))
-            .cloned()
-            .unwrap_or_else(new_id);
-        req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
-        // What the line needs, only when it will be written: with the level
-        // at `warn` (the usual production setting) a request costs the id
-        // and nothing else here.
-        let line =
-            tracing::enabled!(target: "switchboard::access", tracing::Level::INFO).then(|| Line {
-                started: Instant::now(),
-                method: req.method().clone(),
-                path: req.uri().path().to_string(),
-                binding: binding(&req),
-            });
-        let future = self.inner.call(req);
-        Box::pin(async move {
-            let Ok(mut resp) = future.await;
-            if let Some(line) = line {
-                line.write(&resp, &id);
-            }
-            // Every id is new, so an HTTP/2 (gRPC) encoder gains nothing by
-            // adding it to its HPACK table: it would only push out useful
-            // entries, and each lookup would compare against the old ids.
-            // "Sensitive" values are sent as never-indexed literals.
-            let mut id = id;
-            id.set_sensitive(true);
-            resp.headers_mut().insert(REQUEST_ID.clone(), id);
-            Ok(resp)
-        })
-    }
+/// Returns the request's id on its answer.
+pub(crate) fn answer_id(resp: &mut Response, mut id: HeaderValue) {
+    // Every id is new, so an HTTP/2 (gRPC) encoder gains nothing by adding
+    // it to its HPACK table: it would only push out useful entries, and
+    // each lookup would compare against the old ids. "Sensitive" values
+    // are sent as never-indexed literals.
+    id.set_sensitive(true);
+    resp.headers_mut().insert(REQUEST_ID.clone(), id);
 }
 
 /// The request's side of its access line, taken before the request moves
 /// on to the inner service.
-struct Line {
-    started: Instant,
+pub(crate) struct Line {
     method: axum::http::Method,
     path: String,
     binding: &'static str,
 }
 
 impl Line {
-    fn write(self, resp: &Response, id: &HeaderValue) {
+    /// What the line needs, only when it will be written: with the level
+    /// at `warn` (the usual production setting) a request costs the id and
+    /// nothing else here.
+    pub(crate) fn of(req: &Request, binding: &'static str) -> Option<Line> {
+        tracing::enabled!(target: "switchboard::access", tracing::Level::INFO).then(|| Line {
+            method: req.method().clone(),
+            path: req.uri().path().to_string(),
+            binding,
+        })
+    }
+
+    /// Writes the line for `resp`, answered after `elapsed`.
+    pub(crate) fn write(self, resp: &Response, id: &HeaderValue, elapsed: Duration) {
         let grpc_status = resp
             .headers()
             .get("grpc-status")
@@ -114,7 +79,7 @@ impl Line {
             binding = self.binding,
             status = resp.status().as_u16(),
             grpc_status = %grpc_status,
-            duration_ms = self.started.elapsed().as_secs_f64() * 1000.0,
+            duration_ms = elapsed.as_secs_f64() * 1000.0,
             request_id = %String::from_utf8_lossy(id.as_bytes()),
             "request"
         );

@@ -4,6 +4,8 @@
 //! every request: all bindings and versions (gRPC included), the card, the
 //! added routes. Around each it
 //!
+//! - gives the request its id and, when the access log is on, writes its
+//!   access line ([`crate::access_log`] says what both are);
 //! - runs the request inside a [`switchboard_telemetry::probe`], in
 //!   which the engine notes the operation and the bindings' error table
 //!   the A2A error it was answered with, then counts the request in
@@ -39,6 +41,8 @@ use switchboard_core::PushStore;
 use switchboard_telemetry::metrics::{METRICS, Outcome};
 use switchboard_telemetry::{probe, trace};
 use tracing::Instrument;
+
+use crate::access_log;
 
 /// The path metrics are served at.
 pub const METRICS_PATH: &str = "/metrics";
@@ -76,13 +80,15 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
+    fn call(&mut self, mut req: Request) -> Self::Future {
         let started = Instant::now();
         let binding = if req.uri().path() == METRICS_PATH {
             "metrics"
         } else {
-            crate::access_log::binding(&req)
+            access_log::binding(&req)
         };
+        let id = access_log::request_id(&mut req);
+        let line = access_log::Line::of(&req, binding);
         let span = trace::server_span(
             binding,
             req.headers()
@@ -90,21 +96,29 @@ where
                 .and_then(|v| v.to_str().ok()),
         );
         let future = self.inner.call(req).instrument(span.clone());
+        // One box per request for all of it: the access line, the metrics
+        // and the span share the timing and the look at the answer.
         Box::pin(async move {
-            let (Ok(resp), noted) = probe::observe(future).await;
+            let (Ok(mut resp), noted) = probe::observe(future).await;
+            let elapsed = started.elapsed();
             let status = resp.status().as_u16();
             METRICS.request(
                 noted.operation,
                 binding,
                 Outcome::of(status, noted.error),
-                started.elapsed(),
+                elapsed,
             );
+            if let Some(line) = line {
+                // In the request's span, as the handlers' events are.
+                span.in_scope(|| line.write(&resp, &id, elapsed));
+            }
             trace::name_server_span(
                 &span,
                 noted.operation.map(|op| op.name()),
                 status,
                 noted.error,
             );
+            access_log::answer_id(&mut resp, id);
             Ok(resp)
         })
     }

@@ -611,9 +611,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .hybrid_card(cfg.hybrid())
         .connection_limits(cfg.limits.connection_limits())
         .request_rate(cfg.limits.request_rate());
-    server = crate::health::routes(server, stores.tasks.clone())
-        .layer(crate::access_log::AccessLog)
-        .layer(crate::observe::Observe);
+    server = crate::health::routes(server, stores.tasks.clone()).layer(crate::observe::Observe);
     let metrics_shutdown = tokio_util::sync::CancellationToken::new();
     let metrics_push = stores.push.clone().filter(|_| cfg.push_enabled());
     let metrics_addr = match &cfg.metrics_listen {
