@@ -154,6 +154,33 @@ enum Source {
     Status,
 }
 
+/// The id of one part on its own (an error part's message id), described
+/// rather than formatted: most parts continue a block and never need it.
+#[derive(Debug, Clone, Copy)]
+enum PartKey<'a> {
+    /// Part `index` of artifact `artifact_id`'s chunk `seq`.
+    Artifact {
+        artifact_id: &'a str,
+        seq: u64,
+        index: usize,
+    },
+    /// Part `index` of the status message whose block key is `message_key`.
+    Message { message_key: &'a str, index: usize },
+}
+
+impl PartKey<'_> {
+    fn to_id(self, task_id: &str) -> String {
+        match self {
+            PartKey::Artifact {
+                artifact_id,
+                seq,
+                index,
+            } => format!("{task_id}:{artifact_id}:{seq}:{index}"),
+            PartKey::Message { message_key, index } => format!("{message_key}:{index}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
     Text,
@@ -389,18 +416,15 @@ impl Converter {
     fn status_inner(&mut self, seq: u64, status: &TaskStatus, metadata: Option<&Metadata>) {
         let state = status.state;
         let text = status.message.as_ref().map(Message::text);
-        let mut doc = Map::new();
-        doc.insert("state".into(), json!(state.label()));
-        if let Some(t) = &text {
-            doc.insert("message".into(), json!(t));
-        }
-        if let Some(ts) = &status.timestamp {
-            doc.insert(
-                "timestamp".into(),
-                json!(switchboard_protocol::serde_util::format_timestamp(ts)),
-            );
-        }
-        self.state.set("status", Value::Object(doc));
+        let timestamp = status
+            .timestamp
+            .as_ref()
+            .map(switchboard_protocol::serde_util::format_timestamp);
+        self.state.set_status([
+            ("message", text.as_deref()),
+            ("state", Some(state.label())),
+            ("timestamp", timestamp.as_deref()),
+        ]);
         let progress = progress_payload(status, metadata);
         let has_progress = progress.is_some();
         if let Some(p) = progress {
@@ -554,8 +578,12 @@ impl Converter {
             .unwrap_or(seq);
         let default_key = format!("{}:{}:{start}", self.task_id, a.artifact_id);
         for (i, part) in a.parts.iter().enumerate() {
-            let part_key = format!("{}:{}:{seq}:{i}", self.task_id, a.artifact_id);
-            self.part(&source, part, &default_key, &part_key);
+            let part_key = PartKey::Artifact {
+                artifact_id: &a.artifact_id,
+                seq,
+                index: i,
+            };
+            self.part(&source, part, &default_key, part_key);
         }
         if last_chunk {
             self.close_source(&source);
@@ -569,8 +597,11 @@ impl Converter {
             format!("{}:{}", self.task_id, m.message_id)
         };
         for (i, part) in m.parts.iter().enumerate() {
-            let part_key = format!("{default_key}:{i}");
-            self.part(&Source::Status, part, &default_key, &part_key);
+            let part_key = PartKey::Message {
+                message_key: &default_key,
+                index: i,
+            };
+            self.part(&Source::Status, part, &default_key, part_key);
         }
         // Unhinted status text is one message per A2A message.
         if let Some(b) = self.open.iter().find(|b| b.source == Source::Status)
@@ -580,7 +611,7 @@ impl Converter {
         }
     }
 
-    fn part(&mut self, source: &Source, part: &Part, default_key: &str, part_key: &str) {
+    fn part(&mut self, source: &Source, part: &Part, default_key: &str, part_key: PartKey<'_>) {
         let hints = PartHints::read(part);
         let text = match &part.content {
             PartContent::Text(t) => Some(t.as_str()),
@@ -668,7 +699,7 @@ impl Converter {
                 };
                 let mut metadata = Map::new();
                 metadata.insert("a2a".into(), json!({"error": true}));
-                let id = part_key.to_owned();
+                let id = part_key.to_id(&self.task_id);
                 self.out.push(
                     Event::new(TextMessageStart {
                         message_id: id.clone(),

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::convert::artifact_pointer;
 use crate::events::{EventKind, PatchOp, StateDelta, StateSnapshot};
-use crate::patch;
+use crate::patch::{self, escape_token};
 
 /// The state document (`{"a2a": {…, "artifacts": {…}}}`, see
 /// [`crate::convert`]) and the operations the client has yet to get.
@@ -71,6 +71,59 @@ impl StateDoc {
                         .push(PatchOp::add(format!("/a2a/{key}"), value.clone()));
                 }
                 self.a2a.insert(key.to_owned(), value);
+            }
+        }
+    }
+
+    /// Sets `/a2a/status` to the object of `fields` (key, text; a `None`
+    /// text leaves its key out), keys in the document's (sorted) order.
+    ///
+    /// The operations are those of diffing the new object against the old
+    /// one ([`patch::diff_at`]: the old keys in order, replaced or removed,
+    /// then the new keys, added), but the stored object is changed in place
+    /// and a value is copied only when it changed: a status update mostly
+    /// changes the state alone.
+    pub(crate) fn set_status(&mut self, fields: [(&str, Option<&str>); 3]) {
+        debug_assert!(fields.is_sorted_by_key(|(k, _)| *k));
+        let recording = self.client_has_copy;
+        let Some(Value::Object(old)) = self.a2a.get_mut("status") else {
+            let status = fields
+                .iter()
+                .filter_map(|&(k, v)| Some((k.to_owned(), Value::from(v?))))
+                .collect();
+            self.set("status", Value::Object(status));
+            return;
+        };
+        let path = |k: &str| format!("/a2a/status/{}", escape_token(k));
+        let had: [bool; 3] = fields.map(|(k, _)| old.contains_key(k));
+        for ((k, new), had) in fields.iter().zip(had) {
+            if !had {
+                continue;
+            }
+            match (old.get_mut(*k), new) {
+                (Some(Value::String(o)), Some(n)) if o == n => {}
+                (Some(slot), Some(n)) => {
+                    if recording {
+                        self.pending
+                            .push(PatchOp::replace(path(k), Value::from(*n)));
+                    }
+                    *slot = Value::from(*n);
+                }
+                (_, None) => {
+                    if recording {
+                        self.pending.push(PatchOp::remove(path(k)));
+                    }
+                    old.remove(*k);
+                }
+                (None, Some(_)) => {}
+            }
+        }
+        for ((k, new), had) in fields.iter().zip(had) {
+            if let (false, Some(n)) = (had, new) {
+                if recording {
+                    self.pending.push(PatchOp::add(path(k), Value::from(*n)));
+                }
+                old.insert((*k).to_owned(), Value::from(*n));
             }
         }
     }

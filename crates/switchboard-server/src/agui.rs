@@ -170,8 +170,9 @@ pub(crate) fn response(
         Vocabulary::Official(Encoding::Sse) => {
             // One buffer per A2A event, every frame serialized straight into it.
             let chunks = batches.filter_map(|batch| {
-                let mut out = Vec::with_capacity(batch.len() * FRAME_SIZE_GUESS);
-                for (frame, _) in batch.iter().filter(|(_, seen)| !seen) {
+                let unsent = batch.unsent();
+                let mut out = Vec::with_capacity(unsent.len() * FRAME_SIZE_GUESS);
+                for frame in unsent {
                     write_sse_frame(&mut out, frame.id.as_deref(), &frame.event);
                 }
                 ready((!out.is_empty()).then(|| Bytes::from(out)))
@@ -180,8 +181,9 @@ pub(crate) fn response(
         }
         Vocabulary::Official(Encoding::Protobuf) => {
             let bytes = batches.filter_map(|batch| {
-                let mut out = Vec::with_capacity(batch.len() * FRAME_SIZE_GUESS);
-                for (frame, _) in batch.iter().filter(|(_, seen)| !seen) {
+                let unsent = batch.unsent();
+                let mut out = Vec::with_capacity(unsent.len() * FRAME_SIZE_GUESS);
+                for frame in unsent {
                     if let Err(e) = write_frame(&mut out, &frame.event) {
                         tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
                     }
@@ -199,7 +201,11 @@ pub(crate) fn response(
         Vocabulary::Hector => {
             let mut translator = HectorTranslator::new();
             let frames = batches
-                .flat_map(stream::iter)
+                .flat_map(|batch| {
+                    let delivered = batch.delivered;
+                    let frames = batch.frames.into_iter().enumerate();
+                    stream::iter(frames.map(move |(i, frame)| (frame, i < delivered)))
+                })
                 .flat_map(move |(frame, seen)| {
                     // The translator sees every event, delivered before or not:
                     // it keeps tool calls' arguments across them.
@@ -267,9 +273,20 @@ async fn whole_log(
 /// 100-200 bytes): a buffer this size per frame rarely grows.
 const FRAME_SIZE_GUESS: usize = 192;
 
-/// The frames converted from one A2A event, each with `true` when the
-/// client had it before it resumed.
-type Batch = Vec<(Frame, bool)>;
+/// The frames converted from one A2A event.
+struct Batch {
+    frames: Vec<Frame>,
+    /// How many of the first frames the client had before it resumed: a
+    /// resume point covers a prefix of each A2A event's frames.
+    delivered: usize,
+}
+
+impl Batch {
+    /// The frames the client has yet to get.
+    fn unsent(&self) -> &[Frame] {
+        self.frames.get(self.delivered..).unwrap_or_default()
+    }
+}
 
 /// `batches` up to and including the frame that ends the run (RUN_FINISHED,
 /// also with an interrupt outcome, or RUN_ERROR). The task's log goes on
@@ -286,11 +303,12 @@ fn until_run_ends(
                 return None;
             }
             let mut batch = batches.next().await?;
-            let end = batch.iter().position(|(frame, _)| {
-                matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR")
-            });
+            let end = batch
+                .frames
+                .iter()
+                .position(|frame| matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR"));
             if let Some(i) = end {
-                batch.truncate(i + 1);
+                batch.frames.truncate(i + 1);
             }
             Some((batch, (batches, end.is_some())))
         },
@@ -307,21 +325,18 @@ fn converted(
     let mut converter = Converter::new(ConverterOptions::default());
     items.map(move |item| match item {
         Ok(ev) => {
-            let seq = ev.seq;
-            converter
-                .convert_logged(&ev)
-                .into_iter()
-                .enumerate()
-                .map(|(i, frame)| {
-                    let seen = seq > 0 && resume.is_some_and(|r| r.covers(seq, i as u32));
-                    (frame, seen)
-                })
-                .collect()
+            let frames = converter.convert_logged(&ev);
+            let delivered = match resume {
+                Some(r) if ev.seq > 0 => (0..frames.len())
+                    .take_while(|&i| r.covers(ev.seq, i as u32))
+                    .count(),
+                _ => 0,
+            };
+            Batch { frames, delivered }
         }
-        Err(e) => converter
-            .fail(&e.to_string(), &format!("a2a:{}", e.reason()))
-            .into_iter()
-            .map(|frame| (frame, false))
-            .collect(),
+        Err(e) => Batch {
+            frames: converter.fail(&e.to_string(), &format!("a2a:{}", e.reason())),
+            delivered: 0,
+        },
     })
 }
