@@ -383,15 +383,21 @@ fn tls_needs_both_files() {
     let dir = tempfile::tempdir().unwrap();
     let cert = dir.path().join("cert.pem");
     std::fs::write(&cert, &leaf.cert_pem).unwrap();
+    let err = serve_refuses_to_start(&["--tls-cert", cert.to_str().unwrap()]);
+    assert!(err.contains("tls_key"), "{err}");
+}
+
+/// Runs `serve` on loopback with `extra` flags, expecting it to refuse to
+/// start; returns what it wrote to stderr.
+fn serve_refuses_to_start(extra: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
-        .args(["--tls-cert", cert.to_str().unwrap()])
+        .args(extra)
         .env_remove("SWITCHBOARD_CONFIG")
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("tls_key"), "{err}");
+    assert!(!out.status.success(), "serve started with {extra:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// An identity provider's JWKS endpoint over HTTPS with `leaf`'s
@@ -505,15 +511,15 @@ fn a_jwks_ca_file_without_certificates_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("empty.pem");
     std::fs::write(&ca, "not a certificate\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", "memory"])
-        .args(["--jwks-url", "https://127.0.0.1:1/jwks"])
-        .args(["--jwt-issuer", "i", "--jwt-audience", "a"])
-        .args(["--jwks-ca-cert", ca.to_str().unwrap()])
-        .env_remove("SWITCHBOARD_CONFIG")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = serve_refuses_to_start(&[
+        "--jwks-url",
+        "https://127.0.0.1:1/jwks",
+        "--jwt-issuer",
+        "i",
+        "--jwt-audience",
+        "a",
+        "--jwks-ca-cert",
+        ca.to_str().unwrap(),
+    ]);
     assert!(stderr.contains("JWKS CA certificates"), "{stderr}");
 }
