@@ -85,24 +85,15 @@ pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value
         }
         m10::GET_TASK => {
             let req: GetTaskRequest = decode("params", params)?;
-            let p = rpc::TaskQueryParams {
-                id: req.id,
-                history_length: req.history_length,
-                metadata: None,
-            };
-            (m03::GET, encode(&p)?)
+            (m03::GET, encode(&rpc::TaskQueryParams::from(req))?)
         }
         m10::CANCEL_TASK => {
             let req: CancelTaskRequest = decode("params", params)?;
-            let p = rpc::TaskIdParams {
-                id: req.id,
-                metadata: req.metadata,
-            };
-            (m03::CANCEL, encode(&p)?)
+            (m03::CANCEL, encode(&rpc::TaskIdParams::from(req))?)
         }
         m10::SUBSCRIBE_TO_TASK => {
             let req: SubscribeToTaskRequest = decode("params", params)?;
-            (m03::RESUBSCRIBE, json!({"id": req.id}))
+            (m03::RESUBSCRIBE, encode(&rpc::TaskIdParams::from(req))?)
         }
         m10::CREATE_PUSH_CONFIG => {
             let req: TaskPushNotificationConfig = decode("params", params)?;
@@ -113,11 +104,7 @@ pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value
         }
         m10::GET_PUSH_CONFIG | m10::DELETE_PUSH_CONFIG => {
             let req: TaskPushNotificationConfigRef = decode("params", params)?;
-            let p = rpc::PushConfigParams {
-                id: req.task_id,
-                push_notification_config_id: Some(req.id),
-                metadata: None,
-            };
+            let p = rpc::PushConfigParams::from(req);
             let name = if method == m10::GET_PUSH_CONFIG {
                 m03::PUSH_GET
             } else {
@@ -127,7 +114,7 @@ pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value
         }
         m10::LIST_PUSH_CONFIGS => {
             let req: ListTaskPushNotificationConfigsRequest = decode("params", params)?;
-            (m03::PUSH_LIST, json!({"id": req.task_id}))
+            (m03::PUSH_LIST, encode(&rpc::TaskIdParams::from(req))?)
         }
         m10::GET_EXTENDED_AGENT_CARD => (m03::EXTENDED_CARD, json!({})),
         other => {
