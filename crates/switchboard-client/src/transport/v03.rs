@@ -1,6 +1,8 @@
 //! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation used by the 0.3
-//! transports, and the JSON-RPC 0.3 transport. The 0.3 REST transport is
-//! `super::rest` in 0.3 mode, with [`rest_params`]/[`rest_result_to_v10`].
+//! transports, and their factories. The 0.3 JSON-RPC transport is
+//! `super::jsonrpc` in 0.3 mode, with [`to_v03`]/[`result_to_v10`]; the 0.3
+//! REST transport is `super::rest` in 0.3 mode, with
+//! [`rest_params`]/[`rest_result_to_v10`].
 //!
 //! The client above speaks 1.0 JSON (see the parent module). A 0.3
 //! transport translates at the edge: [`to_v03`] turns a 1.0 method and its
@@ -9,7 +11,6 @@
 //! something the conversion loses it as documented in
 //! `switchboard_protocol::v03` (notably: no tenant, no ListTasks).
 
-use futures::StreamExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -24,7 +25,7 @@ use switchboard_protocol::{
 };
 
 use super::jsonrpc::JsonRpcTransport;
-use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
+use super::{Http, Transport, TransportFactory};
 use crate::error::ClientError;
 
 /// `true` for `0.3` and `0.3.x`.
@@ -53,9 +54,9 @@ fn build_rest(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>,
 }
 
 fn build_jsonrpc(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    let inner = JsonRpcTransport::new(&iface.url, http.clone())?
-        .with_version(switchboard_protocol::v03::PROTOCOL_VERSION);
-    Ok(Box::new(JsonRpc03 { inner }))
+    Ok(Box::new(
+        JsonRpcTransport::new(&iface.url, http.clone())?.into_v03(),
+    ))
 }
 
 fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
@@ -168,52 +169,6 @@ pub(crate) fn result_to_v10(method: &str, result: &RawValue) -> Result<Box<RawVa
         // Delete (null) and the card (a 0.3 or hybrid card reads as a 1.0
         // card; its unknown fields are ignored) pass through.
         _ => raw(&v),
-    }
-}
-
-/// JSON-RPC 2.0 over HTTP in the A2A 0.3 dialect.
-#[derive(Debug)]
-struct JsonRpc03 {
-    inner: JsonRpcTransport,
-}
-
-impl JsonRpc03 {}
-
-impl JsonTransport for JsonRpc03 {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let (m, p) = to_v03(method, params)?;
-        let result = self.inner.call_json(m, p).await?;
-        result_to_v10(method, &result)
-    }
-
-    async fn stream_json(
-        &self,
-        method: &'static str,
-        params: Value,
-        after: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        // 0.3 JSON-RPC has no resume parameter: `crate::resume` drops what
-        // the fresh subscription repeats.
-        let _ = after;
-        let (m, p) = to_v03(method, params)?;
-        let stream = self.inner.stream_json(m, p, None).await?;
-        Ok(stream
-            .map(move |item| {
-                let ev = item?;
-                Ok(RawEvent {
-                    seq: ev.seq,
-                    result: result_to_v10(method, &ev.result)?,
-                })
-            })
-            .boxed())
     }
 }
 
