@@ -16,10 +16,10 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_protocol::jsonrpc::methods as m10;
-use switchboard_protocol::v03::rpc::{self, methods as m03};
+use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
     A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Operation,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
@@ -71,59 +71,41 @@ fn raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, ClientError> {
     serde_json::value::to_raw_value(v).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
-/// The 0.3 JSON-RPC method and params for a 1.0 method and params.
+/// The 0.3 JSON-RPC method (from the operation table) and params for a
+/// 1.0 method and params.
 pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value), ClientError> {
-    Ok(match method {
+    let name = Operation::from_name(method)
+        .and_then(Operation::v03_name)
+        .ok_or_else(|| {
+            ClientError::Protocol(A2AError::UnsupportedOperation(format!(
+                "{method} does not exist in A2A 0.3"
+            )))
+        })?;
+    let params = match method {
         m10::SEND_MESSAGE | m10::SEND_STREAMING_MESSAGE => {
-            let req: SendMessageRequest = decode("params", params)?;
-            let p = rpc::MessageSendParams::from(req);
-            let name = if method == m10::SEND_MESSAGE {
-                m03::SEND
-            } else {
-                m03::STREAM
-            };
-            (name, encode(&p)?)
+            down::<SendMessageRequest, rpc::MessageSendParams>(params)
         }
-        m10::GET_TASK => {
-            let req: GetTaskRequest = decode("params", params)?;
-            (m03::GET, encode(&rpc::TaskQueryParams::from(req))?)
-        }
-        m10::CANCEL_TASK => {
-            let req: CancelTaskRequest = decode("params", params)?;
-            (m03::CANCEL, encode(&rpc::TaskIdParams::from(req))?)
-        }
-        m10::SUBSCRIBE_TO_TASK => {
-            let req: SubscribeToTaskRequest = decode("params", params)?;
-            (m03::RESUBSCRIBE, encode(&rpc::TaskIdParams::from(req))?)
-        }
+        m10::GET_TASK => down::<GetTaskRequest, rpc::TaskQueryParams>(params),
+        m10::CANCEL_TASK => down::<CancelTaskRequest, rpc::TaskIdParams>(params),
+        m10::SUBSCRIBE_TO_TASK => down::<SubscribeToTaskRequest, rpc::TaskIdParams>(params),
         m10::CREATE_PUSH_CONFIG => {
-            let req: TaskPushNotificationConfig = decode("params", params)?;
-            (
-                m03::PUSH_SET,
-                encode(&rpc::TaskPushNotificationConfig::from(req))?,
-            )
+            down::<TaskPushNotificationConfig, rpc::TaskPushNotificationConfig>(params)
         }
         m10::GET_PUSH_CONFIG | m10::DELETE_PUSH_CONFIG => {
-            let req: TaskPushNotificationConfigRef = decode("params", params)?;
-            let p = rpc::PushConfigParams::from(req);
-            let name = if method == m10::GET_PUSH_CONFIG {
-                m03::PUSH_GET
-            } else {
-                m03::PUSH_DELETE
-            };
-            (name, encode(&p)?)
+            down::<TaskPushNotificationConfigRef, rpc::PushConfigParams>(params)
         }
         m10::LIST_PUSH_CONFIGS => {
-            let req: ListTaskPushNotificationConfigsRequest = decode("params", params)?;
-            (m03::PUSH_LIST, encode(&rpc::TaskIdParams::from(req))?)
+            down::<ListTaskPushNotificationConfigsRequest, rpc::TaskIdParams>(params)
         }
-        m10::GET_EXTENDED_AGENT_CARD => (m03::EXTENDED_CARD, json!({})),
-        other => {
-            return Err(ClientError::Protocol(A2AError::UnsupportedOperation(
-                format!("{other} does not exist in A2A 0.3"),
-            )));
-        }
-    })
+        // The extended card, the one other operation 0.3 has, takes no params.
+        _ => Ok(json!({})),
+    }?;
+    Ok((name, params))
+}
+
+/// 1.0 params as the 0.3 params `P` they convert to.
+fn down<R: DeserializeOwned, P: From<R> + Serialize>(params: Value) -> Result<Value, ClientError> {
+    encode(&P::from(decode::<R>("params", params)?))
 }
 
 /// The 1.0 result JSON for the 0.3 result of a 1.0 `method`.
