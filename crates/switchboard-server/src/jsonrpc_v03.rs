@@ -27,9 +27,8 @@ use switchboard_core::push::PayloadKind;
 use switchboard_protocol::jsonrpc::JsonRpcRequest;
 use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
-    A2AError, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, Operation, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2AError, GetExtendedAgentCardRequest, ListTaskPushNotificationConfigsRequest, Operation,
+    SendMessageRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
 use crate::AppState;
@@ -64,29 +63,15 @@ pub(crate) async fn dispatch(
         }
         Operation::GetTask => {
             let p: rpc::TaskQueryParams = rpc.params()?;
-            let req = GetTaskRequest {
-                tenant: None,
-                id: p.id,
-                history_length: p.history_length,
-            };
-            ok(id, &rpc::Event::task(h.get_task(&call, req).await?))
+            ok(id, &rpc::Event::task(h.get_task(&call, p.into()).await?))
         }
         Operation::CancelTask => {
             let p: rpc::TaskIdParams = rpc.params()?;
-            let req = CancelTaskRequest {
-                tenant: None,
-                id: p.id,
-                metadata: p.metadata,
-            };
-            ok(id, &rpc::Event::task(h.cancel_task(&call, req).await?))
+            ok(id, &rpc::Event::task(h.cancel_task(&call, p.into()).await?))
         }
         Operation::SubscribeToTask => {
             let p: rpc::TaskIdParams = rpc.params()?;
-            let req = SubscribeToTaskRequest {
-                tenant: None,
-                id: p.id,
-            };
-            Ok(Reply::Stream03(h.subscribe_to_task(&call, req).await?))
+            Ok(Reply::Stream03(h.subscribe_to_task(&call, p.into()).await?))
         }
         Operation::CreateTaskPushNotificationConfig => {
             let p: rpc::TaskPushNotificationConfig = rpc.params()?;

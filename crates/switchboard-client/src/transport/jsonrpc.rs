@@ -37,8 +37,8 @@ use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, Req
 use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory,
-    http_endpoint, http_error, is_v1, null_raw, sse_stream,
+    Http, HttpBinding, RawStream, Transport, TransportFactory, http_endpoint, http_error, is_v1,
+    null_raw, sse_stream,
 };
 use crate::error::ClientError;
 
@@ -56,14 +56,15 @@ fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, Clie
     Ok(Box::new(JsonRpcTransport::new(&iface.url, http.clone())?))
 }
 
-/// JSON-RPC 2.0 over HTTP, A2A 1.0 dialect.
+/// JSON-RPC 2.0 over HTTP, A2A 1.0 dialect (or 0.3, see [`Self::into_v03`]).
 #[derive(Debug)]
 pub(crate) struct JsonRpcTransport {
     url: reqwest::Url,
     http: Http,
     next_id: AtomicU64,
-    /// Sent as `A2A-Version` (the 0.3 transport reuses this one with "0.3").
-    version: &'static str,
+    /// Speak A2A 0.3 (slash method names, 0.3 params and results; see
+    /// `super::v03`).
+    v03: bool,
 }
 
 impl JsonRpcTransport {
@@ -74,103 +75,104 @@ impl JsonRpcTransport {
             url,
             http,
             next_id: AtomicU64::new(1),
-            version: VERSION,
+            v03: false,
         })
     }
 
-    /// The same transport announcing another `A2A-Version`.
-    pub(crate) fn with_version(mut self, version: &'static str) -> Self {
-        self.version = version;
+    /// The same transport speaking the A2A 0.3 JSON-RPC dialect.
+    pub(crate) fn into_v03(mut self) -> Self {
+        self.v03 = true;
         self
     }
 
     fn next_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed).into())
     }
+}
 
-    /// Builds the POST for one call.
-    fn post(
+/// The 1.0 JSON of a result (a 0.3 result is translated).
+fn to_v10(v03: bool, method: &str, raw: Box<RawValue>) -> Result<Box<RawValue>, ClientError> {
+    if v03 {
+        super::v03::result_to_v10(method, &raw)
+    } else {
+        Ok(raw)
+    }
+}
+
+impl HttpBinding for JsonRpcTransport {
+    type Call = RequestId;
+
+    fn endpoint_url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    fn http(&self) -> &Http {
+        &self.http
+    }
+
+    fn speaks_v1(&self) -> bool {
+        !self.v03
+    }
+
+    /// 0.3 JSON-RPC has no resume parameter.
+    fn resumes(&self) -> bool {
+        !self.v03
+    }
+
+    /// The POST for one call.
+    fn request(
         &self,
-        id: &RequestId,
-        method: &str,
-        params: &Value,
+        method: &'static str,
+        params: Value,
         accept: &'static str,
-    ) -> Result<reqwest::RequestBuilder, ClientError> {
+    ) -> Result<(reqwest::RequestBuilder, RequestId), ClientError> {
+        let (method, params, version) = if self.v03 {
+            let (method, params) = super::v03::to_v03(method, params)?;
+            (method, params, switchboard_protocol::v03::PROTOCOL_VERSION)
+        } else {
+            (method, params, VERSION)
+        };
+        let id = self.next_id();
         let body = serde_json::to_vec(&JsonRpcRequestOut {
             jsonrpc: "2.0",
-            id,
+            id: &id,
             method,
-            params,
+            params: &params,
         })
         .map_err(|e| ClientError::Config(format!("cannot serialize {method} params: {e}")))?;
-        Ok(self
+        let req = self
             .http
             .client
             .post(self.url.clone())
             .headers(self.http.request_headers())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static(accept))
-            .header(VERSION_HEADER, HeaderValue::from_static(self.version))
-            .body(body))
+            .header(VERSION_HEADER, HeaderValue::from_static(version))
+            .body(body);
+        Ok((req, id))
     }
-}
 
-impl JsonTransport for JsonRpcTransport {
-    #[cfg(feature = "agui")]
-    async fn open_agui_json(
+    fn read_body(
         &self,
         method: &'static str,
-        params: Value,
-        last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        if self.version != VERSION {
-            return Err(super::agui_needs_v1());
-        }
-        let id = self.next_id();
-        let req = self.post(&id, method, &params, super::AGUI_ACCEPT)?;
-        let answer = self.http.open_stream_after(req, method, last_event_id);
-        match answer.await? {
-            StreamAnswer::Sse(resp) => Ok(resp),
-            StreamAnswer::Whole(status, body) => {
-                decode_response(status, &body, &id)?;
-                Err(ClientError::Decode(format!(
-                    "{method} answered with one result, not an AG-UI stream"
-                )))
-            }
-        }
-    }
-
-    fn url(&self) -> &str {
-        self.url.as_str()
-    }
-
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
+        status: StatusCode,
+        body: &[u8],
+        id: &RequestId,
     ) -> Result<Box<RawValue>, ClientError> {
-        let id = self.next_id();
-        let req = self.post(&id, method, &params, "application/json")?;
-        let (status, body) = self.http.send_unary(req).await?;
-        decode_response(status, &body, &id)
+        to_v10(self.v03, method, decode_response(status, body, id)?)
     }
 
-    async fn stream_json(
+    async fn read_events(
         &self,
         method: &'static str,
-        params: Value,
-        last_event_id: Option<u64>,
+        resp: reqwest::Response,
+        id: RequestId,
     ) -> Result<RawStream, ClientError> {
-        let id = self.next_id();
-        let req = self.post(&id, method, &params, "text/event-stream")?;
-        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
-            StreamAnswer::Sse(resp) => {
-                return error_up_front(sse_stream(resp, move |event| interpret(event, &id))).await;
-            }
-            StreamAnswer::Whole(status, body) => (status, body),
-        };
-        let result = decode_response(status, &body, &id)?;
-        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
+        let v03 = self.v03;
+        error_up_front(sse_stream(resp, move |event| {
+            to_v10(v03, method, interpret(event, &id)?)
+        }))
+        .await
     }
 }
 

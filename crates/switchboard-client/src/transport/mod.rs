@@ -11,7 +11,8 @@
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
 //! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
 //!   converts between the 1.0 JSON and the prost messages.
-//! * [`v03`]: A2A 0.3 over JSON-RPC and (with [`rest`] in 0.3 mode) HTTP+JSON.
+//! * [`v03`]: A2A 0.3 over JSON-RPC and HTTP+JSON: [`jsonrpc`] and [`rest`]
+//!   in 0.3 mode, translating 1.0 ⇄ 0.3 JSON at the edge.
 //! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), on [`grpc`]'s connection code.
 //!
 //! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
@@ -118,9 +119,9 @@ pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
         })
 }
 
-/// A transport that moves 1.0 JSON (the JSON-RPC and REST bindings, and
-/// the 0.3 dialects that convert JSON at the edge): it sends an
-/// operation's params as JSON and reads its result as raw JSON.
+/// A transport that moves 1.0 JSON (the HTTP bindings, through
+/// [`HttpBinding`], and 0.3 gRPC, which converts JSON at the edge): it sends
+/// an operation's params as JSON and reads its result as raw JSON.
 /// [`Transport`] is implemented for every such transport by encoding the
 /// request and decoding the answer once, here.
 pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
@@ -203,6 +204,118 @@ impl<T: JsonTransport> Transport for T {
             self.open_agui_json(op.name(), to_params(&request)?, last_event_id)
                 .await
         })
+    }
+}
+
+/// An HTTP binding (JSON-RPC, REST; either in 1.0 or in the 0.3 dialect):
+/// what differs between them is how an operation becomes a request and how
+/// its answer is read. The [`JsonTransport`] calls around those steps —
+/// send, open the stream, fall back to a whole answer where a stream was
+/// asked for — are written once, for every binding, below.
+pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
+    /// What reading the answer needs to know about the request (JSON-RPC:
+    /// its id, which the answer must echo).
+    type Call: Send + 'static;
+
+    /// The endpoint URL.
+    fn endpoint_url(&self) -> &str;
+
+    /// The HTTP settings requests go out with.
+    fn http(&self) -> &Http;
+
+    /// `false` in a 0.3 dialect: AG-UI streams exist only in 1.0.
+    fn speaks_v1(&self) -> bool;
+
+    /// `false` where a binding has no way to resume a stream, so
+    /// `Last-Event-ID` is not sent (`crate::resume` drops what a fresh
+    /// subscription repeats).
+    fn resumes(&self) -> bool {
+        true
+    }
+
+    /// The request for a 1.0 `method` and its params, expecting `accept`.
+    fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+        accept: &'static str,
+    ) -> Result<(reqwest::RequestBuilder, Self::Call), ClientError>;
+
+    /// The 1.0 result in a whole (non-SSE) answer: a unary one, or a
+    /// streaming call's answer that was not a stream (an error, or one result).
+    fn read_body(
+        &self,
+        method: &'static str,
+        status: reqwest::StatusCode,
+        body: &[u8],
+        call: &Self::Call,
+    ) -> Result<Box<RawValue>, ClientError>;
+
+    /// The 1.0 results in a `text/event-stream` answer. An error found
+    /// before the first event may be returned here.
+    fn read_events(
+        &self,
+        method: &'static str,
+        resp: reqwest::Response,
+        call: Self::Call,
+    ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
+}
+
+impl<B: HttpBinding> JsonTransport for B {
+    fn url(&self) -> &str {
+        self.endpoint_url()
+    }
+
+    async fn call_json(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let (req, call) = self.request(method, params, "application/json")?;
+        let (status, body) = self.http().send_unary(req).await?;
+        self.read_body(method, status, &body, &call)
+    }
+
+    async fn stream_json(
+        &self,
+        method: &'static str,
+        params: Value,
+        after: Option<u64>,
+    ) -> Result<RawStream, ClientError> {
+        let (req, call) = self.request(method, params, "text/event-stream")?;
+        let after = after.filter(|_| self.resumes());
+        match self.http().open_stream(req, method, after).await? {
+            StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await,
+            // An error before the stream started, or a server that
+            // answered a streaming call with one result.
+            StreamAnswer::Whole(status, body) => {
+                let result = self.read_body(method, status, &body, &call)?;
+                Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
+            }
+        }
+    }
+
+    #[cfg(feature = "agui")]
+    async fn open_agui_json(
+        &self,
+        method: &'static str,
+        params: Value,
+        last_event_id: Option<String>,
+    ) -> Result<reqwest::Response, ClientError> {
+        if !self.speaks_v1() {
+            return Err(agui_needs_v1());
+        }
+        let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
+        let answer = self.http().open_stream_after(req, method, last_event_id);
+        match answer.await? {
+            StreamAnswer::Sse(resp) => Ok(resp),
+            StreamAnswer::Whole(status, body) => {
+                self.read_body(method, status, &body, &call)?;
+                Err(ClientError::Decode(format!(
+                    "{method} answered with one result, not an AG-UI stream"
+                )))
+            }
+        }
     }
 }
 

@@ -38,7 +38,6 @@
 //! frame carries a Google error body and ends the stream.
 
 use eventsource_stream::Event;
-use futures::{StreamExt, stream};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
@@ -50,8 +49,8 @@ use switchboard_protocol::jsonrpc::methods;
 use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
 
 use super::{
-    Http, JsonTransport, RawEvent, RawStream, StreamAnswer, Transport, TransportFactory,
-    http_endpoint, http_error, is_v1, null_raw, sse_stream,
+    Http, HttpBinding, RawStream, Transport, TransportFactory, http_endpoint, http_error, is_v1,
+    null_raw, sse_stream,
 };
 use crate::error::ClientError;
 
@@ -122,33 +121,37 @@ impl RestTransport {
         self.v03 = true;
         self
     }
+}
 
-    fn plan(&self, method: &'static str, params: Value) -> Result<Plan, ClientError> {
-        if self.v03 {
-            plan_with(method, super::v03::rest_params(method, params)?, true)
-        } else {
-            plan_with(method, params, false)
-        }
+impl HttpBinding for RestTransport {
+    type Call = ();
+
+    fn endpoint_url(&self) -> &str {
+        self.url.as_str()
     }
 
-    /// The 1.0 JSON of a result (0.3 results are translated).
-    fn result(
-        &self,
-        method: &'static str,
-        raw: Box<RawValue>,
-    ) -> Result<Box<RawValue>, ClientError> {
-        if self.v03 {
-            super::v03::rest_result_to_v10(method, &raw)
-        } else {
-            Ok(raw)
-        }
+    fn http(&self) -> &Http {
+        &self.http
     }
 
+    /// Only the 1.0 routes have AG-UI streams.
+    fn speaks_v1(&self) -> bool {
+        !self.v03
+    }
+
+    /// The HTTP request for a 1.0 `method` and its params (0.3 params are
+    /// translated first).
     fn request(
         &self,
-        plan: &Plan,
+        method: &'static str,
+        params: Value,
         accept: &'static str,
-    ) -> Result<reqwest::RequestBuilder, ClientError> {
+    ) -> Result<(reqwest::RequestBuilder, ()), ClientError> {
+        let plan = if self.v03 {
+            plan_with(method, super::v03::rest_params(method, params)?, true)?
+        } else {
+            plan_with(method, params, false)?
+        };
         let full = format!("{}{}", self.base, plan.path);
         let mut url = reqwest::Url::parse(&full)
             .map_err(|e| ClientError::Config(format!("invalid request URL {full:?}: {e}")))?;
@@ -176,87 +179,46 @@ impl RestTransport {
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
                 .body(bytes);
         }
-        Ok(req)
+        Ok((req, ()))
     }
-}
 
-impl JsonTransport for RestTransport {
-    #[cfg(feature = "agui")]
-    async fn open_agui_json(
+    fn read_body(
         &self,
         method: &'static str,
-        params: Value,
-        last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        // Only the 1.0 routes have AG-UI streams.
-        if self.v03 {
-            return Err(super::agui_needs_v1());
-        }
-        let plan = self.plan(method, params)?;
-        let req = self.request(&plan, super::AGUI_ACCEPT)?;
-        let answer = self.http.open_stream_after(req, method, last_event_id);
-        match answer.await? {
-            StreamAnswer::Sse(resp) => Ok(resp),
-            StreamAnswer::Whole(status, body) => Err(error_from_http(status, &body)),
-        }
-    }
-
-    fn url(&self) -> &str {
-        self.url.as_str()
-    }
-
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
+        status: StatusCode,
+        body: &[u8],
+        _: &(),
     ) -> Result<Box<RawValue>, ClientError> {
-        let plan = self.plan(method, params)?;
-        let req = self.request(&plan, "application/json")?;
-        let (status, body) = self.http.send_unary(req).await?;
         if !status.is_success() {
-            return Err(error_from_http(status, &body));
+            return Err(error_from_http(status, body));
         }
         if method == methods::DELETE_PUSH_CONFIG || body.iter().all(u8::is_ascii_whitespace) {
             return Ok(null_raw());
         }
-        let raw = serde_json::from_slice(&body)
+        let raw = serde_json::from_slice(body)
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
-        self.result(method, raw)
+        to_v10(self.v03, method, raw)
     }
 
-    async fn stream_json(
+    async fn read_events(
         &self,
         method: &'static str,
-        params: Value,
-        last_event_id: Option<u64>,
+        resp: reqwest::Response,
+        _: (),
     ) -> Result<RawStream, ClientError> {
-        let plan = self.plan(method, params)?;
-        let req = self.request(&plan, "text/event-stream")?;
-        let (status, body) = match self.http.open_stream(req, method, last_event_id).await? {
-            StreamAnswer::Sse(resp) => {
-                if self.v03 {
-                    return Ok(sse_stream(resp, interpret)
-                        .map(move |item| {
-                            let ev = item?;
-                            Ok(RawEvent {
-                                seq: ev.seq,
-                                result: super::v03::rest_result_to_v10(method, &ev.result)?,
-                            })
-                        })
-                        .boxed());
-                }
-                return Ok(sse_stream(resp, interpret));
-            }
-            StreamAnswer::Whole(status, body) => (status, body),
-        };
-        if !status.is_success() {
-            return Err(error_from_http(status, &body));
-        }
-        // A server that answered a streaming call with one JSON result.
-        let result: Box<RawValue> = serde_json::from_slice(&body)
-            .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
-        let result = self.result(method, result)?;
-        Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
+        let v03 = self.v03;
+        Ok(sse_stream(resp, move |event| {
+            to_v10(v03, method, interpret(event)?)
+        }))
+    }
+}
+
+/// The 1.0 JSON of a result (a 0.3 result is translated).
+fn to_v10(v03: bool, method: &str, raw: Box<RawValue>) -> Result<Box<RawValue>, ClientError> {
+    if v03 {
+        super::v03::rest_result_to_v10(method, &raw)
+    } else {
+        Ok(raw)
     }
 }
 

@@ -1,6 +1,8 @@
 //! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation used by the 0.3
-//! transports, and the JSON-RPC 0.3 transport. The 0.3 REST transport is
-//! `super::rest` in 0.3 mode, with [`rest_params`]/[`rest_result_to_v10`].
+//! transports, and their factories. The 0.3 JSON-RPC transport is
+//! `super::jsonrpc` in 0.3 mode, with [`to_v03`]/[`result_to_v10`]; the 0.3
+//! REST transport is `super::rest` in 0.3 mode, with
+//! [`rest_params`]/[`rest_result_to_v10`].
 //!
 //! The client above speaks 1.0 JSON (see the parent module). A 0.3
 //! transport translates at the edge: [`to_v03`] turns a 1.0 method and its
@@ -9,22 +11,21 @@
 //! something the conversion loses it as documented in
 //! `switchboard_protocol::v03` (notably: no tenant, no ListTasks).
 
-use futures::StreamExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use switchboard_protocol::jsonrpc::methods as m10;
-use switchboard_protocol::v03::rpc::{self, methods as m03};
+use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
     A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Operation,
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
     TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 
 use super::jsonrpc::JsonRpcTransport;
-use super::{Http, JsonTransport, RawEvent, RawStream, Transport, TransportFactory};
+use super::{Http, Transport, TransportFactory};
 use crate::error::ClientError;
 
 /// `true` for `0.3` and `0.3.x`.
@@ -53,9 +54,9 @@ fn build_rest(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>,
 }
 
 fn build_jsonrpc(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    let inner = JsonRpcTransport::new(&iface.url, http.clone())?
-        .with_version(switchboard_protocol::v03::PROTOCOL_VERSION);
-    Ok(Box::new(JsonRpc03 { inner }))
+    Ok(Box::new(
+        JsonRpcTransport::new(&iface.url, http.clone())?.into_v03(),
+    ))
 }
 
 fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
@@ -70,72 +71,41 @@ fn raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, ClientError> {
     serde_json::value::to_raw_value(v).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
-/// The 0.3 JSON-RPC method and params for a 1.0 method and params.
+/// The 0.3 JSON-RPC method (from the operation table) and params for a
+/// 1.0 method and params.
 pub(crate) fn to_v03(method: &str, params: Value) -> Result<(&'static str, Value), ClientError> {
-    Ok(match method {
+    let name = Operation::from_name(method)
+        .and_then(Operation::v03_name)
+        .ok_or_else(|| {
+            ClientError::Protocol(A2AError::UnsupportedOperation(format!(
+                "{method} does not exist in A2A 0.3"
+            )))
+        })?;
+    let params = match method {
         m10::SEND_MESSAGE | m10::SEND_STREAMING_MESSAGE => {
-            let req: SendMessageRequest = decode("params", params)?;
-            let p = rpc::MessageSendParams::from(req);
-            let name = if method == m10::SEND_MESSAGE {
-                m03::SEND
-            } else {
-                m03::STREAM
-            };
-            (name, encode(&p)?)
+            down::<SendMessageRequest, rpc::MessageSendParams>(params)
         }
-        m10::GET_TASK => {
-            let req: GetTaskRequest = decode("params", params)?;
-            let p = rpc::TaskQueryParams {
-                id: req.id,
-                history_length: req.history_length,
-                metadata: None,
-            };
-            (m03::GET, encode(&p)?)
-        }
-        m10::CANCEL_TASK => {
-            let req: CancelTaskRequest = decode("params", params)?;
-            let p = rpc::TaskIdParams {
-                id: req.id,
-                metadata: req.metadata,
-            };
-            (m03::CANCEL, encode(&p)?)
-        }
-        m10::SUBSCRIBE_TO_TASK => {
-            let req: SubscribeToTaskRequest = decode("params", params)?;
-            (m03::RESUBSCRIBE, json!({"id": req.id}))
-        }
+        m10::GET_TASK => down::<GetTaskRequest, rpc::TaskQueryParams>(params),
+        m10::CANCEL_TASK => down::<CancelTaskRequest, rpc::TaskIdParams>(params),
+        m10::SUBSCRIBE_TO_TASK => down::<SubscribeToTaskRequest, rpc::TaskIdParams>(params),
         m10::CREATE_PUSH_CONFIG => {
-            let req: TaskPushNotificationConfig = decode("params", params)?;
-            (
-                m03::PUSH_SET,
-                encode(&rpc::TaskPushNotificationConfig::from(req))?,
-            )
+            down::<TaskPushNotificationConfig, rpc::TaskPushNotificationConfig>(params)
         }
         m10::GET_PUSH_CONFIG | m10::DELETE_PUSH_CONFIG => {
-            let req: TaskPushNotificationConfigRef = decode("params", params)?;
-            let p = rpc::PushConfigParams {
-                id: req.task_id,
-                push_notification_config_id: Some(req.id),
-                metadata: None,
-            };
-            let name = if method == m10::GET_PUSH_CONFIG {
-                m03::PUSH_GET
-            } else {
-                m03::PUSH_DELETE
-            };
-            (name, encode(&p)?)
+            down::<TaskPushNotificationConfigRef, rpc::PushConfigParams>(params)
         }
         m10::LIST_PUSH_CONFIGS => {
-            let req: ListTaskPushNotificationConfigsRequest = decode("params", params)?;
-            (m03::PUSH_LIST, json!({"id": req.task_id}))
+            down::<ListTaskPushNotificationConfigsRequest, rpc::TaskIdParams>(params)
         }
-        m10::GET_EXTENDED_AGENT_CARD => (m03::EXTENDED_CARD, json!({})),
-        other => {
-            return Err(ClientError::Protocol(A2AError::UnsupportedOperation(
-                format!("{other} does not exist in A2A 0.3"),
-            )));
-        }
-    })
+        // The extended card, the one other operation 0.3 has, takes no params.
+        _ => Ok(json!({})),
+    }?;
+    Ok((name, params))
+}
+
+/// 1.0 params as the 0.3 params `P` they convert to.
+fn down<R: DeserializeOwned, P: From<R> + Serialize>(params: Value) -> Result<Value, ClientError> {
+    encode(&P::from(decode::<R>("params", params)?))
 }
 
 /// The 1.0 result JSON for the 0.3 result of a 1.0 `method`.
@@ -181,52 +151,6 @@ pub(crate) fn result_to_v10(method: &str, result: &RawValue) -> Result<Box<RawVa
         // Delete (null) and the card (a 0.3 or hybrid card reads as a 1.0
         // card; its unknown fields are ignored) pass through.
         _ => raw(&v),
-    }
-}
-
-/// JSON-RPC 2.0 over HTTP in the A2A 0.3 dialect.
-#[derive(Debug)]
-struct JsonRpc03 {
-    inner: JsonRpcTransport,
-}
-
-impl JsonRpc03 {}
-
-impl JsonTransport for JsonRpc03 {
-    fn url(&self) -> &str {
-        self.inner.url()
-    }
-
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let (m, p) = to_v03(method, params)?;
-        let result = self.inner.call_json(m, p).await?;
-        result_to_v10(method, &result)
-    }
-
-    async fn stream_json(
-        &self,
-        method: &'static str,
-        params: Value,
-        after: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        // 0.3 JSON-RPC has no resume parameter: `crate::resume` drops what
-        // the fresh subscription repeats.
-        let _ = after;
-        let (m, p) = to_v03(method, params)?;
-        let stream = self.inner.stream_json(m, p, None).await?;
-        Ok(stream
-            .map(move |item| {
-                let ev = item?;
-                Ok(RawEvent {
-                    seq: ev.seq,
-                    result: result_to_v10(method, &ev.result)?,
-                })
-            })
-            .boxed())
     }
 }
 

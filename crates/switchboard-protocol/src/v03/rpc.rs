@@ -604,3 +604,52 @@ pub struct PushConfigParams {
     /// Metadata.
     pub metadata: Option<Metadata>,
 }
+
+/// The two `From` impls between 0.3 params and the 1.0 request they stand
+/// for: the fields both have move by name (listed before the `;`); the
+/// fields only the params have get the value written after it, and the 1.0
+/// request's tenant is `None` (0.3 has no tenant: a 0.3 call acts in the
+/// default tenant, and a 1.0 tenant is lost going down).
+macro_rules! params_both_ways {
+    ($params:ident { $($field:ident),* ; $($own:ident: $value:expr),* } <=> $request:ident) => {
+        impl From<$params> for crate::$request {
+            fn from(p: $params) -> Self {
+                crate::$request { tenant: None, $($field: p.$field),* }
+            }
+        }
+
+        impl From<crate::$request> for $params {
+            fn from(r: crate::$request) -> Self {
+                $params { $($field: r.$field,)* $($own: $value),* }
+            }
+        }
+    };
+}
+
+// The server's 0.3 JSON-RPC binding reads 1.0 requests out of these params,
+// the client's 0.3 transport writes them from 1.0 requests. 0.3 metadata has
+// no place in a 1.0 subscribe request.
+params_both_ways!(TaskQueryParams { id, history_length; metadata: None } <=> GetTaskRequest);
+params_both_ways!(TaskIdParams { id, metadata; } <=> CancelTaskRequest);
+params_both_ways!(TaskIdParams { id; metadata: None } <=> SubscribeToTaskRequest);
+
+/// `tasks/pushNotificationConfig/list` names the task; 0.3 lists without
+/// paging, so the 1.0 page fields have no 0.3 place.
+impl From<crate::ListTaskPushNotificationConfigsRequest> for TaskIdParams {
+    fn from(r: crate::ListTaskPushNotificationConfigsRequest) -> Self {
+        TaskIdParams {
+            id: r.task_id,
+            metadata: None,
+        }
+    }
+}
+
+impl From<crate::TaskPushNotificationConfigRef> for PushConfigParams {
+    fn from(r: crate::TaskPushNotificationConfigRef) -> Self {
+        PushConfigParams {
+            id: r.task_id,
+            push_notification_config_id: Some(r.id),
+            metadata: None,
+        }
+    }
+}
