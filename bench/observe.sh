@@ -7,6 +7,8 @@
 #   SB=/path/switchboard SINK=/path/otlp_sink bench/observe.sh
 #
 # OFF_ARGS: extra serve flags of the off side (e.g. the flag that turns metrics off).
+# ON_ENV: extra VAR=value words of the on side, e.g. a production sampler:
+#   ON_ENV="OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.01"
 # LOADS, REPS, DUR, WARM, CONC as bench/ab.sh. Loopback only; bounded by ab.sh's limits.
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +30,7 @@ trap cleanup EXIT
 SCRAPER=$!
 SB_BEFORE=$SB SB=$SB SB_BEFORE_REV="observability off" PORT_B=$PORT_B OUT=$OUT \
   SB_BEFORE_ARGS="${OFF_ARGS:-}" \
-  SB_ENV="OTEL_EXPORTER_OTLP_ENDPOINT=http://$SINK_ADDR OTEL_SERVICE_NAME=bench-observe" \
+  SB_ENV="OTEL_EXPORTER_OTLP_ENDPOINT=http://$SINK_ADDR OTEL_SERVICE_NAME=bench-observe ${ON_ENV:-}" \
   "$BENCH/ab.sh"
 sleep 6  # the batch exporter's last flush (5 s schedule) reaches the sink
 echo "scrapes of /metrics: $(grep -c ok "$OUT/scrapes.log" || true)" | tee -a "$OUT/env.txt"
