@@ -135,3 +135,82 @@ fn without_a_pipeline_no_span_is_made() {
     assert!(crate::trace::client_span("SendMessage").is_none());
     assert!(crate::trace::current().is_none());
 }
+
+#[test]
+fn the_sampler_follows_the_caller_or_the_ratio() {
+    use crate::trace::{Root, Sampler};
+    let parent = |trace: u128, flags: u8| TraceParent {
+        trace_id: trace.to_be_bytes(),
+        span_id: [1; 8],
+        flags,
+    };
+    let sampled = parent(7, 1);
+    let unsampled = parent(7, 0);
+    let default = Sampler::default();
+    assert!(default.sample(None) && default.sample(Some(&sampled)));
+    assert!(
+        !default.sample(Some(&unsampled)),
+        "parent-based: the caller decided"
+    );
+    let off = Sampler {
+        root: Root::AlwaysOff,
+        parent_based: true,
+    };
+    assert!(!off.sample(None) && off.sample(Some(&sampled)));
+    let ignore_parent = Sampler {
+        root: Root::AlwaysOn,
+        parent_based: false,
+    };
+    assert!(ignore_parent.sample(Some(&unsampled)));
+
+    // A ratio decides a known trace by its id, the same way every time:
+    // the low half of the id against the ratio.
+    let half = Sampler {
+        root: Root::Ratio(0.5),
+        parent_based: false,
+    };
+    let low = parent(u128::from(u64::MAX / 4), 0);
+    let high = parent(u128::from(u64::MAX / 4 * 3), 0);
+    for _ in 0..3 {
+        assert!(half.sample(Some(&low)));
+        assert!(!half.sample(Some(&high)));
+    }
+    // New traces: the draws are spread evenly, so 1,000 decisions at 10 %
+    // record close to 100 (the tests of this crate share the sequence, so
+    // not exactly).
+    let tenth = Sampler {
+        root: Root::Ratio(0.1),
+        parent_based: true,
+    };
+    let recorded = (0..1000).filter(|_| tenth.sample(None)).count();
+    assert!((80..=120).contains(&recorded), "{recorded}");
+    for (ratio, want) in [(0.0, 0), (1.0, 1000)] {
+        let s = Sampler {
+            root: Root::Ratio(ratio),
+            parent_based: true,
+        };
+        assert_eq!((0..1000).filter(|_| s.sample(None)).count(), want);
+    }
+}
+
+#[test]
+fn sampler_names_are_the_specifications() {
+    use crate::trace::{Root, Sampler};
+    assert_eq!(
+        Sampler::from_env_values("parentbased_traceidratio", Some("0.01")),
+        Ok(Sampler {
+            root: Root::Ratio(0.01),
+            parent_based: true
+        })
+    );
+    for (name, arg) in [
+        ("traceidratio", "-0.1"),
+        ("traceidratio", "NaN"),
+        ("xray", ""),
+    ] {
+        assert!(
+            Sampler::from_env_values(name, Some(arg)).is_err(),
+            "{name} {arg}"
+        );
+    }
+}

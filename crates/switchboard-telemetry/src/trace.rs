@@ -23,9 +23,21 @@
 //!   ([`remember_origin`], a bounded in-memory map: the outbox does not
 //!   store trace context, so a delivery made by another replica or after
 //!   a restart starts a trace of its own).
+//!
+//! **Head sampling.** Which traces are recorded is decided once, where a
+//! trace enters the process, *before* any span is made ([`Sampler`], read
+//! from the standard `OTEL_TRACES_SAMPLER` variables by the binary): an
+//! incoming request, a push delivery, or an outgoing call made outside any
+//! span. An unsampled request gets no span at all (it costs what tracing
+//! off costs), and nothing inside it makes one: an agent run's span is only
+//! ever the child of a recorded request span, and a call made from an
+//! unsampled run decides afresh as a new trace. So the OpenTelemetry side
+//! records every span it is given (its own sampler is "always on").
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use tracing::Span;
@@ -129,34 +141,173 @@ pub trait Propagator: Send + Sync + fmt::Debug + 'static {
     fn rename(&self, span: &Span, name: String);
 }
 
-static PROPAGATOR: OnceLock<Box<dyn Propagator>> = OnceLock::new();
+/// Which traces are recorded: the OpenTelemetry samplers a process picks
+/// with `OTEL_TRACES_SAMPLER` (and `OTEL_TRACES_SAMPLER_ARG`), applied
+/// before spans are made (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampler {
+    /// What becomes of a new trace (and, when not `parent_based`, of every
+    /// trace).
+    pub root: Root,
+    /// Whether a caller's `traceparent` decides instead: recorded when its
+    /// sampled flag is set, not otherwise.
+    pub parent_based: bool,
+}
 
-/// Plugs in the OpenTelemetry pipeline (once per process; a second call
-/// returns `false` and changes nothing).
-pub fn install(propagator: Box<dyn Propagator>) -> bool {
-    PROPAGATOR.set(propagator).is_ok()
+/// The decision for a trace no caller decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Root {
+    /// Every trace.
+    AlwaysOn,
+    /// None.
+    AlwaysOff,
+    /// This fraction of traces (0.0 to 1.0).
+    Ratio(f64),
+}
+
+impl Default for Sampler {
+    /// `parentbased_always_on`, OpenTelemetry's default.
+    fn default() -> Self {
+        Sampler {
+            root: Root::AlwaysOn,
+            parent_based: true,
+        }
+    }
+}
+
+impl Sampler {
+    /// The sampler an `OTEL_TRACES_SAMPLER` value and its argument name:
+    /// `always_on`, `always_off`, `traceidratio`, and the `parentbased_`
+    /// forms of each. `Err` says what is wrong (an unknown name, a ratio
+    /// that is not a number from 0 to 1).
+    pub fn from_env_values(name: &str, arg: Option<&str>) -> Result<Sampler, String> {
+        let name = name.trim().to_ascii_lowercase();
+        let (parent_based, root) = match name.strip_prefix("parentbased_") {
+            Some(root) => (true, root),
+            None => (false, name.as_str()),
+        };
+        let root = match root {
+            "always_on" => Root::AlwaysOn,
+            "always_off" => Root::AlwaysOff,
+            "traceidratio" => {
+                // The specification's default ratio is 1.0.
+                let ratio = match arg.map(str::trim).filter(|a| !a.is_empty()) {
+                    None => 1.0,
+                    Some(a) => a
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| (0.0..=1.0).contains(r))
+                        .ok_or_else(|| {
+                            format!("OTEL_TRACES_SAMPLER_ARG={a}: expected a ratio from 0 to 1")
+                        })?,
+                };
+                Root::Ratio(ratio)
+            }
+            _ => {
+                return Err(format!(
+                    "OTEL_TRACES_SAMPLER={name}: expected always_on, always_off, traceidratio or a parentbased_ form of one"
+                ));
+            }
+        };
+        Ok(Sampler { root, parent_based })
+    }
+
+    /// Whether to record a trace arriving with `parent` (or starting here).
+    pub fn sample(&self, parent: Option<&TraceParent>) -> bool {
+        match (parent, self.parent_based) {
+            (Some(parent), true) => parent.sampled(),
+            (parent, _) => match self.root {
+                Root::AlwaysOn => true,
+                Root::AlwaysOff => false,
+                Root::Ratio(ratio) => {
+                    // A known trace id decides the same way in every process
+                    // (its low 64 bits are random by the W3C spec); a new
+                    // trace draws.
+                    let draw = match parent {
+                        Some(p) => u64::from_be_bytes(low_half(&p.trace_id)),
+                        None => next_draw(),
+                    };
+                    below(draw, ratio)
+                }
+            },
+        }
+    }
+}
+
+fn low_half(id: &[u8; 16]) -> [u8; 8] {
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&id[8..]);
+    low
+}
+
+/// Whether `draw`, uniform over `u64`, falls in the lowest `ratio` of it.
+fn below(draw: u64, ratio: f64) -> bool {
+    if ratio >= 1.0 {
+        return true;
+    }
+    // `as` saturates, and ratio < 1 keeps the product under 2^64.
+    draw < (ratio * 18_446_744_073_709_551_616.0) as u64
+}
+
+/// The next draw of a Weyl sequence (a process-random start plus the
+/// golden-ratio step): one atomic add per decision, no lock, no RNG state,
+/// and evenly spread, so a 1 % sampler records one trace in every ~100.
+fn next_draw() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static START: OnceLock<u64> = OnceLock::new();
+    let start = *START.get_or_init(|| RandomState::new().hash_one(0u8));
+    const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+    start.wrapping_add(NEXT.fetch_add(GOLDEN, Ordering::Relaxed))
+}
+
+/// The installed pipeline and its sampler.
+struct Pipeline {
+    propagator: Box<dyn Propagator>,
+    sampler: Sampler,
+}
+
+static PIPELINE: OnceLock<Pipeline> = OnceLock::new();
+
+/// Plugs in the OpenTelemetry pipeline with the sampler that decides
+/// which traces it records (once per process; a second call returns
+/// `false` and changes nothing).
+pub fn install(propagator: Box<dyn Propagator>, sampler: Sampler) -> bool {
+    PIPELINE
+        .set(Pipeline {
+            propagator,
+            sampler,
+        })
+        .is_ok()
 }
 
 /// Whether a pipeline is installed, i.e. whether spans are made at all.
 pub fn enabled() -> bool {
-    PROPAGATOR.get().is_some()
+    PIPELINE.get().is_some()
+}
+
+/// The installed propagator, if any.
+fn propagator() -> Option<&'static dyn Propagator> {
+    PIPELINE.get().map(|p| &*p.propagator)
 }
 
 /// The `traceparent` to send with an outgoing request made now: the
 /// current span's context (`None` without a pipeline).
 pub fn current() -> Option<TraceParent> {
-    let p = PROPAGATOR.get()?;
-    p.context(&Span::current())
+    propagator()?.context(&Span::current())
 }
 
 /// The span of one incoming request on `binding`, child of the caller's
-/// `traceparent` when it sent a valid one. Its name (`otel.name`) is set
-/// (`a2a.server OPERATION`) is given with [`name_server_span`] once that is
-/// known.
+/// `traceparent` when it sent a valid one; [`Span::none`] when the sampler
+/// does not record this trace. Its name (`a2a.server OPERATION`) is given
+/// with [`name_server_span`] once that is known.
 pub fn server_span(binding: &'static str, traceparent: Option<&str>) -> Span {
-    let Some(p) = PROPAGATOR.get() else {
+    let Some(pipeline) = PIPELINE.get() else {
         return Span::none();
     };
+    let parent = traceparent.and_then(TraceParent::parse);
+    if !pipeline.sampler.sample(parent.as_ref()) {
+        return Span::none();
+    }
     let span = tracing::info_span!(
         target: "switchboard::trace",
         "a2a.request",
@@ -168,8 +319,8 @@ pub fn server_span(binding: &'static str, traceparent: Option<&str>) -> Span {
         a2a.error = tracing::field::Empty,
         http.response.status_code = tracing::field::Empty,
     );
-    if let Some(parent) = traceparent.and_then(TraceParent::parse) {
-        p.set_parent(&span, &parent);
+    if let Some(parent) = &parent {
+        pipeline.propagator.set_parent(&span, parent);
     }
     span
 }
@@ -184,7 +335,7 @@ pub fn name_server_span(
     if span.is_none() {
         return;
     }
-    let Some(p) = PROPAGATOR.get() else {
+    let Some(p) = propagator() else {
         return;
     };
     // The OpenTelemetry span may already exist (a child was made, a
@@ -204,9 +355,10 @@ pub fn name_server_span(
 }
 
 /// The span of one agent run on task `task_id`, child of the current span
-/// (the request that started the run).
+/// (the request that started the run); none outside a recorded span (an
+/// unsampled request).
 pub fn agent_span(task_id: &str, context_id: &str) -> Span {
-    if !enabled() {
+    if !enabled() || Span::current().is_none() {
         return Span::none();
     }
     tracing::info_span!(
@@ -220,9 +372,13 @@ pub fn agent_span(task_id: &str, context_id: &str) -> Span {
 }
 
 /// The span of one outgoing call of `operation` by our client, child of
-/// the current span; the call sends [`current`] from inside it.
+/// the current span; the call sends [`current`] from inside it. Made
+/// outside any span, the call starts a trace, which the sampler decides.
 pub fn client_span(operation: &'static str) -> Span {
-    if !enabled() {
+    let Some(pipeline) = PIPELINE.get() else {
+        return Span::none();
+    };
+    if Span::current().is_none() && !pipeline.sampler.sample(None) {
         return Span::none();
     }
     tracing::info_span!(
@@ -238,9 +394,14 @@ pub fn client_span(operation: &'static str) -> Span {
 /// The span of one push delivery attempt of task `task_id`'s event `seq`,
 /// child of `parent` when the delivery knows the trace its event came from.
 pub fn push_span(task_id: &str, seq: u64, parent: Option<&TraceParent>) -> Span {
-    let Some(p) = PROPAGATOR.get() else {
+    let Some(pipeline) = PIPELINE.get() else {
         return Span::none();
     };
+    // A known origin was recorded, so it was sampled; otherwise the
+    // delivery starts a trace of its own.
+    if parent.is_none() && !pipeline.sampler.sample(None) {
+        return Span::none();
+    }
     let span = tracing::info_span!(
         target: "switchboard::trace",
         "a2a.push",
@@ -250,7 +411,7 @@ pub fn push_span(task_id: &str, seq: u64, parent: Option<&TraceParent>) -> Span 
         a2a.seq = seq,
     );
     if let Some(parent) = parent {
-        p.set_parent(&span, parent);
+        pipeline.propagator.set_parent(&span, parent);
     }
     span
 }

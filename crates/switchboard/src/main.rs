@@ -112,8 +112,12 @@ fn main() -> ExitCode {
                 // Traces, when the OTEL_* variables ask for them.
                 #[cfg(feature = "otel")]
                 let (otel, layer) = match switchboard::otel::OtelConfig::from_env() {
-                    None => (None, None),
-                    Some(otel_cfg) => match switchboard::otel::init(&otel_cfg) {
+                    Err(e) => {
+                        eprintln!("switchboard serve: {e}");
+                        return ExitCode::from(2);
+                    }
+                    Ok(None) => (None, None),
+                    Ok(Some(otel_cfg)) => match switchboard::otel::init(&otel_cfg) {
                         Ok((otel, layer)) => (Some(otel), Some(layer)),
                         Err(e) => {
                             eprintln!("switchboard serve: starting the trace exporter: {e:#}");

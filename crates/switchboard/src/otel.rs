@@ -18,6 +18,16 @@
 //! itself (endpoint — with `/v1/traces` appended to the generic one over
 //! HTTP —, headers, timeout); `OTEL_SERVICE_NAME` names the service
 //! (default `switchboard`).
+//!
+//! **Sampling.** `OTEL_TRACES_SAMPLER` (`always_on`, `always_off`,
+//! `traceidratio`, or a `parentbased_` form of one; default
+//! `parentbased_always_on`) and `OTEL_TRACES_SAMPLER_ARG` (the ratio) are
+//! read here and applied by switchboard itself where a trace enters the
+//! process, before any span is made
+//! ([`switchboard_telemetry::trace::Sampler`]): an unsampled request costs
+//! what tracing off costs. The OpenTelemetry SDK then records every span it
+//! is given. An unknown sampler or a bad ratio stops `serve` at startup.
+//!
 //! The hand-over between our spans and OpenTelemetry's context is
 //! [`OtelPropagator`]: W3C `traceparent` in, the current span's context
 //! out. Spans of the exporter's own stack (tonic, hyper, h2, tower) are
@@ -30,7 +40,7 @@ use opentelemetry::trace::{
 };
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use switchboard_telemetry::trace::{Propagator, TraceParent};
+use switchboard_telemetry::trace::{Propagator, Sampler, TraceParent};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
@@ -68,7 +78,7 @@ impl OtlpProtocol {
 }
 
 /// What the environment asks of tracing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OtelConfig {
     /// The OTLP endpoint, when given here rather than left to the
     /// exporter's own reading of the environment (over HTTP, the full URL
@@ -78,6 +88,8 @@ pub struct OtelConfig {
     pub protocol: OtlpProtocol,
     /// The service name on every span.
     pub service_name: String,
+    /// Which traces are recorded.
+    pub sampler: Sampler,
 }
 
 impl OtelConfig {
@@ -88,41 +100,59 @@ impl OtelConfig {
             endpoint: Some(endpoint.into()),
             protocol: OtlpProtocol::Grpc,
             service_name: service_name.into(),
+            sampler: Sampler::default(),
         }
     }
 
-    /// What the process environment asks for; `None` when tracing is off.
-    pub fn from_env() -> Option<OtelConfig> {
+    /// The same, recording the traces `sampler` picks.
+    pub fn with_sampler(mut self, sampler: Sampler) -> Self {
+        self.sampler = sampler;
+        self
+    }
+
+    /// What the process environment asks for; `Ok(None)` when tracing is
+    /// off, `Err` when a sampler variable is invalid.
+    pub fn from_env() -> Result<Option<OtelConfig>, String> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
 
-    /// [`OtelConfig::from_env`] over any variable lookup.
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<OtelConfig> {
+    /// [`OtelConfig::from_env`] over any variable lookup. Only an invalid
+    /// `OTEL_TRACES_SAMPLER` or `OTEL_TRACES_SAMPLER_ARG` is an error (it
+    /// would record far more or far less than the operator meant); other
+    /// unknown values are warned about and a default kept.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Option<OtelConfig>, String> {
         let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
-            return None;
+            return Ok(None);
         }
         let endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT"));
         match set("OTEL_TRACES_EXPORTER").map(|v| v.trim().to_ascii_lowercase()) {
             Some(v) if v == "otlp" => {}
-            Some(v) if v == "none" => return None,
+            Some(v) if v == "none" => return Ok(None),
             Some(other) => {
                 tracing::warn!(exporter = %other, "OTEL_TRACES_EXPORTER: only `otlp` (or `none`) is supported; tracing stays off");
-                return None;
+                return Ok(None);
             }
             None if endpoint.is_some() => {}
-            None => return None,
+            None => return Ok(None),
         }
         let protocol = set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
             .or_else(|| set("OTEL_EXPORTER_OTLP_PROTOCOL"))
             .map(|p| OtlpProtocol::from_env_value(&p))
             .unwrap_or_default();
-        Some(OtelConfig {
+        let sampler = match set("OTEL_TRACES_SAMPLER") {
+            Some(name) => {
+                Sampler::from_env_values(&name, set("OTEL_TRACES_SAMPLER_ARG").as_deref())?
+            }
+            None => Sampler::default(),
+        };
+        Ok(Some(OtelConfig {
             endpoint: None,
             protocol,
             service_name: set("OTEL_SERVICE_NAME").unwrap_or_else(|| "switchboard".into()),
-        })
+            sampler,
+        }))
     }
 }
 
@@ -163,6 +193,10 @@ pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
         }
     };
     let provider = SdkTracerProvider::builder()
+        // switchboard samples before it makes a span (see the module docs):
+        // what reaches the SDK is recorded. (Left alone, the SDK would read
+        // OTEL_TRACES_SAMPLER too and sample a second time.)
+        .with_sampler(opentelemetry_sdk::trace::Sampler::AlwaysOn)
         .with_batch_exporter(exporter)
         .with_resource(
             Resource::builder()
@@ -188,7 +222,7 @@ pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
         .with_tracer(tracer)
         .with_filter(quiet)
         .boxed();
-    switchboard_telemetry::trace::install(Box::new(OtelPropagator));
+    switchboard_telemetry::trace::install(Box::new(OtelPropagator), cfg.sampler);
     Ok((Otel { provider }, layer))
 }
 
@@ -239,6 +273,7 @@ impl Propagator for OtelPropagator {
 #[cfg(test)]
 mod tests {
     use super::{OtelConfig, OtlpProtocol};
+    use switchboard_telemetry::trace::{Root, Sampler};
 
     fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
@@ -249,21 +284,81 @@ mod tests {
         }
     }
 
+    /// The configuration `pairs` make, which must be valid.
+    fn config(pairs: &[(&str, &str)]) -> Option<OtelConfig> {
+        OtelConfig::from_vars(vars(pairs)).unwrap_or_else(|e| panic!("{pairs:?}: {e}"))
+    }
+
+    #[test]
+    fn the_sampler_variables_pick_the_sampler() {
+        let sampler = |extra: &[(&str, &str)]| {
+            let all: Vec<(&str, &str)> = [("OTEL_TRACES_EXPORTER", "otlp")]
+                .iter()
+                .chain(extra)
+                .copied()
+                .collect();
+            OtelConfig::from_vars(vars(&all)).map(|c| c.map(|c| c.sampler))
+        };
+        let on = |root, parent_based| Ok(Some(Sampler { root, parent_based }));
+        assert_eq!(
+            sampler(&[]),
+            on(Root::AlwaysOn, true),
+            "parentbased_always_on"
+        );
+        for (name, arg, want) in [
+            ("always_on", None, on(Root::AlwaysOn, false)),
+            ("ALWAYS_OFF", None, on(Root::AlwaysOff, false)),
+            ("parentbased_always_off", None, on(Root::AlwaysOff, true)),
+            ("traceidratio", Some("0.25"), on(Root::Ratio(0.25), false)),
+            ("traceidratio", None, on(Root::Ratio(1.0), false)),
+            (
+                "parentbased_traceidratio",
+                Some(" 0.01 "),
+                on(Root::Ratio(0.01), true),
+            ),
+        ] {
+            let mut extra = vec![("OTEL_TRACES_SAMPLER", name)];
+            extra.extend(arg.map(|a| ("OTEL_TRACES_SAMPLER_ARG", a)));
+            assert_eq!(sampler(&extra), want, "{name} {arg:?}");
+        }
+        for bad in [
+            [
+                ("OTEL_TRACES_SAMPLER", "jaeger_remote"),
+                ("OTEL_TRACES_SAMPLER_ARG", ""),
+            ],
+            [
+                ("OTEL_TRACES_SAMPLER", "traceidratio"),
+                ("OTEL_TRACES_SAMPLER_ARG", "1.5"),
+            ],
+            [
+                ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+                ("OTEL_TRACES_SAMPLER_ARG", "a tenth"),
+            ],
+        ] {
+            match sampler(&bad) {
+                Err(err) => assert!(err.contains("OTEL_TRACES_SAMPLER"), "{bad:?}: {err}"),
+                Ok(c) => panic!("{bad:?} accepted: {c:?}"),
+            }
+        }
+        // Off stays off, whatever the sampler says.
+        assert_eq!(
+            OtelConfig::from_vars(vars(&[("OTEL_TRACES_SAMPLER", "nonsense")])),
+            Ok(None)
+        );
+    }
+
     #[test]
     fn off_unless_an_exporter_is_asked_for() {
-        assert_eq!(OtelConfig::from_vars(vars(&[])), None, "off by default");
+        assert_eq!(config(&[]), None, "off by default");
         assert_eq!(
-            OtelConfig::from_vars(vars(&[("OTEL_SERVICE_NAME", "a")])),
+            config(&[("OTEL_SERVICE_NAME", "a")]),
             None,
             "a name alone exports nothing"
         );
-        let on = OtelConfig::from_vars(vars(&[(
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            "http://127.0.0.1:4317",
-        )]))
-        .unwrap_or_else(|| panic!("an endpoint turns it on"));
+        let on = config(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")])
+            .unwrap_or_else(|| panic!("an endpoint turns it on"));
         assert_eq!(on.service_name, "switchboard");
-        assert!(OtelConfig::from_vars(vars(&[("OTEL_TRACES_EXPORTER", "otlp")])).is_some());
+        assert!(config(&[("OTEL_TRACES_EXPORTER", "otlp")]).is_some());
         for off in [
             [
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
@@ -278,12 +373,12 @@ mod tests {
                 ("OTEL_TRACES_EXPORTER", "zipkin"),
             ],
         ] {
-            assert_eq!(OtelConfig::from_vars(vars(&off)), None, "{off:?}");
+            assert_eq!(config(&off), None, "{off:?}");
         }
-        let named = OtelConfig::from_vars(vars(&[
+        let named = config(&[
             ("OTEL_TRACES_EXPORTER", "otlp"),
             ("OTEL_SERVICE_NAME", "agent-a"),
-        ]));
+        ]);
         assert_eq!(named.map(|c| c.service_name).as_deref(), Some("agent-a"));
     }
 
@@ -292,7 +387,7 @@ mod tests {
         let on = [("OTEL_TRACES_EXPORTER", "otlp")];
         let protocol = |extra: &[(&str, &str)]| {
             let all: Vec<(&str, &str)> = on.iter().chain(extra).copied().collect();
-            OtelConfig::from_vars(vars(&all)).map(|c| c.protocol)
+            config(&all).map(|c| c.protocol)
         };
         assert_eq!(protocol(&[]), Some(OtlpProtocol::Grpc), "gRPC by default");
         for (set, want) in [

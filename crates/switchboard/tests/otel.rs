@@ -353,3 +353,93 @@ async fn spans_reach_an_otlp_http_collector() {
         })
         .await;
 }
+
+/// Head sampling (`OTEL_TRACES_SAMPLER`): `serve` decides before it makes a
+/// span. Parent-based: a caller's sampled `traceparent` is recorded, an
+/// unsampled one is not; new traces follow the ratio. An unsampled request
+/// makes no span at all, not even its agent run's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sampler_decides_before_spans_are_made() {
+    let receiver = Receiver::default();
+    let endpoint = receiver.clone().start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_SERVICE_NAME", "sampled"),
+        ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+        ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
+    ];
+    let mut serve = Serve::start_env(
+        "memory",
+        &["--agent", "echo-task"],
+        &env,
+        &dir.path().join("serve.log"),
+    );
+    let http = reqwest::Client::new();
+    let send = |text: String, traceparent: Option<String>| {
+        let mut request = http.post(serve.base()).header("a2a-version", "1.0").json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": {"role": "ROLE_USER", "messageId": text, "parts": [{"text": text}]}
+            }}),
+        );
+        if let Some(tp) = traceparent {
+            request = request.header("traceparent", tp);
+        }
+        async move {
+            let answer = request.send().await.unwrap();
+            assert!(answer.status().is_success());
+        }
+    };
+    let trace = |n: u32| format!("4bf92f3577b34da6a3ce929d{n:08x}");
+    // Callers that decided: 20 sampled, 20 not.
+    for n in 0..40 {
+        let flags = if n % 2 == 0 { "01" } else { "00" };
+        send(
+            format!("p{n}"),
+            Some(format!("00-{}-00f067aa0ba902b7-{flags}", trace(n))),
+        )
+        .await;
+    }
+    // New traces: a quarter of 200.
+    for n in 0..200 {
+        send(format!("r{n}"), None).await;
+    }
+    assert!(serve.terminate(Duration::from_secs(20)), "{}", serve.log());
+    // The 20 sampled callers' requests and runs arrive (the last one
+    // waited for; the batch is flushed at exit, in one piece).
+    receiver
+        .find("sampled", "a2a.agent run", |s| s.trace_id == trace(38))
+        .await;
+    let spans = receiver.snapshot();
+    let requests: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "a2a.server SendMessage")
+        .collect();
+    let runs = spans.iter().filter(|s| s.name == "a2a.agent run").count();
+    let from_callers: Vec<&str> = requests
+        .iter()
+        .filter(|s| s.parent == "00f067aa0ba902b7")
+        .map(|s| s.trace_id.as_str())
+        .collect();
+    let sampled_callers: Vec<String> = (0..40).step_by(2).map(trace).collect();
+    assert_eq!(
+        from_callers.len(),
+        20,
+        "every sampled caller, no unsampled one: {from_callers:?}"
+    );
+    assert!(
+        from_callers
+            .iter()
+            .all(|t| sampled_callers.iter().any(|s| s == t))
+    );
+    let new_traces = requests.len() - from_callers.len();
+    assert!(
+        (35..=65).contains(&new_traces),
+        "about a quarter of 200 new traces recorded: {new_traces}"
+    );
+    assert_eq!(
+        runs,
+        requests.len(),
+        "one run span per recorded request, none else"
+    );
+}
