@@ -88,7 +88,7 @@ cleanup() {
   pg_stop "$PG_DIR"
 }
 trap cleanup EXIT
-[ "$PROFILE" = 1 ] && PGOPTS="${PGOPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+[ "$PROFILE" = 1 ] && PGOPTS="${PGOPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c track_wal_io_timing=on -c track_io_timing=on"
 URL=$(PGOPTS=${PGOPTS:-} pg_start "$PG_DIR" "$PG_PORT")
 psql_() { timeout 60 psql -X -q -At -h "$HOST" -p "$PG_PORT" -U postgres -d bench "$@"; }
 
@@ -202,7 +202,8 @@ counters() {
   [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
   psql_ -c "SELECT json_build_object('minute', $1,
       'tasks', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'tasks'),
-      'wal_records', w.wal_records, 'wal_fpi', w.wal_fpi, 'wal_bytes', w.wal_bytes, 'wal_sync', w.wal_sync,
+      'wal_records', w.wal_records, 'wal_fpi', w.wal_fpi, 'wal_bytes', w.wal_bytes, 'wal_sync', w.wal_sync, 'wal_sync_ms', w.wal_sync_time, 'wal_write_ms', w.wal_write_time,
+      'blk_write_ms', d.blk_write_time, 'blk_read_ms', d.blk_read_time,
       'ckpt', b.checkpoints_timed + b.checkpoints_req, 'ckpt_req', b.checkpoints_req,
       'buf_ckpt', b.buffers_checkpoint, 'buf_clean', b.buffers_clean, 'buf_backend', b.buffers_backend,
       'buf_alloc', b.buffers_alloc,
@@ -234,24 +235,26 @@ per_task_counters() {
   python3 - "$OUT" <<'PY'
 import collections, json, sys
 out = sys.argv[1]
-snaps = [json.loads(l) for l in open(f"{out}/counters.jsonl") if l.strip()]
+lines = [json.loads(l) for l in open(f"{out}/counters.jsonl") if l.strip()]
+# two snapshots per minute, at its start and at its end
+pairs = list(zip(lines[0::2], lines[1::2]))
 print("per task of each minute (PostgreSQL counters): WAL records, WAL bytes, full-page images, WAL flushes,"
       " buffers written by checkpointer / bgwriter / backends, blocks read (of which index), hit %, stmt ms;"
       " per minute: checkpoints (requested), autovacuums, autoanalyzes; sizes at the end of the minute")
-cols = "minute tasks wal_rec wal_B fpi flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
+cols = "minute tasks wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
 print("\t".join(cols))
-for a, b in zip(snaps, snaps[1:]):
+for a, b in pairs:
     d = {k: (b[k] or 0) - (a[k] or 0) for k in b if isinstance(b[k], (int, float)) and k != "minute"}
     n = max(d["tasks"], 1)
     hit = 100.0 * d["blks_hit"] / max(d["blks_hit"] + d["blks_read"], 1)
     print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
-        f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
+        f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['wal_sync_ms']/max(d['wal_sync'], 1):.2f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
         f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
         f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
         b["tasks_mb"], b["events_mb"]]))
 print("top waits of busy PostgreSQL processes per minute (samples every 0.5 s)")
-for a in snaps[1:]:
-    m = a["minute"]
+for _, b in pairs:
+    m = b["minute"]
     c = collections.Counter(l.strip() for l in open(f"{out}/waits.{m}.txt") if l.strip())
     print(f"{m}: " + ", ".join(f"{k} {v}" for k, v in c.most_common(6)))
 PY
@@ -263,17 +266,19 @@ if [ "$cmd" = growth ]; then
   : >"$OUT/minutes.tsv"
   : >"$OUT/counters.jsonl"
   [ "$PROFILE" != 1 ] || psql_ -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
-  counters 0 >>"$OUT/counters.jsonl"
   for m in $(seq 1 "$MINUTES"); do
+    counters "$m" >>"$OUT/counters.jsonl"
     waits_sample 60 >"$OUT/waits.$m.txt" &
     sampler=$!
     read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
     wait "$sampler" || true
-    counters "$m" >>"$OUT/counters.jsonl"
+    counters "$m" >>"$OUT/counters.jsonl"  # the minute's end: the count(*) below is not in it
     printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c 'SELECT count(*) FROM tasks')" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
     printf '%s\t%s\n' "$m" "$rps" >>"$OUT/minutes.tsv"
   done
   per_task_counters | tee -a "$OUT/summary.txt"
+  echo "relation sizes at the end (MB): $(psql_ -c "SELECT string_agg(relname || ' ' || pg_relation_size(oid) / 1048576, ', ' ORDER BY relname)
+       FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname ~ '^task' AND relkind IN ('r', 'i')")" | tee -a "$OUT/summary.txt"
   first=$(head -1 "$OUT/minutes.tsv" | cut -f2) last=$(tail -1 "$OUT/minutes.tsv" | cut -f2)
   echo "last ÷ first minute: $last / $first = $(awk -v a="$last" -v b="$first" 'BEGIN{printf "%.3f", a/b}') (goal: within 10 %, i.e. ≥ 0.90)" | tee -a "$OUT/summary.txt"
   echo "serve RSS at end: $(awk '/^VmRSS:/{print $2, $3}' "/proc/$SPID/status"); database size: $(psql_ -c "SELECT pg_size_pretty(pg_database_size('bench'))")" | tee -a "$OUT/summary.txt"
