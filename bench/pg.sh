@@ -30,6 +30,11 @@
 # `growth` (issue's goal: within 10 %): one serve, MINUTES loads of 60 s back to back at CONC
 # connections, the tasks/s of each minute and last ÷ first. SB_ARGS adds serve flags to every
 # command (e.g. SB_ARGS="--retention-max-finished 50000 --retention-interval-secs 5").
+# `growth` also samples PostgreSQL's counters at the start and end of every minute and prints
+# them per task of that minute (WAL records/bytes/full-page images/flushes, buffers written by
+# the checkpointer, bgwriter and backends, blocks read, statement time, checkpoints,
+# autovacuums, sizes) with the wait events of its busy processes: on a shared machine tasks/s
+# is noise, what a task costs PostgreSQL is not. PGOPTS adds server settings (`-c name=value`).
 # Both end with the same durability check as `ratio`.
 # PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
