@@ -30,6 +30,11 @@
 # `growth` (issue's goal: within 10 %): one serve, MINUTES loads of 60 s back to back at CONC
 # connections, the tasks/s of each minute and last ÷ first. SB_ARGS adds serve flags to every
 # command (e.g. SB_ARGS="--retention-max-finished 50000 --retention-interval-secs 5").
+# `growth` also samples PostgreSQL's counters at the start and end of every minute and prints
+# them per task of that minute (WAL records/bytes/full-page images/flushes, buffers written by
+# the checkpointer, bgwriter and backends, blocks read, statement time, checkpoints,
+# autovacuums, sizes) with the wait events of its busy processes: on a shared machine tasks/s
+# is noise, what a task costs PostgreSQL is not. PGOPTS adds server settings (`-c name=value`).
 # Both end with the same durability check as `ratio`.
 # PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
@@ -88,7 +93,7 @@ cleanup() {
   pg_stop "$PG_DIR"
 }
 trap cleanup EXIT
-[ "$PROFILE" = 1 ] && PGOPTS="${PGOPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+[ "$PROFILE" = 1 ] && PGOPTS="${PGOPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c track_wal_io_timing=on -c track_io_timing=on"
 URL=$(PGOPTS=${PGOPTS:-} pg_start "$PG_DIR" "$PG_PORT")
 psql_() { timeout 60 psql -X -q -At -h "$HOST" -p "$PG_PORT" -U postgres -d bench "$@"; }
 
@@ -195,15 +200,90 @@ if [ "$cmd" = replicas ]; then
   echo "results: $OUT"; exit 0
 fi
 
+# counters MINUTE: one JSON line of PostgreSQL's cumulative counters (growth's per-minute
+# profile; the load does not distort them, unlike tasks/s on a shared machine).
+counters() {
+  local stmt_ms=0
+  [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
+  psql_ -c "SELECT json_build_object('minute', $1,
+      'tasks', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'tasks'),
+      'wal_records', w.wal_records, 'wal_fpi', w.wal_fpi, 'wal_bytes', w.wal_bytes, 'wal_sync', w.wal_sync, 'wal_sync_ms', w.wal_sync_time, 'wal_write_ms', w.wal_write_time,
+      'blk_write_ms', d.blk_write_time, 'blk_read_ms', d.blk_read_time,
+      'ckpt', b.checkpoints_timed + b.checkpoints_req, 'ckpt_req', b.checkpoints_req,
+      'buf_ckpt', b.buffers_checkpoint, 'buf_clean', b.buffers_clean, 'buf_backend', b.buffers_backend,
+      'buf_alloc', b.buffers_alloc,
+      'blks_read', d.blks_read, 'blks_hit', d.blks_hit, 'xact', d.xact_commit,
+      'idx_blks_read', (SELECT sum(idx_blks_read) FROM pg_statio_user_indexes),
+      'heap_blks_read', (SELECT sum(heap_blks_read) FROM pg_statio_user_tables),
+      'autovacuum', (SELECT sum(autovacuum_count) FROM pg_stat_user_tables),
+      'autoanalyze', (SELECT sum(autoanalyze_count) FROM pg_stat_user_tables),
+      'dead_tup', (SELECT sum(n_dead_tup) FROM pg_stat_user_tables),
+      'hot_upd', (SELECT sum(n_tup_hot_upd) FROM pg_stat_user_tables),
+      'upd', (SELECT sum(n_tup_upd) FROM pg_stat_user_tables),
+      'tasks_mb', pg_total_relation_size('tasks') / 1048576,
+      'events_mb', pg_total_relation_size('task_events') / 1048576,
+      'stmt_ms', $stmt_ms)
+    FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
+}
+# waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
+waits_sample() {
+  local end=$(( $(date +%s) + $1 - 1 ))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    psql_ -c "SELECT backend_type || ' ' || coalesce(wait_event_type || ':' || wait_event, 'CPU')
+              FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'
+                AND coalesce(wait_event_type, '') NOT IN ('Activity', 'Client')" || true
+    sleep 0.5
+  done
+}
+# The per-minute differences of `counters`, per task of that minute, and each minute's top waits.
+per_task_counters() {
+  python3 - "$OUT" <<'PY'
+import collections, json, sys
+out = sys.argv[1]
+lines = [json.loads(l) for l in open(f"{out}/counters.jsonl") if l.strip()]
+# two snapshots per minute, at its start and at its end
+pairs = list(zip(lines[0::2], lines[1::2]))
+print("per task of each minute (PostgreSQL counters): WAL records, WAL bytes, full-page images, WAL flushes,"
+      " buffers written by checkpointer / bgwriter / backends, blocks read (of which index), hit %, stmt ms;"
+      " per minute: checkpoints (requested), autovacuums, autoanalyzes; sizes at the end of the minute")
+cols = "minute tasks wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
+print("\t".join(cols))
+for a, b in pairs:
+    d = {k: (b[k] or 0) - (a[k] or 0) for k in b if isinstance(b[k], (int, float)) and k != "minute"}
+    n = max(d["tasks"], 1)
+    hit = 100.0 * d["blks_hit"] / max(d["blks_hit"] + d["blks_read"], 1)
+    print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
+        f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['wal_sync_ms']/max(d['wal_sync'], 1):.2f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
+        f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
+        f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
+        b["tasks_mb"], b["events_mb"]]))
+print("top waits of busy PostgreSQL processes per minute (samples every 0.5 s)")
+for _, b in pairs:
+    m = b["minute"]
+    c = collections.Counter(l.strip() for l in open(f"{out}/waits.{m}.txt") if l.strip())
+    print(f"{m}: " + ", ".join(f"{k} {v}" for k, v in c.most_common(6)))
+PY
+}
+
 if [ "$cmd" = growth ]; then
   echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
   printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
   : >"$OUT/minutes.tsv"
+  : >"$OUT/counters.jsonl"
+  [ "$PROFILE" != 1 ] || psql_ -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
   for m in $(seq 1 "$MINUTES"); do
+    counters "$m" >>"$OUT/counters.jsonl"
+    waits_sample 60 >"$OUT/waits.$m.txt" &
+    sampler=$!
     read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
+    wait "$sampler" || true
+    counters "$m" >>"$OUT/counters.jsonl"  # the minute's end: the count(*) below is not in it
     printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c 'SELECT count(*) FROM tasks')" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
     printf '%s\t%s\n' "$m" "$rps" >>"$OUT/minutes.tsv"
   done
+  per_task_counters | tee -a "$OUT/summary.txt"
+  echo "relation sizes at the end (MB): $(psql_ -c "SELECT string_agg(relname || ' ' || pg_relation_size(oid) / 1048576, ', ' ORDER BY relname)
+       FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname ~ '^task' AND relkind IN ('r', 'i')")" | tee -a "$OUT/summary.txt"
   first=$(head -1 "$OUT/minutes.tsv" | cut -f2) last=$(tail -1 "$OUT/minutes.tsv" | cut -f2)
   echo "last ÷ first minute: $last / $first = $(awk -v a="$last" -v b="$first" 'BEGIN{printf "%.3f", a/b}') (goal: within 10 %, i.e. ≥ 0.90)" | tee -a "$OUT/summary.txt"
   echo "serve RSS at end: $(awk '/^VmRSS:/{print $2, $3}' "/proc/$SPID/status"); database size: $(psql_ -c "SELECT pg_size_pretty(pg_database_size('bench'))")" | tee -a "$OUT/summary.txt"

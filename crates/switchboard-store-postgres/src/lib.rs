@@ -34,8 +34,11 @@
 //!   the creation time like [`TaskRecord::status_time`]), the creation time
 //!   (`created_micros` + `created_subus_nanos`) and `last_seq`, the sequence
 //!   number of the last logged event. Two indexes serve ListTasks:
-//!   `(tenant, owner, status_micros DESC, id DESC)` and the same with
-//!   `context_id` after `owner`.
+//!   `(tenant, owner, status_micros, id)` and the same with `context_id`
+//!   after `owner`, read backward for the newest-first order. They are
+//!   ascending because new tasks have the latest status times: their entries
+//!   then go to the rightmost leaf page, which a B-tree fills before it
+//!   splits (migration `0009` says why that keeps them half the size).
 //! - `task_events`: one row per event of a task's **log**, keyed by
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
 //!   `StreamResponse` wire form), and `is_task`, set when the event is a
