@@ -4,28 +4,24 @@
 //! command has the flag is checked by walking clap's tree in `main.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
+
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
 /// Runs `switchboard ARGS` (no `SWITCHBOARD_*` from the caller's
 /// environment, `env` added, `stdin` fed); returns (exit code, stdout, stderr).
 fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (i32, String, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
+    let mut child = proc::switchboard_without_env()
+        .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SWITCHBOARD_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.envs(env.iter().copied());
-    let mut child = cmd.spawn().unwrap();
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     child
         .stdin
         .take()

@@ -25,6 +25,19 @@ pub fn repo_root() -> std::path::PathBuf {
         .unwrap()
 }
 
+/// The `switchboard` binary with none of the caller's `SWITCHBOARD_*`
+/// variables: a test sets exactly the settings it checks, whatever the
+/// shell running `cargo test` exports.
+pub fn switchboard_without_env() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SWITCHBOARD_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 /// The Python of the interop venv `venv` (`interop/.venv`, `interop/.venv03`,
 /// made by `interop/setup.sh`); `None` (skip) when it is not installed,
 /// unless `SWITCHBOARD_REQUIRE_INTEROP` is set, which makes that a failure.
