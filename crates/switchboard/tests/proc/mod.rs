@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::Value;
-use switchboard_client::protocol::{AgentCard, StreamResponse};
+use switchboard_client::protocol::{AgentCard, StreamResponse, Task, TaskState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -36,6 +36,17 @@ pub fn switchboard_without_env() -> Command {
         }
     }
     cmd
+}
+
+/// Checks the demo agent's answer to a message containing `text`: a
+/// finished task with an artifact that repeats the text (`what` names the
+/// call in a failure).
+pub fn assert_demo_answer(task: &Task, text: &str, what: impl std::fmt::Display) {
+    assert_eq!(task.status.state, TaskState::Completed, "{what}");
+    assert!(
+        task.artifacts().iter().any(|a| a.text().contains(text)),
+        "{what}: the reply artifact echoes the text: {task:?}"
+    );
 }
 
 /// The Python of the interop venv `venv` (`interop/.venv`, `interop/.venv03`,
