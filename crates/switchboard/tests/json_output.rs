@@ -6,29 +6,17 @@
 
 mod proc;
 
-use std::io::Write;
-use std::process::Stdio;
-
 use serde_json::Value;
 
 /// Runs `switchboard ARGS` (no `SWITCHBOARD_*` from the caller's
 /// environment, `env` added, `stdin` fed); returns (exit code, stdout, stderr).
 fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (i32, String, String) {
-    let mut child = proc::switchboard_without_env()
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = proc::output_with_stdin(
+        proc::switchboard_without_env()
+            .args(args)
+            .envs(env.iter().copied()),
+        stdin.as_bytes(),
+    );
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -38,6 +38,20 @@ pub fn switchboard_without_env() -> Command {
     cmd
 }
 
+/// Runs `cmd` to its end with `stdin` as its standard input, both outputs
+/// captured.
+pub fn output_with_stdin(cmd: &mut Command, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Checks the demo agent's answer to a message containing `text`: a
 /// finished task with an artifact that repeats the text (`what` names the
 /// call in a failure).
