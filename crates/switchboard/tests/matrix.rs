@@ -258,7 +258,7 @@ async fn scenario(combo: Combo) {
             .await
             .unwrap(),
     );
-    proc::assert_demo_answer(&done, "hello matrix", &combo);
+    proc::assert_demo_answer(&done, "hello matrix", combo);
     // A direct reply is a Message, not a Task.
     match within("message reply", c.send_text("/message hi there"))
         .await
