@@ -224,8 +224,7 @@ impl DemoAgent {
     /// (seed 004): two thinking chunks of one block, the answer in two text
     /// chunks, then a code block. A2A clients see one ordinary artifact.
     async fn think(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
-        let text = if text.is_empty() { "hello world" } else { text };
-        let words = text.split_whitespace().count();
+        let (text, words) = words_of(text);
         events.working("thinking").await?;
         let mut answer = events.agui_writer("answer");
         answer
@@ -251,8 +250,7 @@ impl DemoAgent {
     /// `/tool`: tool calls as hinted parts — one that succeeds, one that
     /// fails — an error report, and the answer.
     async fn tool(&self, text: &str, events: &TaskEvents) -> Result<(), BoxError> {
-        let text = if text.is_empty() { "hello world" } else { text };
-        let words = text.split_whitespace().count();
+        let (text, words) = words_of(text);
         events.working("calling tools").await?;
         let mut answer = events.agui_writer("answer");
         answer
@@ -308,6 +306,14 @@ impl DemoAgent {
         }
         Ok(())
     }
+}
+
+/// What `/think` and `/tool` count the words of: the message, or a sample
+/// when it is empty (the commands alone still show every kind of part);
+/// and how many words it has.
+fn words_of(text: &str) -> (&str, usize) {
+    let text = if text.is_empty() { "hello world" } else { text };
+    (text, text.split_whitespace().count())
 }
 
 /// Replies to every message with a direct message echoing its text.

@@ -401,22 +401,11 @@ mod proc;
 /// The card of a served agent, read by an official Python SDK through
 /// `code` (the card JSON on stdin); what the script printed.
 fn python_reads(venv: &str, code: &str, card: &Value) -> Option<Value> {
-    use std::io::Write;
     let python = proc::interop_python(venv)?;
-    let mut child = std::process::Command::new(python)
-        .args(["-c", code])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(card.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = proc::output_with_stdin(
+        std::process::Command::new(python).args(["-c", code]),
+        card.to_string().as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{venv}: {}",
@@ -504,21 +493,10 @@ async fn serve_authenticates_from_flags_and_config_and_advertises_it() {
     assert_eq!(cli(&[], &[]), Some(2), "no credentials: refused");
     assert_eq!(cli(&["--api-key", "sb_wrong"], &[]), Some(2));
     // `switchboard auth hash-key` makes the hash serve was given.
-    let mut hash = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
-        .args(["auth", "hash-key"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        hash.stdin
-            .take()
-            .unwrap()
-            .write_all(ALPHA_KEY.as_bytes())
-            .unwrap();
-    }
-    let out = hash.wait_with_output().unwrap();
+    let out = proc::output_with_stdin(
+        std::process::Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["auth", "hash-key"]),
+        ALPHA_KEY.as_bytes(),
+    );
     assert_eq!(
         format!("{}=ci", String::from_utf8(out.stdout).unwrap().trim()),
         key_flag

@@ -12,24 +12,16 @@ use std::process::Command;
 
 use axum::routing::get;
 use serde_json::Value;
+use switchboard::demo::{EchoTask, echo_card};
 use switchboard_client::card_signature::{JwkSet, verify_card};
 use switchboard_client::{CardSignatureError, CardTrust, ClientBuilder, ClientError};
-use switchboard_core::{RequestHandler, agent_fn};
-use switchboard_protocol::{AgentCard, AgentSkill};
+use switchboard_core::RequestHandler;
+use switchboard_protocol::{AgentCard, TaskState};
 use switchboard_server::push::PushOptions;
-use util::{TestServer, failure_stderr, success_stdout};
+use util::{TestServer, failure_stderr, success_stdout, task_of};
 
 fn handler() -> RequestHandler {
-    let agent = agent_fn(|ctx, events| async move {
-        events
-            .complete_with(format!("echo: {}", ctx.text()))
-            .await?;
-        Ok(())
-    });
-    let card = AgentCard::new("signed", "An agent with a signed card", "1.0")
-        .with_streaming(true)
-        .with_skill(AgentSkill::new("echo", "Echo", "Says it back", &["echo"]));
-    RequestHandler::builder(agent, card).build()
+    RequestHandler::builder(EchoTask, echo_card()).build()
 }
 
 async fn signed_server() -> TestServer {
@@ -77,8 +69,9 @@ async fn our_client_verifies_the_signed_card_and_talks_to_the_agent() {
         .connect(&server.base)
         .await
         .unwrap();
-    let reply = client.send_text("hi").await.unwrap();
-    assert!(format!("{reply:?}").contains("echo: hi"));
+    let reply = task_of(client.send_text("hi").await.unwrap());
+    assert_eq!(reply.status.state, TaskState::Completed);
+    assert_eq!(reply.artifacts()[0].text(), "hi", "echoed");
 
     let keys = jwks(&server).await;
     let pinned = ClientBuilder::new()

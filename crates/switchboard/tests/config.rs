@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod proc;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -41,13 +43,8 @@ fn check(
     file: Option<&str>,
 ) -> Result<BTreeMap<String, (String, String)>, String> {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    let mut cmd = proc::switchboard_without_env();
     cmd.args(["config", "check"]);
-    for (key, _) in std::env::vars() {
-        if key.starts_with("SWITCHBOARD_") {
-            cmd.env_remove(key);
-        }
-    }
     if let Some(text) = file {
         let path = dir.path().join("sb.toml");
         std::fs::write(&path, text).unwrap();

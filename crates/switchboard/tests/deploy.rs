@@ -31,22 +31,18 @@ fn deploy_file(name: &str) -> String {
 /// variables in `env`; panics with its stderr unless it succeeds, and
 /// returns the printed configuration.
 fn config_check(args: &[String], env: &BTreeMap<String, String>, what: &str) -> String {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["config", "check"]).args(args);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SWITCHBOARD_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.envs(env);
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = proc::switchboard_without_env()
+        .args(["config", "check"])
+        .args(args)
+        .envs(env)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{what}: config check {args:?} with {env:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The Dockerfile's final stage: its `ENV` settings, `ENTRYPOINT` + `CMD`

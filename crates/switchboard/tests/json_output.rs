@@ -4,35 +4,19 @@
 //! command has the flag is checked by walking clap's tree in `main.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod proc;
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
 /// Runs `switchboard ARGS` (no `SWITCHBOARD_*` from the caller's
 /// environment, `env` added, `stdin` fed); returns (exit code, stdout, stderr).
 fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (i32, String, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("SWITCHBOARD_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.envs(env.iter().copied());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = proc::output_with_stdin(
+        proc::switchboard_without_env()
+            .args(args)
+            .envs(env.iter().copied()),
+        stdin.as_bytes(),
+    );
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

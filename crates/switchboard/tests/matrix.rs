@@ -258,13 +258,7 @@ async fn scenario(combo: Combo) {
             .await
             .unwrap(),
     );
-    assert_eq!(done.status.state, TaskState::Completed, "{combo}");
-    assert!(
-        done.artifacts()
-            .iter()
-            .any(|a| a.text().contains("hello matrix")),
-        "{combo}: the reply artifact echoes the text: {done:?}"
-    );
+    proc::assert_demo_answer(&done, "hello matrix", combo);
     // A direct reply is a Message, not a Task.
     match within("message reply", c.send_text("/message hi there"))
         .await

@@ -236,15 +236,7 @@ async fn every_binding_over_tls_with_the_ca_trusted() {
             .await
             .unwrap_or_else(|e| panic!("{binding}: {e}"))
         {
-            SendMessageResponse::Task(t) => {
-                assert_eq!(t.status.state, TaskState::Completed, "{binding}");
-                assert!(
-                    t.artifacts()
-                        .iter()
-                        .any(|a| a.text().contains("hello over tls")),
-                    "{binding}: {t:?}"
-                );
-            }
+            SendMessageResponse::Task(t) => proc::assert_demo_answer(&t, "hello over tls", binding),
             other => panic!("{binding}: expected a task, got {other:?}"),
         }
         // A stream (SSE on the HTTP bindings, a server stream on gRPC).

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::Value;
-use switchboard_client::protocol::{AgentCard, StreamResponse};
+use switchboard_client::protocol::{AgentCard, StreamResponse, Task, TaskState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -23,6 +23,44 @@ pub fn repo_root() -> std::path::PathBuf {
         .join("../..")
         .canonicalize()
         .unwrap()
+}
+
+/// The `switchboard` binary with none of the caller's `SWITCHBOARD_*`
+/// variables: a test sets exactly the settings it checks, whatever the
+/// shell running `cargo test` exports.
+pub fn switchboard_without_env() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SWITCHBOARD_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// Runs `cmd` to its end with `stdin` as its standard input, both outputs
+/// captured.
+pub fn output_with_stdin(cmd: &mut Command, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Checks the demo agent's answer to a message containing `text`: a
+/// finished task with an artifact that repeats the text (`what` names the
+/// call in a failure).
+pub fn assert_demo_answer(task: &Task, text: &str, what: impl std::fmt::Display) {
+    assert_eq!(task.status.state, TaskState::Completed, "{what}");
+    assert!(
+        task.artifacts().iter().any(|a| a.text().contains(text)),
+        "{what}: the reply artifact echoes the text: {task:?}"
+    );
 }
 
 /// The Python of the interop venv `venv` (`interop/.venv`, `interop/.venv03`,
