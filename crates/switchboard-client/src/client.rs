@@ -615,11 +615,8 @@ impl A2AClient {
         &self,
         request: impl IntoRequest<SendMessageRequest>,
     ) -> Result<EventStream, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        let tenant = req.tenant.clone();
-        let stream = self.stream(A2aRequest::SendStreamingMessage(req)).await?;
-        Ok(self.resumable(stream, None, tenant))
+        let req = A2aRequest::SendStreamingMessage(request.into_request());
+        self.resumable_stream(req, None).await
     }
 
     unary_methods! {
@@ -637,11 +634,10 @@ impl A2AClient {
         &self,
         request: impl IntoRequest<SubscribeToTaskRequest>,
     ) -> Result<EventStream, ClientError> {
-        let mut req = request.into_request();
-        self.fill_tenant(&mut req.tenant);
-        let (id, tenant) = (req.id.clone(), req.tenant.clone());
-        let stream = self.stream(A2aRequest::SubscribeToTask(req)).await?;
-        Ok(self.resumable(stream, Some(id), tenant))
+        let req = request.into_request();
+        let id = req.id.clone();
+        self.resumable_stream(A2aRequest::SubscribeToTask(req), Some(id))
+            .await
     }
 
     unary_methods! {
@@ -731,6 +727,23 @@ impl A2AClient {
 }
 
 impl A2AClient {
+    /// Opens a streaming operation (its tenant filled in) that resumes
+    /// itself after a dropped connection. `task_id` is the task to
+    /// resubscribe to when the request names it; a new message's task is
+    /// learnt from the stream.
+    async fn resumable_stream(
+        &self,
+        mut request: A2aRequest,
+        task_id: Option<String>,
+    ) -> Result<EventStream, ClientError> {
+        self.fill_request_tenant(&mut request);
+        let tenant = Some(request.tenant())
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        let stream = self.stream(request).await?;
+        Ok(self.resumable(stream, task_id, tenant))
+    }
+
     /// Makes `stream` resume after a dropped connection (see [`crate::resume`]).
     fn resumable(
         &self,
@@ -799,6 +812,13 @@ mod tests {
         }
     }
 
+    /// A card offering `interfaces`, in that order.
+    fn card_with(interfaces: Vec<AgentInterface>) -> AgentCard {
+        let mut card = AgentCard::new("a", "b", "1");
+        card.supported_interfaces = interfaces;
+        card
+    }
+
     #[test]
     fn card_url_from_base_and_card_urls() {
         let u = |s: &str| card_url(s).unwrap().to_string();
@@ -819,15 +839,14 @@ mod tests {
 
     #[test]
     fn selection_follows_card_order_and_versions() {
-        let mut card = AgentCard::new("a", "b", "1");
-        card.supported_interfaces = vec![
+        let card = card_with(vec![
             iface("urn:custom", "1.0", "h:1"),
             iface("JSONRPC", "0.3", "http://h/v03"),
             iface("jsonrpc", "1.0", "http://h/v1"),
             iface("JSONRPC", "1.1", "http://h/v11"),
             iface("GRPC", "0.3", "h:3"),
             iface("grpc", "1.0", "h:2"),
-        ];
+        ]);
         // 1.0 is preferred over an earlier 0.3 entry unless 0.3 is asked for.
         let got = select_versioned(&card, &[], &[]).unwrap();
         assert_eq!(got.url, "http://h/v1");
@@ -850,11 +869,10 @@ mod tests {
 
     #[test]
     fn no_supported_interface_lists_offers() {
-        let mut card = AgentCard::new("a", "b", "1");
-        card.supported_interfaces = vec![
+        let card = card_with(vec![
             iface("urn:custom", "1.0", "h:1"),
             iface("JSONRPC", "0.2", "http://h/"),
-        ];
+        ]);
         let err = ClientBuilder::new().from_card(card).unwrap_err();
         match &err {
             ClientError::NoSupportedInterface { offered } => {
@@ -870,10 +888,9 @@ mod tests {
 
     #[test]
     fn tenant_is_copied_from_the_interface() {
-        let mut card = AgentCard::new("a", "b", "1");
         let mut i = iface("JSONRPC", "1.0", "http://h/");
         i.tenant = Some("t1".into());
-        card.supported_interfaces = vec![i];
+        let card = card_with(vec![i]);
         let client = ClientBuilder::new().from_card(card).unwrap();
         let mut t = None;
         client.fill_tenant(&mut t);
@@ -885,18 +902,16 @@ mod tests {
 
     #[test]
     fn empty_tenant_is_no_tenant() {
-        let mut card = AgentCard::new("a", "b", "1");
         let mut i = iface("JSONRPC", "1.0", "http://h/");
         i.tenant = Some(String::new());
-        card.supported_interfaces = vec![i];
+        let card = card_with(vec![i]);
         let client = ClientBuilder::new().from_card(card).unwrap();
         assert_eq!(client.interface().tenant, None);
     }
 
     #[test]
     fn relative_interface_url_is_resolved_against_the_card() {
-        let mut card = AgentCard::new("a", "b", "1");
-        card.supported_interfaces = vec![iface("JSONRPC", "1.0", "/rpc")];
+        let card = card_with(vec![iface("JSONRPC", "1.0", "/rpc")]);
         let base = reqwest::Url::parse("http://h:9/.well-known/agent-card.json").unwrap();
         let http = ClientBuilder::new().http().unwrap();
         let client = ClientBuilder::new()

@@ -29,12 +29,13 @@
 
 use switchboard_core::push::PayloadKind;
 use switchboard_core::{CallContext, EventStream, RequestHandler};
+use switchboard_proto::ConvertError;
 use switchboard_proto::convert03 as c03;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_server::{A2aService, A2aServiceServer};
 use switchboard_protocol::{
     A2AError, AgentCard, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    SubscribeToTaskRequest, TaskPushNotificationConfigRef,
+    ListTaskPushNotificationConfigsResponse, SubscribeToTaskRequest, TaskPushNotificationConfigRef,
 };
 use tonic::{Request, Response, Status};
 
@@ -174,84 +175,110 @@ fn push_ref(task_id: String, id: String) -> TaskPushNotificationConfigRef {
     }
 }
 
-#[tonic::async_trait]
-impl A2aService for GrpcV03 {
-    async fn send_message(
-        &self,
-        request: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<pb::SendMessageResponse>, Status> {
-        let call = self.call(&request)?;
-        let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self.handler.send_message(&call, req).await;
-        self.answer(&call, out, c03::send_response_to_proto)
+/// `GetTask` in canonical form (proto3 int32: a `history_length` of 0 is
+/// "not set").
+fn get_task_request(r: pb::GetTaskRequest) -> Result<GetTaskRequest, ConvertError> {
+    Ok(GetTaskRequest {
+        tenant: None,
+        id: c03::task_name(&r.name, "name")?,
+        history_length: (r.history_length != 0).then_some(r.history_length),
+    })
+}
+
+fn cancel_task_request(r: pb::CancelTaskRequest) -> Result<CancelTaskRequest, ConvertError> {
+    let id = c03::task_name(&r.name, "name")?;
+    Ok(CancelTaskRequest {
+        tenant: None,
+        id,
+        metadata: None,
+    })
+}
+
+fn subscribe_request(
+    r: pb::TaskSubscriptionRequest,
+) -> Result<SubscribeToTaskRequest, ConvertError> {
+    let id = c03::task_name(&r.name, "name")?;
+    Ok(SubscribeToTaskRequest { tenant: None, id })
+}
+
+/// `ListTaskPushNotificationConfig` in canonical form (0 and "" are "not set").
+fn list_configs_request(
+    r: pb::ListTaskPushNotificationConfigRequest,
+) -> Result<ListTaskPushNotificationConfigsRequest, ConvertError> {
+    Ok(ListTaskPushNotificationConfigsRequest {
+        tenant: None,
+        task_id: c03::task_name(&r.parent, "parent")?,
+        page_size: (r.page_size != 0).then_some(r.page_size),
+        page_token: (!r.page_token.is_empty()).then_some(r.page_token),
+    })
+}
+
+fn list_configs_to_proto(
+    page: &ListTaskPushNotificationConfigsResponse,
+) -> pb::ListTaskPushNotificationConfigResponse {
+    pb::ListTaskPushNotificationConfigResponse {
+        configs: page.configs.iter().map(c03::push_config_to_proto).collect(),
+        next_page_token: page.next_page_token.clone(),
     }
+}
 
-    type SendStreamingMessageStream = ItemStream;
+/// Emits the service impl. The methods that only translate are one row
+/// each: `rpc(0.3 request) -> 0.3 answer = handler(from_wire, to_wire)`
+/// (streams: `rpc(0.3 request) as StreamType = handler(from_wire)`) reads
+/// the service parameters, converts the request with `from_wire` (a
+/// conversion error is InvalidParams naming the field), calls the
+/// [`RequestHandler`] method `handler` and writes its answer with `to_wire`.
+/// Methods with logic of their own follow the rows as written.
+macro_rules! v03_service {
+    (
+        unary { $($rpc:ident($req:ty) -> $resp:ty = $handler:ident($from:path, $to:path);)* }
+        stream { $($srpc:ident($sreq:ty) as $stream:ident = $shandler:ident($sfrom:path);)* }
+        $($own:tt)*
+    ) => {
+        #[tonic::async_trait]
+        impl A2aService for GrpcV03 {
+            $(
+                async fn $rpc(&self, request: Request<$req>) -> Result<Response<$resp>, Status> {
+                    let call = self.call(&request)?;
+                    let req = $from(request.into_inner()).map_err(|e| self.bad(e))?;
+                    let out = self.handler.$handler(&call, req).await;
+                    self.answer(&call, out, $to)
+                }
+            )*
+            $(
+                type $stream = ItemStream;
 
-    async fn send_streaming_message(
-        &self,
-        request: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<ItemStream>, Status> {
-        let call = self.call(&request)?;
-        let req = c03::send_request_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let events = self.handler.send_streaming_message(&call, req).await;
-        self.stream(&call, events).await
+                async fn $srpc(&self, request: Request<$sreq>) -> Result<Response<ItemStream>, Status> {
+                    let call = self.call(&request)?;
+                    let req = $sfrom(request.into_inner()).map_err(|e| self.bad(e))?;
+                    let events = self.handler.$shandler(&call, req).await;
+                    self.stream(&call, events).await
+                }
+            )*
+            $($own)*
+        }
+    };
+}
+
+v03_service! {
+    unary {
+        send_message(pb::SendMessageRequest) -> pb::SendMessageResponse =
+            send_message(c03::send_request_from_proto, c03::send_response_to_proto);
+        get_task(pb::GetTaskRequest) -> pb::Task = get_task(get_task_request, c03::task_to_proto);
+        cancel_task(pb::CancelTaskRequest) -> pb::Task =
+            cancel_task(cancel_task_request, c03::task_to_proto);
+        create_task_push_notification_config(pb::CreateTaskPushNotificationConfigRequest)
+            -> pb::TaskPushNotificationConfig =
+            create_push_config(c03::create_push_config_from_proto, c03::push_config_to_proto);
+        list_task_push_notification_config(pb::ListTaskPushNotificationConfigRequest)
+            -> pb::ListTaskPushNotificationConfigResponse =
+            list_push_configs(list_configs_request, list_configs_to_proto);
     }
-
-    async fn get_task(
-        &self,
-        request: Request<pb::GetTaskRequest>,
-    ) -> Result<Response<pb::Task>, Status> {
-        let call = self.call(&request)?;
-        let r = request.into_inner();
-        let req = GetTaskRequest {
-            tenant: None,
-            id: c03::task_name(&r.name, "name").map_err(|e| self.bad(e))?,
-            // proto3 int32: 0 is "not set".
-            history_length: (r.history_length != 0).then_some(r.history_length),
-        };
-        let out = self.handler.get_task(&call, req).await;
-        self.answer(&call, out, c03::task_to_proto)
-    }
-
-    async fn cancel_task(
-        &self,
-        request: Request<pb::CancelTaskRequest>,
-    ) -> Result<Response<pb::Task>, Status> {
-        let call = self.call(&request)?;
-        let req = CancelTaskRequest {
-            tenant: None,
-            id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
-            metadata: None,
-        };
-        let out = self.handler.cancel_task(&call, req).await;
-        self.answer(&call, out, c03::task_to_proto)
-    }
-
-    type TaskSubscriptionStream = ItemStream;
-
-    async fn task_subscription(
-        &self,
-        request: Request<pb::TaskSubscriptionRequest>,
-    ) -> Result<Response<ItemStream>, Status> {
-        let call = self.call(&request)?;
-        let req = SubscribeToTaskRequest {
-            tenant: None,
-            id: c03::task_name(&request.get_ref().name, "name").map_err(|e| self.bad(e))?,
-        };
-        let events = self.handler.subscribe_to_task(&call, req).await;
-        self.stream(&call, events).await
-    }
-
-    async fn create_task_push_notification_config(
-        &self,
-        request: Request<pb::CreateTaskPushNotificationConfigRequest>,
-    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
-        let call = self.call(&request)?;
-        let config =
-            c03::create_push_config_from_proto(request.into_inner()).map_err(|e| self.bad(e))?;
-        let out = self.handler.create_push_config(&call, config).await;
-        self.answer(&call, out, c03::push_config_to_proto)
+    stream {
+        send_streaming_message(pb::SendMessageRequest) as SendStreamingMessageStream =
+            send_streaming_message(c03::send_request_from_proto);
+        task_subscription(pb::TaskSubscriptionRequest) as TaskSubscriptionStream =
+            subscribe_to_task(subscribe_request);
     }
 
     async fn get_task_push_notification_config(
@@ -269,27 +296,6 @@ impl A2aService for GrpcV03 {
                 .await
         };
         self.answer(&call, out, c03::push_config_to_proto)
-    }
-
-    async fn list_task_push_notification_config(
-        &self,
-        request: Request<pb::ListTaskPushNotificationConfigRequest>,
-    ) -> Result<Response<pb::ListTaskPushNotificationConfigResponse>, Status> {
-        let call = self.call(&request)?;
-        let r = request.into_inner();
-        let req = ListTaskPushNotificationConfigsRequest {
-            tenant: None,
-            task_id: c03::task_name(&r.parent, "parent").map_err(|e| self.bad(e))?,
-            page_size: (r.page_size != 0).then_some(r.page_size),
-            page_token: (!r.page_token.is_empty()).then_some(r.page_token),
-        };
-        let out = self.handler.list_push_configs(&call, req).await;
-        self.answer(&call, out, |page| {
-            pb::ListTaskPushNotificationConfigResponse {
-                configs: page.configs.iter().map(c03::push_config_to_proto).collect(),
-                next_page_token: page.next_page_token.clone(),
-            }
-        })
     }
 
     async fn get_agent_card(
