@@ -110,6 +110,7 @@ impl HttpBinding for JsonRpcTransport {
         &self.http
     }
 
+    #[cfg(feature = "agui")]
     fn speaks_v1(&self) -> bool {
         !self.v03
     }

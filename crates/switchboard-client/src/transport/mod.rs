@@ -224,6 +224,7 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     fn http(&self) -> &Http;
 
     /// `false` in a 0.3 dialect: AG-UI streams exist only in 1.0.
+    #[cfg(feature = "agui")]
     fn speaks_v1(&self) -> bool;
 
     /// `false` where a binding has no way to resume a stream, so

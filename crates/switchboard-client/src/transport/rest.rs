@@ -135,6 +135,7 @@ impl HttpBinding for RestTransport {
     }
 
     /// Only the 1.0 routes have AG-UI streams.
+    #[cfg(feature = "agui")]
     fn speaks_v1(&self) -> bool {
         !self.v03
     }
