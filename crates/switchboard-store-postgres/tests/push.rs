@@ -1,7 +1,7 @@
-//! The shared `PushStore` conformance suite on a real PostgreSQL server, plus
-//! what only a shared database can show: two stores (two replicas) claiming
-//! from one outbox at once, the trigger's NOTIFY waking another replica, and
-//! the shared signing key document.
+//! The outbox on PostgreSQL beyond the shared `PushStore` conformance suite
+//! (which `conformance.rs` runs): what only a shared database can show, two
+//! stores (two replicas) claiming from one outbox at once, the trigger's
+//! NOTIFY waking another replica, and the shared signing key document.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_core::push::{PushConfig, PushStore, conformance};
+use switchboard_core::push::{PushConfig, PushStore};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_core::{StoreError, TaskStore};
 use switchboard_protocol::StreamResponse;
@@ -34,15 +34,6 @@ fn hook(task: &str, id: &str) -> PushConfig {
         payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
     }
-}
-
-#[tokio::test]
-async fn push_conforms() {
-    let Some(store) = common::fresh_store_or_skip("push_conforms").await else {
-        return;
-    };
-    conformance::run_all(&store).await;
-    store.close().await;
 }
 
 /// A commit that loses on its sequence number writes no event, so its

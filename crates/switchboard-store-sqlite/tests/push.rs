@@ -1,6 +1,7 @@
-//! The shared `PushStore` conformance suite on SQLite (file and in memory),
-//! plus what only a durable store can show: notifications queued by group
-//! commits and by lone commits alike, and the outbox surviving a reopen.
+//! The outbox on SQLite beyond the shared `PushStore` conformance suite
+//! (which `conformance.rs` runs): what only a durable store can show,
+//! notifications queued by group commits and by lone commits alike, and the
+//! outbox surviving a reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,23 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_core::TaskStore;
-use switchboard_core::push::{PushConfig, PushStore, conformance};
+use switchboard_core::push::{PushConfig, PushStore};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_protocol::StreamResponse;
 use switchboard_store_sqlite::SqliteStore;
-
-#[tokio::test]
-async fn push_conforms_on_a_file() {
-    let (_dir, store) = common::open_temp("push.db").await;
-    conformance::run_all(&store).await;
-    store.close().await;
-}
-
-#[tokio::test]
-async fn push_conforms_in_memory() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
-    conformance::run_all(&store).await;
-}
 
 fn hook(task: &str) -> PushConfig {
     PushConfig {
