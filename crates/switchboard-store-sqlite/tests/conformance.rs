@@ -25,20 +25,17 @@ where
     outbox.close().await;
 }
 
-/// `file` in `dir` as a URL with `scheme` (`sqlite://` or `sqlite:`), or a
-/// plain path when `scheme` is empty.
-fn url(scheme: &str, dir: &Path, file: &str) -> String {
-    format!("{scheme}{}", dir.join(file).display())
+/// Opens database `file` in `dir` with `options`, by a URL with `scheme`
+/// (`sqlite://`, `sqlite:`) or, when `scheme` is empty, by its plain path.
+async fn open_in(dir: &Path, scheme: &str, file: &str, options: SqliteOptions) -> SqliteStore {
+    let url = format!("{scheme}{}", dir.join(file).display());
+    SqliteStore::open_with(&url, options).await.unwrap()
 }
 
 #[tokio::test]
 async fn conforms_on_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    conforms(|file| {
-        let path = url("", dir.path(), file);
-        async move { SqliteStore::open(&path).await.unwrap() }
-    })
-    .await;
+    conforms(|file| open_in(dir.path(), "", file, SqliteOptions::default())).await;
 }
 
 #[tokio::test]
@@ -49,11 +46,7 @@ async fn conforms_on_a_file_with_synchronous_normal() {
         max_connections: 1,
         ..Default::default()
     };
-    conforms(|file| {
-        let (url, options) = (url("sqlite://", dir.path(), file), options.clone());
-        async move { SqliteStore::open_with(&url, options).await.unwrap() }
-    })
-    .await;
+    conforms(|file| open_in(dir.path(), "sqlite://", file, options.clone())).await;
 }
 
 #[tokio::test]
@@ -64,9 +57,5 @@ async fn conforms_in_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conforms_on_a_multi_threaded_runtime() {
     let dir = tempfile::tempdir().unwrap();
-    conforms(|file| {
-        let url = url("sqlite:", dir.path(), file);
-        async move { SqliteStore::open(&url).await.unwrap() }
-    })
-    .await;
+    conforms(|file| open_in(dir.path(), "sqlite:", file, SqliteOptions::default())).await;
 }
