@@ -7,10 +7,9 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use switchboard_core::TaskStore;
-use switchboard_core::push::{PushConfig, PushStore};
+use switchboard_core::push::{PushConfig, PushStore, conformance};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_protocol::StreamResponse;
 use switchboard_store_sqlite::SqliteStore;
@@ -66,18 +65,8 @@ async fn group_commits_queue_and_the_outbox_survives_reopen() {
         "the outbox is durable"
     );
     let mut seen = std::collections::HashMap::<String, Vec<u64>>::new();
-    loop {
-        let items = store
-            .claim(chrono::Utc::now(), 64, Duration::from_secs(30))
-            .await
-            .unwrap();
-        if items.is_empty() {
-            break;
-        }
-        for i in items {
-            seen.entry(i.task_id.clone()).or_default().push(i.seq);
-            store.ack(i.id).await.unwrap();
-        }
+    for i in conformance::drain(&store).await {
+        seen.entry(i.task_id).or_default().push(i.seq);
     }
     assert_eq!(seen.len(), 40);
     for (t, seqs) in seen {
