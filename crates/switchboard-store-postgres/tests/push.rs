@@ -14,7 +14,7 @@ use switchboard_core::push::{PushConfig, PushStore};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_core::{StoreError, TaskStore};
 use switchboard_protocol::StreamResponse;
-use switchboard_store_postgres::{PgStore, testing};
+use switchboard_store_postgres::PgStore;
 
 async fn commit(store: &PgStore, task: &str, seq: u64) -> Result<(), StoreError> {
     let r = record(task, seq);
@@ -64,14 +64,12 @@ async fn a_refused_commit_queues_nothing() {
 /// events in order. Some attempts fail and are retried, releasing leases.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_claim_concurrently() {
-    let Some(url) = testing::fresh_database_or_skip("two_replicas_claim_concurrently").await else {
+    let Some([writer, first, second]) =
+        common::replicas_or_skip("two_replicas_claim_concurrently").await
+    else {
         return;
     };
-    let writer = PgStore::open(&url).await.unwrap();
-    let replicas = [
-        Arc::new(PgStore::open(&url).await.unwrap()),
-        Arc::new(PgStore::open(&url).await.unwrap()),
-    ];
+    let replicas = [first, second];
     const TASKS: usize = 6;
     const EVENTS: u64 = 6;
     let tasks: Vec<String> = (0..TASKS).map(|i| format!("task{i}")).collect();
@@ -194,11 +192,9 @@ async fn two_replicas_claim_concurrently() {
 /// The outbox trigger's NOTIFY reaches the worker of another replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_wakes_every_replica() {
-    let Some(url) = testing::fresh_database_or_skip("a_commit_wakes_every_replica").await else {
+    let Some([a, b]) = common::replicas_or_skip("a_commit_wakes_every_replica").await else {
         return;
     };
-    let a = PgStore::open(&url).await.unwrap();
-    let b = PgStore::open(&url).await.unwrap();
     let wake = b.wakeup().expect("PostgreSQL signals new items");
     a.put_config(&hook("w", "h"), 10).await.unwrap();
     // The listener connects in the background; keep committing until it
@@ -225,11 +221,9 @@ async fn a_commit_wakes_every_replica() {
 /// The first replica's key document wins; a stale replace is refused.
 #[tokio::test]
 async fn the_first_key_document_wins() {
-    let Some(url) = testing::fresh_database_or_skip("the_first_key_document_wins").await else {
+    let Some([a, b]) = common::replicas_or_skip("the_first_key_document_wins").await else {
         return;
     };
-    let a = PgStore::open(&url).await.unwrap();
-    let b = PgStore::open(&url).await.unwrap();
     assert_eq!(b.push_keys().await.unwrap(), None);
     let first = a.push_keys_init("{\"from\":\"a\"}").await.unwrap();
     let second = b.push_keys_init("{\"from\":\"b\"}").await.unwrap();
