@@ -5,9 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use switchboard_core::push::{PushConfigLimits, PushStore};
+use switchboard_core::push::{PushConfigLimits, PushStore, conformance};
 use switchboard_core::{CallContext, InMemoryStore, RequestHandler, TaskStore, agent_fn};
 use switchboard_protocol::{
     A2AError, AgentCard, AuthenticationInfo, ListTaskPushNotificationConfigsRequest, Message,
@@ -235,20 +234,11 @@ async fn inline_config_gets_the_first_event() {
         panic!("expected a task")
     };
     let log = store.events("", &task.id, 0, 100).await.unwrap();
-    let mut seqs = Vec::new();
-    loop {
-        let items = store
-            .claim(chrono::Utc::now(), 10, Duration::from_secs(30))
-            .await
-            .unwrap();
-        if items.is_empty() {
-            break;
-        }
-        for i in items {
-            seqs.push(i.seq);
-            store.ack(i.id).await.unwrap();
-        }
-    }
+    let seqs: Vec<u64> = conformance::drain(&*store)
+        .await
+        .iter()
+        .map(|i| i.seq)
+        .collect();
     assert_eq!(
         seqs,
         log.iter().map(|e| e.seq).collect::<Vec<_>>(),

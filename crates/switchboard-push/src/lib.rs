@@ -66,6 +66,8 @@
 pub mod deliver;
 pub mod keys;
 pub mod ssrf;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod worker;
 
 use std::sync::Arc;

@@ -6,8 +6,6 @@
 //! the JWKS is fetched over HTTP and refetched for a new `kid`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,10 +13,10 @@ use axum::Router;
 use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use common::{Received, Receiver, outbox_item};
 use sha2::Digest as _;
 use switchboard_client::push::{PushVerifier, VerifyError};
 use switchboard_core::push::JwksSource;
+use switchboard_push::testing::{Received, Receiver, outbox_item};
 use switchboard_push::{Deliverer, KeySet, NotificationClaims, SsrfPolicy, SystemResolver};
 
 fn payload(n: u64) -> String {

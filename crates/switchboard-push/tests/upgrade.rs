@@ -23,12 +23,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use common::{Receiver, options};
+use common::options;
 use serde_json::{Value, json};
 use sqlx::Connection as _;
 use switchboard_core::push::{PayloadKind, PushStore};
 use switchboard_core::{TaskRecord, TaskStore};
 use switchboard_protocol::{StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use switchboard_push::testing::Receiver;
 use switchboard_push::{KeySet, NotificationClaims, PushWorker};
 use switchboard_store_postgres::{PgStore, testing};
 use switchboard_store_sqlite::SqliteStore;

@@ -1,34 +1,55 @@
-//! The shared `TaskStore` conformance suite, run against a real PostgreSQL
-//! server (a fresh database on this test binary's private server; see
-//! `switchboard_store_postgres::testing`).
+//! The shared conformance suites, `TaskStore`'s and `PushStore`'s, run
+//! against a real PostgreSQL server, each on a store on a fresh database of
+//! this test binary's private server (see
+//! `switchboard_store_postgres::testing`): with the default options, with one
+//! connection and asynchronous commit, and (the task suite) on a pool handed
+//! in.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use std::future::Future;
 
-use switchboard_core::store::conformance;
+use switchboard_core::{push, store};
 use switchboard_store_postgres::{PgOptions, PgStore, testing};
 
-#[tokio::test]
-async fn conforms() {
-    let Some(store) = common::fresh_store_or_skip("conforms").await else {
+/// Runs both suites, each on a store that `open` makes on a fresh database
+/// for the test `test`; returns early (skipped) without PostgreSQL.
+async fn conforms<F, Fut>(test: &str, open: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = PgStore>,
+{
+    let Some(url) = testing::fresh_database_or_skip(test).await else {
         return;
     };
-    conformance::run_all(&store).await;
-    store.close().await;
+    let tasks = open(url).await;
+    store::conformance::run_all(&tasks).await;
+    tasks.close().await;
+    let url = testing::fresh_database_or_skip(test).await.unwrap();
+    let outbox = open(url).await;
+    push::conformance::run_all(&outbox).await;
+    outbox.close().await;
+}
+
+#[tokio::test]
+async fn conforms_with_default_options() {
+    conforms("conforms", |url| async move {
+        PgStore::open(&url).await.unwrap()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conforms_with_one_connection_and_asynchronous_commit() {
-    let Some(url) = testing::fresh_database_or_skip("conforms_with_one_connection").await else {
-        return;
-    };
     let options = PgOptions {
         max_connections: 1,
         synchronous_commit: false,
         ..Default::default()
     };
-    let store = PgStore::open_with(&url, options).await.unwrap();
-    conformance::run_all(&store).await;
+    conforms("conforms_with_one_connection", |url| {
+        let options = options.clone();
+        async move { PgStore::open_with(&url, options).await.unwrap() }
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -38,7 +59,7 @@ async fn conforms_on_a_shared_pool() {
     };
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let store = PgStore::from_pool(pool.clone()).await.unwrap();
-    conformance::run_all(&store).await;
+    store::conformance::run_all(&store).await;
     // The pool is the one handed in.
     let tasks: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks")
         .fetch_one(store.pool())

@@ -148,14 +148,10 @@ async fn migrations_are_idempotent_and_safe_to_run_concurrently() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_racing_in_lockstep_each_win_or_conflict() {
-    let Some(url) = testing::fresh_database_or_skip("two_replicas_in_lockstep").await else {
+    // Two stores with their own pools: two replicas of the server.
+    let Some(replicas) = common::replicas_or_skip::<2>("two_replicas_in_lockstep").await else {
         return;
     };
-    // Two stores with their own pools: two replicas of the server.
-    let replicas = [
-        Arc::new(PgStore::open(&url).await.unwrap()),
-        Arc::new(PgStore::open(&url).await.unwrap()),
-    ];
     let base = commit_task(replicas[0].as_ref(), "", "contended", 1).await;
     const LAST: u64 = 40;
     let barrier = Arc::new(Barrier::new(2));
@@ -303,11 +299,9 @@ async fn free_running_replicas_never_leave_gaps_or_duplicates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_creating_one_task_collide_cleanly() {
-    let Some(url) = testing::fresh_database_or_skip("replicas_creating_one_task").await else {
+    let Some([a, b]) = common::replicas_or_skip("replicas_creating_one_task").await else {
         return;
     };
-    let a = Arc::new(PgStore::open(&url).await.unwrap());
-    let b = Arc::new(PgStore::open(&url).await.unwrap());
     for round in 0..20 {
         let id = format!("new-{round}");
         let barrier = Arc::new(Barrier::new(2));
@@ -341,14 +335,10 @@ async fn two_replicas_creating_one_task_collide_cleanly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_commits_to_many_tasks_all_land() {
-    let Some(url) = testing::fresh_database_or_skip("concurrent_commits_to_many_tasks").await
+    let Some(replicas) = common::replicas_or_skip::<2>("concurrent_commits_to_many_tasks").await
     else {
         return;
     };
-    let replicas = [
-        Arc::new(PgStore::open(&url).await.unwrap()),
-        Arc::new(PgStore::open(&url).await.unwrap()),
-    ];
     let started = Instant::now();
     let mut writers = Vec::new();
     for w in 0..32 {

@@ -1,7 +1,7 @@
-//! The shared `PushStore` conformance suite on a real PostgreSQL server, plus
-//! what only a shared database can show: two stores (two replicas) claiming
-//! from one outbox at once, the trigger's NOTIFY waking another replica, and
-//! the shared signing key document.
+//! The outbox on PostgreSQL beyond the shared `PushStore` conformance suite
+//! (which `conformance.rs` runs): what only a shared database can show, two
+//! stores (two replicas) claiming from one outbox at once, the trigger's
+//! NOTIFY waking another replica, and the shared signing key document.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -10,11 +10,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_core::push::{PushConfig, PushStore, conformance};
+use switchboard_core::push::{PushConfig, PushStore};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_core::{StoreError, TaskStore};
 use switchboard_protocol::StreamResponse;
-use switchboard_store_postgres::{PgStore, testing};
+use switchboard_store_postgres::PgStore;
 
 async fn commit(store: &PgStore, task: &str, seq: u64) -> Result<(), StoreError> {
     let r = record(task, seq);
@@ -34,15 +34,6 @@ fn hook(task: &str, id: &str) -> PushConfig {
         payload_kind: switchboard_core::push::PayloadKind::Event,
         hidden_metadata_keys: Vec::new(),
     }
-}
-
-#[tokio::test]
-async fn push_conforms() {
-    let Some(store) = common::fresh_store_or_skip("push_conforms").await else {
-        return;
-    };
-    conformance::run_all(&store).await;
-    store.close().await;
 }
 
 /// A commit that loses on its sequence number writes no event, so its
@@ -73,14 +64,12 @@ async fn a_refused_commit_queues_nothing() {
 /// events in order. Some attempts fail and are retried, releasing leases.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_claim_concurrently() {
-    let Some(url) = testing::fresh_database_or_skip("two_replicas_claim_concurrently").await else {
+    let Some([writer, first, second]) =
+        common::replicas_or_skip("two_replicas_claim_concurrently").await
+    else {
         return;
     };
-    let writer = PgStore::open(&url).await.unwrap();
-    let replicas = [
-        Arc::new(PgStore::open(&url).await.unwrap()),
-        Arc::new(PgStore::open(&url).await.unwrap()),
-    ];
+    let replicas = [first, second];
     const TASKS: usize = 6;
     const EVENTS: u64 = 6;
     let tasks: Vec<String> = (0..TASKS).map(|i| format!("task{i}")).collect();
@@ -203,11 +192,9 @@ async fn two_replicas_claim_concurrently() {
 /// The outbox trigger's NOTIFY reaches the worker of another replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_wakes_every_replica() {
-    let Some(url) = testing::fresh_database_or_skip("a_commit_wakes_every_replica").await else {
+    let Some([a, b]) = common::replicas_or_skip("a_commit_wakes_every_replica").await else {
         return;
     };
-    let a = PgStore::open(&url).await.unwrap();
-    let b = PgStore::open(&url).await.unwrap();
     let wake = b.wakeup().expect("PostgreSQL signals new items");
     a.put_config(&hook("w", "h"), 10).await.unwrap();
     // The listener connects in the background; keep committing until it
@@ -234,11 +221,9 @@ async fn a_commit_wakes_every_replica() {
 /// The first replica's key document wins; a stale replace is refused.
 #[tokio::test]
 async fn the_first_key_document_wins() {
-    let Some(url) = testing::fresh_database_or_skip("the_first_key_document_wins").await else {
+    let Some([a, b]) = common::replicas_or_skip("the_first_key_document_wins").await else {
         return;
     };
-    let a = PgStore::open(&url).await.unwrap();
-    let b = PgStore::open(&url).await.unwrap();
     assert_eq!(b.push_keys().await.unwrap(), None);
     let first = a.push_keys_init("{\"from\":\"a\"}").await.unwrap();
     let second = b.push_keys_init("{\"from\":\"b\"}").await.unwrap();

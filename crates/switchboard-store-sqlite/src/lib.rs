@@ -748,7 +748,7 @@ impl SqliteStore {
             .execute(&mut *tx)
             .await
             .map_err(backend("purging finished tasks"))?;
-            tx.commit().await.map_err(backend("committing a purge"))?;
+            commit_tx(tx, "committing a purge").await?;
             purged += done.rows_affected();
             if victims.len() < PURGE_BATCH {
                 return Ok(purged);
@@ -780,7 +780,7 @@ async fn write_group(
     let mut conn = writer_connection(pool).await?;
     let mut tx = begin_immediate(&mut conn).await?;
     let outcomes = write_many(&mut tx, rows).await?; // on error, dropping `tx` rolls back
-    tx.commit().await.map_err(backend("committing"))?;
+    commit_tx(tx, "committing").await?;
     Ok(outcomes)
 }
 
@@ -1119,9 +1119,7 @@ impl TaskStore for SqliteStore {
             .fetch_one(&mut *tx)
             .await
             .map_err(backend("counting tasks"))?;
-        tx.commit()
-            .await
-            .map_err(backend("ending a read transaction"))?;
+        commit_tx(tx, "ending a read transaction").await?;
 
         let records = rows
             .iter()
@@ -1184,6 +1182,11 @@ async fn begin_immediate(
     conn.begin_with("BEGIN IMMEDIATE")
         .await
         .map_err(backend("starting a write transaction"))
+}
+
+/// Commits `tx`; `what` names the transaction in the error.
+async fn commit_tx(tx: Transaction<'_, Sqlite>, what: &str) -> Result<(), StoreError> {
+    tx.commit().await.map_err(backend(what))
 }
 
 /// RFC 3339 with all the precision there is (the wire form stops at ms).

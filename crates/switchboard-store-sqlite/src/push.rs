@@ -33,7 +33,7 @@ use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutC
 use switchboard_core::store::backend;
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
 
-use crate::{Columns, SqliteStore, begin_immediate, writer_connection};
+use crate::{Columns, SqliteStore, begin_immediate, commit_tx, writer_connection};
 
 /// Lets the delivery worker know about new outbox rows without polling:
 /// the tasks of this process known to have push configs, and the signal.
@@ -175,9 +175,7 @@ impl PushStore for SqliteStore {
                 PutConfig::Created
             }
         };
-        tx.commit()
-            .await
-            .map_err(backend("committing a push config"))?;
+        commit_tx(tx, "committing a push config").await?;
         if outcome != PutConfig::LimitReached {
             self.push.remember(&config.tenant, &config.task_id);
         }
@@ -243,9 +241,7 @@ impl PushStore for SqliteStore {
             .execute(&mut *tx)
             .await
             .map_err(backend("dropping a deleted config's notifications"))?;
-        tx.commit()
-            .await
-            .map_err(backend("committing a push config delete"))?;
+        commit_tx(tx, "committing a push config delete").await?;
         Ok(deleted.rows_affected() > 0)
     }
 
@@ -324,9 +320,7 @@ impl PushStore for SqliteStore {
                 .await
                 .map_err(backend("leasing notifications"))?;
         }
-        tx.commit()
-            .await
-            .map_err(backend("committing a notification claim"))?;
+        commit_tx(tx, "committing a notification claim").await?;
         for item in &mut items {
             item.attempts = item.attempts.saturating_add(1);
             // After a restart this is how the hints learn which tasks have configs.
@@ -421,9 +415,7 @@ impl PushStore for SqliteStore {
                 Requeue::Requeued
             }
         };
-        tx.commit()
-            .await
-            .map_err(backend("committing a dead letter requeue"))?;
+        commit_tx(tx, "committing a dead letter requeue").await?;
         if outcome == Requeue::Requeued {
             self.push.wakeup.notify_one();
         }

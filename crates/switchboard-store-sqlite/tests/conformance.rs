@@ -1,42 +1,61 @@
-//! The shared `TaskStore` conformance suite, run against a real database
-//! file and against the in-memory database.
+//! The shared conformance suites, `TaskStore`'s and `PushStore`'s, each on a
+//! fresh store of every configuration: a real database file (with the
+//! default options, and with `synchronous = NORMAL` on one connection), the
+//! in-memory database, and a file on a multi-threaded runtime.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use std::future::Future;
+use std::path::Path;
 
-use switchboard_core::store::conformance;
+use switchboard_core::{push, store};
 use switchboard_store_sqlite::{SqliteOptions, SqliteStore};
+
+/// Runs both suites, each on a fresh store that `open` makes for a database
+/// file name.
+async fn conforms<F, Fut>(open: F)
+where
+    F: Fn(&'static str) -> Fut,
+    Fut: Future<Output = SqliteStore>,
+{
+    let tasks = open("tasks.db").await;
+    store::conformance::run_all(&tasks).await;
+    tasks.close().await;
+    let outbox = open("push.db").await;
+    push::conformance::run_all(&outbox).await;
+    outbox.close().await;
+}
+
+/// Opens database `file` in `dir` with `options`, by a URL with `scheme`
+/// (`sqlite://`, `sqlite:`) or, when `scheme` is empty, by its plain path.
+async fn open_in(dir: &Path, scheme: &str, file: &str, options: SqliteOptions) -> SqliteStore {
+    let url = format!("{scheme}{}", dir.join(file).display());
+    SqliteStore::open_with(&url, options).await.unwrap()
+}
 
 #[tokio::test]
 async fn conforms_on_a_file() {
-    let (_dir, store) = common::open_temp("tasks.db").await;
-    conformance::run_all(&store).await;
-    store.close().await;
+    let dir = tempfile::tempdir().unwrap();
+    conforms(|file| open_in(dir.path(), "", file, SqliteOptions::default())).await;
 }
 
 #[tokio::test]
 async fn conforms_on_a_file_with_synchronous_normal() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
     let options = SqliteOptions {
         synchronous_full: false,
         max_connections: 1,
         ..Default::default()
     };
-    let store = SqliteStore::open_with(&url, options).await.unwrap();
-    conformance::run_all(&store).await;
+    conforms(|file| open_in(dir.path(), "sqlite://", file, options.clone())).await;
 }
 
 #[tokio::test]
 async fn conforms_in_memory() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
-    conformance::run_all(&store).await;
+    conforms(|_| async { SqliteStore::open_in_memory().await.unwrap() }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conforms_on_a_multi_threaded_runtime() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("tasks.db").display());
-    let store = SqliteStore::open(&url).await.unwrap();
-    conformance::run_all(&store).await;
+    conforms(|file| open_in(dir.path(), "sqlite:", file, SqliteOptions::default())).await;
 }

@@ -133,6 +133,23 @@ async fn claim_at(
         .collect()
 }
 
+/// Delivers everything in the outbox the way a worker would: claims what
+/// is due, acks it, and again until nothing is left. Returns the items in
+/// the order they were claimed (each config's in its own order).
+pub async fn drain(store: &dyn PushStore) -> Vec<OutboxItem> {
+    let mut delivered = Vec::new();
+    loop {
+        let items = store.claim(Utc::now(), 64, LEASE).await.unwrap();
+        if items.is_empty() {
+            return delivered;
+        }
+        for item in items {
+            store.ack(item.id).await.unwrap();
+            delivered.push(item);
+        }
+    }
+}
+
 /// Asserts that `item` carries `event` as its payload (compared as JSON).
 fn assert_payload_is(item: &OutboxItem, event: &StreamResponse) {
     let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();

@@ -2,6 +2,8 @@
 //! database of the test binary's private PostgreSQL server.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
+
 use switchboard_store_postgres::{PgStore, testing};
 
 /// A store (default options) on a fresh database for the test `test`;
@@ -10,4 +12,16 @@ use switchboard_store_postgres::{PgStore, testing};
 pub async fn fresh_store_or_skip(test: &str) -> Option<PgStore> {
     let url = testing::fresh_database_or_skip(test).await?;
     Some(PgStore::open(&url).await.unwrap())
+}
+
+/// `N` replicas, stores with a pool each as `N` servers would have, on one
+/// fresh database for the test `test`; `None` when skipped, as with
+/// [`fresh_store_or_skip`].
+pub async fn replicas_or_skip<const N: usize>(test: &str) -> Option<[Arc<PgStore>; N]> {
+    let url = testing::fresh_database_or_skip(test).await?;
+    let mut replicas = Vec::with_capacity(N);
+    for _ in 0..N {
+        replicas.push(Arc::new(PgStore::open(&url).await.unwrap()));
+    }
+    Some(replicas.try_into().unwrap())
 }

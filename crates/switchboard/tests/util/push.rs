@@ -1,7 +1,7 @@
 //! A server with push notifications on: the demo agent on a store that is
 //! also the push outbox, its JWKS published, and a delivery worker that
 //! retries fast and may deliver to 127.0.0.1 (where the test receivers
-//! listen).
+//! listen): `switchboard_push::testing::options`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_core::push::PushStore;
 use switchboard_core::{PushConfigLimits, RequestHandler, TaskStore};
-use switchboard_push::{KeySet, PushOptions, PushWorker, RetryPolicy};
+use switchboard_push::{KeySet, PushWorker};
 use tokio_util::sync::CancellationToken;
 
 use super::TestServer;
@@ -48,14 +48,7 @@ impl PushServer {
         let keys = Arc::new(KeySet::generate().unwrap());
         let k = keys.clone();
         let server = TestServer::start_with(move |s| s.jwks(k), handler).await;
-        let mut options = PushOptions::new(&server.base, keys.clone());
-        options.ssrf.allow_hosts = vec!["127.0.0.1".into()];
-        options.poll_interval = Duration::from_millis(50);
-        options.retry = RetryPolicy {
-            base: Duration::from_millis(20),
-            max: Duration::from_millis(100),
-            max_attempts: 1000,
-        };
+        let options = switchboard_push::testing::options(&server.base, keys.clone());
         let stop = CancellationToken::new();
         let worker = PushWorker::spawn(store, options, stop.clone()).unwrap();
         PushServer {

@@ -1,31 +1,18 @@
-//! The shared `PushStore` conformance suite on SQLite (file and in memory),
-//! plus what only a durable store can show: notifications queued by group
-//! commits and by lone commits alike, and the outbox surviving a reopen.
+//! The outbox on SQLite beyond the shared `PushStore` conformance suite
+//! (which `conformance.rs` runs): what only a durable store can show,
+//! notifications queued by group commits and by lone commits alike, and the
+//! outbox surviving a reopen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use switchboard_core::TaskStore;
 use switchboard_core::push::{PushConfig, PushStore, conformance};
 use switchboard_core::store::conformance::fixtures::working_record as record;
 use switchboard_protocol::StreamResponse;
 use switchboard_store_sqlite::SqliteStore;
-
-#[tokio::test]
-async fn push_conforms_on_a_file() {
-    let (_dir, store) = common::open_temp("push.db").await;
-    conformance::run_all(&store).await;
-    store.close().await;
-}
-
-#[tokio::test]
-async fn push_conforms_in_memory() {
-    let store = SqliteStore::open_in_memory().await.unwrap();
-    conformance::run_all(&store).await;
-}
 
 fn hook(task: &str) -> PushConfig {
     PushConfig {
@@ -78,18 +65,8 @@ async fn group_commits_queue_and_the_outbox_survives_reopen() {
         "the outbox is durable"
     );
     let mut seen = std::collections::HashMap::<String, Vec<u64>>::new();
-    loop {
-        let items = store
-            .claim(chrono::Utc::now(), 64, Duration::from_secs(30))
-            .await
-            .unwrap();
-        if items.is_empty() {
-            break;
-        }
-        for i in items {
-            seen.entry(i.task_id.clone()).or_default().push(i.seq);
-            store.ack(i.id).await.unwrap();
-        }
+    for i in conformance::drain(&store).await {
+        seen.entry(i.task_id).or_default().push(i.seq);
     }
     assert_eq!(seen.len(), 40);
     for (t, seqs) in seen {
