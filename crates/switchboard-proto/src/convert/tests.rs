@@ -319,3 +319,70 @@ fn the_card_round_trips_with_security_schemes() {
     let back = p::AgentCard::try_from(wire(&pb::AgentCard::from(&card))).unwrap();
     assert_eq!(back, card);
 }
+
+/// Every scheme kind and every OAuth flow, each field set, goes to the
+/// proto oneof and back unchanged; what the card leaves out comes back as
+/// the proto3 defaults do (empty strings omitted, `pkceRequired` and
+/// `scopes` always written, an OAuth scheme without flows as `flows: {}`).
+#[test]
+fn every_security_scheme_kind_and_flow_round_trips() {
+    let flow_fields = serde_json::json!({
+        "authorizationUrl": "https://a", "deviceAuthorizationUrl": "https://d",
+        "tokenUrl": "https://t", "refreshUrl": "https://r", "scopes": {"x": "y"}, "pkceRequired": true
+    });
+    let kept = |keys: &[&str]| -> Value {
+        keys.iter()
+            .map(|k| (k.to_string(), flow_fields[*k].clone()))
+            .collect::<Map<_, _>>()
+            .into()
+    };
+    let cases = [
+        serde_json::json!({"apiKeySecurityScheme": {"description": "d", "location": "header", "name": "X-Key"}}),
+        serde_json::json!({"httpAuthSecurityScheme": {"description": "d", "scheme": "Bearer", "bearerFormat": "JWT"}}),
+        serde_json::json!({"openIdConnectSecurityScheme": {"description": "d", "openIdConnectUrl": "https://o"}}),
+        serde_json::json!({"mtlsSecurityScheme": {"description": "d"}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "authorizationCode": kept(&["authorizationUrl", "tokenUrl", "refreshUrl", "scopes", "pkceRequired"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "clientCredentials": kept(&["tokenUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "implicit": kept(&["authorizationUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "password": kept(&["tokenUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "deviceCode": kept(&["deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes"])}}}),
+    ];
+    for scheme in cases {
+        let proto = wire(&scheme_to_proto(&scheme));
+        assert_eq!(scheme_from_proto(proto).unwrap(), scheme);
+    }
+
+    // Left out in the card: proto3 defaults.
+    let sparse = [
+        (
+            serde_json::json!({"apiKeySecurityScheme": {"name": "X-Key"}}),
+            serde_json::json!({"apiKeySecurityScheme": {"name": "X-Key"}}),
+        ),
+        (
+            serde_json::json!({"oauth2SecurityScheme": {}}),
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {}}}),
+        ),
+        (
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {"authorizationCode": {}}}}),
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {"authorizationCode": {"scopes": {}, "pkceRequired": false}}}}),
+        ),
+    ];
+    for (card, back) in sparse {
+        assert_eq!(
+            scheme_from_proto(wire(&scheme_to_proto(&card))).unwrap(),
+            back
+        );
+    }
+
+    // A kind we do not know has no proto form, and a proto scheme without a kind is refused.
+    assert_eq!(
+        scheme_to_proto(&serde_json::json!({"magic": {}})).scheme,
+        None
+    );
+    assert!(scheme_from_proto(pb::SecurityScheme { scheme: None }).is_err());
+}
