@@ -69,8 +69,9 @@ impl ConvertError {
 
 type R<T> = Result<T, ConvertError>;
 
-fn opt(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
+/// A proto3 scalar without presence: its default value (`""`, `0`) is unset.
+fn opt<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
 }
 
 fn opt_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -681,24 +682,44 @@ impl TryFrom<pb::SendMessageRequest> for p::SendMessageRequest {
     }
 }
 
-impl From<&p::GetTaskRequest> for pb::GetTaskRequest {
-    fn from(x: &p::GetTaskRequest) -> Self {
-        pb::GetTaskRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            id: x.id.clone(),
-            history_length: x.history_length,
+/// The two conversions of a request whose fields have the same names in
+/// both forms, from one list of its fields: a field moves as it is, or
+/// (`opt`) by the presence rule of a proto3 scalar, whose default is unset.
+/// The borrowed form, which clients send, converts a clone.
+macro_rules! request_both_ways {
+    ($($canonical:ident <=> $wire:ident { $($field:ident $(: $how:ident)?),* $(,)? })+) => {$(
+        impl From<&p::$canonical> for pb::$wire {
+            fn from(x: &p::$canonical) -> Self {
+                let x = x.clone();
+                pb::$wire { $($field: request_both_ways!(@down x.$field $(, $how)?)),* }
+            }
         }
-    }
+
+        impl From<pb::$wire> for p::$canonical {
+            fn from(x: pb::$wire) -> Self {
+                p::$canonical { $($field: request_both_ways!(@up x.$field $(, $how)?)),* }
+            }
+        }
+    )+};
+    (@down $value:expr) => { $value };
+    (@down $value:expr, opt) => { $value.unwrap_or_default() };
+    (@up $value:expr) => { $value };
+    (@up $value:expr, opt) => { opt($value) };
 }
 
-impl From<pb::GetTaskRequest> for p::GetTaskRequest {
-    fn from(x: pb::GetTaskRequest) -> Self {
-        p::GetTaskRequest {
-            tenant: opt(x.tenant),
-            id: x.id,
-            history_length: x.history_length,
-        }
+// `page_size` is not `optional` in the proto: 0 means "server default".
+request_both_ways! {
+    GetTaskRequest <=> GetTaskRequest { tenant: opt, id, history_length }
+    SubscribeToTaskRequest <=> SubscribeToTaskRequest { tenant: opt, id }
+    TaskPushNotificationConfigRef <=> GetTaskPushNotificationConfigRequest { tenant: opt, task_id, id }
+    TaskPushNotificationConfigRef <=> DeleteTaskPushNotificationConfigRequest { tenant: opt, task_id, id }
+    ListTaskPushNotificationConfigsRequest <=> ListTaskPushNotificationConfigsRequest {
+        tenant: opt,
+        task_id,
+        page_size: opt,
+        page_token: opt,
     }
+    GetExtendedAgentCardRequest <=> GetExtendedAgentCardRequest { tenant: opt }
 }
 
 impl From<&p::ListTasksRequest> for pb::ListTasksRequest {
@@ -788,91 +809,6 @@ impl TryFrom<pb::CancelTaskRequest> for p::CancelTaskRequest {
     }
 }
 
-impl From<&p::SubscribeToTaskRequest> for pb::SubscribeToTaskRequest {
-    fn from(x: &p::SubscribeToTaskRequest) -> Self {
-        pb::SubscribeToTaskRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::SubscribeToTaskRequest> for p::SubscribeToTaskRequest {
-    fn from(x: pb::SubscribeToTaskRequest) -> Self {
-        p::SubscribeToTaskRequest {
-            tenant: opt(x.tenant),
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::TaskPushNotificationConfigRef> for pb::GetTaskPushNotificationConfigRequest {
-    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
-        pb::GetTaskPushNotificationConfigRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::GetTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
-    fn from(x: pb::GetTaskPushNotificationConfigRequest) -> Self {
-        p::TaskPushNotificationConfigRef {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::TaskPushNotificationConfigRef> for pb::DeleteTaskPushNotificationConfigRequest {
-    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
-        pb::DeleteTaskPushNotificationConfigRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::DeleteTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
-    fn from(x: pb::DeleteTaskPushNotificationConfigRequest) -> Self {
-        p::TaskPushNotificationConfigRef {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::ListTaskPushNotificationConfigsRequest>
-    for pb::ListTaskPushNotificationConfigsRequest
-{
-    fn from(x: &p::ListTaskPushNotificationConfigsRequest) -> Self {
-        pb::ListTaskPushNotificationConfigsRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            page_size: x.page_size.unwrap_or(0),
-            page_token: x.page_token.clone().unwrap_or_default(),
-        }
-    }
-}
-
-impl From<pb::ListTaskPushNotificationConfigsRequest>
-    for p::ListTaskPushNotificationConfigsRequest
-{
-    fn from(x: pb::ListTaskPushNotificationConfigsRequest) -> Self {
-        p::ListTaskPushNotificationConfigsRequest {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            // Not `optional` in the proto: 0 means "server default".
-            page_size: (x.page_size != 0).then_some(x.page_size),
-            page_token: opt(x.page_token),
-        }
-    }
-}
-
 impl From<&p::ListTaskPushNotificationConfigsResponse>
     for pb::ListTaskPushNotificationConfigsResponse
 {
@@ -891,22 +827,6 @@ impl From<pb::ListTaskPushNotificationConfigsResponse>
         p::ListTaskPushNotificationConfigsResponse {
             configs: x.configs.into_iter().map(Into::into).collect(),
             next_page_token: x.next_page_token,
-        }
-    }
-}
-
-impl From<&p::GetExtendedAgentCardRequest> for pb::GetExtendedAgentCardRequest {
-    fn from(x: &p::GetExtendedAgentCardRequest) -> Self {
-        pb::GetExtendedAgentCardRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-        }
-    }
-}
-
-impl From<pb::GetExtendedAgentCardRequest> for p::GetExtendedAgentCardRequest {
-    fn from(x: pb::GetExtendedAgentCardRequest) -> Self {
-        p::GetExtendedAgentCardRequest {
-            tenant: opt(x.tenant),
         }
     }
 }

@@ -386,3 +386,58 @@ fn every_security_scheme_kind_and_flow_round_trips() {
     );
     assert!(scheme_from_proto(pb::SecurityScheme { scheme: None }).is_err());
 }
+
+/// The requests converted field by field round-trip, with and without
+/// their optional fields (an unset one is the proto3 default on the wire).
+#[test]
+fn the_plain_requests_round_trip() {
+    fn round_trip<C, W>(canonical: C)
+    where
+        C: Clone + PartialEq + std::fmt::Debug + From<W>,
+        W: prost::Message + Default + for<'a> From<&'a C>,
+    {
+        assert_eq!(C::from(wire(&W::from(&canonical))), canonical);
+    }
+    for tenant in [None, Some("t".to_string())] {
+        round_trip::<_, pb::GetTaskRequest>(p::GetTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+            history_length: Some(0),
+        });
+        round_trip::<_, pb::GetTaskRequest>(p::GetTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+            history_length: None,
+        });
+        round_trip::<_, pb::SubscribeToTaskRequest>(p::SubscribeToTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+        });
+        let config = p::TaskPushNotificationConfigRef {
+            tenant: tenant.clone(),
+            task_id: "x".into(),
+            id: "c".into(),
+        };
+        round_trip::<_, pb::GetTaskPushNotificationConfigRequest>(config.clone());
+        round_trip::<_, pb::DeleteTaskPushNotificationConfigRequest>(config);
+        for (page_size, page_token) in [(None, None), (Some(5), Some("p".to_string()))] {
+            let list = p::ListTaskPushNotificationConfigsRequest {
+                tenant: tenant.clone(),
+                task_id: "x".into(),
+                page_size,
+                page_token,
+            };
+            round_trip::<_, pb::ListTaskPushNotificationConfigsRequest>(list);
+        }
+        round_trip::<_, pb::GetExtendedAgentCardRequest>(p::GetExtendedAgentCardRequest { tenant });
+    }
+    // `page_size: 0` is "server default" on the wire, and reads as unset.
+    let zero = pb::ListTaskPushNotificationConfigsRequest {
+        page_size: 0,
+        ..Default::default()
+    };
+    assert_eq!(
+        p::ListTaskPushNotificationConfigsRequest::from(zero).page_size,
+        None
+    );
+}
