@@ -69,8 +69,9 @@ impl ConvertError {
 
 type R<T> = Result<T, ConvertError>;
 
-fn opt(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
+/// A proto3 scalar without presence: its default value (`""`, `0`) is unset.
+fn opt<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
 }
 
 fn opt_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -681,24 +682,44 @@ impl TryFrom<pb::SendMessageRequest> for p::SendMessageRequest {
     }
 }
 
-impl From<&p::GetTaskRequest> for pb::GetTaskRequest {
-    fn from(x: &p::GetTaskRequest) -> Self {
-        pb::GetTaskRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            id: x.id.clone(),
-            history_length: x.history_length,
+/// The two conversions of a request whose fields have the same names in
+/// both forms, from one list of its fields: a field moves as it is, or
+/// (`opt`) by the presence rule of a proto3 scalar, whose default is unset.
+/// The borrowed form, which clients send, converts a clone.
+macro_rules! request_both_ways {
+    ($($canonical:ident <=> $wire:ident { $($field:ident $(: $how:ident)?),* $(,)? })+) => {$(
+        impl From<&p::$canonical> for pb::$wire {
+            fn from(x: &p::$canonical) -> Self {
+                let x = x.clone();
+                pb::$wire { $($field: request_both_ways!(@down x.$field $(, $how)?)),* }
+            }
         }
-    }
+
+        impl From<pb::$wire> for p::$canonical {
+            fn from(x: pb::$wire) -> Self {
+                p::$canonical { $($field: request_both_ways!(@up x.$field $(, $how)?)),* }
+            }
+        }
+    )+};
+    (@down $value:expr) => { $value };
+    (@down $value:expr, opt) => { $value.unwrap_or_default() };
+    (@up $value:expr) => { $value };
+    (@up $value:expr, opt) => { opt($value) };
 }
 
-impl From<pb::GetTaskRequest> for p::GetTaskRequest {
-    fn from(x: pb::GetTaskRequest) -> Self {
-        p::GetTaskRequest {
-            tenant: opt(x.tenant),
-            id: x.id,
-            history_length: x.history_length,
-        }
+// `page_size` is not `optional` in the proto: 0 means "server default".
+request_both_ways! {
+    GetTaskRequest <=> GetTaskRequest { tenant: opt, id, history_length }
+    SubscribeToTaskRequest <=> SubscribeToTaskRequest { tenant: opt, id }
+    TaskPushNotificationConfigRef <=> GetTaskPushNotificationConfigRequest { tenant: opt, task_id, id }
+    TaskPushNotificationConfigRef <=> DeleteTaskPushNotificationConfigRequest { tenant: opt, task_id, id }
+    ListTaskPushNotificationConfigsRequest <=> ListTaskPushNotificationConfigsRequest {
+        tenant: opt,
+        task_id,
+        page_size: opt,
+        page_token: opt,
     }
+    GetExtendedAgentCardRequest <=> GetExtendedAgentCardRequest { tenant: opt }
 }
 
 impl From<&p::ListTasksRequest> for pb::ListTasksRequest {
@@ -788,91 +809,6 @@ impl TryFrom<pb::CancelTaskRequest> for p::CancelTaskRequest {
     }
 }
 
-impl From<&p::SubscribeToTaskRequest> for pb::SubscribeToTaskRequest {
-    fn from(x: &p::SubscribeToTaskRequest) -> Self {
-        pb::SubscribeToTaskRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::SubscribeToTaskRequest> for p::SubscribeToTaskRequest {
-    fn from(x: pb::SubscribeToTaskRequest) -> Self {
-        p::SubscribeToTaskRequest {
-            tenant: opt(x.tenant),
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::TaskPushNotificationConfigRef> for pb::GetTaskPushNotificationConfigRequest {
-    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
-        pb::GetTaskPushNotificationConfigRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::GetTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
-    fn from(x: pb::GetTaskPushNotificationConfigRequest) -> Self {
-        p::TaskPushNotificationConfigRef {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::TaskPushNotificationConfigRef> for pb::DeleteTaskPushNotificationConfigRequest {
-    fn from(x: &p::TaskPushNotificationConfigRef) -> Self {
-        pb::DeleteTaskPushNotificationConfigRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            id: x.id.clone(),
-        }
-    }
-}
-
-impl From<pb::DeleteTaskPushNotificationConfigRequest> for p::TaskPushNotificationConfigRef {
-    fn from(x: pb::DeleteTaskPushNotificationConfigRequest) -> Self {
-        p::TaskPushNotificationConfigRef {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            id: x.id,
-        }
-    }
-}
-
-impl From<&p::ListTaskPushNotificationConfigsRequest>
-    for pb::ListTaskPushNotificationConfigsRequest
-{
-    fn from(x: &p::ListTaskPushNotificationConfigsRequest) -> Self {
-        pb::ListTaskPushNotificationConfigsRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-            task_id: x.task_id.clone(),
-            page_size: x.page_size.unwrap_or(0),
-            page_token: x.page_token.clone().unwrap_or_default(),
-        }
-    }
-}
-
-impl From<pb::ListTaskPushNotificationConfigsRequest>
-    for p::ListTaskPushNotificationConfigsRequest
-{
-    fn from(x: pb::ListTaskPushNotificationConfigsRequest) -> Self {
-        p::ListTaskPushNotificationConfigsRequest {
-            tenant: opt(x.tenant),
-            task_id: x.task_id,
-            // Not `optional` in the proto: 0 means "server default".
-            page_size: (x.page_size != 0).then_some(x.page_size),
-            page_token: opt(x.page_token),
-        }
-    }
-}
-
 impl From<&p::ListTaskPushNotificationConfigsResponse>
     for pb::ListTaskPushNotificationConfigsResponse
 {
@@ -891,22 +827,6 @@ impl From<pb::ListTaskPushNotificationConfigsResponse>
         p::ListTaskPushNotificationConfigsResponse {
             configs: x.configs.into_iter().map(Into::into).collect(),
             next_page_token: x.next_page_token,
-        }
-    }
-}
-
-impl From<&p::GetExtendedAgentCardRequest> for pb::GetExtendedAgentCardRequest {
-    fn from(x: &p::GetExtendedAgentCardRequest) -> Self {
-        pb::GetExtendedAgentCardRequest {
-            tenant: x.tenant.clone().unwrap_or_default(),
-        }
-    }
-}
-
-impl From<pb::GetExtendedAgentCardRequest> for p::GetExtendedAgentCardRequest {
-    fn from(x: pb::GetExtendedAgentCardRequest) -> Self {
-        p::GetExtendedAgentCardRequest {
-            tenant: opt(x.tenant),
         }
     }
 }
@@ -1094,103 +1014,64 @@ impl TryFrom<pb::AgentCard> for p::AgentCard {
 
 // ---- security schemes (JSON in the canonical card) ---------------------------
 
-fn s(v: &Value, key: &str) -> String {
-    v.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+/// A piece of a security scheme: a proto value that stands in the card's
+/// ProtoJSON as a JSON value. Reading is lenient like the rest of the card
+/// (a missing or mistyped field is the proto3 default); writing leaves
+/// empty strings out, as proto3 strings have no presence.
+trait SchemeJson: Sized {
+    /// The value at `v` (`None`: the field is absent).
+    fn read(v: Option<&Value>) -> Self;
+    /// The JSON form.
+    fn write(self) -> Value;
 }
 
-fn scopes(v: &Value) -> HashMap<String, String> {
-    v.get("scopes")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
+impl SchemeJson for String {
+    fn read(v: Option<&Value>) -> Self {
+        v.and_then(Value::as_str).unwrap_or_default().to_string()
+    }
+    fn write(self) -> Value {
+        Value::String(self)
+    }
 }
 
-/// The `SecurityScheme` oneof of a ProtoJSON security scheme object. A
-/// kind we do not know maps to an empty scheme (the card is ours, so this
-/// only happens when the card was configured with a typo).
-fn scheme_to_proto(v: &Value) -> pb::SecurityScheme {
-    use pb::o_auth_flows::Flow;
-    use pb::security_scheme::Scheme;
-    let scheme = if let Some(x) = v.get("apiKeySecurityScheme") {
-        Some(Scheme::ApiKeySecurityScheme(pb::ApiKeySecurityScheme {
-            description: s(x, "description"),
-            location: s(x, "location"),
-            name: s(x, "name"),
-        }))
-    } else if let Some(x) = v.get("httpAuthSecurityScheme") {
-        Some(Scheme::HttpAuthSecurityScheme(pb::HttpAuthSecurityScheme {
-            description: s(x, "description"),
-            scheme: s(x, "scheme"),
-            bearer_format: s(x, "bearerFormat"),
-        }))
-    } else if let Some(x) = v.get("oauth2SecurityScheme") {
-        let f = x.get("flows").cloned().unwrap_or(Value::Null);
-        let flow = if let Some(y) = f.get("authorizationCode") {
-            Some(Flow::AuthorizationCode(pb::AuthorizationCodeOAuthFlow {
-                authorization_url: s(y, "authorizationUrl"),
-                token_url: s(y, "tokenUrl"),
-                refresh_url: s(y, "refreshUrl"),
-                scopes: scopes(y),
-                pkce_required: y
-                    .get("pkceRequired")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            }))
-        } else if let Some(y) = f.get("clientCredentials") {
-            Some(Flow::ClientCredentials(pb::ClientCredentialsOAuthFlow {
-                token_url: s(y, "tokenUrl"),
-                refresh_url: s(y, "refreshUrl"),
-                scopes: scopes(y),
-            }))
-        } else if let Some(y) = f.get("implicit") {
-            Some(Flow::Implicit(pb::ImplicitOAuthFlow {
-                authorization_url: s(y, "authorizationUrl"),
-                refresh_url: s(y, "refreshUrl"),
-                scopes: scopes(y),
-            }))
-        } else if let Some(y) = f.get("password") {
-            Some(Flow::Password(pb::PasswordOAuthFlow {
-                token_url: s(y, "tokenUrl"),
-                refresh_url: s(y, "refreshUrl"),
-                scopes: scopes(y),
-            }))
-        } else {
-            f.get("deviceCode").map(|y| {
-                Flow::DeviceCode(pb::DeviceCodeOAuthFlow {
-                    device_authorization_url: s(y, "deviceAuthorizationUrl"),
-                    token_url: s(y, "tokenUrl"),
-                    refresh_url: s(y, "refreshUrl"),
-                    scopes: scopes(y),
-                })
+impl SchemeJson for bool {
+    fn read(v: Option<&Value>) -> Self {
+        v.and_then(Value::as_bool).unwrap_or(false)
+    }
+    fn write(self) -> Value {
+        Value::Bool(self)
+    }
+}
+
+/// OAuth scopes: name → description, written sorted by name.
+impl SchemeJson for HashMap<String, String> {
+    fn read(v: Option<&Value>) -> Self {
+        v.and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), String::read(Some(v))))
+                    .collect()
             })
-        };
-        Some(Scheme::Oauth2SecurityScheme(pb::OAuth2SecurityScheme {
-            description: s(x, "description"),
-            flows: Some(pb::OAuthFlows { flow }),
-            oauth2_metadata_url: s(x, "oauth2MetadataUrl"),
-        }))
-    } else if let Some(x) = v.get("openIdConnectSecurityScheme") {
-        Some(Scheme::OpenIdConnectSecurityScheme(
-            pb::OpenIdConnectSecurityScheme {
-                description: s(x, "description"),
-                open_id_connect_url: s(x, "openIdConnectUrl"),
-            },
-        ))
-    } else {
-        v.get("mtlsSecurityScheme").map(|x| {
-            Scheme::MtlsSecurityScheme(pb::MutualTlsSecurityScheme {
-                description: s(x, "description"),
-            })
-        })
-    };
-    pb::SecurityScheme { scheme }
+            .unwrap_or_default()
+    }
+    fn write(self) -> Value {
+        let sorted: BTreeMap<String, String> = self.into_iter().collect();
+        sorted
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect()
+    }
+}
+
+/// A message-typed field (an OAuth scheme's `flows`): always set going to
+/// proto, an unset one written as `{}`.
+impl<T: SchemeJson> SchemeJson for Option<T> {
+    fn read(v: Option<&Value>) -> Self {
+        Some(T::read(v))
+    }
+    fn write(self) -> Value {
+        self.map_or_else(|| obj(vec![]), T::write)
+    }
 }
 
 /// Builds a JSON object from (key, value) pairs, leaving out empty strings
@@ -1205,109 +1086,104 @@ fn obj(pairs: Vec<(&str, Value)>) -> Value {
     )
 }
 
-fn scopes_json(m: HashMap<String, String>) -> Value {
-    let sorted: BTreeMap<String, String> = m.into_iter().collect();
-    Value::Object(
-        sorted
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect(),
-    )
+/// [`SchemeJson`] for proto messages, from one table of their fields and
+/// JSON names: a plain message is an object of its fields; a message that
+/// is one oneof is an object with one key, the set case's.
+macro_rules! scheme_json {
+    ($($message:ident { $($field:ident: $name:literal),+ $(,)? })+) => {$(
+        impl SchemeJson for pb::$message {
+            fn read(v: Option<&Value>) -> Self {
+                pb::$message { $($field: SchemeJson::read(v.and_then(|v| v.get($name)))),+ }
+            }
+            fn write(self) -> Value {
+                obj(vec![$(($name, self.$field.write())),+])
+            }
+        }
+    )+};
+    ($($message:ident.$field:ident: $oneof:ident { $($case:ident: $name:literal),+ $(,)? })+) => {$(
+        impl SchemeJson for pb::$message {
+            /// The first case present, in the table's order.
+            fn read(v: Option<&Value>) -> Self {
+                let v = v.unwrap_or(&Value::Null);
+                let $field = None
+                    $(.or_else(|| v.get($name).map(|x| $oneof::$case(SchemeJson::read(Some(x))))))+;
+                pb::$message { $field }
+            }
+            fn write(self) -> Value {
+                match self.$field {
+                    $(Some($oneof::$case(x)) => obj(vec![($name, x.write())]),)+
+                    None => obj(vec![]),
+                }
+            }
+        }
+    )+};
 }
 
+use pb::o_auth_flows::Flow;
+use pb::security_scheme::Scheme;
+
+scheme_json! {
+    SecurityScheme.scheme: Scheme {
+        ApiKeySecurityScheme: "apiKeySecurityScheme",
+        HttpAuthSecurityScheme: "httpAuthSecurityScheme",
+        Oauth2SecurityScheme: "oauth2SecurityScheme",
+        OpenIdConnectSecurityScheme: "openIdConnectSecurityScheme",
+        MtlsSecurityScheme: "mtlsSecurityScheme",
+    }
+    OAuthFlows.flow: Flow {
+        AuthorizationCode: "authorizationCode",
+        ClientCredentials: "clientCredentials",
+        Implicit: "implicit",
+        Password: "password",
+        DeviceCode: "deviceCode",
+    }
+}
+
+scheme_json! {
+    ApiKeySecurityScheme { description: "description", location: "location", name: "name" }
+    HttpAuthSecurityScheme { description: "description", scheme: "scheme", bearer_format: "bearerFormat" }
+    OAuth2SecurityScheme {
+        description: "description",
+        flows: "flows",
+        oauth2_metadata_url: "oauth2MetadataUrl",
+    }
+    OpenIdConnectSecurityScheme { description: "description", open_id_connect_url: "openIdConnectUrl" }
+    MutualTlsSecurityScheme { description: "description" }
+    AuthorizationCodeOAuthFlow {
+        authorization_url: "authorizationUrl",
+        token_url: "tokenUrl",
+        refresh_url: "refreshUrl",
+        scopes: "scopes",
+        pkce_required: "pkceRequired",
+    }
+    ClientCredentialsOAuthFlow { token_url: "tokenUrl", refresh_url: "refreshUrl", scopes: "scopes" }
+    ImplicitOAuthFlow { authorization_url: "authorizationUrl", refresh_url: "refreshUrl", scopes: "scopes" }
+    PasswordOAuthFlow { token_url: "tokenUrl", refresh_url: "refreshUrl", scopes: "scopes" }
+    DeviceCodeOAuthFlow {
+        device_authorization_url: "deviceAuthorizationUrl",
+        token_url: "tokenUrl",
+        refresh_url: "refreshUrl",
+        scopes: "scopes",
+    }
+}
+
+/// The `SecurityScheme` oneof of a ProtoJSON security scheme object. A
+/// kind we do not know maps to an empty scheme (the card is ours, so this
+/// only happens when the card was configured with a typo).
+fn scheme_to_proto(v: &Value) -> pb::SecurityScheme {
+    pb::SecurityScheme::read(Some(v))
+}
+
+/// The ProtoJSON object of a proto security scheme; one without a kind is
+/// refused.
 fn scheme_from_proto(x: pb::SecurityScheme) -> R<Value> {
-    use pb::o_auth_flows::Flow;
-    use pb::security_scheme::Scheme;
-    let field = "security_schemes";
-    let (key, body) = match x
-        .scheme
-        .ok_or_else(|| ConvertError::invalid(field, "a security scheme has no kind"))?
-    {
-        Scheme::ApiKeySecurityScheme(a) => (
-            "apiKeySecurityScheme",
-            obj(vec![
-                ("description", a.description.into()),
-                ("location", a.location.into()),
-                ("name", a.name.into()),
-            ]),
-        ),
-        Scheme::HttpAuthSecurityScheme(a) => (
-            "httpAuthSecurityScheme",
-            obj(vec![
-                ("description", a.description.into()),
-                ("scheme", a.scheme.into()),
-                ("bearerFormat", a.bearer_format.into()),
-            ]),
-        ),
-        Scheme::Oauth2SecurityScheme(a) => {
-            let flows = match a.flows.and_then(|f| f.flow) {
-                Some(Flow::AuthorizationCode(f)) => obj(vec![(
-                    "authorizationCode",
-                    obj(vec![
-                        ("authorizationUrl", f.authorization_url.into()),
-                        ("tokenUrl", f.token_url.into()),
-                        ("refreshUrl", f.refresh_url.into()),
-                        ("scopes", scopes_json(f.scopes)),
-                        ("pkceRequired", f.pkce_required.into()),
-                    ]),
-                )]),
-                Some(Flow::ClientCredentials(f)) => obj(vec![(
-                    "clientCredentials",
-                    obj(vec![
-                        ("tokenUrl", f.token_url.into()),
-                        ("refreshUrl", f.refresh_url.into()),
-                        ("scopes", scopes_json(f.scopes)),
-                    ]),
-                )]),
-                Some(Flow::Implicit(f)) => obj(vec![(
-                    "implicit",
-                    obj(vec![
-                        ("authorizationUrl", f.authorization_url.into()),
-                        ("refreshUrl", f.refresh_url.into()),
-                        ("scopes", scopes_json(f.scopes)),
-                    ]),
-                )]),
-                Some(Flow::Password(f)) => obj(vec![(
-                    "password",
-                    obj(vec![
-                        ("tokenUrl", f.token_url.into()),
-                        ("refreshUrl", f.refresh_url.into()),
-                        ("scopes", scopes_json(f.scopes)),
-                    ]),
-                )]),
-                Some(Flow::DeviceCode(f)) => obj(vec![(
-                    "deviceCode",
-                    obj(vec![
-                        ("deviceAuthorizationUrl", f.device_authorization_url.into()),
-                        ("tokenUrl", f.token_url.into()),
-                        ("refreshUrl", f.refresh_url.into()),
-                        ("scopes", scopes_json(f.scopes)),
-                    ]),
-                )]),
-                None => obj(vec![]),
-            };
-            (
-                "oauth2SecurityScheme",
-                obj(vec![
-                    ("description", a.description.into()),
-                    ("flows", flows),
-                    ("oauth2MetadataUrl", a.oauth2_metadata_url.into()),
-                ]),
-            )
-        }
-        Scheme::OpenIdConnectSecurityScheme(a) => (
-            "openIdConnectSecurityScheme",
-            obj(vec![
-                ("description", a.description.into()),
-                ("openIdConnectUrl", a.open_id_connect_url.into()),
-            ]),
-        ),
-        Scheme::MtlsSecurityScheme(a) => (
-            "mtlsSecurityScheme",
-            obj(vec![("description", a.description.into())]),
-        ),
-    };
-    Ok(obj(vec![(key, body)]))
+    if x.scheme.is_none() {
+        return Err(ConvertError::invalid(
+            "security_schemes",
+            "a security scheme has no kind",
+        ));
+    }
+    Ok(x.write())
 }
 
 #[cfg(test)]

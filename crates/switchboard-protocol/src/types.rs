@@ -19,65 +19,91 @@ use crate::serde_util::{self, is_empty, null_as_default};
 /// Free-form key/value metadata (`google.protobuf.Struct`).
 pub type Metadata = Map<String, Value>;
 
-/// The life-cycle state of a task.
-///
-/// `Completed`, `Failed`, `Canceled` and `Rejected` are *terminal*: a task in
-/// one of them never changes again. `InputRequired` and `AuthRequired` are
-/// *interrupted*: the agent waits for the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum TaskState {
+/// Declares [`TaskState`] from one row per state, in proto number order:
+/// the variant, its proto name (how it is written), its short label, and
+/// any other spellings it is read from. Reading accepts the proto name, the
+/// label and those spellings, exactly (see [`TaskState::parse`] for the
+/// lenient form).
+macro_rules! task_states {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $label:literal $(, $alias:literal)*;)+) => {
+        /// The life-cycle state of a task.
+        ///
+        /// `Completed`, `Failed`, `Canceled` and `Rejected` are *terminal*: a task in
+        /// one of them never changes again. `InputRequired` and `AuthRequired` are
+        /// *interrupted*: the agent waits for the client.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum TaskState {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl TaskState {
+            /// All states, in proto number order.
+            pub const ALL: [TaskState; [$($name),+].len()] = [$(TaskState::$variant),+];
+
+            /// The proto enum name, e.g. `TASK_STATE_WORKING`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+
+            /// A short lowercase label for humans (`working`, `input-required`, ...).
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $label,)+
+                }
+            }
+
+            /// The state `name` spells exactly: its proto name, its label, or
+            /// another spelling it is read from.
+            fn from_wire_name(name: &str) -> Option<TaskState> {
+                match name {
+                    $($name | $label $(| $alias)* => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+task_states! {
     /// Unknown or not set.
-    #[serde(
-        rename = "TASK_STATE_UNSPECIFIED",
-        alias = "unknown",
-        alias = "UNRECOGNIZED"
-    )]
-    Unspecified,
+    Unspecified = "TASK_STATE_UNSPECIFIED", "unspecified", "unknown", "UNRECOGNIZED";
     /// Received, not yet started.
-    #[serde(rename = "TASK_STATE_SUBMITTED", alias = "submitted")]
-    Submitted,
+    Submitted = "TASK_STATE_SUBMITTED", "submitted";
     /// The agent is working on it.
-    #[serde(rename = "TASK_STATE_WORKING", alias = "working")]
-    Working,
+    Working = "TASK_STATE_WORKING", "working";
     /// Finished successfully (terminal).
-    #[serde(rename = "TASK_STATE_COMPLETED", alias = "completed")]
-    Completed,
+    Completed = "TASK_STATE_COMPLETED", "completed";
     /// Finished with an error (terminal).
-    #[serde(rename = "TASK_STATE_FAILED", alias = "failed")]
-    Failed,
+    Failed = "TASK_STATE_FAILED", "failed";
     /// Canceled by the client (terminal).
-    #[serde(
-        rename = "TASK_STATE_CANCELED",
-        alias = "canceled",
-        alias = "TASK_STATE_CANCELLED"
-    )]
-    Canceled,
+    Canceled = "TASK_STATE_CANCELED", "canceled", "TASK_STATE_CANCELLED";
     /// Waiting for more input from the client (interrupted).
-    #[serde(rename = "TASK_STATE_INPUT_REQUIRED", alias = "input-required")]
-    InputRequired,
+    InputRequired = "TASK_STATE_INPUT_REQUIRED", "input-required";
     /// The agent declined the task (terminal).
-    #[serde(rename = "TASK_STATE_REJECTED", alias = "rejected")]
-    Rejected,
+    Rejected = "TASK_STATE_REJECTED", "rejected";
     /// Waiting for out-of-band authentication (interrupted).
-    #[serde(rename = "TASK_STATE_AUTH_REQUIRED", alias = "auth-required")]
-    AuthRequired,
+    AuthRequired = "TASK_STATE_AUTH_REQUIRED", "auth-required";
+}
+
+/// Written as its proto name.
+impl Serialize for TaskState {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskState {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(d)?;
+        TaskState::from_wire_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown task state {name:?}")))
+    }
 }
 
 impl TaskState {
-    /// All states, in proto number order.
-    pub const ALL: [TaskState; 9] = [
-        TaskState::Unspecified,
-        TaskState::Submitted,
-        TaskState::Working,
-        TaskState::Completed,
-        TaskState::Failed,
-        TaskState::Canceled,
-        TaskState::InputRequired,
-        TaskState::Rejected,
-        TaskState::AuthRequired,
-    ];
-
     /// `true` for completed, failed, canceled and rejected.
     pub fn is_terminal(self) -> bool {
         matches!(
@@ -89,36 +115,6 @@ impl TaskState {
     /// `true` for input-required and auth-required.
     pub fn is_interrupted(self) -> bool {
         matches!(self, Self::InputRequired | Self::AuthRequired)
-    }
-
-    /// The proto enum name, e.g. `TASK_STATE_WORKING`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unspecified => "TASK_STATE_UNSPECIFIED",
-            Self::Submitted => "TASK_STATE_SUBMITTED",
-            Self::Working => "TASK_STATE_WORKING",
-            Self::Completed => "TASK_STATE_COMPLETED",
-            Self::Failed => "TASK_STATE_FAILED",
-            Self::Canceled => "TASK_STATE_CANCELED",
-            Self::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-            Self::Rejected => "TASK_STATE_REJECTED",
-            Self::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-        }
-    }
-
-    /// A short lowercase label for humans (`working`, `input-required`, ...).
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Unspecified => "unspecified",
-            Self::Submitted => "submitted",
-            Self::Working => "working",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Canceled => "canceled",
-            Self::InputRequired => "input-required",
-            Self::Rejected => "rejected",
-            Self::AuthRequired => "auth-required",
-        }
     }
 
     /// Parses the proto name or the short label (case-insensitive).

@@ -319,3 +319,125 @@ fn the_card_round_trips_with_security_schemes() {
     let back = p::AgentCard::try_from(wire(&pb::AgentCard::from(&card))).unwrap();
     assert_eq!(back, card);
 }
+
+/// Every scheme kind and every OAuth flow, each field set, goes to the
+/// proto oneof and back unchanged; what the card leaves out comes back as
+/// the proto3 defaults do (empty strings omitted, `pkceRequired` and
+/// `scopes` always written, an OAuth scheme without flows as `flows: {}`).
+#[test]
+fn every_security_scheme_kind_and_flow_round_trips() {
+    let flow_fields = serde_json::json!({
+        "authorizationUrl": "https://a", "deviceAuthorizationUrl": "https://d",
+        "tokenUrl": "https://t", "refreshUrl": "https://r", "scopes": {"x": "y"}, "pkceRequired": true
+    });
+    let kept = |keys: &[&str]| -> Value {
+        keys.iter()
+            .map(|k| (k.to_string(), flow_fields[*k].clone()))
+            .collect::<Map<_, _>>()
+            .into()
+    };
+    let cases = [
+        serde_json::json!({"apiKeySecurityScheme": {"description": "d", "location": "header", "name": "X-Key"}}),
+        serde_json::json!({"httpAuthSecurityScheme": {"description": "d", "scheme": "Bearer", "bearerFormat": "JWT"}}),
+        serde_json::json!({"openIdConnectSecurityScheme": {"description": "d", "openIdConnectUrl": "https://o"}}),
+        serde_json::json!({"mtlsSecurityScheme": {"description": "d"}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "authorizationCode": kept(&["authorizationUrl", "tokenUrl", "refreshUrl", "scopes", "pkceRequired"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "clientCredentials": kept(&["tokenUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "implicit": kept(&["authorizationUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "password": kept(&["tokenUrl", "refreshUrl", "scopes"])}}}),
+        serde_json::json!({"oauth2SecurityScheme": {"description": "d", "oauth2MetadataUrl": "https://m", "flows": {
+            "deviceCode": kept(&["deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes"])}}}),
+    ];
+    for scheme in cases {
+        let proto = wire(&scheme_to_proto(&scheme));
+        assert_eq!(scheme_from_proto(proto).unwrap(), scheme);
+    }
+
+    // Left out in the card: proto3 defaults.
+    let sparse = [
+        (
+            serde_json::json!({"apiKeySecurityScheme": {"name": "X-Key"}}),
+            serde_json::json!({"apiKeySecurityScheme": {"name": "X-Key"}}),
+        ),
+        (
+            serde_json::json!({"oauth2SecurityScheme": {}}),
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {}}}),
+        ),
+        (
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {"authorizationCode": {}}}}),
+            serde_json::json!({"oauth2SecurityScheme": {"flows": {"authorizationCode": {"scopes": {}, "pkceRequired": false}}}}),
+        ),
+    ];
+    for (card, back) in sparse {
+        assert_eq!(
+            scheme_from_proto(wire(&scheme_to_proto(&card))).unwrap(),
+            back
+        );
+    }
+
+    // A kind we do not know has no proto form, and a proto scheme without a kind is refused.
+    assert_eq!(
+        scheme_to_proto(&serde_json::json!({"magic": {}})).scheme,
+        None
+    );
+    assert!(scheme_from_proto(pb::SecurityScheme { scheme: None }).is_err());
+}
+
+/// The requests converted field by field round-trip, with and without
+/// their optional fields (an unset one is the proto3 default on the wire).
+#[test]
+fn the_plain_requests_round_trip() {
+    fn round_trip<C, W>(canonical: C)
+    where
+        C: Clone + PartialEq + std::fmt::Debug + From<W>,
+        W: prost::Message + Default + for<'a> From<&'a C>,
+    {
+        assert_eq!(C::from(wire(&W::from(&canonical))), canonical);
+    }
+    for tenant in [None, Some("t".to_string())] {
+        round_trip::<_, pb::GetTaskRequest>(p::GetTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+            history_length: Some(0),
+        });
+        round_trip::<_, pb::GetTaskRequest>(p::GetTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+            history_length: None,
+        });
+        round_trip::<_, pb::SubscribeToTaskRequest>(p::SubscribeToTaskRequest {
+            tenant: tenant.clone(),
+            id: "x".into(),
+        });
+        let config = p::TaskPushNotificationConfigRef {
+            tenant: tenant.clone(),
+            task_id: "x".into(),
+            id: "c".into(),
+        };
+        round_trip::<_, pb::GetTaskPushNotificationConfigRequest>(config.clone());
+        round_trip::<_, pb::DeleteTaskPushNotificationConfigRequest>(config);
+        for (page_size, page_token) in [(None, None), (Some(5), Some("p".to_string()))] {
+            let list = p::ListTaskPushNotificationConfigsRequest {
+                tenant: tenant.clone(),
+                task_id: "x".into(),
+                page_size,
+                page_token,
+            };
+            round_trip::<_, pb::ListTaskPushNotificationConfigsRequest>(list);
+        }
+        round_trip::<_, pb::GetExtendedAgentCardRequest>(p::GetExtendedAgentCardRequest { tenant });
+    }
+    // `page_size: 0` is "server default" on the wire, and reads as unset.
+    let zero = pb::ListTaskPushNotificationConfigsRequest {
+        page_size: 0,
+        ..Default::default()
+    };
+    assert_eq!(
+        p::ListTaskPushNotificationConfigsRequest::from(zero).page_size,
+        None
+    );
+}
