@@ -625,12 +625,16 @@ impl Drop for Busy {
 /// its extensions, the connection busy until its answer is sent, its body
 /// held to the minimum rate, and `408 Request Timeout` (closing the
 /// connection) in place of whatever the handler made of a body cut off.
-async fn answer(
-    mut service: impl HttpService,
+///
+/// The service is called here, before the returned future runs, so each
+/// connection calls the one service it holds: cloning it for every request
+/// would copy the boxed layers around it (an allocation each).
+fn answer<S: HttpService>(
+    service: &mut S,
     req: Request<Body>,
     peer: Peer,
-    conn: ConnHandle,
-) -> Result<Response<Body>, Infallible> {
+    conn: &ConnHandle,
+) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<S> {
     let busy = conn.busy();
     let limits = &conn.registry.limits;
     let (mut parts, body) = req.into_parts();
@@ -653,14 +657,17 @@ async fn answer(
         }
         _ => body,
     };
-    let Ok(resp) = service.call(Request::from_parts(parts, body)).await;
-    if too_slow.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-        return Ok(request_timeout());
+    let call = service.call(Request::from_parts(parts, body));
+    async move {
+        let Ok(resp) = call.await;
+        if too_slow.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+            return Ok(request_timeout());
+        }
+        if resp.body().is_end_stream() {
+            return Ok(resp);
+        }
+        Ok(resp.map(|body| Body::new(Held { body, _busy: busy })))
     }
-    if resp.body().is_end_stream() {
-        return Ok(resp);
-    }
-    Ok(resp.map(|body| Body::new(Held { body, _busy: busy })))
 }
 
 /// The answer to a request whose body came too slowly.
@@ -793,8 +800,12 @@ async fn serve_h1(
     // hyper's own would do the same with a timer made, registered and
     // dropped for every request.
     conn.bound_head_reads();
+    // hyper calls with `&self`, one request at a time; the lock is never
+    // contended, it only lends `answer` the `&mut` a tower service wants.
+    let service = Mutex::new(service);
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-        answer(service.clone(), req.map(Body::new), peer, conn.clone())
+        let mut service = service.lock().unwrap_or_else(PoisonError::into_inner);
+        answer(&mut *service, req.map(Body::new), peer, &conn)
     });
     // With upgrades, so a route added from outside can take over the
     // connection (`hyper::upgrade::on`, e.g. a WebSocket).
@@ -833,7 +844,7 @@ type Stream = Pin<Box<dyn Future<Output = ()> + Send>>;
 async fn serve_h2(
     io: Rewind<impl Io>,
     peer: Peer,
-    service: impl HttpService,
+    mut service: impl HttpService,
     stop: CancellationToken,
     handle: ConnHandle,
 ) {
@@ -872,13 +883,20 @@ async fn serve_h2(
             // streams queued, and hands over the streams that opened.
             match conn.poll_accept(cx) {
                 Poll::Ready(Some(Ok((req, respond)))) => {
-                    let stream = Box::pin(serve_stream(
-                        service.clone(),
+                    let (parts, recv) = req.into_parts();
+                    let body = Body::new(Incoming {
+                        length: content_length(&parts.headers),
+                        recv,
+                        data_done: false,
+                        done: false,
+                    });
+                    let call = answer(
+                        &mut service,
+                        Request::from_parts(parts, body),
                         peer,
-                        handle.clone(),
-                        req,
-                        respond,
-                    ));
+                        &handle,
+                    );
+                    let stream = Box::pin(serve_stream(call, respond));
                     if here.is_none() {
                         here = Some(stream);
                     } else {
@@ -907,28 +925,13 @@ async fn serve_h2(
     .await;
 }
 
-/// One stream: the request to the service, its answer back to the client.
+/// One stream: the request's answer (`call`, from [`answer`]) back to the
+/// client.
 async fn serve_stream(
-    service: impl HttpService,
-    peer: Peer,
-    conn: ConnHandle,
-    req: Request<RecvStream>,
+    call: impl Future<Output = Result<Response<Body>, Infallible>>,
     mut respond: SendResponse<Bytes>,
 ) {
-    let (parts, recv) = req.into_parts();
-    let length = content_length(&parts.headers);
-    let body = Body::new(Incoming {
-        recv,
-        length,
-        data_done: false,
-        done: false,
-    });
-    let mut call = pin!(answer(
-        service,
-        Request::from_parts(parts, body),
-        peer,
-        conn
-    ));
+    let mut call = pin!(call);
     // The answer, or `None` once the client resets the stream: it no longer
     // wants the answer, and dropping the call cancels the handler.
     let answer = poll_fn(|cx| match call.as_mut().poll(cx) {

@@ -105,10 +105,14 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Err(err) => return error(&err, &extra),
     }
     let agui = agui.map(|a| (a, call.clone()));
+    // The operation's future (the engine's, the agent's) is boxed: it is
+    // many kilobytes, and held inline it would make this handler's future
+    // as big, which axum and every layer around it then move by value
+    // several times per request (a memcpy each).
     let result = if is_v03 {
-        crate::jsonrpc_v03::dispatch(&app, call, &rpc).await
+        Box::pin(crate::jsonrpc_v03::dispatch(&app, call, &rpc)).await
     } else {
-        dispatch(&app, call, &rpc).await
+        Box::pin(dispatch(&app, call, &rpc)).await
     };
     let result = match agui_or_reply(&app, result, agui, &extra) {
         Ok(agui_stream) => return agui_stream,

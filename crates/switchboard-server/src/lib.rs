@@ -629,7 +629,13 @@ struct DispatchInner {
 impl tower::Service<axum::extract::Request> for Dispatch {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = futures::future::BoxFuture<'static, Result<Response, Self::Error>>;
+    /// The HTTP router's own future, unboxed: the layers around this
+    /// service box it anyway, and without layers the connection code takes
+    /// it as it is.
+    type Future = futures::future::Either<
+        axum::routing::future::RouteFuture<Infallible>,
+        futures::future::BoxFuture<'static, Result<Response, Self::Error>>,
+    >;
 
     fn poll_ready(
         &mut self,
@@ -640,18 +646,19 @@ impl tower::Service<axum::extract::Request> for Dispatch {
     }
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
-        use tower::ServiceExt as _;
+        use futures::future::Either;
         if !is_grpc(req.headers()) {
-            return Box::pin(self.0.http.clone().oneshot(req));
+            // The router is always ready (axum's `poll_ready` is `Ready`).
+            return Either::Left(self.0.http.clone().call(req));
         }
         #[cfg(feature = "grpc")]
         {
-            grpc_front::call(&self.0.gate, &self.0.grpc, req)
+            Either::Right(grpc_front::call(&self.0.gate, &self.0.grpc, req))
         }
         #[cfg(not(feature = "grpc"))]
         {
             let _ = &self.0.gate;
-            Box::pin(std::future::ready(Ok(grpc_unimplemented())))
+            Either::Right(Box::pin(std::future::ready(Ok(grpc_unimplemented()))))
         }
     }
 }
