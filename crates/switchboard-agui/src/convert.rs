@@ -132,6 +132,28 @@ impl ResumePoint {
     pub fn covers(&self, seq: u64, index: u32) -> bool {
         seq < self.seq || (seq == self.seq && self.index.is_none_or(|i| index <= i))
     }
+
+    /// The SSE id of event `index` of the `count` events item `seq`
+    /// converted to: what a client resumes from after it. The last event
+    /// stands for the whole item (`<seq>`), the others for themselves
+    /// (`<seq>.<index>`).
+    pub fn of_event(seq: u64, index: usize, count: usize) -> ResumePoint {
+        ResumePoint {
+            seq,
+            // A batch never holds anywhere near u32::MAX events.
+            index: (index + 1 != count).then_some(index as u32),
+        }
+    }
+}
+
+/// The SSE id: `<seq>` or `<seq>.<index>`, what [`ResumePoint::parse`] reads.
+impl std::fmt::Display for ResumePoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            None => write!(f, "{}", self.seq),
+            Some(i) => write!(f, "{}.{i}", self.seq),
+        }
+    }
 }
 
 /// How a converter names its run and whether it stamps events.
@@ -265,14 +287,42 @@ impl Converter {
 
     /// Converts one engine stream item.
     pub fn convert_logged(&mut self, item: &LoggedEvent) -> Vec<Frame> {
-        // A direct message reply travels with seq 0: it has no log position.
-        let seq = (item.seq > 0).then_some(item.seq);
-        self.convert(seq, &item.event)
+        self.convert(item_seq(item), &item.event)
     }
 
     /// Converts one A2A stream item (with its SSE id / log sequence number,
     /// if it has one) into the frames to send.
     pub fn convert(&mut self, seq: Option<u64>, item: &StreamResponse) -> Vec<Frame> {
+        let events = self.events(seq, item);
+        let n = events.len();
+        events
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let (Some(seq), Some(r)) = (seq, self.resume) else {
+                    return true;
+                };
+                !r.covers(seq, *i as u32)
+            })
+            .map(|(i, event)| Frame {
+                id: seq.map(|s| ResumePoint::of_event(s, i, n).to_string()),
+                event,
+            })
+            .collect()
+    }
+
+    /// Converts one engine stream item into its events without framing
+    /// them, for a writer that puts each one on the wire itself: event `i`
+    /// of the `n` is the frame [`ResumePoint::of_event`]`(seq, i, n)` (none
+    /// for seq 0, a direct reply), so no id is formatted before it is
+    /// written. Nothing is left out: a [`Converter::resuming`] converter
+    /// skips what the client has in [`Converter::convert_logged`] only.
+    pub fn convert_logged_events(&mut self, item: &LoggedEvent) -> Vec<Event> {
+        self.events(item_seq(item), &item.event)
+    }
+
+    /// Every event of one item, timestamped if the options say so.
+    fn events(&mut self, seq: Option<u64>, item: &StreamResponse) -> Vec<Event> {
         if self.over {
             return Vec::new();
         }
@@ -286,32 +336,14 @@ impl Converter {
             #[allow(unreachable_patterns)]
             _ => {}
         }
-        let events = std::mem::take(&mut self.out);
-        let n = events.len();
-        let now = self.options.timestamps.then(now_millis);
+        let mut events = std::mem::take(&mut self.out);
+        if self.options.timestamps {
+            let now = now_millis();
+            for event in &mut events {
+                event.timestamp = Some(now);
+            }
+        }
         events
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                let (Some(seq), Some(r)) = (seq, self.resume) else {
-                    return true;
-                };
-                !r.covers(seq, *i as u32)
-            })
-            .map(|(i, mut event)| {
-                event.timestamp = now;
-                Frame {
-                    id: seq.map(|s| {
-                        if i + 1 == n {
-                            s.to_string()
-                        } else {
-                            format!("{s}.{i}")
-                        }
-                    }),
-                    event,
-                }
-            })
-            .collect()
     }
 
     /// The A2A stream broke (or ended without an ending): closes the run
@@ -873,6 +905,12 @@ fn progress_payload(status: &TaskStatus, metadata: Option<&Metadata>) -> Option<
             .and_then(|m| m.metadata.as_ref())
             .and_then(find)
     })
+}
+
+/// An engine item's SSE id / log position: a direct message reply travels
+/// with seq 0, it has none.
+fn item_seq(item: &LoggedEvent) -> Option<u64> {
+    (item.seq > 0).then_some(item.seq)
 }
 
 fn now_millis() -> i64 {

@@ -12,6 +12,7 @@
 //! quality. The official encoder also picks protobuf for `*/*`, but curl and
 //! browsers send that, and they want text.
 
+use crate::convert::ResumePoint;
 use crate::events::Event;
 
 /// The media type of the SSE encoding.
@@ -73,12 +74,48 @@ pub fn write_sse_frame(out: &mut Vec<u8>, id: Option<&str>, event: &Event) {
         out.extend(id.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
         out.push(b'\n');
     }
+    write_data(out, event);
+}
+
+/// [`write_sse_frame`] for an event of the converter's
+/// ([`crate::Converter::convert_logged_events`]): its id is written
+/// straight from the numbers, never formatted into a string first.
+pub fn write_sse_event(out: &mut Vec<u8>, id: Option<ResumePoint>, event: &Event) {
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        push_decimal(out, id.seq);
+        if let Some(i) = id.index {
+            out.push(b'.');
+            push_decimal(out, i.into());
+        }
+        out.push(b'\n');
+    }
+    write_data(out, event);
+}
+
+/// The `data:` line of `event` and the blank line that ends its frame.
+fn write_data(out: &mut Vec<u8>, event: &Event) {
     out.extend_from_slice(b"data: ");
     // Serializing our own types into a Vec cannot fail: every map key is a string.
     if serde_json::to_writer(&mut *out, event).is_err() {
         out.extend_from_slice(b"{}");
     }
     out.extend_from_slice(b"\n\n");
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// One SSE frame for `event`, as text.

@@ -470,6 +470,43 @@ fn sse_frame_is_data_line_and_blank_line() {
 }
 
 #[test]
+fn an_event_framed_from_its_resume_point_is_the_frame_of_its_id_text() {
+    let e = Event::new(TextMessageEnd {
+        message_id: s("m1"),
+        subagent_run_id: None,
+    });
+    let points = [
+        None,
+        Some(crate::ResumePoint::of_event(0, 0, 1)),
+        Some(crate::ResumePoint::of_event(7, 0, 3)),
+        Some(crate::ResumePoint::of_event(7, 2, 3)),
+        Some(crate::ResumePoint::of_event(u64::MAX, 12, 40)),
+    ];
+    let texts = [
+        None,
+        Some("0"),
+        Some("7.0"),
+        Some("7"),
+        Some("18446744073709551615.12"),
+    ];
+    for (point, text) in points.into_iter().zip(texts) {
+        assert_eq!(point.map(|p| p.to_string()).as_deref(), text);
+        assert_eq!(
+            point.map(|p| crate::ResumePoint::parse(&p.to_string()).unwrap()),
+            point
+        );
+        let mut direct = Vec::new();
+        sse::write_sse_event(&mut direct, point, &e);
+        let mut from_text = Vec::new();
+        sse::write_sse_frame(&mut from_text, text, &e);
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            String::from_utf8(from_text).unwrap()
+        );
+    }
+}
+
+#[test]
 fn protobuf_is_chosen_only_when_named() {
     assert_eq!(Encoding::negotiate(None), Encoding::Sse);
     assert_eq!(Encoding::negotiate(Some("*/*")), Encoding::Sse);

@@ -50,9 +50,9 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt, stream};
 use http::{HeaderMap, HeaderValue, header};
 use switchboard_agui::proto::write_frame;
-use switchboard_agui::sse::{PROTO_MEDIA_TYPE, write_sse_frame};
+use switchboard_agui::sse::{PROTO_MEDIA_TYPE, write_sse_event};
 use switchboard_agui::{
-    Converter, ConverterOptions, Encoding, Frame, HectorTranslator, ResumePoint,
+    Converter, ConverterOptions, Encoding, Event, HectorTranslator, ResumePoint,
 };
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_protocol::{A2AError, Operation, SubscribeToTaskRequest};
@@ -170,10 +170,9 @@ pub(crate) fn response(
         Vocabulary::Official(Encoding::Sse) => {
             // One buffer per A2A event, every frame serialized straight into it.
             let chunks = batches.filter_map(|batch| {
-                let unsent = batch.unsent();
-                let mut out = Vec::with_capacity(unsent.len() * FRAME_SIZE_GUESS);
-                for frame in unsent {
-                    write_sse_frame(&mut out, frame.id.as_deref(), &frame.event);
+                let mut out = Vec::with_capacity(batch.unsent_count() * FRAME_SIZE_GUESS);
+                for (id, event) in batch.unsent() {
+                    write_sse_event(&mut out, id, event);
                 }
                 ready((!out.is_empty()).then(|| Bytes::from(out)))
             });
@@ -181,10 +180,9 @@ pub(crate) fn response(
         }
         Vocabulary::Official(Encoding::Protobuf) => {
             let bytes = batches.filter_map(|batch| {
-                let unsent = batch.unsent();
-                let mut out = Vec::with_capacity(unsent.len() * FRAME_SIZE_GUESS);
-                for frame in unsent {
-                    if let Err(e) = write_frame(&mut out, &frame.event) {
+                let mut out = Vec::with_capacity(batch.unsent_count() * FRAME_SIZE_GUESS);
+                for (_, event) in batch.unsent() {
+                    if let Err(e) = write_frame(&mut out, event) {
                         tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
                     }
                 }
@@ -202,14 +200,15 @@ pub(crate) fn response(
             let mut translator = HectorTranslator::new();
             let frames = batches
                 .flat_map(|batch| {
+                    let ids: Vec<_> = (0..batch.events.len()).map(|i| batch.id(i)).collect();
                     let delivered = batch.delivered;
-                    let frames = batch.frames.into_iter().enumerate();
-                    stream::iter(frames.map(move |(i, frame)| (frame, i < delivered)))
+                    let events = batch.events.into_iter().zip(ids).enumerate();
+                    stream::iter(events.map(move |(i, (event, id))| (event, id, i < delivered)))
                 })
-                .flat_map(move |(frame, seen)| {
+                .flat_map(move |(event, id, seen)| {
                     // The translator sees every event, delivered before or not:
                     // it keeps tool calls' arguments across them.
-                    let events = translator.translate(&frame.event);
+                    let events = translator.translate(&event);
                     let n = events.len();
                     let out: Vec<SseFrame> = if seen {
                         Vec::new()
@@ -220,7 +219,7 @@ pub(crate) fn response(
                             .map(|(i, e)| SseFrame {
                                 // Resuming is by AG-UI event: the id goes on the
                                 // last Hector event made from it.
-                                id: (i + 1 == n).then(|| frame.id.clone()).flatten(),
+                                id: id.filter(|_| i + 1 == n).map(|id| id.to_string()),
                                 event: Some(e.name),
                                 data: e.data.to_string(),
                             })
@@ -273,18 +272,36 @@ async fn whole_log(
 /// 100-200 bytes): a buffer this size per frame rarely grows.
 const FRAME_SIZE_GUESS: usize = 192;
 
-/// The frames converted from one A2A event.
+/// The AG-UI events converted from one A2A event, each one frame.
 struct Batch {
-    frames: Vec<Frame>,
+    /// The A2A event's log position; `None` for what has none (a direct
+    /// message reply, the `RUN_ERROR` of a broken stream): no frame ids.
+    seq: Option<u64>,
+    events: Vec<Event>,
+    /// How many events the A2A event converted to: the frame ids number
+    /// them among all, also when the run's end cut the batch short.
+    converted: usize,
     /// How many of the first frames the client had before it resumed: a
     /// resume point covers a prefix of each A2A event's frames.
     delivered: usize,
 }
 
 impl Batch {
-    /// The frames the client has yet to get.
-    fn unsent(&self) -> &[Frame] {
-        self.frames.get(self.delivered..).unwrap_or_default()
+    /// The SSE id of frame `i`.
+    fn id(&self, i: usize) -> Option<ResumePoint> {
+        self.seq
+            .map(|seq| ResumePoint::of_event(seq, i, self.converted))
+    }
+
+    /// How many frames the client has yet to get.
+    fn unsent_count(&self) -> usize {
+        self.events.len().saturating_sub(self.delivered)
+    }
+
+    /// The frames the client has yet to get: id and event.
+    fn unsent(&self) -> impl Iterator<Item = (Option<ResumePoint>, &Event)> {
+        let events = self.events.iter().enumerate().skip(self.delivered);
+        events.map(|(i, event)| (self.id(i), event))
     }
 }
 
@@ -304,11 +321,11 @@ fn until_run_ends(
             }
             let mut batch = batches.next().await?;
             let end = batch
-                .frames
+                .events
                 .iter()
-                .position(|frame| matches!(frame.event.type_name(), "RUN_FINISHED" | "RUN_ERROR"));
+                .position(|event| matches!(event.type_name(), "RUN_FINISHED" | "RUN_ERROR"));
             if let Some(i) = end {
-                batch.frames.truncate(i + 1);
+                batch.events.truncate(i + 1);
             }
             Some((batch, (batches, end.is_some())))
         },
@@ -325,18 +342,31 @@ fn converted(
     let mut converter = Converter::new(ConverterOptions::default());
     items.map(move |item| match item {
         Ok(ev) => {
-            let frames = converter.convert_logged(&ev);
-            let delivered = match resume {
-                Some(r) if ev.seq > 0 => (0..frames.len())
-                    .take_while(|&i| r.covers(ev.seq, i as u32))
+            // The converter's events straight: their ids are written as they go out.
+            let events = converter.convert_logged_events(&ev);
+            let seq = (ev.seq > 0).then_some(ev.seq);
+            let delivered = match (resume, seq) {
+                (Some(r), Some(seq)) => (0..events.len())
+                    .take_while(|&i| r.covers(seq, i as u32))
                     .count(),
                 _ => 0,
             };
-            Batch { frames, delivered }
+            Batch {
+                seq,
+                converted: events.len(),
+                events,
+                delivered,
+            }
         }
-        Err(e) => Batch {
-            frames: converter.fail(&e.to_string(), &format!("a2a:{}", e.reason())),
-            delivered: 0,
-        },
+        Err(e) => {
+            let frames = converter.fail(&e.to_string(), &format!("a2a:{}", e.reason()));
+            let events: Vec<Event> = frames.into_iter().map(|frame| frame.event).collect();
+            Batch {
+                seq: None,
+                converted: events.len(),
+                events,
+                delivered: 0,
+            }
+        }
     })
 }
