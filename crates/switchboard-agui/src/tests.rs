@@ -387,6 +387,20 @@ fn json_uses_the_wire_names_and_omits_absent_fields() {
         json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
                "outcome": {"type": "success"}, "timestamp": 5})
     );
+    // The text, in order: `type`, the kind's fields, then the base fields
+    // (with and without base fields, which are written by different paths).
+    assert_eq!(
+        serde_json::to_string(&e).unwrap(),
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"},"timestamp":5}"#
+    );
+    let e = Event {
+        timestamp: None,
+        ..e
+    };
+    assert_eq!(
+        serde_json::to_string(&e).unwrap(),
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"}}"#
+    );
     // No field is ever null, except inside values that are free JSON.
     fn no_null(v: &Value, path: &str) {
         match v {
