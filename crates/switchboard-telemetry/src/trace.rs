@@ -293,7 +293,14 @@ fn propagator() -> Option<&'static dyn Propagator> {
 /// The `traceparent` to send with an outgoing request made now: the
 /// current span's context (`None` without a pipeline).
 pub fn current() -> Option<TraceParent> {
-    propagator()?.context(&Span::current())
+    let propagator = propagator()?;
+    let span = Span::current();
+    // Outside any span (an unsampled request: the engine asks for every
+    // commit) there is nothing to send; the pipeline need not be asked.
+    if span.is_none() {
+        return None;
+    }
+    propagator.context(&span)
 }
 
 /// The span of one incoming request on `binding`, child of the caller's
