@@ -71,7 +71,7 @@
 //! [`Converter::resuming`], which rebuilds its state silently up to that point
 //! and sends only what follows.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
@@ -85,7 +85,7 @@ use switchboard_protocol::{
 use crate::events::*;
 use crate::hints::{PartHints, PartRole, read_tool_call, read_tool_result};
 use crate::patch::{diff, escape_token};
-use crate::state::StateDoc;
+use crate::state::{ArtifactEntry, StateDoc};
 
 /// The `activityType` of task-progress activities.
 pub const PROGRESS_ACTIVITY: &str = "a2a-task-progress";
@@ -240,9 +240,9 @@ pub struct Converter {
     /// The state document, and what the client has yet to get of it.
     state: StateDoc,
     /// Where each artifact last (re)started: its seq.
-    artifact_starts: HashMap<String, u64>,
+    artifact_starts: BTreeMap<String, u64>,
     /// How many blocks each key has opened (a reopened key gets `#n`).
-    openings: HashMap<String, u32>,
+    openings: BTreeMap<String, u32>,
     /// The progress activity's content as the client holds it.
     progress: Option<Value>,
     /// Events of the item being converted.
@@ -264,8 +264,8 @@ impl Converter {
             thread_id: String::new(),
             open: Vec::new(),
             state: StateDoc::default(),
-            artifact_starts: HashMap::new(),
-            openings: HashMap::new(),
+            artifact_starts: BTreeMap::new(),
+            openings: BTreeMap::new(),
             progress: None,
             out: Vec::new(),
         }
@@ -407,8 +407,7 @@ impl Converter {
         self.running = true;
         self.state.forget_client_copy();
         self.progress = None;
-        self.state.set("taskId", json!(task_id));
-        self.state.set("contextId", json!(context_id));
+        self.state.set_ids(task_id, context_id);
         let input = self.options.input.clone().map(Box::new);
         self.emit(RunStarted {
             thread_id: self.thread_id.clone(),
@@ -452,11 +451,8 @@ impl Converter {
             .timestamp
             .as_ref()
             .map(switchboard_protocol::serde_util::format_timestamp);
-        self.state.set_status([
-            ("message", text.as_deref()),
-            ("state", Some(state.label())),
-            ("timestamp", timestamp.as_deref()),
-        ]);
+        self.state
+            .set_status(text.as_deref(), state.label(), timestamp.as_deref());
         let progress = progress_payload(status, metadata);
         let has_progress = progress.is_some();
         if let Some(p) = progress {
@@ -588,17 +584,13 @@ impl Converter {
             self.state
                 .append_parts(&a.artifact_id, parts_json, last_chunk);
         } else {
-            let mut entry = Map::new();
-            entry.insert("parts".into(), Value::Array(parts_json));
-            entry.insert("lastChunk".into(), json!(last_chunk));
-            if let Some(n) = &a.name {
-                entry.insert("name".into(), json!(n));
-            }
-            if let Some(d) = &a.description {
-                entry.insert("description".into(), json!(d));
-            }
-            self.state
-                .put_artifact(&a.artifact_id, Value::Object(entry));
+            let entry = ArtifactEntry {
+                name: a.name.clone(),
+                description: a.description.clone(),
+                parts: parts_json,
+                last_chunk,
+            };
+            self.state.put_artifact(&a.artifact_id, entry);
             // A new start (or a replacement) begins new blocks.
             self.close_source(&source);
             self.artifact_starts.insert(a.artifact_id.clone(), seq);

@@ -16,21 +16,68 @@
 //!
 //! Each operation is made against the document as it was at that moment,
 //! so applied in order to the client's copy they give the document now.
+//!
+//! The document's fixed shape (the ids, the status's three texts, an
+//! artifact's entry) is kept in plain fields, not as JSON values: its
+//! strings are compared and replaced in place, and JSON is made only for
+//! what goes out (a snapshot, an operation's value). Only the artifacts'
+//! parts, which are any A2A part, are kept as JSON.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::convert::artifact_pointer;
 use crate::events::{EventKind, PatchOp, StateDelta, StateSnapshot};
-use crate::patch::{self, escape_token};
+use crate::patch;
+
+/// `/a2a/status`'s keys, in the document's (sorted) order, and their paths.
+const STATUS_KEYS: [&str; 3] = ["message", "state", "timestamp"];
+const STATUS_PATHS: [&str; 3] = [
+    "/a2a/status/message",
+    "/a2a/status/state",
+    "/a2a/status/timestamp",
+];
+
+/// The texts of `/a2a/status`, in [`STATUS_KEYS`] order; `None` leaves a key out.
+type Status = [Option<String>; 3];
+
+/// One artifact's entry under `/a2a/artifacts`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ArtifactEntry {
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    /// A2A 1.0 JSON parts, appended to as chunks arrive.
+    pub(crate) parts: Vec<Value>,
+    pub(crate) last_chunk: bool,
+}
+
+impl ArtifactEntry {
+    /// The entry as it is in the document.
+    fn to_value(&self) -> Value {
+        let mut entry = Map::new();
+        entry.insert("parts".into(), Value::Array(self.parts.clone()));
+        entry.insert("lastChunk".into(), Value::Bool(self.last_chunk));
+        if let Some(n) = &self.name {
+            entry.insert("name".into(), Value::from(n.as_str()));
+        }
+        if let Some(d) = &self.description {
+            entry.insert("description".into(), Value::from(d.as_str()));
+        }
+        Value::Object(entry)
+    }
+}
 
 /// The state document (`{"a2a": {…, "artifacts": {…}}}`, see
 /// [`crate::convert`]) and the operations the client has yet to get.
 #[derive(Debug, Default)]
 pub(crate) struct StateDoc {
-    /// Everything under `/a2a` but the artifacts.
-    a2a: Map<String, Value>,
+    /// `/a2a/taskId` and `/a2a/contextId`, once a run started.
+    ids: Option<(String, String)>,
+    /// `/a2a/status`, once there is one.
+    status: Option<Status>,
     /// `/a2a/artifacts`: artifact id → entry.
-    artifacts: Map<String, Value>,
+    artifacts: BTreeMap<String, ArtifactEntry>,
     /// A snapshot went out this run: changes go out as deltas.
     client_has_copy: bool,
     /// Changes since the client's copy, as operations on it.
@@ -40,8 +87,19 @@ pub(crate) struct StateDoc {
 impl StateDoc {
     /// The whole document as it is now.
     pub(crate) fn snapshot(&self) -> Value {
-        let mut a2a = self.a2a.clone();
-        a2a.insert("artifacts".into(), Value::Object(self.artifacts.clone()));
+        let mut artifacts = Map::new();
+        for (id, entry) in &self.artifacts {
+            artifacts.insert(id.clone(), entry.to_value());
+        }
+        let mut a2a = Map::new();
+        a2a.insert("artifacts".into(), Value::Object(artifacts));
+        if let Some((task_id, context_id)) = &self.ids {
+            a2a.insert("taskId".into(), Value::from(task_id.as_str()));
+            a2a.insert("contextId".into(), Value::from(context_id.as_str()));
+        }
+        if let Some(status) = &self.status {
+            a2a.insert("status".into(), status_value(status));
+        }
         let mut doc = Map::new();
         doc.insert("a2a".into(), Value::Object(a2a));
         Value::Object(doc)
@@ -54,94 +112,105 @@ impl StateDoc {
         self.pending.clear();
     }
 
-    /// Sets `/a2a/<key>` (`taskId`, `contextId`, `status`).
-    pub(crate) fn set(&mut self, key: &str, value: Value) {
+    /// Sets `/a2a/taskId` and `/a2a/contextId`.
+    pub(crate) fn set_ids(&mut self, task_id: &str, context_id: &str) {
         let recording = self.client_has_copy;
-        match self.a2a.get_mut(key) {
-            Some(old) if *old == value => {}
-            Some(old) => {
-                if recording {
-                    patch::diff_at(&format!("/a2a/{key}"), old, &value, &mut self.pending);
+        match &mut self.ids {
+            Some((task, context)) => {
+                for (path, old, new) in [
+                    ("/a2a/taskId", task, task_id),
+                    ("/a2a/contextId", context, context_id),
+                ] {
+                    if old.as_str() != new {
+                        if recording {
+                            self.pending.push(PatchOp::replace(path, Value::from(new)));
+                        }
+                        old.clear();
+                        old.push_str(new);
+                    }
                 }
-                *old = value;
             }
             None => {
                 if recording {
                     self.pending
-                        .push(PatchOp::add(format!("/a2a/{key}"), value.clone()));
+                        .push(PatchOp::add("/a2a/taskId", Value::from(task_id)));
+                    self.pending
+                        .push(PatchOp::add("/a2a/contextId", Value::from(context_id)));
                 }
-                self.a2a.insert(key.to_owned(), value);
+                self.ids = Some((task_id.to_owned(), context_id.to_owned()));
             }
         }
     }
 
-    /// Sets `/a2a/status` to the object of `fields` (key, text; a `None`
-    /// text leaves its key out), keys in the document's (sorted) order.
+    /// Sets `/a2a/status` to the object of its three texts (a `None` text
+    /// leaves its key out).
     ///
     /// The operations are those of diffing the new object against the old
     /// one ([`patch::diff_at`]: the old keys in order, replaced or removed,
-    /// then the new keys, added), but the stored object is changed in place
-    /// and a value is copied only when it changed: a status update mostly
-    /// changes the state alone.
-    pub(crate) fn set_status(&mut self, fields: [(&str, Option<&str>); 3]) {
-        debug_assert!(fields.is_sorted_by_key(|(k, _)| *k));
+    /// then the new keys, added), but a text is copied only when it
+    /// changed: a status update mostly changes the state alone.
+    pub(crate) fn set_status(
+        &mut self,
+        message: Option<&str>,
+        state: &str,
+        timestamp: Option<&str>,
+    ) {
+        let new = [message, Some(state), timestamp];
         let recording = self.client_has_copy;
-        let Some(Value::Object(old)) = self.a2a.get_mut("status") else {
-            let status = fields
-                .iter()
-                .filter_map(|&(k, v)| Some((k.to_owned(), Value::from(v?))))
-                .collect();
-            self.set("status", Value::Object(status));
+        let Some(old) = &mut self.status else {
+            let status: Status = new.map(|text| text.map(str::to_owned));
+            if recording {
+                self.pending
+                    .push(PatchOp::add("/a2a/status", status_value(&status)));
+            }
+            self.status = Some(status);
             return;
         };
-        let path = |k: &str| format!("/a2a/status/{}", escape_token(k));
-        let had: [bool; 3] = fields.map(|(k, _)| old.contains_key(k));
-        for ((k, new), had) in fields.iter().zip(had) {
-            if !had {
-                continue;
-            }
-            match (old.get_mut(*k), new) {
-                (Some(Value::String(o)), Some(n)) if o == n => {}
-                (Some(slot), Some(n)) => {
+        let had: [bool; 3] = std::array::from_fn(|i| old[i].is_some());
+        for ((slot, new), path) in old.iter_mut().zip(new).zip(STATUS_PATHS) {
+            match (slot.as_mut(), new) {
+                (Some(o), Some(n)) if o.as_str() == n => {}
+                (Some(o), Some(n)) => {
                     if recording {
-                        self.pending
-                            .push(PatchOp::replace(path(k), Value::from(*n)));
+                        self.pending.push(PatchOp::replace(path, Value::from(n)));
                     }
-                    *slot = Value::from(*n);
+                    o.clear();
+                    o.push_str(n);
                 }
-                (_, None) => {
+                (Some(_), None) => {
                     if recording {
-                        self.pending.push(PatchOp::remove(path(k)));
+                        self.pending.push(PatchOp::remove(path));
                     }
-                    old.remove(*k);
+                    *slot = None;
                 }
-                (None, Some(_)) => {}
+                (None, _) => {}
             }
         }
-        for ((k, new), had) in fields.iter().zip(had) {
+        for (((slot, new), had), path) in old.iter_mut().zip(new).zip(had).zip(STATUS_PATHS) {
             if let (false, Some(n)) = (had, new) {
                 if recording {
-                    self.pending.push(PatchOp::add(path(k), Value::from(*n)));
+                    self.pending.push(PatchOp::add(path, Value::from(n)));
                 }
-                old.insert((*k).to_owned(), Value::from(*n));
+                *slot = Some(n.to_owned());
             }
         }
     }
 
     /// Sets an artifact's whole entry (a new artifact, or one replaced).
-    pub(crate) fn put_artifact(&mut self, id: &str, entry: Value) {
+    pub(crate) fn put_artifact(&mut self, id: &str, entry: ArtifactEntry) {
         let recording = self.client_has_copy;
         match self.artifacts.get_mut(id) {
             Some(old) => {
                 if recording {
-                    patch::diff_at(&artifact_pointer(id), old, &entry, &mut self.pending);
+                    let path = artifact_pointer(id);
+                    patch::diff_at(&path, &old.to_value(), &entry.to_value(), &mut self.pending);
                 }
                 *old = entry;
             }
             None => {
                 if recording {
                     self.pending
-                        .push(PatchOp::add(artifact_pointer(id), entry.clone()));
+                        .push(PatchOp::add(artifact_pointer(id), entry.to_value()));
                 }
                 self.artifacts.insert(id.to_owned(), entry);
             }
@@ -152,39 +221,28 @@ impl StateDoc {
     /// (nothing changes when there is no such entry).
     pub(crate) fn append_parts(&mut self, id: &str, parts: Vec<Value>, last_chunk: bool) {
         let recording = self.client_has_copy;
-        let Some(Value::Object(entry)) = self.artifacts.get_mut(id) else {
+        let Some(entry) = self.artifacts.get_mut(id) else {
             return;
         };
         let at = artifact_pointer(id);
-        if let Some(Value::Array(old)) = entry.get_mut("parts") {
-            if recording {
-                let first = old.len();
-                self.pending.extend(
-                    parts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| PatchOp::add(format!("{at}/parts/{}", first + i), p.clone())),
-                );
-            }
-            old.extend(parts);
+        if recording {
+            let first = entry.parts.len();
+            self.pending.extend(
+                parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| PatchOp::add(format!("{at}/parts/{}", first + i), p.clone())),
+            );
         }
-        let last = Value::Bool(last_chunk);
-        match entry.get_mut("lastChunk") {
-            Some(old) if *old == last => {}
-            Some(old) => {
-                if recording {
-                    self.pending
-                        .push(PatchOp::replace(format!("{at}/lastChunk"), last.clone()));
-                }
-                *old = last;
+        entry.parts.extend(parts);
+        if entry.last_chunk != last_chunk {
+            if recording {
+                self.pending.push(PatchOp::replace(
+                    format!("{at}/lastChunk"),
+                    Value::Bool(last_chunk),
+                ));
             }
-            None => {
-                if recording {
-                    self.pending
-                        .push(PatchOp::add(format!("{at}/lastChunk"), last.clone()));
-                }
-                entry.insert("lastChunk".into(), last);
-            }
+            entry.last_chunk = last_chunk;
         }
     }
 
@@ -213,4 +271,15 @@ impl StateDoc {
             .into(),
         )
     }
+}
+
+/// The status as it is in the document: an object of the texts it has.
+fn status_value(status: &Status) -> Value {
+    let mut object = Map::new();
+    for (key, text) in STATUS_KEYS.iter().zip(status) {
+        if let Some(text) = text {
+            object.insert((*key).to_owned(), Value::from(text.as_str()));
+        }
+    }
+    Value::Object(object)
 }

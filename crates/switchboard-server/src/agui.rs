@@ -52,7 +52,7 @@ use http::{HeaderMap, HeaderValue, header};
 use switchboard_agui::proto::write_frame;
 use switchboard_agui::sse::{PROTO_MEDIA_TYPE, write_sse_event};
 use switchboard_agui::{
-    Converter, ConverterOptions, Encoding, Event, HectorTranslator, ResumePoint,
+    Converter, ConverterOptions, Encoding, Event, EventKind, HectorTranslator, ResumePoint,
 };
 use switchboard_core::{CallContext, EventStream, RequestHandler};
 use switchboard_protocol::{A2AError, Operation, SubscribeToTaskRequest};
@@ -320,10 +320,12 @@ fn until_run_ends(
                 return None;
             }
             let mut batch = batches.next().await?;
-            let end = batch
-                .events
-                .iter()
-                .position(|event| matches!(event.type_name(), "RUN_FINISHED" | "RUN_ERROR"));
+            let end = batch.events.iter().position(|event| {
+                matches!(
+                    event.kind,
+                    EventKind::RunFinished(_) | EventKind::RunError(_)
+                )
+            });
             if let Some(i) = end {
                 batch.events.truncate(i + 1);
             }
