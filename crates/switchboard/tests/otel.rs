@@ -308,6 +308,25 @@ async fn client_to_a_to_b_is_one_trace() {
     assert_eq!(delivery.parent, push_run.span_id);
 }
 
+/// Sends a JSON-RPC SendMessage of `text` (also its message id) to `base`,
+/// with `traceparent` when given; the answer's HTTP status.
+async fn send_message(
+    http: &reqwest::Client,
+    base: &str,
+    text: &str,
+    traceparent: Option<&str>,
+) -> reqwest::StatusCode {
+    let mut request = http.post(base).header("a2a-version", "1.0").json(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": {"role": "ROLE_USER", "messageId": text, "parts": [{"text": text}]}
+        }}),
+    );
+    if let Some(tp) = traceparent {
+        request = request.header("traceparent", tp);
+    }
+    request.send().await.unwrap().status()
+}
+
 /// `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`: `serve` exports its spans
 /// over OTLP/HTTP to `<endpoint>/v1/traces`, with the caller's
 /// `traceparent` as the parent.
@@ -329,17 +348,10 @@ async fn spans_reach_an_otlp_http_collector() {
     );
     let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
     let parent = "00f067aa0ba902b7";
-    let answer = reqwest::Client::new()
-        .post(serve.base())
-        .header("a2a-version", "1.0")
-        .header("traceparent", format!("00-{trace}-{parent}-01"))
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
-            "message": {"role": "ROLE_USER", "messageId": "h1", "parts": [{"text": "over http"}]}
-        }}))
-        .send()
-        .await
-        .unwrap();
-    assert!(answer.status().is_success(), "{}", serve.log());
+    let traceparent = format!("00-{trace}-{parent}-01");
+    let http = reqwest::Client::new();
+    let status = send_message(&http, &serve.base(), "over http", Some(&traceparent)).await;
+    assert!(status.is_success(), "{}", serve.log());
     // SIGTERM flushes the batch.
     assert!(serve.terminate(Duration::from_secs(20)), "{}", serve.log());
     let request = receiver
@@ -376,33 +388,19 @@ async fn the_sampler_decides_before_spans_are_made() {
         &dir.path().join("serve.log"),
     );
     let http = reqwest::Client::new();
-    let send = |text: String, traceparent: Option<String>| {
-        let mut request = http.post(serve.base()).header("a2a-version", "1.0").json(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
-                "message": {"role": "ROLE_USER", "messageId": text, "parts": [{"text": text}]}
-            }}),
-        );
-        if let Some(tp) = traceparent {
-            request = request.header("traceparent", tp);
-        }
-        async move {
-            let answer = request.send().await.unwrap();
-            assert!(answer.status().is_success());
-        }
-    };
+    let base = serve.base();
     let trace = |n: u32| format!("4bf92f3577b34da6a3ce929d{n:08x}");
     // Callers that decided: 20 sampled, 20 not.
     for n in 0..40 {
         let flags = if n % 2 == 0 { "01" } else { "00" };
-        send(
-            format!("p{n}"),
-            Some(format!("00-{}-00f067aa0ba902b7-{flags}", trace(n))),
-        )
-        .await;
+        let traceparent = format!("00-{}-00f067aa0ba902b7-{flags}", trace(n));
+        let status = send_message(&http, &base, &format!("p{n}"), Some(&traceparent)).await;
+        assert!(status.is_success(), "{}", serve.log());
     }
     // New traces: a quarter of 200.
     for n in 0..200 {
-        send(format!("r{n}"), None).await;
+        let status = send_message(&http, &base, &format!("r{n}"), None).await;
+        assert!(status.is_success(), "{}", serve.log());
     }
     assert!(serve.terminate(Duration::from_secs(20)), "{}", serve.log());
     // The 20 sampled callers' requests and runs arrive (the last one
