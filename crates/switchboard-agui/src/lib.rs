@@ -21,6 +21,9 @@
 //! [`hector`] renames the events into Hector's vocabulary (seed 004) for
 //! UIs built on it.
 //!
+//! [`hitl`] is the human-in-the-loop form vocabulary (`a2a.hitl.form` and
+//! its answer) that the converter and the bridge share.
+//!
 //! [`verify`] mirrors the official client's ordering rules, and [`patch`]
 //! makes and applies the RFC 6902 deltas of state and activities.
 //!
@@ -46,6 +49,7 @@ pub mod convert;
 pub mod events;
 pub mod hector;
 pub mod hints;
+pub mod hitl;
 pub mod patch;
 pub mod proto;
 pub mod sse;

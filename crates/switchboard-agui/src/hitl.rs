@@ -1,0 +1,120 @@
+//! Human-in-the-loop forms on A2A: the wire vocabulary both sides share.
+//!
+//! An agent that needs a person's decision pauses its task in
+//! `input-required` with a status message holding a text part (the
+//! question, for people and plain clients) and a data part that describes
+//! a form:
+//!
+//! ```json
+//! {"type": "a2a.hitl.form", "formId": "approve-1", "title": "Approve the transfer?",
+//!  "description": "…", "fields": [{"name": "approved", "type": "boolean"}], "metadata": {}}
+//! ```
+//!
+//! The answer is a follow-up message on the same task with a data part
+//!
+//! ```json
+//! {"type": "a2a.hitl.formResponse", "formId": "approve-1", "values": {"approved": true}}
+//! ```
+//!
+//! The converter ([`crate::convert`]) turns the pause into an AG-UI
+//! interrupt carrying the form; the bridge turns a run's `resume` into the
+//! response. The names follow the design of seed 003 (AG-UI issue #762).
+
+use serde_json::{Map, Value, json};
+use switchboard_protocol::{Message, Part, PartContent};
+
+/// The `type` of a form request's data part.
+pub const FORM_TYPE: &str = "a2a.hitl.form";
+/// The `type` of a form answer's data part.
+pub const FORM_RESPONSE_TYPE: &str = "a2a.hitl.formResponse";
+
+/// A form an agent asks a person to fill in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitlForm {
+    /// The form's id, echoed by the answer.
+    pub form_id: String,
+    /// The whole data part, as the agent sent it (title, fields, …).
+    pub data: Map<String, Value>,
+}
+
+impl HitlForm {
+    /// The form in `message`: its first data part of [`FORM_TYPE`] with a
+    /// string `formId`.
+    pub fn find(message: &Message) -> Option<HitlForm> {
+        message.parts.iter().find_map(HitlForm::from_part)
+    }
+
+    /// The form a part describes, if it is one.
+    pub fn from_part(part: &Part) -> Option<HitlForm> {
+        let PartContent::Data(Value::Object(data)) = &part.content else {
+            return None;
+        };
+        if data.get("type").and_then(Value::as_str) != Some(FORM_TYPE) {
+            return None;
+        }
+        let form_id = data.get("formId")?.as_str()?.to_owned();
+        Some(HitlForm {
+            form_id,
+            data: data.clone(),
+        })
+    }
+
+    /// The data part that answers this form with `values`.
+    pub fn response(&self, values: Value) -> Part {
+        Part::data(json!({
+            "type": FORM_RESPONSE_TYPE,
+            "formId": self.form_id,
+            "values": values,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_protocol::Role;
+
+    use super::*;
+
+    #[test]
+    fn finds_the_form_and_answers_it() {
+        let form = json!({"type": FORM_TYPE, "formId": "f1", "title": "Approve?", "fields": []});
+        let message = Message::new(
+            Role::Agent,
+            vec![
+                Part::text("Approve?"),
+                Part::data(json!({"type": "other"})),
+                Part::data(form.clone()),
+            ],
+        );
+        let found = HitlForm::find(&message);
+        assert_eq!(found.as_ref().map(|f| f.form_id.as_str()), Some("f1"));
+        assert_eq!(
+            found.as_ref().map(|f| Value::Object(f.data.clone())),
+            Some(form)
+        );
+        let answer = found.map(|f| f.response(json!({"approved": true})));
+        assert_eq!(
+            answer.map(|p| p.content),
+            Some(PartContent::Data(
+                json!({"type": FORM_RESPONSE_TYPE, "formId": "f1", "values": {"approved": true}})
+            ))
+        );
+    }
+
+    #[test]
+    fn a_form_needs_its_type_and_a_string_id() {
+        for data in [
+            json!({"type": FORM_TYPE}),
+            json!({"type": FORM_TYPE, "formId": 7}),
+            json!({"type": "a2a.hitl.formx", "formId": "f"}),
+            json!([FORM_TYPE]),
+        ] {
+            assert_eq!(
+                HitlForm::from_part(&Part::data(data.clone())),
+                None,
+                "{data}"
+            );
+        }
+        assert_eq!(HitlForm::from_part(&Part::text(FORM_TYPE)), None);
+    }
+}
