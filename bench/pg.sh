@@ -35,7 +35,11 @@
 # the checkpointer, bgwriter and backends, blocks read, statement time, checkpoints,
 # autovacuums, sizes) with the wait events of its busy processes: on a shared machine tasks/s
 # is noise, what a task costs PostgreSQL is not. PGOPTS adds server settings (`-c name=value`).
-# Both end with the same durability check as `ratio`.
+# GROWTH_LOAD=pgbench makes `growth` load PostgreSQL with pgbench's one-task transaction
+# instead of serve (same minutes, clients and counters, on its own fresh cluster): what the
+# same disk and cluster do with the least a task needs, as tables grow — the growth curve's
+# limit, as `ratio` names the throughput's.
+# Both end with the same durability check as `ratio` (serve only).
 # PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
 #
@@ -85,7 +89,9 @@ for p in "$PG_PORT" "$SB_PORT"; do
 done
 mkdir -p "$OUT"
 PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID="" SPID2=""
-MINUTES=${MINUTES:-10}
+MINUTES=${MINUTES:-10} GROWTH_LOAD=${GROWTH_LOAD:-serve}
+case $GROWTH_LOAD in serve|pgbench) ;; *) echo "GROWTH_LOAD must be serve or pgbench" >&2; exit 2 ;; esac
+TASKS_REL=tasks; [ "$GROWTH_LOAD" = serve ] || TASKS_REL=pgb_tasks
 read -r -a SB_ARGS <<<"${SB_ARGS:-}"
 cleanup() {
   if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
@@ -109,8 +115,9 @@ INSERT INTO pgb_events VALUES (:client_id, :n, 2, repeat('e', 300));
 COMMIT;
 SQL
 pgbench_run() {  # prints transactions/s
-  timeout $(( DUR + 60 )) pgbench -n -h "$HOST" -p "$PG_PORT" -U postgres -M prepared -c "$CONC" -j 2 \
-    -T "$DUR" -f "$OUT/one-task.sql" bench >"$OUT/pgbench.$1.txt" 2>&1
+  local secs=${2:-$DUR}
+  timeout $(( secs + 60 )) pgbench -n -h "$HOST" -p "$PG_PORT" -U postgres -M prepared -c "$CONC" -j 2 \
+    -T "$secs" -f "$OUT/one-task.sql" bench >"$OUT/pgbench.$1.txt" 2>&1
   awk '/^tps = /{printf "%.0f\n", $3; exit}' "$OUT/pgbench.$1.txt"
 }
 
@@ -158,7 +165,11 @@ serve_start "$SB_PORT" "$OUT/serve.log"; SPID=$STARTED
 resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" "http://$HOST:$SB_PORT/")
 case $resp in *'"TASK_STATE_COMPLETED"'*) ;; *) echo "SendMessage did not complete a task: $resp" >&2; exit 1 ;; esac
 ok_total=1
-read -r _ ok < <(load_run warm "$WARM"); ok_total=$(( ok_total + ok ))
+if [ "$cmd" = growth ] && [ "$GROWTH_LOAD" = pgbench ]; then
+  pgbench_run warm "$WARM" >/dev/null
+else
+  read -r _ ok < <(load_run warm "$WARM"); ok_total=$(( ok_total + ok ))
+fi
 [ "$cmd" != ratio ] || pgbench_run warm >/dev/null
 
 pg_version="PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), fsync on, synchronous_commit on"
@@ -206,7 +217,7 @@ counters() {
   local stmt_ms=0
   [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
   psql_ -c "SELECT json_build_object('minute', $1,
-      'tasks', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'tasks'),
+      'tasks', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = '$TASKS_REL'),
       'wal_records', w.wal_records, 'wal_fpi', w.wal_fpi, 'wal_bytes', w.wal_bytes, 'wal_sync', w.wal_sync, 'wal_sync_ms', w.wal_sync_time, 'wal_write_ms', w.wal_write_time,
       'blk_write_ms', d.blk_write_time, 'blk_read_ms', d.blk_read_time,
       'ckpt', b.checkpoints_timed + b.checkpoints_req, 'ckpt_req', b.checkpoints_req,
@@ -220,8 +231,8 @@ counters() {
       'dead_tup', (SELECT sum(n_dead_tup) FROM pg_stat_user_tables),
       'hot_upd', (SELECT sum(n_tup_hot_upd) FROM pg_stat_user_tables),
       'upd', (SELECT sum(n_tup_upd) FROM pg_stat_user_tables),
-      'tasks_mb', pg_total_relation_size('tasks') / 1048576,
-      'events_mb', pg_total_relation_size('task_events') / 1048576,
+      'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
+      'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms)
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
@@ -266,7 +277,7 @@ PY
 }
 
 if [ "$cmd" = growth ]; then
-  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; PGOPTS: ${PGOPTS:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
   printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
   : >"$OUT/minutes.tsv"
   : >"$OUT/counters.jsonl"
@@ -275,19 +286,24 @@ if [ "$cmd" = growth ]; then
     counters "$m" >>"$OUT/counters.jsonl"
     waits_sample 60 >"$OUT/waits.$m.txt" &
     sampler=$!
-    read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
+    if [ "$GROWTH_LOAD" = serve ]; then
+      read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
+    else
+      rps=$(pgbench_run "minute.$m" 60)
+    fi
     wait "$sampler" || true
     counters "$m" >>"$OUT/counters.jsonl"  # the minute's end: the count(*) below is not in it
-    printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c 'SELECT count(*) FROM tasks')" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
+    printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c "SELECT count(*) FROM $TASKS_REL")" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
     printf '%s\t%s\n' "$m" "$rps" >>"$OUT/minutes.tsv"
   done
   per_task_counters | tee -a "$OUT/summary.txt"
   echo "relation sizes at the end (MB): $(psql_ -c "SELECT string_agg(relname || ' ' || pg_relation_size(oid) / 1048576, ', ' ORDER BY relname)
-       FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname ~ '^task' AND relkind IN ('r', 'i')")" | tee -a "$OUT/summary.txt"
+       FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname ~ '^(task|pgb_)' AND relkind IN ('r', 'i')")" | tee -a "$OUT/summary.txt"
   first=$(head -1 "$OUT/minutes.tsv" | cut -f2) last=$(tail -1 "$OUT/minutes.tsv" | cut -f2)
   echo "last ÷ first minute: $last / $first = $(awk -v a="$last" -v b="$first" 'BEGIN{printf "%.3f", a/b}') (goal: within 10 %, i.e. ≥ 0.90)" | tee -a "$OUT/summary.txt"
   echo "serve RSS at end: $(awk '/^VmRSS:/{print $2, $3}' "/proc/$SPID/status"); database size: $(psql_ -c "SELECT pg_size_pretty(pg_database_size('bench'))")" | tee -a "$OUT/summary.txt"
-  if [ -z "${SB_ARGS[*]:-}" ]; then durability $(( 1 + MINUTES )); else echo "durability check skipped: retention (SB_ARGS) deletes finished tasks" | tee -a "$OUT/summary.txt"; fi
+  if [ "$GROWTH_LOAD" = pgbench ]; then echo "durability check: not applicable (pgbench load)" | tee -a "$OUT/summary.txt"
+  elif [ -z "${SB_ARGS[*]:-}" ]; then durability $(( 1 + MINUTES )); else echo "durability check skipped: retention (SB_ARGS) deletes finished tasks" | tee -a "$OUT/summary.txt"; fi
   echo "results: $OUT"; exit 0
 fi
 
