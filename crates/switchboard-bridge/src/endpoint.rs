@@ -16,7 +16,8 @@
 //!    they arrive as events. A body that is not a `RunAgentInput` (not
 //!    JSON, a missing field, a wrong type) is a run of its own:
 //!    `RUN_STARTED` when its `threadId` and `runId` can be read, then
-//!    `RUN_ERROR` (`bridge:invalid_input`) with serde's message. A valid
+//!    `RUN_ERROR` (`bridge:invalid_input`) with serde's message and the
+//!    path of the field it is about. A valid
 //!    one goes to [`crate::run::run`] with the backend the factory makes
 //!    for this request (a factory that refuses the caller ends the run
 //!    with `RUN_ERROR` as well).
@@ -123,7 +124,9 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok());
     let encoding = Encoding::negotiate(accept);
-    let events = match serde_json::from_slice::<RunAgentInput>(&bytes) {
+    let parsed: Result<RunAgentInput, _> =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&bytes));
+    let events = match parsed {
         Err(e) => stream::iter(invalid_input(&bytes, &e)).boxed(),
         Ok(input) => match shared.factory.backend(&head).await {
             Ok(backend) => run(backend, shared.config.run.clone(), input).boxed(),
@@ -144,8 +147,9 @@ fn is_json(content_type: &str) -> bool {
     media == "application/json" || (media.starts_with("application/") && media.ends_with("+json"))
 }
 
-/// The run of a body that is not a `RunAgentInput`.
-fn invalid_input(body: &[u8], error: &serde_json::Error) -> Vec<Event> {
+/// The run of a body that is not a `RunAgentInput`; the error names the
+/// field (`messages[0].role: …`).
+fn invalid_input(body: &[u8], error: &serde_path_to_error::Error<serde_json::Error>) -> Vec<Event> {
     let mut events = Vec::new();
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         let id = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
