@@ -728,3 +728,149 @@ impl Messages {
         self.list
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use async_trait::async_trait;
+    use futures::stream;
+    use serde_json::json;
+    use switchboard_agui::Verifier;
+    use switchboard_protocol::{Message, TaskStatus};
+
+    use super::*;
+
+    /// A backend whose streams are `items`, then nothing.
+    #[derive(Debug)]
+    struct Scripted {
+        items: Vec<A2aEvent>,
+    }
+
+    #[async_trait]
+    impl Backend for Scripted {
+        async fn send_message(
+            &self,
+            _: SendMessageRequest,
+            _: &[String],
+        ) -> Result<SendMessageResponse, BridgeError> {
+            Err(BridgeError::AgentUnavailable("not scripted".into()))
+        }
+
+        async fn send_streaming_message(
+            &self,
+            _: SendMessageRequest,
+            _: &[String],
+        ) -> Result<A2aStream, BridgeError> {
+            Ok(stream::iter(self.items.clone().into_iter().map(Ok)).boxed())
+        }
+
+        async fn get_task(&self, id: &str) -> Result<Task, BridgeError> {
+            Err(BridgeError::Agent {
+                code: -32001,
+                message: format!("task not found: {id}"),
+            })
+        }
+
+        async fn subscribe_to_task(&self, id: &str) -> Result<A2aStream, BridgeError> {
+            self.get_task(id).await.map(|_| stream::empty().boxed())
+        }
+
+        async fn cancel_task(&self, id: &str) -> Result<Task, BridgeError> {
+            self.get_task(id).await
+        }
+    }
+
+    fn user_input() -> RunAgentInput {
+        serde_json::from_value(json!({
+            "threadId": "t", "runId": "r",
+            "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_stops_before_the_task_ends_is_a_run_error() {
+        let task = Task {
+            id: "task-1".into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(TaskState::Working)
+                .with_message(Message::agent_text("working on it")),
+            artifacts: None,
+            history: None,
+            metadata: None,
+        };
+        let backend = Arc::new(Scripted {
+            items: vec![A2aEvent {
+                seq: Some(1),
+                event: StreamResponse::Task(task),
+            }],
+        });
+        let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
+            .collect()
+            .await;
+        Verifier::verify_all(&events).unwrap();
+        let types: Vec<&str> = events.iter().map(Event::type_name).collect();
+        assert_eq!(types.first(), Some(&"RUN_STARTED"));
+        assert_eq!(types.last(), Some(&"RUN_ERROR"), "{types:?}");
+        let EventKind::RunError(error) = &events[events.len() - 1].kind else {
+            unreachable!()
+        };
+        assert_eq!(error.code.as_deref(), Some("bridge:agent_protocol"));
+        assert!(error.message.contains("ended before"), "{}", error.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_stream_is_a_run_error_too() {
+        let backend = Arc::new(Scripted { items: Vec::new() });
+        let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
+            .collect()
+            .await;
+        let types: Vec<&str> = events.iter().map(Event::type_name).collect();
+        assert_eq!(types, ["RUN_STARTED", "RUN_ERROR"]);
+        Verifier::verify_all(&events).unwrap();
+    }
+
+    #[test]
+    fn the_context_comes_from_the_projected_view() {
+        let mut input = user_input();
+        assert_eq!(context_from_state(&input), None);
+        input.state = Some(json!({"view": {"contextId": "ctx-9"}, "mine": 1}));
+        assert_eq!(context_from_state(&input).as_deref(), Some("ctx-9"));
+        input.state = Some(json!({"view": {"contextId": " "}}));
+        assert_eq!(context_from_state(&input), None);
+    }
+
+    #[test]
+    fn a_resume_finds_its_task() {
+        let entry = |id: &str| switchboard_agui::events::ResumeEntry {
+            interrupt_id: id.into(),
+            status: switchboard_agui::events::ResumeStatus::Resolved,
+            payload: None,
+            metadata: None,
+        };
+        let mut input = user_input();
+        let named = RunOptions {
+            task_id: Some("t-named".into()),
+            ..RunOptions::default()
+        };
+        let none = RunOptions::default();
+        assert_eq!(
+            resume_task_id(&named, &input, &[entry("t-1:m-1")]).unwrap(),
+            "t-named"
+        );
+        assert_eq!(
+            resume_task_id(&none, &input, &[entry("t-1:m-1")]).unwrap(),
+            "t-1"
+        );
+        input.state = Some(json!({"view": {"pendingInterrupts": {
+            "i-7": {"interruptId": "i-7", "taskId": "t-from-state"}
+        }}}));
+        assert_eq!(
+            resume_task_id(&none, &input, &[entry("i-7")]).unwrap(),
+            "t-from-state"
+        );
+        let err = resume_task_id(&none, &input, &[entry("nocolon")]).unwrap_err();
+        assert_eq!(err.code(), "bridge:invalid_resume");
+    }
+}
