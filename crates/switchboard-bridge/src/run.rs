@@ -14,7 +14,10 @@
 //!    Without either, the context is the one the bridge projected into
 //!    the client's state on an earlier run (`state.view.contextId`), else
 //!    none: the agent starts one (ADR 0001). AG-UI's `threadId` and `runId`
-//!    name the AG-UI run only; they never reach the agent.
+//!    name the AG-UI run only; they never reach the agent. Messages of the
+//!    input that the named task already holds (its history's parts name the
+//!    AG-UI messages they came from) are not new: clients send the whole
+//!    conversation on every run.
 //! 2. **Resume.** An input with `resume` answers the interrupt of a paused
 //!    task (the task named by `taskId`, else by the interrupt in the
 //!    client's `view.pendingInterrupts`, else by the interrupt id's
@@ -57,6 +60,7 @@
 //! it keeps running at the agent, and a later run reconnects to it by its
 //! `taskId`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -234,7 +238,11 @@ impl Driver {
                 .or_else(|| context_from_state(&self.input)),
             task_id: options.task_id.clone(),
         };
-        let outbound = input::outbound(&self.input, &addressing, &self.config.bridge)?;
+        let unseen = match &task {
+            Some(task) => without_seen(&self.input, task),
+            None => Cow::Borrowed(&self.input),
+        };
+        let outbound = input::outbound(&unseen, &addressing, &self.config.bridge)?;
         match (outbound, task) {
             (None, None) => Err(BridgeError::NothingToSend(
                 "the input has no new message and names no taskId to reconnect to".into(),
@@ -465,6 +473,26 @@ impl Driver {
             }
         }
     }
+}
+
+/// `input` without the messages `task` already holds. The bridge tags each
+/// part it sends with the AG-UI message it came from
+/// (`metadata.agui.messageId`), and AG-UI clients send the whole
+/// conversation on every run: without this, a reconnect would send the
+/// task the message that started it once more.
+fn without_seen<'a>(input: &'a RunAgentInput, task: &Task) -> Cow<'a, RunAgentInput> {
+    let seen: HashSet<&str> = task
+        .history()
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| p.metadata.as_ref()?.get("agui")?.get("messageId")?.as_str())
+        .collect();
+    if !input.messages.iter().any(|m| seen.contains(m.id())) {
+        return Cow::Borrowed(input);
+    }
+    let mut unseen = input.clone();
+    unseen.messages.retain(|m| !seen.contains(m.id()));
+    Cow::Owned(unseen)
 }
 
 /// A different explicit `contextId` than the task's is an error (ADR 0001).
@@ -829,6 +857,36 @@ mod tests {
         let types: Vec<&str> = events.iter().map(Event::type_name).collect();
         assert_eq!(types, ["RUN_STARTED", "RUN_ERROR"]);
         Verifier::verify_all(&events).unwrap();
+    }
+
+    #[test]
+    fn messages_the_task_holds_are_not_sent_again() {
+        let mut sent = Message::user_text("hi");
+        for part in &mut sent.parts {
+            part.metadata = Some(
+                json!({"agui": {"messageId": "u1", "role": "user"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        let mut task = Task {
+            id: "task-1".into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(TaskState::Working),
+            artifacts: None,
+            history: Some(vec![Message::agent_text("untagged")]),
+            metadata: None,
+        };
+        let mut input = user_input();
+        assert!(matches!(without_seen(&input, &task), Cow::Borrowed(_)));
+        task.history = Some(vec![sent]);
+        input.messages.push(
+            serde_json::from_value(json!({"id": "u2", "role": "user", "content": "more"})).unwrap(),
+        );
+        let unseen = without_seen(&input, &task);
+        let ids: Vec<&str> = unseen.messages.iter().map(AguiMessage::id).collect();
+        assert_eq!(ids, ["u2"]);
     }
 
     #[test]
