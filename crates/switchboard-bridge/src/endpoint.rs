@@ -30,7 +30,7 @@
 //! comment, which clients ignore and proxies take as traffic; protobuf has
 //! no such frame. Responses are `Cache-Control: no-cache`.
 //!
-//! A client that goes away drops the run (see [`crate::run`]): the A2A task
+//! A client that goes away drops the run (see [`crate::run`](mod@crate::run)): the A2A task
 //! keeps running.
 //!
 //! [`RemoteBackend`]: crate::backend::RemoteBackend

@@ -21,7 +21,7 @@
 //!    ([`Backend`]), implemented for a remote agent ([`RemoteBackend`]) and
 //!    for the hosted one as its caller ([`HostedBackend`]), failures mapped
 //!    to [`BridgeError`]s once.
-//! 4. [`run`]: the run modes — a streamed run follows the task until it ends
+//! 4. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
 //!    or interrupts; a send run injects a message or reconnects, and a
 //!    reconnect starts from the task's snapshot, never from a closed run.
 //!    Everything the agent answers goes through the one converter
