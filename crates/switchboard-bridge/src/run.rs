@@ -202,8 +202,8 @@ impl Follow {
             .map(|frame| frame.event)
             .collect();
         if events.is_empty() {
-            // The converter's run had ended; ours had not (an interrupt
-            // is not the end of a converter's stream, but is of a run).
+            // The converter sends nothing once its stream is over; the run
+            // still gets its one terminal event.
             vec![run_error(error)]
         } else {
             events
