@@ -150,3 +150,63 @@ async fn a_client_that_goes_away_leaves_the_task_running() {
     }
     panic!("the task did not complete after the client left");
 }
+
+#[tokio::test]
+async fn the_hosted_agent_runs_each_request_as_its_admitted_caller() {
+    let principals = Arc::new(Mutex::new(Vec::new()));
+    let seen = principals.clone();
+    let agent = agent_fn(move |ctx, events| {
+        let seen = seen.clone();
+        async move {
+            seen.lock().unwrap().push(ctx.call.principal.clone());
+            events.complete_with("ok").await?;
+            Ok(())
+        }
+    });
+    let card = AgentCard::new("who", "records its callers", "1").with_streaming(true);
+    let handler = RequestHandler::builder(agent, card).build();
+    // Admission as `serve` does it: from the request head, or refused.
+    let admit: switchboard_bridge::backend::Admit = Arc::new(|head| {
+        let user = head
+            .headers
+            .get("x-user")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        Box::pin(async move {
+            let user = user.ok_or_else(|| {
+                switchboard_protocol::A2AError::Unauthenticated("who are you?".into())
+            })?;
+            let mut call = CallContext::anonymous();
+            call.principal = user;
+            Ok(call)
+        })
+    });
+    let bridge = bridge(
+        switchboard_bridge::HostedAgent::new(handler, admit),
+        fast_config(),
+    )
+    .await;
+    let body = input(json!([user("u1", "hi")]), json!({})).to_string();
+    let answer = bridge
+        .http
+        .post(&bridge.url)
+        .header("content-type", "application/json")
+        .header("x-user", "alice")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let mut decoder = SseDecoder::new();
+    let events = decoder.push(&answer.bytes().await.unwrap()).unwrap();
+    let last = events.last().map(|e| e.event.type_name());
+    assert_eq!(last, Some("RUN_FINISHED"));
+    assert_eq!(*principals.lock().unwrap(), ["alice"]);
+    // No identity: the run is refused with the admission's error.
+    let refused = bridge.post(body, "application/json", None).await.verified();
+    assert_eq!(refused.types(), ["RUN_STARTED", "RUN_ERROR"]);
+    let (code, message) = refused.error().unwrap();
+    assert_eq!(code, "bridge:agent_error");
+    assert!(message.contains("who are you?"), "{message}");
+    assert_eq!(principals.lock().unwrap().len(), 1);
+}
