@@ -17,28 +17,45 @@
 //!    the history the agent has not seen, tool results kept, system and
 //!    developer messages gated — with AG-UI's `threadId`/`runId` left out;
 //!    a `resume` becomes an `a2a.hitl.formResponse` to the interrupted task.
-//! 3. `backend`: the A2A operations the bridge needs, behind one trait,
-//!    implemented for a remote agent and for a hosted one.
-//! 4. `run`: the run modes — a streamed run follows the task until it ends
+//! 3. [`backend`]: the A2A operations the bridge needs, behind one trait
+//!    ([`Backend`]), implemented for a remote agent ([`RemoteBackend`]) and
+//!    for the hosted one as its caller ([`HostedBackend`]), failures mapped
+//!    to [`BridgeError`]s once.
+//! 4. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
 //!    or interrupts; a send run injects a message or reconnects, and a
 //!    reconnect starts from the task's snapshot, never from a closed run.
 //!    Everything the agent answers goes through the one converter
 //!    (`switchboard_agui::Converter`), which also projects tasks, artifacts
 //!    and pending interrupts into the shared state under `/view`.
-//! 5. `endpoint`: the HTTP face — `POST /agui`, SSE or protobuf by
-//!    `Accept`; every failure after the request was read is a `RUN_ERROR`
-//!    with a clear message, never a hang.
+//! 5. [`endpoint`]: the HTTP face — `POST /agui` ([`endpoint::router`]),
+//!    SSE or protobuf by `Accept`; every failure after the request was read
+//!    is a `RUN_ERROR` with a clear message, never a hang.
+//!
+//! Serving it: `endpoint::router(factory, EndpointConfig::default())` is
+//! an axum `Router` to merge into a server; the factory is a
+//! [`RemoteBackend`] (an [`switchboard_client::A2AClient`] for the agent's
+//! card) or a [`HostedAgent`] (the server's `RequestHandler` and how it
+//! admits a caller).
 //!
 //! [`BridgeError`] is every way a run can fail, each with the `code` its
 //! `RUN_ERROR` carries.
 
 #![deny(missing_docs)]
 
+pub mod backend;
+pub mod endpoint;
 mod error;
 pub mod input;
 pub mod options;
+pub mod run;
 
+#[doc(inline)]
+pub use backend::{Backend, BackendFactory, HostedAgent, HostedBackend, RemoteBackend};
+#[doc(inline)]
+pub use endpoint::{EndpointConfig, router};
 #[doc(inline)]
 pub use error::BridgeError;
 #[doc(inline)]
 pub use options::{BridgeConfig, Mode, RunOptions};
+#[doc(inline)]
+pub use run::{RunConfig, run};

@@ -587,6 +587,47 @@ impl A2AClient {
         self.inner.transport.endpoint()
     }
 
+    /// A client for the same agent that also requests the extensions
+    /// `uris` (sent in `A2A-Extensions`, after the builder's own). For a
+    /// caller that activates an extension on some calls only: keep this
+    /// client next to the plain one and use it for those calls.
+    ///
+    /// The new client shares the connection pool, OAuth tokens and options
+    /// of this one, but has its own transport: a gRPC one opens its own
+    /// connection on first use, so make it once, not per call.
+    pub fn with_extensions(
+        &self,
+        uris: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Result<A2AClient, ClientError> {
+        let inner = &self.inner;
+        let mut http = inner.http.clone();
+        let mut all: Vec<String> = http
+            .headers
+            .get(EXTENSIONS_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(',').map(|u| u.trim().to_string()).collect())
+            .unwrap_or_default();
+        for uri in uris.into_iter().map(Into::into) {
+            if !all.contains(&uri) {
+                all.push(uri);
+            }
+        }
+        let value = HeaderValue::from_str(&all.join(","))
+            .map_err(|e| ClientError::Config(format!("invalid extension URI list: {e}")))?;
+        http.headers.insert(EXTENSIONS_HEADER, value);
+        let factory = transport::factory_for(&inner.interface).ok_or_else(|| {
+            ClientError::Config(format!(
+                "no transport for {}",
+                inner.interface.protocol_binding
+            ))
+        })?;
+        let transport = crate::oauth::authorize((factory.build)(&inner.interface, &http)?, &http);
+        Ok(
+            A2AClient::assemble(inner.card.clone(), inner.interface.clone(), transport, http)
+                .with_reconnect(inner.reconnect),
+        )
+    }
+
     /// Fetches an agent card (with this client's headers and timeout).
     /// `url` is an agent base URL or a card URL.
     pub async fn fetch_card(&self, url: &str) -> Result<AgentCard, ClientError> {
@@ -918,6 +959,29 @@ mod tests {
             .build_from_card(http, card, Some(&base))
             .unwrap();
         assert_eq!(client.endpoint(), "http://h:9/rpc");
+    }
+
+    #[test]
+    fn with_extensions_adds_to_the_builders_extensions() {
+        let header = |c: &A2AClient| {
+            c.inner
+                .http
+                .headers
+                .get(EXTENSIONS_HEADER)
+                .map(|v| v.to_str().unwrap().to_string())
+        };
+        let plain = ClientBuilder::new().from_endpoint("http://h/").unwrap();
+        assert_eq!(header(&plain), None);
+        let base = ClientBuilder::new()
+            .extension("urn:a")
+            .from_endpoint("http://h/")
+            .unwrap();
+        let more = base.with_extensions(["urn:b", "urn:a"]).unwrap();
+        assert_eq!(header(&more).as_deref(), Some("urn:a,urn:b"));
+        assert_eq!(header(&base).as_deref(), Some("urn:a"));
+        assert_eq!(more.endpoint(), base.endpoint());
+        let err = plain.with_extensions(["bad\nuri"]).unwrap_err();
+        assert!(matches!(err, ClientError::Config(_)), "{err:?}");
     }
 
     #[test]

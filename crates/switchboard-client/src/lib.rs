@@ -65,7 +65,9 @@
 //! [`A2AClient::builder`] sets a request timeout, extra headers (such as
 //! `Authorization`), the extensions to request (sent as `A2A-Extensions`)
 //! and the order of preferred protocol bindings. When the chosen interface
-//! declares a `tenant`, it is copied into every request.
+//! declares a `tenant`, it is copied into every request. An extension wanted
+//! on some calls only goes through a second client made with
+//! [`A2AClient::with_extensions`].
 //!
 //! Streams resume by themselves: when the connection drops, the client
 //! resubscribes with `Last-Event-ID` (the last event number it saw) and

@@ -1,0 +1,371 @@
+//! The agent behind the bridge: the five A2A operations a run uses.
+//!
+//! A run needs only `SendMessage`, `SendStreamingMessage`, `GetTask`,
+//! `SubscribeToTask` and `CancelTask`. [`Backend`] is those five, typed,
+//! with the failures already sorted into the [`BridgeError`]s a `RUN_ERROR`
+//! reports, so the run driver never sees a transport's error type:
+//!
+//! | what happened | [`BridgeError`] |
+//! |---|---|
+//! | connection refused, DNS, TLS, timeout, `502`/`503`/`504` | [`BridgeError::AgentUnavailable`] |
+//! | the agent answered an A2A error | [`BridgeError::Agent`] (its code and message) |
+//! | the answer is not A2A (HTML, foreign JSON, another operation's answer) | [`BridgeError::AgentProtocol`] |
+//!
+//! The two sends take the extensions to activate for that call: the Engram
+//! lane is requested only by the calls that carry a config message.
+//!
+//! Two implementations:
+//! - [`RemoteBackend`]: an agent elsewhere, through
+//!   [`switchboard_client::A2AClient`] (any binding its card offers). The
+//!   extensions of a call go out in `A2A-Extensions` through a second client
+//!   made once per extension set ([`A2AClient::with_extensions`]).
+//! - [`HostedBackend`]: the agent this process hosts, called through its
+//!   [`RequestHandler`] with the *caller's* [`CallContext`], so a bridged
+//!   run sees exactly the tasks and tenant the caller would see over A2A.
+//!
+//! The HTTP endpoint makes one backend per request through a
+//! [`BackendFactory`]: a remote backend is shared by every request;
+//! [`HostedAgent`] admits each request (authenticates the caller) and
+//! wraps the handler with that caller's context.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use http::request::Parts;
+use switchboard_client::{A2AClient, ClientError};
+use switchboard_core::{CallContext, RequestHandler};
+use switchboard_protocol::{
+    A2AError, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task,
+};
+
+use crate::BridgeError;
+
+/// One item of an agent's stream: the event and, when the agent numbers
+/// its events, its sequence number (the converter's frame ids use it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct A2aEvent {
+    /// The event's position in the task's log, when known.
+    pub seq: Option<u64>,
+    /// The event.
+    pub event: StreamResponse,
+}
+
+/// An agent's stream, failures already mapped. An error ends it.
+pub type A2aStream = BoxStream<'static, Result<A2aEvent, BridgeError>>;
+
+/// The A2A operations a bridged run uses. See the module docs.
+#[async_trait]
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// `SendMessage`, requesting `extensions` for this call.
+    async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<SendMessageResponse, BridgeError>;
+
+    /// `SendStreamingMessage`, requesting `extensions` for this call.
+    async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<A2aStream, BridgeError>;
+
+    /// `GetTask`, with the task's whole history.
+    async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError>;
+
+    /// `SubscribeToTask`: the task now, then its updates.
+    async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError>;
+
+    /// `CancelTask`: the task as it is once canceled.
+    async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError>;
+}
+
+/// Makes the backend of one HTTP request (see the module docs).
+#[async_trait]
+pub trait BackendFactory: Send + Sync + 'static {
+    /// The backend that serves the request whose head is `head`.
+    async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError>;
+}
+
+/// What a client error means to a run.
+pub fn client_error(error: ClientError) -> BridgeError {
+    match error {
+        ClientError::Protocol(e) => agent_error(e),
+        ClientError::Transport { message, .. } => BridgeError::AgentUnavailable(message),
+        ClientError::OAuth(message) => BridgeError::AgentUnavailable(format!("OAuth2: {message}")),
+        ClientError::Http {
+            status: 502..=504, ..
+        } => BridgeError::AgentUnavailable(error.to_string()),
+        other => BridgeError::AgentProtocol(other.to_string()),
+    }
+}
+
+/// An A2A error, as the agent's answer.
+pub fn agent_error(error: A2AError) -> BridgeError {
+    BridgeError::Agent {
+        code: error.code().into(),
+        message: error.to_string(),
+    }
+}
+
+/// An agent reached through [`A2AClient`].
+#[derive(Debug, Clone)]
+pub struct RemoteBackend {
+    client: A2AClient,
+    /// Clients that also request an extension set, made on first use
+    /// (a gRPC client opens a connection of its own: one per set, not per call).
+    with_extensions: Arc<Mutex<HashMap<Vec<String>, A2AClient>>>,
+}
+
+impl RemoteBackend {
+    /// A backend that sends every operation through `client`.
+    pub fn new(client: A2AClient) -> Self {
+        RemoteBackend {
+            client,
+            with_extensions: Arc::default(),
+        }
+    }
+
+    /// The client of a call that requests `extensions`.
+    fn client_for(&self, extensions: &[String]) -> Result<A2AClient, BridgeError> {
+        if extensions.is_empty() {
+            return Ok(self.client.clone());
+        }
+        // A poisoned cache only lost an entry that is made again.
+        let mut cache = self
+            .with_extensions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(client) = cache.get(extensions) {
+            return Ok(client.clone());
+        }
+        let client = self
+            .client
+            .with_extensions(extensions.iter().cloned())
+            .map_err(client_error)?;
+        cache.insert(extensions.to_vec(), client.clone());
+        Ok(client)
+    }
+}
+
+fn remote_stream(stream: switchboard_client::EventStream) -> A2aStream {
+    stream
+        .map_ok(|item| A2aEvent {
+            seq: item.seq,
+            event: item.event,
+        })
+        .map_err(client_error)
+        .boxed()
+}
+
+#[async_trait]
+impl Backend for RemoteBackend {
+    async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<SendMessageResponse, BridgeError> {
+        let client = self.client_for(extensions)?;
+        client.send_message(request).await.map_err(client_error)
+    }
+
+    async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<A2aStream, BridgeError> {
+        let client = self.client_for(extensions)?;
+        let stream = client
+            .send_streaming_message(request)
+            .await
+            .map_err(client_error)?;
+        Ok(remote_stream(stream))
+    }
+
+    async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
+        self.client.get_task(task_id).await.map_err(client_error)
+    }
+
+    async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
+        let stream = self
+            .client
+            .subscribe_to_task(task_id)
+            .await
+            .map_err(client_error)?;
+        Ok(remote_stream(stream))
+    }
+
+    async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
+        self.client.cancel_task(task_id).await.map_err(client_error)
+    }
+}
+
+/// Every request of a remote agent shares one backend.
+#[async_trait]
+impl BackendFactory for RemoteBackend {
+    async fn backend(&self, _head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
+        Ok(Arc::new(self.clone()))
+    }
+}
+
+/// The agent this process hosts, called as one caller.
+#[derive(Debug, Clone)]
+pub struct HostedBackend {
+    handler: RequestHandler,
+    call: CallContext,
+}
+
+impl HostedBackend {
+    /// Calls `handler` as the caller `call` describes (identity, tenant,
+    /// extensions it asked for).
+    pub fn new(handler: RequestHandler, call: CallContext) -> Self {
+        HostedBackend { handler, call }
+    }
+
+    /// The caller's tenant, as a request's `tenant` field.
+    fn tenant(&self) -> Option<String> {
+        (!self.call.tenant.is_empty()).then(|| self.call.tenant.clone())
+    }
+
+    /// The caller's context with `extensions` requested as well (those the
+    /// card declares become active, as on any A2A call).
+    fn call_with(&self, extensions: &[String]) -> Result<CallContext, BridgeError> {
+        if extensions.is_empty() {
+            return Ok(self.call.clone());
+        }
+        let mut call = self
+            .call
+            .clone()
+            .with_extensions_header(&extensions.join(","));
+        self.handler
+            .activate_extensions(&mut call)
+            .map_err(agent_error)?;
+        Ok(call)
+    }
+}
+
+fn hosted_stream(stream: switchboard_core::EventStream) -> A2aStream {
+    stream
+        .map_ok(|item| A2aEvent {
+            // The engine numbers a task's events from 1; a direct reply has 0.
+            seq: (item.seq > 0).then_some(item.seq),
+            event: item.event,
+        })
+        .map_err(agent_error)
+        .boxed()
+}
+
+#[async_trait]
+impl Backend for HostedBackend {
+    async fn send_message(
+        &self,
+        mut request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<SendMessageResponse, BridgeError> {
+        let call = self.call_with(extensions)?;
+        request.tenant = request.tenant.or_else(|| self.tenant());
+        self.handler
+            .send_message(&call, request)
+            .await
+            .map_err(agent_error)
+    }
+
+    async fn send_streaming_message(
+        &self,
+        mut request: SendMessageRequest,
+        extensions: &[String],
+    ) -> Result<A2aStream, BridgeError> {
+        let call = self.call_with(extensions)?;
+        request.tenant = request.tenant.or_else(|| self.tenant());
+        let stream = self
+            .handler
+            .send_streaming_message(&call, request)
+            .await
+            .map_err(agent_error)?;
+        Ok(hosted_stream(stream))
+    }
+
+    async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
+        let request = GetTaskRequest {
+            tenant: self.tenant(),
+            id: task_id.to_owned(),
+            history_length: None,
+        };
+        self.handler
+            .get_task(&self.call, request)
+            .await
+            .map_err(agent_error)
+    }
+
+    async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
+        let request = SubscribeToTaskRequest {
+            tenant: self.tenant(),
+            id: task_id.to_owned(),
+        };
+        let stream = self
+            .handler
+            .subscribe_to_task(&self.call, request)
+            .await
+            .map_err(agent_error)?;
+        Ok(hosted_stream(stream))
+    }
+
+    async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
+        let request = CancelTaskRequest {
+            tenant: self.tenant(),
+            id: task_id.to_owned(),
+            metadata: None,
+        };
+        self.handler
+            .cancel_task(&self.call, request)
+            .await
+            .map_err(agent_error)
+    }
+}
+
+/// How [`HostedAgent`] learns who is calling: the request head in, the
+/// caller's context (or the A2A error that refuses it) out. `serve` passes
+/// its gate's admission (`Gate::admit`).
+pub type Admit =
+    Arc<dyn Fn(&Parts) -> BoxFuture<'static, Result<CallContext, A2AError>> + Send + Sync>;
+
+/// The hosted agent as a [`BackendFactory`]: each request is admitted as
+/// its caller, then served by a [`HostedBackend`] with that context.
+#[derive(Clone)]
+pub struct HostedAgent {
+    handler: RequestHandler,
+    admit: Admit,
+}
+
+impl std::fmt::Debug for HostedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedAgent").finish_non_exhaustive()
+    }
+}
+
+impl HostedAgent {
+    /// Serves `handler`, admitting each request with `admit`.
+    pub fn new(handler: RequestHandler, admit: Admit) -> Self {
+        HostedAgent { handler, admit }
+    }
+
+    /// Serves `handler` to everyone as the anonymous caller (a server
+    /// without authentication).
+    pub fn anonymous(handler: RequestHandler) -> Self {
+        let admit: Admit = Arc::new(|_| Box::pin(async { Ok(CallContext::anonymous()) }));
+        HostedAgent::new(handler, admit)
+    }
+}
+
+#[async_trait]
+impl BackendFactory for HostedAgent {
+    async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
+        let call = (self.admit)(head).await.map_err(agent_error)?;
+        Ok(Arc::new(HostedBackend::new(self.handler.clone(), call)))
+    }
+}

@@ -1,0 +1,245 @@
+//! The bridge's HTTP face: `POST /agui`, a `RunAgentInput` in, AG-UI
+//! events out.
+//!
+//! [`router`] is an axum [`Router`] with one route ([`EndpointConfig::path`],
+//! `/agui` by default) over any [`BackendFactory`]: a [`RemoteBackend`]
+//! for `switchboard bridge`, a [`HostedAgent`] for `serve`. Mount it
+//! as it is (`Router::merge`) or nest it under a prefix.
+//!
+//! A request is handled in this order:
+//! 1. `Content-Type` must be JSON (`application/json`, or a `+json` type):
+//!    else `415`.
+//! 2. The body is read up to [`EndpointConfig::body_limit`] (1 MiB by
+//!    default): past it, `413`.
+//! 3. From here on the answer is `200` and a stream of events, whatever
+//!    happens: the official AG-UI client shows a run's failures only when
+//!    they arrive as events. A body that is not a `RunAgentInput` (not
+//!    JSON, a missing field, a wrong type) is a run of its own:
+//!    `RUN_STARTED` when its `threadId` and `runId` can be read, then
+//!    `RUN_ERROR` (`bridge:invalid_input`) with serde's message and the
+//!    path of the field it is about. A valid
+//!    one goes to [`crate::run::run`] with the backend the factory makes
+//!    for this request (a factory that refuses the caller ends the run
+//!    with `RUN_ERROR` as well).
+//!
+//! The events are SSE (`text/event-stream`, one `data:` frame each, LF
+//! line ends) unless the request's `Accept` names
+//! `application/vnd.ag-ui.event+proto` explicitly: then length-prefixed
+//! protobuf ([`switchboard_agui::Encoding::negotiate`]). An SSE stream that
+//! has been quiet for [`EndpointConfig::keep_alive`] gets a `: keep-alive`
+//! comment, which clients ignore and proxies take as traffic; protobuf has
+//! no such frame. Responses are `Cache-Control: no-cache`.
+//!
+//! A client that goes away drops the run (see [`crate::run`](mod@crate::run)): the A2A task
+//! keeps running.
+//!
+//! [`RemoteBackend`]: crate::backend::RemoteBackend
+//! [`HostedAgent`]: crate::backend::HostedAgent
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use bytes::Bytes;
+use futures::{Stream, StreamExt, stream};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::Value;
+use switchboard_agui::events::{Event, RunAgentInput, RunError, RunStarted};
+use switchboard_agui::proto::write_frame;
+use switchboard_agui::sse::write_sse_frame;
+use switchboard_agui::{Encoding, PROTOCOL_VERSION};
+
+use crate::BridgeError;
+use crate::backend::BackendFactory;
+use crate::run::{RunConfig, run};
+
+/// How the endpoint is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointConfig {
+    /// The route (`/agui`).
+    pub path: String,
+    /// The largest request body read, in bytes (1 MiB).
+    pub body_limit: usize,
+    /// How long an SSE stream may stay quiet before a keep-alive comment
+    /// (15 s).
+    pub keep_alive: Duration,
+    /// How runs talk to the agent.
+    pub run: RunConfig,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            path: "/agui".into(),
+            body_limit: 1 << 20,
+            keep_alive: Duration::from_secs(15),
+            run: RunConfig::default(),
+        }
+    }
+}
+
+struct Shared {
+    factory: Box<dyn BackendFactory>,
+    config: EndpointConfig,
+}
+
+/// The endpoint as a router: `POST <config.path>` over `factory`.
+pub fn router(factory: impl BackendFactory, config: EndpointConfig) -> Router {
+    let path = config.path.clone();
+    let shared = Arc::new(Shared {
+        factory: Box::new(factory),
+        config,
+    });
+    Router::new().route(&path, post(handle)).with_state(shared)
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (head, body) = request.into_parts();
+    let content_type = head
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    if !content_type.is_some_and(is_json) {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be a RunAgentInput as JSON (Content-Type: application/json)",
+        )
+            .into_response();
+    }
+    let limit = shared.config.body_limit;
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body could not be read within {limit} bytes"),
+        )
+            .into_response();
+    };
+    let accept = head
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let encoding = Encoding::negotiate(accept);
+    let parsed: Result<RunAgentInput, _> =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&bytes));
+    let events = match parsed {
+        Err(e) => stream::iter(invalid_input(&bytes, &e)).boxed(),
+        Ok(input) => match shared.factory.backend(&head).await {
+            Ok(backend) => run(backend, shared.config.run.clone(), input).boxed(),
+            Err(e) => stream::iter(refused(input, &e)).boxed(),
+        },
+    };
+    respond(events, encoding, shared.config.keep_alive)
+}
+
+/// `application/json` or `<type>/<subtype>+json`, parameters ignored.
+fn is_json(content_type: &str) -> bool {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    media == "application/json" || (media.starts_with("application/") && media.ends_with("+json"))
+}
+
+/// The run of a body that is not a `RunAgentInput`; the error names the
+/// field (`messages[0].role: …`).
+fn invalid_input(body: &[u8], error: &serde_path_to_error::Error<serde_json::Error>) -> Vec<Event> {
+    let mut events = Vec::new();
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        let id = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        if let (Some(thread_id), Some(run_id)) = (id("threadId"), id("runId")) {
+            events.push(Event::new(RunStarted {
+                thread_id,
+                run_id,
+                parent_run_id: None,
+                input: None,
+                protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+            }));
+        }
+    }
+    events.push(error_event(&BridgeError::InvalidInput(error.to_string())));
+    events
+}
+
+/// The run of a request the factory gave no backend.
+fn refused(input: RunAgentInput, error: &BridgeError) -> Vec<Event> {
+    vec![
+        Event::new(RunStarted {
+            thread_id: input.thread_id.clone(),
+            run_id: input.run_id.clone(),
+            parent_run_id: input.parent_run_id.clone(),
+            input: Some(Box::new(input)),
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+        }),
+        error_event(error),
+    ]
+}
+
+fn error_event(error: &BridgeError) -> Event {
+    Event::new(RunError {
+        message: error.to_string(),
+        code: Some(error.code().to_owned()),
+        usage: None,
+    })
+}
+
+/// The `200` answer carrying `events` in `encoding`.
+fn respond(
+    events: impl Stream<Item = Event> + Send + 'static,
+    encoding: Encoding,
+    keep_alive: Duration,
+) -> Response {
+    let body = match encoding {
+        Encoding::Sse => Body::from_stream(with_keep_alive(
+            events.map(|event| {
+                let mut out = Vec::with_capacity(256);
+                write_sse_frame(&mut out, None, &event);
+                Bytes::from(out)
+            }),
+            keep_alive,
+        )),
+        Encoding::Protobuf => Body::from_stream(events.filter_map(|event| async move {
+            let mut out = Vec::with_capacity(256);
+            match write_frame(&mut out, &event) {
+                Ok(()) => Some(Ok::<_, Infallible>(Bytes::from(out))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
+                    None
+                }
+            }
+        })),
+    };
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(encoding.content_type()),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// `frames`, with a keep-alive comment whenever none came for `every`.
+fn with_keep_alive(
+    frames: impl Stream<Item = Bytes> + Send + 'static,
+    every: Duration,
+) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    async_stream::stream! {
+        let mut frames = std::pin::pin!(frames);
+        loop {
+            tokio::select! {
+                frame = frames.next() => match frame {
+                    Some(frame) => yield Ok(frame),
+                    None => break,
+                },
+                () = tokio::time::sleep(every) => yield Ok(Bytes::from_static(b": keep-alive\n\n")),
+            }
+        }
+    }
+}

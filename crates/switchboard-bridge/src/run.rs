@@ -1,0 +1,934 @@
+//! The run driver: one `RunAgentInput` in, one AG-UI run out.
+//!
+//! [`run`] turns an input into A2A calls on a [`Backend`] and the answers
+//! into AG-UI events. Whatever happens, the run it yields is well formed:
+//! `RUN_STARTED` (echoing the input's `threadId`/`runId`) first, then
+//! exactly one terminal event — `RUN_FINISHED` (success, interrupt or
+//! cancelled) or `RUN_ERROR` — and nothing after it.
+//!
+//! ## What a run does
+//! 1. **Options and addressing.** [`RunOptions::from_input`] reads
+//!    `forwardedProps.a2a`. A named `taskId` is read first (`GetTask`): its
+//!    context addresses the run unless `contextId` names one, and a
+//!    different explicit `contextId` is [`BridgeError::ContextMismatch`].
+//!    Without either, the context is the one the bridge projected into
+//!    the client's state on an earlier run (`state.view.contextId`), else
+//!    none: the agent starts one (ADR 0001). AG-UI's `threadId` and `runId`
+//!    name the AG-UI run only; they never reach the agent. Messages of the
+//!    input that the named task already holds (its history's parts name the
+//!    AG-UI messages they came from) are not new: clients send the whole
+//!    conversation on every run.
+//! 2. **Resume.** An input with `resume` answers the interrupt of a paused
+//!    task (the task named by `taskId`, else by the interrupt in the
+//!    client's `view.pendingInterrupts`, else by the interrupt id's
+//!    `<taskId>:` prefix). A cancelled answer cancels the task
+//!    (`CancelTask`) and the run finishes `cancelled`; a resolved one is
+//!    sent on the same task (an `a2a.hitl.formResponse`) and the run streams
+//!    the task to its end, as in `stream` mode.
+//! 3. **`stream` mode** with something to send: `SendStreamingMessage` (a
+//!    new task, or the named one) through the converter until the task
+//!    finishes, fails or interrupts.
+//! 4. **Reconnect** (a `taskId` and no new message): the task's snapshot
+//!    first — `STATE_SNAPSHOT`, then `MESSAGES_SNAPSHOT` (the client's own
+//!    messages, the task's history and the text of its artifacts, under the
+//!    converter's ids) — then, if the task is still going, `SubscribeToTask`
+//!    from there. The subscription's own first item is the snapshot when it
+//!    is one (taken with the subscription, so nothing falls between the
+//!    two); `GetTask`'s is used otherwise. A finished task is the snapshot
+//!    and its ending: a closed run is never reopened.
+//! 5. **`send` mode**: `SendMessage` with `returnImmediately` (into the
+//!    named task, or a new one), then `RUN_FINISHED` with the task in the
+//!    state. Such a run reports the task, not its content: the text of it
+//!    comes in a `stream` run or a reconnect. With no new message it is the
+//!    snapshot alone.
+//!
+//! A stream that continues a task the client has already seen (a resume,
+//! a message into a running task) starts with the task as it was; that
+//! first snapshot updates the state but its messages are not sent again.
+//!
+//! ## Failures
+//! Every [`BridgeError`] — from reading the input, from any call, an agent
+//! stream that ends before the task finishes or pauses
+//! ([`BridgeError::AgentProtocol`]), an agent silent for longer than
+//! [`RunConfig::agent_timeout`] ([`BridgeError::AgentUnavailable`]) — ends
+//! the run with `RUN_ERROR {message, code}`, after closing whatever
+//! message was open.
+//!
+//! ## Disconnects
+//! The run is a lazy stream: when the AG-UI client goes away, the endpoint
+//! drops it, which drops the A2A stream. The A2A task is not cancelled —
+//! it keeps running at the agent, and a later run reconnects to it by its
+//! `taskId`.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use switchboard_agui::events::{
+    AssistantMessage, Content, Event, EventKind, FunctionCall, Message as AguiMessage,
+    MessagesSnapshot, ReasoningMessage, RunAgentInput, RunError, RunFinished, RunFinishedOutcome,
+    RunStarted, TextRole, ToolCall, ToolMessage, UserMessage,
+};
+use switchboard_agui::{Converter, ConverterOptions, PROTOCOL_VERSION};
+use switchboard_protocol::{
+    Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    TaskState, TaskStatusUpdateEvent,
+};
+
+use crate::backend::{A2aEvent, A2aStream, Backend};
+use crate::input::{self, Addressing, Outbound};
+use crate::{BridgeConfig, BridgeError, Mode, RunOptions};
+
+/// How runs talk to the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    /// The bridge's input options (system messages, Engram).
+    pub bridge: BridgeConfig,
+    /// The longest the agent may stay silent: a call's answer, or the next
+    /// event of a stream. Past it the run ends with `RUN_ERROR`
+    /// (`bridge:agent_unavailable`); the task is left as it is.
+    pub agent_timeout: Duration,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            bridge: BridgeConfig::default(),
+            agent_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// The AG-UI run of `input` against `backend`. See the module docs.
+pub fn run(
+    backend: Arc<dyn Backend>,
+    config: RunConfig,
+    input: RunAgentInput,
+) -> impl Stream<Item = Event> + Send + 'static {
+    async_stream::stream! {
+        yield Event::new(RunStarted {
+            thread_id: input.thread_id.clone(),
+            run_id: input.run_id.clone(),
+            parent_run_id: input.parent_run_id.clone(),
+            input: Some(Box::new(input.clone())),
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+        });
+        let driver = Driver { backend, config, input };
+        let (before, follow) = match driver.plan().await {
+            Ok(Plan::Done(events)) => (events, None),
+            Ok(Plan::Follow(before, follow)) => (before, Some(follow)),
+            Err(e) => (vec![run_error(&e)], None),
+        };
+        for event in before {
+            let end = is_terminal(&event);
+            yield event;
+            if end {
+                return;
+            }
+        }
+        let Some(mut follow) = follow else {
+            // A plan that ends without a terminal event finishes the run.
+            yield driver.finished();
+            return;
+        };
+        loop {
+            let next = tokio::time::timeout(driver.config.agent_timeout, follow.stream.next()).await;
+            let events = match next {
+                Ok(Some(Ok(item))) => follow.convert(&item),
+                Ok(Some(Err(e))) => follow.fail(&e),
+                Ok(None) => follow.fail(&BridgeError::AgentProtocol(
+                    "the agent's stream ended before the task finished or paused".into(),
+                )),
+                Err(_) => follow.fail(&BridgeError::AgentUnavailable(format!(
+                    "the agent sent nothing for {}s",
+                    driver.config.agent_timeout.as_secs_f32()
+                ))),
+            };
+            for event in events {
+                let end = is_terminal(&event);
+                yield event;
+                if end {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What a run does after its `RUN_STARTED`.
+enum Plan {
+    /// Send these events; the run is over after them (a terminal event
+    /// among them ends it, else [`Driver::finished`] does).
+    Done(Vec<Event>),
+    /// Send these events, then follow an agent stream.
+    Follow(Vec<Event>, Box<Follow>),
+}
+
+/// An agent stream being converted.
+struct Follow {
+    stream: A2aStream,
+    converter: Converter,
+    /// The stream continues a task the client has seen: its first item,
+    /// the task as it was, brings no new messages.
+    known_task: bool,
+}
+
+impl Follow {
+    fn convert(&mut self, item: &A2aEvent) -> Vec<Event> {
+        let first_of_known =
+            std::mem::take(&mut self.known_task) && matches!(item.event, StreamResponse::Task(_));
+        let events = self
+            .converter
+            .convert(item.seq, &item.event)
+            .into_iter()
+            .map(|frame| frame.event)
+            // The run's RUN_STARTED is the driver's, sent already.
+            .filter(|event| !matches!(event.kind, EventKind::RunStarted(_)));
+        if first_of_known {
+            events.filter(|event| !is_message_content(event)).collect()
+        } else {
+            events.collect()
+        }
+    }
+
+    fn fail(&mut self, error: &BridgeError) -> Vec<Event> {
+        let events: Vec<Event> = self
+            .converter
+            .fail(&error.to_string(), error.code())
+            .into_iter()
+            .map(|frame| frame.event)
+            .collect();
+        if events.is_empty() {
+            // The converter sends nothing once its stream is over; the run
+            // still gets its one terminal event.
+            vec![run_error(error)]
+        } else {
+            events
+        }
+    }
+}
+
+struct Driver {
+    backend: Arc<dyn Backend>,
+    config: RunConfig,
+    input: RunAgentInput,
+}
+
+impl Driver {
+    async fn plan(&self) -> Result<Plan, BridgeError> {
+        let options = RunOptions::from_input(&self.input)?;
+        if let Some(resume) = self.input.resume.as_deref().filter(|r| !r.is_empty()) {
+            return self.resume(&options, resume).await;
+        }
+        let task = match &options.task_id {
+            Some(id) => Some(self.get_task(id).await?),
+            None => None,
+        };
+        if let Some(task) = &task {
+            check_context(&options, task)?;
+        }
+        let addressing = Addressing {
+            context_id: options
+                .context_id
+                .clone()
+                .or_else(|| task.as_ref().map(|t| t.context_id.clone()))
+                .or_else(|| context_from_state(&self.input)),
+            task_id: options.task_id.clone(),
+        };
+        let unseen = match &task {
+            Some(task) => without_seen(&self.input, task),
+            None => Cow::Borrowed(&self.input),
+        };
+        let outbound = input::outbound(&unseen, &addressing, &self.config.bridge)?;
+        match (outbound, task) {
+            (None, None) => Err(BridgeError::NothingToSend(
+                "the input has no new message and names no taskId to reconnect to".into(),
+            )),
+            (None, Some(task)) => self.reconnect(options.mode, task).await,
+            (Some(outbound), task) => match options.mode {
+                Mode::Stream => self.stream(outbound, task.is_some()).await,
+                Mode::Send => self.send(outbound).await,
+            },
+        }
+    }
+
+    fn converter(&self) -> Converter {
+        Converter::new(ConverterOptions {
+            thread_id: Some(self.input.thread_id.clone()),
+            run_id: Some(self.input.run_id.clone()),
+            input: Some(self.input.clone()),
+            // view projection: bView
+            ..ConverterOptions::default()
+        })
+    }
+
+    /// `RUN_FINISHED {outcome: success}` of this run.
+    fn finished(&self) -> Event {
+        Event::new(RunFinished {
+            thread_id: self.input.thread_id.clone(),
+            run_id: self.input.run_id.clone(),
+            result: None,
+            outcome: Some(RunFinishedOutcome::Success {
+                pending_tool_call_ids: None,
+            }),
+            usage: None,
+        })
+    }
+
+    /// Waits for `call` at most [`RunConfig::agent_timeout`].
+    async fn timed<T>(
+        &self,
+        what: &str,
+        call: impl Future<Output = Result<T, BridgeError>>,
+    ) -> Result<T, BridgeError> {
+        tokio::time::timeout(self.config.agent_timeout, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(BridgeError::AgentUnavailable(format!(
+                    "{what}: no answer within {}s",
+                    self.config.agent_timeout.as_secs_f32()
+                )))
+            })
+    }
+
+    async fn get_task(&self, id: &str) -> Result<Task, BridgeError> {
+        self.timed("GetTask", self.backend.get_task(id)).await
+    }
+
+    /// Streams `outbound` (into a task the client knows when `known_task`).
+    async fn stream(&self, outbound: Outbound, known_task: bool) -> Result<Plan, BridgeError> {
+        let request = SendMessageRequest::new(outbound.message);
+        let stream = self
+            .timed(
+                "SendStreamingMessage",
+                self.backend
+                    .send_streaming_message(request, &outbound.extensions),
+            )
+            .await?;
+        Ok(Plan::Follow(
+            Vec::new(),
+            Box::new(Follow {
+                stream,
+                converter: self.converter(),
+                known_task,
+            }),
+        ))
+    }
+
+    /// Sends `outbound` without waiting for the task, and reports the task.
+    async fn send(&self, outbound: Outbound) -> Result<Plan, BridgeError> {
+        let mut request = SendMessageRequest::new(outbound.message);
+        request.configuration = Some(SendMessageConfiguration {
+            return_immediately: true,
+            ..SendMessageConfiguration::default()
+        });
+        let answer = self
+            .timed(
+                "SendMessage",
+                self.backend.send_message(request, &outbound.extensions),
+            )
+            .await?;
+        let mut converter = self.converter();
+        let (item, reply) = match answer {
+            // A direct reply is the whole answer: a run with its text.
+            SendMessageResponse::Message(m) => (StreamResponse::Message(m), true),
+            SendMessageResponse::Task(task) => (StreamResponse::Task(task), false),
+            other => {
+                return Err(BridgeError::AgentProtocol(format!(
+                    "SendMessage answered neither a task nor a message: {other:?}"
+                )));
+            }
+        };
+        Ok(Plan::Done(
+            converter
+                .convert(None, &item)
+                .into_iter()
+                .map(|frame| frame.event)
+                .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
+                .filter(|e| reply || !is_message_content(e))
+                .collect(),
+        ))
+    }
+
+    /// The task's snapshot, then (in `stream` mode, while it runs) its
+    /// updates.
+    async fn reconnect(&self, mode: Mode, task: Task) -> Result<Plan, BridgeError> {
+        let mut converter = self.converter();
+        if mode == Mode::Send || task.status.state.is_terminal() {
+            return Ok(Plan::Done(self.snapshot(&mut converter, None, &task)));
+        }
+        let mut stream = self
+            .timed("SubscribeToTask", self.backend.subscribe_to_task(&task.id))
+            .await?;
+        let first = tokio::time::timeout(self.config.agent_timeout, stream.next()).await;
+        let before = match first {
+            Ok(Some(Ok(A2aEvent {
+                seq,
+                event: StreamResponse::Task(now),
+            }))) => self.snapshot(&mut converter, seq, &now),
+            Ok(Some(Ok(item))) => {
+                let mut events = self.snapshot(&mut converter, None, &task);
+                let more = converter.convert(item.seq, &item.event);
+                events.extend(more.into_iter().map(|f| f.event));
+                events
+            }
+            Ok(Some(Err(e))) => return Err(e),
+            // A subscription that ends at once: the task ended meanwhile.
+            Ok(None) => {
+                let now = self.get_task(&task.id).await?;
+                return Ok(Plan::Done(self.snapshot(&mut converter, None, &now)));
+            }
+            Err(_) => {
+                return Err(BridgeError::AgentUnavailable(format!(
+                    "SubscribeToTask: nothing within {}s",
+                    self.config.agent_timeout.as_secs_f32()
+                )));
+            }
+        };
+        Ok(Plan::Follow(
+            before,
+            Box::new(Follow {
+                stream,
+                converter,
+                known_task: false,
+            }),
+        ))
+    }
+
+    /// `task` as the client should now hold it: the converter's state
+    /// snapshot, a `MESSAGES_SNAPSHOT`, the rest of what the converter made
+    /// of it (activities, the task's ending if it has one).
+    fn snapshot(&self, converter: &mut Converter, seq: Option<u64>, task: &Task) -> Vec<Event> {
+        let events: Vec<Event> = converter
+            .convert(seq, &StreamResponse::Task(task.clone()))
+            .into_iter()
+            .map(|frame| frame.event)
+            .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
+            .collect();
+        let mut messages = Messages::new(&self.input.messages);
+        for m in task.history() {
+            messages.add_history(task, m);
+        }
+        let mut rest = Vec::new();
+        for event in events {
+            if !messages.fold(&event) {
+                rest.push(event);
+            }
+        }
+        let snapshot = Event::new(MessagesSnapshot {
+            messages: messages.into_messages(),
+        });
+        let at = rest
+            .iter()
+            .position(|e| matches!(e.kind, EventKind::StateSnapshot(_)))
+            .map_or(0, |i| i + 1);
+        rest.insert(at, snapshot);
+        rest
+    }
+
+    /// Answers the interrupt of a paused task.
+    async fn resume(
+        &self,
+        options: &RunOptions,
+        resume: &[switchboard_agui::events::ResumeEntry],
+    ) -> Result<Plan, BridgeError> {
+        let task_id = resume_task_id(options, &self.input, resume)?;
+        let task = self.get_task(&task_id).await?;
+        check_context(options, &task)?;
+        if !matches!(
+            task.status.state,
+            TaskState::InputRequired | TaskState::AuthRequired
+        ) {
+            return Err(BridgeError::InvalidResume(format!(
+                "task {} is {}, not waiting for input",
+                task.id,
+                task.status.state.label()
+            )));
+        }
+        match input::resume_message(resume, &task)? {
+            Some(outbound) => self.stream(outbound, true).await,
+            None => {
+                let canceled = self
+                    .timed("CancelTask", self.backend.cancel_task(&task.id))
+                    .await?;
+                // Only the new status: the task's artifacts and messages
+                // were shown by the run that paused.
+                let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: canceled.id.clone(),
+                    context_id: canceled.context_id.clone(),
+                    status: canceled.status.clone(),
+                    metadata: canceled.metadata.clone(),
+                });
+                let events = self.converter().convert(None, &update);
+                Ok(Plan::Done(
+                    events
+                        .into_iter()
+                        .map(|frame| frame.event)
+                        .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
+                        .collect(),
+                ))
+            }
+        }
+    }
+}
+
+/// `input` without the messages `task` already holds. The bridge tags each
+/// part it sends with the AG-UI message it came from
+/// (`metadata.agui.messageId`), and AG-UI clients send the whole
+/// conversation on every run: without this, a reconnect would send the
+/// task the message that started it once more.
+fn without_seen<'a>(input: &'a RunAgentInput, task: &Task) -> Cow<'a, RunAgentInput> {
+    let seen: HashSet<&str> = task
+        .history()
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| p.metadata.as_ref()?.get("agui")?.get("messageId")?.as_str())
+        .collect();
+    if !input.messages.iter().any(|m| seen.contains(m.id())) {
+        return Cow::Borrowed(input);
+    }
+    let mut unseen = input.clone();
+    unseen.messages.retain(|m| !seen.contains(m.id()));
+    Cow::Owned(unseen)
+}
+
+/// A different explicit `contextId` than the task's is an error (ADR 0001).
+fn check_context(options: &RunOptions, task: &Task) -> Result<(), BridgeError> {
+    match &options.context_id {
+        Some(context) if *context != task.context_id => Err(BridgeError::ContextMismatch {
+            task_id: task.id.clone(),
+            context_id: context.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The context the bridge projected into the client's state on an earlier
+/// run: `state.view.contextId`. (A small reader of our own until `input`
+/// offers one.)
+fn context_from_state(input: &RunAgentInput) -> Option<String> {
+    input
+        .state
+        .as_ref()?
+        .pointer("/view/contextId")?
+        .as_str()
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// The task a resume answers: the run's `taskId`, else the task of the
+/// interrupt in the client's `view.pendingInterrupts`, else the interrupt
+/// id's prefix (ids are `<taskId>:<…>`).
+fn resume_task_id(
+    options: &RunOptions,
+    input: &RunAgentInput,
+    resume: &[switchboard_agui::events::ResumeEntry],
+) -> Result<String, BridgeError> {
+    if let Some(id) = &options.task_id {
+        return Ok(id.clone());
+    }
+    let Some(entry) = resume.first() else {
+        return Err(BridgeError::InvalidResume("resume is empty".into()));
+    };
+    let pending = input
+        .state
+        .as_ref()
+        .and_then(|s| s.get("view"))
+        .and_then(|v| v.get("pendingInterrupts"))
+        .and_then(|p| p.get(&entry.interrupt_id))
+        .and_then(|i| i.get("taskId"))
+        .and_then(Value::as_str);
+    if let Some(id) = pending {
+        return Ok(id.to_owned());
+    }
+    match entry.interrupt_id.split_once(':') {
+        Some((task, _)) if !task.is_empty() => Ok(task.to_owned()),
+        _ => Err(BridgeError::InvalidResume(format!(
+            "interrupt {:?} names no task (and the run names no taskId)",
+            entry.interrupt_id
+        ))),
+    }
+}
+
+fn run_error(error: &BridgeError) -> Event {
+    Event::new(RunError {
+        message: error.to_string(),
+        code: Some(error.code().to_owned()),
+        usage: None,
+    })
+}
+
+fn is_terminal(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::RunFinished(_) | EventKind::RunError(_)
+    )
+}
+
+/// Events that make up messages (text, reasoning, tool calls and results).
+fn is_message_content(event: &Event) -> bool {
+    use EventKind as K;
+    matches!(
+        event.kind,
+        K::TextMessageStart(_)
+            | K::TextMessageContent(_)
+            | K::TextMessageEnd(_)
+            | K::TextMessageChunk(_)
+            | K::ReasoningStart(_)
+            | K::ReasoningMessageStart(_)
+            | K::ReasoningMessageContent(_)
+            | K::ReasoningMessageEnd(_)
+            | K::ReasoningMessageChunk(_)
+            | K::ReasoningEnd(_)
+            | K::ReasoningEncryptedValue(_)
+            | K::ToolCallStart(_)
+            | K::ToolCallArgs(_)
+            | K::ToolCallEnd(_)
+            | K::ToolCallChunk(_)
+            | K::ToolCallResult(_)
+    )
+}
+
+/// The messages of a `MESSAGES_SNAPSHOT`, in order, each id once: the
+/// official client *replaces* its list with a snapshot, so it starts from
+/// the client's own messages.
+struct Messages {
+    list: Vec<AguiMessage>,
+    ids: HashSet<String>,
+}
+
+impl Messages {
+    fn new(client: &[AguiMessage]) -> Self {
+        let mut messages = Messages {
+            list: Vec::new(),
+            ids: HashSet::new(),
+        };
+        for m in client {
+            messages.push(m.clone());
+        }
+        messages
+    }
+
+    fn push(&mut self, message: AguiMessage) {
+        if self.ids.insert(message.id().to_owned()) {
+            self.list.push(message);
+        }
+    }
+
+    /// A message of the task's history. A user message the bridge sent is
+    /// the client's own (its parts name their AG-UI messages in
+    /// `metadata.agui.messageId`); an agent message has the id the
+    /// converter gives status messages (`<taskId>:<messageId>`).
+    fn add_history(&mut self, task: &Task, m: &switchboard_protocol::Message) {
+        let text = m.text();
+        if text.is_empty() {
+            return;
+        }
+        match m.role {
+            Role::User => {
+                let client_ids = m
+                    .parts
+                    .iter()
+                    .filter_map(|p| p.metadata.as_ref()?.get("agui")?.get("messageId")?.as_str());
+                let mut known = false;
+                for id in client_ids {
+                    known |= self.ids.contains(id);
+                }
+                if !known {
+                    self.push(AguiMessage::User(UserMessage {
+                        id: m.message_id.clone(),
+                        content: Content::Text(text),
+                        ..UserMessage::default()
+                    }));
+                }
+            }
+            _ => {
+                let id = if m.message_id == task.id {
+                    m.message_id.clone()
+                } else {
+                    format!("{}:{}", task.id, m.message_id)
+                };
+                self.push(AguiMessage::Assistant(AssistantMessage {
+                    id,
+                    content: Some(text),
+                    ..AssistantMessage::default()
+                }));
+            }
+        }
+    }
+
+    /// Folds one of the converter's message events into the list; `false`
+    /// for events that are not message content.
+    fn fold(&mut self, event: &Event) -> bool {
+        use EventKind as K;
+        match &event.kind {
+            K::TextMessageStart(e) => {
+                let id = e.message_id.clone();
+                let content = Some(String::new());
+                self.push(match e.role.unwrap_or_default() {
+                    TextRole::User => AguiMessage::User(UserMessage {
+                        id,
+                        content: Content::Text(String::new()),
+                        ..UserMessage::default()
+                    }),
+                    _ => AguiMessage::Assistant(AssistantMessage {
+                        id,
+                        content,
+                        ..AssistantMessage::default()
+                    }),
+                });
+            }
+            K::TextMessageContent(e) => self.append_text(&e.message_id, &e.delta),
+            K::ReasoningMessageStart(e) => self.push(AguiMessage::Reasoning(ReasoningMessage {
+                id: e.message_id.clone(),
+                content: String::new(),
+                ..ReasoningMessage::default()
+            })),
+            K::ReasoningMessageContent(e) => self.append_text(&e.message_id, &e.delta),
+            K::ToolCallStart(e) => {
+                let call = ToolCall {
+                    id: e.tool_call_id.clone(),
+                    kind: "function".into(),
+                    function: FunctionCall {
+                        name: e.tool_call_name.clone(),
+                        arguments: String::new(),
+                    },
+                    encrypted_value: None,
+                    metadata: None,
+                };
+                let parent = e.parent_message_id.as_deref().unwrap_or(&e.tool_call_id);
+                let existing = self.list.iter_mut().find_map(|m| match m {
+                    AguiMessage::Assistant(a) if a.id == parent => Some(a),
+                    _ => None,
+                });
+                match existing {
+                    Some(a) => a.tool_calls.get_or_insert_with(Vec::new).push(call),
+                    None => self.push(AguiMessage::Assistant(AssistantMessage {
+                        id: parent.to_owned(),
+                        tool_calls: Some(vec![call]),
+                        ..AssistantMessage::default()
+                    })),
+                }
+            }
+            K::ToolCallArgs(e) => {
+                for m in &mut self.list {
+                    if let AguiMessage::Assistant(a) = m {
+                        for call in a.tool_calls.iter_mut().flatten() {
+                            if call.id == e.tool_call_id {
+                                call.function.arguments.push_str(&e.delta);
+                            }
+                        }
+                    }
+                }
+            }
+            K::ToolCallResult(e) => self.push(AguiMessage::Tool(ToolMessage {
+                id: e.message_id.clone(),
+                content: e.content.clone(),
+                tool_call_id: e.tool_call_id.clone(),
+                ..ToolMessage::default()
+            })),
+            _ => return is_message_content(event),
+        }
+        true
+    }
+
+    fn append_text(&mut self, id: &str, delta: &str) {
+        for m in &mut self.list {
+            match m {
+                AguiMessage::Assistant(a) if a.id == id => {
+                    a.content.get_or_insert_with(String::new).push_str(delta)
+                }
+                AguiMessage::User(u) if u.id == id => {
+                    if let Content::Text(t) = &mut u.content {
+                        t.push_str(delta);
+                    }
+                }
+                AguiMessage::Reasoning(r) if r.id == id => r.content.push_str(delta),
+                _ => {}
+            }
+        }
+    }
+
+    fn into_messages(self) -> Vec<AguiMessage> {
+        self.list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use async_trait::async_trait;
+    use futures::stream;
+    use serde_json::json;
+    use switchboard_agui::Verifier;
+    use switchboard_protocol::{Message, TaskStatus};
+
+    use super::*;
+
+    /// A backend whose streams are `items`, then nothing.
+    #[derive(Debug)]
+    struct Scripted {
+        items: Vec<A2aEvent>,
+    }
+
+    #[async_trait]
+    impl Backend for Scripted {
+        async fn send_message(
+            &self,
+            _: SendMessageRequest,
+            _: &[String],
+        ) -> Result<SendMessageResponse, BridgeError> {
+            Err(BridgeError::AgentUnavailable("not scripted".into()))
+        }
+
+        async fn send_streaming_message(
+            &self,
+            _: SendMessageRequest,
+            _: &[String],
+        ) -> Result<A2aStream, BridgeError> {
+            Ok(stream::iter(self.items.clone().into_iter().map(Ok)).boxed())
+        }
+
+        async fn get_task(&self, id: &str) -> Result<Task, BridgeError> {
+            Err(BridgeError::Agent {
+                code: -32001,
+                message: format!("task not found: {id}"),
+            })
+        }
+
+        async fn subscribe_to_task(&self, id: &str) -> Result<A2aStream, BridgeError> {
+            self.get_task(id).await.map(|_| stream::empty().boxed())
+        }
+
+        async fn cancel_task(&self, id: &str) -> Result<Task, BridgeError> {
+            self.get_task(id).await
+        }
+    }
+
+    fn user_input() -> RunAgentInput {
+        serde_json::from_value(json!({
+            "threadId": "t", "runId": "r",
+            "messages": [{"id": "u1", "role": "user", "content": "hi"}],
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_stops_before_the_task_ends_is_a_run_error() {
+        let task = Task {
+            id: "task-1".into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(TaskState::Working)
+                .with_message(Message::agent_text("working on it")),
+            artifacts: None,
+            history: None,
+            metadata: None,
+        };
+        let backend = Arc::new(Scripted {
+            items: vec![A2aEvent {
+                seq: Some(1),
+                event: StreamResponse::Task(task),
+            }],
+        });
+        let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
+            .collect()
+            .await;
+        Verifier::verify_all(&events).unwrap();
+        let types: Vec<&str> = events.iter().map(Event::type_name).collect();
+        assert_eq!(types.first(), Some(&"RUN_STARTED"));
+        assert_eq!(types.last(), Some(&"RUN_ERROR"), "{types:?}");
+        let EventKind::RunError(error) = &events[events.len() - 1].kind else {
+            unreachable!()
+        };
+        assert_eq!(error.code.as_deref(), Some("bridge:agent_protocol"));
+        assert!(error.message.contains("ended before"), "{}", error.message);
+    }
+
+    #[tokio::test]
+    async fn an_empty_stream_is_a_run_error_too() {
+        let backend = Arc::new(Scripted { items: Vec::new() });
+        let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
+            .collect()
+            .await;
+        let types: Vec<&str> = events.iter().map(Event::type_name).collect();
+        assert_eq!(types, ["RUN_STARTED", "RUN_ERROR"]);
+        Verifier::verify_all(&events).unwrap();
+    }
+
+    #[test]
+    fn messages_the_task_holds_are_not_sent_again() {
+        let mut sent = Message::user_text("hi");
+        for part in &mut sent.parts {
+            part.metadata = Some(
+                json!({"agui": {"messageId": "u1", "role": "user"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        let mut task = Task {
+            id: "task-1".into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(TaskState::Working),
+            artifacts: None,
+            history: Some(vec![Message::agent_text("untagged")]),
+            metadata: None,
+        };
+        let mut input = user_input();
+        assert!(matches!(without_seen(&input, &task), Cow::Borrowed(_)));
+        task.history = Some(vec![sent]);
+        input.messages.push(
+            serde_json::from_value(json!({"id": "u2", "role": "user", "content": "more"})).unwrap(),
+        );
+        let unseen = without_seen(&input, &task);
+        let ids: Vec<&str> = unseen.messages.iter().map(AguiMessage::id).collect();
+        assert_eq!(ids, ["u2"]);
+    }
+
+    #[test]
+    fn the_context_comes_from_the_projected_view() {
+        let mut input = user_input();
+        assert_eq!(context_from_state(&input), None);
+        input.state = Some(json!({"view": {"contextId": "ctx-9"}, "mine": 1}));
+        assert_eq!(context_from_state(&input).as_deref(), Some("ctx-9"));
+        input.state = Some(json!({"view": {"contextId": " "}}));
+        assert_eq!(context_from_state(&input), None);
+    }
+
+    #[test]
+    fn a_resume_finds_its_task() {
+        let entry = |id: &str| switchboard_agui::events::ResumeEntry {
+            interrupt_id: id.into(),
+            status: switchboard_agui::events::ResumeStatus::Resolved,
+            payload: None,
+            metadata: None,
+        };
+        let mut input = user_input();
+        let named = RunOptions {
+            task_id: Some("t-named".into()),
+            ..RunOptions::default()
+        };
+        let none = RunOptions::default();
+        assert_eq!(
+            resume_task_id(&named, &input, &[entry("t-1:m-1")]).unwrap(),
+            "t-named"
+        );
+        assert_eq!(
+            resume_task_id(&none, &input, &[entry("t-1:m-1")]).unwrap(),
+            "t-1"
+        );
+        input.state = Some(json!({"view": {"pendingInterrupts": {
+            "i-7": {"interruptId": "i-7", "taskId": "t-from-state"}
+        }}}));
+        assert_eq!(
+            resume_task_id(&none, &input, &[entry("i-7")]).unwrap(),
+            "t-from-state"
+        );
+        let err = resume_task_id(&none, &input, &[entry("nocolon")]).unwrap_err();
+        assert_eq!(err.code(), "bridge:invalid_resume");
+    }
+}

@@ -1,0 +1,420 @@
+//! The bridge over real loopback HTTP: an AG-UI client's POSTs in, the
+//! scripted agent (hosted by `switchboard-server`) behind it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use switchboard_agui::events::{EventKind, Message as AguiMessage, RunFinishedOutcome};
+use switchboard_agui::hitl::FORM_RESPONSE_TYPE;
+use switchboard_bridge::HostedAgent;
+use switchboard_protocol::{PartContent, TaskState};
+
+#[tokio::test]
+async fn a_streamed_run_carries_the_task_to_its_end() {
+    let (script, _, bridge) = setup().await;
+    let answer = bridge
+        .run(&input(json!([user("u1", "/stream please")]), json!({})))
+        .await
+        .verified();
+    assert_eq!(answer.status, 200);
+    assert!(answer.content_type.starts_with("text/event-stream"));
+    assert_eq!(answer.cache_control, "no-cache");
+    let EventKind::RunStarted(started) = &answer.events[0].kind else {
+        panic!("{:?}", answer.types());
+    };
+    assert_eq!(
+        (started.thread_id.as_str(), started.run_id.as_str()),
+        (THREAD_ID, RUN_ID)
+    );
+    assert!(
+        answer.text().contains("Once upon a time."),
+        "{}",
+        answer.text()
+    );
+    assert!(answer.text().contains("the end"), "{}", answer.text());
+    assert!(matches!(
+        answer.outcome(),
+        Some(RunFinishedOutcome::Success { .. })
+    ));
+    let state = answer.state_snapshot().expect("a STATE_SNAPSHOT");
+    assert!(task_id_in(state).is_some(), "{state}");
+    // The agent got the user's text, and nothing of AG-UI's run ids.
+    let received = script.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].text(), "/stream please");
+    assert_no_agui_ids(&script);
+}
+
+#[tokio::test]
+async fn a_direct_reply_is_a_run_with_one_text_message() {
+    let (script, _, bridge) = setup().await;
+    let answer = bridge
+        .run(&input(json!([user("u1", "/text")]), json!({})))
+        .await
+        .verified();
+    assert_eq!(
+        answer.types(),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(answer.text(), "hello from the agent");
+    assert_no_agui_ids(&script);
+}
+
+#[tokio::test]
+async fn the_hosted_backend_runs_as_the_caller() {
+    let script = Arc::new(Script::default());
+    let handler = scripted_handler(script.clone());
+    let bridge = bridge(HostedAgent::anonymous(handler), fast_config()).await;
+    let answer = bridge
+        .run(&input(json!([user("u1", "/stream")]), json!({})))
+        .await
+        .verified();
+    assert!(
+        answer.text().contains("Once upon a time."),
+        "{}",
+        answer.text()
+    );
+    assert!(matches!(
+        answer.outcome(),
+        Some(RunFinishedOutcome::Success { .. })
+    ));
+    assert_no_agui_ids(&script);
+}
+
+#[tokio::test]
+async fn protobuf_is_answered_when_asked_for_by_name() {
+    let (_, _, bridge) = setup().await;
+    let body = input(json!([user("u1", "/stream")]), json!({})).to_string();
+    let answer = bridge
+        .post(
+            body,
+            "application/json",
+            Some("application/vnd.ag-ui.event+proto"),
+        )
+        .await
+        .verified();
+    assert_eq!(answer.content_type, "application/vnd.ag-ui.event+proto");
+    assert!(
+        answer.text().contains("Once upon a time."),
+        "{}",
+        answer.text()
+    );
+}
+
+#[tokio::test]
+async fn send_mode_starts_a_task_then_injects_into_it() {
+    let (script, client, bridge) = setup().await;
+    let send = json!({"a2a": {"mode": "send"}});
+    let started = bridge
+        .run(&input(json!([user("u1", "/ask")]), send))
+        .await
+        .verified();
+    assert!(matches!(
+        started.outcome(),
+        Some(RunFinishedOutcome::Success { .. })
+    ));
+    let task_id = task_id_in(started.state_snapshot().expect("the task in the state")).unwrap();
+    // The task asks; the next send run answers it on the same task.
+    wait_for_state(&client, &task_id, TaskState::InputRequired).await;
+    let inject = json!({"a2a": {"mode": "send", "taskId": task_id}});
+    let injected = bridge
+        .run(&input(
+            json!([user("u1", "/ask"), user("u2", "blue")]),
+            inject,
+        ))
+        .await
+        .verified();
+    assert!(
+        matches!(injected.outcome(), Some(RunFinishedOutcome::Success { .. })),
+        "{:?}",
+        injected.types()
+    );
+    wait_for_state(&client, &task_id, TaskState::Completed).await;
+    let received = script.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[1].task_id.as_deref(), Some(task_id.as_str()));
+    assert_eq!(received[1].text(), "blue");
+    assert_no_agui_ids(&script);
+}
+
+#[tokio::test]
+async fn a_reconnect_mid_task_starts_from_the_snapshot_without_duplicates() {
+    let (script, client, bridge) = setup().await;
+    let started = bridge
+        .run(&input(
+            json!([user("u1", "/slow")]),
+            json!({"a2a": {"mode": "send"}}),
+        ))
+        .await
+        .verified();
+    let task_id = task_id_in(started.state_snapshot().unwrap()).unwrap();
+    script.reached.notified().await;
+    // Reconnect: the task, no new message.
+    let reconnect = input(json!([]), json!({"a2a": {"taskId": task_id}}));
+    let run = tokio::spawn(async move { bridge.run(&reconnect).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    script.release.notify_one();
+    let answer = run.await.unwrap().verified();
+    let types = answer.types();
+    assert_eq!(
+        &types[..3],
+        ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT"]
+    );
+    let snapshot: Vec<AguiMessage> = answer
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::MessagesSnapshot(s) => Some(s.messages.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let snapshot_text: String = snapshot
+        .iter()
+        .filter_map(|m| match m {
+            AguiMessage::Assistant(a) => a.content.clone(),
+            _ => None,
+        })
+        .collect();
+    let all = format!("{snapshot_text}{}", answer.text());
+    assert_eq!(all.matches("part one;").count(), 1, "{all}");
+    assert_eq!(all.matches("part two.").count(), 1, "{all}");
+    assert!(snapshot_text.contains("part one;"), "{snapshot_text}");
+    assert!(answer.text().contains("part two."), "{}", answer.text());
+    assert!(matches!(
+        answer.outcome(),
+        Some(RunFinishedOutcome::Success { .. })
+    ));
+    // Message ids are unique across the snapshot and the live part.
+    let mut ids: Vec<&str> = snapshot.iter().map(|m| m.id()).collect();
+    for e in &answer.events {
+        if let EventKind::TextMessageStart(s) = &e.kind {
+            ids.push(&s.message_id);
+        }
+    }
+    let unique: std::collections::HashSet<&&str> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    wait_for_state(&client, &task_id, TaskState::Completed).await;
+}
+
+#[tokio::test]
+async fn a_reconnect_to_a_finished_task_is_its_snapshot_and_ending() {
+    let (script, _, bridge) = setup().await;
+    let first = bridge
+        .run(&input(json!([user("u1", "/stream")]), json!({})))
+        .await
+        .verified();
+    let task_id = task_id_in(first.state_snapshot().unwrap()).unwrap();
+    for mode in ["stream", "send"] {
+        let again = bridge
+            .run(&input(
+                json!([]),
+                json!({"a2a": {"mode": mode, "taskId": task_id}}),
+            ))
+            .await
+            .verified();
+        assert_eq!(
+            again.types(),
+            [
+                "RUN_STARTED",
+                "STATE_SNAPSHOT",
+                "MESSAGES_SNAPSHOT",
+                "RUN_FINISHED"
+            ],
+            "{mode}"
+        );
+        let EventKind::MessagesSnapshot(s) = &again.events[2].kind else {
+            unreachable!()
+        };
+        let text = serde_json::to_string(&s.messages).unwrap();
+        assert!(text.contains("Once upon a time."), "{text}");
+        assert!(text.contains("the end"), "{text}");
+    }
+    // Reconnecting sent the agent nothing.
+    assert_eq!(script.received().len(), 1);
+}
+
+/// Runs `/approve` to its interrupt; returns the interrupt id and task id.
+async fn interrupted(bridge: &Bridge) -> (String, String) {
+    let answer = bridge
+        .run(&input(json!([user("u1", "/approve")]), json!({})))
+        .await
+        .verified();
+    assert!(
+        answer.text().contains("Approve the transfer?"),
+        "{}",
+        answer.text()
+    );
+    let Some(RunFinishedOutcome::Interrupt { interrupts }) = answer.outcome() else {
+        panic!("{:?}", answer.types());
+    };
+    let task_id = task_id_in(answer.state_snapshot().unwrap()).unwrap();
+    (interrupts[0].id.clone(), task_id)
+}
+
+#[tokio::test]
+async fn a_resolved_resume_answers_the_form_and_streams_to_the_end() {
+    let (script, client, bridge) = setup().await;
+    let (interrupt_id, task_id) = interrupted(&bridge).await;
+    let mut resume = input(json!([user("u1", "/approve")]), json!({}));
+    resume["resume"] = json!([{
+        "interruptId": interrupt_id, "status": "resolved", "payload": {"approved": true}
+    }]);
+    let answer = bridge.run(&resume).await.verified();
+    assert!(
+        matches!(answer.outcome(), Some(RunFinishedOutcome::Success { .. })),
+        "{:?} {:?}",
+        answer.types(),
+        answer.error()
+    );
+    assert!(
+        answer.text().contains("approved: {\"approved\":true}"),
+        "{}",
+        answer.text()
+    );
+    // The question was shown by the first run; the resume does not repeat it.
+    assert!(
+        !answer.text().contains("Approve the transfer?"),
+        "{}",
+        answer.text()
+    );
+    let received = script.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[1].task_id.as_deref(), Some(task_id.as_str()));
+    let data: Vec<&Value> = received[1]
+        .parts
+        .iter()
+        .filter_map(|p| match &p.content {
+            PartContent::Data(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        data,
+        [&json!({"type": FORM_RESPONSE_TYPE, "formId": "f1", "values": {"approved": true}})]
+    );
+    assert_no_agui_ids(&script);
+    wait_for_state(&client, &task_id, TaskState::Completed).await;
+}
+
+#[tokio::test]
+async fn a_reconnect_to_a_paused_task_presents_its_interrupt_again() {
+    let (script, _, bridge) = setup().await;
+    let (interrupt_id, task_id) = interrupted(&bridge).await;
+    for mode in ["stream", "send"] {
+        let again = bridge
+            .run(&input(
+                json!([]),
+                json!({"a2a": {"mode": mode, "taskId": task_id}}),
+            ))
+            .await
+            .verified();
+        assert_eq!(
+            again.types(),
+            [
+                "RUN_STARTED",
+                "STATE_SNAPSHOT",
+                "MESSAGES_SNAPSHOT",
+                "RUN_FINISHED"
+            ],
+            "{mode}"
+        );
+        let Some(RunFinishedOutcome::Interrupt { interrupts }) = again.outcome() else {
+            panic!("{mode}: {:?}", again.outcome());
+        };
+        // The interrupt of the same task. (Its id equals the first run's
+        // only once interrupt ids come from the status message, ADR
+        // Decision 5: a GetTask snapshot does not carry the seq the
+        // converter's ids use today; a subscription's first item does.)
+        assert_eq!(interrupts[0].reason, "input_required", "{mode}");
+        let metadata = interrupts[0].metadata.as_ref().unwrap();
+        assert_eq!(metadata["taskId"], json!(task_id), "{mode}");
+        if mode == "stream" {
+            assert_eq!(interrupts[0].id, interrupt_id);
+        }
+        let EventKind::MessagesSnapshot(s) = &again.events[2].kind else {
+            unreachable!()
+        };
+        let text = serde_json::to_string(&s.messages).unwrap();
+        assert!(text.contains("Approve the transfer?"), "{mode}: {text}");
+    }
+    assert_eq!(script.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cancelled_resume_cancels_the_task() {
+    let (script, client, bridge) = setup().await;
+    let (interrupt_id, task_id) = interrupted(&bridge).await;
+    let mut resume = input(json!([user("u1", "/approve")]), json!({}));
+    resume["resume"] = json!([{"interruptId": interrupt_id, "status": "cancelled"}]);
+    let answer = bridge.run(&resume).await.verified();
+    assert_eq!(
+        answer.outcome(),
+        Some(&RunFinishedOutcome::Cancelled),
+        "{:?}",
+        answer.types()
+    );
+    let task = client.get_task(task_id.as_str()).await.unwrap();
+    assert_eq!(task.status.state, TaskState::Canceled);
+    // Nothing was sent to the agent for the cancel.
+    assert_eq!(script.received().len(), 1);
+}
+
+#[tokio::test]
+async fn a_failing_agent_ends_the_run_with_run_error() {
+    let (_, _, bridge) = setup().await;
+    let answer = bridge
+        .run(&input(json!([user("u1", "/fail")]), json!({})))
+        .await
+        .verified();
+    let (code, message) = answer.error().unwrap();
+    assert_eq!(code, "a2a:failed");
+    assert!(message.contains("the agent broke"), "{message}");
+}
+
+#[tokio::test]
+async fn a_silent_agent_ends_the_run_after_the_timeout() {
+    let script = Arc::new(Script::default());
+    let (_, client) = agent(script.clone()).await;
+    let mut config = fast_config();
+    config.run.agent_timeout = Duration::from_millis(700);
+    let bridge = bridge(switchboard_bridge::RemoteBackend::new(client), config).await;
+    let started = std::time::Instant::now();
+    let answer = bridge
+        .run(&input(json!([user("u1", "/silent")]), json!({})))
+        .await
+        .verified();
+    let (code, message) = answer.error().unwrap();
+    assert_eq!(code, "bridge:agent_unavailable", "{message}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The quiet stream got keep-alive comments meanwhile.
+    assert!(
+        String::from_utf8_lossy(&answer.body).contains(": keep-alive\n\n"),
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    script.release.notify_one();
+}
+
+/// Polls GetTask until the task is in `state` (agents finish on their own
+/// tasks, after the bridge's run ended).
+async fn wait_for_state(client: &switchboard_client::A2AClient, task_id: &str, state: TaskState) {
+    for _ in 0..100 {
+        let task = client.get_task(task_id).await.unwrap();
+        if task.status.state == state {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {task_id} never reached {state:?}");
+}
