@@ -227,6 +227,9 @@ pub struct AgentProvider {
 
 /// Optional features an agent supports. The booleans keep presence:
 /// absent is not the same as `false` (it matters for card signatures).
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -237,11 +240,6 @@ pub struct AgentCapabilities {
     #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Extensions the agent supports.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard.
     #[serde(alias = "extended_agent_card")]
@@ -316,6 +314,9 @@ impl AgentExtension {
 }
 
 /// Something the agent can do.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
@@ -326,39 +327,20 @@ pub struct AgentSkill {
     /// Description.
     #[serde(default)]
     pub description: String,
-    /// Keywords.
+    /// Keywords (REQUIRED: written even when empty).
+    #[serde_with(skip_apply)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: Vec<String>,
     /// Example prompts.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub examples: Vec<String>,
     /// Accepted media types, if different from the card's defaults.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "input_modes"
-    )]
+    #[serde(alias = "input_modes")]
     pub input_modes: Vec<String>,
     /// Produced media types, if different from the card's defaults.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "output_modes"
-    )]
+    #[serde(alias = "output_modes")]
     pub output_modes: Vec<String>,
     /// Security requirements specific to this skill.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "security_requirements"
-    )]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
