@@ -16,7 +16,8 @@
 //! out. A REQUIRED list among them (a message's `parts`) opts out with
 //! `#[serde_with(skip_apply)]` and keeps its own attributes. The other wire
 //! modules ([`crate::card`], [`crate::requests`], [`crate::v03`]) follow the
-//! same rule.
+//! same rule; [`AgentCard`](crate::AgentCard), whose lists are mostly
+//! REQUIRED, states only its reading half.
 
 use std::fmt;
 
