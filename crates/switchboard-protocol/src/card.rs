@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::serde_util::{is_empty, null_as_default};
+use crate::serde_util::null_as_default;
 
 /// The JSON-RPC 2.0 binding.
 pub const BINDING_JSONRPC: &str = "JSONRPC";
@@ -21,6 +21,14 @@ pub const BINDING_GRPC: &str = "GRPC";
 pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// A self-description of an agent.
+///
+/// Most of its lists are REQUIRED (written even when empty), so its rule
+/// for lists and maps only says how they read: absent or `null` is empty.
+/// The optional ones are left out when empty, which each says itself.
+#[serde_with::apply(
+    Vec => #[serde(default, deserialize_with = "null_as_default")],
+    BTreeMap => #[serde(default, deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,11 +39,7 @@ pub struct AgentCard {
     #[serde(default)]
     pub description: String,
     /// Where and how to reach the agent, preferred first.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        alias = "supported_interfaces"
-    )]
+    #[serde(alias = "supported_interfaces")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who runs it.
     pub provider: Option<AgentProvider>,
@@ -49,44 +53,21 @@ pub struct AgentCard {
     #[serde(default)]
     pub capabilities: AgentCapabilities,
     /// Named security schemes.
-    #[serde(
-        default,
-        skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "null_as_default",
-        alias = "security_schemes"
-    )]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", alias = "security_schemes")]
     pub security_schemes: BTreeMap<String, Value>,
     /// Which schemes a caller must satisfy (OR of ANDs).
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "security_requirements"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty", alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types accepted by default.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        alias = "default_input_modes"
-    )]
+    #[serde(alias = "default_input_modes")]
     pub default_input_modes: Vec<String>,
     /// Media types produced by default.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        alias = "default_output_modes"
-    )]
+    #[serde(alias = "default_output_modes")]
     pub default_output_modes: Vec<String>,
     /// What the agent can do.
-    #[serde(default, deserialize_with = "null_as_default")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon link.
     #[serde(alias = "icon_url")]
@@ -227,6 +208,9 @@ pub struct AgentProvider {
 
 /// Optional features an agent supports. The booleans keep presence:
 /// absent is not the same as `false` (it matters for card signatures).
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -237,11 +221,6 @@ pub struct AgentCapabilities {
     #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Extensions the agent supports.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard.
     #[serde(alias = "extended_agent_card")]
@@ -316,6 +295,9 @@ impl AgentExtension {
 }
 
 /// Something the agent can do.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
@@ -326,39 +308,20 @@ pub struct AgentSkill {
     /// Description.
     #[serde(default)]
     pub description: String,
-    /// Keywords.
+    /// Keywords (REQUIRED: written even when empty).
+    #[serde_with(skip_apply)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: Vec<String>,
     /// Example prompts.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub examples: Vec<String>,
     /// Accepted media types, if different from the card's defaults.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "input_modes"
-    )]
+    #[serde(alias = "input_modes")]
     pub input_modes: Vec<String>,
     /// Produced media types, if different from the card's defaults.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "output_modes"
-    )]
+    #[serde(alias = "output_modes")]
     pub output_modes: Vec<String>,
     /// Security requirements specific to this skill.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "security_requirements"
-    )]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::serde_util::{self, is_empty, null_as_default};
+use crate::serde_util::{self, null_as_default};
 use crate::types::{Message, Metadata, Task, TaskState};
 
 /// The operation table: every A2A operation, declared once.
@@ -223,17 +223,15 @@ impl SendMessageRequest {
 }
 
 /// Options of a SendMessage call.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// Media types the client accepts in the response.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "accepted_output_modes"
-    )]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// A push notification config to register for the new task.
     #[serde(alias = "task_push_notification_config")]

@@ -76,11 +76,6 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// `true` when a `Vec` is empty; used to skip empty optional repeated fields.
-pub fn is_empty<T>(v: &[T]) -> bool {
-    v.is_empty()
-}
-
 /// `true` when a bool is false; used to skip default booleans.
 pub fn is_false(b: &bool) -> bool {
     !*b

@@ -4,9 +4,20 @@
 //! Output rules: camelCase names, enums as their proto names, timestamps as
 //! RFC 3339 UTC with `Z`, REQUIRED fields always emitted, unset optional
 //! fields left out rather than written as `null` (the derived structs with `Option`
-//! fields carry `#[serde_with::skip_serializing_none]`). Input rules: the
-//! proto's snake_case names are accepted as aliases, unknown fields are
-//! ignored, and `null` is accepted where a list or map may appear.
+//! fields carry `#[serde_with::skip_serializing_none]`), and so are empty
+//! optional lists. Input rules: the proto's snake_case names are accepted
+//! as aliases, unknown fields are ignored, and `null` is accepted where a
+//! list or map may appear.
+//!
+//! A struct whose lists are optional says so once, for all its `Vec`
+//! fields, with `#[serde_with::apply(Vec => #[serde(default,
+//! skip_serializing_if = "Vec::is_empty", deserialize_with =
+//! "null_as_default")])]`: absent or `null` reads as empty, empty is left
+//! out. A REQUIRED list among them (a message's `parts`) opts out with
+//! `#[serde_with(skip_apply)]` and keeps its own attributes. The other wire
+//! modules ([`crate::card`], [`crate::requests`], [`crate::v03`]) follow the
+//! same rule; [`AgentCard`](crate::AgentCard), whose lists are mostly
+//! REQUIRED, states only its reading half.
 
 use std::fmt;
 
@@ -14,7 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::serde_util::{self, is_empty, null_as_default};
+use crate::serde_util::{self, null_as_default};
 
 /// Free-form key/value metadata (`google.protobuf.Struct`).
 pub type Metadata = Map<String, Value>;
@@ -323,6 +334,9 @@ impl<'de> Deserialize<'de> for Part {
 }
 
 /// One turn of communication between a client and an agent.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -338,25 +352,17 @@ pub struct Message {
     pub task_id: Option<String>,
     /// Sender role.
     pub role: Role,
-    /// The content; at least one part.
+    /// The content; at least one part. REQUIRED: a message without
+    /// `parts` is refused, `null` reads as none.
+    #[serde_with(skip_apply)]
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Optional metadata.
     pub metadata: Option<Metadata>,
     /// Extension URIs this message uses.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<String>,
     /// Tasks this message refers to (follow-ups).
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default",
-        alias = "reference_task_ids"
-    )]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -441,6 +447,9 @@ impl TaskStatus {
 }
 
 /// An output of a task.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -452,17 +461,13 @@ pub struct Artifact {
     pub name: Option<String>,
     /// Human-readable description.
     pub description: Option<String>,
-    /// The content.
+    /// The content. REQUIRED, as a message's.
+    #[serde_with(skip_apply)]
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Optional metadata.
     pub metadata: Option<Metadata>,
     /// Extension URIs this artifact uses.
-    #[serde(
-        default,
-        skip_serializing_if = "is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<String>,
 }
 

@@ -218,6 +218,9 @@ pub enum Role {
 }
 
 /// A 0.3 REST message (parts under `content`).
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -234,17 +237,13 @@ pub struct Message {
     /// Sender.
     #[serde(default = "role_unspecified")]
     pub role: Role,
-    /// Parts.
+    /// Parts (always written, even when empty).
+    #[serde_with(skip_apply)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<Part>,
     /// Metadata.
     pub metadata: Option<Metadata>,
     /// Extensions.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<String>,
 }
 
@@ -346,17 +345,15 @@ variants_into!(StreamResponse => crate::StreamResponse { Task, Message, StatusUp
 variants_into!(SendMessageResponse => StreamResponse { Task, Message });
 
 /// `SendMessageConfiguration` of the 0.3 proto.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration03 {
     /// Accepted output modes.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default",
-        alias = "accepted_output_modes"
-    )]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// A webhook for the new task.
     #[serde(alias = "push_notification")]

@@ -270,6 +270,9 @@ fn parts_down(parts: Vec<crate::Part>) -> Vec<Part> {
 }
 
 /// A 0.3 message (`kind: "message"` when it stands alone, see [`Event`]).
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -285,25 +288,16 @@ pub struct Message {
     pub task_id: Option<String>,
     /// Sender.
     pub role: Role,
-    /// Content.
+    /// Content (REQUIRED).
+    #[serde_with(skip_apply)]
     #[serde(deserialize_with = "null_as_default")]
     pub parts: Vec<Part>,
     /// Metadata.
     pub metadata: Option<Metadata>,
     /// Extension URIs.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<String>,
     /// Referenced tasks.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default",
-        alias = "reference_task_ids"
-    )]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<String>,
     /// Always `"message"`.
     #[serde(default = "kind_message")]
@@ -515,17 +509,15 @@ impl From<PushConfig10> for TaskPushNotificationConfig {
 }
 
 /// `message/send` configuration.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageSendConfiguration {
     /// Accepted output media types.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default",
-        alias = "accepted_output_modes"
-    )]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// History to return.
     #[serde(alias = "history_length")]

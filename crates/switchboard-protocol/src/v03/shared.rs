@@ -122,6 +122,9 @@ both_ways!(TaskStatus {
 });
 
 /// An artifact.
+#[serde_with::apply(
+    Vec => #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")],
+)]
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "")]
@@ -133,17 +136,13 @@ pub struct Artifact<D: Dialect> {
     pub name: Option<String>,
     /// Description.
     pub description: Option<String>,
-    /// Content.
+    /// Content (always written, even when empty).
+    #[serde_with(skip_apply)]
     #[serde(default, deserialize_with = "null_as_default")]
     pub parts: Vec<D::Part>,
     /// Metadata.
     pub metadata: Option<Metadata>,
     /// Extension URIs.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub extensions: Vec<String>,
 }
 
