@@ -55,6 +55,7 @@ pub mod proto;
 pub mod sse;
 mod state;
 pub mod verify;
+pub mod view;
 
 #[doc(inline)]
 pub use convert::{Converter, ConverterOptions, Frame, InvalidResumeId, ResumePoint};
