@@ -58,7 +58,9 @@ pub mod verify;
 pub mod view;
 
 #[doc(inline)]
-pub use convert::{Converter, ConverterOptions, Frame, InvalidResumeId, ResumePoint};
+pub use convert::{
+    Converter, ConverterOptions, Frame, InvalidResumeId, PendingInterrupt, Projection, ResumePoint,
+};
 #[doc(inline)]
 pub use events::{Event, EventKind, PROTOCOL_VERSION};
 #[doc(inline)]

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use switchboard_agui::convert::Projection;
 use switchboard_agui::events::*;
 use switchboard_agui::hints::{self, PartHints};
 use switchboard_agui::{Converter, ConverterOptions, Frame, ResumePoint, Verifier, patch};
@@ -501,7 +502,8 @@ fn input_required_is_an_interrupt_and_a_continued_log_is_a_new_run() {
     let Some(RunFinishedOutcome::Interrupt { interrupts }) = &v.outcomes[0] else {
         panic!("the first run ends in an interrupt: {:?}", v.outcomes)
     };
-    assert_eq!(interrupts[0].id, format!("{TASK}:2"));
+    // Named by the status message ("q"), as a GetTask snapshot names it too.
+    assert_eq!(interrupts[0].id, format!("{TASK}:q"));
     assert_eq!(interrupts[0].reason, "input_required");
     assert_eq!(interrupts[0].message.as_deref(), Some("What is your name?"));
     assert_eq!(interrupts[0].metadata.as_ref().unwrap()["taskId"], TASK);
@@ -630,6 +632,7 @@ fn options_name_the_run_and_echo_the_input() {
         run_id: Some("run-9".into()),
         input: Some(input.clone()),
         timestamps: true,
+        projection: Projection::A2a,
     });
     let frames = conv.convert(Some(1), &task());
     let EventKind::RunStarted(r) = &frames[0].event.kind else {
