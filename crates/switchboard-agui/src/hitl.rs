@@ -76,10 +76,13 @@ impl HitlForm {
             let Some(name) = field.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            let kind = match field.get("type").and_then(Value::as_str) {
-                Some(t @ ("boolean" | "string" | "number" | "integer" | "array" | "object")) => t,
-                _ => "string",
-            };
+            let kind = field
+                .get("type")
+                .and_then(Value::as_str)
+                .filter(|t| {
+                    ["boolean", "string", "number", "integer", "array", "object"].contains(t)
+                })
+                .unwrap_or("string");
             let mut property = Map::new();
             property.insert("type".into(), json!(kind));
             if let Some(label) = field.get("label").filter(|l| l.is_string()) {
