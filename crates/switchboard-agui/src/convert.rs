@@ -49,15 +49,26 @@
 //! - **Endings.** Everything open is closed first. `completed` →
 //!   `RUN_FINISHED {outcome: success}`; `canceled` → `{outcome: cancelled}`;
 //!   `input-required` / `auth-required` → a `STATE_SNAPSHOT`, then
-//!   `{outcome: interrupt}` with one interrupt (`id` `"<taskId>:<seq>"`,
-//!   `reason` `input_required` or `a2a:auth_required`, the status text as
-//!   `message`, `metadata {taskId, contextId}`); `failed` / `rejected` →
+//!   `{outcome: interrupt}` with one interrupt (`id` [`interrupt_id`]:
+//!   `"<taskId>:<status message id>"`, `reason` `input_required` or
+//!   `a2a:auth_required`, the status text as `message`, `metadata {taskId,
+//!   contextId}`); `failed` / `rejected` →
 //!   `RUN_ERROR` with the status text and code `a2a:failed` / `a2a:rejected`.
 //!   A direct message reply is a run with one text message.
 //!   No `MESSAGES_SNAPSHOT` precedes an interrupt: the official client
 //!   *replaces* its message list with one, and a stream only knows the
 //!   messages it produced, so a snapshot would erase the user's turns; the
 //!   conversation a resume needs is the A2A task's history, kept server-side.
+//! - **Forms** (human in the loop, [`crate::hitl`]). When the interrupting
+//!   status message holds an `a2a.hitl.form`, the interrupt carries it in
+//!   `metadata.form` with a `responseSchema` made from its fields, and an
+//!   activity ([`HITL_FORM_ACTIVITY`], `messageId` = the interrupt id,
+//!   content `{stage: "awaiting_input", taskId, form, text}`) comes before
+//!   the state snapshot. The answer comes in a new AG-UI run:
+//!   [`Converter::for_resume_run`] starts it with the decision
+//!   (`ACTIVITY_DELTA`: `/stage` → `submitted` / `cancelled`, `/decision`)
+//!   and the interrupt gone from the view, and marks the form `completed`
+//!   when the task completes.
 //!
 //! ## Ids and resuming
 //! Every id is derived from the A2A stream — task id, artifact id, the seq

@@ -22,7 +22,9 @@
 //! UIs built on it.
 //!
 //! [`hitl`] is the human-in-the-loop form vocabulary (`a2a.hitl.form` and
-//! its answer) that the converter and the bridge share.
+//! its answer) that the converter and the bridge share; [`view`] is the
+//! state document the converter keeps for the AG-UI → A2A bridge
+//! ([`Projection::View`]): the client's state plus the bridge's `view`.
 //!
 //! [`verify`] mirrors the official client's ordering rules, and [`patch`]
 //! makes and applies the RFC 6902 deltas of state and activities.

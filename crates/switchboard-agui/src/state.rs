@@ -17,6 +17,10 @@
 //! Each operation is made against the document as it was at that moment,
 //! so applied in order to the client's copy they give the document now.
 //!
+//! The recording itself ([`Changes`]) is shared with the view projection's
+//! document ([`crate::view`]); [`Document`] is the one of the two a
+//! converter keeps.
+//!
 //! The document's fixed shape (the ids, the status's three texts, an
 //! artifact's entry) is kept in plain fields, not as JSON values: its
 //! strings are compared and replaced in place, and JSON is made only for

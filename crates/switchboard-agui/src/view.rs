@@ -2,7 +2,7 @@
 //! client (ADR 0003, Decision 4 of issue 20), kept incrementally.
 //!
 //! The A2A serve-side opt-in describes *one task* under `/a2a`
-//! ([`crate::state`]). A bridge run is one turn of a conversation the
+//! ([`crate::convert`]). A bridge run is one turn of a conversation the
 //! client keeps, and AG-UI clients send their state back on every run, so
 //! the view is a document that lives across runs:
 //!
@@ -26,8 +26,8 @@
 //! `view` is the bridge's and is dropped. The first `STATE_SNAPSHOT` of a
 //! run therefore never erases what the UI keeps in its state.
 //!
-//! Changes are recorded as operations when they happen (like
-//! [`crate::state::StateDoc`]), never by diffing the whole document: one
+//! Changes are recorded as operations when they happen (like the `/a2a`
+//! document), never by diffing the whole document: one
 //! `add` per appended part, a diff of only the one entry that changed (a
 //! task entry is five short strings), one `add`/`replace` per config key,
 //! one `add`/`remove` per interrupt.
