@@ -87,68 +87,6 @@ pub(crate) struct StateDoc {
     changes: Changes,
 }
 
-/// The operations a client has yet to get of a document, recorded as the
-/// document changes; shared by both projections ([`StateDoc`] and
-/// [`crate::view::ViewDoc`]).
-#[derive(Debug, Default)]
-pub(crate) struct Changes {
-    /// A snapshot went out this run: changes go out as deltas.
-    client_has_copy: bool,
-    /// Changes since the client's copy, as operations on it.
-    ops: Vec<PatchOp>,
-}
-
-impl Changes {
-    /// `true` when changes must be recorded (the client holds a copy); while
-    /// it does not, the next emission is a snapshot anyway.
-    pub(crate) fn recording(&self) -> bool {
-        self.client_has_copy
-    }
-
-    /// Records one operation (callers check [`Changes::recording`] first,
-    /// so no value is cloned for nothing).
-    pub(crate) fn push(&mut self, op: PatchOp) {
-        self.ops.push(op);
-    }
-
-    /// The client's copy is gone (or must be replaced).
-    pub(crate) fn forget_client_copy(&mut self) {
-        self.client_has_copy = false;
-        self.ops.clear();
-    }
-
-    /// The snapshot that gives the client `doc` as its copy.
-    pub(crate) fn snapshot(&mut self, doc: Value) -> EventKind {
-        self.client_has_copy = true;
-        self.ops.clear();
-        StateSnapshot {
-            snapshot: doc,
-            subagent_run_id: None,
-        }
-        .into()
-    }
-
-    /// The delta of what changed since the client's copy, or nothing when
-    /// nothing did.
-    pub(crate) fn delta(&mut self) -> Option<EventKind> {
-        if self.ops.is_empty() {
-            return None;
-        }
-        Some(
-            StateDelta {
-                delta: std::mem::take(&mut self.ops),
-                subagent_run_id: None,
-            }
-            .into(),
-        )
-    }
-
-    /// Where [`patch::diff_at`] appends its operations.
-    pub(crate) fn ops_mut(&mut self) -> &mut Vec<PatchOp> {
-        &mut self.ops
-    }
-}
-
 impl StateDoc {
     /// The whole document as it is now.
     pub(crate) fn snapshot(&self) -> Value {
@@ -322,6 +260,68 @@ impl StateDoc {
             let doc = self.snapshot();
             Some(self.changes.snapshot(doc))
         }
+    }
+}
+
+/// The operations a client has yet to get of a document, recorded as the
+/// document changes; shared by both projections ([`StateDoc`] and
+/// [`crate::view::ViewDoc`]).
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    /// A snapshot went out this run: changes go out as deltas.
+    client_has_copy: bool,
+    /// Changes since the client's copy, as operations on it.
+    ops: Vec<PatchOp>,
+}
+
+impl Changes {
+    /// `true` when changes must be recorded (the client holds a copy); while
+    /// it does not, the next emission is a snapshot anyway.
+    pub(crate) fn recording(&self) -> bool {
+        self.client_has_copy
+    }
+
+    /// Records one operation (callers check [`Changes::recording`] first,
+    /// so no value is cloned for nothing).
+    pub(crate) fn push(&mut self, op: PatchOp) {
+        self.ops.push(op);
+    }
+
+    /// The client's copy is gone (or must be replaced).
+    pub(crate) fn forget_client_copy(&mut self) {
+        self.client_has_copy = false;
+        self.ops.clear();
+    }
+
+    /// The snapshot that gives the client `doc` as its copy.
+    pub(crate) fn snapshot(&mut self, doc: Value) -> EventKind {
+        self.client_has_copy = true;
+        self.ops.clear();
+        StateSnapshot {
+            snapshot: doc,
+            subagent_run_id: None,
+        }
+        .into()
+    }
+
+    /// The delta of what changed since the client's copy, or nothing when
+    /// nothing did.
+    pub(crate) fn delta(&mut self) -> Option<EventKind> {
+        if self.ops.is_empty() {
+            return None;
+        }
+        Some(
+            StateDelta {
+                delta: std::mem::take(&mut self.ops),
+                subagent_run_id: None,
+            }
+            .into(),
+        )
+    }
+
+    /// Where [`patch::diff_at`] appends its operations.
+    pub(crate) fn ops_mut(&mut self) -> &mut Vec<PatchOp> {
+        &mut self.ops
     }
 }
 

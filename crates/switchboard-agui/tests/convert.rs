@@ -1364,6 +1364,36 @@ mod view_projection {
         }
     }
 
+    #[test]
+    fn a_log_that_goes_on_past_a_form_marks_it_submitted_then_completed() {
+        let (v, frames) = run_with(
+            view(json!({})),
+            vec![
+                task(),
+                asking(),
+                say(TaskState::Working, "w", "thanks"),
+                done(),
+            ],
+        );
+        assert_eq!(v.run_ids.len(), 2);
+        let deltas: Vec<Vec<PatchOp>> = frames
+            .iter()
+            .filter_map(|f| match &f.event.kind {
+                EventKind::ActivityDelta(d) => Some(d.patch.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deltas,
+            [
+                vec![PatchOp::replace("/stage", json!("submitted"))],
+                vec![PatchOp::replace("/stage", json!("completed"))],
+            ]
+        );
+        assert_eq!(v.activities[INTERRUPT]["stage"], "completed");
+        assert_eq!(v.state["view"]["pendingInterrupts"], json!({}));
+    }
+
     /// The events that are not about state.
     fn without_state(frames: &[Frame]) -> Vec<Frame> {
         frames
