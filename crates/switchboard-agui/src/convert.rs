@@ -64,7 +64,8 @@
 //!   `metadata.form` with a `responseSchema` made from its fields, and an
 //!   activity ([`HITL_FORM_ACTIVITY`], `messageId` = the interrupt id,
 //!   content `{stage: "awaiting_input", taskId, form, text}`) comes before
-//!   the state snapshot. The answer comes in a new AG-UI run:
+//!   the state snapshot. (Text and activity messages share one id space,
+//!   so the question's text message is `"<interrupt id>:question"`.) The answer comes in a new AG-UI run:
 //!   [`Converter::for_resume_run`] starts it with the decision
 //!   (`ACTIVITY_DELTA`: `/stage` → `submitted` / `cancelled`, `/decision`)
 //!   and the interrupt gone from the view, and marks the form `completed`
@@ -873,11 +874,18 @@ impl Converter {
     }
 
     fn message_parts(&mut self, m: &Message) {
-        let default_key = if self.task_id == m.message_id {
+        let mut default_key = if self.task_id == m.message_id {
             m.message_id.clone()
         } else {
             format!("{}:{}", self.task_id, m.message_id)
         };
+        // A form's activity takes `<taskId>:<messageId>` (the interrupt id);
+        // AG-UI message ids are shared by text and activity messages (the
+        // official client replaces a text message by an activity snapshot
+        // of the same id), so the question's text takes another.
+        if m.parts.iter().any(|p| HitlForm::from_part(p).is_some()) {
+            default_key.push_str(":question");
+        }
         for (i, part) in m.parts.iter().enumerate() {
             let part_key = PartKey::Message {
                 message_key: &default_key,

@@ -1206,6 +1206,15 @@ mod view_projection {
                 json!({"stage": "awaiting_input", "taskId": TASK, "form": form(),
                        "text": "Approve the transfer?"})
             );
+            // Text and activity messages share ids: the question's is its own.
+            let question_ids: Vec<&str> = frames
+                .iter()
+                .filter_map(|f| match &f.event.kind {
+                    EventKind::TextMessageStart(m) => Some(m.message_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(question_ids.last(), Some(&"task-1:ask-1:question"));
             // The question is the run's last assistant message; the form is not text.
             assert_eq!(
                 v.texts(),
