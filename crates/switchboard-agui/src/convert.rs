@@ -49,15 +49,27 @@
 //! - **Endings.** Everything open is closed first. `completed` →
 //!   `RUN_FINISHED {outcome: success}`; `canceled` → `{outcome: cancelled}`;
 //!   `input-required` / `auth-required` → a `STATE_SNAPSHOT`, then
-//!   `{outcome: interrupt}` with one interrupt (`id` `"<taskId>:<seq>"`,
-//!   `reason` `input_required` or `a2a:auth_required`, the status text as
-//!   `message`, `metadata {taskId, contextId}`); `failed` / `rejected` →
+//!   `{outcome: interrupt}` with one interrupt (`id` [`interrupt_id`]:
+//!   `"<taskId>:<status message id>"`, `reason` `input_required` or
+//!   `a2a:auth_required`, the status text as `message`, `metadata {taskId,
+//!   contextId}`); `failed` / `rejected` →
 //!   `RUN_ERROR` with the status text and code `a2a:failed` / `a2a:rejected`.
 //!   A direct message reply is a run with one text message.
 //!   No `MESSAGES_SNAPSHOT` precedes an interrupt: the official client
 //!   *replaces* its message list with one, and a stream only knows the
 //!   messages it produced, so a snapshot would erase the user's turns; the
 //!   conversation a resume needs is the A2A task's history, kept server-side.
+//! - **Forms** (human in the loop, [`crate::hitl`]). When the interrupting
+//!   status message holds an `a2a.hitl.form`, the interrupt carries it in
+//!   `metadata.form` with a `responseSchema` made from its fields, and an
+//!   activity ([`HITL_FORM_ACTIVITY`], `messageId` = the interrupt id,
+//!   content `{stage: "awaiting_input", taskId, form, text}`) comes before
+//!   the state snapshot. (Text and activity messages share one id space,
+//!   so the question's text message is `"<interrupt id>:question"`.) The answer comes in a new AG-UI run:
+//!   [`Converter::for_resume_run`] starts it with the decision
+//!   (`ACTIVITY_DELTA`: `/stage` → `submitted` / `cancelled`, `/decision`)
+//!   and the interrupt gone from the view, and marks the form `completed`
+//!   when the task completes.
 //!
 //! ## Ids and resuming
 //! Every id is derived from the A2A stream — task id, artifact id, the seq
@@ -84,11 +96,80 @@ use switchboard_protocol::{
 
 use crate::events::*;
 use crate::hints::{PartHints, PartRole, read_tool_call, read_tool_result};
+use crate::hitl::HitlForm;
 use crate::patch::{diff, escape_token};
-use crate::state::{ArtifactEntry, StateDoc};
+use crate::state::{ArtifactEntry, Document, StateDoc};
+use crate::view::{ENGRAM_URI, ViewDoc};
 
 /// The `activityType` of task-progress activities.
 pub const PROGRESS_ACTIVITY: &str = "a2a-task-progress";
+
+/// The `activityType` of a human-in-the-loop form (see [`crate::hitl`]).
+pub const HITL_FORM_ACTIVITY: &str = "HITL_FORM";
+
+/// Which state document a converter keeps (ADR 0003).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Projection {
+    /// `{"a2a": …}`: the one task of the stream (the A2A endpoints' AG-UI
+    /// opt-in).
+    #[default]
+    A2a,
+    /// `{…, "view": …}`: the bridge's view of a conversation, starting from
+    /// the client's state (see [`crate::view`]).
+    View,
+}
+
+/// The id of the interrupt an input-required (or auth-required) status
+/// raises: `"<taskId>:<messageId>"` of its status message, so a stream and
+/// a GetTask snapshot name it alike; `"<taskId>:<seq>"` when the status has
+/// no message.
+pub fn interrupt_id(task_id: &str, status_message: Option<&Message>, seq: u64) -> String {
+    match status_message {
+        Some(m) => format!("{task_id}:{}", m.message_id),
+        None => format!("{task_id}:{seq}"),
+    }
+}
+
+/// An interrupt a resume run answers: what the converter needs to show the
+/// decision ([`Converter::for_resume_run`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingInterrupt {
+    /// Its id ([`interrupt_id`]).
+    pub id: String,
+    /// The task that waits.
+    pub task_id: String,
+    /// The form it asked for: its `HITL_FORM` activity is the one updated.
+    pub form: Option<HitlForm>,
+}
+
+impl PendingInterrupt {
+    /// The interrupt a task waits on, read from a GetTask snapshot: `None`
+    /// unless it is in input-required or auth-required with a status
+    /// message (without one the id holds the stream's seq, which a snapshot
+    /// does not have: build the [`PendingInterrupt`] from the id the client
+    /// answered instead).
+    pub fn of_task(task: &Task) -> Option<PendingInterrupt> {
+        if !matches!(
+            task.status.state,
+            TaskState::InputRequired | TaskState::AuthRequired
+        ) {
+            return None;
+        }
+        let message = task.status.message.as_ref()?;
+        Some(PendingInterrupt {
+            id: interrupt_id(&task.id, Some(message), 0),
+            task_id: task.id.clone(),
+            form: HitlForm::find(message),
+        })
+    }
+}
+
+/// The `HITL_FORM` activity the client holds, and its `/stage`.
+#[derive(Debug, Clone)]
+struct HitlActivity {
+    message_id: String,
+    stage: &'static str,
+}
 
 /// One event to send, with the SSE id that resumes right after it.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +248,8 @@ pub struct ConverterOptions {
     pub input: Option<RunAgentInput>,
     /// Stamp every event with the current time (ms since the epoch).
     pub timestamps: bool,
+    /// The state document to keep (default: [`Projection::A2a`]).
+    pub projection: Projection,
 }
 
 /// Where a part came from: blocks are tracked per source.
@@ -238,13 +321,20 @@ pub struct Converter {
     /// Open blocks, in the order they opened.
     open: Vec<OpenBlock>,
     /// The state document, and what the client has yet to get of it.
-    state: StateDoc,
+    state: Document,
     /// Where each artifact last (re)started: its seq.
     artifact_starts: BTreeMap<String, u64>,
     /// How many blocks each key has opened (a reopened key gets `#n`).
     openings: BTreeMap<String, u32>,
     /// The progress activity's content as the client holds it.
     progress: Option<Value>,
+    /// The form activity of the task's last interrupt, while it matters.
+    hitl: Option<HitlActivity>,
+    /// A resume run's answers, shown when its run starts.
+    answers: Vec<(PendingInterrupt, ResumeEntry)>,
+    /// The interrupts a resume run answered: a status that still shows one
+    /// (the task as it was when the answer arrived) raises nothing.
+    answered: Vec<String>,
     /// Events of the item being converted.
     out: Vec<Event>,
 }
@@ -252,6 +342,12 @@ pub struct Converter {
 impl Converter {
     /// A converter for a fresh stream.
     pub fn new(options: ConverterOptions) -> Self {
+        let state = match options.projection {
+            Projection::A2a => Document::A2a(StateDoc::default()),
+            Projection::View => Document::View(ViewDoc::from_client(
+                options.input.as_ref().and_then(|i| i.state.as_ref()),
+            )),
+        };
         Converter {
             options,
             resume: None,
@@ -263,11 +359,46 @@ impl Converter {
             run_id: String::new(),
             thread_id: String::new(),
             open: Vec::new(),
-            state: StateDoc::default(),
+            state,
             artifact_starts: BTreeMap::new(),
             openings: BTreeMap::new(),
             progress: None,
+            hitl: None,
+            answers: Vec::new(),
+            answered: Vec::new(),
             out: Vec::new(),
+        }
+    }
+
+    /// A converter for a *resume run*: a new AG-UI run whose `resume`
+    /// answers interrupts of an earlier one, fed the stream of the task
+    /// after the answer was sent (or, for a cancel, the canceled task).
+    /// Right after `RUN_STARTED` it shows each answer — an `ACTIVITY_DELTA`
+    /// on the form's `HITL_FORM` activity (`/stage` → `submitted` or
+    /// `cancelled`, `/decision` = `{status, payload?}`) and, in the view, the
+    /// interrupt gone from `/view/pendingInterrupts` (the run's
+    /// `STATE_SNAPSHOT`) — then converts the stream as usual; the activity's
+    /// `/stage` becomes `completed` when the task completes.
+    ///
+    /// Entries and interrupts are paired by interrupt id; an entry with no
+    /// pending interrupt is ignored (checking a resume is the run driver's
+    /// job). Not to be confused with [`Converter::resuming`], which
+    /// reconnects a dropped *stream*.
+    pub fn for_resume_run(
+        options: ConverterOptions,
+        resume: &[ResumeEntry],
+        pending: &[PendingInterrupt],
+    ) -> Self {
+        let answers = resume
+            .iter()
+            .filter_map(|entry| {
+                let p = pending.iter().find(|p| p.id == entry.interrupt_id)?;
+                Some((p.clone(), entry.clone()))
+            })
+            .collect();
+        Converter {
+            answers,
+            ..Converter::new(options)
         }
     }
 
@@ -416,6 +547,67 @@ impl Converter {
             input,
             protocol_version: Some(PROTOCOL_VERSION.to_owned()),
         });
+        self.show_answers();
+    }
+
+    /// At the start of a run that follows an interrupt: the answers of a
+    /// resume run, or — in a log that goes on past the interrupt — the
+    /// form marked submitted.
+    fn show_answers(&mut self) {
+        if self.answers.is_empty() {
+            if let Some(h) = &self.hitl
+                && h.stage == "awaiting_input"
+            {
+                self.set_hitl_stage("submitted", None);
+            }
+            return;
+        }
+        for (pending, entry) in std::mem::take(&mut self.answers) {
+            self.answered.push(pending.id.clone());
+            if let Some(view) = self.state.view() {
+                view.remove_interrupt(&pending.id);
+            }
+            if pending.form.is_none() {
+                continue;
+            }
+            let (stage, status) = match entry.status {
+                ResumeStatus::Resolved => ("submitted", "resolved"),
+                ResumeStatus::Cancelled => ("cancelled", "cancelled"),
+            };
+            let mut decision = Map::new();
+            decision.insert("status".into(), json!(status));
+            if let Some(p) = entry.payload {
+                decision.insert("payload".into(), p);
+            }
+            self.hitl = Some(HitlActivity {
+                message_id: pending.id,
+                stage: "awaiting_input",
+            });
+            self.set_hitl_stage(stage, Some(Value::Object(decision)));
+        }
+        self.sync_state();
+    }
+
+    /// Moves the form activity to `stage` (and sets its `/decision`).
+    fn set_hitl_stage(&mut self, stage: &'static str, decision: Option<Value>) {
+        let Some(h) = &mut self.hitl else {
+            return;
+        };
+        if h.stage == stage {
+            return;
+        }
+        h.stage = stage;
+        let message_id = h.message_id.clone();
+        let mut patch = vec![PatchOp::replace("/stage", json!(stage))];
+        if let Some(d) = decision {
+            patch.push(PatchOp::add("/decision", d));
+        }
+        self.emit(ActivityDelta {
+            message_id,
+            activity_type: HITL_FORM_ACTIVITY.to_owned(),
+            patch,
+            subagent_run_id: None,
+        });
     }
 
     fn task(&mut self, seq: u64, task: &Task) {
@@ -441,7 +633,19 @@ impl Converter {
 
     fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
+        self.engram_config(u.metadata.as_ref());
         self.status_inner(seq, &u.status, u.metadata.as_ref());
+    }
+
+    /// Merges the Engram config an agent reported into the view's
+    /// `/view/config` (the payload under [`ENGRAM_URI`], an object).
+    fn engram_config(&mut self, metadata: Option<&Metadata>) {
+        let Some(view) = self.state.view() else {
+            return;
+        };
+        if let Some(Value::Object(payload)) = metadata.and_then(|md| md.get(ENGRAM_URI)) {
+            view.merge_config(payload);
+        }
     }
 
     fn status_inner(&mut self, seq: u64, status: &TaskStatus, metadata: Option<&Metadata>) {
@@ -453,22 +657,39 @@ impl Converter {
             .map(switchboard_protocol::serde_util::format_timestamp);
         self.state
             .set_status(text.as_deref(), state.label(), timestamp.as_deref());
+        let interrupted = matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+            && !self
+                .answered
+                .contains(&interrupt_id(&self.task_id, status.message.as_ref(), seq));
+        if !interrupted {
+            let task_id = self.task_id.clone();
+            if let Some(view) = self.state.view() {
+                view.clear_interrupts_of(&task_id);
+            }
+        }
+        self.engram_config(status.message.as_ref().and_then(|m| m.metadata.as_ref()));
         let progress = progress_payload(status, metadata);
         let has_progress = progress.is_some();
         if let Some(p) = progress {
             self.progress_activity(p);
         }
         let failed = matches!(state, TaskState::Failed | TaskState::Rejected);
+        // The question of an interrupt a resume run answered was shown in
+        // the run it interrupted.
+        let answered =
+            !interrupted && matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
         if let Some(m) = &status.message
             && m.role != Role::User
             && !has_progress
             && !failed
+            && !answered
         {
             self.message_parts(m);
         }
         match state {
             TaskState::Completed => {
                 self.close_all();
+                self.set_hitl_stage("completed", None);
                 self.sync_state();
                 self.finish(RunFinishedOutcome::Success {
                     pending_tool_call_ids: None,
@@ -477,6 +698,7 @@ impl Converter {
             }
             TaskState::Canceled => {
                 self.close_all();
+                self.set_hitl_stage("cancelled", None);
                 self.sync_state();
                 self.finish(RunFinishedOutcome::Cancelled);
                 self.over = true;
@@ -498,23 +720,36 @@ impl Converter {
                 self.running = false;
                 self.over = true;
             }
-            TaskState::InputRequired | TaskState::AuthRequired => {
+            TaskState::InputRequired | TaskState::AuthRequired if interrupted => {
                 self.close_all();
-                // The interrupt rule: the state a resume needs goes out in full first.
-                self.state.forget_client_copy();
-                self.sync_state();
                 let reason = if state == TaskState::InputRequired {
                     "input_required"
                 } else {
                     "a2a:auth_required"
                 };
+                let id = interrupt_id(&self.task_id, status.message.as_ref(), seq);
+                let form = status.message.as_ref().and_then(HitlForm::find);
+                let text = text.filter(|t| !t.is_empty());
+                if let Some(view) = self.state.view() {
+                    view.add_interrupt(&id, reason, form.as_ref().map(|f| f.form_id.as_str()));
+                }
                 let mut metadata = Map::new();
                 metadata.insert("taskId".into(), json!(self.task_id));
                 metadata.insert("contextId".into(), json!(self.context_id));
+                let mut response_schema = None;
+                if let Some(form) = &form {
+                    metadata.insert("form".into(), Value::Object(form.data.clone()));
+                    response_schema = form.response_schema();
+                    self.form_activity(&id, form, text.as_deref());
+                }
+                // The interrupt rule: the state a resume needs goes out in full first.
+                self.state.forget_client_copy();
+                self.sync_state();
                 let interrupt = Interrupt {
-                    id: format!("{}:{seq}", self.task_id),
+                    id,
                     reason: reason.to_owned(),
-                    message: text.filter(|t| !t.is_empty()),
+                    message: text,
+                    response_schema,
                     metadata: Some(metadata),
                     ..Interrupt::default()
                 };
@@ -524,6 +759,28 @@ impl Converter {
             }
             _ => self.sync_state(),
         }
+    }
+
+    /// The `HITL_FORM` activity of interrupt `id`: the form awaiting input.
+    fn form_activity(&mut self, id: &str, form: &HitlForm, text: Option<&str>) {
+        let mut content = Map::new();
+        content.insert("stage".into(), json!("awaiting_input"));
+        content.insert("taskId".into(), json!(self.task_id));
+        content.insert("form".into(), Value::Object(form.data.clone()));
+        if let Some(t) = text {
+            content.insert("text".into(), json!(t));
+        }
+        self.emit(ActivitySnapshot {
+            message_id: id.to_owned(),
+            activity_type: HITL_FORM_ACTIVITY.to_owned(),
+            content,
+            replace: Some(true),
+            subagent_run_id: None,
+        });
+        self.hitl = Some(HitlActivity {
+            message_id: id.to_owned(),
+            stage: "awaiting_input",
+        });
     }
 
     fn finish(&mut self, outcome: RunFinishedOutcome) {
@@ -568,6 +825,8 @@ impl Converter {
 
     fn artifact(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
+        self.engram_config(u.metadata.as_ref());
+        self.engram_config(u.artifact.metadata.as_ref());
         self.artifact_inner(seq, &u.artifact, u.append, u.last_chunk);
         self.sync_state();
     }
@@ -615,11 +874,18 @@ impl Converter {
     }
 
     fn message_parts(&mut self, m: &Message) {
-        let default_key = if self.task_id == m.message_id {
+        let mut default_key = if self.task_id == m.message_id {
             m.message_id.clone()
         } else {
             format!("{}:{}", self.task_id, m.message_id)
         };
+        // A form's activity takes `<taskId>:<messageId>` (the interrupt id);
+        // AG-UI message ids are shared by text and activity messages (the
+        // official client replaces a text message by an activity snapshot
+        // of the same id), so the question's text takes another.
+        if m.parts.iter().any(|p| HitlForm::from_part(p).is_some()) {
+            default_key.push_str(":question");
+        }
         for (i, part) in m.parts.iter().enumerate() {
             let part_key = PartKey::Message {
                 message_key: &default_key,

@@ -59,6 +59,60 @@ impl HitlForm {
         })
     }
 
+    /// A JSON Schema (an object) of the `values` that answer the form, made
+    /// from its `fields` — `None` when it has none. Each field with a
+    /// string `name` becomes a property: its `type` when it is a JSON
+    /// Schema type (`boolean`, `string`, `number`, `integer`, `array`,
+    /// `object`), else `string` (`text`, `textarea`, `select`, … are
+    /// strings to a person); `label` → `title`, `description` kept, an
+    /// `options` array of strings → `enum`; fields with `required: true`
+    /// are required. Nothing else is inferred: the agent validates the
+    /// answer, the schema helps a UI render and check it.
+    pub fn response_schema(&self) -> Option<Map<String, Value>> {
+        let fields = self.data.get("fields")?.as_array()?;
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for field in fields {
+            let Some(name) = field.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let kind = field
+                .get("type")
+                .and_then(Value::as_str)
+                .filter(|t| {
+                    ["boolean", "string", "number", "integer", "array", "object"].contains(t)
+                })
+                .unwrap_or("string");
+            let mut property = Map::new();
+            property.insert("type".into(), json!(kind));
+            if let Some(label) = field.get("label").filter(|l| l.is_string()) {
+                property.insert("title".into(), label.clone());
+            }
+            if let Some(d) = field.get("description").filter(|d| d.is_string()) {
+                property.insert("description".into(), d.clone());
+            }
+            if let Some(Value::Array(options)) = field.get("options")
+                && options.iter().all(Value::is_string)
+            {
+                property.insert("enum".into(), Value::Array(options.clone()));
+            }
+            if field.get("required") == Some(&Value::Bool(true)) {
+                required.push(json!(name));
+            }
+            properties.insert(name.to_owned(), Value::Object(property));
+        }
+        if properties.is_empty() {
+            return None;
+        }
+        let mut schema = Map::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            schema.insert("required".into(), Value::Array(required));
+        }
+        Some(schema)
+    }
+
     /// The data part that answers this form with `values`.
     pub fn response(&self, values: Value) -> Part {
         Part::data(json!({
@@ -99,6 +153,37 @@ mod tests {
                 json!({"type": FORM_RESPONSE_TYPE, "formId": "f1", "values": {"approved": true}})
             ))
         );
+    }
+
+    #[test]
+    fn the_response_schema_comes_from_the_fields() {
+        let form = |fields: Value| {
+            HitlForm::from_part(&Part::data(
+                json!({"type": FORM_TYPE, "formId": "f", "fields": fields}),
+            ))
+            .map(|f| f.response_schema().map(Value::Object))
+        };
+        assert_eq!(
+            form(json!([
+                {"name": "approved", "type": "boolean", "label": "Approve?", "required": true},
+                {"name": "comment", "type": "textarea", "description": "why"},
+                {"name": "size", "type": "select", "options": ["s", "m"]},
+                {"type": "boolean"},
+            ])),
+            Some(Some(json!({
+                "type": "object",
+                "properties": {
+                    "approved": {"type": "boolean", "title": "Approve?"},
+                    "comment": {"type": "string", "description": "why"},
+                    "size": {"type": "string", "enum": ["s", "m"]},
+                },
+                "required": ["approved"],
+            })))
+        );
+        // No fields (or none with a name): no schema.
+        assert_eq!(form(json!([])), Some(None));
+        assert_eq!(form(json!([{"type": "string"}])), Some(None));
+        assert_eq!(form(json!("approved")), Some(None));
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //! UIs built on it.
 //!
 //! [`hitl`] is the human-in-the-loop form vocabulary (`a2a.hitl.form` and
-//! its answer) that the converter and the bridge share.
+//! its answer) that the converter and the bridge share; [`view`] is the
+//! state document the converter keeps for the AG-UI → A2A bridge
+//! ([`Projection::View`]): the client's state plus the bridge's `view`.
 //!
 //! [`verify`] mirrors the official client's ordering rules, and [`patch`]
 //! makes and applies the RFC 6902 deltas of state and activities.
@@ -55,9 +57,12 @@ pub mod proto;
 pub mod sse;
 mod state;
 pub mod verify;
+pub mod view;
 
 #[doc(inline)]
-pub use convert::{Converter, ConverterOptions, Frame, InvalidResumeId, ResumePoint};
+pub use convert::{
+    Converter, ConverterOptions, Frame, InvalidResumeId, PendingInterrupt, Projection, ResumePoint,
+};
 #[doc(inline)]
 pub use events::{Event, EventKind, PROTOCOL_VERSION};
 #[doc(inline)]

@@ -17,6 +17,10 @@
 //! Each operation is made against the document as it was at that moment,
 //! so applied in order to the client's copy they give the document now.
 //!
+//! The recording itself ([`Changes`]) is shared with the view projection's
+//! document ([`crate::view`]); [`Document`] is the one of the two a
+//! converter keeps.
+//!
 //! The document's fixed shape (the ids, the status's three texts, an
 //! artifact's entry) is kept in plain fields, not as JSON values: its
 //! strings are compared and replaced in place, and JSON is made only for
@@ -30,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::convert::artifact_pointer;
 use crate::events::{EventKind, PatchOp, StateDelta, StateSnapshot};
 use crate::patch;
+use crate::view::ViewDoc;
 
 /// `/a2a/status`'s keys, in the document's (sorted) order, and their paths.
 const STATUS_KEYS: [&str; 3] = ["message", "state", "timestamp"];
@@ -54,7 +59,7 @@ pub(crate) struct ArtifactEntry {
 
 impl ArtifactEntry {
     /// The entry as it is in the document.
-    fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut entry = Map::new();
         entry.insert("parts".into(), Value::Array(self.parts.clone()));
         entry.insert("lastChunk".into(), Value::Bool(self.last_chunk));
@@ -78,10 +83,8 @@ pub(crate) struct StateDoc {
     status: Option<Status>,
     /// `/a2a/artifacts`: artifact id → entry.
     artifacts: BTreeMap<String, ArtifactEntry>,
-    /// A snapshot went out this run: changes go out as deltas.
-    client_has_copy: bool,
-    /// Changes since the client's copy, as operations on it.
-    pending: Vec<PatchOp>,
+    /// What the client has yet to get.
+    changes: Changes,
 }
 
 impl StateDoc {
@@ -108,13 +111,12 @@ impl StateDoc {
     /// The client's copy is gone (or must be replaced): the next
     /// [`StateDoc::sync`] sends a snapshot.
     pub(crate) fn forget_client_copy(&mut self) {
-        self.client_has_copy = false;
-        self.pending.clear();
+        self.changes.forget_client_copy();
     }
 
     /// Sets `/a2a/taskId` and `/a2a/contextId`.
     pub(crate) fn set_ids(&mut self, task_id: &str, context_id: &str) {
-        let recording = self.client_has_copy;
+        let recording = self.changes.recording();
         match &mut self.ids {
             Some((task, context)) => {
                 for (path, old, new) in [
@@ -123,7 +125,7 @@ impl StateDoc {
                 ] {
                     if old.as_str() != new {
                         if recording {
-                            self.pending.push(PatchOp::replace(path, Value::from(new)));
+                            self.changes.push(PatchOp::replace(path, Value::from(new)));
                         }
                         old.clear();
                         old.push_str(new);
@@ -132,9 +134,9 @@ impl StateDoc {
             }
             None => {
                 if recording {
-                    self.pending
+                    self.changes
                         .push(PatchOp::add("/a2a/taskId", Value::from(task_id)));
-                    self.pending
+                    self.changes
                         .push(PatchOp::add("/a2a/contextId", Value::from(context_id)));
                 }
                 self.ids = Some((task_id.to_owned(), context_id.to_owned()));
@@ -156,11 +158,11 @@ impl StateDoc {
         timestamp: Option<&str>,
     ) {
         let new = [message, Some(state), timestamp];
-        let recording = self.client_has_copy;
+        let recording = self.changes.recording();
         let Some(old) = &mut self.status else {
             let status: Status = new.map(|text| text.map(str::to_owned));
             if recording {
-                self.pending
+                self.changes
                     .push(PatchOp::add("/a2a/status", status_value(&status)));
             }
             self.status = Some(status);
@@ -172,14 +174,14 @@ impl StateDoc {
                 (Some(o), Some(n)) if o.as_str() == n => {}
                 (Some(o), Some(n)) => {
                     if recording {
-                        self.pending.push(PatchOp::replace(path, Value::from(n)));
+                        self.changes.push(PatchOp::replace(path, Value::from(n)));
                     }
                     o.clear();
                     o.push_str(n);
                 }
                 (Some(_), None) => {
                     if recording {
-                        self.pending.push(PatchOp::remove(path));
+                        self.changes.push(PatchOp::remove(path));
                     }
                     *slot = None;
                 }
@@ -189,7 +191,7 @@ impl StateDoc {
         for (((slot, new), had), path) in old.iter_mut().zip(new).zip(had).zip(STATUS_PATHS) {
             if let (false, Some(n)) = (had, new) {
                 if recording {
-                    self.pending.push(PatchOp::add(path, Value::from(n)));
+                    self.changes.push(PatchOp::add(path, Value::from(n)));
                 }
                 *slot = Some(n.to_owned());
             }
@@ -198,18 +200,23 @@ impl StateDoc {
 
     /// Sets an artifact's whole entry (a new artifact, or one replaced).
     pub(crate) fn put_artifact(&mut self, id: &str, entry: ArtifactEntry) {
-        let recording = self.client_has_copy;
+        let recording = self.changes.recording();
         match self.artifacts.get_mut(id) {
             Some(old) => {
                 if recording {
                     let path = artifact_pointer(id);
-                    patch::diff_at(&path, &old.to_value(), &entry.to_value(), &mut self.pending);
+                    patch::diff_at(
+                        &path,
+                        &old.to_value(),
+                        &entry.to_value(),
+                        self.changes.ops_mut(),
+                    );
                 }
                 *old = entry;
             }
             None => {
                 if recording {
-                    self.pending
+                    self.changes
                         .push(PatchOp::add(artifact_pointer(id), entry.to_value()));
                 }
                 self.artifacts.insert(id.to_owned(), entry);
@@ -220,24 +227,22 @@ impl StateDoc {
     /// Appends `parts` to a known artifact's entry and sets its `lastChunk`
     /// (nothing changes when there is no such entry).
     pub(crate) fn append_parts(&mut self, id: &str, parts: Vec<Value>, last_chunk: bool) {
-        let recording = self.client_has_copy;
+        let recording = self.changes.recording();
         let Some(entry) = self.artifacts.get_mut(id) else {
             return;
         };
         let at = artifact_pointer(id);
         if recording {
             let first = entry.parts.len();
-            self.pending.extend(
-                parts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| PatchOp::add(format!("{at}/parts/{}", first + i), p.clone())),
-            );
+            for (i, p) in parts.iter().enumerate() {
+                self.changes
+                    .push(PatchOp::add(format!("{at}/parts/{}", first + i), p.clone()));
+            }
         }
         entry.parts.extend(parts);
         if entry.last_chunk != last_chunk {
             if recording {
-                self.pending.push(PatchOp::replace(
+                self.changes.push(PatchOp::replace(
                     format!("{at}/lastChunk"),
                     Value::Bool(last_chunk),
                 ));
@@ -249,27 +254,74 @@ impl StateDoc {
     /// What brings the client up to date: a snapshot when it has no copy,
     /// else a delta of what changed, or nothing when nothing did.
     pub(crate) fn sync(&mut self) -> Option<EventKind> {
-        if !self.client_has_copy {
-            self.client_has_copy = true;
-            self.pending.clear();
-            return Some(
-                StateSnapshot {
-                    snapshot: self.snapshot(),
-                    subagent_run_id: None,
-                }
-                .into(),
-            );
+        if self.changes.recording() {
+            self.changes.delta()
+        } else {
+            let doc = self.snapshot();
+            Some(self.changes.snapshot(doc))
         }
-        if self.pending.is_empty() {
+    }
+}
+
+/// The operations a client has yet to get of a document, recorded as the
+/// document changes; shared by both projections ([`StateDoc`] and
+/// [`crate::view::ViewDoc`]).
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    /// A snapshot went out this run: changes go out as deltas.
+    client_has_copy: bool,
+    /// Changes since the client's copy, as operations on it.
+    ops: Vec<PatchOp>,
+}
+
+impl Changes {
+    /// `true` when changes must be recorded (the client holds a copy); while
+    /// it does not, the next emission is a snapshot anyway.
+    pub(crate) fn recording(&self) -> bool {
+        self.client_has_copy
+    }
+
+    /// Records one operation (callers check [`Changes::recording`] first,
+    /// so no value is cloned for nothing).
+    pub(crate) fn push(&mut self, op: PatchOp) {
+        self.ops.push(op);
+    }
+
+    /// The client's copy is gone (or must be replaced).
+    pub(crate) fn forget_client_copy(&mut self) {
+        self.client_has_copy = false;
+        self.ops.clear();
+    }
+
+    /// The snapshot that gives the client `doc` as its copy.
+    pub(crate) fn snapshot(&mut self, doc: Value) -> EventKind {
+        self.client_has_copy = true;
+        self.ops.clear();
+        StateSnapshot {
+            snapshot: doc,
+            subagent_run_id: None,
+        }
+        .into()
+    }
+
+    /// The delta of what changed since the client's copy, or nothing when
+    /// nothing did.
+    pub(crate) fn delta(&mut self) -> Option<EventKind> {
+        if self.ops.is_empty() {
             return None;
         }
         Some(
             StateDelta {
-                delta: std::mem::take(&mut self.pending),
+                delta: std::mem::take(&mut self.ops),
                 subagent_run_id: None,
             }
             .into(),
         )
+    }
+
+    /// Where [`patch::diff_at`] appends its operations.
+    pub(crate) fn ops_mut(&mut self) -> &mut Vec<PatchOp> {
+        &mut self.ops
     }
 }
 
@@ -282,4 +334,80 @@ fn status_value(status: &Status) -> Value {
         }
     }
     Value::Object(object)
+}
+
+/// The state document of a converter's projection
+/// ([`crate::convert::Projection`]): what the converter changes, said once
+/// for both. The view's own changes (interrupts, config) are not part of
+/// the `{"a2a": …}` document and do nothing there.
+#[derive(Debug)]
+pub(crate) enum Document {
+    /// `{"a2a": …}`, one task.
+    A2a(StateDoc),
+    /// `{…, "view": …}`, the bridge's view.
+    View(ViewDoc),
+}
+
+impl Document {
+    pub(crate) fn snapshot(&self) -> Value {
+        match self {
+            Document::A2a(d) => d.snapshot(),
+            Document::View(d) => d.snapshot(),
+        }
+    }
+
+    pub(crate) fn forget_client_copy(&mut self) {
+        match self {
+            Document::A2a(d) => d.forget_client_copy(),
+            Document::View(d) => d.forget_client_copy(),
+        }
+    }
+
+    pub(crate) fn set_ids(&mut self, task_id: &str, context_id: &str) {
+        match self {
+            Document::A2a(d) => d.set_ids(task_id, context_id),
+            Document::View(d) => d.set_ids(task_id, context_id),
+        }
+    }
+
+    pub(crate) fn set_status(
+        &mut self,
+        message: Option<&str>,
+        state: &str,
+        timestamp: Option<&str>,
+    ) {
+        match self {
+            Document::A2a(d) => d.set_status(message, state, timestamp),
+            Document::View(d) => d.set_status(message, state, timestamp),
+        }
+    }
+
+    pub(crate) fn put_artifact(&mut self, id: &str, entry: ArtifactEntry) {
+        match self {
+            Document::A2a(d) => d.put_artifact(id, entry),
+            Document::View(d) => d.put_artifact(id, entry),
+        }
+    }
+
+    pub(crate) fn append_parts(&mut self, id: &str, parts: Vec<Value>, last_chunk: bool) {
+        match self {
+            Document::A2a(d) => d.append_parts(id, parts, last_chunk),
+            Document::View(d) => d.append_parts(id, parts, last_chunk),
+        }
+    }
+
+    pub(crate) fn sync(&mut self) -> Option<EventKind> {
+        match self {
+            Document::A2a(d) => d.sync(),
+            Document::View(d) => d.sync(),
+        }
+    }
+
+    /// The view, for the changes only it has.
+    pub(crate) fn view(&mut self) -> Option<&mut ViewDoc> {
+        match self {
+            Document::A2a(_) => None,
+            Document::View(d) => Some(d),
+        }
+    }
 }

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use switchboard_agui::convert::Projection;
 use switchboard_agui::events::*;
 use switchboard_agui::hints::{self, PartHints};
 use switchboard_agui::{Converter, ConverterOptions, Frame, ResumePoint, Verifier, patch};
@@ -221,13 +222,18 @@ fn dump(frames: &[Frame]) -> String {
 /// Runs a scenario: converts, verifies, checks every reconnect point and
 /// returns the client's view.
 fn run(items: Vec<StreamResponse>) -> (ClientView, Vec<Frame>) {
+    run_with(ConverterOptions::default, items)
+}
+
+/// [`run`] with converters made with `options`.
+fn run_with(
+    options: impl Fn() -> ConverterOptions,
+    items: Vec<StreamResponse>,
+) -> (ClientView, Vec<Frame>) {
     let items = numbered(items);
-    let frames = convert_all(&mut Converter::new(ConverterOptions::default()), &items);
+    let frames = convert_all(&mut Converter::new(options()), &items);
     // The same items give the same events: ids are derived, never random.
-    assert_eq!(
-        frames,
-        convert_all(&mut Converter::new(ConverterOptions::default()), &items)
-    );
+    assert_eq!(frames, convert_all(&mut Converter::new(options()), &items));
     let view = ClientView::fold(&frames);
     for (k, frame) in frames.iter().enumerate() {
         let id = frame
@@ -235,7 +241,7 @@ fn run(items: Vec<StreamResponse>) -> (ClientView, Vec<Frame>) {
             .as_deref()
             .expect("every frame of a task stream has an id");
         let point = ResumePoint::parse(id).unwrap();
-        let mut resumed = Converter::resuming(ConverterOptions::default(), point);
+        let mut resumed = Converter::resuming(options(), point);
         let rest = convert_all(&mut resumed, &items);
         assert_eq!(
             rest,
@@ -501,7 +507,8 @@ fn input_required_is_an_interrupt_and_a_continued_log_is_a_new_run() {
     let Some(RunFinishedOutcome::Interrupt { interrupts }) = &v.outcomes[0] else {
         panic!("the first run ends in an interrupt: {:?}", v.outcomes)
     };
-    assert_eq!(interrupts[0].id, format!("{TASK}:2"));
+    // Named by the status message ("q"), as a GetTask snapshot names it too.
+    assert_eq!(interrupts[0].id, format!("{TASK}:q"));
     assert_eq!(interrupts[0].reason, "input_required");
     assert_eq!(interrupts[0].message.as_deref(), Some("What is your name?"));
     assert_eq!(interrupts[0].metadata.as_ref().unwrap()["taskId"], TASK);
@@ -630,6 +637,7 @@ fn options_name_the_run_and_echo_the_input() {
         run_id: Some("run-9".into()),
         input: Some(input.clone()),
         timestamps: true,
+        projection: Projection::A2a,
     });
     let frames = conv.convert(Some(1), &task());
     let EventKind::RunStarted(r) = &frames[0].event.kind else {
@@ -877,5 +885,574 @@ mod random {
             prop_assert_eq!(&view.state, &expected);
             prop_assert_eq!(&converter.state(), &expected);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+        /// The view projection over the same streams: valid, resumable, its
+        /// snapshot plus deltas is the converter's document, the client's
+        /// own keys survive, and the task and artifacts agree with the
+        /// `{"a2a": …}` oracle.
+        #[test]
+        fn any_stream_in_the_view_is_valid_and_resumable(
+            body in proptest::collection::vec(state_item(), 0..10),
+            end in proptest::option::of(ending()),
+        ) {
+            let mut items = vec![task()];
+            items.extend(unique_status_ids(body));
+            items.extend(end);
+            let options = || ConverterOptions {
+                input: Some(RunAgentInput {
+                    state: Some(json!({"ui": {"tab": 1}, "view": {"config": {"k": 1}}})),
+                    ..Default::default()
+                }),
+                projection: Projection::View,
+                ..Default::default()
+            };
+            let (view, frames) = run_with(options, items.clone());
+            prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
+            let mut converter = Converter::new(options());
+            convert_all(&mut converter, &numbered(items.clone()));
+            prop_assert_eq!(&view.state, &converter.state());
+            prop_assert_eq!(&view.state["ui"], &json!({"tab": 1}));
+            prop_assert_eq!(&view.state["view"]["config"], &json!({"k": 1}));
+            prop_assert_eq!(&view.state["view"]["contextId"], &json!(CTX));
+            let oracle = &expected_state(&items)["a2a"];
+            let task = &view.state["view"]["tasksById"][TASK];
+            prop_assert_eq!(&task["state"], &oracle["status"]["state"]);
+            prop_assert_eq!(&task["message"], &oracle["status"]["message"]);
+            let artifacts = view.state["view"]["artifacts"].as_object().unwrap();
+            prop_assert_eq!(artifacts.len(), oracle["artifacts"].as_object().unwrap().len());
+            for (id, entry) in artifacts {
+                prop_assert_eq!(&entry["taskId"], &json!(TASK));
+                prop_assert_eq!(&entry["parts"], &oracle["artifacts"][id]["parts"]);
+                prop_assert_eq!(&entry["lastChunk"], &oracle["artifacts"][id]["lastChunk"]);
+                prop_assert_eq!(&entry["name"], &oracle["artifacts"][id]["name"]);
+            }
+        }
+    }
+}
+
+mod view_projection {
+    //! The bridge's projection (ADR 0003): the view document, Engram config,
+    //! HITL forms and resume runs, and legacy text-only agents.
+    use super::*;
+    use switchboard_agui::PendingInterrupt;
+    use switchboard_agui::convert::{HITL_FORM_ACTIVITY, interrupt_id};
+    use switchboard_agui::hitl::FORM_TYPE;
+    use switchboard_agui::view::ENGRAM_URI;
+
+    fn options(projection: Projection, state: Value) -> ConverterOptions {
+        ConverterOptions {
+            thread_id: Some("thread-1".into()),
+            run_id: Some("run-1".into()),
+            input: Some(RunAgentInput {
+                thread_id: "thread-1".into(),
+                run_id: "run-1".into(),
+                state: Some(state),
+                ..Default::default()
+            }),
+            projection,
+            ..Default::default()
+        }
+    }
+
+    fn view(state: Value) -> impl Fn() -> ConverterOptions {
+        move || options(Projection::View, state.clone())
+    }
+
+    fn types(frames: &[Frame]) -> Vec<&'static str> {
+        frames.iter().map(|f| f.event.type_name()).collect()
+    }
+
+    fn with_metadata(item: StreamResponse, key: &str, value: Value) -> StreamResponse {
+        let mut md = Metadata::new();
+        md.insert(key.into(), value);
+        match item {
+            StreamResponse::StatusUpdate(mut u) => {
+                u.metadata = Some(md);
+                StreamResponse::StatusUpdate(u)
+            }
+            StreamResponse::ArtifactUpdate(mut u) => {
+                u.metadata = Some(md);
+                StreamResponse::ArtifactUpdate(u)
+            }
+            other => other,
+        }
+    }
+
+    #[test]
+    fn the_view_keeps_the_clients_state_and_tracks_the_task() {
+        let client = json!({
+            "draft": "unsent text",
+            "view": {
+                "contextId": "ctx-0",
+                "tasksById": {"t0": {"taskId": "t0", "contextId": "ctx-0", "state": "completed"}},
+                "config": {"theme": "dark"},
+                "somethingElse": 1,
+            },
+        });
+        let (v, frames) = run_with(
+            view(client),
+            vec![
+                task(),
+                say(TaskState::Working, "s1", "reading"),
+                opens("reply", Part::text("a")),
+                appends("reply", Part::text("b")),
+                art("reply", vec![Part::text("c")], true, true),
+                done(),
+            ],
+        );
+        let mut state = v.state.clone();
+        let timestamp = state["view"]["tasksById"][TASK]
+            .as_object_mut()
+            .unwrap()
+            .remove("timestamp");
+        assert!(timestamp.is_some_and(|t| t.is_string()));
+        assert_eq!(
+            state,
+            json!({
+                "draft": "unsent text",
+                "view": {
+                    "contextId": CTX,
+                    "tasksById": {
+                        "t0": {"taskId": "t0", "contextId": "ctx-0", "state": "completed"},
+                        TASK: {"taskId": TASK, "contextId": CTX, "state": "completed"},
+                    },
+                    "pendingInterrupts": {},
+                    "artifacts": {"reply": {
+                        "taskId": TASK, "name": "reply", "lastChunk": true,
+                        "parts": [{"text": "a"}, {"text": "b"}, {"text": "c"}],
+                    }},
+                    "config": {"theme": "dark"},
+                },
+            })
+        );
+        // The first state event is a snapshot that keeps the client's keys;
+        // everything after it is a delta.
+        let states: Vec<&Frame> = frames
+            .iter()
+            .filter(|f| f.event.type_name().starts_with("STATE_"))
+            .collect();
+        let EventKind::StateSnapshot(first) = &states[0].event.kind else {
+            panic!("a snapshot first")
+        };
+        assert_eq!(first.snapshot["draft"], "unsent text");
+        assert!(
+            states[1..]
+                .iter()
+                .all(|f| f.event.type_name() == "STATE_DELTA")
+        );
+        // Appended chunks are one add per part, never a whole-entry replace.
+        let ops: Vec<(String, String)> = states[1..]
+            .iter()
+            .flat_map(|f| match &f.event.kind {
+                EventKind::StateDelta(d) => d.delta.clone(),
+                _ => vec![],
+            })
+            .filter(|op| op.path.starts_with("/view/artifacts/reply"))
+            .map(|op| (format!("{:?}", op.op), op.path))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("Add".to_string(), "/view/artifacts/reply".to_string()),
+                (
+                    "Add".to_string(),
+                    "/view/artifacts/reply/parts/1".to_string()
+                ),
+                (
+                    "Add".to_string(),
+                    "/view/artifacts/reply/parts/2".to_string()
+                ),
+                (
+                    "Replace".to_string(),
+                    "/view/artifacts/reply/lastChunk".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn engram_config_is_merged_into_the_view_key_by_key() {
+        let items = vec![
+            task(),
+            with_metadata(
+                say(TaskState::Working, "s1", "configuring"),
+                ENGRAM_URI,
+                json!({"model": "m1", "temperature": 1}),
+            ),
+            with_metadata(
+                art("out", vec![Part::text("x")], false, true),
+                ENGRAM_URI,
+                json!({"temperature": 2}),
+            ),
+            with_metadata(done(), ENGRAM_URI, json!("not an object")),
+        ];
+        let (v, frames) = run_with(
+            view(json!({"view": {"config": {"model": "m1"}}})),
+            items.clone(),
+        );
+        assert_eq!(
+            v.state["view"]["config"],
+            json!({"model": "m1", "temperature": 2})
+        );
+        let config_ops: Vec<String> = frames
+            .iter()
+            .flat_map(|f| match &f.event.kind {
+                EventKind::StateDelta(d) => d.delta.clone(),
+                _ => vec![],
+            })
+            .filter(|op| op.path.starts_with("/view/config"))
+            .map(|op| format!("{:?} {} {}", op.op, op.path, op.value.unwrap()))
+            .collect();
+        // "model" did not change: no operation for it.
+        assert_eq!(
+            config_ops,
+            [
+                "Add /view/config/temperature 1",
+                "Replace /view/config/temperature 2"
+            ]
+        );
+        // The a2a projection has no config.
+        let (a2a, _) = run(items);
+        assert!(a2a.state.get("view").is_none());
+        assert!(a2a.state["a2a"].get("config").is_none());
+    }
+
+    fn form() -> Value {
+        json!({
+            "type": FORM_TYPE, "formId": "approve-1", "title": "Approve the transfer?",
+            "fields": [
+                {"name": "approved", "type": "boolean", "required": true},
+                {"name": "comment", "type": "string"},
+            ],
+        })
+    }
+
+    fn ask_status(state: TaskState) -> TaskStatus {
+        TaskStatus::new(state).with_message(msg(
+            "ask-1",
+            vec![Part::text("Approve the transfer?"), Part::data(form())],
+        ))
+    }
+
+    fn asking() -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: TASK.into(),
+            context_id: CTX.into(),
+            status: ask_status(TaskState::InputRequired),
+            metadata: None,
+        })
+    }
+
+    /// The task as GetTask (or a stream's first item) shows it while it waits.
+    fn waiting_task(state: TaskState) -> Task {
+        Task {
+            id: TASK.into(),
+            context_id: CTX.into(),
+            status: ask_status(state),
+            artifacts: None,
+            history: None,
+            metadata: None,
+        }
+    }
+
+    const INTERRUPT: &str = "task-1:ask-1";
+
+    #[test]
+    fn a_form_is_an_interrupt_with_its_form_schema_and_activity() {
+        for projection in [Projection::A2a, Projection::View] {
+            let (v, frames) = run_with(
+                || options(projection, json!({})),
+                vec![task(), say(TaskState::Working, "w", "checking"), asking()],
+            );
+            let Some(RunFinishedOutcome::Interrupt { interrupts }) = &v.outcomes[0] else {
+                panic!("an interrupt: {:?}", v.outcomes)
+            };
+            let interrupt = &interrupts[0];
+            assert_eq!(interrupt.id, INTERRUPT);
+            assert_eq!(interrupt.reason, "input_required");
+            assert_eq!(interrupt.message.as_deref(), Some("Approve the transfer?"));
+            let metadata = interrupt.metadata.as_ref().unwrap();
+            assert_eq!(metadata["form"], form());
+            assert_eq!(metadata["taskId"], TASK);
+            assert_eq!(
+                interrupt.response_schema.clone().map(Value::Object),
+                Some(json!({
+                    "type": "object",
+                    "properties": {
+                        "approved": {"type": "boolean"},
+                        "comment": {"type": "string"},
+                    },
+                    "required": ["approved"],
+                }))
+            );
+            // The activity, then the full state, then the interrupt.
+            assert_eq!(
+                types(&frames)[frames.len() - 3..],
+                ["ACTIVITY_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"]
+            );
+            let EventKind::ActivitySnapshot(a) = &frames[frames.len() - 3].event.kind else {
+                panic!("the form activity")
+            };
+            assert_eq!(a.activity_type, HITL_FORM_ACTIVITY);
+            assert_eq!(
+                v.activities[INTERRUPT],
+                json!({"stage": "awaiting_input", "taskId": TASK, "form": form(),
+                       "text": "Approve the transfer?"})
+            );
+            // Text and activity messages share ids: the question's is its own.
+            let question_ids: Vec<&str> = frames
+                .iter()
+                .filter_map(|f| match &f.event.kind {
+                    EventKind::TextMessageStart(m) => Some(m.message_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(question_ids.last(), Some(&"task-1:ask-1:question"));
+            // The question is the run's last assistant message; the form is not text.
+            assert_eq!(
+                v.texts(),
+                owned(&[
+                    ("assistant", "checking"),
+                    ("assistant", "Approve the transfer?")
+                ])
+            );
+            if projection == Projection::View {
+                assert_eq!(
+                    v.state["view"]["pendingInterrupts"],
+                    json!({INTERRUPT: {"interruptId": INTERRUPT, "taskId": TASK,
+                        "contextId": CTX, "reason": "input_required", "formId": "approve-1"}})
+                );
+                assert_eq!(
+                    v.state["view"]["tasksById"][TASK]["state"],
+                    "input-required"
+                );
+            }
+        }
+        // A GetTask snapshot names the same interrupt and form.
+        let pending = PendingInterrupt::of_task(&waiting_task(TaskState::InputRequired)).unwrap();
+        assert_eq!(pending.id, INTERRUPT);
+        assert_eq!(pending.form.map(|f| Value::Object(f.data)), Some(form()));
+        assert_eq!(
+            PendingInterrupt::of_task(&waiting_task(TaskState::Working)),
+            None
+        );
+        // Without a status message the stream's seq names it.
+        assert_eq!(interrupt_id(TASK, None, 7), "task-1:7");
+    }
+
+    /// The first run (interrupted), then a resume run answering it with
+    /// `resume`, fed `rest`: both runs' frames, and the client's view of
+    /// them in one stream (the client keeps its messages across runs).
+    fn interrupted_then_resumed(
+        projection: Projection,
+        resume: ResumeEntry,
+        rest: Vec<StreamResponse>,
+    ) -> (ClientView, Vec<Frame>, Vec<Frame>) {
+        let first_items = numbered(vec![task(), asking()]);
+        let first = convert_all(
+            &mut Converter::new(options(projection, json!({"draft": 1}))),
+            &first_items,
+        );
+        let client_state = ClientView::fold(&first).state;
+        let pending = PendingInterrupt::of_task(&waiting_task(TaskState::InputRequired)).unwrap();
+        let mut resumed =
+            Converter::for_resume_run(options(projection, client_state), &[resume], &[pending]);
+        let second: Vec<Frame> = rest
+            .iter()
+            .enumerate()
+            .flat_map(|(i, item)| resumed.convert(Some(3 + i as u64), item))
+            .collect();
+        let both: Vec<Frame> = first.iter().chain(&second).cloned().collect();
+        (ClientView::fold(&both), first, second)
+    }
+
+    #[test]
+    fn a_resume_run_shows_the_decision_then_streams_to_completion() {
+        for projection in [Projection::A2a, Projection::View] {
+            let (v, _, second) = interrupted_then_resumed(
+                projection,
+                ResumeEntry {
+                    interrupt_id: INTERRUPT.into(),
+                    status: ResumeStatus::Resolved,
+                    payload: Some(json!({"approved": true})),
+                    metadata: None,
+                },
+                vec![
+                    // The task as it was when the answer arrived: no new interrupt.
+                    StreamResponse::Task(waiting_task(TaskState::InputRequired)),
+                    say(TaskState::Working, "w2", "approved, transferring"),
+                    art("receipt", vec![Part::text("done: approved")], false, true),
+                    done(),
+                ],
+            );
+            assert_eq!(
+                types(&second)[..3],
+                ["RUN_STARTED", "ACTIVITY_DELTA", "STATE_SNAPSHOT"]
+            );
+            let EventKind::ActivityDelta(d) = &second[1].event.kind else {
+                panic!("the decision")
+            };
+            assert_eq!(d.message_id, INTERRUPT);
+            assert_eq!(d.activity_type, HITL_FORM_ACTIVITY);
+            assert_eq!(
+                v.activities[INTERRUPT],
+                json!({"stage": "completed", "taskId": TASK, "form": form(),
+                       "text": "Approve the transfer?",
+                       "decision": {"status": "resolved", "payload": {"approved": true}}})
+            );
+            // The question is not repeated; the run ends in success.
+            assert_eq!(
+                v.texts(),
+                owned(&[
+                    ("assistant", "Approve the transfer?"),
+                    ("assistant", "approved, transferring"),
+                    ("assistant", "done: approved"),
+                ])
+            );
+            assert_eq!(v.outcomes.len(), 2);
+            assert!(matches!(
+                v.outcomes[1],
+                Some(RunFinishedOutcome::Success { .. })
+            ));
+            if projection == Projection::View {
+                let EventKind::StateSnapshot(s) = &second[2].event.kind else {
+                    panic!("the state")
+                };
+                assert_eq!(s.snapshot["view"]["pendingInterrupts"], json!({}));
+                assert_eq!(s.snapshot["draft"], 1);
+                assert_eq!(v.state["view"]["pendingInterrupts"], json!({}));
+                assert_eq!(v.state["view"]["tasksById"][TASK]["state"], "completed");
+            }
+        }
+    }
+
+    #[test]
+    fn a_cancelled_resume_shows_the_decision_and_ends_cancelled() {
+        for projection in [Projection::A2a, Projection::View] {
+            let (v, _, second) = interrupted_then_resumed(
+                projection,
+                ResumeEntry {
+                    interrupt_id: INTERRUPT.into(),
+                    status: ResumeStatus::Cancelled,
+                    payload: None,
+                    metadata: None,
+                },
+                // What CancelTask answers.
+                vec![StreamResponse::Task(Task {
+                    status: TaskStatus::new(TaskState::Canceled),
+                    ..waiting_task(TaskState::Canceled)
+                })],
+            );
+            assert_eq!(
+                types(&second),
+                [
+                    "RUN_STARTED",
+                    "ACTIVITY_DELTA",
+                    "STATE_SNAPSHOT",
+                    "STATE_DELTA",
+                    "RUN_FINISHED"
+                ]
+            );
+            assert_eq!(
+                v.activities[INTERRUPT]["decision"],
+                json!({"status": "cancelled"})
+            );
+            assert_eq!(v.activities[INTERRUPT]["stage"], "cancelled");
+            assert_eq!(v.outcomes[1], Some(RunFinishedOutcome::Cancelled));
+            if projection == Projection::View {
+                assert_eq!(v.state["view"]["pendingInterrupts"], json!({}));
+                assert_eq!(v.state["view"]["tasksById"][TASK]["state"], "canceled");
+            }
+        }
+    }
+
+    #[test]
+    fn a_log_that_goes_on_past_a_form_marks_it_submitted_then_completed() {
+        let (v, frames) = run_with(
+            view(json!({})),
+            vec![
+                task(),
+                asking(),
+                say(TaskState::Working, "w", "thanks"),
+                done(),
+            ],
+        );
+        assert_eq!(v.run_ids.len(), 2);
+        let deltas: Vec<Vec<PatchOp>> = frames
+            .iter()
+            .filter_map(|f| match &f.event.kind {
+                EventKind::ActivityDelta(d) => Some(d.patch.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deltas,
+            [
+                vec![PatchOp::replace("/stage", json!("submitted"))],
+                vec![PatchOp::replace("/stage", json!("completed"))],
+            ]
+        );
+        assert_eq!(v.activities[INTERRUPT]["stage"], "completed");
+        assert_eq!(v.state["view"]["pendingInterrupts"], json!({}));
+    }
+
+    /// The events that are not about state.
+    fn without_state(frames: &[Frame]) -> Vec<Frame> {
+        frames
+            .iter()
+            .filter(|f| !f.event.type_name().starts_with("STATE_"))
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn a_direct_text_reply_is_the_same_in_both_projections_without_state() {
+        let reply = StreamResponse::Message(
+            msg("reply-1", vec![Part::text("pong"), Part::text(" again")]).with_context_id(CTX),
+        );
+        let a2a = Converter::new(options(Projection::A2a, json!({"x": 1}))).convert(None, &reply);
+        let view = Converter::new(options(Projection::View, json!({"x": 1}))).convert(None, &reply);
+        assert_eq!(view, a2a);
+        assert_eq!(
+            types(&view),
+            [
+                "RUN_STARTED",
+                "TEXT_MESSAGE_START",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_CONTENT",
+                "TEXT_MESSAGE_END",
+                "RUN_FINISHED"
+            ]
+        );
+        ClientView::fold(&view);
+    }
+
+    #[test]
+    fn a_task_of_status_texts_gives_the_same_text_events_in_both_projections() {
+        let items = vec![
+            task(),
+            say(TaskState::Working, "s1", "thinking"),
+            say(TaskState::Working, "s2", "still thinking"),
+            say(TaskState::Completed, "s3", "the answer is 42"),
+        ];
+        let (a2a_view, a2a) = run_with(|| options(Projection::A2a, json!({})), items.clone());
+        let (view_view, view) = run_with(view(json!({})), items);
+        assert_eq!(without_state(&view), without_state(&a2a));
+        assert_eq!(view_view.texts(), a2a_view.texts());
+        assert_eq!(
+            view_view.texts(),
+            owned(&[
+                ("assistant", "thinking"),
+                ("assistant", "still thinking"),
+                ("assistant", "the answer is 42"),
+            ])
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! | any text | a task: two working statuses, then a `reply` artifact streamed in chunks (your text, its word and character counts, the text reversed), then completed |
 //! | `/steps N` | a task with N working statuses (`step i of N`), then a summary artifact |
 //! | `/ask` | a task in input-required asking for your name; answer on the same task and it completes with a greeting |
+//! | `/approve WHAT` | a task in input-required with a question and an approval form (`a2a.hitl.form`: `approved` boolean, `comment` string); answer with an `a2a.hitl.formResponse` on the same task: `approved: true` completes with a `decision` artifact saying so, anything else with "declined"; or cancel the task |
 //! | `/long [S]` | a task that works for S seconds (default 30), a status every 0.5 s; cancel it with CancelTask |
 //! | `/progress [S]` | a job of about S seconds (default 6) with three concurrent progress trackers (task-progress extension) |
 //! | `/fail [why]` | a task that fails with that reason |
@@ -21,11 +22,17 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use switchboard_agui::TaskEventsExt;
+use switchboard_agui::hitl::{FORM_RESPONSE_TYPE, FORM_TYPE, HitlForm};
 use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
 use switchboard_protocol::progress::ProgressLimits;
-use switchboard_protocol::{AgentCard, AgentSkill, Artifact, Message, Part, Role};
+use switchboard_protocol::{
+    AgentCard, AgentSkill, Artifact, Message, Part, PartContent, Role, TaskState, TaskStatus,
+};
+
+/// The `formId` of `/approve`'s form.
+pub const APPROVAL_FORM: &str = "approve";
 
 /// Help text for `/help`, kept in sync with the module docs.
 pub const HELP: &str = "\
@@ -33,6 +40,8 @@ switchboard demo agent — commands:
   any text        a task that streams a reply artifact and completes
   /steps N        N working statuses, then a summary
   /ask            asks for your name (input-required); answer on the same task
+  /approve WHAT   asks to approve WHAT with a form (input-required, a2a.hitl.form);
+                  answer with an a2a.hitl.formResponse on the same task, or cancel it
   /long [S]       works for S seconds (default 30); cancel it with CancelTask
   /progress [S]   ~S seconds (default 6) of three concurrent tasks with live progress
                   (activate https://a2a-protocol.org/extensions/task-progress/v1)
@@ -65,8 +74,8 @@ pub fn demo_card() -> AgentCard {
             .with_examples(&["hello world"]),
     )
     .with_skill(
-        AgentSkill::new("lifecycle", "Task life-cycle demos", "Commands that show each task state: /steps, /ask, /long, /fail, /reject, /auth, /message.", &["demo"])
-            .with_examples(&["/ask", "/long 10", "/steps 3"]),
+        AgentSkill::new("lifecycle", "Task life-cycle demos", "Commands that show each task state: /steps, /ask, /approve, /long, /fail, /reject, /auth, /message.", &["demo"])
+            .with_examples(&["/ask", "/approve the deploy", "/long 10", "/steps 3"]),
     )
 }
 
@@ -74,6 +83,16 @@ pub fn demo_card() -> AgentCard {
 impl AgentExecutor for DemoAgent {
     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
         let text = ctx.text();
+        // A follow-up to /approve answers its form.
+        if let Some(form) = ctx
+            .task
+            .as_ref()
+            .and_then(|t| t.status.message.as_ref())
+            .and_then(HitlForm::find)
+            .filter(|f| f.form_id == APPROVAL_FORM)
+        {
+            return decide(&form, &ctx.message, &events).await;
+        }
         // A follow-up to /ask carries the answer.
         if ctx.is_follow_up() {
             let name = text.trim();
@@ -117,6 +136,30 @@ impl AgentExecutor for DemoAgent {
             "ask" => Ok(events
                 .ask("What is your name? (reply on this task)")
                 .await?),
+            "approve" => {
+                let what = if arg.is_empty() { "the request" } else { arg };
+                let form = json!({
+                    "type": FORM_TYPE,
+                    "formId": APPROVAL_FORM,
+                    "title": format!("Approve {what}?"),
+                    "fields": [
+                        {"name": "approved", "type": "boolean", "label": "Approve", "required": true},
+                        {"name": "comment", "type": "string", "label": "Comment"},
+                    ],
+                    "metadata": {"subject": what},
+                });
+                let question = Message::new(
+                    Role::Agent,
+                    vec![
+                        Part::text(format!(
+                            "Do you approve {what}? Answer with the form (approved, and a comment if you like)."
+                        )),
+                        Part::data(form),
+                    ],
+                );
+                let status = TaskStatus::new(TaskState::InputRequired).with_message(question);
+                Ok(events.status(status, None).await?)
+            }
             "long" => {
                 let secs: u64 = arg.parse().unwrap_or(30).clamp(1, 3600);
                 let ticks = secs * 2;
@@ -160,6 +203,37 @@ impl AgentExecutor for DemoAgent {
                 .await?),
         }
     }
+}
+
+/// Completes an `/approve` task from the answer to its `form`: approved
+/// when the answer's `a2a.hitl.formResponse` says `approved: true`,
+/// declined otherwise (no such part, or anything else).
+async fn decide(form: &HitlForm, answer: &Message, events: &TaskEvents) -> Result<(), BoxError> {
+    let values = answer.parts.iter().find_map(|p| match &p.content {
+        PartContent::Data(d)
+            if d["type"] == FORM_RESPONSE_TYPE && d["formId"] == form.form_id.as_str() =>
+        {
+            Some(d["values"].clone())
+        }
+        _ => None,
+    });
+    let values = values.unwrap_or(Value::Null);
+    let subject = form
+        .data
+        .get("metadata")
+        .and_then(|m| m["subject"].as_str())
+        .unwrap_or("the request");
+    let mut decision = if values["approved"] == true {
+        format!("approved: {subject}")
+    } else {
+        format!("declined: {subject}")
+    };
+    if let Some(comment) = values["comment"].as_str().filter(|c| !c.is_empty()) {
+        decision.push_str(&format!(" ({comment})"));
+    }
+    events.working("got your decision").await?;
+    events.artifact_text("decision", decision).await?;
+    Ok(())
 }
 
 impl DemoAgent {

@@ -120,10 +120,11 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     let mut with_progress = CallContext::anonymous().with_extensions_header(TASK_PROGRESS_URI);
     h.activate_extensions(&mut with_progress).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, bool); 10] = [
+    let cases: [(&str, &str, bool); 11] = [
         ("analyse", "hello world", false),
         ("steps", "/steps 2", false),
         ("ask", "/ask", false),
+        ("approve", "/approve the deploy", false),
         ("fail", "/fail because I said so", false),
         ("reject", "/reject", false),
         ("message", "/message hi", false),
@@ -200,6 +201,28 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     assert_eq!(interrupts[0]["reason"], "input_required");
     assert!(interrupts[0]["message"].as_str().unwrap().contains("name"));
     assert_eq!(ask["state"]["a2a"]["status"]["state"], "input-required");
+
+    // A form: the interrupt carries it and its schema; the HITL_FORM
+    // activity shows it awaiting input.
+    let approve = run("approve");
+    let interrupt = &approve["pendingInterrupts"][0];
+    assert_eq!(
+        interrupt["metadata"]["form"]["formId"], "approve",
+        "{approve}"
+    );
+    assert_eq!(
+        interrupt["responseSchema"]["properties"]["approved"]["type"],
+        "boolean"
+    );
+    let form = messages(&approve, "activity");
+    assert_eq!(form.len(), 1, "{approve}");
+    assert_eq!(form[0]["activityType"], "HITL_FORM");
+    assert_eq!(form[0]["id"], interrupt["id"]);
+    assert_eq!(form[0]["content"]["stage"], "awaiting_input");
+    assert!(
+        contents(&approve, "assistant").contains("Do you approve the deploy?"),
+        "{approve}"
+    );
 
     let fail = run("fail");
     assert_eq!(fail["runErrors"][0]["code"], "a2a:failed");

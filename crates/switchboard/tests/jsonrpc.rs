@@ -326,6 +326,62 @@ async fn every_task_state_is_reachable() {
 }
 
 #[tokio::test]
+async fn approve_asks_with_a_form_and_completes_on_its_answer() {
+    let s = demo_server().await;
+    for (values, expected) in [
+        (
+            json!({"approved": true, "comment": "ship it"}),
+            "approved: the deploy (ship it)",
+        ),
+        (json!({"approved": false}), "declined: the deploy"),
+    ] {
+        let v = s.rpc_send_text("/approve the deploy").await;
+        let task = result(&v)["task"].clone();
+        assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+        let parts = &task["status"]["message"]["parts"];
+        assert!(
+            parts[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("approve the deploy"),
+            "{parts}"
+        );
+        let form = &parts[1]["data"];
+        assert_eq!(form["type"], "a2a.hitl.form");
+        assert_eq!(form["formId"], "approve");
+        assert_eq!(form["title"], "Approve the deploy?");
+        assert_eq!(
+            form["fields"],
+            json!([
+                {"name": "approved", "type": "boolean", "label": "Approve", "required": true},
+                {"name": "comment", "type": "string", "label": "Comment"},
+            ])
+        );
+        let answer = json!({
+            "messageId": uuid(), "role": "ROLE_USER", "taskId": task["id"],
+            "parts": [{"data": {"type": "a2a.hitl.formResponse", "formId": "approve", "values": values}}],
+        });
+        let done = s.rpc("SendMessage", json!({"message": answer})).await;
+        let done = &result(&done)["task"];
+        assert_eq!(done["id"], task["id"]);
+        assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
+        let decision = done["artifacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "decision")
+            .unwrap();
+        assert_eq!(artifact_text(decision), expected);
+    }
+    // A cancel ends the waiting task.
+    let v = s.rpc_send_text("/approve the deploy").await;
+    let id = result(&v)["task"]["id"].clone();
+    let c = s.rpc("CancelTask", json!({"id": id})).await;
+    assert_eq!(result(&c)["status"]["state"], "TASK_STATE_CANCELED");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn protocol_errors_have_spec_codes() {
     let s = demo_server().await;
     let v1 = [("A2A-Version", "1.0")];
