@@ -37,10 +37,14 @@ use futures::{StreamExt, stream};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use switchboard_protocol::card::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
 use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
+use jsonrpc::JsonRpcTransport;
+use rest::RestTransport;
+use v03::is_v03;
 
 /// One item of a stream, still as raw 1.0 JSON (a `StreamResponse`).
 #[derive(Debug)]
@@ -207,6 +211,38 @@ impl<T: JsonTransport> Transport for T {
     }
 }
 
+/// Where an HTTP binding's transport sends, with which HTTP settings, and
+/// in which dialect: what the JSON-RPC and REST transports hold alike.
+#[derive(Debug)]
+pub(crate) struct HttpEndpoint {
+    /// The interface URL (`http` or `https`).
+    pub url: reqwest::Url,
+    /// The HTTP settings requests go out with.
+    pub http: Http,
+    /// Speak A2A 0.3 instead of 1.0 (see [`v03`]).
+    pub v03: bool,
+}
+
+impl HttpEndpoint {
+    /// The endpoint at `url`; only `http` and `https` are served.
+    pub(crate) fn new(url: &str, http: Http, v03: bool) -> Result<Self, ClientError> {
+        Ok(HttpEndpoint {
+            url: http_endpoint(url)?,
+            http,
+            v03,
+        })
+    }
+
+    /// What requests send in `A2A-Version`.
+    pub(crate) fn version(&self) -> &'static str {
+        if self.v03 {
+            switchboard_protocol::v03::PROTOCOL_VERSION
+        } else {
+            "1.0"
+        }
+    }
+}
+
 /// An HTTP binding (JSON-RPC, REST; either in 1.0 or in the 0.3 dialect):
 /// what differs between them is how an operation becomes a request and how
 /// its answer is read. The [`JsonTransport`] calls around those steps —
@@ -217,15 +253,14 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     /// its id, which the answer must echo).
     type Call: Send + 'static;
 
-    /// The endpoint URL.
-    fn endpoint_url(&self) -> &str;
+    /// The transport for `endpoint` (refused when the binding cannot use
+    /// its URL).
+    fn new(endpoint: HttpEndpoint) -> Result<Self, ClientError>
+    where
+        Self: Sized;
 
-    /// The HTTP settings requests go out with.
-    fn http(&self) -> &Http;
-
-    /// `false` in a 0.3 dialect: AG-UI streams exist only in 1.0.
-    #[cfg(feature = "agui")]
-    fn speaks_v1(&self) -> bool;
+    /// Where requests go, and in which dialect.
+    fn endpoint(&self) -> &HttpEndpoint;
 
     /// `false` where a binding has no way to resume a stream, so
     /// `Last-Event-ID` is not sent (`crate::resume` drops what a fresh
@@ -264,7 +299,7 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
 
 impl<B: HttpBinding> JsonTransport for B {
     fn url(&self) -> &str {
-        self.endpoint_url()
+        self.endpoint().url.as_str()
     }
 
     async fn call_json(
@@ -273,7 +308,7 @@ impl<B: HttpBinding> JsonTransport for B {
         params: Value,
     ) -> Result<Box<RawValue>, ClientError> {
         let (req, call) = self.request(method, params, "application/json")?;
-        let (status, body) = self.http().send_unary(req).await?;
+        let (status, body) = self.endpoint().http.send_unary(req).await?;
         self.read_body(method, status, &body, &call)
     }
 
@@ -285,7 +320,7 @@ impl<B: HttpBinding> JsonTransport for B {
     ) -> Result<RawStream, ClientError> {
         let (req, call) = self.request(method, params, "text/event-stream")?;
         let after = after.filter(|_| self.resumes());
-        match self.http().open_stream(req, method, after).await? {
+        match self.endpoint().http.open_stream(req, method, after).await? {
             StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await,
             // An error before the stream started, or a server that
             // answered a streaming call with one result.
@@ -303,11 +338,15 @@ impl<B: HttpBinding> JsonTransport for B {
         params: Value,
         last_event_id: Option<String>,
     ) -> Result<reqwest::Response, ClientError> {
-        if !self.speaks_v1() {
+        // AG-UI streams exist only in 1.0.
+        if self.endpoint().v03 {
             return Err(agui_needs_v1());
         }
         let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
-        let answer = self.http().open_stream_after(req, method, last_event_id);
+        let answer = self
+            .endpoint()
+            .http
+            .open_stream_after(req, method, last_event_id);
         match answer.await? {
             StreamAnswer::Sse(resp) => Ok(resp),
             StreamAnswer::Whole(status, body) => {
@@ -595,6 +634,29 @@ pub(crate) struct TransportFactory {
     pub build: BuildFn,
 }
 
+impl TransportFactory {
+    /// The factory of the [`HttpBinding`] `B` for interfaces named
+    /// `binding`, of version 1.x, or 0.3 when `V03` (the 0.3 dialect of
+    /// the same binding).
+    const fn http<B: HttpBinding + 'static, const V03: bool>(binding: &'static str) -> Self {
+        TransportFactory {
+            binding,
+            supports_version: if V03 { is_v03 } else { is_v1 },
+            build: build_http::<B, V03>,
+        }
+    }
+}
+
+/// Builds the [`HttpBinding`] `B` for an interface, in the 0.3 dialect when
+/// `V03` (see [`TransportFactory::http`]).
+pub(crate) fn build_http<B: HttpBinding + 'static, const V03: bool>(
+    iface: &AgentInterface,
+    http: &Http,
+) -> Result<Box<dyn Transport>, ClientError> {
+    let endpoint = HttpEndpoint::new(&iface.url, http.clone(), V03)?;
+    Ok(Box::new(B::new(endpoint)?))
+}
+
 impl fmt::Debug for TransportFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TransportFactory")
@@ -606,11 +668,11 @@ impl fmt::Debug for TransportFactory {
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
 pub(crate) static FACTORIES: &[TransportFactory] = &[
-    jsonrpc::FACTORY,
-    rest::FACTORY,
+    TransportFactory::http::<JsonRpcTransport, false>(BINDING_JSONRPC),
+    TransportFactory::http::<RestTransport, false>(BINDING_HTTP_JSON),
     grpc::FACTORY,
-    v03::JSONRPC_FACTORY,
-    v03::REST_FACTORY,
+    TransportFactory::http::<JsonRpcTransport, true>(BINDING_JSONRPC),
+    TransportFactory::http::<RestTransport, true>(BINDING_HTTP_JSON),
     grpc_v03::FACTORY,
 ];
 
