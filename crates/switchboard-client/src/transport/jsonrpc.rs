@@ -70,7 +70,7 @@ impl HttpBinding for JsonRpcTransport {
         })
     }
 
-    fn endpoint(&self) -> &HttpEndpoint {
+    fn http_endpoint(&self) -> &HttpEndpoint {
         &self.endpoint
     }
 

@@ -1,25 +1,24 @@
 //! Transports: how one A2A operation travels over one protocol binding.
 //!
-//! The client above this module works in A2A 1.0 JSON: it serializes a
-//! request object (`SendMessageRequest`, `GetTaskRequest`, ...) to a
-//! [`serde_json::Value`], names the operation by its 1.0 method name
-//! (`SendMessage`, `GetTask`, ...; see `switchboard_protocol::jsonrpc::methods`)
-//! and expects the 1.0 JSON of the result back. A [`Transport`] carries that
-//! across one binding:
+//! The client above this module works in canonical types: it hands over an
+//! [`A2aRequest`] and expects its [`A2aResponse`] (or a stream of
+//! [`StreamEvent`]s) back. A [`Transport`] carries that across one binding:
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
-//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
-//!   converts between the 1.0 JSON and the prost messages.
+//!   Both are [`HttpBinding`]s: the request goes out as its 1.0 JSON params
+//!   and the answer is read back from 1.0 JSON, once for both, here.
+//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0),
+//!   typed: each operation's prost messages through `switchboard_proto`.
 //! * [`v03`]: A2A 0.3 over JSON-RPC and HTTP+JSON: [`jsonrpc`] and [`rest`]
 //!   in 0.3 mode, translating 1.0 ⇄ 0.3 JSON at the edge.
-//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), on [`grpc`]'s connection code.
+//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), typed like
+//!   [`grpc`] and on its connection code.
 //!
-//! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
-//! more module here: implement [`Transport`] (map the method name to a path
-//! or RPC, convert the JSON if the wire dialect differs) and add one
+//! Another binding is one more module here: implement [`Transport`] (or
+//! [`HttpBinding`], for one over HTTP that speaks JSON) and add one
 //! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
-//! handling, typed decoding and stream termination stay in the client.
+//! handling and stream termination stay in the client.
 
 pub(crate) mod grpc;
 pub(crate) mod grpc_v03;
@@ -123,94 +122,6 @@ pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
         })
 }
 
-/// A transport that moves 1.0 JSON (the HTTP bindings, through
-/// [`HttpBinding`], and 0.3 gRPC, which converts JSON at the edge): it sends
-/// an operation's params as JSON and reads its result as raw JSON.
-/// [`Transport`] is implemented for every such transport by encoding the
-/// request and decoding the answer once, here.
-pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
-    /// The endpoint URL requests go to.
-    fn url(&self) -> &str;
-
-    /// A unary operation, named by its 1.0 method name: params in, the
-    /// `result` JSON out (`null` for operations that return nothing).
-    fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send;
-
-    /// A streaming operation, resumed after `after` when given.
-    fn stream_json(
-        &self,
-        method: &'static str,
-        params: Value,
-        after: Option<u64>,
-    ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
-
-    /// See [`Transport::open_agui`]; bindings without AG-UI keep the default.
-    #[cfg(feature = "agui")]
-    fn open_agui_json(
-        &self,
-        _method: &'static str,
-        _params: Value,
-        _last_event_id: Option<String>,
-    ) -> impl Future<Output = Result<reqwest::Response, ClientError>> + Send {
-        std::future::ready(Err(no_agui()))
-    }
-}
-
-impl<T: JsonTransport> Transport for T {
-    fn endpoint(&self) -> &str {
-        self.url()
-    }
-
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            let raw = self.call_json(op.name(), to_params(&request)?).await?;
-            A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
-        })
-    }
-
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            let raw = self
-                .stream_json(op.name(), to_params(&request)?, after)
-                .await?;
-            Ok(raw
-                .map(move |item| {
-                    let raw = item?;
-                    let event =
-                        serde_json::from_str(raw.result.get()).map_err(|e| mismatch(op, &e))?;
-                    Ok(StreamEvent {
-                        seq: raw.seq,
-                        event,
-                    })
-                })
-                .boxed())
-        })
-    }
-
-    #[cfg(feature = "agui")]
-    fn open_agui(
-        &self,
-        request: A2aRequest,
-        last_event_id: Option<String>,
-    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            self.open_agui_json(op.name(), to_params(&request)?, last_event_id)
-                .await
-        })
-    }
-}
-
 /// Where an HTTP binding's transport sends, with which HTTP settings, and
 /// in which dialect: what the JSON-RPC and REST transports hold alike.
 #[derive(Debug)]
@@ -226,8 +137,15 @@ pub(crate) struct HttpEndpoint {
 impl HttpEndpoint {
     /// The endpoint at `url`; only `http` and `https` are served.
     pub(crate) fn new(url: &str, http: Http, v03: bool) -> Result<Self, ClientError> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::Config(format!(
+                "endpoint URL {parsed} is not http(s)"
+            )));
+        }
         Ok(HttpEndpoint {
-            url: http_endpoint(url)?,
+            url: parsed,
             http,
             v03,
         })
@@ -245,9 +163,10 @@ impl HttpEndpoint {
 
 /// An HTTP binding (JSON-RPC, REST; either in 1.0 or in the 0.3 dialect):
 /// what differs between them is how an operation becomes a request and how
-/// its answer is read. The [`JsonTransport`] calls around those steps —
-/// send, open the stream, fall back to a whole answer where a stream was
-/// asked for — are written once, for every binding, below.
+/// its answer is read, in 1.0 JSON. The [`Transport`] around those steps —
+/// encode the request, send, open the stream, fall back to a whole answer
+/// where a stream was asked for, decode the answer — is written once, for
+/// every binding, below.
 pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     /// What reading the answer needs to know about the request (JSON-RPC:
     /// its id, which the answer must echo).
@@ -260,7 +179,7 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
         Self: Sized;
 
     /// Where requests go, and in which dialect.
-    fn endpoint(&self) -> &HttpEndpoint;
+    fn http_endpoint(&self) -> &HttpEndpoint;
 
     /// `false` where a binding has no way to resume a stream, so
     /// `Last-Event-ID` is not sent (`crate::resume` drops what a fresh
@@ -297,65 +216,87 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
 }
 
-impl<B: HttpBinding> JsonTransport for B {
-    fn url(&self) -> &str {
-        self.endpoint().url.as_str()
+impl<B: HttpBinding> Transport for B {
+    fn endpoint(&self) -> &str {
+        self.http_endpoint().url.as_str()
     }
 
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let (req, call) = self.request(method, params, "application/json")?;
-        let (status, body) = self.endpoint().http.send_unary(req).await?;
-        self.read_body(method, status, &body, &call)
+    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+        Box::pin(async move {
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let (req, call) = self.request(op.name(), params, "application/json")?;
+            let (status, body) = self.http_endpoint().http.send_unary(req).await?;
+            let raw = self.read_body(op.name(), status, &body, &call)?;
+            A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
+        })
     }
 
-    async fn stream_json(
+    fn stream(
         &self,
-        method: &'static str,
-        params: Value,
+        request: A2aRequest,
         after: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        let (req, call) = self.request(method, params, "text/event-stream")?;
-        let after = after.filter(|_| self.resumes());
-        match self.endpoint().http.open_stream(req, method, after).await? {
-            StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await,
-            // An error before the stream started, or a server that
-            // answered a streaming call with one result.
-            StreamAnswer::Whole(status, body) => {
-                let result = self.read_body(method, status, &body, &call)?;
-                Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-            }
-        }
+    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+        Box::pin(async move {
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let method = op.name();
+            let (req, call) = self.request(method, params, "text/event-stream")?;
+            let after = after.filter(|_| self.resumes());
+            let raw = match self
+                .http_endpoint()
+                .http
+                .open_stream(req, method, after)
+                .await?
+            {
+                StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await?,
+                // An error before the stream started, or a server that
+                // answered a streaming call with one result.
+                StreamAnswer::Whole(status, body) => {
+                    let result = self.read_body(method, status, &body, &call)?;
+                    stream::iter([Ok(RawEvent { seq: None, result })]).boxed()
+                }
+            };
+            Ok(raw
+                .map(move |item| {
+                    let raw = item?;
+                    let event =
+                        serde_json::from_str(raw.result.get()).map_err(|e| mismatch(op, &e))?;
+                    Ok(StreamEvent {
+                        seq: raw.seq,
+                        event,
+                    })
+                })
+                .boxed())
+        })
     }
 
     #[cfg(feature = "agui")]
-    async fn open_agui_json(
+    fn open_agui(
         &self,
-        method: &'static str,
-        params: Value,
+        request: A2aRequest,
         last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        // AG-UI streams exist only in 1.0.
-        if self.endpoint().v03 {
-            return Err(agui_needs_v1());
-        }
-        let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
-        let answer = self
-            .endpoint()
-            .http
-            .open_stream_after(req, method, last_event_id);
-        match answer.await? {
-            StreamAnswer::Sse(resp) => Ok(resp),
-            StreamAnswer::Whole(status, body) => {
-                self.read_body(method, status, &body, &call)?;
-                Err(ClientError::Decode(format!(
-                    "{method} answered with one result, not an AG-UI stream"
-                )))
+    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+        Box::pin(async move {
+            // AG-UI streams exist only in 1.0.
+            if self.http_endpoint().v03 {
+                return Err(agui_needs_v1());
             }
-        }
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let method = op.name();
+            let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
+            let answer = self
+                .http_endpoint()
+                .http
+                .open_stream_after(req, method, last_event_id);
+            match answer.await? {
+                StreamAnswer::Sse(resp) => Ok(resp),
+                StreamAnswer::Whole(status, body) => {
+                    self.read_body(method, status, &body, &call)?;
+                    Err(ClientError::Decode(format!(
+                        "{method} answered with one result, not an AG-UI stream"
+                    )))
+                }
+            }
+        })
     }
 }
 
@@ -422,18 +363,6 @@ impl Http {
 
 /// At most this much of an unexpected HTTP body is kept in an error.
 const MAX_ERROR_BODY: usize = 4096;
-
-/// Parses an HTTP binding's endpoint URL; only `http` and `https` are served.
-pub(crate) fn http_endpoint(url: &str) -> Result<reqwest::Url, ClientError> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ClientError::Config(format!(
-            "endpoint URL {parsed} is not http(s)"
-        )));
-    }
-    Ok(parsed)
-}
 
 /// The error for an HTTP answer the binding cannot read as an A2A error:
 /// the status and the start of the body.

@@ -94,7 +94,7 @@ impl HttpBinding for RestTransport {
         Ok(RestTransport { endpoint, base })
     }
 
-    fn endpoint(&self) -> &HttpEndpoint {
+    fn http_endpoint(&self) -> &HttpEndpoint {
         &self.endpoint
     }
 
