@@ -64,7 +64,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Postgres;
 use sqlx::postgres::PgArguments;
 use sqlx::postgres::{PgListener, PgRow};
-use sqlx::query::Query;
+use sqlx::query::{Query, QueryAs};
 use switchboard_core::StoreError;
 use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
@@ -133,14 +133,35 @@ const CLAIM: &str = "WITH heads AS ( \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
      ORDER BY o.next_attempt_micros, o.id";
 
+/// Stores a config in one statement: replaces it in place (keeping its
+/// position) when its id exists, else inserts it unless the task already
+/// has `$11` configs; answers whether it replaced and whether it created.
+/// Parameters 1 to 9 as [`bind_config`] binds them, `$10` the creation time
+/// (µs). The caller holds the task's config lock, so the count cannot change
+/// under it.
+const PUT_CONFIG: &str = "WITH replaced AS ( \
+         UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
+             auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
+         WHERE tenant = $1 AND task_id = $2 AND id = $3 \
+         RETURNING 1 \
+     ), created AS ( \
+         INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+             auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+         WHERE NOT EXISTS (SELECT 1 FROM replaced) \
+           AND (SELECT count(*) FROM push_configs WHERE tenant = $1 AND task_id = $2) < $11 \
+         RETURNING 1 \
+     ) \
+     SELECT EXISTS (SELECT 1 FROM replaced), EXISTS (SELECT 1 FROM created)";
+
 /// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
 /// url, token, auth_scheme, auth_credentials, payload_kind,
-/// hidden_metadata_keys), the order its UPDATE and INSERT share.
-fn bind_config<'q>(
-    query: Query<'q, Postgres, PgArguments>,
+/// hidden_metadata_keys), the order [`PUT_CONFIG`] reads them in.
+fn bind_config<'q, O>(
+    query: QueryAs<'q, Postgres, O, PgArguments>,
     config: &'q PushConfig,
     hidden: &'q str,
-) -> Query<'q, Postgres, PgArguments> {
+) -> QueryAs<'q, Postgres, O, PgArguments> {
     let (scheme, credentials) = rows::auth_columns(config);
     query
         .bind(&config.tenant)
@@ -190,47 +211,17 @@ impl PushStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(backend("locking a task's push configs"))?;
-        let updated = bind_config(
-            sqlx::query(
-                "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
-                 auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
-                 WHERE tenant = $1 AND task_id = $2 AND id = $3",
-            ),
-            config,
-            &hidden,
-        )
-        .execute(&mut *tx)
-        .await
-        .map_err(backend("updating a push config"))?;
-        let outcome = if updated.rows_affected() == 1 {
-            PutConfig::Replaced
-        } else {
-            let count: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM push_configs WHERE tenant = $1 AND task_id = $2",
-            )
-            .bind(&config.tenant)
-            .bind(&config.task_id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(backend("counting push configs"))?;
-            if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
-                PutConfig::LimitReached
-            } else {
-                bind_config(
-                    sqlx::query(
-                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                    ),
-                    config,
-                    &hidden,
-                )
+        let (replaced, created): (bool, bool) =
+            bind_config(sqlx::query_as(PUT_CONFIG), config, &hidden)
                 .bind(Utc::now().timestamp_micros())
-                .execute(&mut *tx)
+                .bind(i64::try_from(max_per_task).unwrap_or(i64::MAX))
+                .fetch_one(&mut *tx)
                 .await
-                .map_err(backend("inserting a push config"))?;
-                PutConfig::Created
-            }
+                .map_err(backend("storing a push config"))?;
+        let outcome = match (replaced, created) {
+            (true, _) => PutConfig::Replaced,
+            (false, true) => PutConfig::Created,
+            (false, false) => PutConfig::LimitReached,
         };
         tx.commit()
             .await
