@@ -175,6 +175,17 @@ fn bind_config<'q, O>(
         .bind(hidden)
 }
 
+/// `sql` with one config's key bound as parameters 1 to 3 (tenant,
+/// task_id, id).
+fn on_config<'q>(
+    sql: &'static str,
+    tenant: &'q str,
+    task_id: &'q str,
+    id: &'q str,
+) -> Query<'q, Postgres, PgArguments> {
+    sqlx::query(sql).bind(tenant).bind(task_id).bind(id)
+}
+
 impl PgStore {
     /// Runs one outbox statement on its own (it reads nothing it depends on).
     async fn write_outbox(
@@ -235,15 +246,11 @@ impl PushStore for PgStore {
         task_id: &str,
         id: &str,
     ) -> Result<Option<PushConfig>, StoreError> {
-        let row = sqlx::query(
-            "SELECT * FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(backend("reading a push config"))?;
+        let select = "SELECT * FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3";
+        let row = on_config(select, tenant, task_id, id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend("reading a push config"))?;
         row.as_ref().map(decode_config).transpose()
     }
 
@@ -279,23 +286,16 @@ impl PushStore for PgStore {
     ) -> Result<bool, StoreError> {
         // One statement: the config and its pending items go together;
         // dead letters stay for inspection.
-        let deleted: i64 = sqlx::query_scalar(
-            "WITH gone AS ( \
-                 DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3 \
-                 RETURNING 1 \
-             ), dropped AS ( \
+        let delete = "WITH dropped AS ( \
                  DELETE FROM push_outbox WHERE tenant = $1 AND task_id = $2 \
                      AND config_id = $3 AND state = 0 \
              ) \
-             SELECT count(*) FROM gone",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(backend("deleting a push config"))?;
-        Ok(deleted > 0)
+             DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3";
+        let deleted = on_config(delete, tenant, task_id, id)
+            .execute(&self.pool)
+            .await
+            .map_err(backend("deleting a push config"))?;
+        Ok(deleted.rows_affected() > 0)
     }
 
     async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError> {
