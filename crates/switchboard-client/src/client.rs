@@ -266,7 +266,9 @@ impl ClientBuilder {
             protocol_version: switchboard_protocol::card::PROTOCOL_VERSION.to_string(),
         };
         let transport = crate::oauth::authorize(
-            (transport::jsonrpc::FACTORY.build)(&interface, &http)?,
+            transport::build_http::<transport::jsonrpc::JsonRpcTransport, false>(
+                &interface, &http,
+            )?,
             &http,
         );
         Ok(A2AClient::assemble(None, interface, transport, http).with_reconnect(self.reconnect))

@@ -64,7 +64,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Postgres;
 use sqlx::postgres::PgArguments;
 use sqlx::postgres::{PgListener, PgRow};
-use sqlx::query::Query;
+use sqlx::query::{Query, QueryAs};
 use switchboard_core::StoreError;
 use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
@@ -133,14 +133,35 @@ const CLAIM: &str = "WITH heads AS ( \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
      ORDER BY o.next_attempt_micros, o.id";
 
+/// Stores a config in one statement: replaces it in place (keeping its
+/// position) when its id exists, else inserts it unless the task already
+/// has `$11` configs; answers whether it replaced and whether it created.
+/// Parameters 1 to 9 as [`bind_config`] binds them, `$10` the creation time
+/// (µs). The caller holds the task's config lock, so the count cannot change
+/// under it.
+const PUT_CONFIG: &str = "WITH replaced AS ( \
+         UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
+             auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
+         WHERE tenant = $1 AND task_id = $2 AND id = $3 \
+         RETURNING 1 \
+     ), created AS ( \
+         INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
+             auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+         WHERE NOT EXISTS (SELECT 1 FROM replaced) \
+           AND (SELECT count(*) FROM push_configs WHERE tenant = $1 AND task_id = $2) < $11 \
+         RETURNING 1 \
+     ) \
+     SELECT EXISTS (SELECT 1 FROM replaced), EXISTS (SELECT 1 FROM created)";
+
 /// Binds a config's columns as parameters 1 to 9 (tenant, task_id, id,
 /// url, token, auth_scheme, auth_credentials, payload_kind,
-/// hidden_metadata_keys), the order its UPDATE and INSERT share.
-fn bind_config<'q>(
-    query: Query<'q, Postgres, PgArguments>,
+/// hidden_metadata_keys), the order [`PUT_CONFIG`] reads them in.
+fn bind_config<'q, O>(
+    query: QueryAs<'q, Postgres, O, PgArguments>,
     config: &'q PushConfig,
     hidden: &'q str,
-) -> Query<'q, Postgres, PgArguments> {
+) -> QueryAs<'q, Postgres, O, PgArguments> {
     let (scheme, credentials) = rows::auth_columns(config);
     query
         .bind(&config.tenant)
@@ -152,6 +173,17 @@ fn bind_config<'q>(
         .bind(credentials)
         .bind(config.payload_kind.as_str())
         .bind(hidden)
+}
+
+/// `sql` with one config's key bound as parameters 1 to 3 (tenant,
+/// task_id, id).
+fn on_config<'q>(
+    sql: &'static str,
+    tenant: &'q str,
+    task_id: &'q str,
+    id: &'q str,
+) -> Query<'q, Postgres, PgArguments> {
+    sqlx::query(sql).bind(tenant).bind(task_id).bind(id)
 }
 
 impl PgStore {
@@ -190,47 +222,17 @@ impl PushStore for PgStore {
         .execute(&mut *tx)
         .await
         .map_err(backend("locking a task's push configs"))?;
-        let updated = bind_config(
-            sqlx::query(
-                "UPDATE push_configs SET url = $4, token = $5, auth_scheme = $6, \
-                 auth_credentials = $7, payload_kind = $8, hidden_metadata_keys = $9 \
-                 WHERE tenant = $1 AND task_id = $2 AND id = $3",
-            ),
-            config,
-            &hidden,
-        )
-        .execute(&mut *tx)
-        .await
-        .map_err(backend("updating a push config"))?;
-        let outcome = if updated.rows_affected() == 1 {
-            PutConfig::Replaced
-        } else {
-            let count: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM push_configs WHERE tenant = $1 AND task_id = $2",
-            )
-            .bind(&config.tenant)
-            .bind(&config.task_id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(backend("counting push configs"))?;
-            if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
-                PutConfig::LimitReached
-            } else {
-                bind_config(
-                    sqlx::query(
-                        "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
-                         auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                    ),
-                    config,
-                    &hidden,
-                )
+        let (replaced, created): (bool, bool) =
+            bind_config(sqlx::query_as(PUT_CONFIG), config, &hidden)
                 .bind(Utc::now().timestamp_micros())
-                .execute(&mut *tx)
+                .bind(i64::try_from(max_per_task).unwrap_or(i64::MAX))
+                .fetch_one(&mut *tx)
                 .await
-                .map_err(backend("inserting a push config"))?;
-                PutConfig::Created
-            }
+                .map_err(backend("storing a push config"))?;
+        let outcome = match (replaced, created) {
+            (true, _) => PutConfig::Replaced,
+            (false, true) => PutConfig::Created,
+            (false, false) => PutConfig::LimitReached,
         };
         tx.commit()
             .await
@@ -244,15 +246,11 @@ impl PushStore for PgStore {
         task_id: &str,
         id: &str,
     ) -> Result<Option<PushConfig>, StoreError> {
-        let row = sqlx::query(
-            "SELECT * FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(backend("reading a push config"))?;
+        let select = "SELECT * FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3";
+        let row = on_config(select, tenant, task_id, id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(backend("reading a push config"))?;
         row.as_ref().map(decode_config).transpose()
     }
 
@@ -288,23 +286,16 @@ impl PushStore for PgStore {
     ) -> Result<bool, StoreError> {
         // One statement: the config and its pending items go together;
         // dead letters stay for inspection.
-        let deleted: i64 = sqlx::query_scalar(
-            "WITH gone AS ( \
-                 DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3 \
-                 RETURNING 1 \
-             ), dropped AS ( \
+        let delete = "WITH dropped AS ( \
                  DELETE FROM push_outbox WHERE tenant = $1 AND task_id = $2 \
                      AND config_id = $3 AND state = 0 \
              ) \
-             SELECT count(*) FROM gone",
-        )
-        .bind(tenant)
-        .bind(task_id)
-        .bind(id)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(backend("deleting a push config"))?;
-        Ok(deleted > 0)
+             DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3";
+        let deleted = on_config(delete, tenant, task_id, id)
+            .execute(&self.pool)
+            .await
+            .map_err(backend("deleting a push config"))?;
+        Ok(deleted.rows_affected() > 0)
     }
 
     async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError> {

@@ -540,6 +540,25 @@ macro_rules! task_columns {
     };
 }
 
+/// Binds `$row`'s values of the [`task_columns!`], in their order, with
+/// `$bind`: `bind` on a query, `push_bind` on a row of a multi-row `VALUES`.
+macro_rules! bind_task_columns {
+    ($query:expr, $bind:ident, $row:expr) => {
+        $query
+            .$bind($row.tenant.as_str())
+            .$bind($row.id.as_str())
+            .$bind($row.context_id.as_str())
+            .$bind($row.owner.as_str())
+            .$bind($row.state)
+            .$bind($row.status_micros)
+            .$bind($row.status_subus_nanos)
+            .$bind($row.created_micros)
+            .$bind($row.created_at.as_str())
+            .$bind($row.last_seq)
+            .$bind($row.task_json.as_str())
+    };
+}
+
 /// Turns an `INSERT INTO tasks` into an upsert that replaces the snapshot.
 macro_rules! upsert_task {
     () => {
@@ -640,18 +659,7 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         (false, false) => concat!("BEGIN IMMEDIATE;", put_next!(), verdict!(), "COMMIT"),
     };
     let mut conn = writer_connection(pool).await?;
-    let result = sqlx::query(sql)
-        .bind(row.tenant.as_str())
-        .bind(row.id.as_str())
-        .bind(row.context_id.as_str())
-        .bind(row.owner.as_str())
-        .bind(row.state)
-        .bind(row.status_micros)
-        .bind(row.status_subus_nanos)
-        .bind(row.created_micros)
-        .bind(row.created_at.as_str())
-        .bind(row.last_seq)
-        .bind(row.task_json.as_str())
+    let result = bind_task_columns!(sqlx::query(sql), bind, row)
         .bind(row.expected)
         .bind(event.map(|e| e.json.as_str()))
         .bind(event.and_then(|e| e.status_at.as_deref()))
@@ -852,17 +860,7 @@ async fn write_many(
         let mut qb =
             QueryBuilder::<Sqlite>::new(concat!("INSERT INTO tasks (", task_columns!(), ") "));
         qb.push_values(chunk, |mut b, row| {
-            b.push_bind(row.tenant.as_str())
-                .push_bind(row.id.as_str())
-                .push_bind(row.context_id.as_str())
-                .push_bind(row.owner.as_str())
-                .push_bind(row.state)
-                .push_bind(row.status_micros)
-                .push_bind(row.status_subus_nanos)
-                .push_bind(row.created_micros)
-                .push_bind(row.created_at.as_str())
-                .push_bind(row.last_seq)
-                .push_bind(row.task_json.as_str());
+            bind_task_columns!(b, push_bind, row);
         });
         qb.push(upsert_task!());
         qb.build()

@@ -37,9 +37,15 @@ fn config_check(args: &[String], env: &BTreeMap<String, String>, what: &str) -> 
         .envs(env)
         .output()
         .unwrap();
+    stdout_of(out, &format!("{what}: config check {args:?} with {env:?}"))
+}
+
+/// What a finished command printed; it must have succeeded (`what` names
+/// it, beside its stderr, when it did not).
+fn stdout_of(out: std::process::Output, what: &str) -> String {
     assert!(
         out.status.success(),
-        "{what}: config check {args:?} with {env:?} failed: {}",
+        "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -315,11 +321,7 @@ fn cargo_install_installs_a_working_binary() {
         .env("CARGO_TARGET_DIR", target_dir())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo install failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of(out, "cargo install");
     let installed = root.path().join("bin").join("switchboard");
     let out = Command::new(&installed).arg("--version").output().unwrap();
     assert!(out.status.success(), "{out:?}");

@@ -23,10 +23,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard_proto::v1 as pb;
 use switchboard_proto::{GrpcOperation, op};
 use switchboard_protocol::card::BINDING_GRPC;
@@ -53,7 +50,7 @@ pub(crate) const FIRST_EVENT_ID: &str = "first-event-id";
 
 /// The sequence number of a stream's first event, from its response
 /// metadata (`None` when the server does not say).
-pub(crate) fn first_event_id<T>(resp: &tonic::Response<T>) -> Option<u64> {
+fn first_event_id<T>(resp: &tonic::Response<T>) -> Option<u64> {
     resp.metadata()
         .get(FIRST_EVENT_ID)
         .and_then(|v| v.to_str().ok())
@@ -215,28 +212,44 @@ impl GrpcTransport {
     {
         let name = O::OPERATION.name();
         let msg = O::wire_request(request).ok_or_else(|| wrong_request(name))?;
-        let mut req = self.request(msg);
-        if let Some(after) = after {
-            req.metadata_mut().insert(
-                super::LAST_EVENT_ID,
-                tonic::metadata::MetadataValue::from(after),
-            );
-        }
+        let req = resumed(self.request(msg), after);
         let mut grpc = self.grpc().await?;
         let codec = tonic_prost::ProstCodec::<O::Request, pb::StreamResponse>::default();
         let resp = self
             .timed(name, grpc.server_streaming(req, O::path(), codec))
             .await?;
-        let first = first_event_id(&resp);
-        let items = resp.into_inner().enumerate().map(move |(k, item)| {
-            let item = item.map_err(|s| from_status(&s))?;
-            Ok(StreamEvent {
-                seq: first.map(|f| f + k as u64),
-                event: StreamResponse::try_from(item).map_err(decode)?,
-            })
-        });
-        Ok(items.boxed())
+        Ok(event_stream(resp, StreamResponse::try_from))
     }
+}
+
+/// `req` resumed after event `after`, when given: the request metadata
+/// `last-event-id`, as SSE's `Last-Event-ID`.
+pub(crate) fn resumed<T>(mut req: tonic::Request<T>, after: Option<u64>) -> tonic::Request<T> {
+    if let Some(after) = after {
+        req.metadata_mut().insert(
+            super::LAST_EVENT_ID,
+            tonic::metadata::MetadataValue::from(after),
+        );
+    }
+    req
+}
+
+/// A server stream's items as events, each made canonical by `convert` and
+/// numbered from the response's `first-event-id` (consecutive within a
+/// stream); the stream ends after the first error.
+pub(crate) fn event_stream<T: Send + 'static>(
+    resp: tonic::Response<tonic::Streaming<T>>,
+    convert: fn(T) -> Result<StreamResponse, switchboard_proto::ConvertError>,
+) -> EventStream {
+    let first = first_event_id(&resp);
+    let items = resp.into_inner().enumerate().map(move |(k, item)| {
+        let item = item.map_err(|s| from_status(&s))?;
+        Ok(StreamEvent {
+            seq: first.map(|f| f + k as u64),
+            event: convert(item).map_err(decode)?,
+        })
+    });
+    items.boxed()
 }
 
 /// A request that reached the wrong method: a bug in the dispatch below.
@@ -245,7 +258,7 @@ fn wrong_request(method: &str) -> ClientError {
 }
 
 /// A unary call of a streaming operation or the other way round.
-fn wrong_kind(op: Operation, streaming: bool) -> ClientError {
+pub(crate) fn wrong_kind(op: Operation, streaming: bool) -> ClientError {
     let kind = if streaming { "a stream" } else { "one answer" };
     ClientError::Config(format!("{op} does not answer with {kind}"))
 }
@@ -301,18 +314,6 @@ macro_rules! grpc_transport {
 }
 
 switchboard_protocol::for_each_operation!(compact grpc_transport);
-
-pub(crate) fn params_of<T: DeserializeOwned>(
-    method: &str,
-    params: Value,
-) -> Result<T, ClientError> {
-    serde_json::from_value(params)
-        .map_err(|e| ClientError::Config(format!("{method} params are not valid: {e}")))
-}
-
-pub(crate) fn raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ClientError> {
-    serde_json::value::to_raw_value(value).map_err(|e| ClientError::Decode(e.to_string()))
-}
 
 pub(crate) fn decode(e: switchboard_proto::ConvertError) -> ClientError {
     ClientError::Decode(e.to_string())

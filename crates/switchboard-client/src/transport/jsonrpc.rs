@@ -32,59 +32,20 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use switchboard_protocol::card::BINDING_JSONRPC;
+use switchboard_protocol::VERSION_HEADER;
 use switchboard_protocol::jsonrpc::{JsonRpcRequestOut, JsonRpcResponseOwned, RequestId};
-use switchboard_protocol::{AgentInterface, VERSION_HEADER};
 
-use super::{
-    Http, HttpBinding, RawStream, Transport, TransportFactory, http_endpoint, http_error, is_v1,
-    null_raw, sse_stream,
-};
+use super::{HttpBinding, HttpEndpoint, RawStream, http_error, null_raw, sse_stream};
 use crate::error::ClientError;
 
-/// The protocol version this transport sends in `A2A-Version`.
-const VERSION: &str = "1.0";
-
-/// Registers this transport for `JSONRPC` interfaces of version 1.x.
-pub(crate) const FACTORY: TransportFactory = TransportFactory {
-    binding: BINDING_JSONRPC,
-    supports_version: is_v1,
-    build,
-};
-
-fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    Ok(Box::new(JsonRpcTransport::new(&iface.url, http.clone())?))
-}
-
-/// JSON-RPC 2.0 over HTTP, A2A 1.0 dialect (or 0.3, see [`Self::into_v03`]).
+/// JSON-RPC 2.0 over HTTP, A2A 1.0 dialect (or 0.3, see [`HttpEndpoint::v03`]).
 #[derive(Debug)]
 pub(crate) struct JsonRpcTransport {
-    url: reqwest::Url,
-    http: Http,
+    endpoint: HttpEndpoint,
     next_id: AtomicU64,
-    /// Speak A2A 0.3 (slash method names, 0.3 params and results; see
-    /// `super::v03`).
-    v03: bool,
 }
 
 impl JsonRpcTransport {
-    /// A transport posting to `url`.
-    pub(crate) fn new(url: &str, http: Http) -> Result<Self, ClientError> {
-        let url = http_endpoint(url)?;
-        Ok(JsonRpcTransport {
-            url,
-            http,
-            next_id: AtomicU64::new(1),
-            v03: false,
-        })
-    }
-
-    /// The same transport speaking the A2A 0.3 JSON-RPC dialect.
-    pub(crate) fn into_v03(mut self) -> Self {
-        self.v03 = true;
-        self
-    }
-
     fn next_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed).into())
     }
@@ -102,22 +63,20 @@ fn to_v10(v03: bool, method: &str, raw: Box<RawValue>) -> Result<Box<RawValue>, 
 impl HttpBinding for JsonRpcTransport {
     type Call = RequestId;
 
-    fn endpoint_url(&self) -> &str {
-        self.url.as_str()
+    fn new(endpoint: HttpEndpoint) -> Result<Self, ClientError> {
+        Ok(JsonRpcTransport {
+            endpoint,
+            next_id: AtomicU64::new(1),
+        })
     }
 
-    fn http(&self) -> &Http {
-        &self.http
-    }
-
-    #[cfg(feature = "agui")]
-    fn speaks_v1(&self) -> bool {
-        !self.v03
+    fn http_endpoint(&self) -> &HttpEndpoint {
+        &self.endpoint
     }
 
     /// 0.3 JSON-RPC has no resume parameter.
     fn resumes(&self) -> bool {
-        !self.v03
+        !self.endpoint.v03
     }
 
     /// The POST for one call.
@@ -127,11 +86,10 @@ impl HttpBinding for JsonRpcTransport {
         params: Value,
         accept: &'static str,
     ) -> Result<(reqwest::RequestBuilder, RequestId), ClientError> {
-        let (method, params, version) = if self.v03 {
-            let (method, params) = super::v03::to_v03(method, params)?;
-            (method, params, switchboard_protocol::v03::PROTOCOL_VERSION)
+        let (method, params) = if self.endpoint.v03 {
+            super::v03::to_v03(method, params)?
         } else {
-            (method, params, VERSION)
+            (method, params)
         };
         let id = self.next_id();
         let body = serde_json::to_vec(&JsonRpcRequestOut {
@@ -141,14 +99,17 @@ impl HttpBinding for JsonRpcTransport {
             params: &params,
         })
         .map_err(|e| ClientError::Config(format!("cannot serialize {method} params: {e}")))?;
-        let req = self
-            .http
+        let HttpEndpoint { url, http, .. } = &self.endpoint;
+        let req = http
             .client
-            .post(self.url.clone())
-            .headers(self.http.request_headers())
+            .post(url.clone())
+            .headers(http.request_headers())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(ACCEPT, HeaderValue::from_static(accept))
-            .header(VERSION_HEADER, HeaderValue::from_static(version))
+            .header(
+                VERSION_HEADER,
+                HeaderValue::from_static(self.endpoint.version()),
+            )
             .body(body);
         Ok((req, id))
     }
@@ -160,7 +121,11 @@ impl HttpBinding for JsonRpcTransport {
         body: &[u8],
         id: &RequestId,
     ) -> Result<Box<RawValue>, ClientError> {
-        to_v10(self.v03, method, decode_response(status, body, id)?)
+        to_v10(
+            self.endpoint.v03,
+            method,
+            decode_response(status, body, id)?,
+        )
     }
 
     async fn read_events(
@@ -169,7 +134,7 @@ impl HttpBinding for JsonRpcTransport {
         resp: reqwest::Response,
         id: RequestId,
     ) -> Result<RawStream, ClientError> {
-        let v03 = self.v03;
+        let v03 = self.endpoint.v03;
         error_up_front(sse_stream(resp, move |event| {
             to_v10(v03, method, interpret(event, &id)?)
         }))

@@ -1,25 +1,24 @@
 //! Transports: how one A2A operation travels over one protocol binding.
 //!
-//! The client above this module works in A2A 1.0 JSON: it serializes a
-//! request object (`SendMessageRequest`, `GetTaskRequest`, ...) to a
-//! [`serde_json::Value`], names the operation by its 1.0 method name
-//! (`SendMessage`, `GetTask`, ...; see `switchboard_protocol::jsonrpc::methods`)
-//! and expects the 1.0 JSON of the result back. A [`Transport`] carries that
-//! across one binding:
+//! The client above this module works in canonical types: it hands over an
+//! [`A2aRequest`] and expects its [`A2aResponse`] (or a stream of
+//! [`StreamEvent`]s) back. A [`Transport`] carries that across one binding:
 //!
 //! * [`jsonrpc`]: JSON-RPC 2.0 over HTTP POST, streams as SSE (A2A 1.0).
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
-//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0);
-//!   converts between the 1.0 JSON and the prost messages.
+//!   Both are [`HttpBinding`]s: the request goes out as its 1.0 JSON params
+//!   and the answer is read back from 1.0 JSON, once for both, here.
+//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0),
+//!   typed: each operation's prost messages through `switchboard_proto`.
 //! * [`v03`]: A2A 0.3 over JSON-RPC and HTTP+JSON: [`jsonrpc`] and [`rest`]
 //!   in 0.3 mode, translating 1.0 ⇄ 0.3 JSON at the edge.
-//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), on [`grpc`]'s connection code.
+//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), typed like
+//!   [`grpc`] and on its connection code.
 //!
-//! A binding that is not JSON-RPC 1.0 (HTTP+JSON, gRPC, JSON-RPC 0.3) is one
-//! more module here: implement [`Transport`] (map the method name to a path
-//! or RPC, convert the JSON if the wire dialect differs) and add one
+//! Another binding is one more module here: implement [`Transport`] (or
+//! [`HttpBinding`], for one over HTTP that speaks JSON) and add one
 //! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
-//! handling, typed decoding and stream termination stay in the client.
+//! handling and stream termination stay in the client.
 
 pub(crate) mod grpc;
 pub(crate) mod grpc_v03;
@@ -37,10 +36,14 @@ use futures::{StreamExt, stream};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use switchboard_protocol::card::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
 use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
+use jsonrpc::JsonRpcTransport;
+use rest::RestTransport;
+use v03::is_v03;
 
 /// One item of a stream, still as raw 1.0 JSON (a `StreamResponse`).
 #[derive(Debug)]
@@ -119,113 +122,64 @@ pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
         })
 }
 
-/// A transport that moves 1.0 JSON (the HTTP bindings, through
-/// [`HttpBinding`], and 0.3 gRPC, which converts JSON at the edge): it sends
-/// an operation's params as JSON and reads its result as raw JSON.
-/// [`Transport`] is implemented for every such transport by encoding the
-/// request and decoding the answer once, here.
-pub(crate) trait JsonTransport: Send + Sync + fmt::Debug {
-    /// The endpoint URL requests go to.
-    fn url(&self) -> &str;
-
-    /// A unary operation, named by its 1.0 method name: params in, the
-    /// `result` JSON out (`null` for operations that return nothing).
-    fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send;
-
-    /// A streaming operation, resumed after `after` when given.
-    fn stream_json(
-        &self,
-        method: &'static str,
-        params: Value,
-        after: Option<u64>,
-    ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
-
-    /// See [`Transport::open_agui`]; bindings without AG-UI keep the default.
-    #[cfg(feature = "agui")]
-    fn open_agui_json(
-        &self,
-        _method: &'static str,
-        _params: Value,
-        _last_event_id: Option<String>,
-    ) -> impl Future<Output = Result<reqwest::Response, ClientError>> + Send {
-        std::future::ready(Err(no_agui()))
-    }
+/// Where an HTTP binding's transport sends, with which HTTP settings, and
+/// in which dialect: what the JSON-RPC and REST transports hold alike.
+#[derive(Debug)]
+pub(crate) struct HttpEndpoint {
+    /// The interface URL (`http` or `https`).
+    pub url: reqwest::Url,
+    /// The HTTP settings requests go out with.
+    pub http: Http,
+    /// Speak A2A 0.3 instead of 1.0 (see [`v03`]).
+    pub v03: bool,
 }
 
-impl<T: JsonTransport> Transport for T {
-    fn endpoint(&self) -> &str {
-        self.url()
-    }
-
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            let raw = self.call_json(op.name(), to_params(&request)?).await?;
-            A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
+impl HttpEndpoint {
+    /// The endpoint at `url`; only `http` and `https` are served.
+    pub(crate) fn new(url: &str, http: Http, v03: bool) -> Result<Self, ClientError> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::Config(format!(
+                "endpoint URL {parsed} is not http(s)"
+            )));
+        }
+        Ok(HttpEndpoint {
+            url: parsed,
+            http,
+            v03,
         })
     }
 
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            let raw = self
-                .stream_json(op.name(), to_params(&request)?, after)
-                .await?;
-            Ok(raw
-                .map(move |item| {
-                    let raw = item?;
-                    let event =
-                        serde_json::from_str(raw.result.get()).map_err(|e| mismatch(op, &e))?;
-                    Ok(StreamEvent {
-                        seq: raw.seq,
-                        event,
-                    })
-                })
-                .boxed())
-        })
-    }
-
-    #[cfg(feature = "agui")]
-    fn open_agui(
-        &self,
-        request: A2aRequest,
-        last_event_id: Option<String>,
-    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
-        Box::pin(async move {
-            let op = request.operation();
-            self.open_agui_json(op.name(), to_params(&request)?, last_event_id)
-                .await
-        })
+    /// What requests send in `A2A-Version`.
+    pub(crate) fn version(&self) -> &'static str {
+        if self.v03 {
+            switchboard_protocol::v03::PROTOCOL_VERSION
+        } else {
+            "1.0"
+        }
     }
 }
 
 /// An HTTP binding (JSON-RPC, REST; either in 1.0 or in the 0.3 dialect):
 /// what differs between them is how an operation becomes a request and how
-/// its answer is read. The [`JsonTransport`] calls around those steps —
-/// send, open the stream, fall back to a whole answer where a stream was
-/// asked for — are written once, for every binding, below.
+/// its answer is read, in 1.0 JSON. The [`Transport`] around those steps —
+/// encode the request, send, open the stream, fall back to a whole answer
+/// where a stream was asked for, decode the answer — is written once, for
+/// every binding, below.
 pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     /// What reading the answer needs to know about the request (JSON-RPC:
     /// its id, which the answer must echo).
     type Call: Send + 'static;
 
-    /// The endpoint URL.
-    fn endpoint_url(&self) -> &str;
+    /// The transport for `endpoint` (refused when the binding cannot use
+    /// its URL).
+    fn new(endpoint: HttpEndpoint) -> Result<Self, ClientError>
+    where
+        Self: Sized;
 
-    /// The HTTP settings requests go out with.
-    fn http(&self) -> &Http;
-
-    /// `false` in a 0.3 dialect: AG-UI streams exist only in 1.0.
-    #[cfg(feature = "agui")]
-    fn speaks_v1(&self) -> bool;
+    /// Where requests go, and in which dialect.
+    fn http_endpoint(&self) -> &HttpEndpoint;
 
     /// `false` where a binding has no way to resume a stream, so
     /// `Last-Event-ID` is not sent (`crate::resume` drops what a fresh
@@ -262,61 +216,87 @@ pub(crate) trait HttpBinding: Send + Sync + fmt::Debug {
     ) -> impl Future<Output = Result<RawStream, ClientError>> + Send;
 }
 
-impl<B: HttpBinding> JsonTransport for B {
-    fn url(&self) -> &str {
-        self.endpoint_url()
+impl<B: HttpBinding> Transport for B {
+    fn endpoint(&self) -> &str {
+        self.http_endpoint().url.as_str()
     }
 
-    async fn call_json(
-        &self,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Box<RawValue>, ClientError> {
-        let (req, call) = self.request(method, params, "application/json")?;
-        let (status, body) = self.http().send_unary(req).await?;
-        self.read_body(method, status, &body, &call)
+    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+        Box::pin(async move {
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let (req, call) = self.request(op.name(), params, "application/json")?;
+            let (status, body) = self.http_endpoint().http.send_unary(req).await?;
+            let raw = self.read_body(op.name(), status, &body, &call)?;
+            A2aResponse::from_json(op, raw.get()).map_err(|e| mismatch(op, &e))
+        })
     }
 
-    async fn stream_json(
+    fn stream(
         &self,
-        method: &'static str,
-        params: Value,
+        request: A2aRequest,
         after: Option<u64>,
-    ) -> Result<RawStream, ClientError> {
-        let (req, call) = self.request(method, params, "text/event-stream")?;
-        let after = after.filter(|_| self.resumes());
-        match self.http().open_stream(req, method, after).await? {
-            StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await,
-            // An error before the stream started, or a server that
-            // answered a streaming call with one result.
-            StreamAnswer::Whole(status, body) => {
-                let result = self.read_body(method, status, &body, &call)?;
-                Ok(stream::iter([Ok(RawEvent { seq: None, result })]).boxed())
-            }
-        }
+    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+        Box::pin(async move {
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let method = op.name();
+            let (req, call) = self.request(method, params, "text/event-stream")?;
+            let after = after.filter(|_| self.resumes());
+            let raw = match self
+                .http_endpoint()
+                .http
+                .open_stream(req, method, after)
+                .await?
+            {
+                StreamAnswer::Sse(resp) => self.read_events(method, resp, call).await?,
+                // An error before the stream started, or a server that
+                // answered a streaming call with one result.
+                StreamAnswer::Whole(status, body) => {
+                    let result = self.read_body(method, status, &body, &call)?;
+                    stream::iter([Ok(RawEvent { seq: None, result })]).boxed()
+                }
+            };
+            Ok(raw
+                .map(move |item| {
+                    let raw = item?;
+                    let event =
+                        serde_json::from_str(raw.result.get()).map_err(|e| mismatch(op, &e))?;
+                    Ok(StreamEvent {
+                        seq: raw.seq,
+                        event,
+                    })
+                })
+                .boxed())
+        })
     }
 
     #[cfg(feature = "agui")]
-    async fn open_agui_json(
+    fn open_agui(
         &self,
-        method: &'static str,
-        params: Value,
+        request: A2aRequest,
         last_event_id: Option<String>,
-    ) -> Result<reqwest::Response, ClientError> {
-        if !self.speaks_v1() {
-            return Err(agui_needs_v1());
-        }
-        let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
-        let answer = self.http().open_stream_after(req, method, last_event_id);
-        match answer.await? {
-            StreamAnswer::Sse(resp) => Ok(resp),
-            StreamAnswer::Whole(status, body) => {
-                self.read_body(method, status, &body, &call)?;
-                Err(ClientError::Decode(format!(
-                    "{method} answered with one result, not an AG-UI stream"
-                )))
+    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+        Box::pin(async move {
+            // AG-UI streams exist only in 1.0.
+            if self.http_endpoint().v03 {
+                return Err(agui_needs_v1());
             }
-        }
+            let (op, params) = (request.operation(), to_params(&request)?);
+            let method = op.name();
+            let (req, call) = self.request(method, params, AGUI_ACCEPT)?;
+            let answer = self
+                .http_endpoint()
+                .http
+                .open_stream_after(req, method, last_event_id);
+            match answer.await? {
+                StreamAnswer::Sse(resp) => Ok(resp),
+                StreamAnswer::Whole(status, body) => {
+                    self.read_body(method, status, &body, &call)?;
+                    Err(ClientError::Decode(format!(
+                        "{method} answered with one result, not an AG-UI stream"
+                    )))
+                }
+            }
+        })
     }
 }
 
@@ -383,18 +363,6 @@ impl Http {
 
 /// At most this much of an unexpected HTTP body is kept in an error.
 const MAX_ERROR_BODY: usize = 4096;
-
-/// Parses an HTTP binding's endpoint URL; only `http` and `https` are served.
-pub(crate) fn http_endpoint(url: &str) -> Result<reqwest::Url, ClientError> {
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| ClientError::Config(format!("invalid endpoint URL {url:?}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ClientError::Config(format!(
-            "endpoint URL {parsed} is not http(s)"
-        )));
-    }
-    Ok(parsed)
-}
 
 /// The error for an HTTP answer the binding cannot read as an A2A error:
 /// the status and the start of the body.
@@ -595,6 +563,29 @@ pub(crate) struct TransportFactory {
     pub build: BuildFn,
 }
 
+impl TransportFactory {
+    /// The factory of the [`HttpBinding`] `B` for interfaces named
+    /// `binding`, of version 1.x, or 0.3 when `V03` (the 0.3 dialect of
+    /// the same binding).
+    const fn http<B: HttpBinding + 'static, const V03: bool>(binding: &'static str) -> Self {
+        TransportFactory {
+            binding,
+            supports_version: if V03 { is_v03 } else { is_v1 },
+            build: build_http::<B, V03>,
+        }
+    }
+}
+
+/// Builds the [`HttpBinding`] `B` for an interface, in the 0.3 dialect when
+/// `V03` (see [`TransportFactory::http`]).
+pub(crate) fn build_http<B: HttpBinding + 'static, const V03: bool>(
+    iface: &AgentInterface,
+    http: &Http,
+) -> Result<Box<dyn Transport>, ClientError> {
+    let endpoint = HttpEndpoint::new(&iface.url, http.clone(), V03)?;
+    Ok(Box::new(B::new(endpoint)?))
+}
+
 impl fmt::Debug for TransportFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TransportFactory")
@@ -606,11 +597,11 @@ impl fmt::Debug for TransportFactory {
 /// Every transport this client implements, in no particular order (the
 /// order of preference comes from the card or the builder).
 pub(crate) static FACTORIES: &[TransportFactory] = &[
-    jsonrpc::FACTORY,
-    rest::FACTORY,
+    TransportFactory::http::<JsonRpcTransport, false>(BINDING_JSONRPC),
+    TransportFactory::http::<RestTransport, false>(BINDING_HTTP_JSON),
     grpc::FACTORY,
-    v03::JSONRPC_FACTORY,
-    v03::REST_FACTORY,
+    TransportFactory::http::<JsonRpcTransport, true>(BINDING_JSONRPC),
+    TransportFactory::http::<RestTransport, true>(BINDING_HTTP_JSON),
     grpc_v03::FACTORY,
 ];
 

@@ -43,19 +43,12 @@ use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use switchboard_protocol::Operation;
-use switchboard_protocol::card::BINDING_HTTP_JSON;
 use switchboard_protocol::error::ERROR_INFO_TYPE;
 use switchboard_protocol::jsonrpc::methods;
-use switchboard_protocol::{A2AError, AgentInterface, VERSION_HEADER};
+use switchboard_protocol::{A2AError, VERSION_HEADER};
 
-use super::{
-    Http, HttpBinding, RawStream, Transport, TransportFactory, http_endpoint, http_error, is_v1,
-    null_raw, sse_stream,
-};
+use super::{HttpBinding, HttpEndpoint, RawStream, http_error, null_raw, sse_stream};
 use crate::error::ClientError;
-
-/// The protocol version this transport sends in `A2A-Version`.
-const VERSION: &str = "1.0";
 
 /// First path segments a server reads as routes, never as a tenant.
 const RESERVED_TENANTS: [&str; 5] = [
@@ -67,26 +60,13 @@ const RESERVED_TENANTS: [&str; 5] = [
     "v1",
 ];
 
-/// Registers this transport for `HTTP+JSON` interfaces of version 1.x.
-pub(crate) const FACTORY: TransportFactory = TransportFactory {
-    binding: BINDING_HTTP_JSON,
-    supports_version: is_v1,
-    build,
-};
-
-fn build(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    Ok(Box::new(RestTransport::new(&iface.url, http.clone())?))
-}
-
-/// HTTP+JSON, A2A 1.0 dialect.
+/// HTTP+JSON, A2A 1.0 dialect (or 0.3, see [`HttpEndpoint::v03`]: `/v1`
+/// routes, 0.3 bodies; see `super::v03`).
 #[derive(Debug)]
 pub(crate) struct RestTransport {
-    url: reqwest::Url,
+    endpoint: HttpEndpoint,
     /// The interface URL without a trailing `/`; paths are appended to it.
     base: String,
-    http: Http,
-    /// Speak A2A 0.3 (`/v1` routes, 0.3 bodies; see `super::v03`).
-    v03: bool,
 }
 
 /// One operation as an HTTP request.
@@ -98,46 +78,24 @@ struct Plan {
     body: Option<Value>,
 }
 
-impl RestTransport {
-    /// A transport whose routes live under `url`.
-    pub(crate) fn new(url: &str, http: Http) -> Result<Self, ClientError> {
-        let parsed = http_endpoint(url)?;
-        if parsed.query().is_some() || parsed.fragment().is_some() {
-            return Err(ClientError::Config(format!(
-                "HTTP+JSON endpoint URL {parsed} must not have a query or fragment"
-            )));
-        }
-        let base = parsed.as_str().trim_end_matches('/').to_string();
-        Ok(RestTransport {
-            url: parsed,
-            base,
-            http,
-            v03: false,
-        })
-    }
-
-    /// The same transport speaking the A2A 0.3 REST dialect.
-    pub(crate) fn into_v03(mut self) -> Self {
-        self.v03 = true;
-        self
-    }
-}
-
 impl HttpBinding for RestTransport {
     type Call = ();
 
-    fn endpoint_url(&self) -> &str {
-        self.url.as_str()
+    /// Routes live under the endpoint URL, which therefore must not have a
+    /// query or fragment.
+    fn new(endpoint: HttpEndpoint) -> Result<Self, ClientError> {
+        let url = &endpoint.url;
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(ClientError::Config(format!(
+                "HTTP+JSON endpoint URL {url} must not have a query or fragment"
+            )));
+        }
+        let base = url.as_str().trim_end_matches('/').to_string();
+        Ok(RestTransport { endpoint, base })
     }
 
-    fn http(&self) -> &Http {
-        &self.http
-    }
-
-    /// Only the 1.0 routes have AG-UI streams.
-    #[cfg(feature = "agui")]
-    fn speaks_v1(&self) -> bool {
-        !self.v03
+    fn http_endpoint(&self) -> &HttpEndpoint {
+        &self.endpoint
     }
 
     /// The HTTP request for a 1.0 `method` and its params (0.3 params are
@@ -148,7 +106,8 @@ impl HttpBinding for RestTransport {
         params: Value,
         accept: &'static str,
     ) -> Result<(reqwest::RequestBuilder, ()), ClientError> {
-        let plan = if self.v03 {
+        let HttpEndpoint { http, v03, .. } = &self.endpoint;
+        let plan = if *v03 {
             plan_with(method, super::v03::rest_params(method, params)?, true)?
         } else {
             plan_with(method, params, false)?
@@ -159,19 +118,14 @@ impl HttpBinding for RestTransport {
         if !plan.query.is_empty() {
             url.query_pairs_mut().extend_pairs(&plan.query);
         }
-        let mut req = self
-            .http
+        let mut req = http
             .client
             .request(plan.method.clone(), url)
-            .headers(self.http.request_headers())
+            .headers(http.request_headers())
             .header(ACCEPT, HeaderValue::from_static(accept))
             .header(
                 VERSION_HEADER,
-                HeaderValue::from_static(if self.v03 {
-                    switchboard_protocol::v03::PROTOCOL_VERSION
-                } else {
-                    VERSION
-                }),
+                HeaderValue::from_static(self.endpoint.version()),
             );
         if let Some(body) = &plan.body {
             let bytes = serde_json::to_vec(body)
@@ -198,7 +152,7 @@ impl HttpBinding for RestTransport {
         }
         let raw = serde_json::from_slice(body)
             .map_err(|e| ClientError::Decode(format!("the {method} answer is not JSON: {e}")))?;
-        to_v10(self.v03, method, raw)
+        to_v10(self.endpoint.v03, method, raw)
     }
 
     async fn read_events(
@@ -207,7 +161,7 @@ impl HttpBinding for RestTransport {
         resp: reqwest::Response,
         _: (),
     ) -> Result<RawStream, ClientError> {
-        let v03 = self.v03;
+        let v03 = self.endpoint.v03;
         Ok(sse_stream(resp, move |event| {
             to_v10(v03, method, interpret(event)?)
         }))

@@ -1,5 +1,5 @@
 //! A2A 0.3 for the client: the 1.0 ⇄ 0.3 translation used by the 0.3
-//! transports, and their factories. The 0.3 JSON-RPC transport is
+//! transports (their factories are in the parent's `FACTORIES`). The 0.3 JSON-RPC transport is
 //! `super::jsonrpc` in 0.3 mode, with [`to_v03`]/[`result_to_v10`]; the 0.3
 //! REST transport is `super::rest` in 0.3 mode, with
 //! [`rest_params`]/[`rest_result_to_v10`].
@@ -18,45 +18,17 @@ use serde_json::{Value, json};
 use switchboard_protocol::jsonrpc::methods as m10;
 use switchboard_protocol::v03::rpc;
 use switchboard_protocol::{
-    A2AError, AgentInterface, CancelTaskRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Operation,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2AError, CancelTaskRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, Operation, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef,
 };
 
-use super::jsonrpc::JsonRpcTransport;
-use super::{Http, Transport, TransportFactory};
 use crate::error::ClientError;
 
 /// `true` for `0.3` and `0.3.x`.
 pub(crate) fn is_v03(version: &str) -> bool {
     version == "0.3" || version.starts_with("0.3.")
-}
-
-/// Registers the 0.3 JSON-RPC transport for `JSONRPC` interfaces of version 0.3.
-pub(crate) const JSONRPC_FACTORY: TransportFactory = TransportFactory {
-    binding: switchboard_protocol::card::BINDING_JSONRPC,
-    supports_version: is_v03,
-    build: build_jsonrpc,
-};
-
-/// Registers the 0.3 REST transport for `HTTP+JSON` interfaces of version 0.3.
-pub(crate) const REST_FACTORY: TransportFactory = TransportFactory {
-    binding: switchboard_protocol::card::BINDING_HTTP_JSON,
-    supports_version: is_v03,
-    build: build_rest,
-};
-
-fn build_rest(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    Ok(Box::new(
-        super::rest::RestTransport::new(&iface.url, http.clone())?.into_v03(),
-    ))
-}
-
-fn build_jsonrpc(iface: &AgentInterface, http: &Http) -> Result<Box<dyn Transport>, ClientError> {
-    Ok(Box::new(
-        JsonRpcTransport::new(&iface.url, http.clone())?.into_v03(),
-    ))
 }
 
 fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
