@@ -31,8 +31,9 @@ use crate::BridgeError;
 pub const FORWARDED_PROPS_KEY: &str = "a2a";
 
 /// The Engram extension (seed 003, Decision 2; `docs/adr/0002`): messages
-/// that carry it go to the agent's config lane.
-pub const ENGRAM_URI: &str = "urn:agui:engram:v1";
+/// that carry it go to the agent's config lane. One definition, the
+/// converter's, which projects the config the agent reports.
+pub use switchboard_agui::view::ENGRAM_URI;
 
 /// How long a run lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

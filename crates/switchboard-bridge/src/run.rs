@@ -67,6 +67,8 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use serde_json::Value;
+use switchboard_agui::convert::{PendingInterrupt, Projection};
+use switchboard_agui::events::ResumeEntry;
 use switchboard_agui::events::{
     AssistantMessage, Content, Event, EventKind, FunctionCall, Message as AguiMessage,
     MessagesSnapshot, ReasoningMessage, RunAgentInput, RunError, RunFinished, RunFinishedOutcome,
@@ -75,7 +77,7 @@ use switchboard_agui::events::{
 use switchboard_agui::{Converter, ConverterOptions, PROTOCOL_VERSION};
 use switchboard_protocol::{
     Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
-    TaskState, TaskStatusUpdateEvent,
+    TaskStatusUpdateEvent,
 };
 
 use crate::backend::{A2aEvent, A2aStream, Backend};
@@ -235,7 +237,12 @@ impl Driver {
                 .context_id
                 .clone()
                 .or_else(|| task.as_ref().map(|t| t.context_id.clone()))
-                .or_else(|| context_from_state(&self.input)),
+                .or_else(|| {
+                    self.input
+                        .state
+                        .as_ref()
+                        .and_then(input::context_from_state)
+                }),
             task_id: options.task_id.clone(),
         };
         let unseen = match &task {
@@ -255,14 +262,21 @@ impl Driver {
         }
     }
 
-    fn converter(&self) -> Converter {
-        Converter::new(ConverterOptions {
+    /// The converter's options for this run: AG-UI's ids, the input
+    /// echoed, and the bridge's `/view` projection, which starts from the
+    /// client's state (ADR 0003).
+    fn converter_options(&self) -> ConverterOptions {
+        ConverterOptions {
             thread_id: Some(self.input.thread_id.clone()),
             run_id: Some(self.input.run_id.clone()),
             input: Some(self.input.clone()),
-            // view projection: bView
+            projection: Projection::View,
             ..ConverterOptions::default()
-        })
+        }
+    }
+
+    fn converter(&self) -> Converter {
+        Converter::new(self.converter_options())
     }
 
     /// `RUN_FINISHED {outcome: success}` of this run.
@@ -298,16 +312,20 @@ impl Driver {
         self.timed("GetTask", self.backend.get_task(id)).await
     }
 
+    /// `SendStreamingMessage` of `outbound`.
+    async fn open_stream(&self, outbound: Outbound) -> Result<A2aStream, BridgeError> {
+        let request = SendMessageRequest::new(outbound.message);
+        self.timed(
+            "SendStreamingMessage",
+            self.backend
+                .send_streaming_message(request, &outbound.extensions),
+        )
+        .await
+    }
+
     /// Streams `outbound` (into a task the client knows when `known_task`).
     async fn stream(&self, outbound: Outbound, known_task: bool) -> Result<Plan, BridgeError> {
-        let request = SendMessageRequest::new(outbound.message);
-        let stream = self
-            .timed(
-                "SendStreamingMessage",
-                self.backend
-                    .send_streaming_message(request, &outbound.extensions),
-            )
-            .await?;
+        let stream = self.open_stream(outbound).await?;
         Ok(Plan::Follow(
             Vec::new(),
             Box::new(Follow {
@@ -429,27 +447,34 @@ impl Driver {
         rest
     }
 
-    /// Answers the interrupt of a paused task.
+    /// Answers the interrupt of a paused task. The run's converter is a
+    /// resume run's ([`Converter::for_resume_run`]): it shows the decision
+    /// on the form's activity and drops the interrupt from the state before
+    /// the task's stream (or, for a cancel, its canceled status).
     async fn resume(
         &self,
         options: &RunOptions,
-        resume: &[switchboard_agui::events::ResumeEntry],
+        resume: &[ResumeEntry],
     ) -> Result<Plan, BridgeError> {
         let task_id = resume_task_id(options, &self.input, resume)?;
         let task = self.get_task(&task_id).await?;
         check_context(options, &task)?;
-        if !matches!(
-            task.status.state,
-            TaskState::InputRequired | TaskState::AuthRequired
-        ) {
-            return Err(BridgeError::InvalidResume(format!(
-                "task {} is {}, not waiting for input",
-                task.id,
-                task.status.state.label()
-            )));
-        }
-        match input::resume_message(resume, &task)? {
-            Some(outbound) => self.stream(outbound, true).await,
+        // Checks that `resume` answers exactly the task's interrupt.
+        let answer = input::resume_message(resume, &task)?;
+        let pending: Vec<PendingInterrupt> = PendingInterrupt::of_task(&task).into_iter().collect();
+        let mut converter = Converter::for_resume_run(self.converter_options(), resume, &pending);
+        match answer {
+            Some(outbound) => {
+                let stream = self.open_stream(outbound).await?;
+                Ok(Plan::Follow(
+                    Vec::new(),
+                    Box::new(Follow {
+                        stream,
+                        converter,
+                        known_task: true,
+                    }),
+                ))
+            }
             None => {
                 let canceled = self
                     .timed("CancelTask", self.backend.cancel_task(&task.id))
@@ -462,9 +487,9 @@ impl Driver {
                     status: canceled.status.clone(),
                     metadata: canceled.metadata.clone(),
                 });
-                let events = self.converter().convert(None, &update);
                 Ok(Plan::Done(
-                    events
+                    converter
+                        .convert(None, &update)
                         .into_iter()
                         .map(|frame| frame.event)
                         .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
@@ -506,26 +531,13 @@ fn check_context(options: &RunOptions, task: &Task) -> Result<(), BridgeError> {
     }
 }
 
-/// The context the bridge projected into the client's state on an earlier
-/// run: `state.view.contextId`. (A small reader of our own until `input`
-/// offers one.)
-fn context_from_state(input: &RunAgentInput) -> Option<String> {
-    input
-        .state
-        .as_ref()?
-        .pointer("/view/contextId")?
-        .as_str()
-        .filter(|c| !c.trim().is_empty())
-        .map(str::to_owned)
-}
-
 /// The task a resume answers: the run's `taskId`, else the task of the
 /// interrupt in the client's `view.pendingInterrupts`, else the interrupt
 /// id's prefix (ids are `<taskId>:<…>`).
 fn resume_task_id(
     options: &RunOptions,
     input: &RunAgentInput,
-    resume: &[switchboard_agui::events::ResumeEntry],
+    resume: &[ResumeEntry],
 ) -> Result<String, BridgeError> {
     if let Some(id) = &options.task_id {
         return Ok(id.clone());
@@ -765,7 +777,7 @@ mod tests {
     use futures::stream;
     use serde_json::json;
     use switchboard_agui::Verifier;
-    use switchboard_protocol::{Message, TaskStatus};
+    use switchboard_protocol::{Message, TaskState, TaskStatus};
 
     use super::*;
 
@@ -887,16 +899,6 @@ mod tests {
         let unseen = without_seen(&input, &task);
         let ids: Vec<&str> = unseen.messages.iter().map(AguiMessage::id).collect();
         assert_eq!(ids, ["u2"]);
-    }
-
-    #[test]
-    fn the_context_comes_from_the_projected_view() {
-        let mut input = user_input();
-        assert_eq!(context_from_state(&input), None);
-        input.state = Some(json!({"view": {"contextId": "ctx-9"}, "mine": 1}));
-        assert_eq!(context_from_state(&input).as_deref(), Some("ctx-9"));
-        input.state = Some(json!({"view": {"contextId": " "}}));
-        assert_eq!(context_from_state(&input), None);
     }
 
     #[test]

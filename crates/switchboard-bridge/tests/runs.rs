@@ -323,6 +323,7 @@ async fn a_reconnect_to_a_paused_task_presents_its_interrupt_again() {
             again.types(),
             [
                 "RUN_STARTED",
+                "ACTIVITY_SNAPSHOT",
                 "STATE_SNAPSHOT",
                 "MESSAGES_SNAPSHOT",
                 "RUN_FINISHED"
@@ -332,17 +333,18 @@ async fn a_reconnect_to_a_paused_task_presents_its_interrupt_again() {
         let Some(RunFinishedOutcome::Interrupt { interrupts }) = again.outcome() else {
             panic!("{mode}: {:?}", again.outcome());
         };
-        // The interrupt of the same task. (Its id equals the first run's
-        // only once interrupt ids come from the status message, ADR
-        // Decision 5: a GetTask snapshot does not carry the seq the
-        // converter's ids use today; a subscription's first item does.)
+        // The same interrupt, in both modes: its id comes from the status
+        // message (ADR 0001, rule 5), which a GetTask snapshot carries too.
         assert_eq!(interrupts[0].reason, "input_required", "{mode}");
         let metadata = interrupts[0].metadata.as_ref().unwrap();
         assert_eq!(metadata["taskId"], json!(task_id), "{mode}");
-        if mode == "stream" {
-            assert_eq!(interrupts[0].id, interrupt_id);
-        }
-        let EventKind::MessagesSnapshot(s) = &again.events[2].kind else {
+        assert_eq!(interrupts[0].id, interrupt_id, "{mode}");
+        // The form's activity is shown again, under the interrupt's id.
+        let EventKind::ActivitySnapshot(a) = &again.events[1].kind else {
+            unreachable!()
+        };
+        assert_eq!(a.message_id, interrupt_id, "{mode}");
+        let EventKind::MessagesSnapshot(s) = &again.events[3].kind else {
             unreachable!()
         };
         let text = serde_json::to_string(&s.messages).unwrap();
