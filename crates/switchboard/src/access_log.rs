@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn new_ids_are_unique_and_shaped_as_uuids() {
         let ids: std::collections::HashSet<String> = (0..10_000)
-            .map(|_| super::new_id().to_str().unwrap().to_string())
+            .map(|_| String::from_utf8_lossy(super::new_id().as_bytes()).into_owned())
             .collect();
         assert_eq!(ids.len(), 10_000, "no id repeats");
         for id in &ids {
