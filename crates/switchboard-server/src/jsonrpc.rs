@@ -108,11 +108,12 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     // The operation's future (the engine's, the agent's) is boxed: it is
     // many kilobytes, and held inline it would make this handler's future
     // as big, which axum and every layer around it then move by value
-    // several times per request (a memcpy each).
+    // several times per request (a memcpy each). It is built in its box
+    // (see `pin_in_place!`), not copied there.
     let result = if is_v03 {
-        Box::pin(crate::jsonrpc_v03::dispatch(&app, call, &rpc)).await
+        crate::pin_in_place!(crate::jsonrpc_v03::dispatch(&app, call, &rpc)).await
     } else {
-        Box::pin(dispatch(&app, call, &rpc)).await
+        crate::pin_in_place!(dispatch(&app, call, &rpc)).await
     };
     let result = match agui_or_reply(&app, result, agui, &extra) {
         Ok(agui_stream) => return agui_stream,

@@ -4,7 +4,8 @@
 //! which sees every request: all bindings (gRPC included), the card and the
 //! added routes, and times each once for its access line, its metrics and
 //! its span. Each request gets an id: the caller's `X-Request-Id` when it
-//! is sane (1–128 characters of `A-Z a-z 0-9 - _ . :`), else a new UUID;
+//! is sane (1–128 characters of `A-Z a-z 0-9 - _ . :`), else a new one,
+//! shaped as a UUID (see `new_id`: unique, not random per request);
 //! it is set on the request (for the handlers) and returned as
 //! `X-Request-Id`. When the response head is ready, one `info` event with
 //! target `switchboard::access` records method, path (never the query
@@ -13,6 +14,7 @@
 //! head in ms (a stream runs on after it) and the request id. Headers are
 //! never logged.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::Request;
@@ -94,11 +96,29 @@ fn sane(id: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
 }
 
+/// A new request id, shaped as a UUID (36 characters).
+///
+/// An id only has to be unique, so it is not drawn from the random number
+/// generator per request: its first half is random once per process, its
+/// second half a per-process counter passed through a random bijection
+/// (xor, then multiplication by an odd number, both invertible modulo
+/// 2⁶⁴), so ids never repeat within a process, differ between processes
+/// with overwhelming probability, and do not read as a count of requests.
+/// They are not secrets and need not be unguessable.
 fn new_id() -> HeaderValue {
+    static PROCESS: std::sync::LazyLock<(u64, u64, u64)> = std::sync::LazyLock::new(|| {
+        let (prefix, key) = uuid::Uuid::new_v4().as_u64_pair();
+        let odd = uuid::Uuid::new_v4().as_u64_pair().0 | 1;
+        (prefix, key, odd)
+    });
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let (prefix, key, odd) = *PROCESS;
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let id = uuid::Uuid::from_u64_pair(prefix, (n ^ key).wrapping_mul(odd));
     // Formatted on the stack: the header value's own copy is the one
     // allocation. A UUID is always a valid header value.
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+    let text = id.hyphenated().encode_lower(&mut buf);
     HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static("unknown"))
 }
 
@@ -132,6 +152,18 @@ mod tests {
         }
         for bad in ["", "a b", "a\nb", "é", &"a".repeat(129), "x;y"] {
             assert!(!super::sane(bad.as_bytes()), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn new_ids_are_unique_and_shaped_as_uuids() {
+        let ids: std::collections::HashSet<String> = (0..10_000)
+            .map(|_| String::from_utf8_lossy(super::new_id().as_bytes()).into_owned())
+            .collect();
+        assert_eq!(ids.len(), 10_000, "no id repeats");
+        for id in &ids {
+            assert!(uuid::Uuid::try_parse(id).is_ok(), "{id}");
+            assert!(super::sane(id.as_bytes()), "{id}");
         }
     }
 }
