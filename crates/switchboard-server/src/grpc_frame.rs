@@ -69,7 +69,7 @@ macro_rules! unary_methods {
         Some(match $method {
             $($name => |s, req, max| {
                 let table = s.table();
-                Box::pin(framed(req, max, table, move |r| async move { s.$f(r).await }, respond))
+                crate::pin_in_place!(framed(req, max, table, move |r| async move { s.$f(r).await }, respond))
             },)*
             _ => return None,
         })
@@ -84,7 +84,8 @@ macro_rules! v1_call {
         let call: Call<GrpcBinding> = |s, req, max| {
             let table = s.table();
             let method = move |r| async move { s.$serve::<op::$name>(r).await };
-            Box::pin(framed(req, max, table, method, $respond))
+            // Built in its box (see `pin_in_place!`), not copied there.
+            crate::pin_in_place!(framed(req, max, table, method, $respond))
         };
         call
     }};

@@ -18,8 +18,18 @@
 //!   and answer VersionNotSupported, because there a header-less call is
 //!   what a 0.3 client pointed at the wrong base URL sends.
 
-use http::HeaderMap;
-use switchboard_protocol::{A2AError, EXTENSIONS_HEADER, VERSION_HEADER};
+use http::{HeaderMap, HeaderName};
+use switchboard_protocol::{A2AError, VERSION_HEADER};
+
+// The headers read on every request, as parsed names: looking one up by a
+// `&str` parses (and lowercases) the name each time, ~300 instructions a
+// lookup on the unary path. `switchboard_protocol`'s string constants are
+// what the spec spells; these are the same names, lowercase as HTTP/2 sends
+// them (a test checks they agree).
+static VERSION: HeaderName = HeaderName::from_static("a2a-version");
+static EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+static LEGACY_EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// The protocol version a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +66,7 @@ pub fn require_v1(headers: &HeaderMap, query: Option<&str>) -> Result<(), A2AErr
 
 fn raw_version<'a>(headers: &'a HeaderMap, query: Option<&'a str>) -> Option<&'a str> {
     let from_header = headers
-        .get(VERSION_HEADER)
+        .get(&VERSION)
         .and_then(|v| v.to_str().ok())
         .map(str::trim);
     let from_query = query.and_then(|q| {
@@ -95,7 +105,7 @@ pub fn explicit_version(
 /// `X-A2A-Extensions`), all header instances combined.
 pub fn requested_extensions(headers: &HeaderMap) -> String {
     let mut all = Vec::new();
-    for name in [EXTENSIONS_HEADER, "X-A2A-Extensions"] {
+    for name in [&EXTENSIONS, &LEGACY_EXTENSIONS] {
         for v in headers.get_all(name) {
             if let Ok(s) = v.to_str() {
                 all.push(s.to_string());
@@ -122,7 +132,7 @@ pub fn is_json_content_type(headers: &HeaderMap) -> bool {
 /// last; SubscribeToTask resumes right after it. `None` when absent; an
 /// error when present but not a sequence number.
 pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, A2AError> {
-    match headers.get("last-event-id") {
+    match headers.get(&LAST_EVENT_ID) {
         None => Ok(None),
         Some(v) => v
             .to_str()
@@ -147,6 +157,14 @@ mod tests {
         let mut m = HeaderMap::new();
         m.insert(VERSION_HEADER, v.parse().unwrap());
         m
+    }
+
+    #[test]
+    fn the_parsed_names_are_the_specs() {
+        use switchboard_protocol::EXTENSIONS_HEADER;
+        for (parsed, spelled) in [(&VERSION, VERSION_HEADER), (&EXTENSIONS, EXTENSIONS_HEADER)] {
+            assert_eq!(parsed, &HeaderName::from_bytes(spelled.as_bytes()).unwrap());
+        }
     }
 
     #[test]
