@@ -679,6 +679,9 @@ impl Messages {
         match &event.kind {
             K::TextMessageStart(e) => {
                 let id = e.message_id.clone();
+                if self.restart_text(&id) {
+                    return true;
+                }
                 let content = Some(String::new());
                 self.push(match e.role.unwrap_or_default() {
                     TextRole::User => AguiMessage::User(UserMessage {
@@ -694,11 +697,15 @@ impl Messages {
                 });
             }
             K::TextMessageContent(e) => self.append_text(&e.message_id, &e.delta),
-            K::ReasoningMessageStart(e) => self.push(AguiMessage::Reasoning(ReasoningMessage {
-                id: e.message_id.clone(),
-                content: String::new(),
-                ..ReasoningMessage::default()
-            })),
+            K::ReasoningMessageStart(e) => {
+                if !self.restart_text(&e.message_id) {
+                    self.push(AguiMessage::Reasoning(ReasoningMessage {
+                        id: e.message_id.clone(),
+                        content: String::new(),
+                        ..ReasoningMessage::default()
+                    }));
+                }
+            }
             K::ReasoningMessageContent(e) => self.append_text(&e.message_id, &e.delta),
             K::ToolCallStart(e) => {
                 let call = ToolCall {
@@ -743,6 +750,26 @@ impl Messages {
                 ..ToolMessage::default()
             })),
             _ => return is_message_content(event),
+        }
+        true
+    }
+
+    /// Empties the text of the message `id` when the list has it already,
+    /// so the converter's content events that follow rebuild it: the
+    /// client's copy of a message it saw before a disconnect (or the
+    /// task's history) would otherwise get the same text appended again.
+    /// `false` when the message is new.
+    fn restart_text(&mut self, id: &str) -> bool {
+        if !self.ids.contains(id) {
+            return false;
+        }
+        for m in &mut self.list {
+            match m {
+                AguiMessage::Assistant(a) if a.id == id => a.content = Some(String::new()),
+                AguiMessage::User(u) if u.id == id => u.content = Content::Text(String::new()),
+                AguiMessage::Reasoning(r) if r.id == id => r.content.clear(),
+                _ => {}
+            }
         }
         true
     }
@@ -899,6 +926,33 @@ mod tests {
         let unseen = without_seen(&input, &task);
         let ids: Vec<&str> = unseen.messages.iter().map(AguiMessage::id).collect();
         assert_eq!(ids, ["u2"]);
+    }
+
+    #[test]
+    fn a_message_the_client_already_holds_is_rebuilt_not_appended_to() {
+        // The client saw the status message before it disconnected; the
+        // reconnect's snapshot renders it again under the same id.
+        let client: Vec<AguiMessage> = serde_json::from_value(json!([
+            {"id": "u1", "role": "user", "content": "/long 3"},
+            {"id": "task-1:m1", "role": "assistant", "content": "working: 1/6"},
+        ]))
+        .unwrap();
+        let mut messages = Messages::new(&client);
+        let converter = [
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "task-1:m1", "role": "assistant"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "task-1:m1", "delta": "working: 1/6"}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "task-1:m1"}),
+        ];
+        for event in converter {
+            let event: Event = serde_json::from_value(event).unwrap();
+            assert!(messages.fold(&event));
+        }
+        let list = messages.into_messages();
+        assert_eq!(list.len(), 2);
+        let AguiMessage::Assistant(status) = &list[1] else {
+            panic!("{list:?}")
+        };
+        assert_eq!(status.content.as_deref(), Some("working: 1/6"));
     }
 
     #[test]

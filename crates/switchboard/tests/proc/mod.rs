@@ -681,3 +681,47 @@ pub fn interop_driver_passed(what: &str, out: &std::process::Output, steps: u32)
     );
     stdout
 }
+
+/// Starts `switchboard bridge --agent <agent> --listen 127.0.0.1:0` with
+/// `extra` flags (e.g. `--prefer-binding HTTP+JSON`) and waits for its
+/// line, `switchboard bridge listening on http://<addr><path> (agent: …)`.
+/// Returns the process (a [`Serve`], killed on drop), the AG-UI endpoint's
+/// URL and that line.
+pub fn start_bridge(agent: &str, extra: &[&str]) -> (Serve, String, String) {
+    let mut child = switchboard_without_env()
+        .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .env("SWITCHBOARD_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let mut bridge = Serve {
+        child,
+        port: 0,
+        log: None,
+        stdout,
+    };
+    let line = bridge
+        .stdout
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|e| {
+            panic!(
+                "bridge to {agent} printed no address ({e}): {:?}",
+                bridge.child.try_wait()
+            )
+        });
+    let url = line
+        .strip_prefix("switchboard bridge listening on ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("not the bridge's line: {line:?}"))
+        .to_owned();
+    bridge.port = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no loopback address in {line:?}"));
+    (bridge, url, line)
+}
