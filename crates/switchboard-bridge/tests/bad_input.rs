@@ -66,12 +66,7 @@ async fn the_wrong_content_type_or_a_too_large_body_is_refused() {
 #[tokio::test]
 async fn an_unknown_mode_is_a_run_error() {
     let (script, _, bridge) = setup().await;
-    let answer = bridge
-        .run_verified(
-            json!([user("u1", "/text")]),
-            json!({"a2a": {"mode": "poll"}}),
-        )
-        .await;
+    let answer = bridge.say("/text", json!({"a2a": {"mode": "poll"}})).await;
     assert_eq!(answer.types(), ["RUN_STARTED", "RUN_ERROR"]);
     answer.assert_run_error("bridge:invalid_options", "forwardedProps.a2a");
     assert!(script.received().is_empty());
@@ -80,9 +75,7 @@ async fn an_unknown_mode_is_a_run_error() {
 #[tokio::test]
 async fn a_task_of_another_context_is_a_run_error() {
     let (script, _, bridge) = setup().await;
-    let first = bridge
-        .run_verified(json!([user("u1", "/stream")]), json!({}))
-        .await;
+    let first = bridge.say("/stream", json!({})).await;
     let task_id = task_id_in(first.state_snapshot().unwrap()).unwrap();
     let answer = bridge
         .run_verified(
@@ -124,9 +117,7 @@ async fn an_agent_that_is_down_is_a_run_error_within_the_timeout() {
     let client = A2AClient::from_endpoint(&format!("http://127.0.0.1:{port}/")).unwrap();
     let bridge = common::bridge(RemoteBackend::new(client), fast_config()).await;
     let started = std::time::Instant::now();
-    let answer = bridge
-        .run_verified(json!([user("u1", "/text")]), json!({}))
-        .await;
+    let answer = bridge.say("/text", json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     answer.run_error("bridge:agent_unavailable");
 }
@@ -147,9 +138,7 @@ async fn an_agent_answering_garbage_is_a_run_error() {
         let client = A2AClient::from_endpoint(&format!("http://{addr}/{path}")).unwrap();
         let bridge = common::bridge(RemoteBackend::new(client), fast_config()).await;
         for mode in ["stream", "send"] {
-            let answer = bridge
-                .run_verified(json!([user("u1", "/text")]), json!({"a2a": {"mode": mode}}))
-                .await;
+            let answer = bridge.say("/text", json!({"a2a": {"mode": mode}})).await;
             let (code, message) = answer.error().unwrap();
             assert_eq!(code, "bridge:agent_protocol", "{path} {mode}: {message}");
         }

@@ -331,6 +331,12 @@ impl Bridge {
         self.run(&input(messages, forwarded)).await.verified()
     }
 
+    /// Runs one user message (id `u1`) saying `text`; the answer is verified.
+    pub async fn say(&self, text: &str, forwarded: Value) -> Answer {
+        self.run_verified(json!([user("u1", text)]), forwarded)
+            .await
+    }
+
     /// Reconnects to `task_id` in `mode` (no new message); the answer is
     /// verified.
     pub async fn reconnect(&self, mode: &str, task_id: &str) -> Answer {
