@@ -108,12 +108,6 @@ impl StateDoc {
         Value::Object(doc)
     }
 
-    /// The client's copy is gone (or must be replaced): the next
-    /// [`StateDoc::sync`] sends a snapshot.
-    pub(crate) fn forget_client_copy(&mut self) {
-        self.changes.forget_client_copy();
-    }
-
     /// Sets `/a2a/taskId` and `/a2a/contextId`.
     pub(crate) fn set_ids(&mut self, task_id: &str, context_id: &str) {
         let recording = self.changes.recording();
@@ -250,17 +244,6 @@ impl StateDoc {
             entry.last_chunk = last_chunk;
         }
     }
-
-    /// What brings the client up to date: a snapshot when it has no copy,
-    /// else a delta of what changed, or nothing when nothing did.
-    pub(crate) fn sync(&mut self) -> Option<EventKind> {
-        if self.changes.recording() {
-            self.changes.delta()
-        } else {
-            let doc = self.snapshot();
-            Some(self.changes.snapshot(doc))
-        }
-    }
 }
 
 /// The operations a client has yet to get of a document, recorded as the
@@ -356,11 +339,18 @@ impl Document {
         }
     }
 
-    pub(crate) fn forget_client_copy(&mut self) {
+    /// What the client has yet to get of the document.
+    fn changes(&mut self) -> &mut Changes {
         match self {
-            Document::A2a(d) => d.forget_client_copy(),
-            Document::View(d) => d.forget_client_copy(),
+            Document::A2a(d) => &mut d.changes,
+            Document::View(d) => &mut d.changes,
         }
+    }
+
+    /// The client's copy is gone (or must be replaced): the next
+    /// [`Document::sync`] sends a snapshot.
+    pub(crate) fn forget_client_copy(&mut self) {
+        self.changes().forget_client_copy();
     }
 
     pub(crate) fn set_ids(&mut self, task_id: &str, context_id: &str) {
@@ -396,11 +386,14 @@ impl Document {
         }
     }
 
+    /// What brings the client up to date: a snapshot when it has no copy,
+    /// else a delta of what changed, or nothing when nothing did.
     pub(crate) fn sync(&mut self) -> Option<EventKind> {
-        match self {
-            Document::A2a(d) => d.sync(),
-            Document::View(d) => d.sync(),
+        if self.changes().recording() {
+            return self.changes().delta();
         }
+        let doc = self.snapshot();
+        Some(self.changes().snapshot(doc))
     }
 
     /// The view, for the changes only it has.

@@ -45,7 +45,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::events::{EventKind, PatchOp};
+use crate::events::PatchOp;
 use crate::patch::{self, escape_token};
 use crate::state::{ArtifactEntry, Changes};
 
@@ -73,7 +73,8 @@ pub(crate) struct ViewDoc {
     tasks: Map<String, Value>,
     /// The task the stream is about and its context.
     current: Option<(String, String)>,
-    changes: Changes,
+    /// What the client has yet to get ([`crate::state::Document::sync`]).
+    pub(crate) changes: Changes,
 }
 
 fn pointer(map: &str, key: &str) -> String {
@@ -125,10 +126,6 @@ impl ViewDoc {
         let mut doc = self.others.clone();
         doc.insert("view".into(), Value::Object(view));
         Value::Object(doc)
-    }
-
-    pub(crate) fn forget_client_copy(&mut self) {
-        self.changes.forget_client_copy();
     }
 
     /// The stream is about `task_id` in `context_id`: sets `/view/contextId`.
@@ -282,17 +279,6 @@ impl ViewDoc {
                 });
             }
             self.config.insert(key.clone(), value.clone());
-        }
-    }
-
-    /// What brings the client up to date: a snapshot when it has no copy,
-    /// else a delta of what changed, or nothing when nothing did.
-    pub(crate) fn sync(&mut self) -> Option<EventKind> {
-        if self.changes.recording() {
-            self.changes.delta()
-        } else {
-            let doc = self.snapshot();
-            Some(self.changes.snapshot(doc))
         }
     }
 }

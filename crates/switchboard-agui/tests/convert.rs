@@ -732,20 +732,36 @@ mod random {
             .collect()
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: 128,
+    /// `cases` runs, none of them saved: a failure prints its case.
+    fn config(cases: u32) -> ProptestConfig {
+        ProptestConfig {
+            cases,
             failure_persistence: None,
             ..ProptestConfig::default()
-        })]
-        #[test]
-        fn any_stream_is_valid_and_resumable(
-            body in proptest::collection::vec(item(), 0..8),
-            end in ending(),
-        ) {
+        }
+    }
+
+    /// A task's stream: the task, up to `len` of `body`'s items (status
+    /// message ids made unique) and `end`'s item, if any.
+    fn stream(
+        body: impl Strategy<Value = StreamResponse>,
+        len: std::ops::Range<usize>,
+        end: impl Strategy<Value = Option<StreamResponse>>,
+    ) -> impl Strategy<Value = Vec<StreamResponse>> {
+        (proptest::collection::vec(body, len), end).prop_map(|(body, end)| {
             let mut items = vec![task()];
             items.extend(unique_status_ids(body));
-            items.push(end);
+            items.extend(end);
+            items
+        })
+    }
+
+    proptest! {
+        #![proptest_config(config(128))]
+        #[test]
+        fn any_stream_is_valid_and_resumable(
+            items in stream(item(), 0..8, ending().prop_map(Some)),
+        ) {
             let (view, frames) = run(items);
             prop_assert_eq!(frames[0].event.type_name(), "RUN_STARTED");
             let last = frames.last().unwrap().event.type_name();
@@ -861,22 +877,14 @@ mod random {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: 256,
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(config(256))]
         /// The incremental state: whatever the A2A items, the STATE_SNAPSHOT
         /// with every STATE_DELTA after it applied (in order, each one
         /// cleanly) is the state document of everything converted.
         #[test]
         fn snapshot_plus_deltas_is_the_final_state(
-            body in proptest::collection::vec(state_item(), 0..12),
-            end in proptest::option::of(ending()),
+            items in stream(state_item(), 0..12, proptest::option::of(ending())),
         ) {
-            let mut items = vec![task()];
-            items.extend(unique_status_ids(body));
-            items.extend(end);
             let mut converter = Converter::new(ConverterOptions::default());
             let frames = convert_all(&mut converter, &numbered(items.clone()));
             // ClientView applies every delta, failing on one that does not apply.
@@ -888,23 +896,15 @@ mod random {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: 128,
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(config(128))]
         /// The view projection over the same streams: valid, resumable, its
         /// snapshot plus deltas is the converter's document, the client's
         /// own keys survive, and the task and artifacts agree with the
         /// `{"a2a": …}` oracle.
         #[test]
         fn any_stream_in_the_view_is_valid_and_resumable(
-            body in proptest::collection::vec(state_item(), 0..10),
-            end in proptest::option::of(ending()),
+            items in stream(state_item(), 0..10, proptest::option::of(ending())),
         ) {
-            let mut items = vec![task()];
-            items.extend(unique_status_ids(body));
-            items.extend(end);
             let options = || ConverterOptions {
                 input: Some(RunAgentInput {
                     state: Some(json!({"ui": {"tab": 1}, "view": {"config": {"k": 1}}})),

@@ -36,7 +36,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use http::request::Parts;
-use switchboard_client::{A2AClient, ClientError};
+use switchboard_client::{A2AClient, ClientError, IntoRequest};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::{
     A2AError, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse,
@@ -293,8 +293,7 @@ impl Backend for HostedBackend {
     async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
         let request = GetTaskRequest {
             tenant: self.tenant(),
-            id: task_id.to_owned(),
-            history_length: None,
+            ..task_id.into_request()
         };
         self.handler
             .get_task(&self.call, request)
@@ -305,7 +304,7 @@ impl Backend for HostedBackend {
     async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
         let request = SubscribeToTaskRequest {
             tenant: self.tenant(),
-            id: task_id.to_owned(),
+            ..task_id.into_request()
         };
         let stream = self
             .handler
@@ -318,8 +317,7 @@ impl Backend for HostedBackend {
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
         let request = CancelTaskRequest {
             tenant: self.tenant(),
-            id: task_id.to_owned(),
-            metadata: None,
+            ..task_id.into_request()
         };
         self.handler
             .cancel_task(&self.call, request)

@@ -182,17 +182,14 @@ impl Follow {
     fn convert(&mut self, item: &A2aEvent) -> Vec<Event> {
         let first_of_known =
             std::mem::take(&mut self.known_task) && matches!(item.event, StreamResponse::Task(_));
-        let events = self
-            .converter
-            .convert(item.seq, &item.event)
-            .into_iter()
-            .map(|frame| frame.event)
-            // The run's RUN_STARTED is the driver's, sent already.
-            .filter(|event| !matches!(event.kind, EventKind::RunStarted(_)));
+        let events = run_events(&mut self.converter, item.seq, &item.event);
         if first_of_known {
-            events.filter(|event| !is_message_content(event)).collect()
+            events
+                .into_iter()
+                .filter(|event| !is_message_content(event))
+                .collect()
         } else {
-            events.collect()
+            events
         }
     }
 
@@ -361,11 +358,8 @@ impl Driver {
             }
         };
         Ok(Plan::Done(
-            converter
-                .convert(None, &item)
+            run_events(&mut converter, None, &item)
                 .into_iter()
-                .map(|frame| frame.event)
-                .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
                 .filter(|e| reply || !is_message_content(e))
                 .collect(),
         ))
@@ -420,12 +414,7 @@ impl Driver {
     /// snapshot, a `MESSAGES_SNAPSHOT`, the rest of what the converter made
     /// of it (activities, the task's ending if it has one).
     fn snapshot(&self, converter: &mut Converter, seq: Option<u64>, task: &Task) -> Vec<Event> {
-        let events: Vec<Event> = converter
-            .convert(seq, &StreamResponse::Task(task.clone()))
-            .into_iter()
-            .map(|frame| frame.event)
-            .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
-            .collect();
+        let events = run_events(converter, seq, &StreamResponse::Task(task.clone()));
         let mut messages = Messages::new(&self.input.messages);
         for m in task.history() {
             messages.add_history(task, m);
@@ -487,14 +476,7 @@ impl Driver {
                     status: canceled.status.clone(),
                     metadata: canceled.metadata.clone(),
                 });
-                Ok(Plan::Done(
-                    converter
-                        .convert(None, &update)
-                        .into_iter()
-                        .map(|frame| frame.event)
-                        .filter(|e| !matches!(e.kind, EventKind::RunStarted(_)))
-                        .collect(),
-                ))
+                Ok(Plan::Done(run_events(&mut converter, None, &update)))
             }
         }
     }
@@ -571,6 +553,17 @@ fn run_error(error: &BridgeError) -> Event {
         code: Some(error.code().to_owned()),
         usage: None,
     })
+}
+
+/// The events `converter` makes of `item`, less the RUN_STARTED it opens a
+/// run with: the run's RUN_STARTED is the driver's, sent already.
+fn run_events(converter: &mut Converter, seq: Option<u64>, item: &StreamResponse) -> Vec<Event> {
+    converter
+        .convert(seq, item)
+        .into_iter()
+        .map(|frame| frame.event)
+        .filter(|event| !matches!(event.kind, EventKind::RunStarted(_)))
+        .collect()
 }
 
 fn is_terminal(event: &Event) -> bool {

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,11 +15,9 @@ use switchboard_agui::events::EventKind;
 use switchboard_agui::sse::SseDecoder;
 use switchboard_bridge::options::ENGRAM_URI;
 use switchboard_bridge::{Backend, HostedBackend, RemoteBackend};
-use switchboard_client::A2AClient;
 use switchboard_core::{CallContext, RequestHandler, agent_fn};
 use switchboard_protocol::card::AgentExtension;
 use switchboard_protocol::{AgentCard, Message, SendMessageRequest, TaskState};
-use switchboard_server::A2aServer;
 
 /// An agent whose card declares Engram and that records, per message,
 /// the extensions active for the call.
@@ -79,19 +76,7 @@ fn assert_engram_per_call(seen: &Mutex<Vec<Vec<String>>>) {
 #[tokio::test]
 async fn the_remote_backend_requests_extensions_per_call() {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = A2aServer::new(engram_agent(seen.clone())).public_url(format!("http://{addr}"));
-    let router = server.router();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    let client = A2AClient::connect(&format!("http://{addr}")).await.unwrap();
+    let client = host(engram_agent(seen.clone())).await;
     sends_with_and_without_engram(&RemoteBackend::new(client)).await;
     assert_engram_per_call(&seen);
 }
@@ -205,8 +190,6 @@ async fn the_hosted_agent_runs_each_request_as_its_admitted_caller() {
     // No identity: the run is refused with the admission's error.
     let refused = bridge.post(body, "application/json", None).await.verified();
     assert_eq!(refused.types(), ["RUN_STARTED", "RUN_ERROR"]);
-    let (code, message) = refused.error().unwrap();
-    assert_eq!(code, "bridge:agent_error");
-    assert!(message.contains("who are you?"), "{message}");
+    refused.assert_run_error("bridge:agent_error", "who are you?");
     assert_eq!(principals.lock().unwrap().len(), 1);
 }

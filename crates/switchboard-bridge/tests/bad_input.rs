@@ -23,9 +23,7 @@ async fn a_body_that_is_not_json_is_a_run_error() {
     assert_eq!(answer.status, 200);
     // No ids can be read: the RUN_ERROR is the whole stream.
     assert_eq!(answer.types(), ["RUN_ERROR"]);
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:invalid_input");
-    assert!(message.contains("invalid RunAgentInput"), "{message}");
+    answer.assert_run_error("bridge:invalid_input", "invalid RunAgentInput");
     assert!(script.received().is_empty());
 }
 
@@ -42,9 +40,7 @@ async fn a_json_body_that_is_not_a_run_agent_input_names_its_run() {
         (started.thread_id.as_str(), started.run_id.as_str()),
         ("t1", "r1")
     );
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:invalid_input");
-    assert!(message.contains("messages: invalid type"), "{message}");
+    answer.assert_run_error("bridge:invalid_input", "messages: invalid type");
 }
 
 #[tokio::test]
@@ -70,38 +66,24 @@ async fn the_wrong_content_type_or_a_too_large_body_is_refused() {
 #[tokio::test]
 async fn an_unknown_mode_is_a_run_error() {
     let (script, _, bridge) = setup().await;
-    let answer = bridge
-        .run(&input(
-            json!([user("u1", "/text")]),
-            json!({"a2a": {"mode": "poll"}}),
-        ))
-        .await
-        .verified();
+    let answer = bridge.say("/text", json!({"a2a": {"mode": "poll"}})).await;
     assert_eq!(answer.types(), ["RUN_STARTED", "RUN_ERROR"]);
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:invalid_options");
-    assert!(message.contains("forwardedProps.a2a"), "{message}");
+    answer.assert_run_error("bridge:invalid_options", "forwardedProps.a2a");
     assert!(script.received().is_empty());
 }
 
 #[tokio::test]
 async fn a_task_of_another_context_is_a_run_error() {
     let (script, _, bridge) = setup().await;
-    let first = bridge
-        .run(&input(json!([user("u1", "/stream")]), json!({})))
-        .await
-        .verified();
+    let first = bridge.say("/stream", json!({})).await;
     let task_id = task_id_in(first.state_snapshot().unwrap()).unwrap();
     let answer = bridge
-        .run(&input(
+        .run_verified(
             json!([user("u2", "more")]),
             json!({"a2a": {"taskId": task_id, "contextId": "some-other-context"}}),
-        ))
-        .await
-        .verified();
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:context_mismatch");
-    assert!(message.contains(&task_id), "{message}");
+        )
+        .await;
+    answer.assert_run_error("bridge:context_mismatch", &task_id);
     assert_eq!(script.received().len(), 1);
 }
 
@@ -109,14 +91,9 @@ async fn a_task_of_another_context_is_a_run_error() {
 async fn an_unknown_task_is_the_agents_error() {
     let (_, _, bridge) = setup().await;
     let answer = bridge
-        .run(&input(
-            json!([]),
-            json!({"a2a": {"taskId": "no-such-task"}}),
-        ))
-        .await
-        .verified();
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:agent_error", "{message}");
+        .run_verified(json!([]), json!({"a2a": {"taskId": "no-such-task"}}))
+        .await;
+    let message = answer.run_error("bridge:agent_error");
     assert!(
         message.contains("-32001") || message.contains("no-such-task"),
         "{message}"
@@ -126,8 +103,8 @@ async fn an_unknown_task_is_the_agents_error() {
 #[tokio::test]
 async fn nothing_to_send_is_a_run_error() {
     let (_, _, bridge) = setup().await;
-    let answer = bridge.run(&input(json!([]), json!({}))).await.verified();
-    assert_eq!(answer.error().unwrap().0, "bridge:nothing_to_send");
+    let answer = bridge.run_verified(json!([]), json!({})).await;
+    answer.run_error("bridge:nothing_to_send");
 }
 
 #[tokio::test]
@@ -140,13 +117,9 @@ async fn an_agent_that_is_down_is_a_run_error_within_the_timeout() {
     let client = A2AClient::from_endpoint(&format!("http://127.0.0.1:{port}/")).unwrap();
     let bridge = common::bridge(RemoteBackend::new(client), fast_config()).await;
     let started = std::time::Instant::now();
-    let answer = bridge
-        .run(&input(json!([user("u1", "/text")]), json!({})))
-        .await
-        .verified();
+    let answer = bridge.say("/text", json!({})).await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:agent_unavailable", "{message}");
+    answer.run_error("bridge:agent_unavailable");
 }
 
 #[tokio::test]
@@ -165,13 +138,7 @@ async fn an_agent_answering_garbage_is_a_run_error() {
         let client = A2AClient::from_endpoint(&format!("http://{addr}/{path}")).unwrap();
         let bridge = common::bridge(RemoteBackend::new(client), fast_config()).await;
         for mode in ["stream", "send"] {
-            let answer = bridge
-                .run(&input(
-                    json!([user("u1", "/text")]),
-                    json!({"a2a": {"mode": mode}}),
-                ))
-                .await
-                .verified();
+            let answer = bridge.say("/text", json!({"a2a": {"mode": mode}})).await;
             let (code, message) = answer.error().unwrap();
             assert_eq!(code, "bridge:agent_protocol", "{path} {mode}: {message}");
         }

@@ -17,10 +17,7 @@ use switchboard_protocol::{PartContent, TaskState};
 #[tokio::test]
 async fn a_streamed_run_carries_the_task_to_its_end() {
     let (script, _, bridge) = setup().await;
-    let answer = bridge
-        .run(&input(json!([user("u1", "/stream please")]), json!({})))
-        .await
-        .verified();
+    let answer = bridge.say("/stream please", json!({})).await;
     assert_eq!(answer.status, 200);
     assert!(answer.content_type.starts_with("text/event-stream"));
     assert_eq!(answer.cache_control, "no-cache");
@@ -53,10 +50,7 @@ async fn a_streamed_run_carries_the_task_to_its_end() {
 #[tokio::test]
 async fn a_direct_reply_is_a_run_with_one_text_message() {
     let (script, _, bridge) = setup().await;
-    let answer = bridge
-        .run(&input(json!([user("u1", "/text")]), json!({})))
-        .await
-        .verified();
+    let answer = bridge.say("/text", json!({})).await;
     assert_eq!(
         answer.types(),
         [
@@ -76,10 +70,7 @@ async fn the_hosted_backend_runs_as_the_caller() {
     let script = Arc::new(Script::default());
     let handler = scripted_handler(script.clone());
     let bridge = bridge(HostedAgent::anonymous(handler), fast_config()).await;
-    let answer = bridge
-        .run(&input(json!([user("u1", "/stream")]), json!({})))
-        .await
-        .verified();
+    let answer = bridge.say("/stream", json!({})).await;
     assert!(
         answer.text().contains("Once upon a time."),
         "{}",
@@ -116,10 +107,7 @@ async fn protobuf_is_answered_when_asked_for_by_name() {
 async fn send_mode_starts_a_task_then_injects_into_it() {
     let (script, client, bridge) = setup().await;
     let send = json!({"a2a": {"mode": "send"}});
-    let started = bridge
-        .run(&input(json!([user("u1", "/ask")]), send))
-        .await
-        .verified();
+    let started = bridge.say("/ask", send).await;
     assert!(matches!(
         started.outcome(),
         Some(RunFinishedOutcome::Success { .. })
@@ -129,12 +117,8 @@ async fn send_mode_starts_a_task_then_injects_into_it() {
     wait_for_state(&client, &task_id, TaskState::InputRequired).await;
     let inject = json!({"a2a": {"mode": "send", "taskId": task_id}});
     let injected = bridge
-        .run(&input(
-            json!([user("u1", "/ask"), user("u2", "blue")]),
-            inject,
-        ))
-        .await
-        .verified();
+        .run_verified(json!([user("u1", "/ask"), user("u2", "blue")]), inject)
+        .await;
     assert!(
         matches!(injected.outcome(), Some(RunFinishedOutcome::Success { .. })),
         "{:?}",
@@ -151,13 +135,7 @@ async fn send_mode_starts_a_task_then_injects_into_it() {
 #[tokio::test]
 async fn a_reconnect_mid_task_starts_from_the_snapshot_without_duplicates() {
     let (script, client, bridge) = setup().await;
-    let started = bridge
-        .run(&input(
-            json!([user("u1", "/slow")]),
-            json!({"a2a": {"mode": "send"}}),
-        ))
-        .await
-        .verified();
+    let started = bridge.say("/slow", json!({"a2a": {"mode": "send"}})).await;
     let task_id = task_id_in(started.state_snapshot().unwrap()).unwrap();
     script.reached.notified().await;
     // Reconnect: the task, no new message.
@@ -171,14 +149,7 @@ async fn a_reconnect_mid_task_starts_from_the_snapshot_without_duplicates() {
         &types[..3],
         ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT"]
     );
-    let snapshot: Vec<AguiMessage> = answer
-        .events
-        .iter()
-        .find_map(|e| match &e.kind {
-            EventKind::MessagesSnapshot(s) => Some(s.messages.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let snapshot = answer.messages_snapshot().unwrap();
     let snapshot_text: String = snapshot
         .iter()
         .filter_map(|m| match m {
@@ -210,46 +181,42 @@ async fn a_reconnect_mid_task_starts_from_the_snapshot_without_duplicates() {
 #[tokio::test]
 async fn a_reconnect_to_a_finished_task_is_its_snapshot_and_ending() {
     let (script, _, bridge) = setup().await;
-    let first = bridge
-        .run(&input(json!([user("u1", "/stream")]), json!({})))
-        .await
-        .verified();
+    let first = bridge.say("/stream", json!({})).await;
     let task_id = task_id_in(first.state_snapshot().unwrap()).unwrap();
-    for mode in ["stream", "send"] {
-        let again = bridge
-            .run(&input(
-                json!([]),
-                json!({"a2a": {"mode": mode, "taskId": task_id}}),
-            ))
-            .await
-            .verified();
-        assert_eq!(
-            again.types(),
-            [
-                "RUN_STARTED",
-                "STATE_SNAPSHOT",
-                "MESSAGES_SNAPSHOT",
-                "RUN_FINISHED"
-            ],
-            "{mode}"
-        );
-        let EventKind::MessagesSnapshot(s) = &again.events[2].kind else {
-            unreachable!()
-        };
-        let text = serde_json::to_string(&s.messages).unwrap();
-        assert!(text.contains("Once upon a time."), "{text}");
-        assert!(text.contains("the end"), "{text}");
+    let types = [
+        "RUN_STARTED",
+        "STATE_SNAPSHOT",
+        "MESSAGES_SNAPSHOT",
+        "RUN_FINISHED",
+    ];
+    for (mode, again) in reconnect_in_both_modes(&bridge, &task_id, &types).await {
+        let text = serde_json::to_string(again.messages_snapshot().unwrap()).unwrap();
+        assert!(text.contains("Once upon a time."), "{mode}: {text}");
+        assert!(text.contains("the end"), "{mode}: {text}");
     }
     // Reconnecting sent the agent nothing.
     assert_eq!(script.received().len(), 1);
 }
 
+/// Reconnects to `task_id` in stream and in send mode; each answer must be
+/// the events `types`. Returns the answers by mode.
+async fn reconnect_in_both_modes(
+    bridge: &Bridge,
+    task_id: &str,
+    types: &[&str],
+) -> Vec<(&'static str, Answer)> {
+    let mut answers = Vec::new();
+    for mode in ["stream", "send"] {
+        let again = bridge.reconnect(mode, task_id).await;
+        assert_eq!(again.types(), types, "{mode}");
+        answers.push((mode, again));
+    }
+    answers
+}
+
 /// Runs `/approve` to its interrupt; returns the interrupt id and task id.
 async fn interrupted(bridge: &Bridge) -> (String, String) {
-    let answer = bridge
-        .run(&input(json!([user("u1", "/approve")]), json!({})))
-        .await
-        .verified();
+    let answer = bridge.say("/approve", json!({})).await;
     assert!(
         answer.text().contains("Approve the transfer?"),
         "{}",
@@ -311,25 +278,14 @@ async fn a_resolved_resume_answers_the_form_and_streams_to_the_end() {
 async fn a_reconnect_to_a_paused_task_presents_its_interrupt_again() {
     let (script, _, bridge) = setup().await;
     let (interrupt_id, task_id) = interrupted(&bridge).await;
-    for mode in ["stream", "send"] {
-        let again = bridge
-            .run(&input(
-                json!([]),
-                json!({"a2a": {"mode": mode, "taskId": task_id}}),
-            ))
-            .await
-            .verified();
-        assert_eq!(
-            again.types(),
-            [
-                "RUN_STARTED",
-                "ACTIVITY_SNAPSHOT",
-                "STATE_SNAPSHOT",
-                "MESSAGES_SNAPSHOT",
-                "RUN_FINISHED"
-            ],
-            "{mode}"
-        );
+    let types = [
+        "RUN_STARTED",
+        "ACTIVITY_SNAPSHOT",
+        "STATE_SNAPSHOT",
+        "MESSAGES_SNAPSHOT",
+        "RUN_FINISHED",
+    ];
+    for (mode, again) in reconnect_in_both_modes(&bridge, &task_id, &types).await {
         let Some(RunFinishedOutcome::Interrupt { interrupts }) = again.outcome() else {
             panic!("{mode}: {:?}", again.outcome());
         };
@@ -344,10 +300,7 @@ async fn a_reconnect_to_a_paused_task_presents_its_interrupt_again() {
             unreachable!()
         };
         assert_eq!(a.message_id, interrupt_id, "{mode}");
-        let EventKind::MessagesSnapshot(s) = &again.events[3].kind else {
-            unreachable!()
-        };
-        let text = serde_json::to_string(&s.messages).unwrap();
+        let text = serde_json::to_string(again.messages_snapshot().unwrap()).unwrap();
         assert!(text.contains("Approve the transfer?"), "{mode}: {text}");
     }
     assert_eq!(script.received().len(), 1);
@@ -375,13 +328,8 @@ async fn a_cancelled_resume_cancels_the_task() {
 #[tokio::test]
 async fn a_failing_agent_ends_the_run_with_run_error() {
     let (_, _, bridge) = setup().await;
-    let answer = bridge
-        .run(&input(json!([user("u1", "/fail")]), json!({})))
-        .await
-        .verified();
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "a2a:failed");
-    assert!(message.contains("the agent broke"), "{message}");
+    let answer = bridge.say("/fail", json!({})).await;
+    answer.assert_run_error("a2a:failed", "the agent broke");
 }
 
 #[tokio::test]
@@ -392,12 +340,8 @@ async fn a_silent_agent_ends_the_run_after_the_timeout() {
     config.run.agent_timeout = Duration::from_millis(700);
     let bridge = bridge(switchboard_bridge::RemoteBackend::new(client), config).await;
     let started = std::time::Instant::now();
-    let answer = bridge
-        .run(&input(json!([user("u1", "/silent")]), json!({})))
-        .await
-        .verified();
-    let (code, message) = answer.error().unwrap();
-    assert_eq!(code, "bridge:agent_unavailable", "{message}");
+    let answer = bridge.say("/silent", json!({})).await;
+    answer.run_error("bridge:agent_unavailable");
     assert!(started.elapsed() < Duration::from_secs(10));
     // The quiet stream got keep-alive comments meanwhile.
     assert!(

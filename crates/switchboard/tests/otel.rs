@@ -161,31 +161,35 @@ impl Receiver {
     }
 }
 
+/// `serve`'s arguments for the echo agent.
+const ECHO: &[&str] = &["--agent", "echo-task"];
+
+/// `serve` on a memory store with `args`, exporting its spans to the
+/// collector at `endpoint` as `service`, with the OTel settings `env` on
+/// top; its log is `<dir>/<service>.log`.
+fn traced_serve(
+    endpoint: &str,
+    service: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    dir: &std::path::Path,
+) -> Serve {
+    let mut vars = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+        ("OTEL_SERVICE_NAME", service),
+    ];
+    vars.extend_from_slice(env);
+    Serve::start_env("memory", args, &vars, &dir.join(format!("{service}.log")))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn client_to_a_to_b_is_one_trace() {
     let receiver = Receiver::default();
     let endpoint = receiver.clone().start().await;
     let dir = tempfile::tempdir().unwrap();
-    let eb = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_SERVICE_NAME", "agent-b"),
-    ];
-    let ea = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_SERVICE_NAME", "agent-a"),
-    ];
-    let mut b = Serve::start_env(
-        "memory",
-        &["--agent", "echo-task", "--push-allow-host", "127.0.0.1"],
-        &eb,
-        &dir.path().join("b.log"),
-    );
-    let mut a = Serve::start_env(
-        "memory",
-        &["--agent", "relay"],
-        &ea,
-        &dir.path().join("a.log"),
-    );
+    let echo_pushing = ["--agent", "echo-task", "--push-allow-host", "127.0.0.1"];
+    let mut b = traced_serve(&endpoint, "agent-b", &echo_pushing, &[], dir.path());
+    let mut a = traced_serve(&endpoint, "agent-a", &["--agent", "relay"], &[], dir.path());
 
     // This process is the client, traced into the same receiver.
     let (otel, layer) = switchboard::otel::init(&OtelConfig::new(&endpoint, "client")).unwrap();
@@ -335,17 +339,8 @@ async fn spans_reach_an_otlp_http_collector() {
     let receiver = Receiver::default();
     let endpoint = receiver.clone().start_http().await;
     let dir = tempfile::tempdir().unwrap();
-    let env = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
-        ("OTEL_SERVICE_NAME", "agent-http"),
-    ];
-    let mut serve = Serve::start_env(
-        "memory",
-        &["--agent", "echo-task"],
-        &env,
-        &dir.path().join("serve.log"),
-    );
+    let over_http = [("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")];
+    let mut serve = traced_serve(&endpoint, "agent-http", ECHO, &over_http, dir.path());
     let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
     let parent = "00f067aa0ba902b7";
     let traceparent = format!("00-{trace}-{parent}-01");
@@ -375,18 +370,11 @@ async fn the_sampler_decides_before_spans_are_made() {
     let receiver = Receiver::default();
     let endpoint = receiver.clone().start().await;
     let dir = tempfile::tempdir().unwrap();
-    let env = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_SERVICE_NAME", "sampled"),
+    let sampler = [
         ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
         ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
     ];
-    let mut serve = Serve::start_env(
-        "memory",
-        &["--agent", "echo-task"],
-        &env,
-        &dir.path().join("serve.log"),
-    );
+    let mut serve = traced_serve(&endpoint, "sampled", ECHO, &sampler, dir.path());
     let http = reqwest::Client::new();
     let base = serve.base();
     let trace = |n: u32| format!("4bf92f3577b34da6a3ce929d{n:08x}");

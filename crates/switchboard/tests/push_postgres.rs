@@ -75,11 +75,21 @@ fn completed(got: &[Received], tasks: &[String]) -> bool {
     })
 }
 
-/// Verifies every notification and returns each task's sequence numbers in
-/// arrival order.
-async fn verified_seqs(verifier: &PushVerifier, got: &[Received]) -> BTreeMap<String, Vec<u64>> {
+/// Waits (up to `secs`; `what` names it in a failure) until `done` holds
+/// for the notifications `rx` accepted, verifies every one with the keys
+/// `signer` publishes, and returns each task's sequence numbers in arrival
+/// order.
+async fn verified_seqs(
+    rx: &Receiver,
+    secs: u64,
+    what: &str,
+    done: impl Fn(&[Received]) -> bool,
+    signer: &Serve,
+) -> BTreeMap<String, Vec<u64>> {
+    let got = rx.wait_until(secs, what, done).await;
+    let verifier = PushVerifier::from_jwks_url(signer.jwks_url(), rx.url());
     let mut per_task: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for r in got {
+    for r in &got {
         let v = verifier
             .verify(&r.headers, &r.body)
             .await
@@ -92,9 +102,18 @@ async fn verified_seqs(verifier: &PushVerifier, got: &[Received]) -> BTreeMap<St
     per_task
 }
 
-/// Asserts that each of `tasks` got every event, in order (a repeat, a
-/// redelivery, is allowed).
-fn assert_every_event_in_order(per_task: &BTreeMap<String, Vec<u64>>, tasks: &[String]) {
+/// Waits (up to `secs`; `what` names it in a failure) until every one of
+/// `tasks` completed at `rx`, then asserts that each got every event, in
+/// order (a repeat, a redelivery, is allowed), each one signed with
+/// `signer`'s keys.
+async fn assert_every_event_in_order(
+    rx: &Receiver,
+    secs: u64,
+    what: &str,
+    tasks: &[String],
+    signer: &Serve,
+) {
+    let per_task = verified_seqs(rx, secs, what, |got| completed(got, tasks), signer).await;
     for t in tasks {
         let seqs = &per_task[t];
         let mut ordered = seqs.clone();
@@ -136,13 +155,7 @@ async fn two_replicas_on_postgres_deliver_in_order_with_one_key_set() {
         let replica = if i % 2 == 0 { &a } else { &b };
         tasks.push(send_with_push(&replica.base(), &format!("m{i}"), "/steps 3", &rx.url()).await);
     }
-    let got = rx
-        .wait_until(30, "notifications from both replicas", |got| {
-            completed(got, &tasks)
-        })
-        .await;
-    let verifier = PushVerifier::from_jwks_url(a.jwks_url(), rx.url());
-    assert_every_event_in_order(&verified_seqs(&verifier, &got).await, &tasks);
+    assert_every_event_in_order(&rx, 30, "notifications from both replicas", &tasks, &a).await;
     assert!(
         !a.log().contains("ERROR") && !b.log().contains("ERROR"),
         "no errors logged:\n{}\n{}",
@@ -173,13 +186,7 @@ async fn a_replica_killed_mid_backlog_loses_nothing() {
     rx.wait_refused(8, 20).await;
     drop(a); // SIGKILL: its leases are left behind
     rx.answer(200);
-    let got = rx
-        .wait_until(60, "backlog after a replica died", |got| {
-            completed(got, &tasks)
-        })
-        .await;
-    let verifier = PushVerifier::from_jwks_url(b.jwks_url(), rx.url());
-    assert_every_event_in_order(&verified_seqs(&verifier, &got).await, &tasks);
+    assert_every_event_in_order(&rx, 60, "backlog after a replica died", &tasks, &b).await;
 }
 
 /// The life of a dead letter through the CLI: a receiver that fails every
@@ -254,11 +261,14 @@ async fn dead_letters_round_trip(store: &str, dir: &Path) {
     assert_eq!(out.lines().count(), dead.len(), "{out}");
     assert!(dead_letters(store).is_empty(), "requeued, no longer dead");
 
-    let got = rx
-        .wait_until(30, "requeued notifications", |got| got.len() >= dead.len())
-        .await;
-    let verifier = PushVerifier::from_jwks_url(serve.jwks_url(), rx.url());
-    let per_task = verified_seqs(&verifier, &got).await;
+    let per_task = verified_seqs(
+        &rx,
+        30,
+        "requeued notifications",
+        |got| got.len() >= dead.len(),
+        &serve,
+    )
+    .await;
     assert_eq!(
         per_task[&task], seqs,
         "the requeued notifications arrive, in order"

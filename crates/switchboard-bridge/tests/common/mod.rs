@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_agui::events::{Event, EventKind, RunFinishedOutcome};
+use switchboard_agui::events::{Event, EventKind, Message as AguiMessage, RunFinishedOutcome};
 use switchboard_agui::proto::ProtoDecoder;
 use switchboard_agui::sse::SseDecoder;
 use switchboard_agui::{Verifier, hitl::FORM_RESPONSE_TYPE, hitl::FORM_TYPE};
@@ -125,6 +125,11 @@ pub fn scripted_handler(script: Arc<Script>) -> RequestHandler {
 pub async fn serve(router: axum::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    serve_on(listener, router);
+    addr
+}
+
+fn serve_on(listener: tokio::net::TcpListener, router: axum::Router) {
     tokio::spawn(async move {
         axum::serve(
             listener,
@@ -133,25 +138,22 @@ pub async fn serve(router: axum::Router) -> SocketAddr {
         .await
         .unwrap();
     });
-    addr
+}
+
+/// Hosts `handler` as an A2A server on its own port (its card names that
+/// port, so the client's discovery works); returns a client for it.
+pub async fn host(handler: RequestHandler) -> A2AClient {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = A2aServer::new(handler).public_url(format!("http://{addr}"));
+    serve_on(listener, server.router());
+    A2AClient::connect(&format!("http://{addr}")).await.unwrap()
 }
 
 /// The scripted agent on its own port, and an A2A client for it.
 pub async fn agent(script: Arc<Script>) -> (RequestHandler, A2AClient) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let handler = scripted_handler(script);
-    let server = A2aServer::new(handler.clone()).public_url(format!("http://{addr}"));
-    let router = server.router();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    let client = A2AClient::connect(&format!("http://{addr}")).await.unwrap();
+    let client = host(handler.clone()).await;
     (handler, client)
 }
 
@@ -251,6 +253,30 @@ impl Answer {
             .collect()
     }
 
+    /// Asserts that the run ended in a RUN_ERROR with `code`; returns its
+    /// message.
+    pub fn run_error(&self, code: &str) -> String {
+        let (got, message) = self
+            .error()
+            .unwrap_or_else(|| panic!("no RUN_ERROR: {:?}", self.types()));
+        assert_eq!(got, code, "{message}");
+        message
+    }
+
+    /// Asserts a RUN_ERROR with `code` whose message contains `part`.
+    pub fn assert_run_error(&self, code: &str, part: &str) {
+        let message = self.run_error(code);
+        assert!(message.contains(part), "{message}");
+    }
+
+    /// The first MESSAGES_SNAPSHOT's messages.
+    pub fn messages_snapshot(&self) -> Option<&[AguiMessage]> {
+        self.events.iter().find_map(|e| match &e.kind {
+            EventKind::MessagesSnapshot(s) => Some(s.messages.as_slice()),
+            _ => None,
+        })
+    }
+
     /// The first STATE_SNAPSHOT's document.
     pub fn state_snapshot(&self) -> Option<&Value> {
         self.events.iter().find_map(|e| match &e.kind {
@@ -297,6 +323,25 @@ impl Bridge {
     /// POSTs `body` as JSON and reads the whole SSE answer.
     pub async fn run(&self, body: &Value) -> Answer {
         self.post(body.to_string(), "application/json", None).await
+    }
+
+    /// Runs [`input`]`(messages, forwarded)`; its answer must pass
+    /// [`Answer::verified`].
+    pub async fn run_verified(&self, messages: Value, forwarded: Value) -> Answer {
+        self.run(&input(messages, forwarded)).await.verified()
+    }
+
+    /// Runs one user message (id `u1`) saying `text`; the answer is verified.
+    pub async fn say(&self, text: &str, forwarded: Value) -> Answer {
+        self.run_verified(json!([user("u1", text)]), forwarded)
+            .await
+    }
+
+    /// Reconnects to `task_id` in `mode` (no new message); the answer is
+    /// verified.
+    pub async fn reconnect(&self, mode: &str, task_id: &str) -> Answer {
+        let forwarded = json!({"a2a": {"mode": mode, "taskId": task_id}});
+        self.run_verified(json!([]), forwarded).await
     }
 
     pub async fn post(&self, body: String, content_type: &str, accept: Option<&str>) -> Answer {
