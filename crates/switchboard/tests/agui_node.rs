@@ -18,7 +18,6 @@ mod proc;
 
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -27,24 +26,6 @@ use switchboard_agui::{Converter, ConverterOptions, Frame, proto, sse};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{CancelTaskRequest, Message, SendMessageRequest, StreamResponse};
-
-/// Runs the script `script` of `interop/agui` (where its packages are) with
-/// `node` and `args`; the JSON report it prints (panics when it fails).
-fn node_report<'a>(node: &Path, script: &str, args: impl IntoIterator<Item = &'a OsStr>) -> Value {
-    let dir = proc::repo_root().join("interop/agui");
-    let out = Command::new(node)
-        .arg(dir.join(script))
-        .args(args)
-        .current_dir(&dir)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "{script} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// Runs `text` on the demo agent and converts its stream. With `cancel`,
 /// the task is canceled once its second item arrived.
@@ -92,23 +73,6 @@ fn write(dir: &Path, name: &str, frames: &[Frame]) {
     std::fs::write(dir.join(format!("{name}.proto")), bin).unwrap();
 }
 
-fn messages<'a>(run: &'a Value, role: &str) -> Vec<&'a Value> {
-    run["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == role)
-        .collect()
-}
-
-fn contents(run: &Value, role: &str) -> String {
-    messages(run, role)
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_client_accepts_every_demo_behaviour() {
     let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
@@ -143,7 +107,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
         write(dir.path(), name, &frames);
     }
 
-    let report = node_report(&node, "check.mjs", [dir.path().as_os_str()]);
+    let report = proc::agui_node_report(&node, "check.mjs", [dir.path().as_os_str()]);
 
     for (name, _, _) in cases {
         let r = &report[name];
@@ -179,7 +143,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
 
     let analyse = run("analyse");
     assert!(
-        contents(&analyse, "assistant").contains("Words: 2"),
+        proc::report_contents(&analyse, "assistant").contains("Words: 2"),
         "{analyse}"
     );
     assert_eq!(analyse["state"]["a2a"]["status"]["state"], "completed");
@@ -192,8 +156,8 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     );
 
     let steps = run("steps");
-    assert!(contents(&steps, "assistant").contains("step 2 of 2"));
-    assert!(contents(&steps, "assistant").contains("finished 2 steps"));
+    assert!(proc::report_contents(&steps, "assistant").contains("step 2 of 2"));
+    assert!(proc::report_contents(&steps, "assistant").contains("finished 2 steps"));
 
     let ask = run("ask");
     let interrupts = ask["pendingInterrupts"].as_array().unwrap();
@@ -214,13 +178,13 @@ async fn the_official_client_accepts_every_demo_behaviour() {
         interrupt["responseSchema"]["properties"]["approved"]["type"],
         "boolean"
     );
-    let form = messages(&approve, "activity");
+    let form = proc::report_messages(&approve, "activity");
     assert_eq!(form.len(), 1, "{approve}");
     assert_eq!(form[0]["activityType"], "HITL_FORM");
     assert_eq!(form[0]["id"], interrupt["id"]);
     assert_eq!(form[0]["content"]["stage"], "awaiting_input");
     assert!(
-        contents(&approve, "assistant").contains("Do you approve the deploy?"),
+        proc::report_contents(&approve, "assistant").contains("Do you approve the deploy?"),
         "{approve}"
     );
 
@@ -229,14 +193,17 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     assert_eq!(fail["runErrors"][0]["message"], "because I said so");
     assert_eq!(run("reject")["runErrors"][0]["code"], "a2a:rejected");
 
-    assert_eq!(contents(&run("message"), "assistant"), "You said: hi");
+    assert_eq!(
+        proc::report_contents(&run("message"), "assistant"),
+        "You said: hi"
+    );
 
     let think = run("think");
     assert!(
-        contents(&think, "reasoning").contains("The message has 3 words."),
+        proc::report_contents(&think, "reasoning").contains("The message has 3 words."),
         "{think}"
     );
-    let answer = contents(&think, "assistant");
+    let answer = proc::report_contents(&think, "assistant");
     assert!(
         answer.contains("Your message has 3 words, counted like this:"),
         "{answer}"
@@ -244,7 +211,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     assert!(answer.contains("```\n\"count these words\".split_whitespace().count() == 3\n```"));
 
     let tool = run("tool");
-    let results = messages(&tool, "tool");
+    let results = proc::report_messages(&tool, "tool");
     assert_eq!(results.len(), 2, "{tool}");
     assert!(
         results[0]["toolCallId"]
@@ -254,14 +221,14 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     );
     assert_eq!(results[0]["content"], "2");
     assert!(results[1]["content"].as_str().unwrap().contains("offline"));
-    let calls: Vec<String> = messages(&tool, "assistant")
+    let calls: Vec<String> = proc::report_messages(&tool, "assistant")
         .iter()
         .flat_map(|m| m["toolCalls"].as_array().cloned().unwrap_or_default())
         .map(|c| c["function"]["name"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(calls, ["word_count", "dictionary"]);
-    assert!(contents(&tool, "assistant").contains("answering without it"));
-    assert!(contents(&tool, "reasoning").contains("count the words"));
+    assert!(proc::report_contents(&tool, "assistant").contains("answering without it"));
+    assert!(proc::report_contents(&tool, "reasoning").contains("count the words"));
 
     let cancel = run("cancel");
     assert_eq!(cancel["state"]["a2a"]["status"]["state"], "canceled");
@@ -272,7 +239,7 @@ async fn the_official_client_accepts_every_demo_behaviour() {
     assert!(cancel["runErrors"].as_array().unwrap().is_empty());
 
     let progress = run("progress");
-    let activity = messages(&progress, "activity");
+    let activity = proc::report_messages(&progress, "activity");
     assert_eq!(activity.len(), 1, "{progress}");
     assert_eq!(activity[0]["activityType"], "a2a-task-progress");
     let trackers = activity[0]["content"]["trackers"].as_array().unwrap();
@@ -297,7 +264,7 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
     ];
     let base = serve.base();
     let args = std::iter::once(base.as_str()).chain(texts);
-    let report = node_report(&node, "live.mjs", args.map(OsStr::new));
+    let report = proc::agui_node_report(&node, "live.mjs", args.map(OsStr::new));
     for text in texts {
         for binding in ["jsonrpc", "rest", "proto"] {
             let r = &report[text][binding];
@@ -307,11 +274,17 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
     }
     for binding in ["jsonrpc", "rest", "proto"] {
         let think = &report["/think why"][binding];
-        assert!(!messages(think, "reasoning").is_empty(), "{think}");
-        assert!(contents(think, "assistant").contains("```"), "{think}");
+        assert!(
+            !proc::report_messages(think, "reasoning").is_empty(),
+            "{think}"
+        );
+        assert!(
+            proc::report_contents(think, "assistant").contains("```"),
+            "{think}"
+        );
         assert_eq!(think["state"]["a2a"]["status"]["state"], "completed");
         let tool = &report["/tool one two"][binding];
-        assert!(!messages(tool, "tool").is_empty(), "{tool}");
+        assert!(!proc::report_messages(tool, "tool").is_empty(), "{tool}");
         let ask = &report["/ask"][binding];
         assert_eq!(
             ask["pendingInterrupts"][0]["reason"], "input_required",
@@ -319,6 +292,6 @@ fn the_official_client_consumes_the_opt_in_endpoints() {
         );
         let fail = &report["/fail no luck"][binding];
         assert_eq!(fail["runErrors"][0]["code"], "a2a:failed", "{fail}");
-        assert!(contents(&report["hello"][binding], "assistant").contains("hello"));
+        assert!(proc::report_contents(&report["hello"][binding], "assistant").contains("hello"));
     }
 }

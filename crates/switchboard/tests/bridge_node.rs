@@ -28,25 +28,11 @@ use serde_json::{Value, json};
 /// Runs `bridge.mjs` against the bridge at `url` with `scenarios`; its
 /// report (panics when the script fails).
 fn drive(node: &Path, url: &str, scenarios: &[&str]) -> Value {
-    let dir = proc::repo_root().join("interop/agui");
-    let out = Command::new(node)
-        .arg(dir.join("bridge.mjs"))
-        .arg(url)
-        .args(scenarios)
-        .current_dir(&dir)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "bridge.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bridge.mjs printed no report ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    proc::agui_node_report(
+        node,
+        "bridge.mjs",
+        std::iter::once(url).chain(scenarios.iter().copied()),
+    )
 }
 
 /// Checks that the official client took `run` as it came: no verifier or
@@ -62,24 +48,6 @@ fn assert_clean(what: &str, run: &Value, outcome: &str) {
         "{what}: {run}"
     );
     assert_eq!(run["outcome"], outcome, "{what}: {run}");
-}
-
-fn messages<'a>(of: &'a Value, role: &str) -> Vec<&'a Value> {
-    of["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == role)
-        .collect()
-}
-
-/// The text of every `role` message of `of`, one per line.
-fn contents(of: &Value, role: &str) -> String {
-    messages(of, role)
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Checks that no two messages of `of` share an id.
@@ -103,7 +71,7 @@ fn only_task(what: &str, state: &Value) -> Value {
 
 /// The HITL_FORM activity message of `of` (there must be exactly one).
 fn form_activity(what: &str, of: &Value) -> Value {
-    let forms: Vec<&Value> = messages(of, "activity")
+    let forms: Vec<&Value> = proc::report_messages(of, "activity")
         .into_iter()
         .filter(|m| m["activityType"] == "HITL_FORM")
         .collect();
@@ -131,7 +99,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     }
     let analyse = &demo["runs"]["analyse"];
     assert!(
-        contents(analyse, "assistant").contains("Words: 2"),
+        proc::report_contents(analyse, "assistant").contains("Words: 2"),
         "{analyse}"
     );
     let new: Vec<&str> = analyse["newMessages"]
@@ -142,20 +110,20 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         .collect();
     assert!(new.contains(&"assistant"), "{analyse}");
     let tool = &demo["runs"]["tool"];
-    let results = messages(tool, "tool");
+    let results = proc::report_messages(tool, "tool");
     assert_eq!(results.len(), 2, "{tool}");
     assert_eq!(results[0]["content"], "2");
     let think = &demo["runs"]["think"];
     assert!(
-        contents(think, "reasoning").contains("The message has 3 words."),
+        proc::report_contents(think, "reasoning").contains("The message has 3 words."),
         "{think}"
     );
     let steps = &demo["runs"]["steps"];
     assert!(
-        contents(steps, "assistant").contains("step 3 of 3"),
+        proc::report_contents(steps, "assistant").contains("step 3 of 3"),
         "{steps}"
     );
-    assert!(contents(steps, "assistant").contains("finished 3 steps"));
+    assert!(proc::report_contents(steps, "assistant").contains("finished 3 steps"));
     let final_state = &demo["final"]["state"];
     let view = &final_state["view"];
     let tasks = view["tasksById"].as_object().unwrap();
@@ -182,7 +150,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     }
     assert_unique_ids("demo", &demo["final"]);
     // The thread holds each user message once and an answer to each.
-    assert_eq!(messages(&demo["final"], "user").len(), 4);
+    assert_eq!(proc::report_messages(&demo["final"], "user").len(), 4);
 
     // HITL: interrupt with a form, resumed resolved.
     let approve = &report["approve"];
@@ -201,7 +169,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     assert_eq!(form["id"], interrupt_id);
     assert_eq!(form["content"]["stage"], "awaiting_input");
     assert!(
-        contents(ask, "assistant").contains("Do you approve the deploy?"),
+        proc::report_contents(ask, "assistant").contains("Do you approve the deploy?"),
         "{ask}"
     );
     let pending = &ask["state"]["view"]["pendingInterrupts"][interrupt_id];
@@ -234,7 +202,10 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         form["content"]["decision"]["payload"],
         json!({"approved": true, "comment": "ship it"})
     );
-    assert!(contents(done, "assistant").contains("approved"), "{done}");
+    assert!(
+        proc::report_contents(done, "assistant").contains("approved"),
+        "{done}"
+    );
     assert_unique_ids("approve", done);
 
     // A second thread cancels its interrupt: the task is canceled.
@@ -296,7 +267,10 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         done["state"]["view"]["tasksById"][task_id]["state"], "completed",
         "{done}"
     );
-    assert!(contents(done, "assistant").contains("Ada"), "{done}");
+    assert!(
+        proc::report_contents(done, "assistant").contains("Ada"),
+        "{done}"
+    );
     assert_unique_ids("inject", done);
 
     // Reconnect mid-task: the aborted run's task, from its snapshot to its
@@ -306,7 +280,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     assert_eq!(started["aborted"], true, "{started}");
     assert_eq!(started["failure"], Value::Null, "{started}");
     assert!(
-        contents(started, "assistant").contains("working: 1/6"),
+        proc::report_contents(started, "assistant").contains("working: 1/6"),
         "{started}"
     );
     let resumed = &reconnect["runs"]["resumed"];
@@ -318,7 +292,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     );
     let done = &reconnect["final"];
     assert_unique_ids("reconnect", done);
-    let text = contents(done, "assistant");
+    let text = proc::report_contents(done, "assistant");
     for i in 1..=6 {
         assert_eq!(
             text.matches(&format!("working: {i}/6 half-seconds"))
@@ -333,7 +307,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         done["state"]["view"]["tasksById"][task_id]["state"],
         "completed"
     );
-    assert_eq!(messages(done, "user").len(), 1, "{done}");
+    assert_eq!(proc::report_messages(done, "user").len(), 1, "{done}");
 }
 
 /// The ids of the tasks `serve` at `base` holds in `context` (ListTasks).

@@ -725,3 +725,50 @@ pub fn start_bridge(agent: &str, extra: &[&str]) -> (Serve, String, String) {
         .unwrap_or_else(|| panic!("no loopback address in {line:?}"));
     (bridge, url, line)
 }
+
+/// Runs `script` of `interop/agui` (where its packages are) with `node` and
+/// `args`; the JSON report it prints (panics when the script fails or
+/// prints no report).
+pub fn agui_node_report<I, A>(node: &std::path::Path, script: &str, args: I) -> Value
+where
+    I: IntoIterator<Item = A>,
+    A: AsRef<std::ffi::OsStr>,
+{
+    let dir = repo_root().join("interop/agui");
+    let out = Command::new(node)
+        .arg(dir.join(script))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{script} printed no report ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The `role` messages of an AG-UI client's report (`interop/agui/summary.mjs`).
+pub fn report_messages<'a>(report: &'a Value, role: &str) -> Vec<&'a Value> {
+    report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .collect()
+}
+
+/// The text of every `role` message of a report, one per line.
+pub fn report_contents(report: &Value, role: &str) -> String {
+    report_messages(report, role)
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
