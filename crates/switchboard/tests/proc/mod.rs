@@ -282,13 +282,15 @@ fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
 }
 
 /// The port in `serve`'s first line, `switchboard listening on
-/// http://127.0.0.1:PORT (card: …)`.
+/// http://127.0.0.1:PORT (card: …)`, or `bridge`'s, `switchboard bridge
+/// listening on http://127.0.0.1:PORT/agui (agent: …)`.
 pub fn listening_port(line: &str) -> u16 {
     line.split_whitespace()
         .find_map(|w| {
             w.strip_prefix("http://127.0.0.1:")
                 .or_else(|| w.strip_prefix("https://127.0.0.1:"))
         })
+        .and_then(|rest| rest.split('/').next())
         .and_then(|port| port.parse().ok())
         .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
 }
@@ -680,4 +682,71 @@ pub fn interop_driver_passed(what: &str, out: &std::process::Output, steps: u32)
         "{what} failed: {summary}\n{stdout}\n{stderr}"
     );
     stdout
+}
+
+/// A running `switchboard bridge` in front of the agent at `agent`,
+/// listening on a loopback port it picked itself (read, like [`Serve`]'s,
+/// from the one line it prints once it accepts connections).
+pub struct BridgeProc {
+    child: Child,
+    pub port: u16,
+    /// Its first line on stdout.
+    pub line: String,
+}
+
+impl BridgeProc {
+    /// Starts `switchboard bridge --agent <agent> --listen 127.0.0.1:0`
+    /// with `extra` flags and waits until it accepts connections.
+    pub fn start(agent: &str, extra: &[&str]) -> BridgeProc {
+        switchboard_client::tls::install_default_provider();
+        let mut child = switchboard_without_env()
+            .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .env("SWITCHBOARD_BRIDGE_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = lines_of(child.stdout.take().unwrap());
+        let line = stdout
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("bridge printed no address ({e}): {:?}", child.try_wait()));
+        BridgeProc {
+            port: listening_port(&line),
+            child,
+            line,
+        }
+    }
+
+    /// The AG-UI endpoint's URL (at the default path).
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/agui", self.port)
+    }
+
+    /// SIGTERM, then waits up to `within`; whether it exited successfully.
+    pub fn terminate(&mut self, within: Duration) -> bool {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM failed");
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for BridgeProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
