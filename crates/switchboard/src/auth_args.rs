@@ -1,6 +1,7 @@
-//! Who may call `switchboard serve`: its authentication settings (flags,
-//! environment variables, and the `[auth]` section of the config file), the
-//! rule for anonymous callers, and `switchboard auth` to make API keys.
+//! Who may call `switchboard serve` (and `switchboard bridge`, which takes
+//! the same flags): the authentication settings (flags, environment
+//! variables, and the `[auth]` section of the config file), the rule for
+//! anonymous callers, and `switchboard auth` to make API keys.
 //!
 //! ```toml
 //! [auth]

@@ -1,6 +1,7 @@
 //! `serve`'s limits: what one client may hold of the server (connections,
 //! and how long it may take to send a request) and what one request may
 //! ask of the engine (sizes and lengths, answered `InvalidParams`).
+//! The connection limits ([`ConnectionArgs`]) are also `bridge`'s.
 //!
 //! Each limit is a flag, an environment variable (`SWITCHBOARD_` + the flag
 //! name in capitals) and a key of the config file (the flag name with
