@@ -242,6 +242,21 @@ async fn the_bridge_streams_a_run_and_carries_an_interrupt_through_its_resume() 
 }
 
 #[tokio::test]
+async fn the_bridge_reaches_the_agent_over_the_binding_it_prefers() {
+    let serve = Serve::start("memory");
+    for binding in ["HTTP+JSON", "GRPC"] {
+        let bridge = BridgeProc::start(&serve.base(), &["--prefer-binding", binding]);
+        assert!(
+            bridge.line.ends_with(&format!(", {binding})")),
+            "{}",
+            bridge.line
+        );
+        plain_run(&bridge.url(), &[]).await;
+        approve_and_resume(&bridge.url()).await;
+    }
+}
+
+#[tokio::test]
 async fn serve_answers_the_same_runs_at_its_own_agui() {
     let serve = Serve::start("memory");
     let url = format!("{}/agui", serve.base());
