@@ -709,14 +709,22 @@ impl BridgeProc {
             .spawn()
             .unwrap();
         let stdout = lines_of(child.stdout.take().unwrap());
-        let line = stdout
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("bridge printed no address ({e}): {:?}", child.try_wait()));
-        BridgeProc {
-            port: listening_port(&line),
+        // Owned before anything can panic, so that `Drop` stops the process.
+        let mut bridge = BridgeProc {
             child,
-            line,
-        }
+            port: 0,
+            line: String::new(),
+        };
+        bridge.line = stdout
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "bridge printed no address ({e}): {:?}",
+                    bridge.child.try_wait()
+                )
+            });
+        bridge.port = listening_port(&bridge.line);
+        bridge
     }
 
     /// The AG-UI endpoint's URL (at the default path).
