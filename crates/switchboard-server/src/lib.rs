@@ -79,6 +79,7 @@ pub mod push;
 pub mod rate;
 mod rest;
 mod rest_v03;
+mod serve_router;
 pub mod sse;
 pub mod tls;
 
@@ -86,6 +87,7 @@ pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
 pub use rate::RequestRate;
+pub use serve_router::{SHUTDOWN_GRACE, serve_router};
 pub use tls::ServerTls;
 
 use std::convert::Infallible;

@@ -1,6 +1,7 @@
-//! Who may call `switchboard serve`: its authentication settings (flags,
-//! environment variables, and the `[auth]` section of the config file), the
-//! rule for anonymous callers, and `switchboard auth` to make API keys.
+//! Who may call `switchboard serve` (and `switchboard bridge`, which takes
+//! the same flags): the authentication settings (flags, environment
+//! variables, and the `[auth]` section of the config file), the rule for
+//! anonymous callers, and `switchboard auth` to make API keys.
 //!
 //! ```toml
 //! [auth]
@@ -188,27 +189,34 @@ pub fn schemes(s: &AuthArgs) -> anyhow::Result<Schemes> {
     Ok(schemes)
 }
 
-/// The authenticator `serve` on `listen` runs (`None`: everyone is
-/// anonymous), with the schemes written into `card`; an error when the
-/// settings are invalid or would serve anonymous callers off loopback
-/// without being asked to.
-pub fn authenticator(
-    s: &AuthArgs,
-    listen: IpAddr,
-    card: &mut AgentCard,
-) -> anyhow::Result<Option<Schemes>> {
+/// The schemes a server on `listen` checks callers with (`None`: everyone
+/// is anonymous); an error when the settings are invalid or would serve
+/// anonymous callers off loopback without being asked to. `serve` and
+/// `bridge` apply the same rule.
+pub fn caller_schemes(s: &AuthArgs, listen: IpAddr) -> anyhow::Result<Option<Schemes>> {
     let schemes = schemes(s)?;
     match access(!schemes.is_empty(), s.allow_anonymous, listen).map_err(anyhow::Error::msg)? {
         Access::Anonymous => {
             tracing::warn!(%listen, "no authentication: every caller is the anonymous principal");
             Ok(None)
         }
-        access => {
-            let schemes = schemes.allow_anonymous(access == Access::AuthenticatedOrAnonymous);
-            schemes.describe(card);
-            Ok(Some(schemes))
-        }
+        access => Ok(Some(
+            schemes.allow_anonymous(access == Access::AuthenticatedOrAnonymous),
+        )),
     }
+}
+
+/// [`caller_schemes`] for `serve`, with the schemes written into `card`.
+pub fn authenticator(
+    s: &AuthArgs,
+    listen: IpAddr,
+    card: &mut AgentCard,
+) -> anyhow::Result<Option<Schemes>> {
+    let schemes = caller_schemes(s, listen)?;
+    if let Some(schemes) = &schemes {
+        schemes.describe(card);
+    }
+    Ok(schemes)
 }
 
 /// `switchboard auth`: API keys for `--api-key-hash`.

@@ -1,10 +1,12 @@
 //! The `switchboard` binary's library half: the built-in agents, `serve`'s
-//! configuration and start-up, and the terminal client commands. `main.rs`
+//! configuration and start-up, `bridge` (AG-UI in front of an A2A agent),
+//! and the terminal client commands. `main.rs`
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
 pub mod access_log;
 pub mod auth_args;
+pub mod bridge_cmd;
 pub mod client;
 pub mod config;
 pub mod demo;

@@ -1,6 +1,7 @@
 //! `serve`'s limits: what one client may hold of the server (connections,
 //! and how long it may take to send a request) and what one request may
 //! ask of the engine (sizes and lengths, answered `InvalidParams`).
+//! The connection limits ([`ConnectionArgs`]) are also `bridge`'s.
 //!
 //! Each limit is a flag, an environment variable (`SWITCHBOARD_` + the flag
 //! name in capitals) and a key of the config file (the flag name with
@@ -42,30 +43,9 @@ use switchboard_server::{ConnectionLimits, RequestRate};
 /// beats the file, the file beats the default).
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct LimitsArgs {
-    /// Milliseconds a client may take to send a whole request head (on
-    /// HTTP/1.1 also the longest wait for the next request). Default 10000.
-    #[arg(long, env = "SWITCHBOARD_HEADER_READ_TIMEOUT_MS")]
-    pub header_read_timeout_ms: Option<u64>,
-    /// Milliseconds a request body may take before its minimum rate applies.
-    /// Default 10000.
-    #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS")]
-    pub body_read_timeout_ms: Option<u64>,
-    /// Bytes per second a request body must average after that grace; a
-    /// slower one is answered 408. 0: no minimum. Default 1024.
-    #[arg(long, env = "SWITCHBOARD_BODY_MIN_RATE")]
-    pub body_min_rate: Option<u64>,
-    /// Milliseconds a connection with no request in flight is kept open.
-    /// Default 60000.
-    #[arg(long, env = "SWITCHBOARD_IDLE_TIMEOUT_MS")]
-    pub idle_timeout_ms: Option<u64>,
-    /// Most connections open at once; when full, the longest idle one is
-    /// closed, else no more are accepted until one closes. Keep it well
-    /// under the descriptor limit (`ulimit -n`). Default 1024.
-    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS")]
-    pub max_connections: Option<usize>,
-    /// Most connections open at once from one IP address. Default 256.
-    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS_PER_IP")]
-    pub max_connections_per_ip: Option<usize>,
+    /// What one client may hold of the connections (also `bridge`'s).
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
     /// Longest id a caller may send, in bytes. Default 256.
     #[arg(long, env = "SWITCHBOARD_MAX_ID_BYTES")]
     pub max_id_bytes: Option<usize>,
@@ -104,6 +84,56 @@ pub struct LimitsArgs {
     /// bucket's size). Default 200.
     #[arg(long, env = "SWITCHBOARD_RATE_BURST")]
     pub rate_burst: Option<u32>,
+}
+
+/// The connection limits: what one client may hold and how long it may
+/// take to send a request. Flattened into `serve`'s flags (through
+/// [`LimitsArgs`]) and into `bridge`'s, which faces the same callers.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct ConnectionArgs {
+    /// Milliseconds a client may take to send a whole request head (on
+    /// HTTP/1.1 also the longest wait for the next request). Default 10000.
+    #[arg(long, env = "SWITCHBOARD_HEADER_READ_TIMEOUT_MS")]
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds a request body may take before its minimum rate applies.
+    /// Default 10000.
+    #[arg(long, env = "SWITCHBOARD_BODY_READ_TIMEOUT_MS")]
+    pub body_read_timeout_ms: Option<u64>,
+    /// Bytes per second a request body must average after that grace; a
+    /// slower one is answered 408. 0: no minimum. Default 1024.
+    #[arg(long, env = "SWITCHBOARD_BODY_MIN_RATE")]
+    pub body_min_rate: Option<u64>,
+    /// Milliseconds a connection with no request in flight is kept open.
+    /// Default 60000.
+    #[arg(long, env = "SWITCHBOARD_IDLE_TIMEOUT_MS")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Most connections open at once; when full, the longest idle one is
+    /// closed, else no more are accepted until one closes. Keep it well
+    /// under the descriptor limit (`ulimit -n`). Default 1024.
+    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Most connections open at once from one IP address. Default 256.
+    #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS_PER_IP")]
+    pub max_connections_per_ip: Option<usize>,
+}
+
+impl ConnectionArgs {
+    /// The server's connection limits: the set ones over the defaults.
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        let d = ConnectionLimits::default();
+        let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
+        ConnectionLimits {
+            header_read_timeout: ms(self.header_read_timeout_ms, d.header_read_timeout),
+            body_read_timeout: ms(self.body_read_timeout_ms, d.body_read_timeout),
+            body_min_rate: self.body_min_rate.unwrap_or(d.body_min_rate),
+            idle_timeout: ms(self.idle_timeout_ms, d.idle_timeout),
+            max_connections: self.max_connections.unwrap_or(d.max_connections).max(1),
+            max_connections_per_ip: self
+                .max_connections_per_ip
+                .unwrap_or(d.max_connections_per_ip)
+                .max(1),
+        }
+    }
 }
 
 impl LimitsArgs {
@@ -148,21 +178,9 @@ impl LimitsArgs {
         }
     }
 
-    /// The server's connection limits: the set ones over the defaults.
+    /// The server's connection limits (see [`ConnectionArgs`]).
     pub fn connection_limits(&self) -> ConnectionLimits {
-        let d = ConnectionLimits::default();
-        let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
-        ConnectionLimits {
-            header_read_timeout: ms(self.header_read_timeout_ms, d.header_read_timeout),
-            body_read_timeout: ms(self.body_read_timeout_ms, d.body_read_timeout),
-            body_min_rate: self.body_min_rate.unwrap_or(d.body_min_rate),
-            idle_timeout: ms(self.idle_timeout_ms, d.idle_timeout),
-            max_connections: self.max_connections.unwrap_or(d.max_connections).max(1),
-            max_connections_per_ip: self
-                .max_connections_per_ip
-                .unwrap_or(d.max_connections_per_ip)
-                .max(1),
-        }
+        self.connections.connection_limits()
     }
 }
 
@@ -173,8 +191,11 @@ mod tests {
     #[test]
     fn set_limits_replace_the_defaults_and_unset_ones_keep_them() {
         let limits = LimitsArgs {
-            max_connections: Some(9),
-            header_read_timeout_ms: Some(2000),
+            connections: ConnectionArgs {
+                max_connections: Some(9),
+                header_read_timeout_ms: Some(2000),
+                ..ConnectionArgs::default()
+            },
             ..LimitsArgs::default()
         }
         .connection_limits();

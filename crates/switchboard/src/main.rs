@@ -7,16 +7,16 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{auth_args, client, push_cmd, serve};
+use switchboard::{auth_args, bridge_cmd, client, push_cmd, serve};
 
 use std::ffi::OsString;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 /// An A2A-native agent server and client.
-#[derive(Debug, Parser)]
+#[derive(Debug, clap::Parser)]
 #[command(name = "switchboard", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
@@ -27,6 +27,8 @@ struct Cli {
 enum Command {
     /// Serve an agent over A2A (JSON-RPC + SSE), storing tasks in SQLite by default.
     Serve(Box<serve::ServeArgs>),
+    /// Serve an AG-UI endpoint in front of an A2A agent: any AG-UI frontend drives it.
+    Bridge(Box<bridge_cmd::BridgeArgs>),
     /// Configuration: `config check` validates and prints what `serve` would use.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -81,7 +83,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let cli = Cli::parse_from(&argv);
+    // `bridge` reads its own variables for the flags it shares with `serve`.
+    let command = Cli::command().mut_subcommand("bridge", bridge_cmd::bridge_env);
+    let cli = Cli::from_arg_matches(&command.get_matches_from(&argv)).unwrap_or_else(|e| e.exit());
     // One rustls crypto provider in the process, ring: our own TLS configs
     // name it explicitly, and this default serves any library that asks for
     // the process default. `Err` only means one is installed already.
@@ -141,6 +145,23 @@ fn main() -> ExitCode {
                     otel.shutdown().await;
                 }
                 code
+            }
+            Command::Bridge(_) => {
+                let args = match bridge_cmd::BridgeArgs::resolve(&after(1)) {
+                    Ok(args) => args,
+                    Err(e) => {
+                        eprintln!("switchboard bridge: {e:#}");
+                        return ExitCode::from(2);
+                    }
+                };
+                switchboard::logging::init_with(args.log_format, &args.log, None);
+                match bridge_cmd::run(args).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("switchboard bridge: {e:#}");
+                        ExitCode::from(2)
+                    }
+                }
             }
             Command::Config(ConfigCommand::Check(args)) => {
                 let flag = format!("--{JSON_FLAG_NAME}");
@@ -205,7 +226,7 @@ mod tests {
     }
 
     /// Every command that prints a result (each leaf of the command tree
-    /// but `serve`, which runs a server) takes `--json`.
+    /// but `serve` and `bridge`, which run servers) takes `--json`.
     #[test]
     fn every_leaf_command_takes_json() {
         fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
@@ -220,7 +241,7 @@ mod tests {
         leaves(&super::Cli::command(), "switchboard".into(), &mut all);
         let mut checked = Vec::new();
         for (path, cmd) in &all {
-            if path == "switchboard serve" {
+            if path == "switchboard serve" || path == "switchboard bridge" {
                 continue;
             }
             let json = cmd.get_arguments().find(|a| a.get_id() == "json");

@@ -24,9 +24,9 @@ use anyhow::{Context, bail};
 use switchboard_core::{
     AgentExecutor, Cluster, InMemoryStore, PushStore, RequestHandler, TaskStore,
 };
-use switchboard_protocol::AgentCard;
-use switchboard_server::A2aServer;
+use switchboard_protocol::{A2AError, AgentCard};
 use switchboard_server::push::PushOptions;
+use switchboard_server::{A2aServer, Gate, Identity};
 
 use crate::{config, demo};
 
@@ -170,6 +170,17 @@ pub struct ServeArgs {
     /// logged and the old one kept).
     #[arg(long, env = "SWITCHBOARD_TLS_RELOAD_SECS", default_value_t = 5)]
     pub tls_reload_secs: u64,
+    /// Serve the agent to AG-UI frontends at `/agui` (the bridge's
+    /// endpoint over the hosted agent: a RunAgentInput in, AG-UI events
+    /// out, callers admitted as on the A2A bindings); `--agui-endpoint=false`
+    /// turns it off.
+    #[arg(long, env = "SWITCHBOARD_AGUI_ENDPOINT", default_value_t = true, num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub agui_endpoint: bool,
+    /// At `/agui`: forward AG-UI `system` and `developer` messages to the
+    /// agent (as user content tagged with their role); dropped by default.
+    #[arg(long, env = "SWITCHBOARD_AGUI_FORWARD_SYSTEM_MESSAGES")]
+    pub agui_forward_system_messages: bool,
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
@@ -644,6 +655,11 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     if let Some(tls) = tls {
         server = server.tls(tls);
     }
+    if cfg.agui_endpoint {
+        // After the authenticator: the endpoint admits callers with its gate.
+        let routes = agui_routes(&cfg, handler.clone(), server.gate());
+        server = server.merge(routes);
+    }
     if let Some(options) = push {
         server = server
             .push(options)
@@ -686,6 +702,45 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `serve`'s `/agui`: the bridge's AG-UI endpoint over the hosted agent
+/// (`switchboard_bridge::HostedAgent`). The callers are the A2A bindings':
+/// the gate authenticates each request in front of the route (401 with the
+/// challenge before the body is read, see [`crate::bridge_cmd::agui_router`]),
+/// and the run calls the handler with the context the gate makes of that
+/// identity (tenant, admin, request rate, extensions), so a run sees the
+/// tasks the caller would see over A2A.
+fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Router {
+    use switchboard_bridge::backend::Admit;
+    use switchboard_bridge::{BridgeConfig, EndpointConfig, HostedAgent, RunConfig};
+    let admit_gate = gate.clone();
+    let admit: Admit = Arc::new(move |head| {
+        // Put there by the router's authentication layer.
+        let call = match head.extensions.get::<Identity>() {
+            Some(identity) => admit_gate.call_context(identity, &head.headers),
+            None => Err(A2AError::Unauthenticated(
+                "the AG-UI endpoint's caller was not authenticated".into(),
+            )),
+        };
+        Box::pin(std::future::ready(call))
+    });
+    let config = EndpointConfig {
+        body_limit: cfg.max_body_bytes,
+        run: RunConfig {
+            bridge: BridgeConfig {
+                forward_system_messages: cfg.agui_forward_system_messages,
+                ..BridgeConfig::default()
+            },
+            ..RunConfig::default()
+        },
+        ..EndpointConfig::default()
+    };
+    crate::bridge_cmd::agui_router(
+        HostedAgent::new(handler, admit),
+        config,
+        Arc::new(crate::bridge_cmd::GateAuthenticator(gate)),
+    )
+}
+
 /// The listener's TLS, when `tls_cert` and `tls_key` are set (both or neither).
 fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerTls>> {
     match (&cfg.tls_cert, &cfg.tls_key) {
@@ -701,7 +756,8 @@ fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerT
     }
 }
 
-async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM (`serve` and `bridge` stop on either).
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

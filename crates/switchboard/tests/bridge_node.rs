@@ -85,7 +85,8 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         return;
     };
     let serve = proc::Serve::start("memory");
-    let (_bridge, url, _) = proc::start_bridge(&serve.base(), &[]);
+    let bridge = proc::BridgeProc::start(&serve.base(), &[]);
+    let url = bridge.url();
     let report = drive(
         &node,
         &url,
@@ -336,7 +337,8 @@ fn a_text_only_agent_through_the_bridge_is_plain_text() {
         return;
     };
     let serve = proc::Serve::start_with("memory", &["--agent", "echo-message"]);
-    let (_bridge, url, _) = proc::start_bridge(&serve.base(), &[]);
+    let bridge = proc::BridgeProc::start(&serve.base(), &[]);
+    let url = bridge.url();
     let report = drive(&node, &url, &["text"]);
     let text = &report["text"];
     for (name, said) in [("first", "hello there"), ("second", "and again")] {
@@ -424,7 +426,8 @@ fn the_bridge_fronts_the_python_sdk_sample_over_each_binding() {
     };
     let sample = PythonSample::start(&python);
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let (_bridge, url, line) = proc::start_bridge(&sample.base, &["--prefer-binding", binding]);
+        let bridge = proc::BridgeProc::start(&sample.base, &["--prefer-binding", binding]);
+        let (url, line) = (bridge.url(), bridge.line.clone());
         assert!(line.ends_with(&format!(", {binding})")), "{line}");
         let report = drive(&node, &url, &["sample"]);
         let sample_run = &report["sample"];

@@ -322,3 +322,104 @@ fn help_does_not_show_a_store_password_from_the_environment() {
     assert!(help.contains("SWITCHBOARD_STORE"), "{help}");
     assert!(!help.contains("hunter2-secret"), "{help}");
 }
+
+/// `switchboard bridge`'s settings follow the same rule with their own
+/// variables (`SWITCHBOARD_BRIDGE_<KEY>`, the flags shared with `serve`
+/// included), and the file layers under the flags the same way. Checked in
+/// process on the same layered parse `bridge` runs: a flag and the file's
+/// key give the same value, each reported with its source. (`bridge` has
+/// no `config check` to print what a variable set, so the variable is
+/// checked by its name on the definition.)
+#[test]
+fn every_bridge_flag_has_its_variable_and_key_and_they_agree() {
+    use std::ffi::OsString;
+    use switchboard::bridge_cmd::BridgeArgs;
+    use switchboard::config::{Source, parse_layered};
+
+    let cmd = BridgeArgs::command();
+    let dir = tempfile::tempdir().unwrap();
+    // What one setting parses to (its raw values) and where it came from.
+    let parse = |id: &str, args: &[String], file: Option<&str>| {
+        let mut argv: Vec<OsString> = Vec::new();
+        if id != "agent" {
+            argv.push("--agent=http://127.0.0.1:1".into());
+        }
+        if let Some(text) = file {
+            let path = dir.path().join("bridge.toml");
+            std::fs::write(&path, format!("[bridge]\n{text}")).unwrap();
+            argv.push("--config".into());
+            argv.push(path.into_os_string());
+        }
+        argv.extend(args.iter().map(OsString::from));
+        let layered = parse_layered(&cmd, &argv, "config").ok()?;
+        let values: Vec<String> = layered
+            .matches
+            .get_raw(id)
+            .map(|v| v.map(|v| v.to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        let source = layered.sources.get(id).copied().unwrap_or(Source::Default);
+        Some((values, source))
+    };
+    let mut walked = 0;
+    for arg in cmd.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches!(arg.get_action(), ArgAction::Help | ArgAction::Version) || id == "config" {
+            continue;
+        }
+        let s = Setting {
+            id: id.to_string(),
+            long: arg.get_long().unwrap_or_default().to_string(),
+            env: arg
+                .get_env()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            action: arg.get_action().clone(),
+        };
+        assert_eq!(s.long, s.id.replace('_', "-"), "flag of `{id}`");
+        assert_eq!(
+            s.env,
+            format!("SWITCHBOARD_BRIDGE_{}", id.to_ascii_uppercase()),
+            "variable of `{id}`"
+        );
+        let default = if id == "agent" {
+            Vec::new()
+        } else {
+            parse(id, &[], None).unwrap().0
+        };
+        let possible: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .map(|p| p.get_name().to_string())
+            .collect();
+        let candidates: Vec<String> = if matches!(s.action, ArgAction::SetTrue) {
+            vec!["true".into()]
+        } else if !possible.is_empty() {
+            possible
+        } else {
+            CANDIDATES
+                .iter()
+                .chain(&["X-Team: blue", "GRPC"])
+                .map(|c| c.to_string())
+                .collect()
+        };
+        let value = candidates
+            .iter()
+            .find(|v| {
+                let (args, _, _) = ways(&s, v);
+                parse(id, &args, None).is_some_and(|(got, _)| got != default)
+            })
+            .unwrap_or_else(|| panic!("no sample value fits `--{}`", s.long));
+        let (args, _, file) = ways(&s, value);
+        let by_flag = parse(id, &args, None).unwrap();
+        let by_file = parse(id, &[], Some(&file))
+            .unwrap_or_else(|| panic!("the file's `{id}` parses: {file}"));
+        assert_eq!(by_flag.1, Source::Flag, "{id}");
+        assert_eq!(by_file.1, Source::File, "{id}");
+        assert_eq!(by_flag.0, by_file.0, "flag and key of `{id}`");
+        walked += 1;
+    }
+    assert!(
+        walked > 20,
+        "walked {walked} settings, shared ones included"
+    );
+}

@@ -282,13 +282,15 @@ fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
 }
 
 /// The port in `serve`'s first line, `switchboard listening on
-/// http://127.0.0.1:PORT (card: …)`.
+/// http://127.0.0.1:PORT (card: …)`, or `bridge`'s, `switchboard bridge
+/// listening on http://127.0.0.1:PORT/agui (agent: …)`.
 pub fn listening_port(line: &str) -> u16 {
     line.split_whitespace()
         .find_map(|w| {
             w.strip_prefix("http://127.0.0.1:")
                 .or_else(|| w.strip_prefix("https://127.0.0.1:"))
         })
+        .and_then(|rest| rest.split('/').next())
         .and_then(|port| port.parse().ok())
         .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
 }
@@ -682,48 +684,79 @@ pub fn interop_driver_passed(what: &str, out: &std::process::Output, steps: u32)
     stdout
 }
 
-/// Starts `switchboard bridge --agent <agent> --listen 127.0.0.1:0` with
-/// `extra` flags (e.g. `--prefer-binding HTTP+JSON`) and waits for its
-/// line, `switchboard bridge listening on http://<addr><path> (agent: …)`.
-/// Returns the process (a [`Serve`], killed on drop), the AG-UI endpoint's
-/// URL and that line.
-pub fn start_bridge(agent: &str, extra: &[&str]) -> (Serve, String, String) {
-    let mut child = switchboard_without_env()
-        .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .env("SWITCHBOARD_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdout = lines_of(child.stdout.take().unwrap());
-    let mut bridge = Serve {
-        child,
-        port: 0,
-        log: None,
-        stdout,
-    };
-    let line = bridge
-        .stdout
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|e| {
-            panic!(
-                "bridge to {agent} printed no address ({e}): {:?}",
-                bridge.child.try_wait()
-            )
-        });
-    let url = line
-        .strip_prefix("switchboard bridge listening on ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("not the bridge's line: {line:?}"))
-        .to_owned();
-    bridge.port = url
-        .strip_prefix("http://127.0.0.1:")
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("no loopback address in {line:?}"));
-    (bridge, url, line)
+/// A running `switchboard bridge` in front of the agent at `agent`,
+/// listening on a loopback port it picked itself (read, like [`Serve`]'s,
+/// from the one line it prints once it accepts connections).
+pub struct BridgeProc {
+    child: Child,
+    pub port: u16,
+    /// Its first line on stdout.
+    pub line: String,
+}
+
+impl BridgeProc {
+    /// Starts `switchboard bridge --agent <agent> --listen 127.0.0.1:0`
+    /// with `extra` flags and waits until it accepts connections.
+    pub fn start(agent: &str, extra: &[&str]) -> BridgeProc {
+        switchboard_client::tls::install_default_provider();
+        let mut child = switchboard_without_env()
+            .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .env("SWITCHBOARD_BRIDGE_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = lines_of(child.stdout.take().unwrap());
+        // Owned before anything can panic, so that `Drop` stops the process.
+        let mut bridge = BridgeProc {
+            child,
+            port: 0,
+            line: String::new(),
+        };
+        bridge.line = stdout
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "bridge printed no address ({e}): {:?}",
+                    bridge.child.try_wait()
+                )
+            });
+        bridge.port = listening_port(&bridge.line);
+        bridge
+    }
+
+    /// The AG-UI endpoint's URL (at the default path).
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/agui", self.port)
+    }
+
+    /// SIGTERM, then waits up to `within`; whether it exited successfully.
+    pub fn terminate(&mut self, within: Duration) -> bool {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM failed");
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for BridgeProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs `script` of `interop/agui` (where its packages are) with `node` and

@@ -1,0 +1,481 @@
+//! `switchboard bridge`: any AG-UI frontend in front of any A2A agent.
+//!
+//! The process fetches the agent's card once at start, builds one
+//! [`A2AClient`] for the best interface the card offers (or the bindings
+//! `--prefer-binding` names), and serves the bridge's AG-UI endpoint
+//! (`switchboard_bridge::endpoint`, `POST /agui` by default) over it: every
+//! run is a [`RemoteBackend`] call sequence against that agent. The
+//! bridge's own behaviour (run modes, history, `/view` state, HITL, Engram)
+//! is the library's; this module is the flags, the callers and the socket.
+//!
+//! **Settings.** Each is a flag, a `SWITCHBOARD_BRIDGE_*` variable and a
+//! key of the `--config` TOML file, layered as `serve`'s are
+//! ([`crate::config`]: flag > variable > file > default; the file's keys
+//! may sit in a `[bridge]` section). The caller-authentication flags
+//! ([`crate::auth_args`]) and the connection limits
+//! ([`crate::limits_args::ConnectionArgs`]) are `serve`'s, read from
+//! `SWITCHBOARD_BRIDGE_<FLAG>` here so one environment can configure a
+//! server and the bridge in front of it separately ([`BridgeArgs::command`]
+//! renames their variables).
+//!
+//! **Callers.** The bridge lets in whom `serve` would: API keys or JWTs
+//! when configured; without them everyone, but only on a loopback address
+//! (else it refuses to start unless `--allow-anonymous`). Authentication is
+//! an HTTP layer in front of the route ([`agui_router`]), not the backend
+//! factory: a refused caller gets `401` with the scheme's
+//! `WWW-Authenticate` challenge (or `403`) before its body is read, as on
+//! the A2A bindings, instead of a `200` stream that only holds a
+//! `RUN_ERROR` — clients and proxies see an auth failure as one. `serve`'s
+//! own `/agui` uses the same layer over its gate.
+//!
+//! **Hostile callers.** The router runs on the server's connection code
+//! ([`switchboard_server::serve_router`]): header read timeout (slowloris),
+//! idle timeout, body rate, connection caps per address and in total.
+//!
+//! **Start and stop.** One line on stdout once it accepts connections:
+//! `switchboard bridge listening on http://<addr><path> (agent: <name> at
+//! <endpoint>, <binding>)`. A card that cannot be fetched is an error
+//! before anything listens (exit code 2). Ctrl-C or SIGTERM stop accepting;
+//! runs in flight get [`switchboard_server::SHUTDOWN_GRACE`] to end.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{self, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use switchboard_bridge::{BackendFactory, BridgeConfig, EndpointConfig, RemoteBackend, RunConfig};
+use switchboard_client::A2AClient;
+use switchboard_protocol::A2AError;
+use switchboard_server::errors::{ErrorTable, rest_error_body};
+use switchboard_server::{Authenticator, Gate, Identity};
+
+use crate::serve::LogFormat;
+use crate::{auth_args, config, limits_args};
+
+/// The settings of `switchboard bridge` (see the module docs).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BridgeArgs {
+    /// TOML config file: keys are the flags with `_` for `-` (optionally
+    /// in a `[bridge]` section); flags and variables win over it.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The A2A agent to bridge to: its base URL or its card's URL.
+    /// Required (as a flag, the variable or the file's key: clap cannot
+    /// require it, since the file is read after the first parse).
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_AGENT", value_name = "URL")]
+    pub agent: Option<String>,
+    /// Address and port to listen on (port 0 picks a free one).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_LISTEN",
+        default_value = "127.0.0.1:8090"
+    )]
+    pub listen: String,
+    /// The path of the AG-UI endpoint.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_PATH", default_value = "/agui")]
+    pub path: String,
+    /// Forward AG-UI `system` and `developer` messages to the agent (as
+    /// user content tagged with their role); dropped by default.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_FORWARD_SYSTEM_MESSAGES")]
+    pub forward_system_messages: bool,
+    /// Route messages carrying the Engram extension (`urn:agui:engram:v1`)
+    /// to the agent's config lane, and project its config changes into
+    /// `/view/config`. Off: they are ordinary messages.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_ENGRAM")]
+    pub engram: bool,
+    /// A bearer token the bridge sends to the agent on every call.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_AGENT_BEARER_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub agent_bearer_token: Option<String>,
+    /// A header the bridge sends to the agent on every call, `Name: value`.
+    /// Repeatable (one per line in the variable); adds to the file's list.
+    #[arg(
+        long = "agent-header",
+        alias = "agent-headers",
+        env = "SWITCHBOARD_BRIDGE_AGENT_HEADER",
+        hide_env_values = true,
+        value_delimiter = '\n',
+        value_parser = parse_header,
+        value_name = "NAME: VALUE"
+    )]
+    pub agent_header: Vec<(String, String)>,
+    /// The bindings to reach the agent with, in order of preference
+    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
+    /// (comma-separated in the variable).
+    #[arg(
+        long = "prefer-binding",
+        alias = "prefer-bindings",
+        env = "SWITCHBOARD_BRIDGE_PREFER_BINDING",
+        value_delimiter = ',',
+        value_parser = parse_binding,
+        value_name = "BINDING"
+    )]
+    pub prefer_binding: Vec<String>,
+    /// The longest the agent may stay silent in a run (an answer, or the
+    /// next event of a stream), in seconds; past it the run ends with
+    /// RUN_ERROR and the task is left as it is.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_AGENT_TIMEOUT_SECS",
+        default_value_t = 300
+    )]
+    pub agent_timeout_secs: u64,
+    /// Largest RunAgentInput accepted, in bytes.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    /// Seconds an SSE stream may stay quiet before a keep-alive comment.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_KEEP_ALIVE_SECS", default_value_t = 15)]
+    pub keep_alive_secs: u64,
+    /// Who may call the bridge (`serve`'s flags, see [`crate::auth_args`]).
+    #[command(flatten)]
+    pub auth: auth_args::AuthArgs,
+    /// What one client may hold of the bridge's connections.
+    #[command(flatten)]
+    pub connections: limits_args::ConnectionArgs,
+    /// Log format on stderr: `text` or `json`; default: text on a
+    /// terminal, JSON otherwise.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+    /// Which log events to write, in tracing's filter syntax.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_LOG",
+        default_value = "info",
+        value_name = "FILTER"
+    )]
+    pub log: String,
+}
+
+/// The argument id of the config file setting.
+const CONFIG_ID: &str = "config";
+
+/// The variable a bridge setting reads: `SWITCHBOARD_BRIDGE_` and its id
+/// in capitals.
+pub fn env_name(id: &str) -> String {
+    format!("SWITCHBOARD_BRIDGE_{}", id.to_ascii_uppercase())
+}
+
+/// Gives every argument of `cmd` that reads a variable the bridge's own
+/// ([`env_name`]): the flags shared with `serve` (authentication,
+/// connection limits) are declared with `serve`'s variables.
+pub fn bridge_env(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_env().is_some() {
+            let name = env_name(arg.get_id().as_str());
+            arg.env(name)
+        } else {
+            arg
+        }
+    })
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected `Name: value`, got {s:?}"))?;
+    let (name, value) = (name.trim(), value.trim());
+    http::HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("{name:?} is not a valid header name"))?;
+    HeaderValue::from_str(value).map_err(|_| format!("the value of {name} is not valid"))?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+fn parse_binding(s: &str) -> Result<String, String> {
+    use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
+    let binding = s.trim().to_ascii_uppercase();
+    if [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {
+        Ok(binding)
+    } else {
+        Err(format!(
+            "unknown binding {s:?}: use JSONRPC, HTTP+JSON or GRPC"
+        ))
+    }
+}
+
+impl BridgeArgs {
+    /// The `bridge` command with every setting, each reading its
+    /// `SWITCHBOARD_BRIDGE_*` variable.
+    pub fn command() -> clap::Command {
+        bridge_env(<Self as clap::Args>::augment_args(clap::Command::new(
+            "bridge",
+        )))
+    }
+
+    /// Parses `argv` (the tokens after `bridge`) with the environment and
+    /// the config file layered under it (see [`crate::config`]).
+    pub fn layered(argv: &[OsString]) -> anyhow::Result<(BridgeArgs, config::Layered)> {
+        let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
+        let args = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        args.validate()?;
+        Ok((args, layered))
+    }
+
+    /// Resolves the settings from `argv`; see [`BridgeArgs::layered`].
+    pub fn resolve(argv: &[OsString]) -> anyhow::Result<BridgeArgs> {
+        Ok(Self::layered(argv)?.0)
+    }
+
+    /// What clap's parsers cannot check.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        self.agent()?;
+        if !self.path.starts_with('/') {
+            anyhow::bail!("path {:?} must start with `/`", self.path);
+        }
+        if self.agent_timeout_secs == 0 {
+            anyhow::bail!("agent_timeout_secs must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The agent's URL.
+    pub fn agent(&self) -> anyhow::Result<&str> {
+        self.agent.as_deref().context(
+            "no agent to bridge to: give its URL with --agent, SWITCHBOARD_BRIDGE_AGENT or `agent` in the config file",
+        )
+    }
+
+    /// How the endpoint serves runs.
+    pub fn endpoint_config(&self) -> EndpointConfig {
+        EndpointConfig {
+            path: self.path.clone(),
+            body_limit: self.max_body_bytes,
+            keep_alive: Duration::from_secs(self.keep_alive_secs.max(1)),
+            run: RunConfig {
+                bridge: BridgeConfig {
+                    forward_system_messages: self.forward_system_messages,
+                    engram: self.engram,
+                },
+                agent_timeout: Duration::from_secs(self.agent_timeout_secs),
+            },
+        }
+    }
+
+    /// The client for the agent, its card fetched.
+    pub async fn connect(&self) -> anyhow::Result<A2AClient> {
+        let mut builder = A2AClient::builder();
+        if !self.prefer_binding.is_empty() {
+            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
+        }
+        for (name, value) in &self.agent_header {
+            builder = builder.header(name, value);
+        }
+        if let Some(token) = &self.agent_bearer_token {
+            builder = builder.bearer_token(token);
+        }
+        let agent = self.agent()?;
+        builder
+            .connect(agent)
+            .await
+            .with_context(|| format!("cannot use the agent at {agent}"))
+    }
+}
+
+/// The AG-UI endpoint over `factory`, behind a layer that lets in only the
+/// callers `authenticator` accepts (see the module docs). The caller's
+/// [`Identity`] is in the request's extensions for the factory.
+pub fn agui_router(
+    factory: impl BackendFactory,
+    config: EndpointConfig,
+    authenticator: Arc<dyn Authenticator>,
+) -> Router {
+    switchboard_bridge::router(factory, config).layer(axum::middleware::from_fn(
+        move |request: Request, next: Next| {
+            let authenticator = authenticator.clone();
+            async move {
+                let (mut head, body) = request.into_parts();
+                match authenticator.authenticate(&head).await {
+                    Ok(identity) => {
+                        head.extensions.insert(identity);
+                        next.run(Request::from_parts(head, body)).await
+                    }
+                    Err(error) => refusal(&error, authenticator.challenge()),
+                }
+            }
+        },
+    ))
+}
+
+/// The answer to a caller the authenticator refused: the REST binding's
+/// status and error body, with the challenge on a 401.
+fn refusal(error: &A2AError, challenge: Option<HeaderValue>) -> Response {
+    let status = ErrorTable::V1_0_0.status(error);
+    let mut response = (
+        status.http,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(rest_error_body(error, status)),
+    )
+        .into_response();
+    if status.http == StatusCode::UNAUTHORIZED
+        && let Some(challenge) = challenge
+    {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// Every caller, as the anonymous principal (no scheme configured).
+#[derive(Debug)]
+struct Anyone;
+
+impl Authenticator for Anyone {
+    fn authenticate<'a>(
+        &'a self,
+        _head: &'a http::request::Parts,
+    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
+        Box::pin(async { Ok(Identity::anonymous()) })
+    }
+}
+
+/// A server's [`Gate`] as the authenticator of [`agui_router`]: `serve`'s
+/// `/agui` lets in whom its A2A bindings let in.
+#[derive(Debug)]
+pub struct GateAuthenticator(pub Gate);
+
+impl Authenticator for GateAuthenticator {
+    fn authenticate<'a>(
+        &'a self,
+        head: &'a http::request::Parts,
+    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
+        Box::pin(self.0.authenticate(head))
+    }
+
+    fn challenge(&self) -> Option<HeaderValue> {
+        self.0.challenge()
+    }
+}
+
+/// Runs the bridge until Ctrl-C or SIGTERM (see the module docs).
+pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
+    let client = args.connect().await?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let authenticator: Arc<dyn Authenticator> =
+        match auth_args::caller_schemes(&args.auth, addr.ip())? {
+            Some(schemes) => Arc::new(schemes),
+            None => Arc::new(Anyone),
+        };
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the bridge"
+        );
+    }
+    let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
+    let endpoint = client.endpoint().to_owned();
+    let binding = client.interface().protocol_binding.clone();
+    let router = agui_router(
+        RemoteBackend::new(client),
+        args.endpoint_config(),
+        authenticator,
+    );
+    tracing::info!(%addr, agent = %name, %endpoint, %binding, "bridging");
+    // One line on stdout that scripts can wait for.
+    println!(
+        "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
+        args.path
+    );
+    switchboard_server::serve_router(
+        listener,
+        router,
+        args.connections.connection_limits(),
+        crate::serve::shutdown_signal(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn defaults_and_flags() {
+        let args = BridgeArgs::resolve(&argv(&["--agent", "http://127.0.0.1:1"])).unwrap();
+        assert_eq!(args.listen, "127.0.0.1:8090");
+        assert_eq!(args.path, "/agui");
+        let config = args.endpoint_config();
+        assert_eq!(config.body_limit, 1 << 20);
+        assert_eq!(config.keep_alive, Duration::from_secs(15));
+        assert_eq!(config.run.agent_timeout, Duration::from_secs(300));
+        assert!(!config.run.bridge.engram && !config.run.bridge.forward_system_messages);
+        let args = BridgeArgs::resolve(&argv(&[
+            "--agent=http://a",
+            "--engram",
+            "--prefer-binding=http+json",
+            "--prefer-binding",
+            "grpc",
+            "--agent-header",
+            "X-Team: blue",
+        ]))
+        .unwrap();
+        assert!(args.endpoint_config().run.bridge.engram);
+        assert_eq!(args.prefer_binding, ["HTTP+JSON", "GRPC"]);
+        assert_eq!(args.agent_header, [("X-Team".into(), "blue".into())]);
+        for bad in [
+            &["--agent=a", "--prefer-binding=SOAP"][..],
+            &["--agent=a", "--agent-header=novalue"],
+            &["--agent=a", "--path=agui"],
+            &[],
+        ] {
+            assert!(BridgeArgs::resolve(&argv(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_file_layers_under_the_flags_in_a_bridge_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(
+            &path,
+            "[bridge]\nagent = \"http://agent\"\npath = \"/ui\"\nmax_connections_per_ip = 3\nagent_headers = [\"A: 1\"]\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        let args = BridgeArgs::resolve(&argv(&["--config", file])).unwrap();
+        assert_eq!(
+            (args.agent.as_deref(), args.path.as_str()),
+            (Some("http://agent"), "/ui")
+        );
+        assert_eq!(args.connections.max_connections_per_ip, Some(3));
+        let args = BridgeArgs::resolve(&argv(&[
+            "--config",
+            file,
+            "--path=/x",
+            "--agent-header=B: 2",
+        ]))
+        .unwrap();
+        assert_eq!(args.path, "/x", "the flag wins");
+        assert_eq!(args.agent_header.len(), 2, "flags add to the file");
+    }
+
+    #[test]
+    fn secrets_stay_out_of_help() {
+        let cmd = BridgeArgs::command();
+        for id in ["agent_bearer_token", "agent_header"] {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
+            assert!(arg.is_hide_env_values_set(), "{id}");
+        }
+    }
+}
