@@ -213,6 +213,17 @@ fi
 
 # counters MINUTE: one JSON line of PostgreSQL's cumulative counters (growth's per-minute
 # profile; the load does not distort them, unlike tasks/s on a shared machine).
+# cpu_ms PID...: the CPU time (user + system) the processes have used, in ms.
+cpu_ms() {
+  local tick; tick=$(getconf CLK_TCK)
+  for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true; done |
+    awk -v t="$tick" '{s += $1} END {printf "%d", s * 1000 / t}'
+}
+# The cluster's processes: the postmaster and its children (backends, checkpointer, …).
+pg_pids() {
+  local pm; pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+  echo "$pm"; pgrep -P "$pm" || true
+}
 counters() {
   local stmt_ms=0
   [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
@@ -233,7 +244,8 @@ counters() {
       'upd', (SELECT sum(n_tup_upd) FROM pg_stat_user_tables),
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
       'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
-      'stmt_ms', $stmt_ms)
+      'stmt_ms', $stmt_ms,
+      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
 # waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
@@ -254,16 +266,16 @@ out = sys.argv[1]
 lines = [json.loads(l) for l in open(f"{out}/counters.jsonl") if l.strip()]
 # two snapshots per minute, at its start and at its end
 pairs = list(zip(lines[0::2], lines[1::2]))
-print("per task of each minute (PostgreSQL counters): WAL records, WAL bytes, full-page images, WAL flushes,"
+print("per task of each minute: CPU µs of serve and of the cluster's processes; PostgreSQL counters: WAL records, WAL bytes, full-page images, WAL flushes,"
       " buffers written by checkpointer / bgwriter / backends, blocks read (of which index), hit %, stmt ms;"
       " per minute: checkpoints (requested), autovacuums, autoanalyzes; sizes at the end of the minute")
-cols = "minute tasks wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
+cols = "minute tasks serve_us pg_us wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
 print("\t".join(cols))
 for a, b in pairs:
     d = {k: (b[k] or 0) - (a[k] or 0) for k in b if isinstance(b[k], (int, float)) and k != "minute"}
     n = max(d["tasks"], 1)
     hit = 100.0 * d["blks_hit"] / max(d["blks_hit"] + d["blks_read"], 1)
-    print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
+    print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{1000*d.get('serve_cpu_ms', 0)/n:.1f}", f"{1000*d.get('pg_cpu_ms', 0)/n:.1f}", f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
         f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['wal_sync_ms']/max(d['wal_sync'], 1):.2f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
         f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
         f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
