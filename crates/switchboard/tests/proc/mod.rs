@@ -236,21 +236,7 @@ impl Serve {
     /// SIGTERM (a graceful shutdown), then waits up to `within` for the
     /// process to exit. Returns whether it exited successfully in time.
     pub fn terminate(&mut self, within: Duration) -> bool {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success(), "kill -TERM failed");
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.success();
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        terminate_child(&mut self.child, within)
     }
 
     /// SIGKILL: the process gets no chance to flush or finish anything.
@@ -734,21 +720,7 @@ impl BridgeProc {
 
     /// SIGTERM, then waits up to `within`; whether it exited successfully.
     pub fn terminate(&mut self, within: Duration) -> bool {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success(), "kill -TERM failed");
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.success();
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        terminate_child(&mut self.child, within)
     }
 }
 
@@ -804,4 +776,24 @@ pub fn report_contents(report: &Value, role: &str) -> String {
         .map(|m| m["content"].as_str().unwrap_or("").to_owned())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// SIGTERM to `child`, then waits up to `within`; whether it exited
+/// successfully in time.
+fn terminate_child(child: &mut Child, within: Duration) -> bool {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -TERM failed");
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.success();
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
