@@ -35,6 +35,10 @@
 # the checkpointer, bgwriter and backends, blocks read, statement time, checkpoints,
 # autovacuums, sizes) with the wait events of its busy processes: on a shared machine tasks/s
 # is noise, what a task costs PostgreSQL is not. PGOPTS adds server settings (`-c name=value`).
+# PG_SIZING=production starts the cluster as PostgreSQL's docs size a dedicated server instead of
+# initdb's 128 MB defaults: shared_buffers a quarter of RAM, WAL sized and checkpoints spread so
+# that checkpoints are minutes apart (max_wal_size 16 GB, checkpoint_timeout 15 min); PGOPTS
+# still applies after it. The ratio and replicas figures of earlier sessions used the defaults.
 # GROWTH_LOAD=pgbench makes `growth` load PostgreSQL with pgbench's one-task transaction
 # instead of serve (same minutes, clients and counters, on its own fresh cluster): what the
 # same disk and cluster do with the least a task needs, as tables grow — the growth curve's
@@ -52,6 +56,16 @@ set -euo pipefail
 cmd=${1:-ratio}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "no PostgreSQL server binaries; run crates/switchboard-store-postgres/install-postgres.sh" >&2; exit 1; }
+# sizing: the server settings of PG_SIZING (see the header), as `-c` options
+sizing() {
+  case ${PG_SIZING:-default} in
+    default) ;;
+    production)
+      local mb; mb=$(awk '/^MemTotal:/{print int($2 / 1024 / 4)}' /proc/meminfo)
+      echo "-c shared_buffers=${mb}MB -c max_wal_size=16GB -c checkpoint_timeout=15min -c checkpoint_completion_target=0.9" ;;
+    *) echo "PG_SIZING is default or production, not $PG_SIZING" >&2; exit 2 ;;
+  esac
+}
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 pg_start() {  # pg_start DIR PORT: prints the URL
@@ -59,7 +73,7 @@ pg_start() {  # pg_start DIR PORT: prints the URL
   mkdir -p "$dir"; [ "$(id -u)" = 0 ] && chown postgres "$dir"
   as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres >"$dir/initdb.log" 2>&1
   as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 ${PGOPTS:-}" start >/dev/null
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 $(sizing) ${PGOPTS:-}" start >/dev/null
   as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres bench
   echo "postgres://postgres@127.0.0.1:$port/bench"
 }
@@ -224,6 +238,28 @@ pg_pids() {
   local pm; pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   echo "$pm"; pgrep -P "$pm" || true
 }
+# pg_cpu_split: the cluster's CPU time in ms by kind of process, as JSON fields: client backends,
+# autovacuum (its launcher and live workers, plus every child the postmaster has reaped: workers
+# exit after each table, and a reaped child's time is only in its parent's cutime/cstime), and the
+# background writers (checkpointer, background writer, WAL writer).
+pg_cpu_split() {
+  local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+  {
+    awk '{print "reaped", $16 + $17}' "/proc/$pm/stat" 2>/dev/null || true
+    for pid in $(pgrep -P "$pm"); do
+      local title; title=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+      local kind=other
+      case $title in
+        *autovacuum*) kind=autovac ;;
+        *checkpointer*|*"background writer"*|*walwriter*) kind=writers ;;
+        *bench*|*postgres\ postgres*) kind=backends ;;
+      esac
+      awk -v k="$kind" '{print k, $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true
+    done
+  } | awk -v t="$tick" '{s[$1] += $2} END {
+      printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d",
+        s["backends"] * 1000 / t, (s["autovac"] + s["reaped"]) * 1000 / t, s["writers"] * 1000 / t }'
+}
 counters() {
   local stmt_ms=0
   [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
@@ -245,7 +281,7 @@ counters() {
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
       'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms,
-      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)))
+      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
 # waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
@@ -266,16 +302,17 @@ out = sys.argv[1]
 lines = [json.loads(l) for l in open(f"{out}/counters.jsonl") if l.strip()]
 # two snapshots per minute, at its start and at its end
 pairs = list(zip(lines[0::2], lines[1::2]))
-print("per task of each minute: CPU µs of serve and of the cluster's processes; PostgreSQL counters: WAL records, WAL bytes, full-page images, WAL flushes,"
+print("per task of each minute: CPU µs of serve and of the cluster's processes (all; client backends, autovacuum, checkpointer + bgwriter + walwriter); PostgreSQL counters: WAL records, WAL bytes, full-page images, WAL flushes,"
       " buffers written by checkpointer / bgwriter / backends, blocks read (of which index), hit %, stmt ms;"
       " per minute: checkpoints (requested), autovacuums, autoanalyzes; sizes at the end of the minute")
-cols = "minute tasks serve_us pg_us wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
+cols = "minute tasks serve_us pg_us pg_backends_us pg_autovac_us pg_writers_us wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
 print("\t".join(cols))
 for a, b in pairs:
     d = {k: (b[k] or 0) - (a[k] or 0) for k in b if isinstance(b[k], (int, float)) and k != "minute"}
     n = max(d["tasks"], 1)
     hit = 100.0 * d["blks_hit"] / max(d["blks_hit"] + d["blks_read"], 1)
-    print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{1000*d.get('serve_cpu_ms', 0)/n:.1f}", f"{1000*d.get('pg_cpu_ms', 0)/n:.1f}", f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
+    print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{1000*d.get('serve_cpu_ms', 0)/n:.1f}", f"{1000*d.get('pg_cpu_ms', 0)/n:.1f}",
+        *(f"{1000*d.get(k, 0)/n:.1f}" for k in ("pg_backends_ms", "pg_autovac_ms", "pg_writers_ms")), f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
         f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['wal_sync_ms']/max(d['wal_sync'], 1):.2f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
         f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
         f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
@@ -289,7 +326,7 @@ PY
 }
 
 if [ "$cmd" = growth ]; then
-  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; PGOPTS: ${PGOPTS:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
   printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
   : >"$OUT/minutes.tsv"
   : >"$OUT/counters.jsonl"
