@@ -154,7 +154,11 @@ impl VerifiedError for Answer {
     /// the official client's rules too.
     fn verified_error(self) -> Self {
         switchboard_agui::Verifier::verify_all(&self.events).unwrap();
-        assert!(self.events.last().is_some_and(is_terminal));
+        assert!(
+            self.events
+                .last()
+                .is_some_and(common::run_events::is_terminal)
+        );
         self
     }
 }

@@ -12,8 +12,9 @@
 //! key of the `--config` TOML file, layered as `serve`'s are
 //! ([`crate::config`]: flag > variable > file > default; the file's keys
 //! may sit in a `[bridge]` section). The caller-authentication flags
-//! ([`crate::auth_args`]) and the connection limits
-//! ([`crate::limits_args::ConnectionArgs`]) are `serve`'s, read from
+//! ([`crate::auth_args`]), the connection limits
+//! ([`crate::limits_args::ConnectionArgs`]) and the log flags
+//! ([`crate::logging::LogArgs`]) are `serve`'s, read from
 //! `SWITCHBOARD_BRIDGE_<FLAG>` here so one environment can configure a
 //! server and the bridge in front of it separately ([`BridgeArgs::command`]
 //! renames their variables).
@@ -56,7 +57,6 @@ use switchboard_protocol::A2AError;
 use switchboard_server::errors::{ErrorTable, rest_error_body};
 use switchboard_server::{Authenticator, Gate, Identity};
 
-use crate::serve::LogFormat;
 use crate::{auth_args, config, limits_args};
 
 /// The settings of `switchboard bridge` (see the module docs).
@@ -143,18 +143,9 @@ pub struct BridgeArgs {
     /// What one client may hold of the bridge's connections.
     #[command(flatten)]
     pub connections: limits_args::ConnectionArgs,
-    /// Log format on stderr: `text` or `json`; default: text on a
-    /// terminal, JSON otherwise.
-    #[arg(long, env = "SWITCHBOARD_BRIDGE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
-    pub log_format: LogFormat,
-    /// Which log events to write, in tracing's filter syntax.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_BRIDGE_LOG",
-        default_value = "info",
-        value_name = "FILTER"
-    )]
-    pub log: String,
+    /// How and what to log (`serve`'s flags, see [`crate::logging`]).
+    #[command(flatten)]
+    pub logging: crate::logging::LogArgs,
 }
 
 /// The argument id of the config file setting.

@@ -105,83 +105,10 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async move {
         match cli.command {
-            Command::Serve(_) => {
-                let cfg = match serve::ServeArgs::resolve(&after(1)) {
-                    Ok(cfg) => cfg,
-                    Err(e) => {
-                        eprintln!("switchboard serve: {e:#}");
-                        return ExitCode::from(2);
-                    }
-                };
-                // Traces, when the OTEL_* variables ask for them.
-                #[cfg(feature = "otel")]
-                let (otel, layer) = match switchboard::otel::OtelConfig::from_env() {
-                    Err(e) => {
-                        eprintln!("switchboard serve: {e}");
-                        return ExitCode::from(2);
-                    }
-                    Ok(None) => (None, None),
-                    Ok(Some(otel_cfg)) => match switchboard::otel::init(&otel_cfg) {
-                        Ok((otel, layer)) => (Some(otel), Some(layer)),
-                        Err(e) => {
-                            eprintln!("switchboard serve: starting the trace exporter: {e:#}");
-                            return ExitCode::from(2);
-                        }
-                    },
-                };
-                #[cfg(not(feature = "otel"))]
-                let layer = None;
-                switchboard::logging::init_with(cfg.log_format, &cfg.log, layer);
-                let code = match serve::run(cfg).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("switchboard serve: {e:#}");
-                        ExitCode::from(2)
-                    }
-                };
-                // Export the spans still batched.
-                #[cfg(feature = "otel")]
-                if let Some(otel) = otel {
-                    otel.shutdown().await;
-                }
-                code
-            }
-            Command::Bridge(_) => {
-                let args = match bridge_cmd::BridgeArgs::resolve(&after(1)) {
-                    Ok(args) => args,
-                    Err(e) => {
-                        eprintln!("switchboard bridge: {e:#}");
-                        return ExitCode::from(2);
-                    }
-                };
-                switchboard::logging::init_with(args.log_format, &args.log, None);
-                match bridge_cmd::run(args).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("switchboard bridge: {e:#}");
-                        ExitCode::from(2)
-                    }
-                }
-            }
+            Command::Serve(_) => exit_code("serve", serve_main(&after(1)).await),
+            Command::Bridge(_) => exit_code("bridge", bridge_main(&after(1)).await),
             Command::Config(ConfigCommand::Check(args)) => {
-                let flag = format!("--{JSON_FLAG_NAME}");
-                let serve_argv: Vec<OsString> =
-                    after(2).into_iter().filter(|a| *a != *flag).collect();
-                let shown = if args.json {
-                    serve::ServeArgs::check_json(&serve_argv).map(|v| format!("{v}\n"))
-                } else {
-                    serve::ServeArgs::check(&serve_argv)
-                };
-                match shown {
-                    Ok(text) => {
-                        print!("{text}");
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("switchboard config check: {e:#}");
-                        ExitCode::from(2)
-                    }
-                }
+                exit_code("config check", config_check(args.json, after(2)))
             }
             Command::Push(cmd) => {
                 ExitCode::from(push_cmd::run_with(cmd, std::io::stdout(), std::io::stderr()).await)
@@ -194,6 +121,68 @@ fn main() -> ExitCode {
             Command::Client(cmd) => client::run(*cmd).await,
         }
     })
+}
+
+/// The exit code of a command that either did its work or failed as a
+/// whole (bad settings, a server that could not start or stopped on an
+/// error): 2 after `switchboard <command>: <error>` on stderr.
+fn exit_code(command: &str, result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("switchboard {command}: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `serve`: its settings from `argv` (the tokens after `serve`), the trace
+/// exporter when the OTEL_* variables ask for one, the logs, the server.
+async fn serve_main(argv: &[OsString]) -> anyhow::Result<()> {
+    let cfg = serve::ServeArgs::resolve(argv)?;
+    #[cfg(feature = "otel")]
+    let (otel, layer) =
+        match switchboard::otel::OtelConfig::from_env().map_err(anyhow::Error::msg)? {
+            None => (None, None),
+            Some(otel_cfg) => {
+                let (otel, layer) = switchboard::otel::init(&otel_cfg)
+                    .map_err(|e| e.context("starting the trace exporter"))?;
+                (Some(otel), Some(layer))
+            }
+        };
+    #[cfg(not(feature = "otel"))]
+    let layer = None;
+    cfg.logging.init(layer);
+    let result = serve::run(cfg).await;
+    // Export the spans still batched, whether the server stopped or failed.
+    #[cfg(feature = "otel")]
+    if let Some(otel) = otel {
+        otel.shutdown().await;
+    }
+    result
+}
+
+/// `bridge`: its settings from `argv` (the tokens after `bridge`), the
+/// logs, the bridge.
+async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
+    let args = bridge_cmd::BridgeArgs::resolve(argv)?;
+    args.logging.init(None);
+    bridge_cmd::run(args).await
+}
+
+/// `config check`: the effective `serve` settings, as TOML or (`json`) one
+/// JSON object, on stdout. `argv` holds `serve`'s flags and `--json`,
+/// which is `config check`'s own and taken out first.
+fn config_check(json: bool, argv: Vec<OsString>) -> anyhow::Result<()> {
+    let flag = format!("--{JSON_FLAG_NAME}");
+    let serve_argv: Vec<OsString> = argv.into_iter().filter(|a| *a != *flag).collect();
+    let text = if json {
+        serve::ServeArgs::check_json(&serve_argv).map(|v| format!("{v}\n"))?
+    } else {
+        serve::ServeArgs::check(&serve_argv)?
+    };
+    print!("{text}");
+    Ok(())
 }
 
 #[cfg(test)]

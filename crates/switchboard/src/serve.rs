@@ -184,20 +184,9 @@ pub struct ServeArgs {
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
-    /// Log format on stderr: `text` (no colours unless stderr is a
-    /// terminal) or `json` (one object per line); default: text on a
-    /// terminal, JSON otherwise.
-    #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
-    pub log_format: LogFormat,
-    /// Which log events to write, in tracing's filter syntax, e.g. `warn`
-    /// or `info,switchboard_core=debug`.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_LOG",
-        default_value = "info",
-        value_name = "FILTER"
-    )]
-    pub log: String,
+    /// How and what to log (see [`crate::logging`]).
+    #[command(flatten)]
+    pub logging: crate::logging::LogArgs,
     /// Serve `/metrics` (Prometheus text) only on this address, e.g.
     /// `127.0.0.1:9464`, instead of beside the A2A bindings on `listen`
     /// (where it is served unauthenticated, like `/healthz`; it holds

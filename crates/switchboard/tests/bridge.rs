@@ -8,13 +8,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod proc;
+#[path = "../../switchboard-bridge/tests/common/run_events.rs"]
+mod run_events;
 
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use proc::{BridgeProc, Serve, switchboard_without_env};
+use run_events::RunEvents;
 use serde_json::{Value, json};
-use switchboard_agui::Verifier;
 use switchboard_agui::events::{Event, EventKind, RunFinishedOutcome};
 use switchboard_agui::sse::SseDecoder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -48,47 +50,18 @@ struct Answer {
     events: Vec<Event>,
 }
 
-impl Answer {
-    fn types(&self) -> Vec<&'static str> {
-        self.events.iter().map(|e| e.type_name()).collect()
+impl RunEvents for Answer {
+    fn events(&self) -> &[Event] {
+        &self.events
     }
+}
 
-    /// The official client's rules, and one terminal event, last.
+impl Answer {
+    /// A `200`, the official client's rules, and one terminal event, last.
     fn verified(self) -> Self {
         assert_eq!(self.status, 200, "{:?}", self.headers);
-        Verifier::verify_all(&self.events).unwrap_or_else(|e| panic!("{e}: {:?}", self.types()));
-        let terminals = self.events.iter().filter(|e| is_terminal(e)).count();
-        assert_eq!(terminals, 1, "{:?}", self.types());
-        assert!(
-            self.events.last().is_some_and(is_terminal),
-            "{:?}",
-            self.types()
-        );
+        self.assert_one_terminal_event_last();
         self
-    }
-
-    fn outcome(&self) -> Option<&RunFinishedOutcome> {
-        self.events.iter().find_map(|e| match &e.kind {
-            EventKind::RunFinished(f) => f.outcome.as_ref(),
-            _ => None,
-        })
-    }
-
-    fn error(&self) -> Option<(String, String)> {
-        self.events.iter().find_map(|e| match &e.kind {
-            EventKind::RunError(r) => Some((r.code.clone().unwrap_or_default(), r.message.clone())),
-            _ => None,
-        })
-    }
-
-    fn text(&self) -> String {
-        self.events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::TextMessageContent(c) => Some(c.delta.as_str()),
-                _ => None,
-            })
-            .collect()
     }
 
     /// The state after the run: the snapshot with every delta applied.
@@ -105,10 +78,6 @@ impl Answer {
         }
         state
     }
-}
-
-fn is_terminal(e: &Event) -> bool {
-    matches!(e.kind, EventKind::RunFinished(_) | EventKind::RunError(_))
 }
 
 /// POSTs `body` to `url` with `headers` and reads the whole answer.
@@ -150,12 +119,7 @@ async fn plain_run(url: &str, headers: &[(&str, &str)]) {
     let answer = post(url, &input("hello bridge", json!({}), None), headers)
         .await
         .verified();
-    assert!(
-        matches!(answer.outcome(), Some(RunFinishedOutcome::Success { .. })),
-        "{:?} {:?}",
-        answer.types(),
-        answer.error()
-    );
+    answer.assert_succeeded();
     assert!(
         answer.text().contains("You said: hello bridge"),
         "{}",
@@ -199,12 +163,7 @@ async fn approve_and_resume(url: &str) {
     let second = post(url, &input("/approve the deploy", state, Some(resume)), &[])
         .await
         .verified();
-    assert!(
-        matches!(second.outcome(), Some(RunFinishedOutcome::Success { .. })),
-        "{:?} {:?}",
-        second.types(),
-        second.error()
-    );
+    second.assert_succeeded();
     assert!(second.text().contains("approved"), "{}", second.text());
     let state = second.final_state();
     assert_eq!(

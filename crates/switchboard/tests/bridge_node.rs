@@ -50,14 +50,27 @@ fn assert_clean(what: &str, run: &Value, outcome: &str) {
     assert_eq!(run["outcome"], outcome, "{what}: {run}");
 }
 
+/// The string `field` of each message in the list `of[list]`, in order
+/// (e.g. the roles of a report's `messages`).
+fn each_message<'a>(of: &'a Value, list: &str, field: &str) -> Vec<&'a str> {
+    of[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {list} in {of}"))
+        .iter()
+        .map(|m| m[field].as_str().unwrap())
+        .collect()
+}
+
+/// The question a run that paused on an interrupt asked.
+fn interrupt_question(run: &Value) -> &str {
+    run["pendingInterrupts"][0]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no pending interrupt in {run}"))
+}
+
 /// Checks that no two messages of `of` share an id.
 fn assert_unique_ids(what: &str, of: &Value) {
-    let ids: Vec<&str> = of["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap())
-        .collect();
+    let ids = each_message(of, "messages", "id");
     let unique: HashSet<&str> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len(), "{what}: {ids:?}");
 }
@@ -103,12 +116,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
         proc::report_contents(analyse, "assistant").contains("Words: 2"),
         "{analyse}"
     );
-    let new: Vec<&str> = analyse["newMessages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let new = each_message(analyse, "newMessages", "role");
     assert!(new.contains(&"assistant"), "{analyse}");
     let tool = &demo["runs"]["tool"];
     let results = proc::report_messages(tool, "tool");
@@ -235,13 +243,7 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
     let task_id = inject["taskId"].as_str().unwrap();
     let ask = &inject["runs"]["ask"];
     assert_clean("inject ask", ask, "interrupt");
-    assert!(
-        ask["pendingInterrupts"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("name"),
-        "{ask}"
-    );
+    assert!(interrupt_question(ask).contains("name"), "{ask}");
     assert_eq!(
         ask["state"]["view"]["tasksById"][task_id]["state"],
         "input-required"
@@ -363,12 +365,7 @@ fn a_text_only_agent_through_the_bridge_is_plain_text() {
         assert_eq!(new[0]["content"], said);
     }
     let done = &text["final"];
-    let roles: Vec<&str> = done["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = each_message(done, "messages", "role");
     assert_eq!(roles, ["user", "assistant", "user", "assistant"], "{done}");
     assert_eq!(done["state"], json!({}), "{done}");
 }
@@ -463,10 +460,7 @@ fn the_bridge_fronts_the_python_sdk_sample_over_each_binding() {
         let ask = &runs["ask"];
         assert_clean(&what("ask"), ask, "interrupt");
         assert!(
-            ask["pendingInterrupts"][0]["message"]
-                .as_str()
-                .unwrap()
-                .contains("What is your name?"),
+            interrupt_question(ask).contains("What is your name?"),
             "{ask}"
         );
         let answer = &runs["answer"];

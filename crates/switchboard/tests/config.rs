@@ -82,20 +82,30 @@ struct Setting {
     action: ArgAction,
 }
 
-fn settings() -> Vec<Setting> {
-    ServeArgs::command()
-        .get_arguments()
-        .filter(|a| !matches!(a.get_action(), ArgAction::Help | ArgAction::Version))
-        .filter(|a| a.get_id() != "config")
-        .map(|a| Setting {
-            id: a.get_id().to_string(),
-            long: a.get_long().unwrap_or_default().to_string(),
-            env: a
+impl Setting {
+    /// The setting `arg` declares, or `None` for the arguments that are no
+    /// setting: `--help`, `--version` and `--config` (the file itself).
+    fn of(arg: &clap::Arg) -> Option<Setting> {
+        let id = arg.get_id().as_str();
+        if matches!(arg.get_action(), ArgAction::Help | ArgAction::Version) || id == "config" {
+            return None;
+        }
+        Some(Setting {
+            id: id.to_string(),
+            long: arg.get_long().unwrap_or_default().to_string(),
+            env: arg
                 .get_env()
                 .map(|e| e.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            action: a.get_action().clone(),
+            action: arg.get_action().clone(),
         })
+    }
+}
+
+fn settings() -> Vec<Setting> {
+    ServeArgs::command()
+        .get_arguments()
+        .filter_map(Setting::of)
         .collect()
 }
 
@@ -362,19 +372,10 @@ fn every_bridge_flag_has_its_variable_and_key_and_they_agree() {
     };
     let mut walked = 0;
     for arg in cmd.get_arguments() {
-        let id = arg.get_id().as_str();
-        if matches!(arg.get_action(), ArgAction::Help | ArgAction::Version) || id == "config" {
+        let Some(s) = Setting::of(arg) else {
             continue;
-        }
-        let s = Setting {
-            id: id.to_string(),
-            long: arg.get_long().unwrap_or_default().to_string(),
-            env: arg
-                .get_env()
-                .map(|e| e.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            action: arg.get_action().clone(),
         };
+        let id = s.id.as_str();
         assert_eq!(s.long, s.id.replace('_', "-"), "flag of `{id}`");
         assert_eq!(
             s.env,

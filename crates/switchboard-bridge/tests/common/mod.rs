@@ -2,15 +2,17 @@
 //! port, the bridge's router on another, and a reader of its answers.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod run_events;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchboard_agui::events::{Event, EventKind, Message as AguiMessage, RunFinishedOutcome};
+use switchboard_agui::events::{Event, EventKind, Message as AguiMessage};
 use switchboard_agui::proto::ProtoDecoder;
 use switchboard_agui::sse::SseDecoder;
-use switchboard_agui::{Verifier, hitl::FORM_RESPONSE_TYPE, hitl::FORM_TYPE};
+use switchboard_agui::{hitl::FORM_RESPONSE_TYPE, hitl::FORM_TYPE};
 use switchboard_bridge::endpoint::{EndpointConfig, router};
 use switchboard_bridge::{BackendFactory, RemoteBackend};
 use switchboard_client::A2AClient;
@@ -18,6 +20,8 @@ use switchboard_core::{RequestHandler, agent_fn};
 use switchboard_protocol::{AgentCard, Message, Part, PartContent, Role, TaskState, TaskStatus};
 use switchboard_server::A2aServer;
 use tokio::sync::Notify;
+
+pub use run_events::RunEvents;
 
 /// The AG-UI ids every test input uses: the agent must never see them.
 pub const THREAD_ID: &str = "thread-SECRET-7f3a";
@@ -200,15 +204,16 @@ pub struct Answer {
     pub events: Vec<Event>,
 }
 
-impl Answer {
-    pub fn types(&self) -> Vec<&'static str> {
-        self.events.iter().map(|e| e.type_name()).collect()
+impl RunEvents for Answer {
+    fn events(&self) -> &[Event] {
+        &self.events
     }
+}
 
+impl Answer {
     /// Checks the official client's ordering rules and the bridge's own:
     /// RUN_STARTED first, exactly one terminal event, last.
     pub fn verified(self) -> Self {
-        Verifier::verify_all(&self.events).unwrap_or_else(|e| panic!("{e}: {:?}", self.types()));
         assert!(
             matches!(
                 self.events.first().map(|e| &e.kind),
@@ -217,40 +222,8 @@ impl Answer {
             "{:?}",
             self.types()
         );
-        let terminals = self.events.iter().filter(|e| is_terminal(e)).count();
-        assert_eq!(terminals, 1, "{:?}", self.types());
-        assert!(
-            is_terminal(self.events.last().unwrap()),
-            "{:?}",
-            self.types()
-        );
+        self.assert_one_terminal_event_last();
         self
-    }
-
-    pub fn outcome(&self) -> Option<&RunFinishedOutcome> {
-        self.events.iter().find_map(|e| match &e.kind {
-            EventKind::RunFinished(f) => f.outcome.as_ref(),
-            _ => None,
-        })
-    }
-
-    /// The RUN_ERROR's code and message.
-    pub fn error(&self) -> Option<(String, String)> {
-        self.events.iter().find_map(|e| match &e.kind {
-            EventKind::RunError(r) => Some((r.code.clone().unwrap_or_default(), r.message.clone())),
-            _ => None,
-        })
-    }
-
-    /// Every text delta, joined.
-    pub fn text(&self) -> String {
-        self.events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::TextMessageContent(c) => Some(c.delta.as_str()),
-                _ => None,
-            })
-            .collect()
     }
 
     /// Asserts that the run ended in a RUN_ERROR with `code`; returns its
@@ -284,10 +257,6 @@ impl Answer {
             _ => None,
         })
     }
-}
-
-pub fn is_terminal(e: &Event) -> bool {
-    matches!(e.kind, EventKind::RunFinished(_) | EventKind::RunError(_))
 }
 
 /// The id of the task a state document describes: the serve-side shape

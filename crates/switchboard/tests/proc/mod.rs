@@ -177,35 +177,28 @@ impl Serve {
             Some(path) => Stdio::from(std::fs::File::create(path).unwrap()),
             None => Stdio::inherit(),
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
-            .args(extra)
-            .env("SWITCHBOARD_LOG", "warn")
-            .env_remove("SWITCHBOARD_CONFIG")
-            .env_remove("SWITCHBOARD_PUBLIC_URL")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let stdout = lines_of(child.stdout.take().unwrap());
+        let (child, stdout) = spawn_reading_stdout(
+            Command::new(env!("CARGO_BIN_EXE_switchboard"))
+                .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+                .args(extra)
+                .env("SWITCHBOARD_LOG", "warn")
+                .env_remove("SWITCHBOARD_CONFIG")
+                .env_remove("SWITCHBOARD_PUBLIC_URL")
+                .envs(env.iter().copied())
+                .stderr(stderr),
+        );
         let mut serve = Serve {
             child,
             port: 0,
             log,
             stdout,
         };
-        let line = serve
-            .stdout
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "serve on {store} printed no address ({e}): {:?}\n{}",
-                    serve.child.try_wait(),
-                    serve.log()
-                )
-            });
+        let line = first_line(
+            &serve.stdout,
+            &mut serve.child,
+            &format!("serve on {store}"),
+            || log_text(serve.log.as_deref()),
+        );
         serve.port = listening_port(&line);
         serve
     }
@@ -222,10 +215,7 @@ impl Serve {
     /// What it wrote to stderr so far (empty unless started with
     /// [`Serve::start_configured`] or [`Serve::start_logging`]).
     pub fn log(&self) -> String {
-        self.log
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .unwrap_or_default()
+        log_text(self.log.as_deref())
     }
 
     /// Its push signing keys (JWKS).
@@ -253,9 +243,16 @@ impl Drop for Serve {
     }
 }
 
-/// Each line `out` carries (sent once it is complete), read until the
-/// process closes it, so it never blocks on a full pipe.
-fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+/// Spawns `command` without stdin; each line it prints on stdout is sent
+/// (once complete) on the receiver, read until the process closes it, so it
+/// never blocks on a full pipe.
+fn spawn_reading_stdout(command: &mut Command) -> (Child, mpsc::Receiver<String>) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(out).lines() {
@@ -264,7 +261,34 @@ fn lines_of(out: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
             let _ = tx.send(line);
         }
     });
-    rx
+    (child, rx)
+}
+
+/// The first line a server prints on `stdout`, the one saying where it
+/// listens, waiting up to 30 s; fails the test with `what`, how the
+/// process ended and its `log` when none comes. Its owner must hold `child`
+/// already, so that dropping it stops the process if this panics.
+fn first_line(
+    stdout: &mpsc::Receiver<String>,
+    child: &mut Child,
+    what: &str,
+    log: impl FnOnce() -> String,
+) -> String {
+    stdout
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|e| {
+            panic!(
+                "{what} printed no address ({e}): {:?}\n{}",
+                child.try_wait(),
+                log()
+            )
+        })
+}
+
+/// What a server wrote to the stderr file `log` so far (empty without one).
+fn log_text(log: Option<&std::path::Path>) -> String {
+    log.and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default()
 }
 
 /// The port in `serve`'s first line, `switchboard listening on
@@ -685,30 +709,21 @@ impl BridgeProc {
     /// with `extra` flags and waits until it accepts connections.
     pub fn start(agent: &str, extra: &[&str]) -> BridgeProc {
         switchboard_client::tls::install_default_provider();
-        let mut child = switchboard_without_env()
-            .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .env("SWITCHBOARD_BRIDGE_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = lines_of(child.stdout.take().unwrap());
+        let (child, stdout) = spawn_reading_stdout(
+            switchboard_without_env()
+                .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
+                .args(extra)
+                .env("SWITCHBOARD_BRIDGE_LOG", "warn")
+                .stderr(Stdio::inherit()),
+        );
         // Owned before anything can panic, so that `Drop` stops the process.
         let mut bridge = BridgeProc {
             child,
             port: 0,
             line: String::new(),
         };
-        bridge.line = stdout
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "bridge printed no address ({e}): {:?}",
-                    bridge.child.try_wait()
-                )
-            });
+        // Its stderr is the test's own: nothing to add on a failure.
+        bridge.line = first_line(&stdout, &mut bridge.child, "bridge", String::new);
         bridge.port = listening_port(&bridge.line);
         bridge
     }
