@@ -60,10 +60,7 @@ pub fn status_event(r: &TaskRecord) -> StreamResponse {
 /// returns it as committed.
 async fn create(store: &dyn TaskStore, mut r: TaskRecord) -> TaskRecord {
     r.last_seq = 1;
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
+    fixtures::commit_as_task(store, &r).await.unwrap();
     r
 }
 
@@ -565,6 +562,39 @@ pub mod fixtures {
             store.commit(&r, Some(&status_event(&r))).await.unwrap();
         }
         r
+    }
+
+    /// Commits `r` as it is, with the task itself as its one event (how a
+    /// task's first event looks; `r.last_seq` says which sequence it takes).
+    pub async fn commit_as_task(store: &dyn TaskStore, r: &TaskRecord) -> Result<(), StoreError> {
+        store
+            .commit(r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+    }
+
+    /// Asserts that exactly one of `results`, commits racing for the same
+    /// sequence number, succeeded, and that each other one was refused with
+    /// a sequence conflict: it expected the log to end at `expected`, and
+    /// found the winner's `found`.
+    pub fn assert_one_won(
+        results: &[Result<(), StoreError>],
+        expected: u64,
+        found: u64,
+        what: &str,
+    ) {
+        let mut won = 0;
+        for result in results {
+            match result {
+                Ok(()) => won += 1,
+                Err(StoreError::SequenceConflict {
+                    expected: e,
+                    found: f,
+                    ..
+                }) if (*e, *f) == (expected, found) => {}
+                Err(e) => panic!("{what}: unexpected error: {e}"),
+            }
+        }
+        assert_eq!(won, 1, "{what}: exactly one writer wins");
     }
 
     /// Every task of alice's in `tenant`, one page of 100.
