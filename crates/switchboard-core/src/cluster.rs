@@ -206,14 +206,7 @@ pub(crate) async fn fail_abandoned(
         },
     };
     let status = TaskStatus::new(TaskState::Failed).with_message(Message::agent_text(why));
-    match task
-        .apply(Change::Status {
-            status,
-            metadata: None,
-            transient: false,
-        })
-        .await
-    {
+    match task.apply(Change::status(status, None)).await {
         Ok(_) => {
             // The callers log one summary with the count.
             tracing::debug!(%task_id, reason = why, "failed an abandoned task");

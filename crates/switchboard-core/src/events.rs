@@ -284,12 +284,7 @@ impl TaskEvents {
         status: TaskStatus,
         metadata: Option<Metadata>,
     ) -> Result<(), EmitError> {
-        self.apply(Change::Status {
-            status,
-            metadata,
-            transient: false,
-        })
-        .await
+        self.apply(Change::status(status, metadata)).await
     }
 
     /// Sets a status whose message is *transient*: once a newer status
@@ -626,11 +621,7 @@ pub struct EventBatch {
 impl EventBatch {
     /// Adds a status; see [`TaskEvents::status`].
     pub fn status(mut self, status: TaskStatus, metadata: Option<Metadata>) -> Self {
-        self.changes.push(Change::Status {
-            status,
-            metadata,
-            transient: false,
-        });
+        self.changes.push(Change::status(status, metadata));
         self
     }
 

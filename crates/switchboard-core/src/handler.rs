@@ -1034,11 +1034,7 @@ impl RequestHandler {
         let status = TaskStatus::new(TaskState::Canceled)
             .with_message(Message::agent_text("canceled at the client's request"));
         runtime
-            .apply(Change::Status {
-                status,
-                metadata: req.metadata,
-                transient: false,
-            })
+            .apply(Change::status(status, req.metadata))
             .await
             .map_err(emit_to_a2a)?;
         runtime.cancel_run();

@@ -135,6 +135,18 @@ pub(crate) enum Change {
     },
 }
 
+impl Change {
+    /// A status that is kept in the history once replaced (the usual kind;
+    /// a transient one spells out `transient: true`).
+    pub(crate) fn status(status: TaskStatus, metadata: Option<Metadata>) -> Change {
+        Change::Status {
+            status,
+            metadata,
+            transient: false,
+        }
+    }
+}
+
 /// A validated change, ready to commit: the next snapshot (whose `last_seq`
 /// is still the current one), its event, and the bookkeeping to do once the
 /// commit succeeded.

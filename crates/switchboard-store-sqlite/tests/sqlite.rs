@@ -7,10 +7,12 @@ mod common;
 use std::future::Future;
 use std::sync::Arc;
 
-use switchboard_core::store::conformance::fixtures::{all_of, commit_task, record};
+use switchboard_core::store::conformance::fixtures::{
+    all_of, assert_one_won, commit_as_task, commit_task, record,
+};
 use switchboard_core::store::conformance::{self, status_event};
 use switchboard_core::{StoreError, TaskStore};
-use switchboard_protocol::{Message, StreamResponse, TaskState, TaskStatus};
+use switchboard_protocol::{Message, TaskState, TaskStatus};
 use switchboard_store_sqlite::SqliteStore;
 
 /// Runs `write(store, k)` for every `k` in `0..n`, each in its own tokio
@@ -36,12 +38,7 @@ async fn commits_survive_reopening_the_file() {
     let (_dir, path) = common::temp_db("durable.db");
 
     let store = SqliteStore::open(&path).await.unwrap();
-    let mut a = commit_task(&store, "", "task-a", 3).await;
-    a.task.status = TaskStatus::new(TaskState::Completed);
-    a.last_seq = 4;
-    store.commit(&a, Some(&status_event(&a))).await.unwrap();
-    let b = commit_task(&store, "t2", "task-b", 1).await;
-    let log_a = store.events("", "task-a", 0, 100).await.unwrap();
+    let before = conformance::write_before_reopening(&store).await;
     // Dropped without `close`: everything that `commit` acknowledged must
     // already be on disk.
     drop(store);
@@ -49,26 +46,8 @@ async fn commits_survive_reopening_the_file() {
     let store = SqliteStore::open(&format!("sqlite://{path}"))
         .await
         .unwrap();
-    let loaded = store.load("", "task-a").await.unwrap().unwrap();
-    assert_eq!(
-        loaded, a,
-        "snapshot and metadata survive, to the nanosecond"
-    );
-    assert_eq!(store.load("t2", "task-b").await.unwrap().unwrap(), b);
-    let reread = store.events("", "task-a", 0, 100).await.unwrap();
-    assert_eq!(reread, log_a);
-    assert_eq!(
-        reread[3].event,
-        status_event(&a),
-        "events survive, to the nanosecond"
-    );
-    assert_eq!(
-        reread.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        vec![1, 2, 3, 4]
-    );
-    assert_eq!(store.list(&all_of("")).await.unwrap().total, 1);
-
-    conformance::log_continues_after_reopening(&store, &a).await;
+    conformance::survived_reopening(&store, &before).await;
+    conformance::log_continues_after_reopening(&store, &before.finished).await;
     store.close().await;
 }
 
@@ -120,19 +99,7 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
         }
     })
     .await;
-    let mut won = 0;
-    for result in results {
-        match result {
-            Ok(()) => won += 1,
-            Err(StoreError::SequenceConflict {
-                expected: 1,
-                found: 2,
-                ..
-            }) => {}
-            Err(e) => panic!("unexpected error: {e}"),
-        }
-    }
-    assert_eq!(won, 1);
+    assert_one_won(&results, 1, 2, "appending event 2");
     assert_eq!(store.events("", "contended", 0, 10).await.unwrap().len(), 2);
     assert_eq!(
         store.load("", "contended").await.unwrap().unwrap().last_seq,
@@ -148,20 +115,14 @@ async fn a_failing_commit_in_a_group_fails_alone() {
     // must not take the other commits of its group down with it.
     let mut bad = record("", "bad", TaskState::Submitted, 0);
     bad.last_seq = 0;
-    store
-        .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
-        .await
-        .unwrap();
+    commit_as_task(store.as_ref(), &bad).await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..64 {
         let store = Arc::clone(&store);
         let bad = bad.clone();
         tasks.push(tokio::spawn(async move {
             if i % 8 == 0 {
-                let err = store
-                    .commit(&bad, Some(&StreamResponse::Task(bad.task.clone())))
-                    .await
-                    .unwrap_err();
+                let err = commit_as_task(store.as_ref(), &bad).await.unwrap_err();
                 assert!(matches!(err, StoreError::Backend(_)), "{err}");
             } else {
                 commit_task(store.as_ref(), "", &format!("good-{i}"), 2).await;
@@ -303,10 +264,7 @@ async fn failed_commit_is_rolled_back(store: &SqliteStore) {
     // The log of a task whose events are numbered 0 can collide: a second
     // event 0 passes the sequence check but not the log's primary key.
     let mut r = record("", "half", TaskState::Submitted, 0);
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
+    commit_as_task(store, &r).await.unwrap();
     let before = store.load("", "half").await.unwrap().unwrap();
     r.task.status = TaskStatus::new(TaskState::Failed);
     let err = store.commit(&r, Some(&status_event(&r))).await.unwrap_err();

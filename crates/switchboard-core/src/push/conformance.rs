@@ -71,6 +71,19 @@ impl Writer {
         Writer::new("", id)
     }
 
+    /// [`with_config`](Self::with_config), then the task is created
+    /// (`SUBMITTED`): its first item is queued.
+    async fn submitted(
+        tasks: &dyn TaskStore,
+        push: &dyn PushStore,
+        id: &str,
+        config_id: &str,
+    ) -> Writer {
+        let mut w = Writer::with_config(push, id, config_id).await;
+        w.step(tasks, TaskState::Submitted).await;
+        w
+    }
+
     /// Commits the next event; returns it.
     async fn step(&mut self, store: &dyn TaskStore, state: TaskState) -> StreamResponse {
         self.record.last_seq += 1;
@@ -150,6 +163,18 @@ pub async fn drain(store: &dyn PushStore) -> Vec<OutboxItem> {
     }
 }
 
+/// The ids of a page's configs, in order.
+fn ids(page: &ConfigPage) -> Vec<&str> {
+    page.configs.iter().map(|c| c.id.as_str()).collect()
+}
+
+/// `tenant`'s dead letters of task `task` (at most 10).
+async fn dead_letters(push: &dyn PushStore, tenant: &str, task: &str) -> Vec<OutboxItem> {
+    push.list_dead_letters(tenant, Some(task), 10)
+        .await
+        .unwrap()
+}
+
 /// Asserts that `item` carries `event` as its payload (compared as JSON).
 fn assert_payload_is(item: &OutboxItem, event: &StreamResponse) {
     let body: StreamResponse = serde_json::from_str(&item.payload).unwrap();
@@ -182,8 +207,7 @@ pub async fn purging_a_task_never_loses_a_pending_notification(
     push: &dyn PushStore,
 ) {
     let t = "purge-pending-task";
-    let mut w = Writer::with_config(push, t, "a").await;
-    w.step(tasks, TaskState::Submitted).await;
+    let mut w = Writer::submitted(tasks, push, t, "a").await;
     let done = w.step(tasks, TaskState::Completed).await;
     let everything_finished = crate::store::Retention {
         max_age: Some(Duration::from_secs(1)),
@@ -257,24 +281,13 @@ pub async fn config_crud(store: &dyn PushStore) {
 
     let first = store.list_configs("", t, None, 2).await.unwrap();
     assert_eq!(
-        first
-            .configs
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>(),
+        ids(&first),
         ["c0", "c1"],
         "creation order; a replaced config keeps its place"
     );
     let next = first.next.expect("a second page exists");
     let second = store.list_configs("", t, Some(next), 2).await.unwrap();
-    assert_eq!(
-        second
-            .configs
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>(),
-        ["c2"]
-    );
+    assert_eq!(ids(&second), ["c2"]);
     assert_eq!(second.next, None, "the last page has no cursor");
     assert!(
         store
@@ -426,8 +439,7 @@ pub async fn commits_queue_one_item_per_config(tasks: &dyn TaskStore, push: &dyn
 /// or dead-lettered; other configs are not held up.
 pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "order-task";
-    let mut w = Writer::with_config(push, t, "slow").await;
-    w.step(tasks, TaskState::Submitted).await;
+    let mut w = Writer::submitted(tasks, push, t, "slow").await;
     w.step(tasks, TaskState::Working).await;
     w.step(tasks, TaskState::Working).await;
 
@@ -466,7 +478,7 @@ pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn
     assert_eq!(last[0].seq, 3);
     push.ack(last[0].id).await.unwrap();
 
-    let dead = push.list_dead_letters("", Some(t), 10).await.unwrap();
+    let dead = dead_letters(push, "", t).await;
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].seq, 1);
     assert_eq!(dead[0].state, OutboxState::Dead);
@@ -475,10 +487,7 @@ pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn
         Some("gave up after 2 attempts")
     );
     assert!(
-        push.list_dead_letters("other", Some(t), 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        dead_letters(push, "other", t).await.is_empty(),
         "dead letters are scoped by tenant"
     );
 }
@@ -487,8 +496,7 @@ pub async fn order_per_config_survives_retries(tasks: &dyn TaskStore, push: &dyn
 /// its lease runs out.
 pub async fn leases_expire(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "lease-task";
-    let mut w = Writer::with_config(push, t, "x").await;
-    w.step(tasks, TaskState::Submitted).await;
+    Writer::submitted(tasks, push, t, "x").await;
     let now = Utc::now();
     let first = claim_at(push, t, now, Duration::from_secs(5)).await;
     assert_eq!(first.len(), 1);
@@ -509,8 +517,7 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
     push: &dyn PushStore,
 ) {
     let t = "delete-task";
-    let mut w = Writer::with_config(push, t, "gone").await;
-    w.step(tasks, TaskState::Submitted).await;
+    let mut w = Writer::submitted(tasks, push, t, "gone").await;
     w.step(tasks, TaskState::Working).await;
     let head = claim_for(push, t).await;
     push.dead_letter(head[0].id, "410 Gone").await.unwrap();
@@ -527,7 +534,7 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
         "no config, nothing queued or sent"
     );
     assert_eq!(
-        push.list_dead_letters("", Some(t), 10).await.unwrap().len(),
+        dead_letters(push, "", t).await.len(),
         1,
         "dead letters survive the delete"
     );
@@ -549,8 +556,7 @@ pub async fn delete_stops_delivery_and_keeps_dead_letters(
 /// dead letters whose config is gone are refused.
 pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn PushStore) {
     let t = "requeue-task";
-    let mut w = Writer::with_config(push, t, "r").await;
-    w.step(tasks, TaskState::Submitted).await;
+    let mut w = Writer::submitted(tasks, push, t, "r").await;
     w.step(tasks, TaskState::Working).await;
     let head = claim_for(push, t).await;
     assert_eq!(head.len(), 1);
@@ -576,10 +582,7 @@ pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn Push
         Requeue::Requeued
     );
     assert!(
-        push.list_dead_letters("", Some(t), 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        dead_letters(push, "", t).await.is_empty(),
         "a requeued item is no longer dead"
     );
     assert_eq!(
@@ -619,7 +622,7 @@ pub async fn dead_letters_can_be_requeued(tasks: &dyn TaskStore, push: &dyn Push
         "nothing could deliver a dead letter whose config is gone"
     );
     assert_eq!(
-        push.list_dead_letters("", Some(t), 10).await.unwrap().len(),
+        dead_letters(push, "", t).await.len(),
         1,
         "a refused requeue leaves the dead letter in place"
     );

@@ -60,10 +60,7 @@ pub fn status_event(r: &TaskRecord) -> StreamResponse {
 /// returns it as committed.
 async fn create(store: &dyn TaskStore, mut r: TaskRecord) -> TaskRecord {
     r.last_seq = 1;
-    store
-        .commit(&r, Some(&StreamResponse::Task(r.task.clone())))
-        .await
-        .unwrap();
+    fixtures::commit_as_task(store, &r).await.unwrap();
     r
 }
 
@@ -434,6 +431,65 @@ pub async fn list_orders_filters_and_pages(store: &dyn TaskStore) {
     assert_eq!(page.records[0].task.id, "bobs-task", "newest first");
 }
 
+/// What [`write_before_reopening`] committed, for
+/// [`survived_reopening`] to find again.
+#[derive(Debug, Clone)]
+pub struct BeforeReopening {
+    /// Task `task-a` of tenant "", finished after four events.
+    pub finished: TaskRecord,
+    /// Task `task-b` of tenant "t2", just created.
+    pub other: TaskRecord,
+    /// The log of `finished`, as read before the reopen.
+    pub log: Vec<LoggedEvent>,
+}
+
+/// Commits two tasks in two tenants, one of them finished, to a fresh
+/// store; reopen it (a new store on the same data, or after a crash) and
+/// pass what this returns to [`survived_reopening`].
+pub async fn write_before_reopening(store: &dyn TaskStore) -> BeforeReopening {
+    let mut finished = fixtures::commit_task(store, "", "task-a", 3).await;
+    finished.task.status = TaskStatus::new(TaskState::Completed);
+    finished.last_seq = 4;
+    store
+        .commit(&finished, Some(&status_event(&finished)))
+        .await
+        .unwrap();
+    let other = fixtures::commit_task(store, "t2", "task-b", 1).await;
+    let log = store.events("", "task-a", 0, 100).await.unwrap();
+    BeforeReopening {
+        finished,
+        other,
+        log,
+    }
+}
+
+/// Everything `before` committed loads back from the reopened `store`:
+/// snapshots, metadata and events, to the nanosecond.
+pub async fn survived_reopening(store: &dyn TaskStore, before: &BeforeReopening) {
+    let finished = &before.finished;
+    assert_eq!(
+        store.load("", "task-a").await.unwrap().as_ref(),
+        Some(finished),
+        "snapshot and metadata survive, to the nanosecond"
+    );
+    assert_eq!(
+        store.load("t2", "task-b").await.unwrap().as_ref(),
+        Some(&before.other)
+    );
+    let reread = store.events("", "task-a", 0, 100).await.unwrap();
+    assert_eq!(reread, before.log);
+    assert_eq!(
+        reread.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(
+        reread[3].event,
+        status_event(finished),
+        "events survive, to the nanosecond"
+    );
+    assert_eq!(store.list(&fixtures::all_of("")).await.unwrap().total, 1);
+}
+
 /// After a store is reopened (or its server crashed) the log continues where
 /// it stopped, and the sequence is still enforced. `last` is the task as it
 /// was last committed before the reopen.
@@ -506,6 +562,39 @@ pub mod fixtures {
             store.commit(&r, Some(&status_event(&r))).await.unwrap();
         }
         r
+    }
+
+    /// Commits `r` as it is, with the task itself as its one event (how a
+    /// task's first event looks; `r.last_seq` says which sequence it takes).
+    pub async fn commit_as_task(store: &dyn TaskStore, r: &TaskRecord) -> Result<(), StoreError> {
+        store
+            .commit(r, Some(&StreamResponse::Task(r.task.clone())))
+            .await
+    }
+
+    /// Asserts that exactly one of `results`, commits racing for the same
+    /// sequence number, succeeded, and that each other one was refused with
+    /// a sequence conflict: it expected the log to end at `expected`, and
+    /// found the winner's `found`.
+    pub fn assert_one_won(
+        results: &[Result<(), StoreError>],
+        expected: u64,
+        found: u64,
+        what: &str,
+    ) {
+        let mut won = 0;
+        for result in results {
+            match result {
+                Ok(()) => won += 1,
+                Err(StoreError::SequenceConflict {
+                    expected: e,
+                    found: f,
+                    ..
+                }) if (*e, *f) == (expected, found) => {}
+                Err(e) => panic!("{what}: unexpected error: {e}"),
+            }
+        }
+        assert_eq!(won, 1, "{what}: exactly one writer wins");
     }
 
     /// Every task of alice's in `tenant`, one page of 100.
