@@ -20,6 +20,7 @@
 
 use std::sync::LazyLock;
 
+use heck::{ToLowerCamelCase as _, ToShoutySnakeCase as _};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, SerializeOptions};
 use serde_json::{Map, Value};
@@ -153,35 +154,6 @@ impl ProtoDecoder {
     }
 }
 
-/// `TEXT_MESSAGE_START` → `textMessageStart`.
-fn envelope_key(event_type: &str) -> String {
-    let mut out = String::with_capacity(event_type.len());
-    let mut upper = false;
-    for c in event_type.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
-/// `textMessageStart` → `TEXT_MESSAGE_START`.
-fn event_type_of(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-        }
-        out.push(c.to_ascii_uppercase());
-    }
-    out
-}
-
 fn obj(v: Value) -> Result<Map<String, Value>, String> {
     match v {
         Value::Object(m) => Ok(m),
@@ -228,7 +200,8 @@ fn to_wire(event: Value) -> Result<Value, String> {
     }
     rest.insert("baseEvent".into(), Value::Object(base));
     let mut envelope = Map::new();
-    envelope.insert(envelope_key(&event_type), Value::Object(rest));
+    // The envelope's arm is the type in lowerCamelCase: `TEXT_MESSAGE_START` → `textMessageStart`.
+    envelope.insert(event_type.to_lower_camel_case(), Value::Object(rest));
     Ok(Value::Object(envelope))
 }
 
@@ -406,7 +379,7 @@ fn from_wire(envelope: Value) -> Result<Value, String> {
         _ => return Err("a frame must hold exactly one event".into()),
     };
     let mut m = obj(inner)?;
-    let event_type = event_type_of(&key);
+    let event_type = key.to_shouty_snake_case();
     let mut base = match m.remove("baseEvent") {
         Some(b) => obj(b)?,
         None => return Err(format!("{event_type} has no baseEvent")),
