@@ -20,6 +20,7 @@
 
 use std::sync::LazyLock;
 
+use heck::{ToLowerCamelCase as _, ToShoutySnakeCase as _};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, SerializeOptions};
 use serde_json::{Map, Value};
@@ -153,35 +154,6 @@ impl ProtoDecoder {
     }
 }
 
-/// `TEXT_MESSAGE_START` → `textMessageStart`.
-fn envelope_key(event_type: &str) -> String {
-    let mut out = String::with_capacity(event_type.len());
-    let mut upper = false;
-    for c in event_type.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
-/// `textMessageStart` → `TEXT_MESSAGE_START`.
-fn event_type_of(key: &str) -> String {
-    let mut out = String::with_capacity(key.len() + 4);
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-        }
-        out.push(c.to_ascii_uppercase());
-    }
-    out
-}
-
 fn obj(v: Value) -> Result<Map<String, Value>, String> {
     match v {
         Value::Object(m) => Ok(m),
@@ -197,20 +169,12 @@ fn to_wire(event: Value) -> Result<Value, String> {
     };
     let mut base = Map::new();
     base.insert("type".into(), Value::String(event_type.clone()));
-    for key in ["timestamp", "rawEvent", "metadata"] {
-        if let Some(v) = rest.remove(key) {
-            base.insert(key.into(), v);
-        }
-    }
+    move_keys(&mut rest, &mut base, &BASE_FIELDS);
     match event_type.as_str() {
         "MESSAGES_SNAPSHOT" => map_array(&mut rest, "messages", message_to_wire)?,
-        "RUN_STARTED" => {
-            if let Some(input) = rest.get_mut("input") {
-                let mut m = obj(input.take())?;
-                map_array(&mut m, "messages", message_to_wire)?;
-                *input = Value::Object(m);
-            }
-        }
+        "RUN_STARTED" => in_object(&mut rest, "input", |input| {
+            map_array(input, "messages", message_to_wire)
+        })?,
         "RUN_FINISHED" | "SUBAGENT_FINISHED" => {
             if let Some(outcome) = rest.remove("outcome") {
                 let mut o = obj(outcome)?;
@@ -236,8 +200,35 @@ fn to_wire(event: Value) -> Result<Value, String> {
     }
     rest.insert("baseEvent".into(), Value::Object(base));
     let mut envelope = Map::new();
-    envelope.insert(envelope_key(&event_type), Value::Object(rest));
+    // The envelope's arm is the type in lowerCamelCase: `TEXT_MESSAGE_START` → `textMessageStart`.
+    envelope.insert(event_type.to_lower_camel_case(), Value::Object(rest));
     Ok(Value::Object(envelope))
+}
+
+/// The base fields every event may carry; on the wire they sit in `baseEvent`.
+const BASE_FIELDS: [&str; 3] = ["timestamp", "rawEvent", "metadata"];
+
+/// Moves the `keys` that `from` has into `to`.
+fn move_keys(from: &mut Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
+    for key in keys {
+        if let Some(v) = from.remove(*key) {
+            to.insert((*key).into(), v);
+        }
+    }
+}
+
+/// Reshapes the object at `key`, if there is one (anything else there is an error).
+fn in_object(
+    m: &mut Map<String, Value>,
+    key: &str,
+    reshape: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
+) -> Result<(), String> {
+    if let Some(v) = m.get_mut(key) {
+        let mut inner = obj(v.take())?;
+        reshape(&mut inner)?;
+        *v = Value::Object(inner);
+    }
+    Ok(())
 }
 
 fn map_array(
@@ -388,8 +379,8 @@ fn from_wire(envelope: Value) -> Result<Value, String> {
         _ => return Err("a frame must hold exactly one event".into()),
     };
     let mut m = obj(inner)?;
-    let event_type = event_type_of(&key);
-    let base = match m.remove("baseEvent") {
+    let event_type = key.to_shouty_snake_case();
+    let mut base = match m.remove("baseEvent") {
         Some(b) => obj(b)?,
         None => return Err(format!("{event_type} has no baseEvent")),
     };
@@ -399,23 +390,16 @@ fn from_wire(envelope: Value) -> Result<Value, String> {
             base.get("type").unwrap_or(&Value::Null)
         ));
     }
-    for k in ["timestamp", "rawEvent", "metadata"] {
-        if let Some(v) = base.get(k) {
-            m.insert(k.into(), v.clone());
-        }
-    }
+    move_keys(&mut base, &mut m, &BASE_FIELDS);
     match event_type.as_str() {
         "MESSAGES_SNAPSHOT" => map_array(&mut m, "messages", message_from_wire)?,
-        "RUN_STARTED" => {
-            if let Some(input) = m.get_mut("input") {
-                let mut i = obj(input.take())?;
-                map_array(&mut i, "messages", message_from_wire)?;
-                for k in ["tools", "context", "resume"] {
-                    drop_if_empty(&mut i, k);
-                }
-                *input = Value::Object(i);
+        "RUN_STARTED" => in_object(&mut m, "input", |input| {
+            map_array(input, "messages", message_from_wire)?;
+            for k in ["tools", "context", "resume"] {
+                drop_if_empty(input, k);
             }
-        }
+            Ok(())
+        })?,
         "RUN_FINISHED" => {
             drop_if_empty(&mut m, "usage");
             let outcome = m.remove("outcome");

@@ -39,8 +39,7 @@ use http::request::Parts;
 use switchboard_client::{A2AClient, ClientError, IntoRequest};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::{
-    A2AError, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task,
+    A2AError, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
 };
 
 use crate::BridgeError;
@@ -110,6 +109,13 @@ pub fn agent_error(error: A2AError) -> BridgeError {
     BridgeError::Agent {
         code: error.code().into(),
         message: error.to_string(),
+    }
+}
+
+/// `?` on the hosted handler's answers: its A2A errors are the agent's.
+impl From<A2AError> for BridgeError {
+    fn from(error: A2AError) -> Self {
+        agent_error(error)
     }
 }
 
@@ -227,7 +233,9 @@ impl HostedBackend {
         HostedBackend { handler, call }
     }
 
-    /// The caller's tenant, as a request's `tenant` field.
+    /// The caller's tenant, as a sent message's `tenant` field (the agent
+    /// sees the request). Task operations need no such field: the handler
+    /// finds tasks by the call's tenant.
     fn tenant(&self) -> Option<String> {
         (!self.call.tenant.is_empty()).then(|| self.call.tenant.clone())
     }
@@ -242,9 +250,7 @@ impl HostedBackend {
             .call
             .clone()
             .with_extensions_header(&extensions.join(","));
-        self.handler
-            .activate_extensions(&mut call)
-            .map_err(agent_error)?;
+        self.handler.activate_extensions(&mut call)?;
         Ok(call)
     }
 }
@@ -269,10 +275,7 @@ impl Backend for HostedBackend {
     ) -> Result<SendMessageResponse, BridgeError> {
         let call = self.call_with(extensions)?;
         request.tenant = request.tenant.or_else(|| self.tenant());
-        self.handler
-            .send_message(&call, request)
-            .await
-            .map_err(agent_error)
+        Ok(self.handler.send_message(&call, request).await?)
     }
 
     async fn send_streaming_message(
@@ -282,47 +285,24 @@ impl Backend for HostedBackend {
     ) -> Result<A2aStream, BridgeError> {
         let call = self.call_with(extensions)?;
         request.tenant = request.tenant.or_else(|| self.tenant());
-        let stream = self
-            .handler
-            .send_streaming_message(&call, request)
-            .await
-            .map_err(agent_error)?;
+        let stream = self.handler.send_streaming_message(&call, request).await?;
         Ok(hosted_stream(stream))
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        let request = GetTaskRequest {
-            tenant: self.tenant(),
-            ..task_id.into_request()
-        };
-        self.handler
-            .get_task(&self.call, request)
-            .await
-            .map_err(agent_error)
+        let request = task_id.into_request();
+        Ok(self.handler.get_task(&self.call, request).await?)
     }
 
     async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
-        let request = SubscribeToTaskRequest {
-            tenant: self.tenant(),
-            ..task_id.into_request()
-        };
-        let stream = self
-            .handler
-            .subscribe_to_task(&self.call, request)
-            .await
-            .map_err(agent_error)?;
+        let request = task_id.into_request();
+        let stream = self.handler.subscribe_to_task(&self.call, request).await?;
         Ok(hosted_stream(stream))
     }
 
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        let request = CancelTaskRequest {
-            tenant: self.tenant(),
-            ..task_id.into_request()
-        };
-        self.handler
-            .cancel_task(&self.call, request)
-            .await
-            .map_err(agent_error)
+        let request = task_id.into_request();
+        Ok(self.handler.cancel_task(&self.call, request).await?)
     }
 }
 
@@ -363,7 +343,7 @@ impl HostedAgent {
 #[async_trait]
 impl BackendFactory for HostedAgent {
     async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
-        let call = (self.admit)(head).await.map_err(agent_error)?;
+        let call = (self.admit)(head).await?;
         Ok(Arc::new(HostedBackend::new(self.handler.clone(), call)))
     }
 }

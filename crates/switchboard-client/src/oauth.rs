@@ -21,14 +21,13 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use base64::Engine as _;
-use futures::future::BoxFuture;
 use serde::Deserialize;
 use switchboard_protocol::{A2AError, A2aRequest, A2aResponse};
 use tokio::time::Instant;
 
 use crate::client::EventStream;
 use crate::error::ClientError;
-use crate::transport::Transport;
+use crate::transport::{ClientFuture, Transport};
 
 /// What the client authenticates to the token endpoint with.
 #[derive(Clone)]
@@ -276,10 +275,10 @@ pub(crate) fn authorize(
 impl Authorized {
     /// Runs `attempt` with the current token and, when the agent refuses
     /// it, once more with a new one.
-    fn retried<'a, T, F>(&'a self, attempt: F) -> BoxFuture<'a, Result<T, ClientError>>
+    fn retried<'a, T, F>(&'a self, attempt: F) -> ClientFuture<'a, T>
     where
         T: Send + 'a,
-        F: Fn() -> BoxFuture<'a, Result<T, ClientError>> + Send + 'a,
+        F: Fn() -> ClientFuture<'a, T> + Send + 'a,
     {
         Box::pin(async move {
             let token = self.tokens.ensure().await?;
@@ -299,15 +298,11 @@ impl Transport for Authorized {
         self.inner.endpoint()
     }
 
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+    fn call(&self, request: A2aRequest) -> ClientFuture<'_, A2aResponse> {
         self.retried(move || self.inner.call(request.clone()))
     }
 
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+    fn stream(&self, request: A2aRequest, after: Option<u64>) -> ClientFuture<'_, EventStream> {
         self.retried(move || self.inner.stream(request.clone(), after))
     }
 
@@ -316,7 +311,7 @@ impl Transport for Authorized {
         &self,
         request: A2aRequest,
         last_event_id: Option<String>,
-    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+    ) -> ClientFuture<'_, reqwest::Response> {
         self.retried(move || self.inner.open_agui(request.clone(), last_event_id.clone()))
     }
 }

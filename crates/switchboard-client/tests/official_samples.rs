@@ -46,15 +46,33 @@ async fn step<T>(name: &str, limit: Duration, fut: impl Future<Output = T>) -> T
     }
 }
 
+/// Runs a step that must fail and returns its error.
+async fn refused<T>(
+    who: &str,
+    name: &str,
+    call: impl Future<Output = Result<T, ClientError>>,
+) -> ClientError {
+    step(name, STEP, call)
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("[{who}] {name} must fail"))
+}
+
 /// Reads a stream to its end (the server closing it).
 async fn collect(stream: EventStream) -> Vec<Result<StreamEvent, ClientError>> {
     stream.collect().await
 }
 
-fn expect_task(resp: SendMessageResponse, what: &str) -> Task {
-    match resp {
-        SendMessageResponse::Task(t) => t,
-        other => panic!("{what}: expected a task, got {other:?}"),
+/// Runs a send step that must answer with a task, and returns the task.
+async fn sent_task(
+    who: &str,
+    name: &str,
+    send: impl Future<Output = Result<SendMessageResponse, ClientError>>,
+) -> Task {
+    match step(name, STEP, send).await {
+        Ok(SendMessageResponse::Task(t)) => t,
+        Ok(other) => panic!("[{who}] {name}: expected a task, got {other:?}"),
+        Err(e) => panic!("[{who}] {name}: {e}"),
     }
 }
 
@@ -119,12 +137,7 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     assert_eq!(client.interface().tenant, None, "[{who}] no tenant");
 
     // send_blocking: the echo task completes with the text in its artifact.
-    let task = expect_task(
-        step("send_blocking", STEP, client.send_text("hello interop"))
-            .await
-            .unwrap_or_else(|e| panic!("[{who}] send_blocking: {e}")),
-        "send_blocking",
-    );
+    let task = sent_task(who, "send_blocking", client.send_text("hello interop")).await;
     assert_eq!(task.status.state, TaskState::Completed, "[{who}] {task:?}");
     assert!(
         artifact_text(&task).contains("hello interop"),
@@ -145,16 +158,8 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     }
 
     // send_nonblocking: returnImmediately answers before the work is done.
-    let long = expect_task(
-        step(
-            "send_nonblocking",
-            STEP,
-            client.send_message(non_blocking("/long 30")),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("[{who}] send_nonblocking: {e}")),
-        "send_nonblocking",
-    );
+    let send = client.send_message(non_blocking("/long 30"));
+    let long = sent_task(who, "send_nonblocking", send).await;
     assert!(
         matches!(long.status.state, TaskState::Submitted | TaskState::Working),
         "[{who}] non-blocking state {:?}",
@@ -241,14 +246,8 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     }
 
     // Subscribing to a finished task is refused before any stream starts.
-    let err = step(
-        "subscribe terminal",
-        STEP,
-        client.subscribe_to_task(long.id.as_str()),
-    )
-    .await
-    .err()
-    .unwrap_or_else(|| panic!("[{who}] subscribing to a canceled task must fail"));
+    let subscribe = client.subscribe_to_task(long.id.as_str());
+    let err = refused(who, "subscribe terminal", subscribe).await;
     assert_eq!(err.code(), Some(-32004), "[{who}] {err}");
 
     // stream: Task first, artifact updates, COMPLETED last, then closed.
@@ -307,12 +306,7 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     }
 
     // input_required: `/ask`, then a follow-up on the same task.
-    let asked = expect_task(
-        step("ask", STEP, client.send_text("/ask"))
-            .await
-            .unwrap_or_else(|e| panic!("[{who}] /ask: {e}")),
-        "/ask",
-    );
+    let asked = sent_task(who, "/ask", client.send_text("/ask")).await;
     assert_eq!(asked.status.state, TaskState::InputRequired, "[{who}]");
     let question = asked
         .status
@@ -324,34 +318,21 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
     let answer = Message::user_text("Ada")
         .with_task_id(asked.id.clone())
         .with_context_id(asked.context_id.clone());
-    let done = expect_task(
-        step("ask follow-up", STEP, client.send_message(answer))
-            .await
-            .unwrap_or_else(|e| panic!("[{who}] follow-up: {e}")),
-        "follow-up",
-    );
+    let done = sent_task(who, "ask follow-up", client.send_message(answer)).await;
     assert_eq!(done.id, asked.id);
     assert_eq!(done.status.state, TaskState::Completed, "[{who}]");
     assert!(artifact_text(&done).contains("Ada"), "[{who}] {done:?}");
 
     // get_unknown: -32001, as a TaskNotFound error, for unary and stream calls.
     let unknown = uuid::Uuid::new_v4().to_string();
-    let err = step("get_unknown", STEP, client.get_task(unknown.as_str()))
-        .await
-        .expect_err("unknown task must fail");
+    let err = refused(who, "get_unknown", client.get_task(unknown.as_str())).await;
     assert_eq!(err.code(), Some(-32001), "[{who}] {err}");
     assert!(matches!(
         err,
         ClientError::Protocol(A2AError::TaskNotFound(_))
     ));
-    let err = step(
-        "subscribe_unknown",
-        STEP,
-        client.subscribe_to_task(unknown.as_str()),
-    )
-    .await
-    .err()
-    .expect("subscribing to an unknown task must fail");
+    let subscribe = client.subscribe_to_task(unknown.as_str());
+    let err = refused(who, "subscribe_unknown", subscribe).await;
     assert_eq!(err.code(), Some(-32001), "[{who}] {err}");
 
     // Push configs and the extended card are not offered by the samples:
@@ -364,41 +345,19 @@ async fn scenario_over(server: &SampleServer, sdk: Sdk, binding: &str) {
         token: None,
         authentication: None,
     };
-    let err = step("create_push_config", STEP, client.create_push_config(push))
-        .await
-        .expect_err("push is not supported");
-    assert_eq!(err.code(), Some(-32003), "[{who}] {err}");
-    let err = step(
-        "list_push_configs",
-        STEP,
-        client.list_push_configs(asked.id.as_str()),
-    )
-    .await
-    .expect_err("push is not supported");
-    assert_eq!(err.code(), Some(-32003), "[{who}] {err}");
-    let err = step(
-        "get_push_config",
-        STEP,
-        client.get_push_config((asked.id.as_str(), "cfg")),
-    )
-    .await
-    .expect_err("push is not supported");
-    assert_eq!(err.code(), Some(-32003), "[{who}] {err}");
-    let err = step(
-        "delete_push_config",
-        STEP,
-        client.delete_push_config((asked.id.as_str(), "cfg")),
-    )
-    .await
-    .expect_err("push is not supported");
-    assert_eq!(err.code(), Some(-32003), "[{who}] {err}");
-    let err = step(
-        "get_extended_agent_card",
-        STEP,
-        client.get_extended_agent_card(),
-    )
-    .await
-    .expect_err("no extended card");
+    let id = asked.id.as_str();
+    let config = (id, "cfg");
+    let push_not_supported = [
+        refused(who, "create_push_config", client.create_push_config(push)).await,
+        refused(who, "list_push_configs", client.list_push_configs(id)).await,
+        refused(who, "get_push_config", client.get_push_config(config)).await,
+        refused(who, "delete_push_config", client.delete_push_config(config)).await,
+    ];
+    for err in push_not_supported {
+        assert_eq!(err.code(), Some(-32003), "[{who}] {err}");
+    }
+    let card = client.get_extended_agent_card();
+    let err = refused(who, "get_extended_agent_card", card).await;
     assert_eq!(err.code(), Some(-32004), "[{who}] {err}");
 }
 

@@ -204,52 +204,48 @@ fn google(code: u16, status: &str, message: &str, reason: Option<&str>, metadata
         .to_string()
 }
 
+/// A reply carrying a Google API error, with the HTTP status its `code` names.
+fn google_reply(
+    code: u16,
+    status: &str,
+    message: &str,
+    reason: Option<&str>,
+    metadata: Value,
+) -> Reply {
+    let body = google(code, status, message, reason, metadata);
+    (code, "application/json", body)
+}
+
 #[tokio::test]
 async fn google_errors_become_a2a_errors() {
     let (base, _log) = serve(|seen| {
         let path = seen.target.as_str();
         if path.contains("missing") {
-            (
+            google_reply(
                 404,
-                "application/json",
-                google(
-                    404,
-                    "NOT_FOUND",
-                    "Task not found: missing",
-                    Some("TASK_NOT_FOUND"),
-                    json!({"taskId": "missing"}),
-                ),
+                "NOT_FOUND",
+                "Task not found: missing",
+                Some("TASK_NOT_FOUND"),
+                json!({"taskId": "missing"}),
             )
         } else if path.contains(":cancel") {
             // v1.0.0 table: 409.
-            (
+            google_reply(
                 409,
-                "application/json",
-                google(
-                    409,
-                    "FAILED_PRECONDITION",
-                    "Task cannot be canceled: task t1 is TASK_STATE_COMPLETED",
-                    Some("TASK_NOT_CANCELABLE"),
-                    json!({"taskId": "t1", "state": "TASK_STATE_COMPLETED"}),
-                ),
+                "FAILED_PRECONDITION",
+                "Task cannot be canceled: task t1 is TASK_STATE_COMPLETED",
+                Some("TASK_NOT_CANCELABLE"),
+                json!({"taskId": "t1", "state": "TASK_STATE_COMPLETED"}),
             )
         } else if path.contains("noreason") {
-            (
-                415,
-                "application/json",
-                google(415, "INVALID_ARGUMENT", "bad type", None, json!({})),
-            )
+            google_reply(415, "INVALID_ARGUMENT", "bad type", None, json!({}))
         } else if path.contains("/tasks?") || path.ends_with("/tasks") {
-            (
+            google_reply(
                 400,
-                "application/json",
-                google(
-                    400,
-                    "UNIMPLEMENTED",
-                    "A2A version '0.3' is not supported",
-                    Some("VERSION_NOT_SUPPORTED"),
-                    json!({"version": "0.3"}),
-                ),
+                "UNIMPLEMENTED",
+                "A2A version '0.3' is not supported",
+                Some("VERSION_NOT_SUPPORTED"),
+                json!({"version": "0.3"}),
             )
         } else if path.contains("proxy") {
             (502, "text/html", "<html>bad gateway</html>".into())
@@ -296,11 +292,7 @@ async fn google_errors_become_a2a_errors() {
 async fn streams_read_ids_and_error_events() {
     let (base, log) = serve(|seen| {
         if seen.target.contains("refused") {
-            return (
-                404,
-                "application/json",
-                google(404, "NOT_FOUND", "Task not found: refused", Some("TASK_NOT_FOUND"), json!({"taskId": "refused"})),
-            );
+            return google_reply(404, "NOT_FOUND", "Task not found: refused", Some("TASK_NOT_FOUND"), json!({"taskId": "refused"}));
         }
         let task = json!({"task": task_json("t1", "TASK_STATE_SUBMITTED")});
         let working = json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx", "status": {"state": "TASK_STATE_WORKING"}}});

@@ -22,7 +22,6 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use serde_json::json;
 use switchboard_proto::v1 as pb;
 use switchboard_proto::{GrpcOperation, op};
@@ -35,7 +34,7 @@ use tokio::sync::OnceCell;
 use tonic::transport::{Channel, Endpoint};
 use tonic_types::StatusExt;
 
-use super::{Http, Transport, TransportFactory, is_v1};
+use super::{ClientFuture, Http, Transport, TransportFactory, is_v1};
 use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
 
@@ -290,7 +289,7 @@ macro_rules! grpc_transport {
                 &self.target
             }
 
-            fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+            fn call(&self, request: A2aRequest) -> ClientFuture<'_, A2aResponse> {
                 Box::pin(async move {
                     match request.operation() {
                         $(Operation::$name => grpc_unary_call!($kind, self, $name, request),)*
@@ -302,7 +301,7 @@ macro_rules! grpc_transport {
                 &self,
                 request: A2aRequest,
                 after: Option<u64>,
-            ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+            ) -> ClientFuture<'_, EventStream> {
                 Box::pin(async move {
                     match request.operation() {
                         $(Operation::$name => grpc_stream_call!($kind, self, $name, request, after),)*

@@ -13,7 +13,6 @@
 //! The extended card is the 0.3 `GetAgentCard`; the 0.3 card's interfaces
 //! come back as 0.3 interfaces.
 
-use futures::future::BoxFuture;
 use switchboard_proto::convert03 as c03;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
@@ -22,7 +21,7 @@ use tonic::transport::Channel;
 
 use super::grpc::{GrpcTransport, decode, event_stream, resumed, wrong_kind};
 use super::v03::is_v03;
-use super::{Http, Transport, TransportFactory};
+use super::{ClientFuture, Http, Transport, TransportFactory};
 use crate::client::EventStream;
 use crate::error::ClientError;
 
@@ -181,15 +180,11 @@ impl Transport for Grpc03 {
         self.inner.endpoint()
     }
 
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+    fn call(&self, request: A2aRequest) -> ClientFuture<'_, A2aResponse> {
         Box::pin(self.unary(request))
     }
 
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+    fn stream(&self, request: A2aRequest, after: Option<u64>) -> ClientFuture<'_, EventStream> {
         Box::pin(self.server_stream(request, after))
     }
 }

@@ -57,6 +57,9 @@ pub(crate) struct RawEvent {
 /// A stream of raw events. It ends after the first error.
 pub(crate) type RawStream = BoxStream<'static, Result<RawEvent, ClientError>>;
 
+/// What a transport operation returns: a boxed future of its result.
+pub(crate) type ClientFuture<'a, T> = BoxFuture<'a, Result<T, ClientError>>;
+
 /// Carries A2A operations over one protocol binding, typed end to end: a
 /// canonical [`A2aRequest`] in, its [`A2aResponse`] (or its stream of
 /// [`StreamEvent`]s) out. How the request travels — which JSON-RPC method,
@@ -67,7 +70,7 @@ pub(crate) trait Transport: Send + Sync + fmt::Debug {
     fn endpoint(&self) -> &str;
 
     /// A unary operation.
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>>;
+    fn call(&self, request: A2aRequest) -> ClientFuture<'_, A2aResponse>;
 
     /// A streaming operation. Errors that happen before the stream starts
     /// are returned here; errors afterwards are the stream's last item.
@@ -75,11 +78,7 @@ pub(crate) trait Transport: Send + Sync + fmt::Debug {
     /// bindings send it as `Last-Event-ID`, gRPC as `last-event-id`); a
     /// binding without such a parameter subscribes afresh, and the resume
     /// wrapper (`crate::resume`) drops the events already yielded.
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>>;
+    fn stream(&self, request: A2aRequest, after: Option<u64>) -> ClientFuture<'_, EventStream>;
 
     /// A streaming operation opted in to AG-UI (`Accept:
     /// application/x-agui-events`), resumed after `last_event_id`: the
@@ -89,7 +88,7 @@ pub(crate) trait Transport: Send + Sync + fmt::Debug {
         &self,
         _request: A2aRequest,
         _last_event_id: Option<String>,
-    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+    ) -> ClientFuture<'_, reqwest::Response> {
         Box::pin(std::future::ready(Err(no_agui())))
     }
 }
@@ -221,7 +220,7 @@ impl<B: HttpBinding> Transport for B {
         self.http_endpoint().url.as_str()
     }
 
-    fn call(&self, request: A2aRequest) -> BoxFuture<'_, Result<A2aResponse, ClientError>> {
+    fn call(&self, request: A2aRequest) -> ClientFuture<'_, A2aResponse> {
         Box::pin(async move {
             let (op, params) = (request.operation(), to_params(&request)?);
             let (req, call) = self.request(op.name(), params, "application/json")?;
@@ -231,11 +230,7 @@ impl<B: HttpBinding> Transport for B {
         })
     }
 
-    fn stream(
-        &self,
-        request: A2aRequest,
-        after: Option<u64>,
-    ) -> BoxFuture<'_, Result<EventStream, ClientError>> {
+    fn stream(&self, request: A2aRequest, after: Option<u64>) -> ClientFuture<'_, EventStream> {
         Box::pin(async move {
             let (op, params) = (request.operation(), to_params(&request)?);
             let method = op.name();
@@ -274,7 +269,7 @@ impl<B: HttpBinding> Transport for B {
         &self,
         request: A2aRequest,
         last_event_id: Option<String>,
-    ) -> BoxFuture<'_, Result<reqwest::Response, ClientError>> {
+    ) -> ClientFuture<'_, reqwest::Response> {
         Box::pin(async move {
             // AG-UI streams exist only in 1.0.
             if self.http_endpoint().v03 {
