@@ -455,67 +455,44 @@ impl TryFrom<pb::TaskArtifactUpdateEvent> for p::TaskArtifactUpdateEvent {
     }
 }
 
-impl From<p::StreamResponse> for pb::StreamResponse {
-    fn from(x: p::StreamResponse) -> Self {
-        use pb::stream_response::Payload;
-        let payload = match x {
-            p::StreamResponse::Task(t) => Some(Payload::Task(t.into())),
-            p::StreamResponse::Message(m) => Some(Payload::Message(m.into())),
-            p::StreamResponse::StatusUpdate(e) => Some(Payload::StatusUpdate(e.into())),
-            p::StreamResponse::ArtifactUpdate(e) => Some(Payload::ArtifactUpdate(e.into())),
-            // Non-exhaustive: a future item kind has no wire form yet.
-            _ => None,
-        };
-        pb::StreamResponse { payload }
-    }
+/// The two conversions of a response that is one of several objects: a
+/// canonical enum and the proto message holding it as a `payload` oneof,
+/// whose cases are named as the enum's variants. The payload is required
+/// ([`ConvertError::Missing`] names `$field`); the canonical enums are
+/// non-exhaustive, and a future variant with no wire form yet goes out as
+/// no payload.
+macro_rules! payload_both_ways {
+    ($name:ident, $oneof:ident, $field:literal { $($variant:ident),+ $(,)? }) => {
+        impl From<p::$name> for pb::$name {
+            fn from(x: p::$name) -> Self {
+                use pb::$oneof::Payload;
+                let payload = match x {
+                    $(p::$name::$variant(v) => Some(Payload::$variant(v.into())),)+
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                };
+                pb::$name { payload }
+            }
+        }
+
+        impl TryFrom<pb::$name> for p::$name {
+            type Error = ConvertError;
+            fn try_from(x: pb::$name) -> R<Self> {
+                use pb::$oneof::Payload;
+                Ok(match x.payload.ok_or(ConvertError::Missing($field))? {
+                    $(Payload::$variant(v) => p::$name::$variant(v.try_into()?),)+
+                })
+            }
+        }
+    };
 }
 
-impl TryFrom<pb::StreamResponse> for p::StreamResponse {
-    type Error = ConvertError;
-    fn try_from(x: pb::StreamResponse) -> R<Self> {
-        use pb::stream_response::Payload;
-        Ok(
-            match x
-                .payload
-                .ok_or(ConvertError::Missing("stream_response.payload"))?
-            {
-                Payload::Task(t) => p::StreamResponse::Task(t.try_into()?),
-                Payload::Message(m) => p::StreamResponse::Message(m.try_into()?),
-                Payload::StatusUpdate(e) => p::StreamResponse::StatusUpdate(e.try_into()?),
-                Payload::ArtifactUpdate(e) => p::StreamResponse::ArtifactUpdate(e.try_into()?),
-            },
-        )
-    }
-}
-
-impl From<p::SendMessageResponse> for pb::SendMessageResponse {
-    fn from(x: p::SendMessageResponse) -> Self {
-        use pb::send_message_response::Payload;
-        let payload = match x {
-            p::SendMessageResponse::Task(t) => Some(Payload::Task(t.into())),
-            p::SendMessageResponse::Message(m) => Some(Payload::Message(m.into())),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        };
-        pb::SendMessageResponse { payload }
-    }
-}
-
-impl TryFrom<pb::SendMessageResponse> for p::SendMessageResponse {
-    type Error = ConvertError;
-    fn try_from(x: pb::SendMessageResponse) -> R<Self> {
-        use pb::send_message_response::Payload;
-        Ok(
-            match x
-                .payload
-                .ok_or(ConvertError::Missing("send_message_response.payload"))?
-            {
-                Payload::Task(t) => p::SendMessageResponse::Task(t.try_into()?),
-                Payload::Message(m) => p::SendMessageResponse::Message(m.try_into()?),
-            },
-        )
-    }
-}
+payload_both_ways!(StreamResponse, stream_response, "stream_response.payload" {
+    Task, Message, StatusUpdate, ArtifactUpdate
+});
+payload_both_ways!(SendMessageResponse, send_message_response, "send_message_response.payload" {
+    Task, Message
+});
 
 /// The data objects by reference: a clone, then the by-value conversion, which
 /// moves the clone's strings (so none is copied twice). Servers answer with

@@ -11,30 +11,34 @@ use serde_json::value::RawValue;
 
 use crate::error::A2AError;
 
-/// The 1.0 method names, which are the gRPC rpc names.
+/// The 1.0 method names, which are the gRPC rpc names, as constants to
+/// match on. The names themselves are the operation table's
+/// ([`for_each_operation!`](crate::for_each_operation)).
 pub mod methods {
+    use crate::Operation;
+
     /// SendMessage.
-    pub const SEND_MESSAGE: &str = "SendMessage";
+    pub const SEND_MESSAGE: &str = Operation::SendMessage.name();
     /// SendStreamingMessage.
-    pub const SEND_STREAMING_MESSAGE: &str = "SendStreamingMessage";
+    pub const SEND_STREAMING_MESSAGE: &str = Operation::SendStreamingMessage.name();
     /// GetTask.
-    pub const GET_TASK: &str = "GetTask";
+    pub const GET_TASK: &str = Operation::GetTask.name();
     /// ListTasks.
-    pub const LIST_TASKS: &str = "ListTasks";
+    pub const LIST_TASKS: &str = Operation::ListTasks.name();
     /// CancelTask.
-    pub const CANCEL_TASK: &str = "CancelTask";
+    pub const CANCEL_TASK: &str = Operation::CancelTask.name();
     /// SubscribeToTask.
-    pub const SUBSCRIBE_TO_TASK: &str = "SubscribeToTask";
+    pub const SUBSCRIBE_TO_TASK: &str = Operation::SubscribeToTask.name();
     /// CreateTaskPushNotificationConfig.
-    pub const CREATE_PUSH_CONFIG: &str = "CreateTaskPushNotificationConfig";
+    pub const CREATE_PUSH_CONFIG: &str = Operation::CreateTaskPushNotificationConfig.name();
     /// GetTaskPushNotificationConfig.
-    pub const GET_PUSH_CONFIG: &str = "GetTaskPushNotificationConfig";
+    pub const GET_PUSH_CONFIG: &str = Operation::GetTaskPushNotificationConfig.name();
     /// ListTaskPushNotificationConfigs.
-    pub const LIST_PUSH_CONFIGS: &str = "ListTaskPushNotificationConfigs";
+    pub const LIST_PUSH_CONFIGS: &str = Operation::ListTaskPushNotificationConfigs.name();
     /// DeleteTaskPushNotificationConfig.
-    pub const DELETE_PUSH_CONFIG: &str = "DeleteTaskPushNotificationConfig";
+    pub const DELETE_PUSH_CONFIG: &str = Operation::DeleteTaskPushNotificationConfig.name();
     /// GetExtendedAgentCard.
-    pub const GET_EXTENDED_AGENT_CARD: &str = "GetExtendedAgentCard";
+    pub const GET_EXTENDED_AGENT_CARD: &str = Operation::GetExtendedAgentCard.name();
 }
 
 /// A JSON-RPC request id: a string, a number or null.

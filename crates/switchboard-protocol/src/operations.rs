@@ -115,7 +115,7 @@ macro_rules! define_operations {
             pub const ALL: &'static [Operation] = &[$(Operation::$name),*];
 
             /// The 1.0 name: the JSON-RPC method and the gRPC rpc.
-            pub fn name(self) -> &'static str {
+            pub const fn name(self) -> &'static str {
                 match self {
                     $(Operation::$name => $jsonrpc,)*
                 }

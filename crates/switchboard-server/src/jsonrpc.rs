@@ -63,11 +63,12 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         Ok(r) => r,
         Err((id, err)) => return error_response(&app, &id, &err, &[]),
     };
-    let is_v03 = switchboard_protocol::v03::rpc::methods::is_v03(&rpc.method);
+    let v03_operation = Operation::from_v03_name(&rpc.method);
+    let is_v03 = v03_operation.is_some();
     // 0.3 clients open `message/stream` and `tasks/resubscribe` as SSE
     // whatever happens, so their errors are one SSE event (as the official
     // 0.3 SDK servers send them); 1.0 errors are plain JSON-RPC answers.
-    let errors_as_sse = is_v03 && is_v03_stream(&rpc.method);
+    let errors_as_sse = v03_operation.is_some_and(Operation::is_streaming);
     let error = |err: &A2AError, extra: &[(&'static str, String)]| {
         if errors_as_sse {
             sse_error_response(&rpc.id, err, extra)
@@ -127,12 +128,6 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
         }),
         Err(err) => error(&err, &extra),
     }
-}
-
-/// The 0.3 methods answered with a stream.
-fn is_v03_stream(method: &str) -> bool {
-    use switchboard_protocol::v03::rpc::methods;
-    method == methods::STREAM || method == methods::RESUBSCRIBE
 }
 
 /// A 0.3 stream that failed before its first event: `text/event-stream`

@@ -10,7 +10,8 @@
 //!   (`task`, `message`, `status-update`, `artifact-update`; parts `text`,
 //!   `file`, `data`), kebab-case states (`input-required`), lower-case roles,
 //!   `final` on status updates, bare results (no `{"task": ..}` wrapper), and
-//!   the slash method names (`message/send`, …) in [`rpc::methods`].
+//!   the slash method names (`message/send`, …), which the operation table
+//!   gives ([`Operation::v03_name`](crate::Operation::v03_name)).
 //! - [`rest`]: the 0.3 **HTTP+JSON** shapes, which are ProtoJSON of the 0.3
 //!   proto (`a2a.v1`): no `kind`, `TASK_STATE_*`/`ROLE_*` enum names with the
 //!   two-L `TASK_STATE_CANCELLED`, message parts under `content`, file parts

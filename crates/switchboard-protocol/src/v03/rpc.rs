@@ -23,48 +23,6 @@ use crate::{
 use super::shared::{self, Dialect};
 use super::{data_down, data_up};
 
-/// The 0.3 JSON-RPC method names. None collides with a 1.0 name.
-pub mod methods {
-    /// SendMessage.
-    pub const SEND: &str = "message/send";
-    /// SendStreamingMessage.
-    pub const STREAM: &str = "message/stream";
-    /// GetTask.
-    pub const GET: &str = "tasks/get";
-    /// CancelTask.
-    pub const CANCEL: &str = "tasks/cancel";
-    /// SubscribeToTask.
-    pub const RESUBSCRIBE: &str = "tasks/resubscribe";
-    /// CreateTaskPushNotificationConfig.
-    pub const PUSH_SET: &str = "tasks/pushNotificationConfig/set";
-    /// GetTaskPushNotificationConfig.
-    pub const PUSH_GET: &str = "tasks/pushNotificationConfig/get";
-    /// ListTaskPushNotificationConfigs.
-    pub const PUSH_LIST: &str = "tasks/pushNotificationConfig/list";
-    /// DeleteTaskPushNotificationConfig.
-    pub const PUSH_DELETE: &str = "tasks/pushNotificationConfig/delete";
-    /// GetExtendedAgentCard.
-    pub const EXTENDED_CARD: &str = "agent/getAuthenticatedExtendedCard";
-    /// Every 0.3 method.
-    pub const ALL: [&str; 10] = [
-        SEND,
-        STREAM,
-        GET,
-        CANCEL,
-        RESUBSCRIBE,
-        PUSH_SET,
-        PUSH_GET,
-        PUSH_LIST,
-        PUSH_DELETE,
-        EXTENDED_CARD,
-    ];
-
-    /// `true` for a 0.3 method name.
-    pub fn is_v03(method: &str) -> bool {
-        ALL.contains(&method)
-    }
-}
-
 /// `user` or `agent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
