@@ -76,6 +76,14 @@ impl Event {
     pub fn type_name(&self) -> &'static str {
         self.kind.type_name()
     }
+
+    /// Whether the event ends its run: RUN_FINISHED or RUN_ERROR.
+    pub fn ends_run(&self) -> bool {
+        matches!(
+            self.kind,
+            EventKind::RunFinished(_) | EventKind::RunError(_)
+        )
+    }
 }
 
 impl Serialize for Event {

@@ -26,8 +26,10 @@
 //! state document the converter keeps for the AG-UI → A2A bridge
 //! ([`Projection::View`]): the client's state plus the bridge's `view`.
 //!
-//! [`verify`] mirrors the official client's ordering rules, and [`patch`]
-//! makes and applies the RFC 6902 deltas of state and activities.
+//! [`verify`] mirrors the official client's ordering rules, [`run`] reads a
+//! received run back (its outcome, error and text, and the checks every run
+//! must pass), and [`patch`] makes and applies the RFC 6902 deltas of state
+//! and activities.
 //!
 //! ```
 //! use switchboard_agui::{Converter, ConverterOptions, EventKind};
@@ -54,6 +56,7 @@ pub mod hints;
 pub mod hitl;
 pub mod patch;
 pub mod proto;
+pub mod run;
 pub mod sse;
 mod state;
 pub mod verify;

@@ -125,7 +125,7 @@ pub fn run(
             Err(e) => (vec![run_error(&e)], None),
         };
         for event in before {
-            let end = is_terminal(&event);
+            let end = event.ends_run();
             yield event;
             if end {
                 return;
@@ -150,7 +150,7 @@ pub fn run(
                 ))),
             };
             for event in events {
-                let end = is_terminal(&event);
+                let end = event.ends_run();
                 yield event;
                 if end {
                     return;
@@ -564,13 +564,6 @@ fn run_events(converter: &mut Converter, seq: Option<u64>, item: &StreamResponse
         .map(|frame| frame.event)
         .filter(|event| !matches!(event.kind, EventKind::RunStarted(_)))
         .collect()
-}
-
-fn is_terminal(event: &Event) -> bool {
-    matches!(
-        event.kind,
-        EventKind::RunFinished(_) | EventKind::RunError(_)
-    )
 }
 
 /// Events that make up messages (text, reasoning, tool calls and results).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::routing::post;
 use common::*;
 use serde_json::json;
-use switchboard_agui::events::EventKind;
+use switchboard_agui::events::{Event, EventKind};
 use switchboard_bridge::RemoteBackend;
 use switchboard_client::A2AClient;
 
@@ -154,11 +154,7 @@ impl VerifiedError for Answer {
     /// the official client's rules too.
     fn verified_error(self) -> Self {
         switchboard_agui::Verifier::verify_all(&self.events).unwrap();
-        assert!(
-            self.events
-                .last()
-                .is_some_and(common::run_events::is_terminal)
-        );
+        assert!(self.events.last().is_some_and(Event::ends_run));
         self
     }
 }

@@ -34,7 +34,7 @@ async fn a_streamed_run_carries_the_task_to_its_end() {
         answer.text()
     );
     assert!(answer.text().contains("the end"), "{}", answer.text());
-    answer.assert_succeeded();
+    answer.check_succeeded().unwrap();
     let state = answer.state_snapshot().expect("a STATE_SNAPSHOT");
     assert!(task_id_in(state).is_some(), "{state}");
     // The agent got the user's text, and nothing of AG-UI's run ids.
@@ -73,7 +73,7 @@ async fn the_hosted_backend_runs_as_the_caller() {
         "{}",
         answer.text()
     );
-    answer.assert_succeeded();
+    answer.check_succeeded().unwrap();
     assert_no_agui_ids(&script);
 }
 
@@ -102,7 +102,7 @@ async fn send_mode_starts_a_task_then_injects_into_it() {
     let (script, client, bridge) = setup().await;
     let send = json!({"a2a": {"mode": "send"}});
     let started = bridge.say("/ask", send).await;
-    started.assert_succeeded();
+    started.check_succeeded().unwrap();
     let task_id = task_id_in(started.state_snapshot().expect("the task in the state")).unwrap();
     // The task asks; the next send run answers it on the same task.
     wait_for_state(&client, &task_id, TaskState::InputRequired).await;
@@ -110,7 +110,7 @@ async fn send_mode_starts_a_task_then_injects_into_it() {
     let injected = bridge
         .run_verified(json!([user("u1", "/ask"), user("u2", "blue")]), inject)
         .await;
-    injected.assert_succeeded();
+    injected.check_succeeded().unwrap();
     wait_for_state(&client, &task_id, TaskState::Completed).await;
     let received = script.received();
     assert_eq!(received.len(), 2);
@@ -149,7 +149,7 @@ async fn a_reconnect_mid_task_starts_from_the_snapshot_without_duplicates() {
     assert_eq!(all.matches("part two.").count(), 1, "{all}");
     assert!(snapshot_text.contains("part one;"), "{snapshot_text}");
     assert!(answer.text().contains("part two."), "{}", answer.text());
-    answer.assert_succeeded();
+    answer.check_succeeded().unwrap();
     // Message ids are unique across the snapshot and the live part.
     let mut ids: Vec<&str> = snapshot.iter().map(|m| m.id()).collect();
     for e in &answer.events {
@@ -222,7 +222,7 @@ async fn a_resolved_resume_answers_the_form_and_streams_to_the_end() {
         "interruptId": interrupt_id, "status": "resolved", "payload": {"approved": true}
     }]);
     let answer = bridge.run(&resume).await.verified();
-    answer.assert_succeeded();
+    answer.check_succeeded().unwrap();
     assert!(
         answer.text().contains("approved: {\"approved\":true}"),
         "{}",

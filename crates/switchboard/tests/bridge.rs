@@ -8,16 +8,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod proc;
-#[path = "../../switchboard-bridge/tests/common/run_events.rs"]
-mod run_events;
 
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use proc::{BridgeProc, Serve, switchboard_without_env};
-use run_events::RunEvents;
 use serde_json::{Value, json};
 use switchboard_agui::events::{Event, EventKind, RunFinishedOutcome};
+use switchboard_agui::run::RunEvents;
 use switchboard_agui::sse::SseDecoder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -60,7 +58,7 @@ impl Answer {
     /// A `200`, the official client's rules, and one terminal event, last.
     fn verified(self) -> Self {
         assert_eq!(self.status, 200, "{:?}", self.headers);
-        self.assert_one_terminal_event_last();
+        self.check_ended().unwrap();
         self
     }
 
@@ -119,7 +117,7 @@ async fn plain_run(url: &str, headers: &[(&str, &str)]) {
     let answer = post(url, &input("hello bridge", json!({}), None), headers)
         .await
         .verified();
-    answer.assert_succeeded();
+    answer.check_succeeded().unwrap();
     assert!(
         answer.text().contains("You said: hello bridge"),
         "{}",
@@ -163,7 +161,7 @@ async fn approve_and_resume(url: &str) {
     let second = post(url, &input("/approve the deploy", state, Some(resume)), &[])
         .await
         .verified();
-    second.assert_succeeded();
+    second.check_succeeded().unwrap();
     assert!(second.text().contains("approved"), "{}", second.text());
     let state = second.final_state();
     assert_eq!(

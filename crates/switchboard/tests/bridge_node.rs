@@ -316,16 +316,8 @@ fn the_official_client_drives_the_demo_agent_through_the_bridge() {
 /// The ids of the tasks `serve` at `base` holds in `context` (ListTasks).
 fn list_tasks(base: &str, context: &str) -> Vec<String> {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let answer: Value = rt.block_on(async {
-        proc::request(base, "ListTasks", json!({"contextId": context}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    });
-    answer["result"]["tasks"]
+    let answer = rt.block_on(proc::rpc(base, "ListTasks", json!({"contextId": context})));
+    answer["tasks"]
         .as_array()
         .unwrap_or_else(|| panic!("{answer}"))
         .iter()

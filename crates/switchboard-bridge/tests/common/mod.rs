@@ -2,8 +2,6 @@
 //! port, the bridge's router on another, and a reader of its answers.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-pub mod run_events;
-
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,7 +19,7 @@ use switchboard_protocol::{AgentCard, Message, Part, PartContent, Role, TaskStat
 use switchboard_server::A2aServer;
 use tokio::sync::Notify;
 
-pub use run_events::RunEvents;
+pub use switchboard_agui::run::RunEvents;
 
 /// The AG-UI ids every test input uses: the agent must never see them.
 pub const THREAD_ID: &str = "thread-SECRET-7f3a";
@@ -222,7 +220,7 @@ impl Answer {
             "{:?}",
             self.types()
         );
-        self.assert_one_terminal_event_last();
+        self.check_ended().unwrap();
         self
     }
 
