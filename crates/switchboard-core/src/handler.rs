@@ -28,7 +28,9 @@ use crate::context::{CallContext, media_type_matches};
 use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
 use crate::limits::{Counter, Quotas, Slot};
-use crate::push::{PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config};
+use crate::push::{
+    ConfigQuery, PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config,
+};
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, Retention, StoreError, TaskQuery, TaskStore};
 use crate::visibility::ExtensionFilter;
@@ -1302,7 +1304,12 @@ impl RequestHandler {
         self.check_task_access(call, &req.task_id).await?;
         let page = push
             .store
-            .list_configs(&call.tenant, &req.task_id, after, page_size as usize)
+            .list_configs(ConfigQuery {
+                tenant: &call.tenant,
+                task_id: &req.task_id,
+                after,
+                limit: page_size as usize,
+            })
             .await
             .map_err(internal)?;
         Ok(ListTaskPushNotificationConfigsResponse {

@@ -56,7 +56,7 @@ pub use handler::{HandlerConfig, PushUnavailable, RequestHandler, RequestHandler
 pub use limits::{Limits, Quotas};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};
-pub use push::{PushConfig, PushConfigLimits, PushStore, Requeue};
+pub use push::{ConfigQuery, PushConfig, PushConfigLimits, PushStore, Requeue};
 pub use runtime::EventStream;
 pub use store::{
     ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,

@@ -147,6 +147,20 @@ pub enum PutConfig {
     LimitReached,
 }
 
+/// Which configs [`PushStore::list_configs`] returns: one task's, `limit`
+/// at a time, after position `after` (a [`ConfigPage::next`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigQuery<'a> {
+    /// Tenant of the task.
+    pub tenant: &'a str,
+    /// The task.
+    pub task_id: &'a str,
+    /// Continue after this position (none: from the first config).
+    pub after: Option<u64>,
+    /// Page size.
+    pub limit: usize,
+}
+
 /// One page of [`PushStore::list_configs`], in creation order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigPage {
@@ -255,14 +269,8 @@ pub trait PushStore: Send + Sync + fmt::Debug + 'static {
         id: &str,
     ) -> Result<Option<PushConfig>, StoreError>;
 
-    /// A task's configs in creation order, `limit` at a time, after `after`.
-    async fn list_configs(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<ConfigPage, StoreError>;
+    /// A task's configs in creation order, a page at a time.
+    async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError>;
 
     /// Removes a config; `Ok(false)` if there was none.
     async fn delete_config(

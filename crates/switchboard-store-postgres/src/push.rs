@@ -66,7 +66,9 @@ use sqlx::postgres::PgArguments;
 use sqlx::postgres::{PgListener, PgRow};
 use sqlx::query::{Query, QueryAs};
 use switchboard_core::StoreError;
-use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
+use switchboard_core::push::{
+    ConfigPage, ConfigQuery, OutboxItem, PushConfig, PushStore, PutConfig, Requeue,
+};
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
 
 use crate::{Columns, PgStore, backend};
@@ -254,13 +256,13 @@ impl PushStore for PgStore {
         row.as_ref().map(decode_config).transpose()
     }
 
-    async fn list_configs(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<ConfigPage, StoreError> {
+    async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
+        let ConfigQuery {
+            tenant,
+            task_id,
+            after,
+            limit,
+        } = query;
         let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         // One extra row tells whether there is a next page.
         let rows = sqlx::query(

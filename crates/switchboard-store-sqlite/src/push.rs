@@ -29,7 +29,9 @@ use sqlx::sqlite::SqliteArguments;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{QueryBuilder, Sqlite};
 use switchboard_core::StoreError;
-use switchboard_core::push::{ConfigPage, OutboxItem, PushConfig, PushStore, PutConfig, Requeue};
+use switchboard_core::push::{
+    ConfigPage, ConfigQuery, OutboxItem, PushConfig, PushStore, PutConfig, Requeue,
+};
 use switchboard_core::store::backend;
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
 
@@ -196,13 +198,13 @@ impl PushStore for SqliteStore {
         row.as_ref().map(decode_config).transpose()
     }
 
-    async fn list_configs(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<ConfigPage, StoreError> {
+    async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
+        let ConfigQuery {
+            tenant,
+            task_id,
+            after,
+            limit,
+        } = query;
         let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         // One extra row tells whether there is a next page.
         let fetch = db_limit(limit).saturating_add(1);

@@ -22,8 +22,8 @@ use switchboard_protocol::{StreamResponse, Task};
 
 use super::InMemoryStore;
 use crate::push::{
-    ConfigPage, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore, PutConfig, Requeue,
-    outbox_payload,
+    ConfigPage, ConfigQuery, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore,
+    PutConfig, Requeue, outbox_payload,
 };
 use crate::store::StoreError;
 
@@ -185,13 +185,13 @@ impl PushStore for InMemoryStore {
             .map(|(_, c)| (**c).clone()))
     }
 
-    async fn list_configs(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<ConfigPage, StoreError> {
+    async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
+        let ConfigQuery {
+            tenant,
+            task_id,
+            after,
+            limit,
+        } = query;
         let guard = self.lock();
         let Some(list) = guard
             .push

@@ -241,6 +241,16 @@ pub async fn purging_a_task_never_loses_a_pending_notification(
     assert!(claim_for(push, t).await.is_empty());
 }
 
+/// A page of task `task_id`'s configs in the default tenant.
+fn page(task_id: &str, after: Option<u64>, limit: usize) -> ConfigQuery<'_> {
+    ConfigQuery {
+        tenant: "",
+        task_id,
+        after,
+        limit,
+    }
+}
+
 /// Put/get/list/delete, the per-task limit, paging and tenant scoping.
 pub async fn config_crud(store: &dyn PushStore) {
     let t = "crud-task";
@@ -279,19 +289,19 @@ pub async fn config_crud(store: &dyn PushStore) {
     );
     assert_eq!(store.count_configs("", t).await.unwrap(), 3);
 
-    let first = store.list_configs("", t, None, 2).await.unwrap();
+    let first = store.list_configs(page(t, None, 2)).await.unwrap();
     assert_eq!(
         ids(&first),
         ["c0", "c1"],
         "creation order; a replaced config keeps its place"
     );
     let next = first.next.expect("a second page exists");
-    let second = store.list_configs("", t, Some(next), 2).await.unwrap();
+    let second = store.list_configs(page(t, Some(next), 2)).await.unwrap();
     assert_eq!(ids(&second), ["c2"]);
     assert_eq!(second.next, None, "the last page has no cursor");
     assert!(
         store
-            .list_configs("", "no-such-task", None, 10)
+            .list_configs(page("no-such-task", None, 10))
             .await
             .unwrap()
             .configs
