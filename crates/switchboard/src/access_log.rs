@@ -27,19 +27,14 @@ pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The request's id: the caller's if sane, else a new one; set on the
 /// request for the handlers.
 pub(crate) fn request_id(req: &mut Request) -> HeaderValue {
-    // One lookup of the header for reading and writing it.
-    match req.headers_mut().entry(&REQUEST_ID) {
-        header::Entry::Occupied(mut given) => {
-            let id = Some(given.get())
-                .filter(|v| sane(v.as_bytes()))
-                .cloned()
-                .unwrap_or_else(new_id);
-            // Also drops any further values: the handlers see one id.
-            given.insert(id.clone());
-            id
-        }
-        header::Entry::Vacant(none) => none.insert(new_id()).clone(),
-    }
+    let id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .filter(|v| sane(v.as_bytes()))
+        .cloned()
+        .unwrap_or_else(new_id);
+    req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
+    id
 }
 
 /// Returns the request's id on its answer.
