@@ -629,12 +629,18 @@ impl Drop for Busy {
 /// The service is called here, before the returned future runs, so each
 /// connection calls the one service it holds: cloning it for every request
 /// would copy the boxed layers around it (an allocation each).
-fn answer<S: HttpService>(
+///
+/// The body comes as the protocol reads it and is boxed into a [`Body`]
+/// here, once: with its pacing, when it has to be paced.
+fn answer<S: HttpService, B>(
     service: &mut S,
-    req: Request<Body>,
+    req: Request<B>,
     peer: Peer,
     conn: &ConnHandle,
-) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<S> {
+) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + use<S, B>
+where
+    B: http_body::Body<Data = Bytes, Error: Into<axum::BoxError>> + Unpin + Send + 'static,
+{
     let busy = conn.busy();
     let limits = &conn.registry.limits;
     let (mut parts, body) = req.into_parts();
@@ -655,7 +661,7 @@ fn answer<S: HttpService>(
                 too_slow: flag.clone(),
             })
         }
-        _ => body,
+        _ => Body::new(body),
     };
     let call = service.call(Request::from_parts(parts, body));
     async move {
@@ -671,6 +677,7 @@ fn answer<S: HttpService>(
 }
 
 /// The answer to a request whose body came too slowly.
+#[cold]
 fn request_timeout() -> Response<Body> {
     let mut resp = Response::new(Body::from("the request body arrived too slowly\n"));
     *resp.status_mut() = http::StatusCode::REQUEST_TIMEOUT;
@@ -697,8 +704,8 @@ impl std::error::Error for BodyTooSlow {}
 
 /// A request body held to [`ConnectionLimits::body_deadline`]: each byte
 /// that arrives buys time, and a body that falls behind ends in an error.
-struct Paced {
-    body: Body,
+struct Paced<B> {
+    body: B,
     registry: Arc<Registry>,
     start: Instant,
     received: u64,
@@ -712,7 +719,10 @@ struct Paced {
     too_slow: Arc<AtomicBool>,
 }
 
-impl http_body::Body for Paced {
+impl<B> http_body::Body for Paced<B>
+where
+    B: http_body::Body<Data = Bytes, Error: Into<axum::BoxError>> + Unpin,
+{
     type Data = Bytes;
     type Error = axum::BoxError;
 
@@ -805,7 +815,7 @@ async fn serve_h1(
     let service = Mutex::new(service);
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         let mut service = service.lock().unwrap_or_else(PoisonError::into_inner);
-        answer(&mut *service, req.map(Body::new), peer, &conn)
+        answer(&mut *service, req, peer, &conn)
     });
     // With upgrades, so a route added from outside can take over the
     // connection (`hyper::upgrade::on`, e.g. a WebSocket).
@@ -884,12 +894,12 @@ async fn serve_h2(
             match conn.poll_accept(cx) {
                 Poll::Ready(Some(Ok((req, respond)))) => {
                     let (parts, recv) = req.into_parts();
-                    let body = Body::new(Incoming {
+                    let body = Incoming {
                         length: content_length(&parts.headers),
                         recv,
                         data_done: false,
                         done: false,
-                    });
+                    };
                     let call = answer(
                         &mut service,
                         Request::from_parts(parts, body),

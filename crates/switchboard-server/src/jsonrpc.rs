@@ -133,6 +133,7 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
 /// A 0.3 stream that failed before its first event: `text/event-stream`
 /// with one `data:` event holding the JSON-RPC error, then the end. No
 /// `event:` name and no `id:`, as the official 0.3 SDK servers send it.
+#[cold]
 fn sse_error_response(
     id: &RequestId,
     err: &A2AError,
@@ -148,6 +149,11 @@ fn sse_error_response(
 /// except authentication failures, which keep their transport status (401
 /// with the authenticator's challenge, 403) and quota refusals (429 with
 /// `Retry-After`), so HTTP clients and proxies see them for what they are.
+///
+/// Cold, as is [`sse_error_response`]: `handle` calls them from a dozen
+/// places, and marked so their call sites are laid out away from the
+/// success path, which then spans fewer cache lines.
+#[cold]
 fn error_response(
     app: &AppState,
     id: &RequestId,

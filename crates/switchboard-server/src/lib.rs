@@ -107,7 +107,6 @@ use switchboard_protocol::card::{
     BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION,
 };
 use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentInterface};
-use tower::util::BoxCloneSyncService;
 
 /// The default cap on request bodies: 10 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
@@ -137,8 +136,84 @@ pub(crate) struct AppStateInner {
 }
 
 /// The whole server as one type-erased tower service: what a layer given
-/// to [`A2aServer::layer`] wraps.
-pub type FrontService = BoxCloneSyncService<axum::extract::Request, Response, Infallible>;
+/// to [`A2aServer::layer`] wraps. Cloneable and `Sync`, its future a
+/// [`BoxFuture`](futures::future::BoxFuture), like tower's
+/// `BoxCloneSyncService`, but each layer costs a request one box: the
+/// layer's future, its answer turned into a [`Response`] inside it. (tower's
+/// type boxes a future that may be boxed already, and turning the answer
+/// into a response needed a `map_response` around the layer.)
+pub struct FrontService(Box<dyn ErasedService>);
+
+type FrontFuture = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+/// What [`FrontService`] erases: a cloneable service with boxed futures.
+trait ErasedService: Send + Sync {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>>;
+    fn call(&mut self, req: axum::extract::Request) -> FrontFuture;
+    fn clone_box(&self) -> Box<dyn ErasedService>;
+}
+
+impl Clone for FrontService {
+    fn clone(&self) -> Self {
+        FrontService(self.0.clone_box())
+    }
+}
+
+impl fmt::Debug for FrontService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FrontService")
+    }
+}
+
+impl tower::Service<axum::extract::Request> for FrontService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = FrontFuture;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: axum::extract::Request) -> FrontFuture {
+        self.0.call(req)
+    }
+}
+
+/// A service made by a layer given to [`A2aServer::layer`], erased.
+#[derive(Clone)]
+struct Layered<S>(S);
+
+impl<S> ErasedService for Layered<S>
+where
+    S: tower::Service<axum::extract::Request, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Response: IntoResponse + 'static,
+    S::Future: Send + 'static,
+{
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: axum::extract::Request) -> FrontFuture {
+        let answer = self.0.call(req);
+        Box::pin(async move {
+            let Ok(answer) = answer.await;
+            Ok(answer.into_response())
+        })
+    }
+
+    fn clone_box(&self) -> Box<dyn ErasedService> {
+        Box::new(self.clone())
+    }
+}
 
 /// A layer added with [`A2aServer::layer`], applied when the server is built.
 type LayerFn = Arc<dyn Fn(FrontService) -> FrontService + Send + Sync>;
@@ -289,9 +364,8 @@ impl A2aServer {
         <L::Service as tower::Service<axum::extract::Request>>::Response: IntoResponse + 'static,
         <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
     {
-        use tower::ServiceExt as _;
         self.layers.push(Arc::new(move |inner: FrontService| {
-            BoxCloneSyncService::new(layer.layer(inner).map_response(IntoResponse::into_response))
+            FrontService(Box::new(Layered(layer.layer(inner))))
         }));
         self
     }
@@ -509,7 +583,7 @@ impl A2aServer {
     fn layered(&self) -> FrontService {
         self.layers
             .iter()
-            .fold(BoxCloneSyncService::new(self.front()), |svc, layer| {
+            .fold(FrontService(Box::new(self.front())), |svc, layer| {
                 layer(svc)
             })
     }
@@ -680,6 +754,28 @@ impl tower::Service<axum::extract::Request> for Dispatch {
             let _ = &self.0.gate;
             Either::Right(Box::pin(std::future::ready(Ok(grpc_unimplemented()))))
         }
+    }
+}
+
+/// The front as the innermost [`FrontService`]: the router's future in a
+/// box, the gRPC front's as it comes (boxed already).
+impl ErasedService for Dispatch {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        tower::Service::poll_ready(self, cx)
+    }
+
+    fn call(&mut self, req: axum::extract::Request) -> FrontFuture {
+        match tower::Service::call(self, req) {
+            futures::future::Either::Left(http) => Box::pin(http),
+            futures::future::Either::Right(grpc) => grpc,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn ErasedService> {
+        Box::new(self.clone())
     }
 }
 
