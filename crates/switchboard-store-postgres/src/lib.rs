@@ -87,6 +87,19 @@
 //! as a whole is retried commit by commit, so one bad commit fails alone.
 //! See `group.rs`.
 //!
+//! ### Generic plans
+//!
+//! The store's connections run with `plan_cache_mode = force_generic_plan`
+//! (unless the URL's `options` set it). Every statement here is a prepared
+//! statement whose best plan does not depend on its parameter values (keys,
+//! a page position, arrays of one batch's rows). PostgreSQL's default
+//! (`auto`) plans such a statement afresh for each execution while it thinks
+//! a plan made for the values might be cheaper, and after the tables grow and
+//! autoanalyze runs it kept doing so for the group commit's statement: the
+//! backends' CPU per task went from 158 to ~380 µs within two minutes of
+//! load, most of it in the planner (`bench/RESULTS.md`, "Session 15").
+//! Pools given to [`PgStore::from_pool`] are used as they are.
+//!
 //! ### Where `NOTIFY` goes
 //!
 //! Replicas announce appends with `NOTIFY` (see `DESIGN.md`, "Several
@@ -255,6 +268,14 @@ impl PgStore {
             .application_name(&options.application_name);
         if !options.synchronous_commit {
             connect = connect.options([("synchronous_commit", "off")]);
+        }
+        // See "Generic plans" in the module docs; a URL that sets the mode
+        // keeps its choice.
+        if !connect
+            .get_options()
+            .is_some_and(|o| o.contains("plan_cache_mode"))
+        {
+            connect = connect.options([("plan_cache_mode", "force_generic_plan")]);
         }
 
         let mut conn = connect_once(&connect, options.connect_timeout, &location).await?;

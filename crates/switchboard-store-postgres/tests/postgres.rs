@@ -128,6 +128,27 @@ async fn migrations_are_idempotent_and_safe_to_run_concurrently() {
     assert!(embedded >= 2, "tasks and push migrations");
 }
 
+/// The store's connections use generic plans (see "Generic plans" in the
+/// crate docs), and a URL that chooses the mode itself keeps its choice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_use_generic_plans_unless_the_url_says_otherwise() {
+    let Some(url) = testing::fresh_database_or_skip("generic_plans").await else {
+        return;
+    };
+    let mode = |store: PgStore| async move {
+        sqlx::query_scalar::<_, String>("SHOW plan_cache_mode")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    assert_eq!(mode(store).await, "force_generic_plan");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let chosen = format!("{url}{separator}options=-c%20plan_cache_mode%3Dauto");
+    let store = PgStore::open(&chosen).await.unwrap();
+    assert_eq!(mode(store).await, "auto");
+}
+
 // ----------------------------------------------------------------------------
 // Replicas and concurrency.
 
