@@ -94,6 +94,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -148,10 +149,7 @@ type FrontFuture = futures::future::BoxFuture<'static, Result<Response, Infallib
 
 /// What [`FrontService`] erases: a cloneable service with boxed futures.
 trait ErasedService: Send + Sync {
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>>;
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>>;
     fn call(&mut self, req: axum::extract::Request) -> FrontFuture;
     fn clone_box(&self) -> Box<dyn ErasedService>;
 }
@@ -173,10 +171,7 @@ impl tower::Service<axum::extract::Request> for FrontService {
     type Error = Infallible;
     type Future = FrontFuture;
 
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.0.poll_ready(cx)
     }
 
@@ -195,10 +190,7 @@ where
     S::Response: IntoResponse + 'static,
     S::Future: Send + 'static,
 {
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.0.poll_ready(cx)
     }
 
@@ -731,12 +723,9 @@ impl tower::Service<axum::extract::Request> for Dispatch {
         futures::future::BoxFuture<'static, Result<Response, Self::Error>>,
     >;
 
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Every inner service is always ready.
-        std::task::Poll::Ready(Ok(()))
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
@@ -760,10 +749,7 @@ impl tower::Service<axum::extract::Request> for Dispatch {
 /// The front as the innermost [`FrontService`]: the router's future in a
 /// box, the gRPC front's as it comes (boxed already).
 impl ErasedService for Dispatch {
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         tower::Service::poll_ready(self, cx)
     }
 
