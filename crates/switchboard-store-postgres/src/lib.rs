@@ -90,9 +90,10 @@
 //! ### Generic plans
 //!
 //! The store's connections run with `plan_cache_mode = force_generic_plan`
-//! (unless the URL's `options` set it). Every statement here is a prepared
-//! statement whose best plan does not depend on its parameter values (keys,
-//! a page position, arrays of one batch's rows). PostgreSQL's default
+//! (unless the URL's `options` set it). The statements here are prepared
+//! lookups and writes by key, keyset pages over an index and the group
+//! commit over arrays of one batch's rows: one plan suits every parameter
+//! value, so planning per execution buys nothing. PostgreSQL's default
 //! (`auto`) plans such a statement afresh for each execution while it thinks
 //! a plan made for the values might be cheaper, and after the tables grow and
 //! autoanalyze runs it kept doing so for the group commit's statement: the
@@ -292,7 +293,9 @@ impl PgStore {
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
-    /// Applies the schema migrations on one of its connections.
+    /// Applies the schema migrations on one of its connections. The pool's
+    /// settings are used as they are: give its connections
+    /// `plan_cache_mode = force_generic_plan` (see "Generic plans" above).
     pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
         let options = pool.connect_options();
         let location = format!(
