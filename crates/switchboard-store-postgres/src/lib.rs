@@ -295,7 +295,8 @@ impl PgStore {
     /// A store on an existing pool (for sharing one pool with other tables).
     /// Applies the schema migrations on one of its connections. The pool's
     /// settings are used as they are: give its connections
-    /// `plan_cache_mode = force_generic_plan` (see "Generic plans" above).
+    /// `plan_cache_mode = force_generic_plan` (see "Generic plans" in the
+    /// [crate docs](crate)).
     pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
         let options = pool.connect_options();
         let location = format!(
