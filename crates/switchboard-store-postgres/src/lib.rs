@@ -792,7 +792,11 @@ impl TaskStore for PgStore {
             }
         };
         if applied {
-            if let Some(replica) = &self.replica {
+            // A task created finished in one commit has no follower on any
+            // replica (nobody knew its id before this commit; a later
+            // reader reads the store), so nobody needs to hear of it.
+            let born_finished = expected == 0 && record.task.status.state.is_terminal();
+            if let Some(replica) = self.replica.as_ref().filter(|_| !born_finished) {
                 cluster::announce(replica, &tenant, &id, last_seq);
             }
             return Ok(());
