@@ -4,7 +4,9 @@
 //! database and returns the [`PgCluster`] the engine needs (see
 //! `switchboard_core::cluster` for what the engine does with it):
 //!
-//! - **Announcements.** After every commit, a replica store queues
+//! - **Announcements.** After every commit (but one that creates a task
+//!   already finished: nobody can follow a task before its first commit,
+//!   and a later reader reads the store), a replica store queues
 //!   `'["tenant","task id",seq]'` for its announcer, a background task that
 //!   sends everything queued so far as `pg_notify('switchboard_appended', …)`
 //!   in **one** statement (`SELECT pg_notify(…) FROM unnest(…)`). Not inside
