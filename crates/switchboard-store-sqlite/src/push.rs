@@ -199,28 +199,24 @@ impl PushStore for SqliteStore {
     }
 
     async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
-        let ConfigQuery {
-            tenant,
-            task_id,
-            after,
-            limit,
-        } = query;
-        let after = after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let after = query
+            .after
+            .map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
         // One extra row tells whether there is a next page.
-        let fetch = db_limit(limit).saturating_add(1);
+        let fetch = db_limit(query.limit).saturating_add(1);
         let rows = sqlx::query(
             "SELECT * FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND ord > ?3 \
              ORDER BY ord LIMIT ?4",
         )
-        .bind(tenant)
-        .bind(task_id)
+        .bind(query.tenant)
+        .bind(query.task_id)
         .bind(after)
         .bind(fetch)
         .fetch_all(&self.readers)
         .await
         .map_err(backend("listing push configs"))?;
         let rows: Vec<_> = rows.iter().map(Columns).collect();
-        rows::config_page(&rows, limit)
+        rows::config_page(&rows, query.limit)
     }
 
     async fn delete_config(

@@ -186,25 +186,19 @@ impl PushStore for InMemoryStore {
     }
 
     async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
-        let ConfigQuery {
-            tenant,
-            task_id,
-            after,
-            limit,
-        } = query;
         let guard = self.lock();
         let Some(list) = guard
             .push
             .configs
-            .get(&(tenant.to_string(), task_id.to_string()))
+            .get(&(query.tenant.to_string(), query.task_id.to_string()))
         else {
             return Ok(ConfigPage::default());
         };
         let rest: Vec<&(u64, Arc<PushConfig>)> = list
             .iter()
-            .filter(|(ord, _)| after.is_none_or(|a| *ord > a))
+            .filter(|(ord, _)| query.after.is_none_or(|a| *ord > a))
             .collect();
-        let page: Vec<&(u64, Arc<PushConfig>)> = rest.iter().take(limit).copied().collect();
+        let page: Vec<&(u64, Arc<PushConfig>)> = rest.iter().take(query.limit).copied().collect();
         let next = if rest.len() > page.len() {
             page.last().map(|(ord, _)| *ord)
         } else {
