@@ -24,9 +24,13 @@
 #
 # `replicas` (issue's goal: two ≥ 0.9× one) alternates REPS rounds of:
 #   - one: task-mode SendMessage at CONC connections for DUR to replica A, the only serve;
-#   - two: replica B (a second `serve` on the same database, started for the round and stopped
-#     after it) beside A, the same total load split in two: CONC/2 connections to each, at once;
-#     the round's rate is the sum of both.
+#   - two: replica B (a second `serve` on the same database, started for the round, warmed up
+#     with WARM seconds of CONC/2 connections, stopped after the round) beside A, the same total
+#     load split in two: CONC/2 connections to each, at once; the round's rate is the sum of both.
+#   ONE_SPLIT=1 loads "one" with the same two load generators of CONC/2 connections (both to A),
+#   so that only the number of replicas differs between the two loads.
+#   Every load's CPU per task is printed too (serve A, serve B, the cluster's backends,
+#   autovacuum and writers, the whole machine) with PostgreSQL's transactions per task.
 # `growth` (issue's goal: within 10 %): one serve, MINUTES loads of 60 s back to back at CONC
 # connections, the tasks/s of each minute and last ÷ first. SB_ARGS adds serve flags to every
 # command (e.g. SB_ARGS="--retention-max-finished 50000 --retention-interval-secs 5").
@@ -199,31 +203,6 @@ durability() {
   fi
 }
 
-if [ "$cmd" = replicas ]; then
-  half=$(( CONC / 2 )) SB_PORT2=$(( SB_PORT + 1 ))
-  if (exec 3<>"/dev/tcp/$HOST/$SB_PORT2") 2>/dev/null; then echo "port $SB_PORT2 on $HOST is in use" >&2; exit 1; fi
-  echo "settings: CONC=$CONC (two: $half + $half) DUR=${DUR}s REPS=$REPS loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
-  printf 'round\tone_tasks_s\ttwo_tasks_s (A + B)\tratio\n' | tee -a "$OUT/summary.txt"
-  : >"$OUT/rounds.tsv"
-  for r in $(seq 1 "$REPS"); do
-    read -r one ok < <(load_run "one.$r" "$DUR"); ok_total=$(( ok_total + ok ))
-    serve_start "$SB_PORT2" "$OUT/serve-b.$r.log"; SPID2=$STARTED
-    load_run "two-b.$r" "$DUR" "$half" "$SB_PORT2" >"$OUT/two-b.$r.txt" &
-    lb=$!
-    read -r a oka < <(load_run "two-a.$r" "$DUR" "$half" "$SB_PORT")
-    wait "$lb"; read -r b okb <"$OUT/two-b.$r.txt"
-    ok_total=$(( ok_total + oka + okb ))
-    kill "$SPID2"; wait "$SPID2" 2>/dev/null || true; SPID2=""
-    printf '%s\t%s\t%s (%s + %s)\t%s\n' "$r" "$one" "$(( a + b ))" "$a" "$b" "$(awk -v a="$(( a + b ))" -v b="$one" 'BEGIN{printf "%.2f", a/b}')" \
-      | tee -a "$OUT/summary.txt"
-    printf '%s\t%s\t%s\n' "$r" "$one" "$(( a + b ))" >>"$OUT/rounds.tsv"
-  done
-  m1=$(cut -f2 "$OUT/rounds.tsv" | med) m2=$(cut -f3 "$OUT/rounds.tsv" | med)
-  printf 'median\t%s\t%s\t%s   (two ÷ one; goal ≥ 0.90)\n' "$m1" "$m2" "$(awk -v a="$m2" -v b="$m1" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/summary.txt"
-  echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
-  durability $(( 1 + REPS * 3 ))
-  echo "results: $OUT"; exit 0
-fi
 
 # counters MINUTE: one JSON line of PostgreSQL's cumulative counters (growth's per-minute
 # profile; the load does not distort them, unlike tasks/s on a shared machine).
@@ -238,11 +217,11 @@ pg_pids() {
   local pm; pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   echo "$pm"; pgrep -P "$pm" || true
 }
-# pg_cpu_split: the cluster's CPU time in ms by kind of process, as JSON fields: client backends,
-# autovacuum (its launcher and live workers, plus every child the postmaster has reaped: workers
-# exit after each table, and a reaped child's time is only in its parent's cutime/cstime), and the
-# background writers (checkpointer, background writer, WAL writer).
-pg_cpu_split() {
+# pg_cpu_kinds: the cluster's CPU time in ms by kind of process, "backends autovac writers":
+# client backends, autovacuum (its launcher and live workers, plus every child the postmaster has
+# reaped: workers exit after each table, and a reaped child's time is only in its parent's
+# cutime/cstime), and the background writers (checkpointer, background writer, WAL writer).
+pg_cpu_kinds() {
   local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   {
     awk '{print "reaped", $16 + $17}' "/proc/$pm/stat" 2>/dev/null || true
@@ -257,8 +236,16 @@ pg_cpu_split() {
       awk -v k="$kind" '{print k, $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true
     done
   } | awk -v t="$tick" '{s[$1] += $2} END {
-      printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d",
-        s["backends"] * 1000 / t, (s["autovac"] + s["reaped"]) * 1000 / t, s["writers"] * 1000 / t }'
+      printf "%d %d %d", s["backends"] * 1000 / t, (s["autovac"] + s["reaped"]) * 1000 / t, s["writers"] * 1000 / t }'
+}
+# pg_cpu_split: the same, as json_build_object arguments
+pg_cpu_split() {
+  local b a w; read -r b a w < <(pg_cpu_kinds)
+  printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d" "$b" "$a" "$w"
+}
+# busy_ms: the CPU time the whole machine has spent busy (not idle, not waiting for I/O), in ms
+busy_ms() {
+  awk -v t="$(getconf CLK_TCK)" '/^cpu /{print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / t); exit}' /proc/stat
 }
 counters() {
   local stmt_ms=0
@@ -324,6 +311,70 @@ for _, b in pairs:
     print(f"{m}: " + ", ".join(f"{k} {v}" for k, v in c.most_common(6)))
 PY
 }
+
+# snap: one line of cumulative CPU ms: serve A, serve B (0 if none), the cluster's backends,
+# autovacuum and writers, the whole machine busy; then the cluster's committed transactions.
+snap() {
+  echo "$(cpu_ms "$SPID") $( [ -n "$SPID2" ] && cpu_ms "$SPID2" || echo 0) $(pg_cpu_kinds) $(busy_ms)" \
+    "$(psql_ -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'")"
+}
+# cost TASKS BEFORE AFTER: what one load cost per task, "µs: serve_a serve_b backends autovac
+# writers machine_busy; transactions per task"
+cost() {
+  awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); n = (n > 0 ? n : 1)
+    for (i = 1; i <= 6; i++) printf "%.1f\t", 1000 * (y[i] - x[i]) / n
+    printf "%.3f\n", (y[7] - x[7]) / n }'
+}
+
+if [ "$cmd" = replicas ]; then
+  half=$(( CONC / 2 )) SB_PORT2=$(( SB_PORT + 1 ))
+  if (exec 3<>"/dev/tcp/$HOST/$SB_PORT2") 2>/dev/null; then echo "port $SB_PORT2 on $HOST is in use" >&2; exit 1; fi
+  # ONE_SPLIT=1: "one" is loaded like "two" (two load generators of CONC/2 connections, both
+  # to A), so the rounds differ only in the number of replicas, not in the load generators.
+  ONE_SPLIT=${ONE_SPLIT:-0}
+  echo "settings: CONC=$CONC (two: $half + $half) DUR=${DUR}s REPS=$REPS WARM=${WARM}s ONE_SPLIT=$ONE_SPLIT loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  printf 'round\tone_tasks_s\ttwo_tasks_s (A + B)\tratio\n' | tee -a "$OUT/summary.txt"
+  : >"$OUT/rounds.tsv" ; : >"$OUT/costs.tsv"
+  for r in $(seq 1 "$REPS"); do
+    s0=$(snap)
+    if [ "$ONE_SPLIT" = 1 ]; then
+      load_run "one-b.$r" "$DUR" "$half" "$SB_PORT" >"$OUT/one-b.$r.txt" &
+      lb=$!
+      read -r a oka < <(load_run "one-a.$r" "$DUR" "$half" "$SB_PORT")
+      wait "$lb"; read -r b okb <"$OUT/one-b.$r.txt"
+      one=$(( a + b )) ok=$(( oka + okb ))
+    else
+      read -r one ok < <(load_run "one.$r" "$DUR")
+    fi
+    ok_total=$(( ok_total + ok ))
+    s1=$(snap)
+    printf 'one\t%s\t%s\t%s\n' "$r" "$ok" "$(cost "$ok" "$s0" "$s1")" >>"$OUT/costs.tsv"
+    # B joins warmed up, as a replica in service would be (connections open, statements prepared)
+    serve_start "$SB_PORT2" "$OUT/serve-b.$r.log"; SPID2=$STARTED
+    read -r _ okw < <(load_run "warm-b.$r" "$WARM" "$half" "$SB_PORT2"); ok_total=$(( ok_total + okw ))
+    s0=$(snap)
+    load_run "two-b.$r" "$DUR" "$half" "$SB_PORT2" >"$OUT/two-b.$r.txt" &
+    lb=$!
+    read -r a oka < <(load_run "two-a.$r" "$DUR" "$half" "$SB_PORT")
+    wait "$lb"; read -r b okb <"$OUT/two-b.$r.txt"
+    s1=$(snap)
+    ok_total=$(( ok_total + oka + okb ))
+    printf 'two\t%s\t%s\t%s\n' "$r" "$(( oka + okb ))" "$(cost "$(( oka + okb ))" "$s0" "$s1")" >>"$OUT/costs.tsv"
+    kill "$SPID2"; wait "$SPID2" 2>/dev/null || true; SPID2=""
+    printf '%s\t%s\t%s (%s + %s)\t%s\n' "$r" "$one" "$(( a + b ))" "$a" "$b" "$(awk -v a="$(( a + b ))" -v b="$one" 'BEGIN{printf "%.2f", a/b}')" \
+      | tee -a "$OUT/summary.txt"
+    printf '%s\t%s\t%s\n' "$r" "$one" "$(( a + b ))" >>"$OUT/rounds.tsv"
+  done
+  m1=$(cut -f2 "$OUT/rounds.tsv" | med) m2=$(cut -f3 "$OUT/rounds.tsv" | med)
+  printf 'median\t%s\t%s\t%s   (two ÷ one; goal ≥ 0.90)\n' "$m1" "$m2" "$(awk -v a="$m2" -v b="$m1" 'BEGIN{printf "%.2f", a/b}')" | tee -a "$OUT/summary.txt"
+  { echo "CPU µs per task of each load (serve A, serve B, the cluster's backends, autovacuum, writers; the whole machine busy, load generators included) and PostgreSQL transactions per task"
+    printf 'load\tround\ttasks\tserve_a\tserve_b\tbackends\tautovac\twriters\tmachine\txact\n'
+    cat "$OUT/costs.tsv"; } | tee -a "$OUT/summary.txt"
+  echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
+  durability $(( 1 + REPS * (ONE_SPLIT == 1 ? 5 : 4) ))
+  echo "results: $OUT"; exit 0
+fi
 
 if [ "$cmd" = growth ]; then
   echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
