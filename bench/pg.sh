@@ -27,8 +27,9 @@
 #   - two: replica B (a second `serve` on the same database, started for the round, warmed up
 #     with WARM seconds of CONC/2 connections, stopped after the round) beside A, the same total
 #     load split in two: CONC/2 connections to each, at once; the round's rate is the sum of both.
-#   ONE_SPLIT=1 loads "one" with the same two load generators of CONC/2 connections (both to A),
-#   so that only the number of replicas differs between the two loads.
+#   "one" is loaded by the same two load generators of CONC/2 connections (both to A), so that
+#   only the number of replicas differs between the two loads; ONE_SPLIT=0 loads it with one
+#   generator of CONC connections instead (as before session 16).
 #   Every load's CPU per task is printed too (serve A, serve B, the cluster's backends,
 #   autovacuum and writers, the whole machine) with PostgreSQL's transactions per task.
 # `growth` (issue's goal: within 10 %): one serve, MINUTES loads of 60 s back to back at CONC
@@ -330,9 +331,9 @@ cost() {
 if [ "$cmd" = replicas ]; then
   half=$(( CONC / 2 )) SB_PORT2=$(( SB_PORT + 1 ))
   if (exec 3<>"/dev/tcp/$HOST/$SB_PORT2") 2>/dev/null; then echo "port $SB_PORT2 on $HOST is in use" >&2; exit 1; fi
-  # ONE_SPLIT=1: "one" is loaded like "two" (two load generators of CONC/2 connections, both
-  # to A), so the rounds differ only in the number of replicas, not in the load generators.
-  ONE_SPLIT=${ONE_SPLIT:-0}
+  # The loads differ only in the number of replicas: "one" is loaded like "two", by two load
+  # generators of CONC/2 connections (both to A); ONE_SPLIT=0: by one of CONC connections.
+  ONE_SPLIT=${ONE_SPLIT:-1}
   echo "settings: CONC=$CONC (two: $half + $half) DUR=${DUR}s REPS=$REPS WARM=${WARM}s ONE_SPLIT=$ONE_SPLIT loadgen=${OHA:-wrk} $(nproc) cpus; $pg_version; serve flags: ${SB_ARGS[*]:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
   printf 'round\tone_tasks_s\ttwo_tasks_s (A + B)\tratio\n' | tee -a "$OUT/summary.txt"
   : >"$OUT/rounds.tsv" ; : >"$OUT/costs.tsv"

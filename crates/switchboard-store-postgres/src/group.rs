@@ -46,9 +46,19 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::{TaskRow, backend};
 
-/// Writers working at once; each holds one pooled connection while it
-/// writes a batch.
-pub(crate) const WRITERS: usize = 4;
+/// Writers working at once by default ([`PgOptions::commit_writers`]); each
+/// holds one pooled connection while it writes a batch.
+///
+/// Two, measured (`bench/pg.sh replicas`, bench/RESULTS.md, session 16):
+/// PostgreSQL spends ~460 µs of CPU per statement besides ~65 µs per task,
+/// so at 64 clients four writers (batches of ~8) cost the machine ~215 µs
+/// per task, two (~15) ~185 µs, one (~32) ~160 µs. One writer leaves the
+/// server and PostgreSQL taking turns (nothing gathers while the only
+/// statement runs, and a slow statement stalls every commit); two overlap
+/// them at little extra cost.
+///
+/// [`PgOptions::commit_writers`]: crate::PgOptions::commit_writers
+pub(crate) const WRITERS: usize = 2;
 
 /// Most commits per statement.
 const MAX_BATCH: usize = 256;
@@ -67,12 +77,12 @@ pub(crate) struct Job {
     pub(crate) done: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-/// Starts the writers on `pool` and returns their queue. They stop when
-/// every sender is gone.
-pub(crate) fn start(pool: PgPool) -> mpsc::Sender<Job> {
+/// Starts `writers` writers (at least one) on `pool` and returns their
+/// queue. They stop when every sender is gone.
+pub(crate) fn start(pool: PgPool, writers: usize) -> mpsc::Sender<Job> {
     let (tx, rx) = mpsc::channel(QUEUE);
     let rx = Arc::new(Mutex::new(rx));
-    for _ in 0..WRITERS {
+    for _ in 0..writers.max(1) {
         tokio::spawn(writer(pool.clone(), rx.clone()));
     }
     tx
@@ -438,7 +448,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_writers_apply_one_of_a_tasks_rival_commits_and_drain_their_queue() {
         let Some(store) = store().await else { return };
-        let queue = start(store.pool().clone());
+        // More writers than the default: rivals go to two writers more often.
+        let queue = start(store.pool().clone(), 4);
         let mut answers = Vec::new();
         // Both expect an empty log: whichever is written first wins, the
         // other finds event 1 (held for a writer's next batch, it is

@@ -85,7 +85,12 @@
 //! flush; each caller still returns only after that statement's `COMMIT`.
 //! A batch holds each task once, in key order, and a statement that fails
 //! as a whole is retried commit by commit, so one bad commit fails alone.
-//! See `group.rs`.
+//! Each statement also costs PostgreSQL a fixed few hundred microseconds of
+//! CPU, so the fewer writers run at once, the bigger and cheaper the
+//! batches: [`PgOptions::commit_writers`] (2 by default) is per store, and
+//! the database sees every replica's writers together, so with many
+//! replicas on one database fewer per replica may serve more. See
+//! `group.rs`.
 //!
 //! ### Generic plans
 //!
@@ -190,10 +195,19 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
     /// Most connections the pool opens (default 10). Each read holds one
-    /// connection for one statement; commits are written by at most four
-    /// group-commit writers, one connection each. Mind the server's
-    /// `max_connections` (100 by default) across all replicas.
+    /// connection for one statement; commits are written by the
+    /// group-commit writers ([`commit_writers`](Self::commit_writers)), one
+    /// connection each. Mind the server's `max_connections` (100 by
+    /// default) across all replicas.
     pub max_connections: u32,
+    /// Group-commit statements this store runs at once (default 2, at
+    /// least 1). Every statement costs PostgreSQL a fixed few hundred
+    /// microseconds of CPU besides its rows (executor start-up, the commit
+    /// and its WAL flush), and commits queue while writers are busy, so
+    /// fewer writers mean bigger, cheaper batches; two let one batch
+    /// execute while the next gathers. Replicas each run their own, so the
+    /// database sees the sum: see the crate docs, "Group commit".
+    pub commit_writers: usize,
     /// How long opening a connection may take, and how long an operation
     /// waits for a free pooled connection, before failing (default 5 s).
     pub connect_timeout: Duration,
@@ -209,6 +223,7 @@ impl Default for PgOptions {
     fn default() -> Self {
         Self {
             max_connections: 10,
+            commit_writers: group::WRITERS,
             connect_timeout: Duration::from_secs(5),
             synchronous_commit: true,
             application_name: "switchboard".into(),
@@ -289,7 +304,7 @@ impl PgStore {
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self::on_migrated(pool, location))
+        Ok(Self::on_migrated(pool, location, options.commit_writers))
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -312,13 +327,13 @@ impl PgStore {
             .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
         migrate(&mut conn, &location).await?;
         drop(conn);
-        Ok(Self::on_migrated(pool, location))
+        Ok(Self::on_migrated(pool, location, group::WRITERS))
     }
 
     /// The store on `pool`, whose database has the current schema.
-    fn on_migrated(pool: PgPool, location: String) -> Self {
+    fn on_migrated(pool: PgPool, location: String, commit_writers: usize) -> Self {
         Self {
-            writer: group::start(pool.clone()),
+            writer: group::start(pool.clone(), commit_writers),
             pool,
             location,
             replica: None,

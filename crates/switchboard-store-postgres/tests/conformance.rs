@@ -2,8 +2,8 @@
 //! against a real PostgreSQL server, each on a store on a fresh database of
 //! this test binary's private server (see
 //! `switchboard_store_postgres::testing`): with the default options, with one
-//! connection and asynchronous commit, and (the task suite) on a pool handed
-//! in.
+//! connection, one group-commit writer (asked for as 0, which means 1) and
+//! asynchronous commit, and (the task suite) on a pool handed in.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::future::Future;
@@ -39,9 +39,10 @@ async fn conforms_with_default_options() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conforms_with_one_connection_and_asynchronous_commit() {
+async fn conforms_with_one_connection_one_writer_and_asynchronous_commit() {
     let options = PgOptions {
         max_connections: 1,
+        commit_writers: 0,
         synchronous_commit: false,
         ..Default::default()
     };
