@@ -51,7 +51,22 @@ printf 'phase\ttasks\trss_kb\tanon_kb\tfile_kb\tshmem_kb\n' >"$OUT/million-$STOR
 printf 'start\t0\t%s\t%s\n' "$(rss)" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
 load 100000 "$OUT/million-$STORE-100k.json"; sleep 2
 r100=$(rss); printf '100k\t100000\t%s\t%s\n' "$r100" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
-for i in 2 3 4 5 6 7 8 9 10; do load 100000 "$OUT/million-$STORE-$(( i * 100 ))k.json"; done
+# PostgreSQL: after each 100k, what the store holds and what the phase cost per task (CPU of serve
+# and of the cluster's processes), to tell a store that retention keeps bounded from one it does not.
+cpu_ms() { local t; t=$(getconf CLK_TCK); for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || true; done |
+  awk -v t="$t" '{s += $1} END {printf "%d", s * 1000 / t}'; }
+pg_probe() {  # pg_probe PHASE: one line of million-postgres-store.tsv
+  [ "$STORE" = postgres ] || return 0
+  local pm; pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+  printf '%s\t%s\t%s\t%s\n' "$1" "$(cpu_ms "$SPID")" "$(cpu_ms "$pm" $(pgrep -P "$pm"))" \
+    "$(timeout 60 psql -X -At -F $'\t' "$PG_URL" -c "SELECT (SELECT count(*) FROM tasks), (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'tasks'),
+       (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'task_events'),
+       pg_total_relation_size('tasks') / 1048576, pg_total_relation_size('task_events') / 1048576,
+       (SELECT sum(autovacuum_count) FROM pg_stat_user_tables)")" >>"$OUT/million-$STORE-store.tsv"
+}
+[ "$STORE" != postgres ] || printf 'phase\tserve_cpu_ms\tpg_cpu_ms\ttasks\tdead_tasks\tdead_events\ttasks_mb\tevents_mb\tautovacuums\n' >"$OUT/million-$STORE-store.tsv"
+pg_probe 100k
+for i in 2 3 4 5 6 7 8 9 10; do load 100000 "$OUT/million-$STORE-$(( i * 100 ))k.json"; pg_probe "$(( i * 100 ))k"; done
 cp "$OUT/million-$STORE-1000k.json" "$OUT/million-$STORE-1m.json"; sleep 2
 r1m=$(rss); printf '1m\t1000000\t%s\t%s\n' "$r1m" "$(rss_parts)" >>"$OUT/million-$STORE.tsv"
 [ "$STORE" = sqlite ] && du -b "$OUT"/million.db* >>"$OUT/million-$STORE.db-size.txt" 2>/dev/null || true
@@ -74,3 +89,7 @@ rates = [json.load(open(f'{out}/million-{store}-{k}k.json'))['summary']['request
 print('tasks/s per 100k: ' + ' '.join(f'{r:.0f}' for r in rates)
       + f'; last ÷ first = {rates[-1] / rates[0]:.3f} (within 10 %: {"PASS" if rates[-1] / rates[0] >= 0.9 else "FAIL"})')
 PY
+if [ "$STORE" = postgres ]; then
+  echo "PostgreSQL store after each 100k (CPU ms cumulative; dead tuples; sizes in MB):"
+  column -t -s $'\t' "$OUT/million-$STORE-store.tsv"
+fi

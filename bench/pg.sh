@@ -38,7 +38,8 @@
 # `growth` also samples PostgreSQL's counters at the start and end of every minute and prints
 # them per task of that minute (WAL records/bytes/full-page images/flushes, buffers written by
 # the checkpointer, bgwriter and backends, blocks read, statement time, checkpoints,
-# autovacuums, sizes) with the wait events of its busy processes: on a shared machine tasks/s
+# autovacuums, sizes) with the wait events of its busy processes, and the kernel's page reclaim
+# (kswapd and direct scans, allocation stalls, free and cached memory): on a shared machine tasks/s
 # is noise, what a task costs PostgreSQL is not. PGOPTS adds server settings (`-c name=value`).
 # PG_SIZING=production starts the cluster as PostgreSQL's docs size a dedicated server instead of
 # initdb's 128 MB defaults: shared_buffers a quarter of RAM, WAL sized and checkpoints spread so
@@ -248,6 +249,15 @@ pg_cpu_split() {
 busy_ms() {
   awk -v t="$(getconf CLK_TCK)" '/^cpu /{print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / t); exit}' /proc/stat
 }
+# vm_counters: the kernel's page reclaim so far (pages scanned by kswapd and by allocating
+# processes themselves, allocation stalls) and free and page-cache memory now, as
+# json_build_object arguments: a cluster whose files outgrow free memory makes the kernel
+# reclaim, and direct reclaim is CPU charged to whoever was writing.
+vm_counters() {
+  awk '/^pgscan_kswapd /{k=$2} /^pgscan_direct /{d=$2} /^allocstall_/{s+=$2} END{
+    printf "\x27pgscan_kswapd\x27, %d, \x27pgscan_direct\x27, %d, \x27allocstall\x27, %d", k, d, s}' /proc/vmstat
+  awk '/^MemFree:/{f=$2} /^Cached:/{c=$2} END{printf ", \x27free_mb\x27, %d, \x27cached_mb\x27, %d", f / 1024, c / 1024}' /proc/meminfo
+}
 counters() {
   local stmt_ms=0
   [ "$PROFILE" != 1 ] || stmt_ms="(SELECT sum(total_exec_time) FROM pg_stat_statements)"
@@ -269,7 +279,7 @@ counters() {
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
       'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms,
-      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split))
+      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(vm_counters))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
 # waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
@@ -305,6 +315,12 @@ for a, b in pairs:
         f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
         f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
         b["tasks_mb"], b["events_mb"]]))
+print("the kernel per minute: pages scanned by kswapd and by direct reclaim, allocation stalls; free and page-cache MB at the minute's end")
+print("minute\tkswapd_scan\tdirect_scan\tallocstall\tfree_MB\tcached_MB")
+for a, b in pairs:
+    if "pgscan_direct" in b:
+        print("\t".join(str(x) for x in [b["minute"], b["pgscan_kswapd"] - a["pgscan_kswapd"], b["pgscan_direct"] - a["pgscan_direct"],
+            b["allocstall"] - a["allocstall"], b["free_mb"], b["cached_mb"]]))
 print("top waits of busy PostgreSQL processes per minute (samples every 0.5 s)")
 for _, b in pairs:
     m = b["minute"]

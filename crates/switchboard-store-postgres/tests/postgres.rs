@@ -128,6 +128,33 @@ async fn migrations_are_idempotent_and_safe_to_run_concurrently() {
     assert!(embedded >= 2, "tasks and push migrations");
 }
 
+/// The tables retention and push delivery churn vacuum without autovacuum's
+/// cost delay (migration 0010), and the others keep the cluster's settings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_churned_tables_vacuum_unthrottled() {
+    let Some(url) = testing::fresh_database_or_skip("vacuum_unthrottled").await else {
+        return;
+    };
+    let store = PgStore::open(&url).await.unwrap();
+    let rows: Vec<(String, Option<Vec<String>>)> = sqlx::query_as(
+        "SELECT relname::text, reloptions FROM pg_class \
+         WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' ORDER BY relname",
+    )
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    let unthrottled: Vec<&str> = rows
+        .iter()
+        .filter(|(_, options)| {
+            options
+                .as_deref()
+                .is_some_and(|o| o.iter().any(|o| o == "autovacuum_vacuum_cost_delay=0"))
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(unthrottled, ["push_outbox", "task_events", "tasks"], "{rows:?}");
+}
+
 /// The store's connections use generic plans (see "Generic plans" in the
 /// crate docs), and a URL that chooses the mode itself keeps its choice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
