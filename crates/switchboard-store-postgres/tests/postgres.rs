@@ -21,7 +21,7 @@ use switchboard_core::store::conformance::fixtures::{
     all_of, assert_one_won, commit_as_task, commit_task, record,
 };
 use switchboard_core::store::conformance::{self, status_event};
-use switchboard_core::{StoreError, TaskStore};
+use switchboard_core::{Retention, StoreError, TaskStore};
 use switchboard_protocol::{Message, Part, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_postgres::testing::{self, TestPostgres};
 use switchboard_store_postgres::{PgOptions, PgStore};
@@ -152,7 +152,11 @@ async fn the_churned_tables_vacuum_unthrottled() {
         })
         .map(|(name, _)| name.as_str())
         .collect();
-    assert_eq!(unthrottled, ["push_outbox", "task_events", "tasks"], "{rows:?}");
+    assert_eq!(
+        unthrottled,
+        ["push_outbox", "task_events", "tasks"],
+        "{rows:?}"
+    );
 }
 
 /// The store's connections use generic plans (see "Generic plans" in the
@@ -467,6 +471,86 @@ async fn listing_orders_ids_by_bytes_whatever_the_database_collation() {
         seen, expected,
         "status ties are ordered by id bytes, descending"
     );
+}
+
+/// Retention deletes 500 tasks a statement, each statement resuming after
+/// the last task the previous one deleted: across batch ends, and with
+/// status-time ties broken by id, it deletes exactly the finished tasks
+/// before the cutoff, then exactly the oldest beyond the count kept, with
+/// their logs, and never an unfinished task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_purges_in_batches_exactly_the_oldest() {
+    let Some(store) = common::fresh_store_or_skip("purges_in_batches").await else {
+        return;
+    };
+    // 1,234 finished tasks, seven per status second (ties across batch
+    // ends), and twenty unfinished ones among them.
+    let mut writes = Vec::new();
+    for i in 0..1254_i64 {
+        let store = store.clone();
+        writes.push(tokio::spawn(async move {
+            let (id, state, secs) = if i < 1234 {
+                (format!("done-{i:04}"), TaskState::Completed, i / 7)
+            } else {
+                (format!("open-{i:04}"), TaskState::Working, (i - 1234) * 9)
+            };
+            let mut r = record("", &id, state, secs);
+            r.last_seq = 1;
+            commit_as_task(&store, &r).await.unwrap();
+        }));
+    }
+    for w in writes {
+        w.await.unwrap();
+    }
+    let left = |state: &'static str| {
+        let pool = store.pool().clone();
+        async move {
+            sqlx::query_scalar::<_, String>(
+                "SELECT id FROM tasks WHERE state = $1 ORDER BY status_micros, id COLLATE \"C\"",
+            )
+            .bind(state)
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let logs = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM task_events")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    };
+    let now = Utc.timestamp_opt(1_800_000_100, 0).single().unwrap();
+
+    // Status times are 1_800_000_000 + secs + 0.123456789: before the cutoff
+    // (now - 50 s) are seconds 0..=49, i.e. tasks 0..350.
+    let by_age = Retention {
+        max_age: Some(Duration::from_secs(50)),
+        max_finished: None,
+    };
+    assert_eq!(store.purge(&by_age, now).await.unwrap(), 350);
+    let done = left("TASK_STATE_COMPLETED").await;
+    assert_eq!(done.len(), 884);
+    assert_eq!(done.first().map(String::as_str), Some("done-0350"));
+
+    let by_count = Retention {
+        max_age: None,
+        max_finished: Some(100),
+    };
+    assert_eq!(store.purge(&by_count, now).await.unwrap(), 784);
+    let expected: Vec<String> = (1134..1234).map(|i| format!("done-{i:04}")).collect();
+    assert_eq!(left("TASK_STATE_COMPLETED").await, expected);
+    assert_eq!(
+        left("TASK_STATE_WORKING").await.len(),
+        20,
+        "unfinished stay"
+    );
+    assert_eq!(
+        logs().await,
+        120,
+        "one event each left, the purged logs gone"
+    );
+    assert_eq!(store.purge(&by_count, now).await.unwrap(), 0, "idempotent");
 }
 
 #[tokio::test]
