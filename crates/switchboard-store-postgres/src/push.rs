@@ -69,7 +69,7 @@ use switchboard_core::StoreError;
 use switchboard_core::push::{
     ConfigPage, ConfigQuery, OutboxItem, PushConfig, PushStore, PutConfig, Requeue,
 };
-use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
+use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_after, db_id, db_limit};
 
 use crate::{Columns, PgStore, backend};
 
@@ -257,9 +257,7 @@ impl PushStore for PgStore {
     }
 
     async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
-        let after = query
-            .after
-            .map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let after = db_after(query.after);
         // One extra row tells whether there is a next page.
         let rows = sqlx::query(
             "SELECT * FROM push_configs WHERE tenant = $1 AND task_id = $2 AND ord > $3 \

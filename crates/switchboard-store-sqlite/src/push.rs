@@ -33,7 +33,7 @@ use switchboard_core::push::{
     ConfigPage, ConfigQuery, OutboxItem, PushConfig, PushStore, PutConfig, Requeue,
 };
 use switchboard_core::store::backend;
-use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_id, db_limit};
+use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_after, db_id, db_limit};
 
 use crate::{Columns, SqliteStore, begin_immediate, commit_tx, writer_connection};
 
@@ -199,9 +199,7 @@ impl PushStore for SqliteStore {
     }
 
     async fn list_configs(&self, query: ConfigQuery<'_>) -> Result<ConfigPage, StoreError> {
-        let after = query
-            .after
-            .map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let after = db_after(query.after);
         // One extra row tells whether there is a next page.
         let fetch = db_limit(query.limit).saturating_add(1);
         let rows = sqlx::query(

@@ -60,6 +60,13 @@ pub fn db_id(id: u64) -> i64 {
     i64::try_from(id).unwrap_or(-1)
 }
 
+/// A keyset cursor (the last position a page returned) as the SQL `BIGINT`
+/// a page's `> position` compares with: none starts before every row, and
+/// one beyond `i64::MAX` is past every row.
+pub fn db_after(after: Option<u64>) -> i64 {
+    after.map_or(0, |a| i64::try_from(a).unwrap_or(i64::MAX))
+}
+
 /// A row count for `LIMIT` (saturating: "all" is as good as "very many").
 pub fn db_limit(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
