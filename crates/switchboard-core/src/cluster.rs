@@ -64,6 +64,12 @@ pub trait Cluster: Send + Sync + std::fmt::Debug + 'static {
     /// gone) for this replica, which must now settle them. Each orphan is
     /// handed to exactly one caller across all replicas.
     async fn take_orphans(&self, limit: usize) -> Result<Vec<(String, String)>, StoreError>;
+
+    /// Leaves the replica set as the server stops, so that the others stop
+    /// counting this replica now rather than when its heartbeat runs out.
+    /// Best effort (a replica that dies never calls it); the default does
+    /// nothing.
+    async fn leave(&self) {}
 }
 
 /// A change somebody announced, or a reason to re-check everything.

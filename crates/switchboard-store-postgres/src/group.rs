@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 use sqlx::PgPool;
 use switchboard_core::StoreError;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, Semaphore, mpsc, oneshot};
 
 use crate::{TaskRow, backend};
 
@@ -77,36 +77,116 @@ pub(crate) struct Job {
     pub(crate) done: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-/// Starts `writers` writers (at least one) on `pool` and returns their
-/// queue. They stop when every sender is gone.
-pub(crate) fn start(pool: PgPool, writers: usize) -> mpsc::Sender<Job> {
-    let (tx, rx) = mpsc::channel(QUEUE);
-    let rx = Arc::new(Mutex::new(rx));
-    for _ in 0..writers.max(1) {
-        tokio::spawn(writer(pool.clone(), rx.clone()));
-    }
-    tx
+/// How many of a store's writers may write at once: the writers each take
+/// a permit before they take commits from the queue, and give it back when
+/// their statement is answered. A lone store keeps all of its
+/// [`PgOptions::commit_writers`]; a replica store's heartbeat lowers the
+/// limit to its share of that budget while other replicas are alive (see
+/// `cluster.rs`), so the database runs about as many group commits at once,
+/// with batches as big, whatever the number of replicas.
+///
+/// [`PgOptions::commit_writers`]: crate::PgOptions::commit_writers
+#[derive(Debug)]
+pub(crate) struct WriterLimit {
+    permits: Arc<Semaphore>,
+    /// The limit in force: the permits in circulation, once any shrinking
+    /// has taken its permits back.
+    current: std::sync::Mutex<usize>,
+    /// The writers running, which the limit never exceeds.
+    writers: usize,
 }
 
-/// Takes what has queued (waiting only when nothing has), writes it, and
-/// answers each commit; commits of a task already in the batch go first
-/// into the next one.
-async fn writer(pool: PgPool, queue: Arc<Mutex<mpsc::Receiver<Job>>>) {
-    let mut held: Vec<Job> = Vec::new();
+impl WriterLimit {
+    fn new(writers: usize) -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(writers)),
+            current: std::sync::Mutex::new(writers),
+            writers,
+        }
+    }
+
+    /// The writers this store runs, and so the most that may write at once.
+    pub(crate) fn writers(&self) -> usize {
+        self.writers
+    }
+
+    /// How many writers may write at once now.
+    pub(crate) fn get(&self) -> usize {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lets `limit` writers (at least one, at most the writers running)
+    /// write at once. Raising it takes effect at once; lowering it as the
+    /// statements in flight end (their permits are taken out of circulation
+    /// as they come back).
+    pub(crate) fn set(&self, limit: usize) {
+        let limit = limit.clamp(1, self.writers);
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if limit > *current {
+            self.permits.add_permits(limit - *current);
+        } else if limit < *current {
+            let fewer = u32::try_from(*current - limit).unwrap_or(u32::MAX);
+            let permits = self.permits.clone();
+            tokio::spawn(async move {
+                if let Ok(taken) = permits.acquire_many_owned(fewer).await {
+                    taken.forget();
+                }
+            });
+        }
+        *current = limit;
+    }
+}
+
+/// Starts `writers` writers (at least one) on `pool` and returns their
+/// queue and their [`WriterLimit`]. They stop when every sender is gone and
+/// every queued commit is answered.
+pub(crate) fn start(pool: PgPool, writers: usize) -> (mpsc::Sender<Job>, Arc<WriterLimit>) {
+    let writers = writers.max(1);
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(rx),
+        deferred: std::sync::Mutex::new(Vec::new()),
+        limit: Arc::new(WriterLimit::new(writers)),
+    });
+    for _ in 0..writers {
+        tokio::spawn(writer(pool.clone(), shared.clone()));
+    }
+    (tx, shared.limit.clone())
+}
+
+/// What a store's writers share.
+struct Shared {
+    queue: Mutex<mpsc::Receiver<Job>>,
+    /// Commits of a task that was already in a batch, for the next batch
+    /// whoever writes it (not kept by the writer that set them aside: it
+    /// may wait for a permit while another writer waits for the queue).
+    deferred: std::sync::Mutex<Vec<Job>>,
+    limit: Arc<WriterLimit>,
+}
+
+/// Takes a permit, then the commits set aside and whatever has queued
+/// (waiting only when nothing has), writes them, and answers each commit;
+/// commits of a task already in the batch are set aside for the next one.
+async fn writer(pool: PgPool, shared: Arc<Shared>) {
     loop {
-        let mut jobs = std::mem::take(&mut held);
+        let Ok(_permit) = shared.limit.permits.clone().acquire_owned().await else {
+            return;
+        };
+        let mut jobs =
+            std::mem::take(&mut *shared.deferred.lock().unwrap_or_else(|e| e.into_inner()));
         if jobs.is_empty() {
             // Idle: wait for work. Whoever holds the queue waits for the
             // next commit; the other idle writers wait for the queue.
-            let mut rx = queue.lock().await;
+            let mut rx = shared.queue.lock().await;
             if rx.recv_many(&mut jobs, MAX_BATCH).await == 0 {
-                // Every sender is gone and the queue is drained.
+                // Every sender is gone and the queue is drained; the permit
+                // goes to the next writer, which finds the same and stops.
                 return;
             }
-        } else if let Ok(mut rx) = queue.try_lock() {
-            // Held commits go now, with whatever else has queued; never
-            // wait for the queue here (an idle writer may hold it until
-            // the next commit arrives, which may never come).
+        } else if let Ok(mut rx) = shared.queue.try_lock() {
+            // Set-aside commits go now, with whatever else has queued;
+            // never wait for the queue here (an idle writer may hold it
+            // until the next commit arrives, which may never come).
             while jobs.len() < MAX_BATCH {
                 match rx.try_recv() {
                     Ok(job) => jobs.push(job),
@@ -118,7 +198,13 @@ async fn writer(pool: PgPool, queue: Arc<Mutex<mpsc::Receiver<Job>>>) {
         let (mut batch, later): (Vec<Job>, Vec<Job>) = jobs
             .into_iter()
             .partition(|j| seen.insert((j.row.tenant.clone(), j.row.id.clone())));
-        held = later;
+        if !later.is_empty() {
+            shared
+                .deferred
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(later);
+        }
         batch.sort_by(|a, b| (&a.row.tenant, &a.row.id).cmp(&(&b.row.tenant, &b.row.id)));
         write(&pool, batch).await;
     }
@@ -444,23 +530,40 @@ mod tests {
     /// Two commits of one task queued together never both apply (they go in
     /// two batches, by one writer or two, and expect the same sequence
     /// number); and every queued commit is answered when the last sender
-    /// goes, none dropped.
+    /// goes, none dropped: with every writer free to write, and with four
+    /// writers of which one may write at a time (the commit set aside then
+    /// waits for the writer that holds the permit, not for the one that set
+    /// it aside).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_writers_apply_one_of_a_tasks_rival_commits_and_drain_their_queue() {
         let Some(store) = store().await else { return };
-        // More writers than the default: rivals go to two writers more often.
-        let queue = start(store.pool().clone(), 4);
+        for limit in [4, 1] {
+            // More writers than the default: rivals go to two writers more often.
+            let (queue, writers) = start(store.pool().clone(), 4);
+            writers.set(limit);
+            assert_eq!(writers.get(), limit);
+            rivals_and_many(&store, queue, &format!("l{limit}-")).await;
+        }
+    }
+
+    /// Queues two rival commits of one task and twenty others, drops the
+    /// queue, and checks every answer and what was stored.
+    async fn rivals_and_many(store: &PgStore, queue: mpsc::Sender<Job>, prefix: &str) {
+        let twice = format!("{prefix}twice");
         let mut answers = Vec::new();
         // Both expect an empty log: whichever is written first wins, the
-        // other finds event 1 (held for a writer's next batch, it is
+        // other finds event 1 (set aside for a writer's next batch, it is
         // answered although no further commit arrives to wake the writers).
         for state in [TaskState::Working, TaskState::Failed] {
-            let (j, answer) = job(&record("twice", state, 1), 1);
+            let (j, answer) = job(&record(&twice, state, 1), 1);
             queue.send(j).await.unwrap();
             answers.push(answer);
         }
         for i in 0..20 {
-            let (j, answer) = job(&record(&format!("many-{i:02}"), TaskState::Working, 1), 1);
+            let (j, answer) = job(
+                &record(&format!("{prefix}many-{i:02}"), TaskState::Working, 1),
+                1,
+            );
             queue.send(j).await.unwrap();
             answers.push(answer);
         }
@@ -486,11 +589,11 @@ mod tests {
         } else {
             TaskState::Failed
         };
-        let twice = store.load("", "twice").await.unwrap().unwrap();
-        assert_eq!(twice.task.status.state, winner);
-        assert_eq!(seqs(&store, "twice").await, [1]);
+        let stored = store.load("", &twice).await.unwrap().unwrap();
+        assert_eq!(stored.task.status.state, winner);
+        assert_eq!(seqs(store, &twice).await, [1]);
         for i in 0..20 {
-            assert_eq!(seqs(&store, &format!("many-{i:02}")).await, [1]);
+            assert_eq!(seqs(store, &format!("{prefix}many-{i:02}")).await, [1]);
         }
     }
 }

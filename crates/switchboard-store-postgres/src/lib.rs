@@ -87,10 +87,11 @@
 //! as a whole is retried commit by commit, so one bad commit fails alone.
 //! Each statement also costs PostgreSQL a fixed few hundred microseconds of
 //! CPU, so the fewer writers run at once, the bigger and cheaper the
-//! batches: [`PgOptions::commit_writers`] (2 by default) is per store, and
-//! the database sees every replica's writers together, so with many
-//! replicas on one database fewer per replica may serve more. See
-//! `group.rs`.
+//! batches: [`PgOptions::commit_writers`] (2 by default) is what the
+//! database runs at once. Replicas share it: each counts the live replicas
+//! at its heartbeat (a row per replica in `replicas`, and a NOTIFY when one
+//! joins or leaves) and lets its share of the budget write at once, at
+//! least one. See `group.rs` and `cluster.rs`.
 //!
 //! ### Generic plans
 //!
@@ -200,13 +201,14 @@ pub struct PgOptions {
     /// connection each. Mind the server's `max_connections` (100 by
     /// default) across all replicas.
     pub max_connections: u32,
-    /// Group-commit statements this store runs at once (default 2, at
-    /// least 1). Every statement costs PostgreSQL a fixed few hundred
-    /// microseconds of CPU besides its rows (executor start-up, the commit
-    /// and its WAL flush), and commits queue while writers are busy, so
-    /// fewer writers mean bigger, cheaper batches; two let one batch
-    /// execute while the next gathers. Replicas each run their own, so the
-    /// database sees the sum: see the crate docs, "Group commit".
+    /// Group-commit statements run at once (default 2, at least 1). Every
+    /// statement costs PostgreSQL a fixed few hundred microseconds of CPU
+    /// besides its rows (executor start-up, the commit and its WAL flush),
+    /// and commits queue while writers are busy, so fewer writers mean
+    /// bigger, cheaper batches; two let one batch execute while the next
+    /// gathers. On [replicas](PgStore::replica) it is the budget of all the
+    /// live replicas together, which share it (at least one each): see the
+    /// crate docs, "Group commit".
     pub commit_writers: usize,
     /// How long opening a connection may take, and how long an operation
     /// waits for a free pooled connection, before failing (default 5 s).
@@ -247,6 +249,8 @@ pub struct PgStore {
     push: std::sync::Arc<push::PushShared>,
     /// The group-commit writers' queue (see [`group`]).
     writer: tokio::sync::mpsc::Sender<group::Job>,
+    /// How many of them may write at once.
+    writers: std::sync::Arc<group::WriterLimit>,
 }
 
 impl fmt::Debug for PgStore {
@@ -332,13 +336,22 @@ impl PgStore {
 
     /// The store on `pool`, whose database has the current schema.
     fn on_migrated(pool: PgPool, location: String, commit_writers: usize) -> Self {
+        let (writer, writers) = group::start(pool.clone(), commit_writers);
         Self {
-            writer: group::start(pool.clone(), commit_writers),
+            writer,
+            writers,
             pool,
             location,
             replica: None,
             push: Default::default(),
         }
+    }
+
+    /// How many group-commit statements this store may run at once now:
+    /// [`PgOptions::commit_writers`], or on a [replica](Self::replica) its
+    /// share of them while other replicas are alive.
+    pub fn commit_writers(&self) -> usize {
+        self.writers.get()
     }
 
     /// The connection pool, for `LISTEN` (`sqlx::postgres::PgListener::connect_with`)

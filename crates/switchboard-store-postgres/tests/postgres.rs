@@ -159,6 +159,65 @@ async fn the_churned_tables_vacuum_unthrottled() {
     );
 }
 
+/// Replicas share the group-commit budget: a replica alone may run all of
+/// `commit_writers` statements at once, two run half each, three one each
+/// (never none), and when one leaves the others take its share back at once
+/// (its NOTIFY), not when its row would expire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_the_commit_writers() {
+    let Some(url) = testing::fresh_database_or_skip("replicas_share_writers").await else {
+        return;
+    };
+    let options = PgOptions {
+        commit_writers: 4,
+        ..Default::default()
+    };
+    // Leases (and so rows) far longer than the test: only NOTIFY can make
+    // the others count again in time.
+    let lease = Duration::from_secs(60);
+    let join = || async {
+        PgStore::open_with(&url, options.clone())
+            .await
+            .unwrap()
+            .replica(lease)
+            .await
+            .unwrap()
+    };
+    let writers = |stores: &[&PgStore]| {
+        stores
+            .iter()
+            .map(|s| s.commit_writers())
+            .collect::<Vec<_>>()
+    };
+    let (a, _a) = join().await;
+    eventually(|| writers(&[&a]) == [4]).await;
+    let (b, b_cluster) = join().await;
+    eventually(|| writers(&[&a, &b]) == [2, 2]).await;
+    let (c, c_cluster) = join().await;
+    eventually(|| writers(&[&a, &b, &c]) == [1, 1, 1]).await;
+    // Commits still go through at one writer each.
+    commit_task(&a, "", "shared-a", 3).await;
+    commit_task(&c, "", "shared-c", 3).await;
+    c_cluster.leave().await;
+    eventually(|| writers(&[&a, &b]) == [2, 2]).await;
+    b_cluster.leave().await;
+    eventually(|| writers(&[&a]) == [4]).await;
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM replicas")
+        .fetch_one(a.pool())
+        .await
+        .unwrap();
+    assert_eq!(rows, 1, "the replicas that left deleted their rows");
+}
+
+/// Waits (10 s at most) until `done` holds.
+async fn eventually(done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "not within 10 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The store's connections use generic plans (see "Generic plans" in the
 /// crate docs), and a URL that chooses the mode itself keeps its choice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -684,6 +684,10 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
     server.serve(listener, shutdown_signal()).await?;
+    // The other replicas take back this one's share of the commit writers.
+    if let Some(cluster) = &stores.cluster {
+        cluster.leave().await;
+    }
     // The key refresh and key file watch, and the metrics listener.
     push_shutdown.cancel();
     metrics_shutdown.cancel();
