@@ -911,3 +911,26 @@ fn v03_interfaces(v1: &[AgentInterface]) -> Vec<AgentInterface> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_a_front_future_passes_through_unboxed() {
+        let boxed: FrontFuture = Box::pin(async { Ok(StatusCode::IM_A_TEAPOT.into_response()) });
+        let Ok(front) = already_front(boxed) else {
+            panic!("a FrontFuture is passed through")
+        };
+        let Ok(resp) = front.await;
+        assert_eq!(resp.status(), StatusCode::IM_A_TEAPOT, "the same future");
+
+        // Same output, another type: given back to be wrapped.
+        let plain = async { Ok::<_, Infallible>(StatusCode::ACCEPTED.into_response()) };
+        let Err(plain) = already_front(plain) else {
+            panic!("only a FrontFuture passes through")
+        };
+        let Ok(resp) = plain.await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED, "given back untouched");
+    }
+}
