@@ -56,9 +56,9 @@ impl Limits {
     /// Refuses an id longer than [`Limits::max_id_bytes`].
     pub fn check_id(&self, field: &str, id: &str) -> Result<(), A2AError> {
         if id.len() > self.max_id_bytes {
-            return Err(A2AError::invalid_field(
-                field,
-                format!(
+            return Err(over_limit(
+                format_args!("{field}"),
+                format_args!(
                     "is {} bytes long; the limit is {}",
                     id.len(),
                     self.max_id_bytes
@@ -80,9 +80,9 @@ impl Limits {
         };
         let size = json_size(metadata.values()) + metadata.keys().map(String::len).sum::<usize>();
         if size > self.max_metadata_bytes {
-            return Err(A2AError::invalid_field(
-                field,
-                format!(
+            return Err(over_limit(
+                format_args!("{field}"),
+                format_args!(
                     "is {size} bytes as JSON; the limit is {}",
                     self.max_metadata_bytes
                 ),
@@ -105,9 +105,9 @@ impl Limits {
             self.check_id(&format!("message.referenceTaskIds[{i}]"), id)?;
         }
         if msg.parts.len() > self.max_parts_per_message {
-            return Err(A2AError::invalid_field(
-                "message.parts",
-                format!(
+            return Err(over_limit(
+                format_args!("message.parts"),
+                format_args!(
                     "has {} parts; the limit is {}",
                     msg.parts.len(),
                     self.max_parts_per_message
@@ -118,9 +118,9 @@ impl Limits {
         for (i, part) in msg.parts.iter().enumerate() {
             let size = part_size(part);
             if size > self.max_part_bytes {
-                return Err(A2AError::invalid_field(
-                    format!("message.parts[{i}]"),
-                    format!("is {size} bytes; the limit is {}", self.max_part_bytes),
+                return Err(over_limit(
+                    format_args!("message.parts[{i}]"),
+                    format_args!("is {size} bytes; the limit is {}", self.max_part_bytes),
                 ));
             }
             total += size;
@@ -131,9 +131,9 @@ impl Limits {
             }
         }
         if total > self.max_message_bytes {
-            return Err(A2AError::invalid_field(
-                "message",
-                format!("is {total} bytes; the limit is {}", self.max_message_bytes),
+            return Err(over_limit(
+                format_args!("message"),
+                format_args!("is {total} bytes; the limit is {}", self.max_message_bytes),
             ));
         }
         Ok(())
@@ -145,6 +145,16 @@ impl Limits {
             i32::try_from(self.default_history_length).unwrap_or(i32::MAX),
         ))
     }
+}
+
+/// The refusal of `field` for being over a limit, as `detail` says.
+///
+/// Cold, and given its texts unformatted: the checks run on every message,
+/// and the refusals' formatting inlined among them would spread the checks
+/// over more instruction-cache lines than they need.
+#[cold]
+fn over_limit(field: std::fmt::Arguments<'_>, detail: std::fmt::Arguments<'_>) -> A2AError {
+    A2AError::invalid_field(field.to_string(), detail.to_string())
 }
 
 /// Per-principal and per-task quotas of the engine, refused with

@@ -46,18 +46,10 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     };
     let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
-        Err(err) => {
-            switchboard_telemetry::probe::note_error(err.reason());
-            let body = error_body(&RequestId::Null, &err);
-            return json_response(StatusCode::PAYLOAD_TOO_LARGE, body, &[]);
-        }
+        Err(err) => return too_large_response(&err),
     };
     if let Err(err) = require_json(&parts.headers) {
-        // The id is still worth echoing if the body happens to be readable.
-        let id = parse_request(&bytes)
-            .map(|r| r.id)
-            .unwrap_or(RequestId::Null);
-        return error_response(&app, &id, &err, &[]);
+        return not_json_response(&app, &bytes, &err);
     }
     let rpc = match parse_request(&bytes) {
         Ok(r) => r,
@@ -116,18 +108,56 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     } else {
         crate::pin_in_place!(dispatch(&app, call, &rpc)).await
     };
-    let result = match agui_or_reply(&app, result, agui, &extra) {
-        Ok(agui_stream) => return agui_stream,
-        Err(result) => result,
-    };
     match result {
         Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => sse(rpc.id, stream, &extra, |id, ev| success_body(id, &ev)),
-        Ok(Reply::Stream03(stream)) => sse(rpc.id, stream, &extra, |id, ev| {
-            success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
-        }),
+        Ok(stream) => stream_response(&app, rpc.id, stream, agui, &extra),
         Err(err) => error(&err, &extra),
     }
+}
+
+/// The answer of an operation that answered a stream: AG-UI if the request
+/// opted in, else the binding's SSE in the dialect's shapes.
+///
+/// Not inlined, as the error answers below are cold: `handle`'s unary
+/// path, the common one, then spans fewer instruction-cache lines.
+#[inline(never)]
+fn stream_response(
+    app: &AppState,
+    id: RequestId,
+    reply: Reply,
+    agui: Option<(crate::agui::AguiRequest, CallContext)>,
+    extra: &[(&'static str, String)],
+) -> Response {
+    let reply = match agui_or_reply(app, Ok(reply), agui, extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(Ok(reply)) => reply,
+        Err(Err(err)) => return error_response(app, &id, &err, extra),
+    };
+    match reply {
+        Reply::Json(body) => json_response(StatusCode::OK, body, extra),
+        Reply::Stream(stream) => sse(id, stream, extra, |id, ev| success_body(id, &ev)),
+        Reply::Stream03(stream) => sse(id, stream, extra, |id, ev| {
+            success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
+        }),
+    }
+}
+
+/// A body over the server's size limit: HTTP 413 with the JSON-RPC error.
+#[cold]
+fn too_large_response(err: &A2AError) -> Response {
+    switchboard_telemetry::probe::note_error(err.reason());
+    let body = error_body(&RequestId::Null, err);
+    json_response(StatusCode::PAYLOAD_TOO_LARGE, body, &[])
+}
+
+/// A body sent with a content type other than JSON: the error, echoing the
+/// request's id if the body happens to be readable.
+#[cold]
+fn not_json_response(app: &AppState, bytes: &[u8], err: &A2AError) -> Response {
+    let id = parse_request(bytes)
+        .map(|r| r.id)
+        .unwrap_or(RequestId::Null);
+    error_response(app, &id, err, &[])
 }
 
 /// A 0.3 stream that failed before its first event: `text/event-stream`

@@ -139,10 +139,12 @@ pub(crate) struct AppStateInner {
 /// The whole server as one type-erased tower service: what a layer given
 /// to [`A2aServer::layer`] wraps. Cloneable and `Sync`, its future a
 /// [`BoxFuture`](futures::future::BoxFuture), like tower's
-/// `BoxCloneSyncService`, but each layer costs a request one box: the
-/// layer's future, its answer turned into a [`Response`] inside it. (tower's
-/// type boxes a future that may be boxed already, and turning the answer
-/// into a response needed a `map_response` around the layer.)
+/// `BoxCloneSyncService`, but each layer costs a request at most one box:
+/// the layer's future, its answer turned into a [`Response`] inside it, or
+/// none when the layer's future is already a [`FrontFuture`] (a layer that
+/// boxes its own future, as `switchboard`'s `Observe` does). (tower's type
+/// boxes a future that may be boxed already, and turning the answer into a
+/// response needed a `map_response` around the layer.)
 pub struct FrontService(Box<dyn ErasedService>);
 
 type FrontFuture = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
@@ -195,15 +197,35 @@ where
     }
 
     fn call(&mut self, req: axum::extract::Request) -> FrontFuture {
-        let answer = self.0.call(req);
-        Box::pin(async move {
-            let Ok(answer) = answer.await;
-            Ok(answer.into_response())
-        })
+        match already_front(self.0.call(req)) {
+            Ok(front) => front,
+            Err(answer) => Box::pin(async move {
+                let Ok(answer) = answer.await;
+                Ok(answer.into_response())
+            }),
+        }
     }
 
     fn clone_box(&self) -> Box<dyn ErasedService> {
         Box::new(self.clone())
+    }
+}
+
+/// `future` as it is when its type is [`FrontFuture`] (so its answer is a
+/// [`Response`] already), else `Err(future)`: boxing it again would cost the
+/// request an allocation, and its poll one more indirect call.
+fn already_front<F: 'static>(future: F) -> Result<FrontFuture, F> {
+    let mut future = Some(future);
+    // Only an `Option<FrontFuture>` downcasts; taking from it leaves `None`.
+    if let Some(front) = (&mut future as &mut dyn std::any::Any)
+        .downcast_mut::<Option<FrontFuture>>()
+        .and_then(Option::take)
+    {
+        return Ok(front);
+    }
+    match future {
+        Some(other) => Err(other),
+        None => unreachable!("only a FrontFuture is taken out"),
     }
 }
 
@@ -888,4 +910,27 @@ fn v03_interfaces(v1: &[AgentInterface]) -> Vec<AgentInterface> {
             ..i.clone()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_a_front_future_passes_through_unboxed() {
+        let boxed: FrontFuture = Box::pin(async { Ok(StatusCode::IM_A_TEAPOT.into_response()) });
+        let Ok(front) = already_front(boxed) else {
+            panic!("a FrontFuture is passed through")
+        };
+        let Ok(resp) = front.await;
+        assert_eq!(resp.status(), StatusCode::IM_A_TEAPOT, "the same future");
+
+        // Same output, another type: given back to be wrapped.
+        let plain = async { Ok::<_, Infallible>(StatusCode::ACCEPTED.into_response()) };
+        let Err(plain) = already_front(plain) else {
+            panic!("only a FrontFuture passes through")
+        };
+        let Ok(resp) = plain.await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED, "given back untouched");
+    }
 }
