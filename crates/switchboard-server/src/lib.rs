@@ -214,18 +214,12 @@ where
 /// `future` as it is when its type is [`FrontFuture`] (so its answer is a
 /// [`Response`] already), else `Err(future)`: boxing it again would cost the
 /// request an allocation, and its poll one more indirect call.
-fn already_front<F: 'static>(future: F) -> Result<FrontFuture, F> {
-    let mut future = Some(future);
-    // Only an `Option<FrontFuture>` downcasts; taking from it leaves `None`.
-    if let Some(front) = (&mut future as &mut dyn std::any::Any)
-        .downcast_mut::<Option<FrontFuture>>()
-        .and_then(Option::take)
-    {
-        return Ok(front);
-    }
-    match future {
-        Some(other) => Err(other),
-        None => unreachable!("only a FrontFuture is taken out"),
+fn already_front<F: 'static>(mut future: F) -> Result<FrontFuture, F> {
+    match (&mut future as &mut dyn std::any::Any).downcast_mut::<FrontFuture>() {
+        // What is left in its place is dropped unpolled; a zero-sized
+        // future, its box allocates nothing.
+        Some(front) => Ok(std::mem::replace(front, Box::pin(std::future::pending()))),
+        None => Err(future),
     }
 }
 
