@@ -141,10 +141,10 @@ pub(crate) struct AppStateInner {
 /// [`BoxFuture`](futures::future::BoxFuture), like tower's
 /// `BoxCloneSyncService`, but each layer costs a request at most one box:
 /// the layer's future, its answer turned into a [`Response`] inside it, or
-/// none when the layer's future is already a [`FrontFuture`] (a layer that
-/// boxes its own future, as `switchboard`'s `Observe` does). (tower's type
-/// boxes a future that may be boxed already, and turning the answer into a
-/// response needed a `map_response` around the layer.)
+/// none when the layer's future already is this type's own future (a layer
+/// that boxes its own future, as `switchboard`'s `Observe` does). (tower's
+/// type boxes a future that may be boxed already, and turning the answer
+/// into a response needed a `map_response` around the layer.)
 pub struct FrontService(Box<dyn ErasedService>);
 
 type FrontFuture = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
