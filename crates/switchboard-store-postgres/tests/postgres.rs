@@ -209,6 +209,39 @@ async fn replicas_share_the_commit_writers() {
     assert_eq!(rows, 1, "the replicas that left deleted their rows");
 }
 
+/// A replica whose own row expired long ago (its heartbeat could not run,
+/// e.g. during an outage) renews it at its next beat and counts again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_row_expired_long_ago_renews_it() {
+    let Some(url) = testing::fresh_database_or_skip("replica_row_expired").await else {
+        return;
+    };
+    let options = PgOptions {
+        commit_writers: 4,
+        ..Default::default()
+    };
+    let lease = Duration::from_secs(60);
+    let (a, _a) = PgStore::open_with(&url, options.clone())
+        .await
+        .unwrap()
+        .replica(lease)
+        .await
+        .unwrap();
+    eventually(|| a.commit_writers() == 4).await;
+    sqlx::query("UPDATE replicas SET alive_until = 0")
+        .execute(a.pool())
+        .await
+        .unwrap();
+    // The second replica's join makes the first count again (NOTIFY).
+    let (_b, _b_cluster) = PgStore::open_with(&url, options)
+        .await
+        .unwrap()
+        .replica(lease)
+        .await
+        .unwrap();
+    eventually(|| a.commit_writers() == 2).await;
+}
+
 /// Waits (10 s at most) until `done` holds.
 async fn eventually(done: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
