@@ -24,7 +24,7 @@ use switchboard_core::store::conformance::{self, status_event};
 use switchboard_core::{Retention, StoreError, TaskStore};
 use switchboard_protocol::{Message, Part, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_postgres::testing::{self, TestPostgres};
-use switchboard_store_postgres::{PgOptions, PgStore};
+use switchboard_store_postgres::{PgCluster, PgOptions, PgStore};
 use tokio::sync::Barrier;
 
 fn writer_of(event: &StreamResponse) -> String {
@@ -168,21 +168,7 @@ async fn replicas_share_the_commit_writers() {
     let Some(url) = testing::fresh_database_or_skip("replicas_share_writers").await else {
         return;
     };
-    let options = PgOptions {
-        commit_writers: 4,
-        ..Default::default()
-    };
-    // Leases (and so rows) far longer than the test: only NOTIFY can make
-    // the others count again in time.
-    let lease = Duration::from_secs(60);
-    let join = || async {
-        PgStore::open_with(&url, options.clone())
-            .await
-            .unwrap()
-            .replica(lease)
-            .await
-            .unwrap()
-    };
+    let join = || join_with_four_writers(&url);
     let writers = |stores: &[&PgStore]| {
         stores
             .iter()
@@ -216,30 +202,31 @@ async fn a_replica_whose_row_expired_long_ago_renews_it() {
     let Some(url) = testing::fresh_database_or_skip("replica_row_expired").await else {
         return;
     };
-    let options = PgOptions {
-        commit_writers: 4,
-        ..Default::default()
-    };
-    let lease = Duration::from_secs(60);
-    let (a, _a) = PgStore::open_with(&url, options.clone())
-        .await
-        .unwrap()
-        .replica(lease)
-        .await
-        .unwrap();
+    let (a, _a) = join_with_four_writers(&url).await;
     eventually(|| a.commit_writers() == 4).await;
     sqlx::query("UPDATE replicas SET alive_until = 0")
         .execute(a.pool())
         .await
         .unwrap();
     // The second replica's join makes the first count again (NOTIFY).
-    let (_b, _b_cluster) = PgStore::open_with(&url, options)
+    let (_b, _b_cluster) = join_with_four_writers(&url).await;
+    eventually(|| a.commit_writers() == 2).await;
+}
+
+/// A replica store on `url` with a budget of four commit writers, and its
+/// cluster. Its lease (and so its row) lasts far longer than a test: only
+/// NOTIFY can make the other replicas count again in time.
+async fn join_with_four_writers(url: &str) -> (PgStore, Arc<PgCluster>) {
+    let options = PgOptions {
+        commit_writers: 4,
+        ..Default::default()
+    };
+    PgStore::open_with(url, options)
         .await
         .unwrap()
-        .replica(lease)
+        .replica(Duration::from_secs(60))
         .await
-        .unwrap();
-    eventually(|| a.commit_writers() == 2).await;
+        .unwrap()
 }
 
 /// Waits (10 s at most) until `done` holds.
