@@ -137,6 +137,24 @@
 //! - [`TaskStore::events`]: the log after a sequence number, ascending, with
 //!   `LIMIT`.
 //!
+//! ## Retention and vacuum
+//!
+//! [`TaskStore::purge`] deletes finished tasks in batches of 500, each
+//! batch one statement that also deletes their event logs, push configs and
+//! queued notifications. A busy server's retention deletes as fast as tasks
+//! arrive, and every deleted row stays in its table and indexes, dead,
+//! until a vacuum reclaims it; until then commits and reads step over it.
+//! Autovacuum looks at a database once per `autovacuum_naptime` (a minute
+//! by default, for the whole cluster), so at thousands of tasks a second
+//! hundreds of thousands of dead rows pile up between its visits. So once
+//! retention has deleted [`PgOptions::vacuum_after_purged`] tasks, the
+//! store runs `VACUUM (SKIP_LOCKED)` on the tables it deleted from itself,
+//! on the retention task, not a request's path (`SKIP_LOCKED`: a table an
+//! autovacuum worker or another replica is vacuuming is skipped, not waited
+//! for). A role that does not own the tables gets PostgreSQL's warning and
+//! nothing else; autovacuum still runs as configured (migration `0010`
+//! takes its cost delay off these tables).
+//!
 //! ## Durability
 //!
 //! `commit` returns after PostgreSQL's `COMMIT` returned. With the server's
@@ -219,6 +237,10 @@ pub struct PgOptions {
     pub synchronous_commit: bool,
     /// Shown in `pg_stat_activity` (default `switchboard`).
     pub application_name: String,
+    /// Finished tasks retention deletes before the store vacuums the tables
+    /// it deleted them from (default 10,000; 0: leave it to autovacuum). See
+    /// the crate docs, "Retention and vacuum".
+    pub vacuum_after_purged: u64,
 }
 
 impl Default for PgOptions {
@@ -229,6 +251,7 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(5),
             synchronous_commit: true,
             application_name: "switchboard".into(),
+            vacuum_after_purged: VACUUM_AFTER_PURGED,
         }
     }
 }
@@ -251,6 +274,11 @@ pub struct PgStore {
     writer: tokio::sync::mpsc::Sender<group::Job>,
     /// How many of them may write at once.
     writers: std::sync::Arc<group::WriterLimit>,
+    /// Tasks retention deleted since this store last vacuumed (see
+    /// [`PgStore::vacuum_after_purge`]).
+    purged_since_vacuum: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// [`PgOptions::vacuum_after_purged`].
+    vacuum_after_purged: u64,
 }
 
 impl fmt::Debug for PgStore {
@@ -308,7 +336,12 @@ impl PgStore {
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self::on_migrated(pool, location, options.commit_writers))
+        Ok(Self::on_migrated(
+            pool,
+            location,
+            options.commit_writers,
+            options.vacuum_after_purged,
+        ))
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -331,11 +364,21 @@ impl PgStore {
             .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
         migrate(&mut conn, &location).await?;
         drop(conn);
-        Ok(Self::on_migrated(pool, location, group::WRITERS))
+        Ok(Self::on_migrated(
+            pool,
+            location,
+            group::WRITERS,
+            VACUUM_AFTER_PURGED,
+        ))
     }
 
     /// The store on `pool`, whose database has the current schema.
-    fn on_migrated(pool: PgPool, location: String, commit_writers: usize) -> Self {
+    fn on_migrated(
+        pool: PgPool,
+        location: String,
+        commit_writers: usize,
+        vacuum_after_purged: u64,
+    ) -> Self {
         let (writer, writers) = group::start(pool.clone(), commit_writers);
         Self {
             writer,
@@ -344,6 +387,8 @@ impl PgStore {
             location,
             replica: None,
             push: Default::default(),
+            purged_since_vacuum: Default::default(),
+            vacuum_after_purged,
         }
     }
 
@@ -597,6 +642,9 @@ const NOTHING_PENDING: &str = "NOT EXISTS (SELECT 1 FROM push_outbox AS o \
 /// Tasks deleted per statement, so a large purge holds few locks at a time.
 const PURGE_BATCH: usize = 500;
 
+/// [`PgOptions::vacuum_after_purged`]'s default.
+const VACUUM_AFTER_PURGED: u64 = 10_000;
+
 impl PgStore {
     /// Deletes the tasks `victims` names (at most [`PURGE_BATCH`], given
     /// `param` as `$1` and `id`, if any, as `$2`; their event logs, push configs and dead letters go
@@ -634,6 +682,30 @@ impl PgStore {
             if done < PURGE_BATCH as u64 {
                 return Ok(purged);
             }
+        }
+    }
+
+    /// Vacuums the tables retention deletes from once it has deleted
+    /// [`PgOptions::vacuum_after_purged`] tasks since the last time (see
+    /// the crate docs, "Retention and vacuum"). A failed vacuum is logged:
+    /// the purge it follows has been committed, and autovacuum remains.
+    async fn vacuum_after_purge(&self, purged: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let after = self.vacuum_after_purged;
+        if after == 0 || self.purged_since_vacuum.fetch_add(purged, Relaxed) + purged < after {
+            return;
+        }
+        self.purged_since_vacuum.store(0, Relaxed);
+        let started = std::time::Instant::now();
+        match sqlx::raw_sql("VACUUM (SKIP_LOCKED) tasks, task_events, push_configs, push_outbox")
+            .execute(&self.pool)
+            .await
+        {
+            Ok(_) => tracing::info!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "vacuumed after retention"
+            ),
+            Err(e) => tracing::warn!(error = %e, "vacuum after retention failed"),
         }
     }
 }
@@ -885,6 +957,9 @@ impl TaskStore for PgStore {
                 );
                 purged += self.purge_batches(&victims, micros, Some(&id)).await?;
             }
+        }
+        if purged > 0 {
+            self.vacuum_after_purge(purged).await;
         }
         Ok(purged)
     }

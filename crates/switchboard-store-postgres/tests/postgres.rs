@@ -632,6 +632,67 @@ async fn retention_purges_in_batches_exactly_the_oldest() {
     assert_eq!(store.purge(&by_count, now).await.unwrap(), 0, "idempotent");
 }
 
+/// Retention vacuums the tables it deleted from once it has deleted
+/// `vacuum_after_purged` tasks since the last time, counting across purges,
+/// and not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_vacuums_what_it_deleted() {
+    let Some(url) = testing::fresh_database_or_skip("vacuums_what_it_deleted").await else {
+        return;
+    };
+    let options = PgOptions {
+        vacuum_after_purged: 100,
+        ..PgOptions::default()
+    };
+    let store = PgStore::open_with(&url, options).await.unwrap();
+    // Manual vacuums of each table, as PostgreSQL counts them.
+    let vacuums = || async {
+        sqlx::query_as::<_, (String, i64)>(
+            "SELECT relname::text, vacuum_count FROM pg_stat_user_tables \
+             WHERE relname IN ('tasks', 'task_events') ORDER BY relname",
+        )
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+    };
+    let mut next = 0_i64;
+    let mut finish = |n: i64| {
+        let (store, from) = (store.clone(), next);
+        next += n;
+        async move {
+            for i in from..from + n {
+                let mut r = record("", &format!("done-{i:04}"), TaskState::Completed, i);
+                r.last_seq = 1;
+                commit_as_task(&store, &r).await.unwrap();
+            }
+        }
+    };
+    let keep_ten = Retention {
+        max_age: None,
+        max_finished: Some(10),
+    };
+    let now = Utc.timestamp_opt(1_800_000_000, 0).single().unwrap();
+    let never = vec![("task_events".to_string(), 0), ("tasks".to_string(), 0)];
+    assert_eq!(vacuums().await, never);
+
+    finish(70).await;
+    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 60);
+    assert_eq!(vacuums().await, never, "60 deleted: under the 100");
+
+    finish(50).await;
+    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 50);
+    let once = vec![("task_events".to_string(), 1), ("tasks".to_string(), 1)];
+    assert_eq!(vacuums().await, once, "110 deleted since the start");
+
+    finish(90).await;
+    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 90);
+    assert_eq!(vacuums().await, once, "90 since that vacuum");
+    finish(10).await;
+    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 10);
+    let twice = vec![("task_events".to_string(), 2), ("tasks".to_string(), 2)];
+    assert_eq!(vacuums().await, twice, "100 since that vacuum");
+}
+
 #[tokio::test]
 async fn status_after_is_exact_below_a_microsecond() {
     let Some(store) = common::fresh_store_or_skip("status_after_is_exact").await else {
