@@ -101,7 +101,10 @@ impl Limits {
         if let Some(id) = &msg.task_id {
             self.check_id("message.taskId", id)?;
         }
-        for (i, id) in msg.reference_task_ids.iter().enumerate() {
+        // The field's name is only written out for an id that is refused.
+        if let Some((i, id)) =
+            (msg.reference_task_ids.iter().enumerate()).find(|(_, id)| id.len() > self.max_id_bytes)
+        {
             self.check_id(&format!("message.referenceTaskIds[{i}]"), id)?;
         }
         if msg.parts.len() > self.max_parts_per_message {
@@ -367,6 +370,10 @@ mod tests {
         for (change, field) in [
             (json!({"contextId": "12345"}), "message.contextId"),
             (json!({"messageId": "12345"}), "message.messageId"),
+            (
+                json!({"referenceTaskIds": ["a", "b", "12345", "c"]}),
+                "message.referenceTaskIds[2]",
+            ),
             (
                 json!({"parts": [{"text": "a"}, {"text": "b"}, {"text": "c"}]}),
                 "message.parts",

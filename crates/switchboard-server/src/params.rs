@@ -104,15 +104,19 @@ pub fn explicit_version(
 /// The extension URIs requested with `A2A-Extensions` (or the 0.3-era
 /// `X-A2A-Extensions`), all header instances combined.
 pub fn requested_extensions(headers: &HeaderMap) -> String {
-    let mut all = Vec::new();
+    // Most requests name no extension: nothing is allocated for them.
+    let mut all = String::new();
     for name in [&EXTENSIONS, &LEGACY_EXTENSIONS] {
         for v in headers.get_all(name) {
             if let Ok(s) = v.to_str() {
-                all.push(s.to_string());
+                if !all.is_empty() {
+                    all.push(',');
+                }
+                all.push_str(s);
             }
         }
     }
-    all.join(",")
+    all
 }
 
 /// `true` for `application/json` and `application/a2a+json` (any parameters).
@@ -157,6 +161,16 @@ mod tests {
         let mut m = HeaderMap::new();
         m.insert(VERSION_HEADER, v.parse().unwrap());
         m
+    }
+
+    #[test]
+    fn requested_extensions_joins_every_instance_of_both_headers() {
+        assert_eq!(requested_extensions(&HeaderMap::new()), "");
+        let mut m = HeaderMap::new();
+        m.append(&EXTENSIONS, "urn:a, urn:b".parse().unwrap());
+        m.append(&EXTENSIONS, "urn:c".parse().unwrap());
+        m.append(&LEGACY_EXTENSIONS, "urn:d".parse().unwrap());
+        assert_eq!(requested_extensions(&m), "urn:a, urn:b,urn:c,urn:d");
     }
 
     #[test]
