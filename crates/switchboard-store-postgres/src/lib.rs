@@ -148,10 +148,15 @@
 //! by default, for the whole cluster), so at thousands of tasks a second
 //! hundreds of thousands of dead rows pile up between its visits. So once
 //! retention has deleted [`PgOptions::vacuum_after_purged`] tasks, the
-//! store runs `VACUUM (SKIP_LOCKED)` on the tables it deleted from itself,
-//! on the retention task, not a request's path (`SKIP_LOCKED`: a table an
-//! autovacuum worker or another replica is vacuuming is skipped, not waited
-//! for). A role that does not own the tables gets PostgreSQL's warning and
+//! store runs `VACUUM (ANALYZE, SKIP_LOCKED)` on the tables it deleted from
+//! itself, on the retention task, not a request's path (`SKIP_LOCKED`: a
+//! table an autovacuum worker or another replica is vacuuming is skipped,
+//! not waited for). `ANALYZE` because the statistics matter as much: until
+//! a table's first analysis the planner plans for an empty table, and
+//! PostgreSQL spent ~25 % more CPU per task under retention until
+//! autovacuum's first visit analyzed the tables (measured:
+//! `bench/RESULTS.md`, session 17); and retention keeps moving the range of
+//! status times the statistics describe. A role that does not own the tables gets PostgreSQL's warning and
 //! nothing else; autovacuum still runs as configured (migration `0010`
 //! takes its cost delay off these tables).
 //!
@@ -697,9 +702,11 @@ impl PgStore {
         }
         self.purged_since_vacuum.store(0, Relaxed);
         let started = std::time::Instant::now();
-        match sqlx::raw_sql("VACUUM (SKIP_LOCKED) tasks, task_events, push_configs, push_outbox")
-            .execute(&self.pool)
-            .await
+        match sqlx::raw_sql(
+            "VACUUM (ANALYZE, SKIP_LOCKED) tasks, task_events, push_configs, push_outbox",
+        )
+        .execute(&self.pool)
+        .await
         {
             Ok(_) => tracing::info!(
                 elapsed_ms = started.elapsed().as_millis() as u64,

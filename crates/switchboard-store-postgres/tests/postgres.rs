@@ -632,9 +632,9 @@ async fn retention_purges_in_batches_exactly_the_oldest() {
     assert_eq!(store.purge(&by_count, now).await.unwrap(), 0, "idempotent");
 }
 
-/// Retention vacuums the tables it deleted from once it has deleted
-/// `vacuum_after_purged` tasks since the last time, counting across purges,
-/// and not before.
+/// Retention vacuums (and analyzes) the tables it deleted from once it has
+/// deleted `vacuum_after_purged` tasks since the last time, counting across
+/// purges, and not before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_vacuums_what_it_deleted() {
     let Some(url) = testing::fresh_database_or_skip("vacuums_what_it_deleted").await else {
@@ -645,15 +645,23 @@ async fn retention_vacuums_what_it_deleted() {
         ..PgOptions::default()
     };
     let store = PgStore::open_with(&url, options).await.unwrap();
-    // Manual vacuums of each table, as PostgreSQL counts them.
+    // Manual vacuums of each table, as PostgreSQL counts them (and the
+    // manual analyzes, which must be as many).
     let vacuums = || async {
-        sqlx::query_as::<_, (String, i64)>(
-            "SELECT relname::text, vacuum_count FROM pg_stat_user_tables \
+        let counts = sqlx::query_as::<_, (String, i64, i64)>(
+            "SELECT relname::text, vacuum_count, analyze_count FROM pg_stat_user_tables \
              WHERE relname IN ('tasks', 'task_events') ORDER BY relname",
         )
         .fetch_all(store.pool())
         .await
-        .unwrap()
+        .unwrap();
+        for (table, vacuumed, analyzed) in &counts {
+            assert_eq!(vacuumed, analyzed, "{table}: each vacuum analyzes");
+        }
+        counts
+            .into_iter()
+            .map(|(table, vacuumed, _)| (table, vacuumed))
+            .collect::<Vec<_>>()
     };
     let mut next = 0_i64;
     let mut finish = |n: i64| {
