@@ -4,9 +4,11 @@
 //! ## Same transaction as the event
 //!
 //! Outbox rows are written by the `push_outbox_fill` trigger (migration
-//! `0002_push.sql`, its function as last replaced by
-//! `0007_push_trigger.sql`): every row appended to `task_events` queues
-//! itself in `push_outbox` once per config of its task; a config of
+//! `0002_push.sql`, as last replaced by `0012_push_trigger_per_statement.sql`):
+//! once per statement that appends to `task_events` (a group commit appends
+//! many tasks' events in one), it queues every appended row in
+//! `push_outbox` once per config of its task, each task's events in
+//! sequence order; a config of
 //! [`PayloadKind::TaskSnapshot`](switchboard_core::push::PayloadKind::TaskSnapshot) is queued the task row the same statement
 //! wrote instead, unless the event is itself a task (`is_task`). The trigger
 //! runs inside the commit's own statement, so the commit path knows nothing

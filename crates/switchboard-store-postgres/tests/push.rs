@@ -248,3 +248,88 @@ async fn the_first_key_document_wins() {
         ("{\"rotated\":1}", v2)
     );
 }
+
+/// Many tasks committing at once share group-commit statements, and the
+/// push trigger runs once per statement: every event of every task is still
+/// queued once per config of its task, in sequence order per config, an
+/// event config getting the event and a snapshot config the task as that
+/// commit left it (a task event being its own snapshot).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commits_queue_every_tasks_events_in_order() {
+    let Some(store) = common::fresh_store_or_skip("group_commits_queue_in_order").await else {
+        return;
+    };
+    const TASKS: usize = 24;
+    let store = Arc::new(store);
+    for i in 0..TASKS {
+        let task = format!("g{i:02}");
+        store.put_config(&hook(&task, "e"), 10).await.unwrap();
+        let snapshot = PushConfig {
+            payload_kind: switchboard_core::push::PayloadKind::TaskSnapshot,
+            ..hook(&task, "s")
+        };
+        store.put_config(&snapshot, 10).await.unwrap();
+    }
+    // What each commit should queue: (task, seq) → (event, snapshot).
+    let expected = Arc::new(Mutex::new(HashMap::new()));
+    let start = Arc::new(tokio::sync::Barrier::new(TASKS));
+    let mut writers = Vec::new();
+    for i in 0..TASKS {
+        let (store, expected, start) = (store.clone(), expected.clone(), start.clone());
+        writers.push(tokio::spawn(async move {
+            let task = format!("g{i:02}");
+            start.wait().await;
+            // Two commits of two events each: the task and a status, then
+            // two statuses; every event of a commit shares its snapshot.
+            for (last_seq, first_is_task) in [(2_u64, true), (4, false)] {
+                let mut r = record(&task, last_seq);
+                r.task.metadata =
+                    Some(serde_json::from_value(serde_json::json!({"upto": last_seq})).unwrap());
+                let status = switchboard_core::store::conformance::status_event(&r);
+                let first = if first_is_task {
+                    StreamResponse::Task(r.task.clone())
+                } else {
+                    status.clone()
+                };
+                store
+                    .commit_events(&r, &[first.clone(), status.clone()])
+                    .await
+                    .unwrap();
+                let snapshot = serde_json::json!({ "task": r.task });
+                let mut expected = expected.lock().unwrap();
+                for (seq, event) in [(last_seq - 1, first), (last_seq, status)] {
+                    let is_task = matches!(event, StreamResponse::Task(_));
+                    let event = serde_json::to_value(&event).unwrap();
+                    let snapshot = if is_task {
+                        event.clone()
+                    } else {
+                        snapshot.clone()
+                    };
+                    expected.insert((task.clone(), seq), (event, snapshot));
+                }
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    let rows: Vec<(String, String, i64, String)> =
+        sqlx::query_as("SELECT task_id, config_id, seq, payload FROM push_outbox ORDER BY id")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(rows.len(), TASKS * 2 * 4, "each event once per config");
+    let expected = expected.lock().unwrap();
+    let mut seqs: HashMap<(String, String), Vec<i64>> = HashMap::new();
+    for (task, config, seq, payload) in rows {
+        let (event, snapshot) = &expected[&(task.clone(), seq as u64)];
+        let payload: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        let want = if config == "s" { snapshot } else { event };
+        assert_eq!(&payload, want, "{task} {config} {seq}");
+        seqs.entry((task, config)).or_default().push(seq);
+    }
+    assert_eq!(seqs.len(), TASKS * 2);
+    for (key, seqs) in seqs {
+        assert_eq!(seqs, [1, 2, 3, 4], "{key:?}: queued in sequence order");
+    }
+}
