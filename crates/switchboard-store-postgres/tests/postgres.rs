@@ -637,14 +637,15 @@ async fn retention_purges_in_batches_exactly_the_oldest() {
 /// purges, and not before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_vacuums_what_it_deleted() {
-    let Some(url) = testing::fresh_database_or_skip("vacuums_what_it_deleted").await else {
-        return;
-    };
-    let options = PgOptions {
+    let vacuum_after_100 = PgOptions {
         vacuum_after_purged: 100,
         ..PgOptions::default()
     };
-    let store = PgStore::open_with(&url, options).await.unwrap();
+    let Some(store) =
+        common::fresh_store_with_or_skip("vacuums_what_it_deleted", vacuum_after_100).await
+    else {
+        return;
+    };
     // Manual vacuums of each table, as PostgreSQL counts them (and the
     // manual analyzes, which must be as many).
     let vacuums = || async {
@@ -680,25 +681,19 @@ async fn retention_vacuums_what_it_deleted() {
         max_finished: Some(10),
     };
     let now = Utc.timestamp_opt(1_800_000_000, 0).single().unwrap();
-    let never = vec![("task_events".to_string(), 0), ("tasks".to_string(), 0)];
-    assert_eq!(vacuums().await, never);
-
-    finish(70).await;
-    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 60);
-    assert_eq!(vacuums().await, never, "60 deleted: under the 100");
-
-    finish(50).await;
-    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 50);
-    let once = vec![("task_events".to_string(), 1), ("tasks".to_string(), 1)];
-    assert_eq!(vacuums().await, once, "110 deleted since the start");
-
-    finish(90).await;
-    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 90);
-    assert_eq!(vacuums().await, once, "90 since that vacuum");
-    finish(10).await;
-    assert_eq!(store.purge(&keep_ten, now).await.unwrap(), 10);
-    let twice = vec![("task_events".to_string(), 2), ("tasks".to_string(), 2)];
-    assert_eq!(vacuums().await, twice, "100 since that vacuum");
+    let vacuumed = |n: i64| vec![("task_events".to_string(), n), ("tasks".to_string(), n)];
+    assert_eq!(vacuums().await, vacuumed(0));
+    // (tasks finished, then purged (all but ten), vacuums of each table so far)
+    for (finished, purged, vacuums_so_far, why) in [
+        (70, 60, 0, "60 deleted: under the 100"),
+        (50, 50, 1, "110 deleted since the start"),
+        (90, 90, 1, "90 since that vacuum"),
+        (10, 10, 2, "100 since that vacuum"),
+    ] {
+        finish(finished).await;
+        assert_eq!(store.purge(&keep_ten, now).await.unwrap(), purged, "{why}");
+        assert_eq!(vacuums().await, vacuumed(vacuums_so_far), "{why}");
+    }
 }
 
 #[tokio::test]

@@ -14,6 +14,16 @@ pub async fn fresh_store_or_skip(test: &str) -> Option<PgStore> {
     Some(PgStore::open(&url).await.unwrap())
 }
 
+/// A store opened with `options` on a fresh database for the test `test`;
+/// `None` when skipped, as with [`fresh_store_or_skip`].
+pub async fn fresh_store_with_or_skip(
+    test: &str,
+    options: switchboard_store_postgres::PgOptions,
+) -> Option<PgStore> {
+    let url = testing::fresh_database_or_skip(test).await?;
+    Some(PgStore::open_with(&url, options).await.unwrap())
+}
+
 /// `N` replicas, stores with a pool each as `N` servers would have, on one
 /// fresh database for the test `test`; `None` when skipped, as with
 /// [`fresh_store_or_skip`].
