@@ -156,9 +156,9 @@
 //! PostgreSQL spent ~25 % more CPU per task under retention until
 //! autovacuum's first visit analyzed the tables (measured:
 //! `bench/RESULTS.md`, session 17); and retention keeps moving the range of
-//! status times the statistics describe. A role that does not own the tables gets PostgreSQL's warning and
-//! nothing else; autovacuum still runs as configured (migration `0010`
-//! takes its cost delay off these tables).
+//! status times the statistics describe. A role that does not own the
+//! tables gets PostgreSQL's warning and nothing else; autovacuum still runs
+//! as configured (migration `0010` takes its cost delay off these tables).
 //!
 //! ## Durability
 //!
