@@ -53,8 +53,10 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Refuses an id longer than [`Limits::max_id_bytes`].
-    pub fn check_id(&self, field: &str, id: &str) -> Result<(), A2AError> {
+    /// Refuses an id longer than [`Limits::max_id_bytes`]. `field` is only
+    /// written out for an id refused, so a name built with `format_args!`
+    /// costs nothing otherwise.
+    pub fn check_id(&self, field: impl std::fmt::Display, id: &str) -> Result<(), A2AError> {
         if id.len() > self.max_id_bytes {
             return Err(over_limit(
                 format_args!("{field}"),
@@ -101,11 +103,8 @@ impl Limits {
         if let Some(id) = &msg.task_id {
             self.check_id("message.taskId", id)?;
         }
-        // The field's name is only written out for an id that is refused.
-        if let Some((i, id)) =
-            (msg.reference_task_ids.iter().enumerate()).find(|(_, id)| id.len() > self.max_id_bytes)
-        {
-            self.check_id(&format!("message.referenceTaskIds[{i}]"), id)?;
+        for (i, id) in msg.reference_task_ids.iter().enumerate() {
+            self.check_id(format_args!("message.referenceTaskIds[{i}]"), id)?;
         }
         if msg.parts.len() > self.max_parts_per_message {
             return Err(over_limit(
