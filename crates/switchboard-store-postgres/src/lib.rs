@@ -341,12 +341,7 @@ impl PgStore {
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self::on_migrated(
-            pool,
-            location,
-            options.commit_writers,
-            options.vacuum_after_purged,
-        ))
+        Ok(Self::on_migrated(pool, location, &options))
     }
 
     /// A store on an existing pool (for sharing one pool with other tables).
@@ -369,22 +364,13 @@ impl PgStore {
             .map_err(backend(format!("connecting to PostgreSQL at {location}")))?;
         migrate(&mut conn, &location).await?;
         drop(conn);
-        Ok(Self::on_migrated(
-            pool,
-            location,
-            group::WRITERS,
-            VACUUM_AFTER_PURGED,
-        ))
+        Ok(Self::on_migrated(pool, location, &PgOptions::default()))
     }
 
-    /// The store on `pool`, whose database has the current schema.
-    fn on_migrated(
-        pool: PgPool,
-        location: String,
-        commit_writers: usize,
-        vacuum_after_purged: u64,
-    ) -> Self {
-        let (writer, writers) = group::start(pool.clone(), commit_writers);
+    /// The store on `pool`, whose database has the current schema, with
+    /// `options`' writers and vacuum threshold (the pool is already built).
+    fn on_migrated(pool: PgPool, location: String, options: &PgOptions) -> Self {
+        let (writer, writers) = group::start(pool.clone(), options.commit_writers);
         Self {
             writer,
             writers,
@@ -393,7 +379,7 @@ impl PgStore {
             replica: None,
             push: Default::default(),
             purged_since_vacuum: Default::default(),
-            vacuum_after_purged,
+            vacuum_after_purged: options.vacuum_after_purged,
         }
     }
 
