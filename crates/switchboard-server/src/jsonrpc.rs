@@ -128,10 +128,9 @@ fn stream_response(
     agui: Option<(crate::agui::AguiRequest, CallContext)>,
     extra: &[(&'static str, String)],
 ) -> Response {
-    let reply = match agui_or_reply(app, Ok(reply), agui, extra) {
+    let reply = match agui_or_reply(app, reply, agui, extra) {
         Ok(agui_stream) => return agui_stream,
-        Err(Ok(reply)) => reply,
-        Err(Err(err)) => return error_response(app, &id, &err, extra),
+        Err(reply) => reply,
     };
     match reply {
         Reply::Json(body) => json_response(StatusCode::OK, body, extra),

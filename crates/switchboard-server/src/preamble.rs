@@ -63,22 +63,22 @@ pub(crate) enum Reply {
 }
 
 /// The AG-UI answer when the request opted in (`agui`, with its call) and
-/// the operation answered with a stream; otherwise `Err` gives the result
+/// the operation answered with a stream; otherwise `Err` gives the reply
 /// back for the binding's own writer. Both HTTP bindings decide this here.
 pub(crate) fn agui_or_reply(
     app: &AppState,
-    result: Result<Reply, A2AError>,
+    reply: Reply,
     agui: Option<(crate::agui::AguiRequest, CallContext)>,
     extra: &[(&'static str, String)],
-) -> Result<Response, Result<Reply, A2AError>> {
-    match (result, agui) {
-        (Ok(Reply::Stream(stream)), Some((agui, call))) => Ok(crate::agui::response(
+) -> Result<Response, Reply> {
+    match (reply, agui) {
+        (Reply::Stream(stream), Some((agui, call))) => Ok(crate::agui::response(
             app.handler.clone(),
             call,
             stream,
             agui,
             extra,
         )),
-        (result, _) => Err(result),
+        (reply, _) => Err(reply),
     }
 }

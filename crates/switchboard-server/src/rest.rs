@@ -366,20 +366,23 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
     } else {
         dispatch(&app, &call, &route, &input).await
     };
-    let result = match agui_or_reply(&app, result, agui, &extra) {
-        Ok(agui_stream) => return agui_stream,
-        Err(result) => result,
+    let reply = match result {
+        Ok(reply) => reply,
+        Err(err) => return error_response(&app, &err, &extra),
     };
-    match result {
-        Ok(Reply::Json(body)) => json_response(StatusCode::OK, body, &extra),
-        Ok(Reply::Stream(stream)) => sse(table, stream, &extra, |ev| {
+    let reply = match agui_or_reply(&app, reply, agui, &extra) {
+        Ok(agui_stream) => return agui_stream,
+        Err(reply) => reply,
+    };
+    match reply {
+        Reply::Json(body) => json_response(StatusCode::OK, body, &extra),
+        Reply::Stream(stream) => sse(table, stream, &extra, |ev| {
             serde_json::to_string(&ev).unwrap_or_default()
         }),
-        Ok(Reply::Stream03(stream)) => sse(table, stream, &extra, |ev| {
+        Reply::Stream03(stream) => sse(table, stream, &extra, |ev| {
             serde_json::to_string(&switchboard_protocol::v03::rest::StreamResponse::from(ev))
                 .unwrap_or_default()
         }),
-        Err(err) => error_response(&app, &err, &extra),
     }
 }
 
