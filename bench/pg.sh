@@ -245,6 +245,17 @@ pg_cpu_split() {
   local b a w; read -r b a w < <(pg_cpu_kinds)
   printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d" "$b" "$a" "$w"
 }
+# pg_backends_kernel: the client backends' system CPU time in ms and their minor page faults, as
+# json_build_object arguments (is a backend's extra CPU the kernel's: faults, copies, reclaim?)
+pg_backends_kernel() {
+  local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+  for pid in $(pgrep -P "$pm"); do
+    case $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) in
+      *bench*|*postgres\ postgres*) awk '{print $15, $10}' "/proc/$pid/stat" 2>/dev/null || true ;;
+    esac
+  done | awk -v t="$tick" '{s += $1; f += $2} END {
+    printf "\x27pg_backends_sys_ms\x27, %d, \x27pg_backends_minflt\x27, %d", s * 1000 / t, f }'
+}
 # busy_ms: the CPU time the whole machine has spent busy (not idle, not waiting for I/O), in ms
 busy_ms() {
   awk -v t="$(getconf CLK_TCK)" '/^cpu /{print int(($2 + $3 + $4 + $7 + $8 + $9) * 1000 / t); exit}' /proc/stat
@@ -279,7 +290,7 @@ counters() {
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
       'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms,
-      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(vm_counters))
+      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(pg_backends_kernel), $(vm_counters))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
 # waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
@@ -303,14 +314,15 @@ pairs = list(zip(lines[0::2], lines[1::2]))
 print("per task of each minute: CPU µs of serve and of the cluster's processes (all; client backends, autovacuum, checkpointer + bgwriter + walwriter); PostgreSQL counters: WAL records, WAL bytes, full-page images, WAL flushes,"
       " buffers written by checkpointer / bgwriter / backends, blocks read (of which index), hit %, stmt ms;"
       " per minute: checkpoints (requested), autovacuums, autoanalyzes; sizes at the end of the minute")
-cols = "minute tasks serve_us pg_us pg_backends_us pg_autovac_us pg_writers_us wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
+cols = "minute tasks serve_us pg_us pg_backends_us (sys) minflt pg_autovac_us pg_writers_us wal_rec wal_B fpi flush ms/flush buf_ckpt buf_clean buf_backend blks_read idx_read hit% stmt_ms ckpt(req) autovac autoanl tasks_MB events_MB".split()
 print("\t".join(cols))
 for a, b in pairs:
     d = {k: (b[k] or 0) - (a[k] or 0) for k in b if isinstance(b[k], (int, float)) and k != "minute"}
     n = max(d["tasks"], 1)
     hit = 100.0 * d["blks_hit"] / max(d["blks_hit"] + d["blks_read"], 1)
     print("\t".join(str(x) for x in [b["minute"], d["tasks"], f"{1000*d.get('serve_cpu_ms', 0)/n:.1f}", f"{1000*d.get('pg_cpu_ms', 0)/n:.1f}",
-        *(f"{1000*d.get(k, 0)/n:.1f}" for k in ("pg_backends_ms", "pg_autovac_ms", "pg_writers_ms")), f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
+        f"{1000*d.get('pg_backends_ms', 0)/n:.1f}", f"({1000*d.get('pg_backends_sys_ms', 0)/n:.1f})", f"{d.get('pg_backends_minflt', 0)/n:.2f}",
+        *(f"{1000*d.get(k, 0)/n:.1f}" for k in ("pg_autovac_ms", "pg_writers_ms")), f"{d['wal_records']/n:.2f}", f"{d['wal_bytes']/n:.0f}",
         f"{d['wal_fpi']/n:.3f}", f"{d['wal_sync']/n:.3f}", f"{d['wal_sync_ms']/max(d['wal_sync'], 1):.2f}", f"{d['buf_ckpt']/n:.3f}", f"{d['buf_clean']/n:.3f}",
         f"{d['buf_backend']/n:.3f}", f"{d['blks_read']/n:.3f}", f"{d['idx_blks_read']/n:.3f}", f"{hit:.2f}",
         f"{d['stmt_ms']/n:.3f}", f"{d['ckpt']}({d['ckpt_req']})", d["autovacuum"], d["autoanalyze"],
