@@ -59,7 +59,8 @@ pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use push::{ConfigQuery, PushConfig, PushConfigLimits, PushStore, Requeue};
 pub use runtime::EventStream;
 pub use store::{
-    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    EventQuery, ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord,
+    TaskStore,
 };
 
 #[cfg(test)]

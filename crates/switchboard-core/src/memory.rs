@@ -27,8 +27,8 @@ use switchboard_protocol::StreamResponse;
 use chrono::{DateTime, Utc};
 
 use crate::store::{
-    ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
-    to_micros,
+    EventQuery, ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord,
+    TaskStore, to_micros,
 };
 
 mod push;
@@ -265,22 +265,16 @@ impl TaskStore for InMemoryStore {
         })
     }
 
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
+    async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
         let tasks = self.lock();
         Ok(tasks
             .by_key
-            .get(&(tenant.to_string(), task_id.to_string()))
+            .get(&(query.tenant.to_string(), query.task_id.to_string()))
             .map(|e| {
                 e.log
                     .iter()
-                    .filter(|l| l.seq > after)
-                    .take(limit)
+                    .filter(|l| l.seq > query.after)
+                    .take(query.limit)
                     .cloned()
                     .collect()
             })
@@ -344,13 +338,7 @@ impl<O: CommitObserver> TaskStore for ObservedStore<O> {
         self.inner.list(query).await
     }
 
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
-        self.inner.events(tenant, task_id, after, limit).await
+    async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
+        self.inner.events(query).await
     }
 }

@@ -28,7 +28,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EmitError;
-use crate::store::{LoggedEvent, StoreError, TaskRecord, TaskStore};
+use crate::store::{EventQuery, LoggedEvent, StoreError, TaskRecord, TaskStore};
 use switchboard_telemetry::metrics::METRICS;
 
 /// Identifies a task: (tenant, task id).
@@ -516,7 +516,10 @@ impl TaskRuntime {
             return Ok(());
         }
         while after < latest.last_seq {
-            let batch = self.store.events(tenant, id, after, 256).await?;
+            let batch = self
+                .store
+                .events(EventQuery::new(tenant, id).after(after).limit(256))
+                .await?;
             if batch.is_empty() {
                 break;
             }
@@ -706,7 +709,8 @@ impl TaskRuntime {
             let mut target = now_seq;
             loop {
                 while last < target {
-                    let batch = match self.store.events(&self.key.0, &self.key.1, last, 256).await {
+                    let query = EventQuery::new(&self.key.0, &self.key.1).after(last).limit(256);
+                    let batch = match self.store.events(query).await {
                         Ok(b) => b,
                         Err(e) => {
                             yield Err(A2AError::Internal(format!("reading the task's event log: {e}")));

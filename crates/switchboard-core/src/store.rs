@@ -121,6 +121,45 @@ pub struct TaskQuery {
     pub after: Option<ListCursor>,
 }
 
+/// Which log entries [`TaskStore::events`] reads: one task's, those with a
+/// sequence number above `after` (0: from the first), at most `limit`.
+/// Named fields, because two positions and two counts in a row are easy
+/// to pass in the wrong order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventQuery<'a> {
+    /// The task's tenant.
+    pub tenant: &'a str,
+    /// Whose log.
+    pub task_id: &'a str,
+    /// Entries after this sequence number.
+    pub after: u64,
+    /// How many entries at most.
+    pub limit: usize,
+}
+
+impl<'a> EventQuery<'a> {
+    /// A task's whole log; [`after`](Self::after) and [`limit`](Self::limit)
+    /// narrow it: `EventQuery::new(tenant, id).after(seq).limit(256)`.
+    pub fn new(tenant: &'a str, task_id: &'a str) -> Self {
+        EventQuery {
+            tenant,
+            task_id,
+            after: 0,
+            limit: usize::MAX,
+        }
+    }
+
+    /// Only the entries after sequence number `after`.
+    pub fn after(self, after: u64) -> Self {
+        EventQuery { after, ..self }
+    }
+
+    /// At most `limit` entries.
+    pub fn limit(self, limit: usize) -> Self {
+        EventQuery { limit, ..self }
+    }
+}
+
 /// One page of [`TaskStore::list`].
 #[derive(Debug, Clone, Default)]
 pub struct TaskPage {
@@ -171,7 +210,8 @@ pub fn backend<E: fmt::Display>(context: impl fmt::Display) -> impl FnOnce(E) ->
 ///   there would be two.
 /// - [`load`](Self::load) and [`list`](Self::list) only return what a
 ///   successful commit wrote.
-/// - [`events`](Self::events) returns log entries with `seq > after`, ascending.
+/// - [`events`](Self::events) returns log entries with `seq > query.after`,
+///   ascending.
 #[async_trait]
 pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// Atomically stores the snapshot and appends `events` (possibly none).
@@ -199,13 +239,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn list(&self, query: &TaskQuery) -> Result<TaskPage, StoreError>;
 
     /// Reads a task's log after a sequence number, at most `limit` entries.
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError>;
+    async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError>;
 
     /// Deletes the finished tasks `retention` no longer keeps as of `now`,
     /// with their event logs (and push configs), and returns how many it

@@ -7,6 +7,7 @@ use futures::StreamExt;
 use switchboard_protocol::*;
 
 use crate::memory::{CommitObserver, ObservedStore};
+use crate::store::conformance::fixtures::log_of;
 use crate::*;
 
 #[tokio::test]
@@ -323,7 +324,7 @@ async fn input_required_then_follow_up_completes_the_same_task() {
         "question sits between the two user messages"
     );
     // Subscribers saw the task resume (WORKING) before it completed.
-    let log = h.store().events("", &t.id, 0, 100).await.unwrap();
+    let log = log_of(h.store().as_ref(), "", &t.id).await;
     let states: Vec<TaskState> = log.iter().filter_map(|e| e.event.state()).collect();
     assert_eq!(
         states,
@@ -371,7 +372,7 @@ async fn streams_start_with_the_task_and_chunks_assemble() {
     let t = h.get_task(&call, get_req(&first.id)).await.unwrap();
     assert_eq!(t.artifacts()[0].text(), "c0\nc1\nc2\nc3\nend");
     // The store's log equals what the stream showed.
-    let log = h.store().events("", &first.id, 0, 100).await.unwrap();
+    let log = log_of(h.store().as_ref(), "", &first.id).await;
     assert_eq!(log, events);
 }
 
@@ -787,7 +788,7 @@ async fn transient_status_messages_stay_out_of_the_history() {
         vec!["go", "kept"],
         "only the user message and the durable status remain"
     );
-    let log = h.store().events("", &t.id, 0, 1000).await.unwrap();
+    let log = log_of(h.store().as_ref(), "", &t.id).await;
     assert_eq!(
         log.len(),
         1 + 50 + 1 + 1,
@@ -864,7 +865,7 @@ async fn a_live_stream_resumed_mid_task_misses_nothing() {
     .await;
     let log = h
         .store()
-        .events("", &t.id, snapshot.seq, 100)
+        .events(EventQuery::new("", &t.id).after(snapshot.seq))
         .await
         .unwrap();
     assert_eq!(resumed, log);
@@ -944,7 +945,7 @@ async fn a_task_is_created_in_the_same_commit_as_its_first_change() {
     // working, artifact, then completed by the engine: four events, three commits.
     let t = task_in(&h, &call, "hello", TaskState::Completed).await;
     assert_eq!(store.observer.take(), vec![2, 1, 1]);
-    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    let log = log_of(&*store, "", &t.id).await;
     assert_eq!(seqs(&log), [1, 2, 3, 4]);
     assert!(
         matches!(&log[0].event, StreamResponse::Task(first) if first.status.state == TaskState::Submitted)
@@ -1040,7 +1041,7 @@ async fn a_batch_is_one_commit_of_consecutive_events() {
     let t = task_in(&h, &call, "batch", TaskState::Completed).await;
     assert_eq!(t.artifacts()[0].text(), "batch");
     assert_eq!(store.observer.take(), vec![4]);
-    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    let log = log_of(&*store, "", &t.id).await;
     assert_eq!(seqs(&log), [1, 2, 3, 4]);
     assert_eq!(log[1].event.state(), Some(TaskState::Working));
     assert!(matches!(log[2].event, StreamResponse::ArtifactUpdate(_)));
@@ -1072,6 +1073,6 @@ async fn a_batch_with_a_refused_change_changes_nothing() {
     assert_eq!(t.status.state, TaskState::Completed);
     // created+working, the error artifact, the engine's completion.
     assert_eq!(store.observer.take(), vec![2, 1, 1]);
-    let log = store.events("", &t.id, 0, 10).await.unwrap();
+    let log = log_of(&*store, "", &t.id).await;
     assert_eq!(seqs(&log), [1, 2, 3, 4]);
 }

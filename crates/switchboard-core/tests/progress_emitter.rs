@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use switchboard_core::progress::{ProgressEmitter, ProgressError};
+use switchboard_core::store::conformance::fixtures::log_of;
 use switchboard_core::{BoxError, CallContext, RequestHandler, TaskEvents, agent_fn};
 use switchboard_protocol::progress::*;
 use switchboard_protocol::{AgentCard, Message, SendMessageRequest, StreamResponse, TaskState};
@@ -39,7 +40,7 @@ where
     });
     let h = RequestHandler::builder(agent, card()).build();
     let task = common::run_task(&h).await;
-    let log = h.store().events("", &task.id, 0, 100_000).await.unwrap();
+    let log = log_of(h.store().as_ref(), "", &task.id).await;
     snapshots(log.iter().map(|e| &e.event))
 }
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::Value;
 use switchboard_core::progress::{ProgressEmitter, Tracker};
+use switchboard_core::store::conformance::fixtures::log_of;
 use switchboard_core::{RequestHandler, agent_fn};
 use switchboard_protocol::progress::*;
 use switchboard_protocol::{AgentCard, StreamResponse};
@@ -318,7 +319,7 @@ async fn execute(ops: Vec<Op>, limits: ProgressLimits) -> (Vec<Option<bool>>, Ve
     card.capabilities.extensions.push(limits.to_extension());
     let h = RequestHandler::builder(agent, card).build();
     let task = common::run_task(&h).await;
-    let log = h.store().events("", &task.id, 0, 1_000_000).await.unwrap();
+    let log = log_of(h.store().as_ref(), "", &task.id).await;
     let mut entries = Vec::new();
     for e in log {
         if let StreamResponse::StatusUpdate(u) = e.event

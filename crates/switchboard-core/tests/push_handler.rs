@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use switchboard_core::push::{PushConfigLimits, PushStore, conformance};
-use switchboard_core::{CallContext, InMemoryStore, RequestHandler, TaskStore, agent_fn};
+use switchboard_core::store::conformance::fixtures::log_of;
+use switchboard_core::{CallContext, InMemoryStore, RequestHandler, agent_fn};
 use switchboard_protocol::{
     A2AError, AgentCard, AuthenticationInfo, ListTaskPushNotificationConfigsRequest, Message,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
@@ -233,7 +234,7 @@ async fn inline_config_gets_the_first_event() {
     let SendMessageResponse::Task(task) = resp else {
         panic!("expected a task")
     };
-    let log = store.events("", &task.id, 0, 100).await.unwrap();
+    let log = log_of(&*store, "", &task.id).await;
     let seqs: Vec<u64> = conformance::drain(&*store)
         .await
         .iter()

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use common::options;
 use switchboard_core::push::{OutboxItem, OutboxState, PushConfigLimits, PushStore};
-use switchboard_core::{CallContext, InMemoryStore, RequestHandler, TaskStore, agent_fn};
+use switchboard_core::store::conformance::fixtures::log_of;
+use switchboard_core::{CallContext, InMemoryStore, RequestHandler, agent_fn};
 use switchboard_protocol::{
     AgentCard, AuthenticationInfo, Message, SendMessageConfiguration, SendMessageRequest,
     SendMessageResponse, StreamResponse, TaskPushNotificationConfig,
@@ -126,7 +127,7 @@ async fn run_task(h: &RequestHandler, steps: usize, url: &str) -> String {
 /// What the receiver got, as (task id, seq) from the signature claims,
 /// checked against the task's log: same events, same order, same bytes.
 async fn assert_matches_log(store: &InMemoryStore, task: &str, got: &[Received]) {
-    let log = store.events("", task, 0, 10_000).await.unwrap();
+    let log = log_of(store, "", task).await;
     assert_eq!(got.len(), log.len(), "one notification per event");
     for (r, ev) in got.iter().zip(&log) {
         let body: StreamResponse = serde_json::from_slice(&r.body).unwrap();
@@ -148,7 +149,7 @@ async fn every_event_arrives_in_order_with_the_right_headers() {
     let worker = RunningWorker::spawn(store.clone(), options(keys.clone()));
 
     let task = run_task(&h, 8, &rx.url()).await;
-    let n = store.events("", &task, 0, 10_000).await.unwrap().len();
+    let n = log_of(&*store, "", &task).await.len();
     assert!(n >= 18, "a task with many events ({n})");
     let got = rx.wait_for(n, 20).await;
     assert_matches_log(&store, &task, &got).await;
@@ -201,8 +202,8 @@ async fn a_receiver_that_is_down_for_a_while_gets_everything() {
     // ...then it comes back.
     rx.answer(200);
     rx.restart().await;
-    let n1 = store.events("", &task, 0, 10_000).await.unwrap().len();
-    let n2 = store.events("", &task2, 0, 10_000).await.unwrap().len();
+    let n1 = log_of(&*store, "", &task).await.len();
+    let n2 = log_of(&*store, "", &task2).await.len();
     let got = rx.wait_for(n1 + n2, 30).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let got_after = rx.accepted();
@@ -235,7 +236,7 @@ async fn dead_letter_after_the_retry_limit() {
     o.retry.max_attempts = 3;
     let worker = RunningWorker::spawn(store.clone(), o);
     let task = run_task(&h, 1, &rx.url()).await;
-    let n = store.events("", &task, 0, 100).await.unwrap().len();
+    let n = log_of(&*store, "", &task).await.len();
     let dead = dead_letters_when(&store, &task, 20, |dead| dead.len() == n).await;
     assert_eq!(
         dead.iter().map(|d| d.seq).collect::<Vec<_>>(),

@@ -381,6 +381,7 @@ const COMMIT_GROUP: &str = concat!(
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use switchboard_core::store::conformance::fixtures::log_of;
     use switchboard_core::{TaskRecord, TaskStore};
     use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
 
@@ -429,7 +430,7 @@ mod tests {
     }
 
     async fn seqs(store: &PgStore, id: &str) -> Vec<u64> {
-        let log = store.events("", id, 0, 100).await.unwrap();
+        let log = log_of(store, "", id).await;
         log.iter().map(|e| e.seq).collect()
     }
 

@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use chrono::{TimeZone, Utc};
 use sqlx::{AssertSqlSafe, Connection};
 use switchboard_core::store::conformance::fixtures::{
-    all_of, assert_one_won, commit_as_task, commit_task, record,
+    all_of, assert_one_won, commit_as_task, commit_task, log_of, record,
 };
 use switchboard_core::store::conformance::{self, status_event};
-use switchboard_core::{Retention, StoreError, TaskStore};
+use switchboard_core::{EventQuery, Retention, StoreError, TaskStore};
 use switchboard_protocol::{Message, Part, StreamResponse, TaskState, TaskStatus};
 use switchboard_store_postgres::testing::{self, TestPostgres};
 use switchboard_store_postgres::{PgCluster, PgOptions, PgStore};
@@ -327,7 +327,7 @@ async fn two_replicas_racing_in_lockstep_each_win_or_conflict() {
     // Whichever replica reads, the log is complete and its events are the
     // winners'; the snapshot is the last winner's.
     for store in &replicas {
-        let log = store.events("", "contended", 0, 1000).await.unwrap();
+        let log = log_of(&**store, "", "contended").await;
         assert_eq!(seqs(&log), (1..=LAST).collect::<Vec<_>>());
         let writers: Vec<String> = log[1..].iter().map(|e| writer_of(&e.event)).collect();
         assert_eq!(writers, winners);
@@ -398,7 +398,10 @@ async fn free_running_replicas_never_leave_gaps_or_duplicates() {
     );
     assert_eq!(all_won, (2..=TARGET).collect::<BTreeSet<_>>());
     eprintln!("{total_won} commits won, {total_conflicts} conflicts");
-    let log = replicas[1].events("", "hot", 0, 1000).await.unwrap();
+    let log = replicas[1]
+        .events(EventQuery::new("", "hot"))
+        .await
+        .unwrap();
     assert_eq!(
         seqs(&log),
         (1..=TARGET).collect::<Vec<_>>(),
@@ -435,7 +438,7 @@ async fn two_replicas_creating_one_task_collide_cleanly() {
             results.push(attempt.await.unwrap());
         }
         assert_one_won(&results, 0, 1, &id);
-        assert_eq!(seqs(&a.events("", &id, 0, 10).await.unwrap()), vec![1]);
+        assert_eq!(seqs(&log_of(&*a, "", &id).await), vec![1]);
     }
 }
 
@@ -471,7 +474,7 @@ async fn concurrent_commits_to_many_tasks_all_land() {
             let id = format!("w{w:02}-t{t}");
             let r = replicas[1].load("", &id).await.unwrap().unwrap();
             assert_eq!(r.last_seq, 3, "{id}");
-            let log = replicas[0].events("", &id, 0, 100).await.unwrap();
+            let log = replicas[0].events(EventQuery::new("", &id)).await.unwrap();
             assert_eq!(seqs(&log), vec![1, 2, 3], "{id}");
         }
     }
@@ -736,11 +739,15 @@ async fn awkward_content_round_trips() {
     r.last_seq = 1;
     commit_as_task(&store, &r).await.unwrap();
     assert_eq!(store.load(&r.tenant, "awkward").await.unwrap().unwrap(), r);
-    let log = store.events(&r.tenant, "awkward", 0, 10).await.unwrap();
+    let log = log_of(&store, &r.tenant, "awkward").await;
     assert_eq!(log[0].event, StreamResponse::Task(r.task.clone()));
     assert!(
         store
-            .events(&r.tenant, "awkward", u64::MAX, 10)
+            .events(
+                EventQuery::new(&r.tenant, "awkward")
+                    .after(u64::MAX)
+                    .limit(10)
+            )
             .await
             .unwrap()
             .is_empty()

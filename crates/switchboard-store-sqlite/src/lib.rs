@@ -177,7 +177,7 @@ use sqlx::{Connection, QueryBuilder, Row, Sqlite, Transaction};
 use switchboard_core::store::rows::{self, SqlRow};
 use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
-    LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    EventQuery, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
 };
 use switchboard_protocol::StreamResponse;
 use tokio::sync::{mpsc, oneshot};
@@ -1126,13 +1126,13 @@ impl TaskStore for SqliteStore {
         Ok(rows::task_page(records, q.limit, total))
     }
 
-    async fn events(
-        &self,
-        tenant: &str,
-        task_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
+    async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
+        let EventQuery {
+            tenant,
+            task_id,
+            after,
+            limit,
+        } = query;
         let Ok(after) = i64::try_from(after) else {
             return Ok(Vec::new());
         };

@@ -8,10 +8,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use switchboard_core::store::conformance::fixtures::{
-    all_of, assert_one_won, commit_as_task, commit_task, record,
+    all_of, assert_one_won, commit_as_task, commit_task, log_of, record,
 };
 use switchboard_core::store::conformance::{self, status_event};
-use switchboard_core::{StoreError, TaskStore};
+use switchboard_core::{EventQuery, StoreError, TaskStore};
 use switchboard_protocol::{Message, TaskState, TaskStatus};
 use switchboard_store_sqlite::SqliteStore;
 
@@ -70,7 +70,7 @@ async fn concurrent_commits_to_many_tasks_all_land() {
             let id = format!("w{w:02}-t{t}");
             let r = store.load("", &id).await.unwrap().unwrap();
             assert_eq!(r.last_seq, 3, "{id}");
-            let log = store.events("", &id, 0, 100).await.unwrap();
+            let log = log_of(&*store, "", &id).await;
             assert_eq!(
                 log.iter().map(|e| e.seq).collect::<Vec<_>>(),
                 vec![1, 2, 3],
@@ -100,7 +100,7 @@ async fn concurrent_writers_to_one_task_get_conflicts_not_corruption() {
     })
     .await;
     assert_one_won(&results, 1, 2, "appending event 2");
-    assert_eq!(store.events("", "contended", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(log_of(&*store, "", "contended").await.len(), 2);
     assert_eq!(
         store.load("", "contended").await.unwrap().unwrap().last_seq,
         2
@@ -170,7 +170,7 @@ async fn migrations_are_idempotent() {
     first.close().await;
     second.close().await;
     let third = SqliteStore::open(&format!("sqlite:{path}")).await.unwrap();
-    assert_eq!(third.events("", "kept", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(log_of(&third, "", "kept").await.len(), 2);
 }
 
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn two_stores_on_one_file_see_each_others_commits() {
 async fn memory_url_opens_an_in_memory_store() {
     let store = SqliteStore::open("sqlite::memory:").await.unwrap();
     commit_task(&store, "", "m", 2).await;
-    assert_eq!(store.events("", "m", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(log_of(&store, "", "m").await.len(), 2);
 }
 
 #[tokio::test]
@@ -215,10 +215,7 @@ async fn backup_is_a_consistent_openable_copy() {
     );
     let restored = SqliteStore::open(copy.to_str().unwrap()).await.unwrap();
     assert_eq!(restored.load("", "backed-up").await.unwrap().unwrap(), r);
-    assert_eq!(
-        restored.events("", "backed-up", 0, 10).await.unwrap().len(),
-        3
-    );
+    assert_eq!(log_of(&restored, "", "backed-up").await.len(), 3);
 }
 
 #[tokio::test]
@@ -253,7 +250,7 @@ async fn corrupt_rows_are_reported_as_corrupt() {
         Err(StoreError::Corrupt(_))
     ));
     assert!(matches!(
-        store.events("", "mangled", 0, 10).await,
+        store.events(EventQuery::new("", "mangled")).await,
         Err(StoreError::Corrupt(_))
     ));
 }
@@ -316,7 +313,7 @@ async fn group_commits_keep_per_task_order() {
     .await;
     for r in written {
         assert_eq!(store.load("", &r.task.id).await.unwrap().unwrap(), r);
-        let log = store.events("", &r.task.id, 0, 100).await.unwrap();
+        let log = log_of(&*store, "", &r.task.id).await;
         assert_eq!(
             log.iter().map(|e| e.seq).collect::<Vec<_>>(),
             (1..=20).collect::<Vec<_>>()

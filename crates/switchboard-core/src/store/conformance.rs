@@ -11,6 +11,7 @@ use switchboard_protocol::{
 };
 
 use super::*;
+use fixtures::log_of;
 
 fn record(
     tenant: &str,
@@ -116,11 +117,7 @@ pub async fn retention_deletes_only_old_finished_tasks(store: &dyn TaskStore) {
     );
     assert!(!exists("ret-old-done").await && !exists("ret-old-failed").await);
     assert!(
-        store
-            .events("ret", "ret-old-done", 0, 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        log_of(store, "ret", "ret-old-done").await.is_empty(),
         "log gone too"
     );
     assert!(
@@ -193,21 +190,24 @@ pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
     assert_eq!(loaded.task, r.task, "snapshot must round-trip exactly");
     assert_eq!(loaded.last_seq, 3);
     assert_eq!(loaded.owner, "anonymous");
-    let log = store.events("", "rt-1", 0, 100).await.unwrap();
+    let log = log_of(store, "", "rt-1").await;
     assert_eq!(
         log.iter().map(|e| e.seq).collect::<Vec<_>>(),
         vec![1, 2, 3],
         "log in order"
     );
     assert_eq!(log[2].event, art);
-    let tail = store.events("", "rt-1", 1, 1).await.unwrap();
+    let tail = store
+        .events(EventQuery::new("", "rt-1").after(1).limit(1))
+        .await
+        .unwrap();
     assert_eq!(tail.len(), 1, "limit applies");
     assert_eq!(
         tail[0].seq, 2,
         "events after a sequence start right after it"
     );
     assert!(store.load("", "missing").await.unwrap().is_none());
-    assert!(store.events("", "missing", 0, 10).await.unwrap().is_empty());
+    assert!(log_of(store, "", "missing").await.is_empty());
 }
 
 /// A writer that skips or repeats a sequence number is refused, and the
@@ -240,7 +240,7 @@ pub async fn sequence_is_enforced(store: &dyn TaskStore) {
         before,
         "failed commits change nothing"
     );
-    assert_eq!(store.events("", "seq-1", 0, 10).await.unwrap().len(), 1);
+    assert_eq!(log_of(store, "", "seq-1").await.len(), 1);
 }
 
 /// A commit with several events appends them all, numbered in order, or —
@@ -263,7 +263,7 @@ pub async fn several_events_commit_atomically(store: &dyn TaskStore) {
         .commit_events(&r, &[created.clone(), working.clone()])
         .await
         .unwrap();
-    let log = store.events("", "multi-1", 0, 10).await.unwrap();
+    let log = log_of(store, "", "multi-1").await;
     assert_eq!(
         log,
         vec![
@@ -291,13 +291,13 @@ pub async fn several_events_commit_atomically(store: &dyn TaskStore) {
         .unwrap_err();
     assert!(matches!(err, StoreError::SequenceConflict { .. }), "{err}");
     assert_eq!(store.load("", "multi-1").await.unwrap().unwrap(), before);
-    assert_eq!(store.events("", "multi-1", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(log_of(store, "", "multi-1").await.len(), 2);
 
     // A snapshot-only commit: no event, same sequence.
     r.task.metadata = Some(Default::default());
     store.commit_events(&r, &[]).await.unwrap();
     assert_eq!(store.load("", "multi-1").await.unwrap().unwrap(), r);
-    assert_eq!(store.events("", "multi-1", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(log_of(store, "", "multi-1").await.len(), 2);
 
     // Many tasks at once, each created with three events in one commit (a
     // store that groups concurrent commits must keep them apart).
@@ -319,7 +319,7 @@ pub async fn several_events_commit_atomically(store: &dyn TaskStore) {
     });
     for r in futures::future::join_all(commits).await {
         let r = r.unwrap();
-        let log = store.events("", &r.task.id, 0, 10).await.unwrap();
+        let log = log_of(store, "", &r.task.id).await;
         assert_eq!(
             log.iter().map(|e| e.seq).collect::<Vec<_>>(),
             vec![1, 2, 3],
@@ -455,7 +455,7 @@ pub async fn write_before_reopening(store: &dyn TaskStore) -> BeforeReopening {
         .await
         .unwrap();
     let other = fixtures::commit_task(store, "t2", "task-b", 1).await;
-    let log = store.events("", "task-a", 0, 100).await.unwrap();
+    let log = log_of(store, "", "task-a").await;
     BeforeReopening {
         finished,
         other,
@@ -476,7 +476,7 @@ pub async fn survived_reopening(store: &dyn TaskStore, before: &BeforeReopening)
         store.load("t2", "task-b").await.unwrap().as_ref(),
         Some(&before.other)
     );
-    let reread = store.events("", "task-a", 0, 100).await.unwrap();
+    let reread = log_of(store, "", "task-a").await;
     assert_eq!(reread, before.log);
     assert_eq!(
         reread.iter().map(|e| e.seq).collect::<Vec<_>>(),
@@ -550,6 +550,12 @@ pub mod fixtures {
         r.task.status.timestamp = Some(ts);
         r.created_at = ts;
         r
+    }
+
+    /// A task's whole log; panics if the store fails to read it.
+    pub async fn log_of(store: &dyn TaskStore, tenant: &str, task_id: &str) -> Vec<LoggedEvent> {
+        let query = EventQuery::new(tenant, task_id);
+        store.events(query).await.expect("the log reads")
     }
 
     /// Commits `n` events to a fresh task: the task itself, then status

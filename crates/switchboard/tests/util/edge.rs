@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use switchboard_core::{
-    LoggedEvent, RequestHandler, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore, agent_fn,
+    EventQuery, LoggedEvent, RequestHandler, StoreError, TaskPage, TaskQuery, TaskRecord,
+    TaskStore, agent_fn,
 };
 use switchboard_protocol::{AgentCard, AgentExtension, Message, Role, StreamResponse};
 
@@ -67,13 +68,7 @@ impl TaskStore for FailingStore {
     async fn list(&self, _: &TaskQuery) -> Result<TaskPage, StoreError> {
         on_fire()
     }
-    async fn events(
-        &self,
-        _: &str,
-        _: &str,
-        _: u64,
-        _: usize,
-    ) -> Result<Vec<LoggedEvent>, StoreError> {
+    async fn events(&self, _: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
         on_fire()
     }
 }
