@@ -45,6 +45,15 @@
 # initdb's 128 MB defaults: shared_buffers a quarter of RAM, WAL sized and checkpoints spread so
 # that checkpoints are minutes apart (max_wal_size 16 GB, checkpoint_timeout 15 min); PGOPTS
 # still applies after it. The ratio and replicas figures of earlier sessions used the defaults.
+# `growth` first warms the machine's memory (WARM_MEMORY=1, the default): it reads a sparse
+# file as large as RAM, so that the page cache holds every free page before minute 1. These
+# VMs return free memory to their host (virtio-balloon free page reporting); a page the guest
+# then takes back costs a host fault, so while the cluster's files grow into memory that was
+# free, every page they take costs ~2.3x the kernel time of one reclaimed from the cache
+# (reading 22 GB of holes: 26.5 s of system time cold, 0.52 s per GB warm). Unwarmed, that
+# showed as PostgreSQL's backends spending up to +18 µs of system time per task for a few
+# minutes (a dip to 0.80-0.89 of minute 1), then recovering once memory was full. It is the
+# machine's, not the tables': WARM_MEMORY=0 measures it.
 # GROWTH_LOAD=pgbench makes `growth` load PostgreSQL with pgbench's one-task transaction
 # instead of serve (same minutes, clients and counters, on its own fresh cluster): what the
 # same disk and cluster do with the least a task needs, as tables grow — the growth curve's
@@ -109,7 +118,7 @@ for p in "$PG_PORT" "$SB_PORT"; do
 done
 mkdir -p "$OUT"
 PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID="" SPID2=""
-MINUTES=${MINUTES:-10} GROWTH_LOAD=${GROWTH_LOAD:-serve}
+MINUTES=${MINUTES:-10} GROWTH_LOAD=${GROWTH_LOAD:-serve} WARM_MEMORY=${WARM_MEMORY:-1}
 case $GROWTH_LOAD in serve|pgbench) ;; *) echo "GROWTH_LOAD must be serve or pgbench" >&2; exit 2 ;; esac
 TASKS_REL=tasks; [ "$GROWTH_LOAD" = serve ] || TASKS_REL=pgb_tasks
 read -r -a SB_ARGS <<<"${SB_ARGS:-}"
@@ -406,7 +415,15 @@ if [ "$cmd" = replicas ]; then
 fi
 
 if [ "$cmd" = growth ]; then
-  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  warmed="no (WARM_MEMORY=0)"
+  if [ "$WARM_MEMORY" = 1 ]; then
+    # A sparse file takes no disk; reading its holes fills the page cache with clean pages,
+    # which the kernel reclaims as the cluster needs them. It goes with $PG_DIR at the end.
+    truncate -s "$(awk '/^MemTotal:/{print $2}' /proc/meminfo)K" "$PG_DIR/warm-memory"
+    secs=$( { TIMEFORMAT=%R; time cat "$PG_DIR/warm-memory" >/dev/null; } 2>&1 )
+    warmed="yes, in ${secs} s; $(awk '/^MemFree:/{print int($2 / 1024)}' /proc/meminfo) MB free after"
+  fi
+  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; memory warmed: $warmed; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
   printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
   : >"$OUT/minutes.tsv"
   : >"$OUT/counters.jsonl"
