@@ -57,7 +57,12 @@
 # GROWTH_LOAD=pgbench makes `growth` load PostgreSQL with pgbench's one-task transaction
 # instead of serve (same minutes, clients and counters, on its own fresh cluster): what the
 # same disk and cluster do with the least a task needs, as tables grow — the growth curve's
-# limit, as `ratio` names the throughput's.
+# limit, as `ratio` names the throughput's. GROWTH_LOAD=both runs the two in one cluster, 30 s
+# each per minute (order alternating), and prints serve ÷ pgbench per minute: the machine's
+# speed drifts by ±15 % within ten minutes here (serve's own CPU per task, which no table size
+# touches, went 56 → 67 µs in one run), so the peer in the same minute is what tells table
+# growth from the machine. The cluster's per-task figures then include pgbench's work (its
+# backends exit after each load, so their CPU lands in the autovacuum column's reaped children).
 # Both end with the same durability check as `ratio` (serve only).
 # PROFILE=1 also loads pg_stat_statements and prints, for one more serve round, statements,
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
@@ -119,8 +124,8 @@ done
 mkdir -p "$OUT"
 PG_DIR=$(mktemp -d /tmp/sb-pg-ratio.XXXXXX) SPID="" SPID2=""
 MINUTES=${MINUTES:-10} GROWTH_LOAD=${GROWTH_LOAD:-serve} WARM_MEMORY=${WARM_MEMORY:-1}
-case $GROWTH_LOAD in serve|pgbench) ;; *) echo "GROWTH_LOAD must be serve or pgbench" >&2; exit 2 ;; esac
-TASKS_REL=tasks; [ "$GROWTH_LOAD" = serve ] || TASKS_REL=pgb_tasks
+case $GROWTH_LOAD in serve|pgbench|both) ;; *) echo "GROWTH_LOAD must be serve, pgbench or both" >&2; exit 2 ;; esac
+TASKS_REL=tasks; [ "$GROWTH_LOAD" != pgbench ] || TASKS_REL=pgb_tasks
 read -r -a SB_ARGS <<<"${SB_ARGS:-}"
 cleanup() {
   if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; fi
@@ -194,9 +199,10 @@ serve_start "$SB_PORT" "$OUT/serve.log"; SPID=$STARTED
 resp=$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" "http://$HOST:$SB_PORT/")
 case $resp in *'"TASK_STATE_COMPLETED"'*) ;; *) echo "SendMessage did not complete a task: $resp" >&2; exit 1 ;; esac
 ok_total=1
-if [ "$cmd" = growth ] && [ "$GROWTH_LOAD" = pgbench ]; then
+if [ "$cmd" = growth ] && [ "$GROWTH_LOAD" != serve ]; then
   pgbench_run warm "$WARM" >/dev/null
-else
+fi
+if [ "$cmd" != growth ] || [ "$GROWTH_LOAD" != pgbench ]; then
   read -r _ ok < <(load_run warm "$WARM"); ok_total=$(( ok_total + ok ))
 fi
 [ "$cmd" != ratio ] || pgbench_run warm >/dev/null
@@ -297,7 +303,7 @@ counters() {
       'hot_upd', (SELECT sum(n_tup_hot_upd) FROM pg_stat_user_tables),
       'upd', (SELECT sum(n_tup_upd) FROM pg_stat_user_tables),
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
-      'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" = serve ] && echo task_events || echo pgb_events )') / 1048576,
+      'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" != pgbench ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms,
       'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(pg_backends_kernel), $(vm_counters))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
@@ -423,8 +429,12 @@ if [ "$cmd" = growth ]; then
     secs=$( { TIMEFORMAT=%R; time cat "$PG_DIR/warm-memory" >/dev/null; } 2>&1 )
     warmed="yes, in ${secs} s; $(awk '/^MemFree:/{print int($2 / 1024)}' /proc/meminfo) MB free after"
   fi
-  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = serve ] && echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" || echo "pgbench one-task transaction" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; memory warmed: $warmed; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
-  printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
+  echo "settings: CONC=$CONC, $MINUTES loads of 60 s back to back, load=$GROWTH_LOAD ($( [ "$GROWTH_LOAD" = pgbench ] && echo "pgbench one-task transaction" || echo "loadgen=${OHA:-wrk}, serve flags: ${SB_ARGS[*]:-none}" )), $(nproc) cpus; $pg_version; sizing: ${PG_SIZING:-default} $(sizing); PGOPTS: ${PGOPTS:-none}; memory warmed: $warmed; loadavg $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+  if [ "$GROWTH_LOAD" = both ]; then
+    printf 'minute\ttasks_s\tpgbench_tps\tserve÷pgbench\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
+  else
+    printf 'minute\ttasks_s\ttasks_in_store\tloadavg\n' | tee -a "$OUT/summary.txt"
+  fi
   : >"$OUT/minutes.tsv"
   : >"$OUT/counters.jsonl"
   [ "$PROFILE" != 1 ] || psql_ -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
@@ -432,21 +442,35 @@ if [ "$cmd" = growth ]; then
     counters "$m" >>"$OUT/counters.jsonl"
     waits_sample 60 >"$OUT/waits.$m.txt" &
     sampler=$!
-    if [ "$GROWTH_LOAD" = serve ]; then
-      read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok ))
-    else
-      rps=$(pgbench_run "minute.$m" 60)
-    fi
+    tps=""
+    case $GROWTH_LOAD in
+      serve) read -r rps ok < <(load_run "minute.$m" 60); ok_total=$(( ok_total + ok )) ;;
+      pgbench) rps=$(pgbench_run "minute.$m" 60) ;;
+      both)
+        if [ $(( m % 2 )) = 1 ]; then
+          read -r rps ok < <(load_run "minute.$m" 30); tps=$(pgbench_run "minute.$m" 30)
+        else
+          tps=$(pgbench_run "minute.$m" 30); read -r rps ok < <(load_run "minute.$m" 30)
+        fi
+        ok_total=$(( ok_total + ok )) ;;
+    esac
     wait "$sampler" || true
     counters "$m" >>"$OUT/counters.jsonl"  # the minute's end: the count(*) below is not in it
-    printf '%s\t%s\t%s\t%s\n' "$m" "$rps" "$(psql_ -c "SELECT count(*) FROM $TASKS_REL")" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
-    printf '%s\t%s\n' "$m" "$rps" >>"$OUT/minutes.tsv"
+    both_cols=""
+    [ -z "$tps" ] || both_cols="$tps	$(awk -v a="$rps" -v b="$tps" 'BEGIN{printf "%.3f", a/b}')	"
+    printf '%s\t%s\t%s%s\t%s\n' "$m" "$rps" "$both_cols" "$(psql_ -c "SELECT count(*) FROM $TASKS_REL")" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/summary.txt"
+    printf '%s\t%s\t%s\n' "$m" "$rps" "$tps" >>"$OUT/minutes.tsv"
   done
   per_task_counters | tee -a "$OUT/summary.txt"
   echo "relation sizes at the end (MB): $(psql_ -c "SELECT string_agg(relname || ' ' || pg_relation_size(oid) / 1048576, ', ' ORDER BY relname)
        FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname ~ '^(task|pgb_)' AND relkind IN ('r', 'i')")" | tee -a "$OUT/summary.txt"
   first=$(head -1 "$OUT/minutes.tsv" | cut -f2) last=$(tail -1 "$OUT/minutes.tsv" | cut -f2)
   echo "last ÷ first minute: $last / $first = $(awk -v a="$last" -v b="$first" 'BEGIN{printf "%.3f", a/b}') (goal: within 10 %, i.e. ≥ 0.90)" | tee -a "$OUT/summary.txt"
+  if [ "$GROWTH_LOAD" = both ]; then
+    awk -F'\t' 'NR == 1 {s1 = $2; p1 = $3; r1 = $2 / $3} {s = $2; p = $3; r = $2 / $3; lo = (NR == 1 || r / r1 < lo) ? r / r1 : lo}
+      END {printf "pgbench last ÷ first: %.3f; serve ÷ pgbench, last ÷ first: %.3f, lowest minute ÷ first: %.3f (goal: within 10 %%)\n", p / p1, r / r1, lo}' \
+      "$OUT/minutes.tsv" | tee -a "$OUT/summary.txt"
+  fi
   echo "serve RSS at end: $(awk '/^VmRSS:/{print $2, $3}' "/proc/$SPID/status"); database size: $(psql_ -c "SELECT pg_size_pretty(pg_database_size('bench'))")" | tee -a "$OUT/summary.txt"
   if [ "$GROWTH_LOAD" = pgbench ]; then echo "durability check: not applicable (pgbench load)" | tee -a "$OUT/summary.txt"
   elif [ -z "${SB_ARGS[*]:-}" ]; then durability $(( 1 + MINUTES )); else echo "durability check skipped: retention (SB_ARGS) deletes finished tasks" | tee -a "$OUT/summary.txt"; fi
