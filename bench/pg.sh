@@ -243,7 +243,7 @@ pg_cpu_kinds() {
   {
     awk '{print "reaped", $16 + $17}' "/proc/$pm/stat" 2>/dev/null || true
     for pid in $(pgrep -P "$pm"); do
-      local title; title=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+      local title; title=$( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
       local kind=other
       case $title in
         *autovacuum*) kind=autovac ;;
@@ -265,7 +265,7 @@ pg_cpu_split() {
 pg_backends_kernel() {
   local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   for pid in $(pgrep -P "$pm"); do
-    case $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) in
+    case $( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) in
       *bench*|*postgres\ postgres*) awk '{print $15, $10}' "/proc/$pid/stat" 2>/dev/null || true ;;
     esac
   done | awk -v t="$tick" '{s += $1; f += $2} END {
