@@ -1016,13 +1016,8 @@ impl TaskStore for PgStore {
     }
 
     async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
-        let EventQuery {
-            tenant,
-            task_id,
-            after,
-            limit,
-        } = query;
-        let Ok(after) = i64::try_from(after) else {
+        let task_id = query.task_id;
+        let Ok(after) = i64::try_from(query.after) else {
             return Ok(Vec::new());
         };
         let rows = sqlx::query(
@@ -1030,10 +1025,10 @@ impl TaskStore for PgStore {
              FROM task_events WHERE tenant = $1 AND task_id = $2 AND seq > $3 \
              ORDER BY seq LIMIT $4",
         )
-        .bind(tenant)
+        .bind(query.tenant)
         .bind(task_id)
         .bind(after)
-        .bind(db_limit(limit))
+        .bind(db_limit(query.limit))
         .fetch_all(&self.pool)
         .await
         .map_err(backend(format!("reading events of task {task_id}")))?;

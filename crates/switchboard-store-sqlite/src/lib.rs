@@ -1127,23 +1127,18 @@ impl TaskStore for SqliteStore {
     }
 
     async fn events(&self, query: EventQuery<'_>) -> Result<Vec<LoggedEvent>, StoreError> {
-        let EventQuery {
-            tenant,
-            task_id,
-            after,
-            limit,
-        } = query;
-        let Ok(after) = i64::try_from(after) else {
+        let task_id = query.task_id;
+        let Ok(after) = i64::try_from(query.after) else {
             return Ok(Vec::new());
         };
         let rows = sqlx::query(
             "SELECT seq, event_json, status_at FROM task_events \
              WHERE tenant = ?1 AND task_id = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4",
         )
-        .bind(tenant)
+        .bind(query.tenant)
         .bind(task_id)
         .bind(after)
-        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .bind(rows::db_limit(query.limit))
         .fetch_all(&self.readers)
         .await
         .map_err(backend(format!("reading events of task {task_id}")))?;
