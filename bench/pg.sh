@@ -234,14 +234,16 @@ pg_pids() {
   local pm; pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   echo "$pm"; pgrep -P "$pm" || true
 }
-# pg_cpu_kinds: the cluster's CPU time in ms by kind of process, "backends autovac writers":
-# client backends, autovacuum (its launcher and live workers, plus every child the postmaster has
-# reaped: workers exit after each table, and a reaped child's time is only in its parent's
-# cutime/cstime), and the background writers (checkpointer, background writer, WAL writer).
+# pg_cpu_kinds: the cluster's CPU time in ms by kind of process, "backends autovac writers
+# backends_sys backends_minflt": client backends, autovacuum (its launcher and live workers, plus
+# every child the postmaster has reaped: workers exit after each table, and a reaped child's time
+# is only in its parent's cutime/cstime), and the background writers (checkpointer, background
+# writer, WAL writer); then the client backends' system time alone and their minor page faults
+# (is a backend's extra CPU the kernel's: faults, copies, reclaim?).
 pg_cpu_kinds() {
   local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
   {
-    awk '{print "reaped", $16 + $17}' "/proc/$pm/stat" 2>/dev/null || true
+    awk '{print "reaped", $16 + $17, 0, 0}' "/proc/$pm/stat" 2>/dev/null || true
     for pid in $(pgrep -P "$pm"); do
       local title; title=$( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
       local kind=other
@@ -250,26 +252,17 @@ pg_cpu_kinds() {
         *checkpointer*|*"background writer"*|*walwriter*) kind=writers ;;
         *bench*|*postgres\ postgres*) kind=backends ;;
       esac
-      awk -v k="$kind" '{print k, $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true
+      awk -v k="$kind" '{print k, $14 + $15, $15, $10}' "/proc/$pid/stat" 2>/dev/null || true
     done
-  } | awk -v t="$tick" '{s[$1] += $2} END {
-      printf "%d %d %d", s["backends"] * 1000 / t, (s["autovac"] + s["reaped"]) * 1000 / t, s["writers"] * 1000 / t }'
+  } | awk -v t="$tick" '{s[$1] += $2; sys[$1] += $3; flt[$1] += $4} END {
+      printf "%d %d %d %d %d", s["backends"] * 1000 / t, (s["autovac"] + s["reaped"]) * 1000 / t,
+        s["writers"] * 1000 / t, sys["backends"] * 1000 / t, flt["backends"] }'
 }
 # pg_cpu_split: the same, as json_build_object arguments
 pg_cpu_split() {
-  local b a w; read -r b a w < <(pg_cpu_kinds)
-  printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d" "$b" "$a" "$w"
-}
-# pg_backends_kernel: the client backends' system CPU time in ms and their minor page faults, as
-# json_build_object arguments (is a backend's extra CPU the kernel's: faults, copies, reclaim?)
-pg_backends_kernel() {
-  local tick pm; tick=$(getconf CLK_TCK); pm=$(head -1 "$PG_DIR/data/postmaster.pid")
-  for pid in $(pgrep -P "$pm"); do
-    case $( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) in
-      *bench*|*postgres\ postgres*) awk '{print $15, $10}' "/proc/$pid/stat" 2>/dev/null || true ;;
-    esac
-  done | awk -v t="$tick" '{s += $1; f += $2} END {
-    printf "\x27pg_backends_sys_ms\x27, %d, \x27pg_backends_minflt\x27, %d", s * 1000 / t, f }'
+  local b a w bs bf; read -r b a w bs bf < <(pg_cpu_kinds)
+  printf "\x27pg_backends_ms\x27, %d, \x27pg_autovac_ms\x27, %d, \x27pg_writers_ms\x27, %d, " "$b" "$a" "$w"
+  printf "\x27pg_backends_sys_ms\x27, %d, \x27pg_backends_minflt\x27, %d" "$bs" "$bf"
 }
 # busy_ms: the CPU time the whole machine has spent busy (not idle, not waiting for I/O), in ms
 busy_ms() {
@@ -305,7 +298,7 @@ counters() {
       'tasks_mb', pg_total_relation_size('$TASKS_REL') / 1048576,
       'events_mb', pg_total_relation_size('$( [ "$GROWTH_LOAD" != pgbench ] && echo task_events || echo pgb_events )') / 1048576,
       'stmt_ms', $stmt_ms,
-      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(pg_backends_kernel), $(vm_counters))
+      'serve_cpu_ms', $(cpu_ms "$SPID"), 'pg_cpu_ms', $(cpu_ms $(pg_pids)), $(pg_cpu_split), $(vm_counters))
     FROM pg_stat_wal AS w, pg_stat_bgwriter AS b, pg_stat_database AS d WHERE d.datname = 'bench'"
 }
 # waits_sample SECONDS: what every busy PostgreSQL process waits on, every 0.5 s
@@ -359,7 +352,8 @@ PY
 # snap: one line of cumulative CPU ms: serve A, serve B (0 if none), the cluster's backends,
 # autovacuum and writers, the whole machine busy; then the cluster's committed transactions.
 snap() {
-  echo "$(cpu_ms "$SPID") $( [ -n "$SPID2" ] && cpu_ms "$SPID2" || echo 0) $(pg_cpu_kinds) $(busy_ms)" \
+  local b a w; read -r b a w _ < <(pg_cpu_kinds)
+  echo "$(cpu_ms "$SPID") $( [ -n "$SPID2" ] && cpu_ms "$SPID2" || echo 0) $b $a $w $(busy_ms)" \
     "$(psql_ -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'")"
 }
 # cost TASKS BEFORE AFTER: what one load cost per task, "µs: serve_a serve_b backends autovac
