@@ -10,8 +10,7 @@ use switchboard_store_postgres::{PgStore, testing};
 /// `None` when no PostgreSQL server can be started, and the test is then
 /// skipped (see [`testing::fresh_database_or_skip`]).
 pub async fn fresh_store_or_skip(test: &str) -> Option<PgStore> {
-    let url = testing::fresh_database_or_skip(test).await?;
-    Some(PgStore::open(&url).await.unwrap())
+    fresh_store_with_or_skip(test, Default::default()).await
 }
 
 /// A store opened with `options` on a fresh database for the test `test`;
