@@ -115,11 +115,14 @@ fn new_id() -> HeaderValue {
     let (prefix, key, odd) = *PROCESS;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let id = uuid::Uuid::from_u64_pair(prefix, (n ^ key).wrapping_mul(odd));
-    // Formatted on the stack: the header value's own copy is the one
-    // allocation. A UUID is always a valid header value.
+    // Formatted on the stack, then moved into one shared allocation: the
+    // request's copy and the answer's are clones of it (a reference count,
+    // where a copied value would be promoted to shared storage by its first
+    // clone, a second allocation). A UUID is always a valid header value.
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    let text = id.hyphenated().encode_lower(&mut buf);
-    HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static("unknown"))
+    id.hyphenated().encode_lower(&mut buf);
+    HeaderValue::from_maybe_shared(axum::body::Bytes::from_owner(buf))
+        .unwrap_or(HeaderValue::from_static("unknown"))
 }
 
 /// Which binding a request is for, from its head alone.
