@@ -307,11 +307,18 @@ pub fn current() -> Option<TraceParent> {
 /// `traceparent` when it sent a valid one; [`Span::none`] when the sampler
 /// does not record this trace. Its name (`a2a.server OPERATION`) is given
 /// with [`name_server_span`] once that is known.
-pub fn server_span(binding: &'static str, traceparent: Option<&str>) -> Span {
+///
+/// `traceparent` looks the caller's header up; it is called only when a
+/// pipeline is installed, so a server without tracing does not search
+/// every request's headers for it.
+pub fn server_span<'a>(
+    binding: &'static str,
+    traceparent: impl FnOnce() -> Option<&'a str>,
+) -> Span {
     let Some(pipeline) = PIPELINE.get() else {
         return Span::none();
     };
-    let parent = traceparent.and_then(TraceParent::parse);
+    let parent = traceparent().and_then(TraceParent::parse);
     if !pipeline.sampler.sample(parent.as_ref()) {
         return Span::none();
     }

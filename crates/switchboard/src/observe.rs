@@ -89,17 +89,11 @@ where
         };
         let id = access_log::request_id(&mut req);
         let line = access_log::Line::of(&req, binding);
-        // The caller's trace context is looked for only when traces are made.
-        let span = if trace::enabled() {
-            trace::server_span(
-                binding,
-                req.headers()
-                    .get(trace::TRACEPARENT)
-                    .and_then(|v| v.to_str().ok()),
-            )
-        } else {
-            tracing::Span::none()
-        };
+        let span = trace::server_span(binding, || {
+            req.headers()
+                .get(trace::TRACEPARENT)
+                .and_then(|v| v.to_str().ok())
+        });
         let future = self.inner.call(req);
         // One box per request for all of it: the access line, the metrics
         // and the span share the timing and the look at the answer.
