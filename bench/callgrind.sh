@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/callgrind.sh - instructions, cache and branch misses per request of one build, under
-# valgrind's callgrind (cache and branch simulation). Deterministic where wall clock on these
-# shared 2-core machines is not: two builds, or one build with and without a change, compare
-# to a few tenths of a percent (bench/RESULTS.md sessions 15-19).
+# valgrind's callgrind (cache and branch simulation). Far steadier than wall clock on these
+# shared 2-core machines (not exact: thread scheduling varies the polls and wake-ups): at the
+# default N two builds, or one build with and without a change, compare to about 0.2 %
+# (bench/RESULTS.md sessions 15-19).
 #
 #   bench/callgrind.sh <binary> <label> [message-unary|task-unary|task-stream]
 #   SB_EXP=8 bench/callgrind.sh /work/sb-exp exp-b8 message-unary   # the environment reaches serve
