@@ -530,6 +530,12 @@ async fn oversize_bodies_and_trailing_slash() {
             "TASK_STATE_COMPLETED"
         );
     }
+    // Only the path and the path with one slash more are the endpoint.
+    let small = json!({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}});
+    for path in ["/", "/a2ax", "/a2a//", "/A2A"] {
+        let (status, _, _) = s.post_json_at(path, &small.to_string(), V1).await;
+        assert_eq!(status, 404, "POST {path}");
+    }
     let card = s.card().await;
     assert_eq!(
         card["supportedInterfaces"][0]["url"],
