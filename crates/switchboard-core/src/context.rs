@@ -119,19 +119,18 @@ impl CallContext {
 /// `true` when the media-type pattern `pattern` (which may be `*/*` or
 /// `type/*`) covers `media_type`. Parameters (`; charset=...`) are ignored.
 pub fn media_type_matches(pattern: &str, media_type: &str) -> bool {
-    let base = |s: &str| {
-        s.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    };
+    // Compared in place, ASCII case-insensitively: every part of every
+    // message is checked against the agent's input modes, so no lowercased
+    // copies.
+    fn base(s: &str) -> &str {
+        s.split(';').next().unwrap_or("").trim()
+    }
     let (p, m) = (base(pattern), base(media_type));
-    if p == "*/*" || p == "*" || p == m {
+    if p == "*/*" || p == "*" || p.eq_ignore_ascii_case(m) {
         return true;
     }
     match (p.split_once('/'), m.split_once('/')) {
-        (Some((pt, "*")), Some((mt, _))) => pt == mt,
+        (Some((pt, "*")), Some((mt, _))) => pt.eq_ignore_ascii_case(mt),
         _ => false,
     }
 }
@@ -161,5 +160,38 @@ mod tests {
             switchboard_protocol::error::PERMISSION_DENIED_CODE
         );
         assert_eq!(bound.tenant, "acme", "a refused tenant changes nothing");
+    }
+
+    #[test]
+    fn media_types_match_by_type_wildcard_and_case() {
+        let yes = [
+            ("text/plain", "text/plain"),
+            ("Text/Plain", "text/PLAIN; charset=utf-8"),
+            (" text/plain ; q=1", "text/plain"),
+            ("*/*", "image/png"),
+            ("*", "application/json"),
+            ("image/*", "image/png"),
+            ("IMAGE/*", "image/png"),
+        ];
+        for (pattern, media_type) in yes {
+            assert!(
+                media_type_matches(pattern, media_type),
+                "{pattern} ~ {media_type}"
+            );
+        }
+        let no = [
+            ("text/plain", "text/html"),
+            ("image/*", "text/plain"),
+            ("text/plain", "image/*"),
+            ("image/*", "imagex/png"),
+            ("text/plain", ""),
+            ("", "text/plain"),
+        ];
+        for (pattern, media_type) in no {
+            assert!(
+                !media_type_matches(pattern, media_type),
+                "{pattern} !~ {media_type}"
+            );
+        }
     }
 }
