@@ -13,6 +13,11 @@
 # hyper's set-up) weigh about C/N of a request here, more than in a timed run. With N=2000 one
 # build's runs spread by ±500 instructions per request; with 10000, by ~100 (session 19).
 # Estimated cycles (as p16d/p16e used them): Ir + 10·(I1mr + D1mr + D1mw) + 15·(Bcm + Bim).
+# memcpy_Ir is glibc's memcpy/memmove alone: valgrind counts every iteration of a `rep movsb`
+# as one instruction (and one branch), and glibc copies ≥ 2 KiB that way here, so one 9 KB
+# copy reads as ~9,000 Ir though the CPU does it in a few hundred cycles (session 20: the
+# box `a157899` copied per request made it look 8k Ir dearer than it ran). Compare builds by
+# Ir − memcpy_Ir as well when their large copies differ.
 # Loopback only; the server is started here and stopped at the end; oha bounded by -n.
 set -euo pipefail
 BIN=${1:?binary} LABEL=${2:?label} LOAD=${3:-message-unary}
@@ -51,15 +56,29 @@ python3 - "$D" "$N" "$OUT/$LABEL.$LOAD.oha.$N.json" <<'PY'
 import json, sys
 dump, n, oha = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 events = totals = None
+names, fn, skip, memcpy = {}, '', False, 0
 for line in open(dump):
     if line.startswith('events:'):
         events = line.split()[1:]
     if line.startswith(('summary:', 'totals:')):
         totals = [int(x) for x in line.split()[1:]]
+    # Self cost of memcpy/memmove: the cost lines under their fn=, not the calls' lines.
+    if line.startswith(('fn=', 'cfn=')):
+        key, _, name = line.split('=', 1)[1].strip().partition(' ')
+        if name:
+            names[key] = name
+        if line.startswith('fn='):
+            fn = names.get(key, key)
+    elif line.startswith('calls='):
+        skip = True
+    elif line[:1].isdigit() or line[:1] in '+-*':
+        if not skip and ('memcpy' in fn or 'memmove' in fn):
+            memcpy += int(line.split()[1])
+        skip = False
 o = json.load(open(oha))
 ok = sum(v for k, v in o.get('statusCodeDistribution', {}).items() if k.startswith('2'))
 per = {e: t / n for e, t in zip(events, totals)}
 est = per['Ir'] + 10 * (per['I1mr'] + per['D1mr'] + per['D1mw']) + 15 * (per['Bcm'] + per['Bim'])
 print(f"{dump}: {ok} of {n} answered 2xx; per request " + " ".join(f"{e}={v:.0f}" for e, v in per.items())
-      + f" est.cycles={est:.0f}")
+      + f" est.cycles={est:.0f} memcpy_Ir={memcpy / n:.0f}")
 PY
