@@ -53,10 +53,20 @@ pub trait AgentExecutor: Send + Sync + 'static {
     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError>;
 }
 
-#[async_trait]
+/// The future `#[async_trait]` makes of [`AgentExecutor::execute`].
+type ExecuteFuture<'a> = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send + 'a>>;
+
+// Written out rather than with `#[async_trait]`, which would box an async
+// block around the inner call: a shared agent (the engine holds its agent as
+// an `Arc`, and `serve` hands it one) answers with its agent's own future,
+// without another allocation and copy per message.
 impl<T: AgentExecutor + ?Sized> AgentExecutor for Arc<T> {
-    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
-        (**self).execute(ctx, events).await
+    fn execute<'a, 'b>(&'a self, ctx: RequestContext, events: TaskEvents) -> ExecuteFuture<'b>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        (**self).execute(ctx, events)
     }
 }
 
@@ -69,7 +79,7 @@ impl<F> std::fmt::Debug for FnAgent<F> {
     }
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>>;
+type BoxFuture = ExecuteFuture<'static>;
 
 /// Makes an agent from an async closure.
 ///
@@ -91,13 +101,17 @@ where
     FnAgent(move |ctx, events| Box::pin(f(ctx, events)) as BoxFuture)
 }
 
-#[async_trait]
+// The closure's future is boxed already; it is the answer as it is.
 impl<F> AgentExecutor for FnAgent<F>
 where
     F: Fn(RequestContext, TaskEvents) -> BoxFuture + Send + Sync + 'static,
 {
-    async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
-        (self.0)(ctx, events).await
+    fn execute<'a, 'b>(&'a self, ctx: RequestContext, events: TaskEvents) -> ExecuteFuture<'b>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        (self.0)(ctx, events)
     }
 }
 

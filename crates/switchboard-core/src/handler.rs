@@ -808,31 +808,19 @@ impl RequestHandler {
     /// One execution of the agent, not yet started; see [`Run`]. It holds
     /// its caller's `slot` of the concurrent-task quota until it ends.
     fn run(&self, ctx: RequestContext, events: TaskEvents, slot: Slot) -> Run {
-        use futures::FutureExt as _;
-        let executor = self.inner.executor.clone();
         let span = switchboard_telemetry::trace::agent_span(&ctx.task_id, &ctx.context_id);
-        let run = async move {
-            let _slot = slot;
-            METRICS.agent_runs.inc();
-            let _running = METRICS.running_agents.track();
-            let run =
-                std::panic::AssertUnwindSafe(executor.execute(ctx, events.clone())).catch_unwind();
-            let result = match run.await {
-                Ok(r) => r,
-                Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
-                    tracing::error!(task_id = %events.task_id(), panic = %what, "agent panicked");
-                    Err(format!("the agent panicked: {what}").into())
-                }
-            };
-            events.finish(result).await;
+        // Built in its box: the run's future holds the agent's state, and
+        // `Box::pin` would make it on the stack and copy it over.
+        let run: RunFuture =
+            crate::pin_in_place!(run_agent(self.inner.executor.clone(), ctx, events, slot));
+        // The run is the request span's child, wherever it goes on running;
+        // without a tracing pipeline the span is none and needs no wrapper.
+        let run = if span.is_none() {
+            run
+        } else {
+            Box::pin(tracing::Instrument::instrument(run, span))
         };
-        // The run is the request span's child, wherever it goes on running.
-        Run::new(&self.inner.runs, tracing::Instrument::instrument(run, span))
+        Run::new(&self.inner.runs, run)
     }
 
     /// With other replicas writing, makes sure a runtime that is not running
@@ -1411,18 +1399,48 @@ impl RequestHandler {
 /// one is never lost with its caller. The run counts towards the handler's
 /// `TaskTracker` from the start, so shutdown waits for it either way.
 pub(crate) struct Run {
-    fut: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    fut: Option<RunFuture>,
     tracker: TaskTracker,
     _token: tokio_util::task::task_tracker::TaskTrackerToken,
 }
 
+/// A run's future, boxed (see [`RequestHandler::run`]).
+type RunFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// The agent's execution and the engine's settling of it: the body of a
+/// [`Run`]. `slot` is held until it ends.
+async fn run_agent(
+    executor: Arc<dyn AgentExecutor>,
+    ctx: RequestContext,
+    events: TaskEvents,
+    slot: Slot,
+) {
+    use futures::FutureExt as _;
+    let _slot = slot;
+    METRICS.agent_runs.inc();
+    let _running = METRICS.running_agents.track();
+    // The agent's own future, not the `Arc`'s around it.
+    let run =
+        std::panic::AssertUnwindSafe(executor.as_ref().execute(ctx, events.clone())).catch_unwind();
+    let result = match run.await {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(task_id = %events.task_id(), panic = %what, "agent panicked");
+            Err(format!("the agent panicked: {what}").into())
+        }
+    };
+    events.finish(result).await;
+}
+
 impl Run {
-    fn new(
-        tracker: &TaskTracker,
-        fut: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> Self {
+    fn new(tracker: &TaskTracker, fut: RunFuture) -> Self {
         Run {
-            fut: Some(Box::pin(fut)),
+            fut: Some(fut),
             tracker: tracker.clone(),
             _token: tracker.token(),
         }

@@ -31,6 +31,26 @@
 //! # let _ = handler;
 //! ```
 
+/// `Box::pin($future)`, with the future built in its heap allocation.
+///
+/// `Box::pin(f)` takes `f` by value: the future is first made on the stack
+/// and then copied into the box, all of it. An operation's future is many
+/// kilobytes (the engine's and the agent's state machines, inline), though
+/// before its first poll only its arguments are set, so that copy was the
+/// largest single cost of a unary call. `Box::write` into a fresh
+/// allocation, with the call written as its argument, lets the optimizer
+/// construct the future in place. It must stay a macro: a function taking
+/// the future as a parameter would receive it by value, copied.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! pin_in_place {
+    ($future:expr) => {{
+        let boxed: ::std::boxed::Box<_> =
+            ::std::boxed::Box::write(::std::boxed::Box::new_uninit(), $future);
+        ::std::boxed::Box::into_pin(boxed)
+    }};
+}
+
 pub mod cluster;
 pub mod context;
 mod dispatch;

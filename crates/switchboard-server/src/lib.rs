@@ -37,23 +37,8 @@
 //! # }
 //! ```
 
-/// `Box::pin($future)`, with the future built in its heap allocation.
-///
-/// `Box::pin(f)` takes `f` by value: the future is first made on the stack
-/// and then copied into the box, all of it. An operation's future is many
-/// kilobytes (the engine's and the agent's state machines, inline), though
-/// before its first poll only its arguments are set, so that copy was the
-/// largest single cost of a unary call. `Box::write` into a fresh
-/// allocation, with the call written as its argument, lets the optimizer
-/// construct the future in place. It must stay a macro: a function taking
-/// the future as a parameter would receive it by value, copied.
-macro_rules! pin_in_place {
-    ($future:expr) => {{
-        let boxed: Box<_> = Box::write(Box::new_uninit(), $future);
-        Box::into_pin(boxed)
-    }};
-}
-pub(crate) use pin_in_place;
+// `Box::pin` with the future built in its box (see the macro's docs).
+pub(crate) use switchboard_core::pin_in_place;
 
 // AG-UI on the streaming endpoints; without the feature, a stub that never opts in.
 #[cfg_attr(not(feature = "agui"), path = "agui_off.rs")]
