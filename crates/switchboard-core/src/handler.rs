@@ -1419,9 +1419,15 @@ async fn run_agent(
     let _slot = slot;
     METRICS.agent_runs.inc();
     let _running = METRICS.running_agents.track();
-    // The agent's own future, not the `Arc`'s around it.
+    // The agent's own future, not the `Arc`'s around it. `execute` is
+    // called inside the caught future: an agent's synchronous part (an
+    // `agent_fn` closure before its `async` block) may panic too.
+    let agent_events = events.clone();
     let run =
-        std::panic::AssertUnwindSafe(executor.as_ref().execute(ctx, events.clone())).catch_unwind();
+        std::panic::AssertUnwindSafe(
+            async move { executor.as_ref().execute(ctx, agent_events).await },
+        )
+        .catch_unwind();
     let result = match run.await {
         Ok(r) => r,
         Err(panic) => {

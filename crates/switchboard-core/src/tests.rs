@@ -385,6 +385,22 @@ async fn message_stream_is_one_message() {
 }
 
 #[tokio::test]
+async fn an_agent_panicking_before_it_returns_its_future_fails_the_task() {
+    // `agent_fn`'s closure runs synchronously inside `execute`, before any
+    // future exists; its panic must fail the task like any other.
+    let agent = agent_fn(|ctx, _events| {
+        if ctx.text() == "sync" {
+            panic!("exploded before the future");
+        }
+        async move { Ok::<(), crate::BoxError>(()) }
+    });
+    let h = RequestHandler::builder(agent, card()).build();
+    let t = task_in(&h, &CallContext::anonymous(), "sync", TaskState::Failed).await;
+    let status = t.status.message.as_ref().unwrap().text();
+    assert!(status.contains("exploded before the future"), "{status}");
+}
+
+#[tokio::test]
 async fn agent_errors_and_panics_fail_the_task() {
     let h = handler();
     let call = CallContext::anonymous();
