@@ -164,34 +164,26 @@ mod tests {
 
     #[test]
     fn media_types_match_by_type_wildcard_and_case() {
-        let yes = [
-            ("text/plain", "text/plain"),
+        let matching = [
             ("Text/Plain", "text/PLAIN; charset=utf-8"),
             (" text/plain ; q=1", "text/plain"),
             ("*/*", "image/png"),
             ("*", "application/json"),
-            ("image/*", "image/png"),
             ("IMAGE/*", "image/png"),
         ];
-        for (pattern, media_type) in yes {
-            assert!(
-                media_type_matches(pattern, media_type),
-                "{pattern} ~ {media_type}"
-            );
-        }
-        let no = [
+        // Another type, subtype or nothing at all never matches.
+        let other = [
             ("text/plain", "text/html"),
             ("image/*", "text/plain"),
             ("text/plain", "image/*"),
             ("image/*", "imagex/png"),
-            ("text/plain", ""),
             ("", "text/plain"),
         ];
-        for (pattern, media_type) in no {
-            assert!(
-                !media_type_matches(pattern, media_type),
-                "{pattern} !~ {media_type}"
-            );
+        for (expected, cases) in [(true, matching), (false, other)] {
+            for (pattern, media_type) in cases {
+                let got = media_type_matches(pattern, media_type);
+                assert_eq!(got, expected, "{pattern} ~ {media_type}");
+            }
         }
     }
 }
