@@ -622,23 +622,17 @@ impl A2aServer {
                 }),
             );
         }
-        if self.rpc_path == "/" {
-            router = router.route("/", post(jsonrpc::handle));
-        } else {
-            router = router
-                .route(&self.rpc_path, post(jsonrpc::handle))
-                .route(&format!("{}/", self.rpc_path), post(jsonrpc::handle));
+        let rpc = RpcRoute::new(&self.rpc_path, state.clone());
+        for path in &rpc.paths {
+            router = router.route(path, post(jsonrpc::handle));
         }
         let http = router
             .merge(rest::routes())
             .fallback(not_found)
-            .with_state(state.clone())
+            .with_state(state)
             .merge(self.extra.clone());
         Dispatch(Arc::new(DispatchInner {
-            rpc: RpcRoute {
-                path: self.rpc_path.clone(),
-                app: state,
-            },
+            rpc,
             http,
             #[cfg(feature = "grpc")]
             grpc: grpc_front::GrpcFront::new(
@@ -710,8 +704,8 @@ impl A2aServer {
 struct Dispatch(Arc<DispatchInner>);
 
 struct DispatchInner {
-    /// The JSON-RPC endpoint, also routed in `http` (so `router()` users
-    /// and a request the check below misses reach it the same way).
+    /// The JSON-RPC endpoint, matched first; its paths are routed in
+    /// `http` too, for users of `router()` alone.
     rpc: RpcRoute,
     http: Router,
     /// Authenticates gRPC calls (the HTTP bindings run it themselves).
@@ -738,13 +732,14 @@ impl tower::Service<axum::extract::Request> for Dispatch {
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         use futures::future::Either;
-        if self.0.rpc.is_for(&req) {
+        let grpc = is_grpc(req.headers());
+        if !grpc && self.0.rpc.is_for(&req) {
             let app = self.0.rpc.app.clone();
             return Either::Right(pin_in_place!(async move {
                 Ok(jsonrpc::handle(axum::extract::State(app), req).await)
             }));
         }
-        if !is_grpc(req.headers()) {
+        if !grpc {
             // The router is always ready (axum's `poll_ready` is `Ready`).
             return Either::Left(self.0.http.clone().call(req));
         }
@@ -768,22 +763,25 @@ impl tower::Service<axum::extract::Request> for Dispatch {
 /// boxing its future: code that the instruction cache holds on every
 /// request (the bench's loads are all JSON-RPC; bench/RESULTS.md session 20).
 struct RpcRoute {
-    /// As configured: `/`, or `/rpc` (which `/rpc/` reaches too).
-    path: String,
+    /// The configured path, and for a path other than `/` the same with a
+    /// trailing slash: what the router routes and what is matched here.
+    paths: Vec<String>,
     app: AppState,
 }
 
 impl RpcRoute {
-    /// Whether `req` is a JSON-RPC call: a POST to the path, not gRPC
-    /// (whose paths are the service's, so this is for a gRPC call to `/`).
+    fn new(rpc_path: &str, app: AppState) -> Self {
+        let mut paths = vec![rpc_path.to_string()];
+        if rpc_path != "/" {
+            paths.push(format!("{rpc_path}/"));
+        }
+        RpcRoute { paths, app }
+    }
+
+    /// Whether `req`, not a gRPC call, is a JSON-RPC call: a POST to one of
+    /// the paths.
     fn is_for(&self, req: &axum::extract::Request) -> bool {
-        let path = req.uri().path();
-        req.method() == http::Method::POST
-            && (path == self.path
-                || path
-                    .strip_suffix('/')
-                    .is_some_and(|p| self.path != "/" && p == self.path))
-            && !is_grpc(req.headers())
+        req.method() == http::Method::POST && self.paths.iter().any(|p| p == req.uri().path())
     }
 }
 
