@@ -83,5 +83,15 @@ pub use store::{
     TaskStore,
 };
 
+/// The maps of live tasks, by (tenant, task id), hashed with foldhash
+/// instead of std's SipHash: a task request looks its task up three to five
+/// times, and SipHash of two strings costs ~360 instructions a time (~2 % of
+/// a memory-store task request, bench/RESULTS.md session 21). foldhash is
+/// seeded per process; its keys here are ids this server assigned, which a
+/// caller cannot pick to collide. (The quota [`limits::Counter`] keeps
+/// SipHash: it counts by the hash alone, so the hash must not be aimable.)
+pub(crate) type TaskMap<V> =
+    std::collections::HashMap<(String, String), V, foldhash::fast::RandomState>;
+
 #[cfg(test)]
 mod tests;

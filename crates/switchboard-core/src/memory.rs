@@ -18,7 +18,7 @@
 //! `ObservedStore` (feature `testing`) instead of writing a delegating
 //! store of their own.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -26,6 +26,7 @@ use switchboard_protocol::StreamResponse;
 
 use chrono::{DateTime, Utc};
 
+use crate::TaskMap;
 use crate::store::{
     EventQuery, ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord,
     TaskStore, to_micros,
@@ -44,7 +45,7 @@ pub struct InMemoryStore {
 
 #[derive(Debug, Default)]
 struct Tasks {
-    by_key: HashMap<(String, String), Entry>,
+    by_key: TaskMap<Entry>,
     /// Finished tasks, oldest first: the eviction order.
     finished: VecDeque<(String, String)>,
     /// Push configs and the outbox, under the same lock as the tasks so a

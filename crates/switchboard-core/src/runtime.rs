@@ -15,7 +15,7 @@
 //! they see every later event exactly once. A subscriber that falls behind
 //! the bus reads the missed events back from the store's log.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -27,6 +27,7 @@ use switchboard_protocol::{
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
+use crate::TaskMap;
 use crate::events::EmitError;
 use crate::store::{EventQuery, LoggedEvent, StoreError, TaskRecord, TaskStore};
 use switchboard_telemetry::metrics::METRICS;
@@ -47,7 +48,7 @@ pub type EventStream = BoxStream<'static, Result<LoggedEvent, A2AError>>;
 /// exactly as long as someone holds it.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
-    live: Mutex<HashMap<TaskKey, Weak<TaskRuntime>>>,
+    live: Mutex<TaskMap<Weak<TaskRuntime>>>,
     /// Other replicas write to the same store (see [`crate::cluster`]):
     /// cached snapshots may be stale, so a conflicting commit reloads the
     /// task and tries again instead of failing.
@@ -73,7 +74,7 @@ impl Registry {
         self.lock().values().filter_map(Weak::upgrade).collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TaskKey, Weak<TaskRuntime>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TaskMap<Weak<TaskRuntime>>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -12,7 +12,7 @@
 //! Nothing here survives the process, so at-least-once holds across
 //! receiver outages but not across restarts; use a durable store for that.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use chrono::{DateTime, Utc};
 use switchboard_protocol::{StreamResponse, Task};
 
 use super::InMemoryStore;
+use crate::TaskMap;
 use crate::push::{
     ConfigPage, ConfigQuery, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore,
     PutConfig, Requeue, outbox_payload,
@@ -33,7 +34,7 @@ type TaskKey = (String, String);
 #[derive(Debug, Default)]
 pub(super) struct PushState {
     /// Per task, its configs in creation order with their list position.
-    configs: HashMap<TaskKey, Vec<(u64, Arc<PushConfig>)>>,
+    configs: TaskMap<Vec<(u64, Arc<PushConfig>)>>,
     next_ord: u64,
     outbox: BTreeMap<u64, Row>,
     next_id: u64,
