@@ -583,7 +583,7 @@ impl TaskEvents {
         };
         drop(st);
         if !settled_on_creation {
-            let state = rt.snapshot().await.status.state;
+            let state = rt.state().await;
             if !state.is_terminal() && !state.is_interrupted() {
                 if let Err(e) = rt.apply(settle(&result)).await {
                     // Canceled concurrently: terminal already, nothing to settle.

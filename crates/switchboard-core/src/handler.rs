@@ -1524,7 +1524,7 @@ async fn wait_settled(runtime: &TaskRuntime, mut rx: broadcast::Receiver<BusEven
             ev = rx.recv() => match ev {
                 Ok(ev) => if ev.event.state().is_some_and(settled) { return },
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    if settled(runtime.snapshot().await.status.state) { return }
+                    if settled(runtime.state().await) { return }
                 }
                 Err(broadcast::error::RecvError::Closed) => return,
             },

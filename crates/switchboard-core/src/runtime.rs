@@ -148,16 +148,6 @@ impl Change {
     }
 }
 
-/// A validated change, ready to commit: the next snapshot (whose `last_seq`
-/// is still the current one), its event, and the bookkeeping to do once the
-/// commit succeeded.
-struct Prepared {
-    rec: TaskRecord,
-    event: StreamResponse,
-    close_artifact: Option<String>,
-    next_transient: Option<bool>,
-}
-
 /// A task just created by [`TaskRuntime::create`].
 pub(crate) struct Created {
     pub(crate) runtime: Arc<TaskRuntime>,
@@ -169,18 +159,6 @@ pub(crate) struct Created {
     pub(crate) rx: broadcast::Receiver<BusEvent>,
     /// The outcome of the first changes, if any were given.
     pub(crate) change: Option<Result<(), EmitError>>,
-}
-
-impl State {
-    /// Bookkeeping after a prepared change was committed.
-    fn settle(&mut self, close_artifact: Option<String>, next_transient: Option<bool>) {
-        if let Some(id) = close_artifact {
-            self.closed_artifacts.insert(id);
-        }
-        if let Some(t) = next_transient {
-            self.transient_status = t;
-        }
-    }
 }
 
 /// The live state of one task. See the module docs.
@@ -267,12 +245,14 @@ impl TaskRuntime {
         changes: Vec<Change>,
     ) -> Result<Created, EmitError> {
         record.last_seq = 1;
+        // Event 1 is the task as created; once committed (it is not
+        // published: callers get it as their snapshot) its task is the
+        // snapshot handed back, moved rather than copied.
         let first = StreamResponse::Task(record.task.clone());
-        let snapshot = record.task.clone();
         let rt = Arc::new(Self::new(record, store, registry.clone()));
         let mut st = rt.state.lock().await;
         let prepared = (!changes.is_empty()).then(|| Self::prepare_all(&st, changes));
-        let (published, change_result) = match prepared {
+        let (first, published, change_result) = match prepared {
             Some(Ok((next, events))) => {
                 let mut all = Vec::with_capacity(events.len() + 1);
                 all.push(first);
@@ -280,21 +260,29 @@ impl TaskRuntime {
                 timed_commit(rt.store.commit_events(&next.record, &all)).await?;
                 count_transitions(None, &all);
                 switchboard_telemetry::trace::remember_origin(&rt.key.1);
-                let logged = logged_from(2, all.into_iter().skip(1));
+                let mut all = all.into_iter();
+                let first = all.next();
+                let logged = logged_from(2, all);
                 *st = next;
                 rt.known_seq.store(st.record.last_seq, Ordering::Release);
-                (logged, Some(Ok(())))
+                (first, logged, Some(Ok(())))
             }
             Some(Err(e)) => {
                 timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
                 count_transitions(None, std::slice::from_ref(&first));
-                (Vec::new(), Some(Err(e)))
+                (Some(first), Vec::new(), Some(Err(e)))
             }
             None => {
                 timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
                 count_transitions(None, std::slice::from_ref(&first));
-                (Vec::new(), None)
+                (Some(first), Vec::new(), None)
             }
+        };
+        let Some(StreamResponse::Task(snapshot)) = first else {
+            // Cannot happen: `first` is the task event built above.
+            return Err(EmitError::Store(StoreError::Backend(
+                "the created task's first event went missing".into(),
+            )));
         };
         // Registered and published under the state lock: a subscriber that
         // finds the runtime waits for the lock and then sees the new events
@@ -318,6 +306,11 @@ impl TaskRuntime {
     /// The current snapshot.
     pub(crate) async fn snapshot(&self) -> Task {
         self.state.lock().await.record.task.clone()
+    }
+
+    /// The current state, without copying the snapshot.
+    pub(crate) async fn state(&self) -> TaskState {
+        self.state.lock().await.record.task.status.state
     }
 
     /// The current snapshot, its sequence number and a receiver for every
@@ -546,56 +539,40 @@ impl TaskRuntime {
         Ok(())
     }
 
-    /// [`Self::prepare`] for several changes in a row, each against the
-    /// state the ones before it leave: the state after the last one (its
-    /// record's `last_seq` counted on by one per change) and the events in
-    /// order. Nothing is committed; the first refused change is the error.
+    /// Validates `changes` in a row, each against the state the ones
+    /// before it leave, on one copy of `st`: the state after the last one
+    /// (its record's `last_seq` counted on by one per change) and the
+    /// events in order. Nothing is committed; the first refused change is
+    /// the error, and the copy goes with it.
     fn prepare_all(
         st: &State,
         changes: Vec<Change>,
     ) -> Result<(State, Vec<StreamResponse>), EmitError> {
-        // Each `prepare` clones the record it starts from, so the running
-        // state takes over that clone instead of making one more.
-        let mut next: Option<State> = None;
-        let mut events = Vec::with_capacity(changes.len());
-        for change in changes {
-            let p = Self::prepare(next.as_ref().unwrap_or(st), change)?;
-            let (closed_artifacts, transient_status) = match next.take() {
-                Some(n) => (n.closed_artifacts, n.transient_status),
-                None => (st.closed_artifacts.clone(), st.transient_status),
-            };
-            let mut n = State {
-                record: p.rec,
-                closed_artifacts,
-                transient_status,
-            };
-            n.record.last_seq += 1;
-            n.settle(p.close_artifact, p.next_transient);
-            next = Some(n);
-            events.push(p.event);
-        }
-        let next = next.unwrap_or_else(|| State {
+        // One copy for the whole batch: the task is cloned once per
+        // commit, not once per change.
+        let mut next = State {
             record: st.record.clone(),
             closed_artifacts: st.closed_artifacts.clone(),
             transient_status: st.transient_status,
-        });
+        };
+        let mut events = Vec::with_capacity(changes.len());
+        for change in changes {
+            events.push(Self::prepare(&mut next, change)?);
+        }
         Ok((next, events))
     }
 
-    /// Validates `change` against the current state and computes the next
-    /// snapshot and event, without committing anything.
-    fn prepare(st: &State, change: Change) -> Result<Prepared, EmitError> {
-        let task = &st.record.task;
-        let state = task.status.state;
+    /// Validates `change` against `st` and applies it there, returning its
+    /// event. A refused change may leave `st` half-changed: it is always a
+    /// copy ([`Self::prepare_all`]'s) that is dropped then.
+    fn prepare(st: &mut State, change: Change) -> Result<StreamResponse, EmitError> {
+        let state = st.record.task.status.state;
         if state.is_terminal() {
             return Err(EmitError::TaskTerminal {
-                task_id: task.id.clone(),
+                task_id: st.record.task.id.clone(),
                 state,
             });
         }
-        let mut rec = st.record.clone();
-        let mut close_artifact = None;
-        let mut next_transient = None;
         let event = match change {
             Change::Status {
                 mut status,
@@ -610,16 +587,18 @@ impl TaskRuntime {
                 if status.timestamp.is_none() {
                     status.timestamp = Some(chrono::Utc::now());
                 }
+                let task = &mut st.record.task;
                 if let Some(m) = &mut status.message {
-                    m.task_id = Some(rec.task.id.clone());
-                    m.context_id = Some(rec.task.context_id.clone());
+                    m.task_id = Some(task.id.clone());
+                    m.context_id = Some(task.context_id.clone());
                 }
-                retire_status_message(&mut rec.task, st.transient_status);
-                next_transient = Some(transient);
-                rec.task.status = status.clone();
+                // The message being replaced is kept unless it was transient.
+                retire_status_message(task, st.transient_status);
+                st.transient_status = transient;
+                task.status = status.clone();
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                    task_id: rec.task.id.clone(),
-                    context_id: rec.task.context_id.clone(),
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
                     status,
                     metadata,
                 })
@@ -636,7 +615,8 @@ impl TaskRuntime {
                 if st.closed_artifacts.contains(&artifact.artifact_id) {
                     return Err(EmitError::ArtifactClosed(artifact.artifact_id));
                 }
-                let artifacts = rec.task.artifacts.get_or_insert_with(Vec::new);
+                let task = &mut st.record.task;
+                let artifacts = task.artifacts.get_or_insert_with(Vec::new);
                 let existing = artifacts
                     .iter_mut()
                     .find(|a| a.artifact_id == artifact.artifact_id);
@@ -660,11 +640,11 @@ impl TaskRuntime {
                     (false, None) => artifacts.push(artifact.clone()),
                 }
                 if last_chunk {
-                    close_artifact = Some(artifact.artifact_id.clone());
+                    st.closed_artifacts.insert(artifact.artifact_id.clone());
                 }
                 StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                    task_id: rec.task.id.clone(),
-                    context_id: rec.task.context_id.clone(),
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
                     artifact,
                     append,
                     last_chunk,
@@ -672,12 +652,8 @@ impl TaskRuntime {
                 })
             }
         };
-        Ok(Prepared {
-            rec,
-            event,
-            close_artifact,
-            next_transient,
-        })
+        st.record.last_seq += 1;
+        Ok(event)
     }
 
     /// A stream of this task's events. With `first`, it yields that snapshot

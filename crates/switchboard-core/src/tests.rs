@@ -72,17 +72,21 @@ fn agent() -> impl AgentExecutor {
                     .await?;
             }
             "bad-batch" => {
-                // The second change is refused (submitted again), so none is made.
+                // The second change is refused (submitted again), so none is
+                // made: not even the closing of artifact "err" by the first,
+                // which is then sent whole.
                 events.working("first").await?;
                 let err = events
                     .batch()
-                    .artifact_text("never", "x")
+                    .artifact(Artifact::new(vec![Part::text("never")]).with_id("err"))
                     .set_state(TaskState::Submitted, None)
                     .complete()
                     .commit()
                     .await
                     .unwrap_err();
-                events.artifact_text("err", err.to_string()).await?;
+                events
+                    .artifact(Artifact::new(vec![Part::text(err.to_string())]).with_id("err"))
+                    .await?;
             }
             "fail" => return Err("boom".into()),
             "panic" => panic!("agent exploded"),
@@ -1082,6 +1086,7 @@ async fn a_batch_with_a_refused_change_changes_nothing() {
     // Not the batch's artifact nor its completion: the error artifact the
     // agent emitted afterwards, then the engine's completion.
     assert_eq!(t.artifacts().len(), 1, "{t:?}");
+    assert_eq!(t.artifacts()[0].artifact_id, "err");
     assert!(
         t.artifacts()[0].text().contains("cannot move from"),
         "{t:?}"
