@@ -152,11 +152,18 @@ impl TaskStore for InMemoryStore {
             .iter()
             .map(|ev| tasks.push.prepare(&key, ev, &record.task))
             .collect::<Result<Vec<_>, _>>()?;
-        let entry = tasks.by_key.entry(key.clone()).or_insert_with(|| Entry {
-            record: record.clone(),
-            log: Vec::new(),
-        });
-        entry.record = record.clone();
+        // One copy of the snapshot, whether the task is new or not.
+        let entry = match tasks.by_key.entry(key.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let entry = e.into_mut();
+                entry.record = record.clone();
+                entry
+            }
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(Entry {
+                record: record.clone(),
+                log: Vec::new(),
+            }),
+        };
         let first_seq = record.first_event_seq(events.len());
         entry
             .log

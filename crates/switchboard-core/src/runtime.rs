@@ -16,7 +16,7 @@
 //! the bus reads the missed events back from the store's log.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures::stream::BoxStream;
@@ -24,7 +24,7 @@ use switchboard_protocol::{
     A2AError, Artifact, Message, Metadata, StreamResponse, Task, TaskArtifactUpdateEvent,
     TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use crate::TaskMap;
@@ -39,7 +39,11 @@ pub(crate) type TaskKey = (String, String);
 pub(crate) type BusEvent = Arc<LoggedEvent>;
 
 /// How many events a subscriber may fall behind before it reads from the log.
-pub(crate) const BUS_CAPACITY: usize = 256;
+/// Every task pays for the bus's slots twice (made and dropped, one by one)
+/// and holds them while it lives: 256 cost ~3k instructions per task, 64
+/// cost a quarter; a subscriber further behind loses nothing, it reads the
+/// store's log.
+pub(crate) const BUS_CAPACITY: usize = 64;
 
 /// A stream of a task's events as bindings consume them.
 pub type EventStream = BoxStream<'static, Result<LoggedEvent, A2AError>>;
@@ -169,8 +173,11 @@ pub(crate) struct TaskRuntime {
     registry: Arc<Registry>,
     state: tokio::sync::Mutex<State>,
     bus: broadcast::Sender<BusEvent>,
-    /// `true` while an executor runs on this task.
-    running: watch::Sender<bool>,
+    /// `true` while an executor runs on this task; [`Self::wait_idle`]'s
+    /// waiters are woken through `idle` when it turns false. (A `watch`
+    /// channel did both, but wakes eight `Notify`s per change.)
+    running: AtomicBool,
+    idle: Notify,
     /// Cancels the current run.
     run_cancel: Mutex<Option<CancellationToken>>,
     /// The last sequence this runtime committed or caught up to, readable
@@ -196,7 +203,6 @@ impl Drop for TaskRuntime {
 impl TaskRuntime {
     fn new(record: TaskRecord, store: Arc<dyn TaskStore>, registry: Arc<Registry>) -> Self {
         let (bus, _) = broadcast::channel(BUS_CAPACITY);
-        let (running, _) = watch::channel(false);
         let known_seq = AtomicU64::new(record.last_seq);
         TaskRuntime {
             key: (record.tenant.clone(), record.task.id.clone()),
@@ -209,7 +215,8 @@ impl TaskRuntime {
                 transient_status: false,
             }),
             bus,
-            running,
+            running: AtomicBool::new(false),
+            idle: Notify::new(),
             run_cancel: Mutex::new(None),
             known_seq,
         }
@@ -327,25 +334,33 @@ impl TaskRuntime {
     /// Marks a run as active with its cancellation token.
     pub(crate) fn begin_run(&self, cancel: CancellationToken) {
         *self.run_cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel);
-        self.running.send_replace(true);
+        self.running.store(true, Ordering::Release);
     }
 
     /// Marks the run as over.
     pub(crate) fn end_run(&self) {
         *self.run_cancel.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        self.running.send_replace(false);
+        self.running.store(false, Ordering::Release);
+        self.idle.notify_waiters();
     }
 
     /// `true` while an executor runs on this task.
     pub(crate) fn is_running(&self) -> bool {
-        *self.running.borrow()
+        self.running.load(Ordering::Acquire)
     }
 
     /// Waits until no executor runs on this task.
     pub(crate) async fn wait_idle(&self) {
-        let mut rx = self.running.subscribe();
-        // The sender lives in `self`, so this only ends when the flag is false.
-        let _ = rx.wait_for(|running| !running).await;
+        loop {
+            // Made before the flag is read: `notify_waiters` wakes every
+            // `Notified` that exists when it is called, so an `end_run`
+            // between the read and the await is not missed.
+            let idle = self.idle.notified();
+            if !self.running.load(Ordering::Acquire) {
+                return;
+            }
+            idle.await;
+        }
     }
 
     /// Signals the current run (if any) to stop.
