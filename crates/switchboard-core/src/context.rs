@@ -122,15 +122,24 @@ pub fn media_type_matches(pattern: &str, media_type: &str) -> bool {
     // Compared in place, ASCII case-insensitively: every part of every
     // message is checked against the agent's input modes, so no lowercased
     // copies.
-    fn base(s: &str) -> &str {
-        s.split(';').next().unwrap_or("").trim()
+    // Byte searches and an ASCII trim: media types are ASCII, and on
+    // strings this short `split`/`trim`'s general machinery cost more than
+    // the comparison.
+    fn base(s: &str) -> &[u8] {
+        let s = s.as_bytes();
+        let end = s.iter().position(|&b| b == b';').unwrap_or(s.len());
+        s[..end].trim_ascii()
+    }
+    fn main_type(s: &[u8]) -> Option<(&[u8], &[u8])> {
+        let slash = s.iter().position(|&b| b == b'/')?;
+        Some((&s[..slash], &s[slash + 1..]))
     }
     let (p, m) = (base(pattern), base(media_type));
-    if p == "*/*" || p == "*" || p.eq_ignore_ascii_case(m) {
+    if p == b"*/*" || p == b"*" || p.eq_ignore_ascii_case(m) {
         return true;
     }
-    match (p.split_once('/'), m.split_once('/')) {
-        (Some((pt, "*")), Some((mt, _))) => pt.eq_ignore_ascii_case(mt),
+    match (main_type(p), main_type(m)) {
+        (Some((pt, b"*")), Some((mt, _))) => pt.eq_ignore_ascii_case(mt),
         _ => false,
     }
 }

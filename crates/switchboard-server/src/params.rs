@@ -121,13 +121,16 @@ pub fn requested_extensions(headers: &HeaderMap) -> String {
 
 /// `true` for `application/json` and `application/a2a+json` (any parameters).
 pub fn is_json_content_type(headers: &HeaderMap) -> bool {
+    // On the bytes: a value that is not ASCII cannot equal either name, so
+    // it needs no UTF-8 check, and every request of the JSON bindings asks.
     headers
         .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
         .map(|v| {
-            let base = v.split(';').next().unwrap_or("").trim();
-            base.eq_ignore_ascii_case("application/json")
-                || base.eq_ignore_ascii_case("application/a2a+json")
+            let v = v.as_bytes();
+            let end = v.iter().position(|&b| b == b';').unwrap_or(v.len());
+            let base = v[..end].trim_ascii();
+            base.eq_ignore_ascii_case(b"application/json")
+                || base.eq_ignore_ascii_case(b"application/a2a+json")
         })
         .unwrap_or(false)
 }
@@ -179,6 +182,36 @@ mod tests {
         for (parsed, spelled) in [(&VERSION, VERSION_HEADER), (&EXTENSIONS, EXTENSIONS_HEADER)] {
             assert_eq!(parsed, &HeaderName::from_bytes(spelled.as_bytes()).unwrap());
         }
+    }
+
+    #[test]
+    fn json_content_types() {
+        let is_json = |v: &[u8]| {
+            let mut m = HeaderMap::new();
+            m.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_bytes(v).unwrap(),
+            );
+            is_json_content_type(&m)
+        };
+        for yes in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/a2a+json ;x=1",
+        ] {
+            assert!(is_json(yes.as_bytes()), "{yes}");
+        }
+        for no in [
+            "text/plain",
+            "application/jsonx",
+            "application/json+x",
+            "",
+            "json",
+        ] {
+            assert!(!is_json(no.as_bytes()), "{no}");
+        }
+        assert!(!is_json("application/jsön".as_bytes()), "not ASCII");
+        assert!(!is_json_content_type(&HeaderMap::new()), "absent");
     }
 
     #[test]
