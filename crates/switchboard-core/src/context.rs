@@ -116,19 +116,24 @@ impl CallContext {
     }
 }
 
+/// A media type without its parameters (`; charset=...`) and surrounding
+/// blanks, as bytes: `type/subtype`, to compare ASCII case-insensitively.
+///
+/// A byte search and an ASCII trim: media types are ASCII, and on strings
+/// this short `split`/`trim`'s general machinery cost more than the
+/// comparison (it runs for every part of every message, and for the
+/// content type of every JSON request).
+pub fn media_type_base(value: &[u8]) -> &[u8] {
+    let end = value.iter().position(|&b| b == b';').unwrap_or(value.len());
+    value[..end].trim_ascii()
+}
+
 /// `true` when the media-type pattern `pattern` (which may be `*/*` or
 /// `type/*`) covers `media_type`. Parameters (`; charset=...`) are ignored.
 pub fn media_type_matches(pattern: &str, media_type: &str) -> bool {
-    // Compared in place, ASCII case-insensitively: every part of every
-    // message is checked against the agent's input modes, so no lowercased
-    // copies.
-    // Byte searches and an ASCII trim: media types are ASCII, and on
-    // strings this short `split`/`trim`'s general machinery cost more than
-    // the comparison.
+    // Compared in place, ASCII case-insensitively: no lowercased copies.
     fn base(s: &str) -> &[u8] {
-        let s = s.as_bytes();
-        let end = s.iter().position(|&b| b == b';').unwrap_or(s.len());
-        s[..end].trim_ascii()
+        media_type_base(s.as_bytes())
     }
     fn main_type(s: &[u8]) -> Option<(&[u8], &[u8])> {
         let slash = s.iter().position(|&b| b == b'/')?;

@@ -91,7 +91,7 @@ pub use store::{
 /// caller cannot pick to collide. (The quota [`limits::Counter`] keeps
 /// SipHash: it counts by the hash alone, so the hash must not be aimable.)
 pub(crate) type TaskMap<V> =
-    std::collections::HashMap<(String, String), V, foldhash::fast::RandomState>;
+    std::collections::HashMap<runtime::TaskKey, V, foldhash::fast::RandomState>;
 
 #[cfg(test)]
 mod tests;

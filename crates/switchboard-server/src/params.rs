@@ -122,13 +122,11 @@ pub fn requested_extensions(headers: &HeaderMap) -> String {
 /// `true` for `application/json` and `application/a2a+json` (any parameters).
 pub fn is_json_content_type(headers: &HeaderMap) -> bool {
     // On the bytes: a value that is not ASCII cannot equal either name, so
-    // it needs no UTF-8 check, and every request of the JSON bindings asks.
+    // it needs no UTF-8 check.
     headers
         .get(http::header::CONTENT_TYPE)
         .map(|v| {
-            let v = v.as_bytes();
-            let end = v.iter().position(|&b| b == b';').unwrap_or(v.len());
-            let base = v[..end].trim_ascii();
+            let base = switchboard_core::context::media_type_base(v.as_bytes());
             base.eq_ignore_ascii_case(b"application/json")
                 || base.eq_ignore_ascii_case(b"application/a2a+json")
         })
