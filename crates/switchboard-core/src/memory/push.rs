@@ -26,9 +26,8 @@ use crate::push::{
     ConfigPage, ConfigQuery, OutboxItem, OutboxState, PayloadKind, PushConfig, PushStore,
     PutConfig, Requeue, outbox_payload,
 };
+use crate::runtime::TaskKey;
 use crate::store::StoreError;
-
-type TaskKey = (String, String);
 
 /// Push configs and queued notifications of an [`InMemoryStore`].
 #[derive(Debug, Default)]
