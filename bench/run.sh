@@ -53,6 +53,11 @@ SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
 # the sb-<x> rows run $SB (same flags, port, bodies, checks), in the same run beside the peers,
 # and summarize.py prints every ratio goal before (sbb-*) and after (sb-*) in one table.
 SB_BEFORE=${SB_BEFORE:-}
+# PAIRED=1 (default): a row sb-<x> and its twin sbb-<x> both in SERVERS run side by side (two
+# servers up, ports SB_PORT and SB_PORT+1), their warm-ups, reps and single-connection runs
+# alternating ABBA, so both builds see the same minutes of a noisy machine; summarize.py then
+# adds the median of the per-rep after ÷ before ratios. PAIRED=0: one server after the other.
+PAIRED=${PAIRED:-1}
 # Writes/checks the gRPC request and answer frames (crates/switchboard-proto/examples/grpc_bench_frame.rs).
 GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
 
@@ -86,6 +91,7 @@ if [ "$PIN" = 1 ]; then SRV_PIN=(taskset -c 0); OHA_PIN=(taskset -c 1); else SRV
 
 SPID=""
 BGPID=""
+declare -A P_PID=() P_PORT=()   # the servers up at once (name -> pid, port): see use_server
 stop_pid() {  # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL (only this PID)
   local p=$1 i
   kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null || true; return 0; }
@@ -97,6 +103,7 @@ stop_pid() {  # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL (only this 
 cleanup() {
   if [ -n "$BGPID" ]; then stop_pid "$BGPID"; BGPID=""; fi
   if [ -n "$SPID" ]; then stop_pid "$SPID"; SPID=""; fi
+  local p; for p in "${!P_PID[@]}"; do stop_pid "${P_PID[$p]}"; done; P_PID=()
   if [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
 }
 trap cleanup EXIT
@@ -215,23 +222,40 @@ count_check() {
   fi
 }
 
+# server_urls <kind>: how the load reaches the server on $PORT -> STREAMS, U_URL/U_BODY,
+# S_URL/S_BODY, OHA_PROTO.
+server_urls() {
+  STREAMS=1
+  OHA_PROTO=(-H 'Content-Type: application/json' -H 'A2A-Version: 1.0')
+  U_URL="http://$HOST:$PORT/"; U_BODY=$UNARY; S_URL=$U_URL; S_BODY=$STREAM
+  case $1 in
+    raw|raw-message) STREAMS=0 ;;
+    sb-rest-task) U_URL="http://$HOST:$PORT/message:send"; U_BODY=$REST_UNARY
+                  S_URL="http://$HOST:$PORT/message:stream"; S_BODY=$REST_UNARY ;;
+    sb-grpc-task) STREAMS=0   # unary only: the bindings table compares SendMessage
+                  U_URL="http://$HOST:$PORT$GRPC_PATH"; U_BODY="@$OUT/grpc-send.bin"
+                  OHA_PROTO=(--http2 -H 'content-type: application/grpc' -H 'te: trailers' -H 'a2a-version: 1.0') ;;
+  esac
+}
+
+# use_server <name>: make a server started by start_server (and still up) the current one.
+use_server() { SPID=${P_PID[$1]}; PORT=${P_PORT[$1]}; server_urls "${1/#sbb-/sb-}"; }
+
 # start_server <name> -> sets SPID, PORT, STREAMS, U_URL/U_BODY, S_URL/S_BODY, OHA_PROTO
 start_server() {
   local name=$1 log=${2:-$OUT/$1.log}
   # kind: the row as run.sh knows it (sbb-x is sb-x on the SB_BEFORE binary); sb: the binary
   local kind=${name/#sbb-/sb-} sb=$SB
   [ "$kind" = "$name" ] || sb=$SB_BEFORE
-  STREAMS=1
-  OHA_PROTO=(-H 'Content-Type: application/json' -H 'A2A-Version: 1.0')
   case $kind in raw|raw-message) PORT=8088 ;; py-*) PORT=9999 ;; js-*) PORT=41241 ;; rs-lf-*) PORT=7101 ;; rs-tt-*) PORT=7201 ;;
     sb-*) PORT=$SB_PORT ;; esac
+  [ "$kind" = "$name" ] || PORT=$(( SB_PORT + 1 ))   # sbb-x: beside sb-x when the two are paired
   if curl -s -o /dev/null --max-time 1 "http://$HOST:${PORT:-0}/" 2>/dev/null; then
     echo "port $PORT on $HOST is already in use; stop that process first" >&2; exit 1
   fi
   case $kind in
-    raw)        STREAMS=0
-                ( cd "$PEERS/raw-axum" && exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
-    raw-message) STREAMS=0   # the 227-byte message-shaped fixed body
+    raw)        ( cd "$PEERS/raw-axum" && exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
+    raw-message) # the 227-byte message-shaped fixed body
                 ( cd "$PEERS/raw-axum" && RAW_BODY=message exec "${SRV_PIN[@]}" "$RAW" ) >"$log" 2>&1 & ;;
     py-message|py-task)
                 ( cd "$PEERS/py" && ECHO_MODE=${name#py-} PORT=$PORT UVICORN_LOOP=$PY_LOOP UVICORN_HTTP=$PY_HTTP \
@@ -262,15 +286,9 @@ start_server() {
     *) echo "unknown server $name" >&2; exit 1 ;;
   esac
   SPID=$!
-  U_URL="http://$HOST:$PORT/"; U_BODY=$UNARY; S_URL=$U_URL; S_BODY=$STREAM
-  case $kind in
-    sb-rest-task) U_URL="http://$HOST:$PORT/message:send"; U_BODY=$REST_UNARY
-                  S_URL="http://$HOST:$PORT/message:stream"; S_BODY=$REST_UNARY ;;
-    sb-grpc-task) STREAMS=0   # unary only: the bindings table compares SendMessage
-                  U_URL="http://$HOST:$PORT$GRPC_PATH"; U_BODY="@$OUT/grpc-send.bin"
-                  "$GRPC_FRAME" request "$OUT/grpc-send.bin"
-                  OHA_PROTO=(--http2 -H 'content-type: application/grpc' -H 'te: trailers' -H 'a2a-version: 1.0') ;;
-  esac
+  P_PID[$name]=$SPID; P_PORT[$name]=$PORT
+  case $kind in sb-grpc-task) "$GRPC_FRAME" request "$OUT/grpc-send.bin" ;; esac
+  server_urls "$kind"
   local i
   for i in $(seq 1 150); do
     kill -0 "$SPID" 2>/dev/null || { echo "$name died:" >&2; cat "$log" >&2; exit 1; }
@@ -311,9 +329,12 @@ start_server() {
   sleep 1
 }
 
-stop_server() { stop_pid "$SPID"; SPID=""; }
+stop_server() {  # the current server
+  local p; for p in "${!P_PID[@]}"; do [ "${P_PID[$p]}" != "$SPID" ] || { unset "P_PID[$p]"; unset "P_PORT[$p]"; }; done
+  stop_pid "$SPID"; SPID=""
+}
 
-: >"$OUT/runs.tsv"; : >"$OUT/counts.tsv"; : >"$OUT/idle.tsv"; : >"$OUT/after.tsv"; : >"$OUT/checks.txt"; : >"$OUT/load.tsv"
+: >"$OUT/runs.tsv"; : >"$OUT/pairs.tsv"; : >"$OUT/counts.tsv"; : >"$OUT/idle.tsv"; : >"$OUT/after.tsv"; : >"$OUT/checks.txt"; : >"$OUT/load.tsv"
 {
   echo "date: $(date -Is)"; echo "host: $(uname -srm), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), cpu MHz $(grep -m1 'cpu MHz' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
   echo "loadavg at start: $(cat /proc/loadavg)"
@@ -330,29 +351,25 @@ stop_server() { stop_pid "$SPID"; SPID=""; }
 "$SB" serve --help >"$OUT/switchboard-serve-help.txt" 2>&1 || true
 cat "$OUT/env.txt"
 
-for srv in "${plan[@]}"; do
-  need_s=$(est_server "$srv")
-  if [ "$(budget_left)" -lt "$need_s" ]; then
-    echo "time budget: $(budget_left)s left < ~${need_s}s needed, SKIPPING $srv" | tee -a "$OUT/skipped.txt" >&2; continue
-  fi
-  printf '%s\t%s\n' "$srv" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/load.tsv"
-  start_server "$srv"
-  name=$srv
-  echo "== $name (pid $SPID, port $PORT)  [$(( $(date +%s) - START_TS ))s elapsed]"
-  printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/idle.tsv"   # idle RSS: after start + 1 request + 1 s
-  body_args "$U_BODY"
-  oha_run /dev/null "${BODY_ARGS[@]}" -z "$WARM" -c "$CONC" "$U_URL"   # warm-up
-  for r in $(seq 1 "$REPS"); do
-    measure "$name" unary "$r" "$U_URL" "$U_BODY" -z "$DUR" -c "$CONC"
-  done
-  measure "$name" unary-1c 1 "$U_URL" "$U_BODY" -n "$N1" -c 1
-  if [ "$STREAMS" = 1 ]; then
-    measure "$name" stream-1c 1 "$S_URL" "$S_BODY" -n "$N1" -c 1
-    for r in $(seq 1 "$REPS"); do
-      measure "$name" stream "$r" "$S_URL" "$S_BODY" -z "$SDUR" -c "$CONC"
-    done
-  fi
-  printf '%s\t%s\n' "$name" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
+# One server's part of the run, in phases, so that two servers can interleave them.
+srv_begin() {  # start it; idle RSS after start + 1 request + 1 s
+  printf '%s\t%s\n' "$1" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/load.tsv"
+  start_server "$1"
+  echo "== $1 (pid $SPID, port $PORT)  [$(( $(date +%s) - START_TS ))s elapsed]"
+  printf '%s\t%s\n' "$1" "$(rss_kb "$SPID")" >>"$OUT/idle.tsv"
+}
+srv_warm() { use_server "$1"; body_args "$U_BODY"; oha_run /dev/null "${BODY_ARGS[@]}" -z "$WARM" -c "$CONC" "$U_URL"; }
+srv_unary() { use_server "$1"; measure "$1" unary "$2" "$U_URL" "$U_BODY" -z "$DUR" -c "$CONC"; }
+srv_single() {  # the single-connection latency runs
+  use_server "$1"
+  measure "$1" unary-1c 1 "$U_URL" "$U_BODY" -n "$N1" -c 1
+  [ "$STREAMS" = 0 ] || measure "$1" stream-1c 1 "$S_URL" "$S_BODY" -n "$N1" -c 1
+}
+srv_stream() { use_server "$1"; [ "$STREAMS" = 0 ] || measure "$1" stream "$2" "$S_URL" "$S_BODY" -z "$SDUR" -c "$CONC"; }
+srv_end() {  # RSS after the loads, stop, tidy up what the row left behind
+  local srv=$1
+  use_server "$srv"
+  printf '%s\t%s\n' "$srv" "$(rss_kb "$SPID")" >>"$OUT/after.tsv"
   stop_server
   if [ "${srv/#sbb-/sb-}" = sb-task-pg ] && [ -n "${PG_DIR:-}" ]; then "$BENCH/pg.sh" stop "$PG_DIR" "${PG_PORT:-7399}"; PG_DIR=""; fi
   if [ "${srv/#sbb-/sb-}" = sb-task-sqlite ]; then
@@ -366,6 +383,34 @@ PY
     } >"$OUT/$srv.db-size.txt"
     [ "$KEEP_DB" = 1 ] || rm -f "$OUT/$srv.db" "$OUT/$srv.db-wal" "$OUT/$srv.db-shm"
   fi
+}
+
+# twin <row>: the other build's row of a pairable row (sb-x <-> sbb-x), if pairing is on.
+# sb-task-pg is not paired: its throwaway PostgreSQL is one per run.sh.
+twin() {
+  [ "$PAIRED" = 1 ] && [ -n "$SB_BEFORE" ] || return 1
+  case $1 in sb-task-pg|sbb-task-pg) return 1 ;; sbb-*) echo "sb-${1#sbb-}" ;; sb-*) echo "sbb-${1#sb-}" ;; *) return 1 ;; esac
+}
+
+declare -A DONE=()
+for srv in "${plan[@]}"; do
+  [ -z "${DONE[$srv]:-}" ] || continue
+  rows=("$srv")
+  if tw=$(twin "$srv") && [[ " ${plan[*]} " == *" $tw "* ]]; then rows+=("$tw"); fi
+  need_s=0; for s in "${rows[@]}"; do need_s=$(( need_s + $(est_server "$s") )); done
+  if [ "$(budget_left)" -lt "$need_s" ]; then
+    echo "time budget: $(budget_left)s left < ~${need_s}s needed, SKIPPING ${rows[*]}" | tee -a "$OUT/skipped.txt" >&2
+    for s in "${rows[@]}"; do DONE[$s]=1; done; continue
+  fi
+  for s in "${rows[@]}"; do DONE[$s]=1; srv_begin "$s"; done
+  if [ ${#rows[@]} = 2 ]; then printf '%s\t%s\n' "${rows[@]}" >>"$OUT/pairs.tsv"; fi
+  # ABBA: odd reps in the listed order, even reps reversed (one server: the same thing).
+  order() { if (( $1 % 2 )); then echo "${rows[@]}"; else echo "${rows[@]}" | awk '{for(i=NF;i>0;i--) printf "%s%s", $i, (i>1?" ":"\n")}'; fi; }
+  for s in "${rows[@]}"; do srv_warm "$s"; done
+  for r in $(seq 1 "$REPS"); do for s in $(order "$r"); do srv_unary "$s" "$r"; done; done
+  for s in "${rows[@]}"; do srv_single "$s"; done
+  for r in $(seq 1 "$REPS"); do for s in $(order "$r"); do srv_stream "$s" "$r"; done; done
+  for s in "${rows[@]}"; do srv_end "$s"; done
 done
 
 # RSS over time: a fresh process, RSS_DUR seconds of unary load at -c CONC, VmRSS every second.

@@ -350,24 +350,66 @@ def goal_ratios(out, runs, rss, p):
     return g
 
 
+# The goals whose before/after change is one switchboard row over its twin (the peer in the
+# denominator is the same for both builds): goal -> (row without its sb-/sbb- prefix, load kind).
+TWIN_GOALS = {
+    '(a) message unary ÷ raw (≥ 0.5)': ('message', 'unary'),
+    '(b) task unary ÷ best Rust peer (≥ 1.5)': ('task', 'unary'),
+    '(c) task-sqlite unary ÷ best Rust peer (≥ 0.5)': ('task-sqlite', 'unary'),
+    '(d) task streams/s ÷ best task peer (≥ 1.2)': ('task', 'stream'),
+    '(info) gRPC ÷ JSON-RPC unary, oha': ('grpc-task', 'unary'),
+    '(info) task-pg unary ÷ best Rust peer': ('task-pg', 'unary'),
+}
+
+
+def paired_changes(out):
+    """{(row, kind): [after ÷ before per rep]} for the rows run.sh ran beside their twin (pairs.tsv)."""
+    pairs = out / 'pairs.tsv'
+    if not pairs.exists():
+        return {}
+    paired = {r.removeprefix('sbb-').removeprefix('sb-')
+              for row in csv.reader(open(pairs), delimiter='\t') for r in row if r}
+    rps = {}
+    with open(out / 'runs.tsv') as fh:
+        for row in csv.reader(fh, delimiter='\t'):
+            name, kind, rep, path = row[:4]
+            rps[(name, kind, rep)] = oha_stats(json.load(open(out / Path(path).name)))['rps']
+    res = defaultdict(list)
+    for (name, kind, rep), a in sorted(rps.items()):
+        row = name.removeprefix('sb-')
+        if name.startswith('sb-') and row in paired and kind in ('unary', 'stream'):
+            b = rps.get((f'sbb-{row}', kind, rep))
+            if b:
+                res[(row, kind)].append(a / b)
+    return res
+
+
 def before_after(out, runs, rss):
     """With SB_BEFORE rows (sbb-*): every ratio goal for both builds, from this one run."""
     if not any(k[0].startswith('sbb-') for k in runs):
         return
     before, after = goal_ratios(out, runs, rss, 'sbb'), goal_ratios(out, runs, rss, 'sb')
+    paired = paired_changes(out)
     print()
     print('Before (sbb-*, SB_BEFORE) / after (sb-*, SB): each ratio goal, both measured in this run '
           '(change = after ÷ before − 1; acceptance of issue 16: no goal drops by more than 5 %)')
+    if paired:
+        print('Paired rows (run.sh PAIRED=1: both builds up at once, reps alternating ABBA): "paired change" '
+              '= median over reps of after ÷ before − 1, each ratio from two back-to-back measurements; '
+              'the steadier read on a shared machine.')
     print()
-    print('| goal | before | after | change | noise (other > 25 % of a core) |')
-    print('|---|---:|---:|---:|---|')
+    print('| goal | before | after | change | paired change (per-rep range) | noise (other > 25 % of a core) |')
+    print('|---|---:|---:|---:|---:|---|')
     for k in after:
         b, a = before.get(k), after.get(k)
         if b is None and a is None:
             continue
         ch = f'{100 * (a[0] / b[0] - 1):+.1f} %' if a and b and b[0] else 'n/a'
+        rs = paired.get(TWIN_GOALS.get(k, ('', '')), [])
+        pc = (f'{100 * (med(rs) - 1):+.1f} % ({100 * (min(rs) - 1):+.0f} … {100 * (max(rs) - 1):+.0f} %)'
+              if rs else '')
         noisy = ', '.join((b[1] if b else []) + (a[1] if a else [])) or ''
-        print(f"| {k} | {f(b[0], 3) if b else 'n/a'} | {f(a[0], 3) if a else 'n/a'} | {ch} | {noisy} |")
+        print(f"| {k} | {f(b[0], 3) if b else 'n/a'} | {f(a[0], 3) if a else 'n/a'} | {ch} | {pc} | {noisy} |")
 
 
 def h2load_bindings(out, sub='bindings'):
