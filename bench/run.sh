@@ -405,11 +405,11 @@ for srv in "${plan[@]}"; do
   for s in "${rows[@]}"; do DONE[$s]=1; srv_begin "$s"; done
   if [ ${#rows[@]} = 2 ]; then printf '%s\t%s\n' "${rows[@]}" >>"$OUT/pairs.tsv"; fi
   # ABBA: odd reps in the listed order, even reps reversed (one server: the same thing).
-  order() { if (( $1 % 2 )); then echo "${rows[@]}"; else echo "${rows[@]}" | awk '{for(i=NF;i>0;i--) printf "%s%s", $i, (i>1?" ":"\n")}'; fi; }
+  odd="${rows[*]}"; even=$odd; [ ${#rows[@]} = 1 ] || even="${rows[1]} ${rows[0]}"
   for s in "${rows[@]}"; do srv_warm "$s"; done
-  for r in $(seq 1 "$REPS"); do for s in $(order "$r"); do srv_unary "$s" "$r"; done; done
+  for r in $(seq 1 "$REPS"); do for s in $( (( r % 2 )) && echo "$odd" || echo "$even" ); do srv_unary "$s" "$r"; done; done
   for s in "${rows[@]}"; do srv_single "$s"; done
-  for r in $(seq 1 "$REPS"); do for s in $(order "$r"); do srv_stream "$s" "$r"; done; done
+  for r in $(seq 1 "$REPS"); do for s in $( (( r % 2 )) && echo "$odd" || echo "$even" ); do srv_stream "$s" "$r"; done; done
   for s in "${rows[@]}"; do srv_end "$s"; done
 done
 

@@ -52,7 +52,7 @@ def load(out: Path):
             name, kind, rep, path, cpu, hwm, rss = row[:7]
             d = json.load(open(out / Path(path).name))
             r = oha_stats(d)
-            r.update(cpu=float(cpu), hwm=int(hwm) / 1024, rss=int(rss) / 1024)
+            r.update(rep=rep, cpu=float(cpu), hwm=int(hwm) / 1024, rss=int(rss) / 1024)
             # newer run.sh: whole-machine busy % and oha's own CPU % during the load
             r.update(busy=float(row[7]) if len(row) > 7 else None, oha=float(row[8]) if len(row) > 8 else None)
             runs[(name, kind)].append(r)
@@ -311,7 +311,9 @@ def ratios(out, runs, rss):
 
 
 def goal_ratios(out, runs, rss, p):
-    """Every ratio goal of switchboard build `p` ('sb' = SB, 'sbb' = SB_BEFORE): {goal: (ratio, noisy rows)}."""
+    """Every ratio goal of switchboard build `p` ('sb' = SB, 'sbb' = SB_BEFORE):
+    {goal: (ratio, noisy rows, twin)}. twin = (row without its prefix, load kind) when the goal's
+    change between builds is that row's alone (its denominator is a peer, the same for both)."""
     def rps(name, kind='unary'):
         rs = runs.get((name, kind), [])
         return med([r['rps'] for r in rs]) if rs else None
@@ -327,7 +329,8 @@ def goal_ratios(out, runs, rss, p):
         if n is None or not d:
             return None
         noisy = [f'{nm} other {o:.0f} %' for nm in (num, den) if (o := other(nm, kind)) is not None and o > 25]
-        return n / d, noisy
+        twin = None if den.startswith(f'{p}-') else (num.removeprefix(f'{p}-'), kind)
+        return n / d, noisy, twin
 
     raw = 'raw-message' if ('raw-message', 'unary') in runs else ('raw' if ('raw', 'unary') in runs else None)
     rust = [s for s in ('rs-lf-nd-task', 'rs-tt-task') if (s, 'unary') in runs]
@@ -341,46 +344,28 @@ def goal_ratios(out, runs, rss, p):
         '(d) task streams/s ÷ best task peer (≥ 1.2)': ratio(f'{p}-task', best_st, 'stream'),
     }
     e = rss.get(f'{p}-task')
-    g['(e) task RSS end ÷ baseline (0.9–1.1)'] = (e['ratio'], []) if e else None
+    g['(e) task RSS end ÷ baseline (0.9–1.1)'] = (e['ratio'], [], None) if e else None
     h2 = h2load_bindings(out, 'bindings' if p == 'sb' else 'bindings-before')
-    g['(f) gRPC ÷ JSON-RPC unary, h2load (≥ 0.8)'] = (h2['grpc'][0] / h2['jsonrpc'][0], []) \
+    g['(f) gRPC ÷ JSON-RPC unary, h2load (≥ 0.8)'] = (h2['grpc'][0] / h2['jsonrpc'][0], [], None) \
         if h2 and 'grpc' in h2 and 'jsonrpc' in h2 else None
     g['(info) gRPC ÷ JSON-RPC unary, oha'] = ratio(f'{p}-grpc-task', f'{p}-task')
     g['(info) task-pg unary ÷ best Rust peer'] = ratio(f'{p}-task-pg', best_rust)
     return g
 
 
-# The goals whose before/after change is one switchboard row over its twin (the peer in the
-# denominator is the same for both builds): goal -> (row without its sb-/sbb- prefix, load kind).
-TWIN_GOALS = {
-    '(a) message unary ÷ raw (≥ 0.5)': ('message', 'unary'),
-    '(b) task unary ÷ best Rust peer (≥ 1.5)': ('task', 'unary'),
-    '(c) task-sqlite unary ÷ best Rust peer (≥ 0.5)': ('task-sqlite', 'unary'),
-    '(d) task streams/s ÷ best task peer (≥ 1.2)': ('task', 'stream'),
-    '(info) gRPC ÷ JSON-RPC unary, oha': ('grpc-task', 'unary'),
-    '(info) task-pg unary ÷ best Rust peer': ('task-pg', 'unary'),
-}
-
-
-def paired_changes(out):
+def paired_changes(out, runs):
     """{(row, kind): [after ÷ before per rep]} for the rows run.sh ran beside their twin (pairs.tsv)."""
     pairs = out / 'pairs.tsv'
     if not pairs.exists():
         return {}
     paired = {r.removeprefix('sbb-').removeprefix('sb-')
               for row in csv.reader(open(pairs), delimiter='\t') for r in row if r}
-    rps = {}
-    with open(out / 'runs.tsv') as fh:
-        for row in csv.reader(fh, delimiter='\t'):
-            name, kind, rep, path = row[:4]
-            rps[(name, kind, rep)] = oha_stats(json.load(open(out / Path(path).name)))['rps']
-    res = defaultdict(list)
-    for (name, kind, rep), a in sorted(rps.items()):
-        row = name.removeprefix('sb-')
-        if name.startswith('sb-') and row in paired and kind in ('unary', 'stream'):
-            b = rps.get((f'sbb-{row}', kind, rep))
-            if b:
-                res[(row, kind)].append(a / b)
+    res = {}
+    for row in paired:
+        for kind in ('unary', 'stream'):
+            before = {r['rep']: r['rps'] for r in runs.get((f'sbb-{row}', kind), [])}
+            res[(row, kind)] = [r['rps'] / before[r['rep']]
+                                for r in runs.get((f'sb-{row}', kind), []) if before.get(r['rep'])]
     return res
 
 
@@ -389,7 +374,7 @@ def before_after(out, runs, rss):
     if not any(k[0].startswith('sbb-') for k in runs):
         return
     before, after = goal_ratios(out, runs, rss, 'sbb'), goal_ratios(out, runs, rss, 'sb')
-    paired = paired_changes(out)
+    paired = paired_changes(out, runs)
     print()
     print('Before (sbb-*, SB_BEFORE) / after (sb-*, SB): each ratio goal, both measured in this run '
           '(change = after ÷ before − 1; acceptance of issue 16: no goal drops by more than 5 %)')
@@ -405,7 +390,7 @@ def before_after(out, runs, rss):
         if b is None and a is None:
             continue
         ch = f'{100 * (a[0] / b[0] - 1):+.1f} %' if a and b and b[0] else 'n/a'
-        rs = paired.get(TWIN_GOALS.get(k, ('', '')), [])
+        rs = paired.get(a[2], []) if a and a[2] else []
         pc = (f'{100 * (med(rs) - 1):+.1f} % ({100 * (min(rs) - 1):+.0f} … {100 * (max(rs) - 1):+.0f} %)'
               if rs else '')
         noisy = ', '.join((b[1] if b else []) + (a[1] if a else [])) or ''
