@@ -304,17 +304,14 @@ impl ClientBuilder {
     fn build_from_card(
         self,
         http: Http,
-        card: AgentCard,
+        mut card: AgentCard,
         card_url: Option<&reqwest::Url>,
     ) -> Result<A2AClient, ClientError> {
+        assume_v1_where_unversioned(&mut card, card_url);
         let Some(mut interface) =
             select_versioned(&card, &self.preferred_versions, &self.preferred_bindings)
         else {
-            let offered = card
-                .supported_interfaces
-                .iter()
-                .map(|i| format!("{} {} at {}", i.protocol_binding, i.protocol_version, i.url))
-                .collect();
+            let offered = card.supported_interfaces.iter().map(describe).collect();
             return Err(ClientError::NoSupportedInterface { offered });
         };
         // Proto3 writes an unset string as "" (the JS SDK's cards do): an
@@ -374,6 +371,61 @@ impl ClientBuilder {
             roots: self.roots.clone(),
             tokens,
         })
+    }
+}
+
+/// `BINDING VERSION at URL`, naming what the card left out.
+fn describe(i: &AgentInterface) -> String {
+    let binding = match i.protocol_binding.trim() {
+        "" => "(no protocolBinding)",
+        b => b,
+    };
+    let version = match i.protocol_version.trim() {
+        "" => "(no protocolVersion)",
+        v => v,
+    };
+    format!("{binding} {version} at {}", i.url)
+}
+
+/// Takes every interface of `supportedInterfaces` that names no
+/// `protocolVersion` as 1.0.
+///
+/// The 1.0 card requires the field, but cards the official Python SDK
+/// builds from its own samples leave it out (the SDK itself only warns),
+/// and `supportedInterfaces` is a 1.0 field: a 0.3 card lists its endpoints
+/// under `url`/`additionalInterfaces` instead. So the card's own shape says
+/// which version is meant. A warning is logged once per card URL.
+fn assume_v1_where_unversioned(card: &mut AgentCard, card_url: Option<&reqwest::Url>) {
+    let mut assumed = Vec::new();
+    for i in &mut card.supported_interfaces {
+        if i.protocol_version.trim().is_empty() {
+            i.protocol_version = switchboard_protocol::card::PROTOCOL_VERSION.to_string();
+            assumed.push(format!("{} at {}", i.protocol_binding, i.url));
+        }
+    }
+    if assumed.is_empty() {
+        return;
+    }
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let key = card_url.map_or_else(|| card.name.clone(), |u| u.to_string());
+    let first = WARNED.lock().is_ok_and(|mut warned| {
+        if warned.contains(&key) {
+            return false;
+        }
+        // Bounded: past 256 cards nothing more is remembered (such a card
+        // is warned about on every build), the list never grows without end.
+        if warned.len() < 256 {
+            warned.push(key.clone());
+        }
+        true
+    });
+    if first {
+        tracing::warn!(
+            card = %key,
+            interfaces = %assumed.join(", "),
+            "the agent card lists interfaces without protocolVersion; taking them as 1.0 \
+             (supportedInterfaces is the 1.0 card's field)"
+        );
     }
 }
 
@@ -927,6 +979,37 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(err.to_string().contains("urn:custom 1.0 at h:1"));
+    }
+
+    #[test]
+    fn an_unversioned_interface_of_a_1_0_card_is_1_0() {
+        // The shape of the official Python SDK's helloworld sample card.
+        let card: AgentCard = serde_json::from_value(serde_json::json!({
+            "name": "Hello World Agent",
+            "supportedInterfaces": [{"protocolBinding": "JSONRPC", "url": "http://127.0.0.1:9999"}],
+            "capabilities": {"streaming": true},
+            "skills": [],
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "version": "0.0.1",
+            "description": "d"
+        }))
+        .unwrap();
+        let client = ClientBuilder::new().from_card(card).unwrap();
+        assert_eq!(client.interface().protocol_version, "1.0");
+        assert_eq!(client.interface().url, "http://127.0.0.1:9999");
+        // A binding this client lacks stays unusable; the refusal lists the
+        // interface as the 1.0 it was taken for, and names fields left out.
+        let card = card_with(vec![iface("urn:custom", "", "h:1")]);
+        let err = ClientBuilder::new()
+            .preferred_versions(["0.3"])
+            .from_card(card)
+            .unwrap_err();
+        assert!(err.to_string().contains("urn:custom 1.0 at h:1"), "{err}");
+        assert_eq!(
+            describe(&iface("", "", "h:1")),
+            "(no protocolBinding) (no protocolVersion) at h:1"
+        );
     }
 
     #[test]
