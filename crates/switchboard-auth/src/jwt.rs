@@ -38,7 +38,7 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -88,6 +88,11 @@ pub struct JwtConfig {
     pub min_refetch: Duration,
     /// Keys older than this are fetched again before use.
     pub max_age: Duration,
+    /// While tokens keep arriving, the key set is fetched again in the
+    /// background once it is older than this (and the quiet interval
+    /// allows): a key the issuer removed stops verifying within about this
+    /// time, not only after `max_age` or an unknown `kid`.
+    pub revalidate_after: Duration,
     /// PEM certificates trusted for the JWKS URL beside the system's roots:
     /// for an identity provider whose certificate a private CA issued.
     pub jwks_ca_pem: Option<Vec<u8>>,
@@ -97,7 +102,8 @@ impl JwtConfig {
     /// The defaults for everything but the issuer's coordinates: RS256,
     /// PS256, ES256 and EdDSA; 30 s leeway; no tenant claim; `scope` as the
     /// admin claim without an admin value; a fetch at most every 30 s;
-    /// keys re-read after 10 minutes.
+    /// keys re-read in the background after a minute of use, and before
+    /// use after 10 minutes.
     pub fn new(
         jwks_url: impl Into<String>,
         issuer: impl Into<String>,
@@ -119,6 +125,7 @@ impl JwtConfig {
             admin_value: None,
             min_refetch: Duration::from_secs(30),
             max_age: Duration::from_secs(600),
+            revalidate_after: Duration::from_secs(60),
             jwks_ca_pem: None,
         }
     }
@@ -170,6 +177,12 @@ enum TokenError {
     Signature,
     #[error("the token lacks the {0:?} claim")]
     MissingClaim(String),
+    #[error("the token names critical header extensions this server does not understand ({0})")]
+    Critical(String),
+    #[error("the token's {0:?} claim holds control characters or is longer than 1024 bytes")]
+    BadName(String),
+    #[error("the token's {0:?} claim is past the year 9999")]
+    OutOfRange(&'static str),
     #[error("the token is not valid")]
     Invalid,
 }
@@ -194,6 +207,15 @@ pub struct Jwks {
     /// write lock): what a token was verified under, so a changed set
     /// retires every remembered token.
     generation: AtomicU64,
+    /// See [`JwtConfig::revalidate_after`].
+    revalidate_after: Duration,
+    /// The time base of `last_attempt_ms`.
+    epoch: Instant,
+    /// When the last fetch began, in milliseconds since `epoch`: read on
+    /// every request without a lock to decide whether to revalidate.
+    last_attempt_ms: AtomicU64,
+    /// Set while a background revalidation runs (at most one at a time).
+    revalidating: AtomicBool,
 }
 
 /// One JWKS key, decoded for verifying.
@@ -309,7 +331,39 @@ impl Jwks {
             cache: RwLock::new(Cached::default()),
             fetching: Mutex::new(()),
             generation: AtomicU64::new(0),
+            revalidate_after: max_age,
+            epoch: Instant::now(),
+            last_attempt_ms: AtomicU64::new(0),
+            revalidating: AtomicBool::new(false),
         }
+    }
+
+    /// Revalidates in the background once the set is older than `after`
+    /// (see [`JwtConfig::revalidate_after`]; default: `max_age`).
+    pub fn revalidate_after(mut self, after: Duration) -> Self {
+        self.revalidate_after = after;
+        self
+    }
+
+    /// Starts a background fetch of the key set when the last one began
+    /// `revalidate_after` ago or more, unless one is running. Costs two
+    /// atomic loads otherwise; the request that triggers it does not wait.
+    pub fn revalidate(self: &Arc<Self>) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let last = self.last_attempt_ms.load(Ordering::Relaxed);
+        let after = self.revalidate_after.as_millis() as u64;
+        if now.saturating_sub(last) < after.max(1) || self.revalidating.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let _fetching = this.fetching.lock().await;
+            if this.cache.read().await.may_fetch(this.min_refetch) {
+                this.refetch().await;
+            }
+            this.revalidating.store(false, Ordering::Release);
+        });
     }
 
     /// The generation of the key set now: it changes whenever a fetch
@@ -344,6 +398,25 @@ impl Jwks {
         if !may_fetch {
             return known.ok_or(TokenError::UnknownKid);
         }
+        if self.refetch().await {
+            let cached = self.cache.read().await;
+            cached
+                .keys
+                .get(kid)
+                .map(|k| (k.clone(), self.generation()))
+                .ok_or(TokenError::UnknownKid)
+        } else {
+            // A stale copy still verifies the keys it has.
+            known.ok_or(TokenError::JwksUnavailable)
+        }
+    }
+
+    /// One fetch, stored: the keys replace the cached ones when the set
+    /// changed (a new generation). Whether it succeeded. The caller holds
+    /// `fetching`.
+    async fn refetch(&self) -> bool {
+        self.last_attempt_ms
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
         let fetched = self.fetch().await;
         let mut cached = self.cache.write().await;
         cached.attempted = Some(Instant::now());
@@ -362,16 +435,11 @@ impl Jwks {
                     self.generation.fetch_add(1, Ordering::AcqRel);
                 }
                 cached.fetched = cached.attempted;
-                cached
-                    .keys
-                    .get(kid)
-                    .map(|k| (k.clone(), self.generation()))
-                    .ok_or(TokenError::UnknownKid)
+                true
             }
             Err(e) => {
                 tracing::warn!(url = %self.url, error = %e, "fetching the JWKS failed");
-                // A stale copy still verifies the keys it has.
-                known.ok_or(TokenError::JwksUnavailable)
+                false
             }
         }
     }
@@ -420,7 +488,7 @@ impl Jwks {
 #[derive(Debug)]
 pub struct JwtBearer {
     config: JwtConfig,
-    jwks: Jwks,
+    jwks: Arc<Jwks>,
     verified: VerifiedTokens,
 }
 
@@ -445,6 +513,7 @@ impl JwtBearer {
             None => Jwks::new(&config.jwks_url, config.min_refetch, config.max_age),
             Some(pem) => Jwks::with_ca(&config.jwks_url, pem, config.min_refetch, config.max_age)?,
         };
+        let jwks = Arc::new(jwks.revalidate_after(config.revalidate_after));
         // Never remembered longer than the keys themselves are trusted
         // without a refetch.
         let verified = VerifiedTokens::new(
@@ -481,11 +550,15 @@ impl JwtBearer {
         // Before `is_ours`: a remembered token named this issuer, and the
         // lookup is cheaper than decoding the claims.
         if let Some(identity) = self.verified.get(&digest, self.jwks.generation(), now) {
+            // Remembered tokens are what keeps a removed key in use, so
+            // they, too, keep the key set fresh.
+            self.jwks.revalidate();
             return Some(Ok(identity));
         }
         if !self.is_ours(token) {
             return None;
         }
+        self.jwks.revalidate();
         Some(self.verify(token).await.map(|(verified, generation)| {
             let identity = verified.identity.clone();
             self.verified.remember(digest, verified, generation, now);
@@ -499,6 +572,12 @@ impl JwtBearer {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Header)?;
         if !self.config.algorithms.contains(&header.alg) {
             return Err(TokenError::Algorithm(header.alg));
+        }
+        // RFC 7515 §4.1.11: a `crit` extension the recipient does not
+        // understand makes the token invalid; this server understands none
+        // (and an empty list is not allowed either).
+        if let Some(crit) = &header.crit {
+            return Err(TokenError::Critical(crit.join(", ")));
         }
         let kid = header.kid.as_deref().ok_or(TokenError::NoKid)?;
         let (prepared, generation) = self.jwks.key(kid).await?;
@@ -522,10 +601,10 @@ impl JwtBearer {
         )?;
         let verified = Verified {
             identity: self.identity(&data.claims)?,
-            exp: seconds(&data.claims, "exp").ok_or(TokenError::Invalid)?,
+            exp: seconds(&data.claims, "exp")?,
             nbf: match data.claims.get("nbf") {
                 None => None,
-                Some(_) => Some(seconds(&data.claims, "nbf").ok_or(TokenError::Invalid)?),
+                Some(_) => Some(seconds(&data.claims, "nbf")?),
             },
         };
         Ok((verified, generation))
@@ -533,19 +612,10 @@ impl JwtBearer {
 
     /// The caller the verified claims describe.
     fn identity(&self, claims: &Map<String, Value>) -> Result<Identity, TokenError> {
-        let sub = claims
-            .get("sub")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| TokenError::MissingClaim("sub".into()))?;
+        let sub = name_claim(claims, "sub")?;
         let mut identity = Identity::new(format!("jwt:{}#{sub}", self.config.issuer));
         if let Some(claim) = &self.config.tenant_claim {
-            let tenant = claims
-                .get(claim)
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .ok_or_else(|| TokenError::MissingClaim(claim.clone()))?;
-            identity = identity.with_tenant(tenant);
+            identity = identity.with_tenant(name_claim(claims, claim)?);
         }
         let admin = self.config.admin_value.as_deref().is_some_and(|wanted| {
             match claims.get(&self.config.admin_claim) {
@@ -558,10 +628,41 @@ impl JwtBearer {
     }
 }
 
+/// The longest `sub` or tenant claim taken as a name.
+const MAX_NAME_BYTES: usize = 1024;
+
+/// The last second of the year 9999: later NumericDates are refused. A
+/// token "valid until 2^63" is a token that never expires, and past this
+/// date most date libraries cannot even represent the value.
+const LAST_NUMERIC_DATE: u64 = 253_402_300_799;
+
+/// A claim that becomes part of a principal or tenant name: a non-empty
+/// string without control characters (they would reach logs, listings and
+/// terminals), at most [`MAX_NAME_BYTES`].
+fn name_claim<'a>(claims: &'a Map<String, Value>, name: &str) -> Result<&'a str, TokenError> {
+    let value = claims
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| TokenError::MissingClaim(name.into()))?;
+    if value.len() > MAX_NAME_BYTES || value.chars().any(char::is_control) {
+        return Err(TokenError::BadName(name.into()));
+    }
+    Ok(value)
+}
+
 /// A NumericDate claim in seconds (the checks already refused a token
-/// whose `exp` or `nbf` is not a whole number of seconds).
-fn seconds(claims: &Map<String, Value>, name: &str) -> Option<u64> {
-    claims.get(name)?.as_u64()
+/// whose `exp` or `nbf` is not a whole number of seconds), no later than
+/// the year 9999.
+fn seconds(claims: &Map<String, Value>, name: &'static str) -> Result<u64, TokenError> {
+    let at = claims
+        .get(name)
+        .and_then(Value::as_u64)
+        .ok_or(TokenError::Invalid)?;
+    if at > LAST_NUMERIC_DATE {
+        return Err(TokenError::OutOfRange(name));
+    }
+    Ok(at)
 }
 
 impl Scheme for JwtBearer {

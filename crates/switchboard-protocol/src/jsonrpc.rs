@@ -90,8 +90,13 @@ pub fn strip_position(msg: &str) -> String {
     }
 }
 
+/// The longest string request id accepted, in bytes. Every answer echoes the id, and a stream echoes it in
+/// every event: an unbounded id would be repeated without bound.
+pub const MAX_REQUEST_ID_BYTES: usize = 256;
+
 /// Parses a request body. On failure returns the error together with the id
-/// that could be recovered (or [`RequestId::Null`]).
+/// that could be recovered (or [`RequestId::Null`]). An id longer than
+/// [`MAX_REQUEST_ID_BYTES`] is an InvalidRequest answered with a null id.
 pub fn parse_request(body: &[u8]) -> Result<JsonRpcRequest, (RequestId, A2AError)> {
     #[derive(Deserialize)]
     struct Envelope<'a> {
@@ -122,6 +127,19 @@ pub fn parse_request(body: &[u8]) -> Result<JsonRpcRequest, (RequestId, A2AError
             });
         }
     };
+    // A number is read as a 64-bit value whatever its length, so only a
+    // string can make the echo long.
+    if let Some(Value::String(s)) = &env.id
+        && s.len() > MAX_REQUEST_ID_BYTES
+    {
+        return Err((
+            RequestId::Null,
+            A2AError::InvalidRequest(format!(
+                "`id` is {} bytes; the limit is {MAX_REQUEST_ID_BYTES}",
+                s.len()
+            )),
+        ));
+    }
     let id = match env.id {
         None => {
             return Err((

@@ -154,6 +154,32 @@ fn jsonrpc_classifies_bad_envelopes() {
     let (_, e) =
         parse_request(br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}"#).unwrap_err();
     assert_eq!(e.code(), -32600);
+    // Ids are echoed in every answer: a long one is refused, not repeated.
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":"{}","method":"GetTask"}}"#,
+        "i".repeat(257)
+    );
+    let (id, e) = parse_request(long.as_bytes()).unwrap_err();
+    assert_eq!((id, e.code()), (RequestId::Null, -32600));
+    assert!(
+        e.to_string()
+            .contains("`id` is 257 bytes; the limit is 256"),
+        "{e}"
+    );
+    // A number of any length is read as a 64-bit value: its echo is short.
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"method":"GetTask"}}"#,
+        "9".repeat(300)
+    );
+    let RequestId::Number(n) = parse_request(long.as_bytes()).unwrap().id else {
+        panic!("a numeric id stays a number");
+    };
+    assert!(n.to_string().len() < 32, "{n}");
+    let at_limit = format!(
+        r#"{{"jsonrpc":"2.0","id":"{}","method":"GetTask"}}"#,
+        "i".repeat(256)
+    );
+    assert!(parse_request(at_limit.as_bytes()).is_ok());
     let ok = parse_request(br#"{"jsonrpc":"2.0","id":"a","method":"GetTask","params":{"id":"x"}}"#)
         .unwrap();
     let p: GetTaskRequest = ok.params().unwrap();

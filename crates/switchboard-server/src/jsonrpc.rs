@@ -19,6 +19,7 @@
 //! error is sent with HTTP 200 (except an oversize body, 413, and the gate's
 //! 401/403), as JSON-RPC over HTTP usually does.
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use http::StatusCode;
@@ -42,7 +43,7 @@ pub(crate) async fn handle(State(app): State<AppState>, req: Request) -> Respons
     // Who is calling, before anything of the body is read.
     let identity = match app.gate.authenticate(&parts).await {
         Ok(identity) => identity,
-        Err(err) => return error_response(&app, &RequestId::Null, &err, &[]),
+        Err(err) => return refused_response(&app, body, &err).await,
     };
     let bytes = match read_body(body, app.max_body_bytes).await {
         Ok(b) => b,
@@ -139,6 +140,23 @@ fn stream_response(
             success_body(id, &switchboard_protocol::v03::rpc::Event::from(ev))
         }),
     }
+}
+
+/// How much of a refused caller's body is read to find the request id: a
+/// JSON-RPC request that names no large params fits, and a refused caller
+/// gets no more of the server's memory or time than that.
+const REFUSED_BODY_BYTES: usize = 64 * 1024;
+
+/// The gate refused the caller (no or bad credentials, over its rate): the
+/// error with the request's id when the body, read no further than
+/// [`REFUSED_BODY_BYTES`], holds one; a null id otherwise.
+#[cold]
+async fn refused_response(app: &AppState, body: Body, err: &A2AError) -> Response {
+    let id = match read_body(body, REFUSED_BODY_BYTES.min(app.max_body_bytes)).await {
+        Ok(bytes) => parse_request(&bytes).map_or_else(|(id, _)| id, |rpc| rpc.id),
+        Err(_) => RequestId::Null,
+    };
+    error_response(app, &id, err, &[])
 }
 
 /// A body over the server's size limit: HTTP 413 with the JSON-RPC error.

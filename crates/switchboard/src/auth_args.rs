@@ -22,6 +22,7 @@
 //! jwt_admin_claim = "scope"             # a space-separated string or an array
 //! jwt_admin_value = "switchboard:admin" # the value that marks an administrator
 //! jwks_min_refetch_secs = 30            # unknown kids refetch at most this often
+//! jwks_revalidate_secs = 60             # keys re-read in the background this often while in use
 //!
 //! allow_anonymous = false               # serve callers without credentials too
 //! ```
@@ -94,6 +95,11 @@ pub struct AuthArgs {
     /// naming unknown keys cannot make the server hammer the JWKS host.
     #[arg(long, env = "SWITCHBOARD_JWKS_MIN_REFETCH_SECS")]
     pub jwks_min_refetch_secs: Option<u64>,
+    /// While tokens arrive, re-read the JWKS in the background once it is
+    /// this many seconds old (default 60): a key the issuer removed stops
+    /// verifying within about that time.
+    #[arg(long, env = "SWITCHBOARD_JWKS_REVALIDATE_SECS")]
+    pub jwks_revalidate_secs: Option<u64>,
 }
 
 /// Who `serve` lets in.
@@ -162,6 +168,9 @@ pub fn schemes(s: &AuthArgs) -> anyhow::Result<Schemes> {
         }
         if let Some(secs) = s.jwks_min_refetch_secs {
             config.min_refetch = Duration::from_secs(secs);
+        }
+        if let Some(secs) = s.jwks_revalidate_secs {
+            config.revalidate_after = Duration::from_secs(secs);
         }
         config.tenant_claim.clone_from(&s.jwt_tenant_claim);
         if let Some(c) = &s.jwt_admin_claim {

@@ -227,6 +227,140 @@ async fn jwts_are_verified_on_every_binding() {
     s.stop().await;
 }
 
+/// `claims` signed by the issuer's current key under `header` (whose
+/// `alg` and `kid` are set here): tokens the IdP would never mint, but
+/// whose signatures verify.
+fn signed_with_header(idp: &KeySet, mut header: jsonwebtoken::Header, claims: &Value) -> String {
+    let doc: Value = serde_json::from_str(&idp.to_document().unwrap()).unwrap();
+    let current = doc["current"].as_str().unwrap();
+    let pem = doc["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"] == current)
+        .unwrap()["private_key_pem"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    header.alg = jsonwebtoken::Algorithm::ES256;
+    header.kid = Some(current.to_string());
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    use base64::Engine;
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap();
+    let key = jsonwebtoken::EncodingKey::from_ec_der(&der);
+    jsonwebtoken::encode(&header, claims, &key).unwrap()
+}
+
+/// Tokens with valid signatures that are still not acceptable: a `crit`
+/// extension nobody here understands (RFC 7515 §4.1.11), a `sub` or tenant
+/// that would put control characters into principal names, an `exp` that
+/// never comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn well_signed_tokens_that_break_the_rules_are_refused() {
+    let (idp, _jwks, s) = idp_and_server(Duration::from_secs(3600)).await;
+    let claims =
+        |sub: &str, exp: Value| json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "exp": exp});
+    let fine = signed_with_header(
+        &idp,
+        Default::default(),
+        &claims("alice", json!(now() + 300)),
+    );
+    assert_eq!(
+        list_status(&s, fine).await,
+        200,
+        "the same tokens, well-formed, pass"
+    );
+    let mut crit = jsonwebtoken::Header {
+        crit: Some(vec!["x-unknown".into()]),
+        ..Default::default()
+    };
+    crit.extras.insert("x-unknown", "1");
+    let empty_crit = jsonwebtoken::Header {
+        crit: Some(vec![]),
+        ..Default::default()
+    };
+    for (what, token, says) in [
+        (
+            "crit",
+            signed_with_header(&idp, crit, &claims("alice", json!(now() + 300))),
+            "critical header extensions",
+        ),
+        (
+            "empty crit",
+            signed_with_header(&idp, empty_crit, &claims("alice", json!(now() + 300))),
+            "critical header extensions",
+        ),
+        (
+            "control characters in sub",
+            token(&idp, "alice\u{1b}[2J\nadmin"),
+            "control characters",
+        ),
+        (
+            "exp 2^63",
+            idp.sign(&claims("alice", json!(1u64 << 63))).unwrap(),
+            "past the year 9999",
+        ),
+    ] {
+        let resp = s
+            .http
+            .post(s.url())
+            .header("A2A-Version", "1.0")
+            .bearer_auth(&token)
+            .json(&json!({"jsonrpc": "2.0", "id": "r-1", "method": "ListTasks", "params": {}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401, "{what}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(
+            body["error"]["code"], UNAUTHENTICATED_CODE,
+            "{what}: {body}"
+        );
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(says),
+            "{what}: {body}"
+        );
+        // The refusal answers the request's own id.
+        assert_eq!(body["id"], "r-1", "{what}: {body}");
+    }
+    s.stop().await;
+}
+
+/// A key the issuer removes from its JWKS stops verifying within the
+/// revalidation interval, though no token names an unknown `kid` and the
+/// cached set is far younger than its maximum age.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_removed_from_the_jwks_stops_verifying_without_an_unknown_kid() {
+    let idp = KeySet::generate().unwrap();
+    let jwks = JwksHost::start(idp.jwk_set()).await;
+    let mut jwt = config(&jwks, Duration::ZERO);
+    jwt.revalidate_after = Duration::from_millis(200);
+    let s = server(jwt).await;
+    let old = token(&idp, "alice");
+    assert_eq!(list_status(&s, old.clone()).await, 200);
+    // The issuer rotates and removes the old key at once (a compromised key).
+    let old_kid = idp.current_kid();
+    idp.rotate().unwrap();
+    idp.retire(&old_kid).unwrap();
+    jwks.publish(idp.jwk_set());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while list_status(&s, old.clone()).await != 401 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the removed key kept verifying"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        list_status(&s, token(&idp, "alice")).await,
+        200,
+        "the new key works"
+    );
+    s.stop().await;
+}
+
 fn base64_url(s: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)

@@ -121,6 +121,36 @@ async fn each_limit_is_invalid_params_on_jsonrpc_and_the_server_keeps_serving() 
     s.stop().await;
 }
 
+/// A JSON-RPC id is echoed in every answer and every stream event: one of
+/// 1 MB is refused (with a null id) instead of being sent back.
+#[tokio::test]
+async fn a_huge_jsonrpc_id_is_refused_not_echoed() {
+    let s = server().await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": "i".repeat(1 << 20), "method": "ListTasks", "params": {}});
+    let resp = s
+        .http
+        .post(s.url())
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let text = resp.text().await.unwrap();
+    assert!(
+        text.len() < 1024,
+        "the answer is small: {} bytes",
+        text.len()
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(err_code(&v), -32600, "{v}");
+    assert_eq!(v["id"], Value::Null, "{v}");
+    assert!(v.to_string().contains("the limit is 256"), "{v}");
+    let ok = s.rpc_send_text("still here").await;
+    assert!(ok.get("result").is_some(), "then {ok}");
+    s.stop().await;
+}
+
 #[tokio::test]
 async fn each_limit_is_400_on_rest_and_the_server_keeps_serving() {
     let s = server().await;

@@ -9,8 +9,16 @@
 //! human output keeps only printable text, newlines and tabs: every other
 //! C0 control, DEL, every C1 control, and whole escape sequences (CSI,
 //! OSC, DCS, SOS/PM/APC strings, in both their 7-bit `ESC x` and 8-bit C1
-//! forms) are removed. JSON output needs none of this: JSON escapes
-//! control characters itself.
+//! forms) are removed. So are the Unicode bidirectional embedding,
+//! override and isolate controls (U+202A–U+202E, U+2066–U+2069): invisible
+//! themselves, they make the terminal show text in an order other than the
+//! one it has (an override turns `exe.txt` into what reads as `txt.exe`),
+//! so what the user reads is not what the agent said. Without them the
+//! text shows in its logical order; the bidi marks (U+200E, U+200F, U+061C),
+//! which reorder nothing across their neighbours' runs, stay for the
+//! right-to-left scripts that use them. JSON output needs none of this:
+//! JSON escapes control characters itself, and a program reads the logical
+//! order.
 
 use std::borrow::Cow;
 
@@ -74,9 +82,11 @@ pub(super) fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// C0 (but newline and tab), DEL and C1.
+/// C0 (but newline and tab), DEL, C1, and the bidi embedding, override and
+/// isolate controls.
 fn is_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -106,6 +116,14 @@ mod tests {
             ("\x1bPq#0\x1b\\1\x1bc2\x1b(B3", "123"),
             // C0 controls but newline and tab; DEL; a lone C1.
             ("a\rb\x08c\x00d\x7fe\u{85}f\n\tg", "abcdef\n\tg"),
+            // Bidi override and isolates: the text in its logical order;
+            // the right-to-left mark stays.
+            ("invoice\u{202e}fdp.exe", "invoicefdp.exe"),
+            (
+                "a\u{2066}b\u{2067}c\u{2068}d\u{2069}e\u{202a}f\u{202c}",
+                "abcdef",
+            ),
+            ("\u{5e9}\u{200f}\u{5dc}", "\u{5e9}\u{200f}\u{5dc}"),
             // Unterminated: runs to the end.
             ("ok\x1b]0;never ends", "ok"),
             ("ok\x1b", "ok"),

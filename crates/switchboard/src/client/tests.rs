@@ -65,7 +65,7 @@ fn streamed_artifact_chunks_print_inline() {
 /// output keeps the text as sent (JSON escapes it).
 #[test]
 fn agent_text_cannot_drive_the_terminal() {
-    let hostile = "\x1b]0;title\x07\x1b[2Jhi\u{9b}31m\r";
+    let hostile = "\x1b]0;title\x07\x1b[2Jhi\u{9b}31m\r\u{202e}\u{2066}";
     let events = [
         json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
             "artifact": {"artifactId": "a", "name": hostile, "parts": [{"text": hostile}]},
@@ -86,7 +86,9 @@ fn agent_text_cannot_drive_the_terminal() {
     assert!(
         !printed
             .chars()
-            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            .any(|c| (c.is_control() && c != '\n' && c != '\t')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)),
         "{printed:?}"
     );
     assert!(
