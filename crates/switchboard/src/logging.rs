@@ -10,6 +10,16 @@
 //! - `auto` (the default): text on a terminal, JSON otherwise.
 //!
 //! Every request gets one access line (see [`crate::access_log`]).
+//!
+//! **Nothing waits for stderr.** A line is formatted where it happens and
+//! handed to one writer thread through a bounded queue
+//! ([`BackgroundWriter`]); the thread writes what has queued up in one
+//! go. A request thus never blocks on a pipe whose reader is slow (a log
+//! shipper, a terminal), and a burst costs one `write` per batch rather
+//! than one per line. When the queue is full the line is dropped, never
+//! waited for, and the writer reports how many were lost as soon as it
+//! catches up. [`flush`] writes out what is queued (commands call it
+//! before they exit).
 //! Secrets stay out by construction: no request headers or bodies are
 //! logged, store URLs are logged with their password masked
 //! ([`crate::config::mask_url_credentials`]), and push configs (their
@@ -17,7 +27,7 @@
 //! `tests/logs.rs` greps the logs of a run that used each kind of secret.
 
 use std::fmt;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
@@ -81,7 +91,7 @@ pub fn init_with(
         LogFormat::Auto => !terminal,
     };
     let writer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(BackgroundWriter::stderr())
         .with_ansi(terminal && !json);
     let writer = if json {
         writer.event_format(JsonLines).with_filter(filter).boxed()
@@ -157,5 +167,211 @@ impl Visit for Fields {
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         self.0.insert(field.name().into(), value.to_string().into());
+    }
+}
+
+/// Lines the queue holds before new ones are dropped (a line is a few
+/// hundred bytes: a full queue is a few MiB).
+const QUEUE_LINES: usize = 16_384;
+
+/// How long [`flush`] waits for the writer thread.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What the writer thread is sent.
+enum Item {
+    Line(Vec<u8>),
+    /// Write everything before this, then answer.
+    Flush(std::sync::mpsc::SyncSender<()>),
+}
+
+/// The tracing writer of `serve` and `bridge`: lines go to a bounded queue
+/// drained by one thread that writes them to stderr (see the module docs).
+#[derive(Debug, Clone)]
+pub struct BackgroundWriter {
+    queue: std::sync::mpsc::SyncSender<Item>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// The process's writer, once started.
+static WRITER: std::sync::OnceLock<BackgroundWriter> = std::sync::OnceLock::new();
+
+impl BackgroundWriter {
+    /// The process's stderr writer (its thread starts on first use).
+    pub fn stderr() -> BackgroundWriter {
+        WRITER
+            .get_or_init(|| BackgroundWriter::spawn(QUEUE_LINES, std::io::stderr))
+            .clone()
+    }
+
+    /// A writer thread writing to what `open` gives, behind a queue of
+    /// `capacity` lines.
+    fn spawn<W, F>(capacity: usize, open: F) -> BackgroundWriter
+    where
+        W: std::io::Write,
+        F: FnOnce() -> W + Send + 'static,
+    {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let (queue, items) = std::sync::mpsc::sync_channel::<Item>(capacity);
+        let dropped = std::sync::Arc::new(AtomicU64::new(0));
+        let lost = dropped.clone();
+        let spawned = std::thread::Builder::new()
+            .name("switchboard-log".into())
+            .spawn(move || {
+                let mut out = std::io::BufWriter::with_capacity(64 * 1024, open());
+                let mut next = items.recv().ok();
+                while let Some(item) = next {
+                    // Errors writing stderr have nowhere to be reported.
+                    let _ = match item {
+                        Item::Line(line) => out.write_all(&line),
+                        Item::Flush(done) => out.flush().map(|()| {
+                            let _ = done.try_send(());
+                        }),
+                    };
+                    next = match items.try_recv() {
+                        Ok(item) => Some(item),
+                        Err(_) => {
+                            let n = lost.swap(0, Ordering::Relaxed);
+                            if n > 0 {
+                                let _ = writeln!(
+                                    out,
+                                    "switchboard: {n} log lines dropped: stderr was not read fast enough"
+                                );
+                            }
+                            let _ = out.flush();
+                            items.recv().ok()
+                        }
+                    };
+                }
+            });
+        if let Err(e) = spawned {
+            // No thread: the queue's receiver is gone, so every line is
+            // written in place (see `LineWriter::write`).
+            eprintln!("switchboard: cannot start the log writer thread: {e}");
+        }
+        BackgroundWriter { queue, dropped }
+    }
+
+    /// Writes out everything queued before this call, waiting at most
+    /// `within`.
+    fn flush(&self, within: std::time::Duration) {
+        let (done, wait) = std::sync::mpsc::sync_channel(1);
+        if self.queue.send(Item::Flush(done)).is_ok() {
+            let _ = wait.recv_timeout(within);
+        }
+    }
+}
+
+/// Writes out the log lines still queued (waiting at most two seconds).
+/// Commands that log call it before they exit.
+pub fn flush() {
+    if let Some(writer) = WRITER.get() {
+        writer.flush(FLUSH_WAIT);
+    }
+}
+
+/// One event's writer: the formatter hands it the whole line.
+#[derive(Debug)]
+pub struct LineWriter<'a>(&'a BackgroundWriter);
+
+impl std::io::Write for LineWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::sync::mpsc::TrySendError;
+        match self.0.queue.try_send(Item::Line(buf.to_vec())) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.0
+                    .dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            // The thread is gone (or never started): write in place.
+            Err(TrySendError::Disconnected(_)) => std::io::stderr().write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BackgroundWriter {
+    type Writer = LineWriter<'a>;
+    fn make_writer(&'a self) -> Self::Writer {
+        LineWriter(self)
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A sink the test can read, that blocks while `gate` is held.
+    #[derive(Clone, Default)]
+    struct Sink {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        gate: Arc<Mutex<()>>,
+    }
+
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let _open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+            self.bytes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn text(sink: &Sink) -> String {
+        String::from_utf8_lossy(&sink.bytes.lock().unwrap_or_else(|e| e.into_inner())).into()
+    }
+
+    #[test]
+    fn lines_arrive_in_order_and_flush_waits_for_them() {
+        let sink = Sink::default();
+        let s = sink.clone();
+        let writer = BackgroundWriter::spawn(1024, move || s);
+        for i in 0..500 {
+            let mut w = LineWriter(&writer);
+            assert!(w.write(format!("line {i}\n").as_bytes()).is_ok());
+        }
+        writer.flush(std::time::Duration::from_secs(10));
+        let expected: String = (0..500).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(text(&sink), expected);
+    }
+
+    #[test]
+    fn a_stalled_reader_drops_lines_instead_of_blocking_and_says_so() {
+        let sink = Sink::default();
+        let stalled = sink.gate.lock().unwrap_or_else(|e| e.into_inner());
+        let s = sink.clone();
+        let writer = BackgroundWriter::spawn(4, move || s);
+        // A first line larger than the thread's buffer goes straight to
+        // the stalled sink, so the thread blocks on it; the queue (4) then
+        // fills, and every further line returns at once, dropped.
+        let big = format!("{}\n", "x".repeat(70 * 1024));
+        assert!(LineWriter(&writer).write(big.as_bytes()).is_ok());
+        for i in 1..100 {
+            let mut w = LineWriter(&writer);
+            assert!(w.write(format!("line {i}\n").as_bytes()).is_ok());
+        }
+        let dropped = writer.dropped.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(dropped >= 95, "lines past the queue are dropped: {dropped}");
+        drop(stalled);
+        writer.flush(std::time::Duration::from_secs(10));
+        let out = text(&sink);
+        assert!(out.starts_with(&big), "the first line is whole");
+        assert!(out.contains("line 1\n"), "queued lines follow");
+        assert!(
+            out.contains(&format!("{dropped} log lines dropped")),
+            "{out}"
+        );
     }
 }

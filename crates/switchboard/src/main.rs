@@ -105,8 +105,16 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async move {
         match cli.command {
-            Command::Serve(_) => exit_code("serve", serve_main(&after(1)).await),
-            Command::Bridge(_) => exit_code("bridge", bridge_main(&after(1)).await),
+            Command::Serve(_) => {
+                let result = serve_main(&after(1)).await;
+                switchboard::logging::flush();
+                exit_code("serve", result)
+            }
+            Command::Bridge(_) => {
+                let result = bridge_main(&after(1)).await;
+                switchboard::logging::flush();
+                exit_code("bridge", result)
+            }
             Command::Config(ConfigCommand::Check(args)) => {
                 exit_code("config check", config_check(args.json, after(2)))
             }
