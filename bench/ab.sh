@@ -18,7 +18,7 @@
 # servers started here are stopped.
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 SB_BEFORE=${SB_BEFORE:?set SB_BEFORE to the other build}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
 REPS=${REPS:-5} DUR=${DUR:-5} WARM=${WARM:-2} CONC=${CONC:-64}

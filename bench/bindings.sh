@@ -4,7 +4,7 @@
 # flight, req/s and CPU per request of server and client. Goal (issue "bindings"): gRPC unary
 # req/s within 20 % of JSON-RPC's.
 #
-#   bench/setup.sh                 # once: release build, grpc_bench_frame, h2load (nghttp2-client)
+#   bench/setup.sh                 # once: dist build, grpc_bench_frame, h2load (nghttp2-client)
 #   bench/bindings.sh              # ~2.5 min; REPS=3 DUR=10 CONC=64
 #
 # Why h2load and not oha (which bench/run.sh uses for the peer table): oha's HTTP/2 path costs
@@ -27,8 +27,8 @@
 # Loopback only; every load is bounded by -D and wrapped in `timeout`.
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
-GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
+GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/examples/grpc_bench_frame}
 H2LOAD=${H2LOAD:-$(command -v h2load || true)}
 REPS=${REPS:-3}
 DUR=${DUR:-10}

@@ -17,7 +17,7 @@
 # bounded by -z and `timeout`; only the processes started here are stopped.
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
 REPS=${REPS:-5} DUR=${DUR:-5} WARM=${WARM:-2} CONC=${CONC:-16}
 AGENT=${AGENT:-echo-task}

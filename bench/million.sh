@@ -20,7 +20,7 @@ KEEP=${KEEP:-50000}
 INTERVAL=${INTERVAL:-5}   # SQLite: seconds between retention runs, so the 100k phase is steady state too
 CONC=${CONC:-64}
 PORT=${PORT:-7302}
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
 OUT=${OUT:-$BENCH/out/results/million-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"

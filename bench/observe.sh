@@ -13,8 +13,8 @@
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
 TARGET=${CARGO_TARGET_DIR:-/work/target-bench}
-SB=${SB:-$TARGET/release/switchboard}
-SINK=${SINK:-$TARGET/release/examples/otlp_sink}
+SB=${SB:-$TARGET/dist/switchboard}
+SINK=${SINK:-$TARGET/dist/examples/otlp_sink}
 SINK_ADDR=${SINK_ADDR:-127.0.0.1:7317}
 PORT_B=${PORT_B:-7312}
 OUT=${OUT:-$BENCH/out/results/observe-$(date +%Y%m%d-%H%M%S)}

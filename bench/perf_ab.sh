@@ -14,9 +14,9 @@
 # stopped. perf needs perf_event access (root here).
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 SB_BEFORE=${SB_BEFORE:?set SB_BEFORE to the other build}
-GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
+GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/examples/grpc_bench_frame}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
 LOAD=${LOAD:-message} D=${D:-6} ROUNDS=${ROUNDS:-2} CONC=${CONC:-64}
 OUT=${OUT:-$BENCH/out/results/perf-$LOAD-$(date +%Y%m%d-%H%M%S)}

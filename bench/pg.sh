@@ -68,7 +68,7 @@
 # transactions, WAL records and WAL flushes per task, and the wait events sampled meanwhile.
 #
 # Environment: SB (switchboard binary; default $CARGO_TARGET_DIR or /work/target-bench
-# release build), CONC=64, DUR=10 (seconds), REPS=3, WARM=3 (seconds), PG_PORT=7399,
+# dist build), CONC=64, DUR=10 (seconds), REPS=3, WARM=3 (seconds), PG_PORT=7399,
 # SB_PORT=7302, PROFILE=0, OUT (default bench/out/pg/<timestamp>).
 # Load generator: oha if installed (as run.sh), else wrk. Safety: 127.0.0.1 only; every load
 # is bounded in time and wrapped in `timeout`; only the PIDs started here are stopped.
@@ -110,12 +110,12 @@ case $cmd in
 esac
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 CONC=${CONC:-64} DUR=${DUR:-10} REPS=${REPS:-3} WARM=${WARM:-3} PROFILE=${PROFILE:-0}
 PG_PORT=${PG_PORT:-7399} SB_PORT=${SB_PORT:-7302}
 OUT=${OUT:-$BENCH/out/pg/$(date +%Y%m%d-%H%M%S)}
 HOST=127.0.0.1
-[ -x "$SB" ] || { echo "missing $SB: cargo build --release -p switchboard (or set SB)" >&2; exit 1; }
+[ -x "$SB" ] || { echo "missing $SB: cargo build --profile dist -p switchboard (or set SB)" >&2; exit 1; }
 OHA=$(command -v oha || true); [ -n "$OHA" ] || [ ! -x "$HOME/.cargo/bin/oha" ] || OHA=$HOME/.cargo/bin/oha
 [ -n "$OHA" ] || command -v wrk >/dev/null || { echo "needs oha (cargo install oha) or wrk (apt-get install wrk)" >&2; exit 1; }
 for p in "$PG_PORT" "$SB_PORT"; do

@@ -48,7 +48,7 @@ PY=$PEERS/.venv/bin/python
 RAW=$PEERS/raw-axum/target/release/raw-axum
 RS_LF=$PEERS/rust-a2a-lf/target/release/rust-a2a-lf              # a2a-lf + a2a-server-lf (a2aproject/a2a-rs)
 RS_TT=$PEERS/rust-a2a-protocol/target/release/rust-a2a-protocol  # a2a-protocol-server (tomtom215/a2a-rust)
-SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/release/switchboard}
+SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 # A second switchboard build (e.g. the commit before a change): rows sbb-<x> run it exactly as
 # the sb-<x> rows run $SB (same flags, port, bodies, checks), in the same run beside the peers,
 # and summarize.py prints every ratio goal before (sbb-*) and after (sb-*) in one table.
@@ -59,7 +59,7 @@ SB_BEFORE=${SB_BEFORE:-}
 # adds the median of the per-rep after ÷ before ratios. PAIRED=0: one server after the other.
 PAIRED=${PAIRED:-1}
 # Writes/checks the gRPC request and answer frames (crates/switchboard-proto/examples/grpc_bench_frame.rs).
-GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/release/examples/grpc_bench_frame}
+GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/examples/grpc_bench_frame}
 
 # Check only what the selected servers need.
 need=("$OHA")

@@ -5,7 +5,7 @@
 #    to bench/out/peers (without their results/ and build products).
 # 2. Runs the peers' own setup.sh there: Python venv, npm ci, release builds of
 #    raw-axum and the two Rust SDK peers, `cargo install oha` (skips what is built).
-# 3. Builds switchboard in release (CARGO_TARGET_DIR, default /work/target-bench), and the
+# 3. Builds switchboard with the dist profile (fat LTO, as shipped; CARGO_TARGET_DIR, default /work/target-bench), and the
 #    grpc_bench_frame example (the gRPC row's request body and answer check).
 # 4. Installs h2load (Debian's nghttp2-client) for bench/bindings.sh.
 #
@@ -55,12 +55,12 @@ echo "== peers: venv, npm, raw-axum, rust peers, oha"
   fi
 )
 
-echo "== switchboard release build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB)"
-(cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --release -p switchboard)
-ls -l "$CARGO_TARGET_DIR_SB/release/switchboard"
+echo "== switchboard dist build (CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB)"
+(cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --profile dist -p switchboard)
+ls -l "$CARGO_TARGET_DIR_SB/dist/switchboard"
 # The gRPC row's request frame writer / answer checker (run.sh: GRPC_FRAME).
-(cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --release -p switchboard-proto --example grpc_bench_frame)
-ls -l "$CARGO_TARGET_DIR_SB/release/examples/grpc_bench_frame"
+(cd "$REPO" && CARGO_TARGET_DIR=$CARGO_TARGET_DIR_SB cargo build --profile dist -p switchboard-proto --example grpc_bench_frame)
+ls -l "$CARGO_TARGET_DIR_SB/dist/examples/grpc_bench_frame"
 # h2load (Debian's nghttp2-client): bench/bindings.sh drives all three bindings with it.
 if ! command -v h2load >/dev/null; then
   echo "== installing h2load (nghttp2-client)"
