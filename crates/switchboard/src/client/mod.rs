@@ -89,6 +89,7 @@ mod bars;
 mod hints;
 mod offers;
 mod output;
+mod parts;
 mod progress;
 mod push_config;
 mod run;

@@ -4,22 +4,25 @@
 //! reports failures once on stderr.
 //!
 //! Human output streams: an artifact's text is printed as its chunks arrive,
-//! on one line, and closed when another item comes. Task progress, when
+//! on one line (hinted blocks, such as tool calls, on lines of their own:
+//! see [`super::parts`]), and closed when another item comes. Task progress, when
 //! followed, goes through the [`ProgressView`], which draws it as bars or as
 //! plain lines; everything else printed meanwhile passes through it too, so
 //! that it lands above the bars.
 
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::io::Write;
 
 use serde_json::{Value, json};
 use switchboard_client::{ClientError, flatten_chain};
 use switchboard_protocol::{
-    AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, Role, SendMessageResponse,
+    AgentCard, Artifact, ListTasksResponse, Message, Part, Role, SendMessageResponse,
     StreamResponse, Task, TaskState, TaskStatus,
 };
 
 use super::hints::Seen;
+use super::parts::PartsView;
 use super::progress::ProgressView;
 use super::run::Failure;
 use super::sanitize::printable;
@@ -44,7 +47,14 @@ pub(super) struct Output<O, E> {
     progress: Option<ProgressView>,
     /// The task shown last, for the next-step hint.
     seen: Option<Seen>,
+    /// Streamed artifacts by id: the name (later chunks carry none) and
+    /// where their hinted blocks stand.
+    artifacts: HashMap<String, (String, PartsView)>,
 }
+
+/// Streamed artifacts remembered at once; past it the oldest are forgotten
+/// (a later chunk of one is then labelled by its id).
+const ARTIFACTS_REMEMBERED: usize = 1024;
 
 impl<O: Write, E: Write> Output<O, E> {
     /// An output to `stdout` and `stderr`; `progress` shows task progress
@@ -57,6 +67,7 @@ impl<O: Write, E: Write> Output<O, E> {
             stderr,
             progress,
             seen: None,
+            artifacts: HashMap::new(),
         }
     }
 
@@ -353,12 +364,28 @@ impl<O: Write, E: Write> Output<O, E> {
             }
             StreamResponse::ArtifactUpdate(u) => {
                 let id = &u.artifact.artifact_id;
+                if self.artifacts.len() >= ARTIFACTS_REMEMBERED && !self.artifacts.contains_key(id)
+                {
+                    self.artifacts.clear();
+                }
+                let (name, view) = self.artifacts.entry(id.clone()).or_insert_with(|| {
+                    (artifact_name(&u.artifact).to_string(), PartsView::default())
+                });
+                if let Some(named) = u.artifact.name.as_deref().filter(|n| !n.is_empty()) {
+                    named.clone_into(name);
+                }
+                if !u.append {
+                    // A chunk that does not append replaces the artifact.
+                    *view = PartsView::default();
+                }
+                let label = name.clone();
+                let text = indent_rest(&view.render(&u.artifact.parts, ""), "    ");
                 let continues = u.append && self.open_artifact.as_deref() == Some(id.as_str());
                 if !continues {
                     self.close_artifact();
-                    self.inline(format!("  ▸ {}: ", artifact_name(&u.artifact)));
+                    self.inline(format!("  ▸ {label}: "));
                 }
-                self.inline(parts_text(&u.artifact.parts, ""));
+                self.inline(text);
                 self.open_artifact = Some(id.clone());
                 if u.last_chunk {
                     self.close_artifact();
@@ -543,26 +570,9 @@ fn artifact_name(a: &Artifact) -> &str {
         .unwrap_or(&a.artifact_id)
 }
 
-/// The printable content of parts: text as is, other kinds as placeholders.
+/// The printable content of parts (see [`PartsView`]).
 fn parts_text(parts: &[Part], sep: &str) -> String {
-    let pieces: Vec<String> = parts
-        .iter()
-        .map(|p| match &p.content {
-            PartContent::Text(t) => t.clone(),
-            PartContent::Data(v) => v.to_string(),
-            PartContent::Url(u) => format!("<{u}>"),
-            PartContent::Raw(b) => format!(
-                "[{} bytes{}]",
-                b.len(),
-                p.media_type
-                    .as_deref()
-                    .map(|m| format!(" {m}"))
-                    .unwrap_or_default()
-            ),
-            _ => "[unsupported part]".to_string(),
-        })
-        .collect();
-    pieces.join(sep)
+    PartsView::default().render(parts, sep)
 }
 
 /// Indents every line of `text` by `prefix`.

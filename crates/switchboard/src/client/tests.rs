@@ -103,6 +103,40 @@ fn agent_text_cannot_drive_the_terminal() {
     assert_eq!(line["data"]["artifact"]["parts"][0]["text"], hostile);
 }
 
+/// A chunk that arrives after another item closed its artifact's line is
+/// labelled by the artifact's name (only the first chunk carries it), and
+/// hinted parts render as labelled lines, not JSON.
+#[test]
+fn later_chunks_keep_the_artifact_name_and_hints_render() {
+    let events = [
+        json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+            "artifact": {"artifactId": "a-1", "name": "report", "parts": [{"text": "part one"}]}}}),
+        json!({"statusUpdate": {"taskId": "t", "contextId": "c", "status": {
+            "state": "TASK_STATE_WORKING",
+            "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "still going"}]}}}}),
+        json!({"artifactUpdate": {"taskId": "t", "contextId": "c", "append": true, "lastChunk": true,
+            "artifact": {"artifactId": "a-1", "parts": [
+                {"data": {"id": "c1", "name": "lookup", "arguments": {"q": "x"}},
+                 "metadata": {"agui_event_type": "tool_call", "agui_tool_call_id": "c1", "agui_tool_name": "lookup"}},
+                {"data": {"tool_call_id": "c1", "content": "found", "error": ""},
+                 "metadata": {"agui_event_type": "tool_call", "agui_tool_call_id": "c1", "agui_is_error": false}}
+            ]}}}),
+    ]
+    .map(|v| serde_json::from_value::<StreamResponse>(v).unwrap_or_else(|e| panic!("{e}")));
+    let mut buf = Vec::new();
+    let mut out = Output::new(false, &mut buf, std::io::sink(), None);
+    for ev in &events {
+        out.event(ev, None);
+    }
+    let printed = String::from_utf8_lossy(&buf);
+    assert!(printed.contains("  ▸ report: part one\n"), "{printed}");
+    assert!(
+        printed.contains("  ▸ report: \n    → lookup({\"q\":\"x\"})\n    ← lookup: found\n"),
+        "{printed}"
+    );
+    assert!(!printed.contains("a-1"), "{printed}");
+}
+
 /// A working status update carrying these trackers (and its text).
 fn progress_update(state: &str, text: &str, trackers: Value) -> StreamResponse {
     let md = json!({ TASK_PROGRESS_URI: { "trackers": trackers } });
