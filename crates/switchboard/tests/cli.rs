@@ -564,4 +564,31 @@ async fn errors_name_what_the_agent_offers() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("You said: hi"), "{out}");
     card_server.abort();
+
+    // A message to a finished task is refused with UnsupportedOperation too,
+    // for a reason no capability explains: the error alone, no card note.
+    let (code, out, err) = cli(&["send", "--url", url, "--json", "hi"]).await;
+    assert_eq!(code, 0, "{err}");
+    let task = &json_lines(&out)[0]["data"];
+    let (id, context) = (
+        task["id"].as_str().unwrap(),
+        task["contextId"].as_str().unwrap(),
+    );
+    let (code, _, err) = cli(&[
+        "send",
+        "--url",
+        url,
+        "--task-id",
+        id,
+        "--context-id",
+        context,
+        "again",
+    ])
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is completed and cannot accept messages"),
+        "{err}"
+    );
+    assert!(!err.contains("card offers"), "{err}");
 }

@@ -250,6 +250,20 @@ impl ClientCommand {
         }
     }
 
+    /// Whether the command relies on a capability the card declares
+    /// (streaming, push notifications): only then does an
+    /// UnsupportedOperation refusal have the card's capabilities to explain
+    /// it. Sending to a finished task is refused with the same error, for a
+    /// reason the card has nothing to say about.
+    pub(super) fn relies_on_capabilities(&self) -> bool {
+        matches!(
+            self,
+            ClientCommand::Stream { .. }
+                | ClientCommand::Subscribe { .. }
+                | ClientCommand::PushConfig(_)
+        )
+    }
+
     /// Whether this command activates the task-progress extension.
     pub(super) fn wants_progress(&self) -> bool {
         match self {

@@ -15,9 +15,13 @@
 //!
 //! The hint goes to stderr, so it is never part of stdout (and never of
 //! `--json` output, which a script parses). The command repeats the
-//! `--binding` and `--protocol-version` the user chose, not the secrets
-//! (`--token`, `--api-key`, headers): those stay in the user's own shell
-//! history or environment.
+//! `--binding` and `--protocol-version` the user chose and every flag the
+//! next call needs to get in (`--ca-cert`, `--verify-card`, the `--oauth-*`
+//! settings), but never a secret: `--api-key <KEY>`, `--token <TOKEN>` and
+//! `--header 'Name: <VALUE>'` stand where the user gave one, to be filled
+//! in from their own shell history or password store. What came from the
+//! environment (`SWITCHBOARD_API_KEY`, …) is left out: the next command
+//! finds it there too.
 
 use switchboard_protocol::TaskState;
 
@@ -52,12 +56,81 @@ pub(super) fn next_step(conn: &ConnectArgs, seen: &Seen) -> Option<String> {
     if let Some(v) = &conn.protocol_version {
         cmd.push_str(&format!(" --protocol-version {}", shell_word(v)));
     }
+    cmd.push_str(&access_flags(conn, |var| std::env::var_os(var).is_some()));
     cmd.push_str(&format!(
         " --task-id {} --context-id {} '{placeholder}'",
         shell_word(&seen.task_id),
         shell_word(&seen.context_id)
     ));
     Some(format!("hint: {what}\n  {cmd}"))
+}
+
+/// The flags that get the next call in, secrets replaced by placeholders;
+/// `in_env(VAR)` says whether a flag's variable is set (the next command
+/// reads it from there, so the flag is left out).
+fn access_flags(conn: &ConnectArgs, in_env: impl Fn(&str) -> bool) -> String {
+    let mut flags = String::new();
+    let mut flag = |var: &str, set: bool, text: String| {
+        if set && !in_env(var) {
+            flags.push(' ');
+            flags.push_str(&text);
+        }
+    };
+    flag(
+        "SWITCHBOARD_API_KEY",
+        conn.api_key.is_some(),
+        "--api-key <KEY>".into(),
+    );
+    flag(
+        "SWITCHBOARD_TOKEN",
+        conn.token.is_some(),
+        "--token <TOKEN>".into(),
+    );
+    for header in &conn.headers {
+        let name = header
+            .split_once(':')
+            .map_or(header.as_str(), |(n, _)| n)
+            .trim();
+        flag(
+            "",
+            true,
+            format!("--header {}", shell_word(&format!("{name}: <VALUE>"))),
+        );
+    }
+    if let Some(path) = &conn.ca_cert {
+        let path = shell_word(&path.to_string_lossy());
+        flag("SWITCHBOARD_CA_CERT", true, format!("--ca-cert {path}"));
+    }
+    flag(
+        "SWITCHBOARD_VERIFY_CARD",
+        conn.verify_card,
+        "--verify-card".into(),
+    );
+    let oauth = &conn.oauth;
+    if let Some(url) = &oauth.oauth_token_url {
+        let url = shell_word(url);
+        flag(
+            "SWITCHBOARD_OAUTH_TOKEN_URL",
+            true,
+            format!("--oauth-token-url {url}"),
+        );
+    }
+    if let Some(id) = &oauth.oauth_client_id {
+        let id = shell_word(id);
+        flag(
+            "SWITCHBOARD_OAUTH_CLIENT_ID",
+            true,
+            format!("--oauth-client-id {id}"),
+        );
+    }
+    if let Some(path) = &oauth.oauth_client_secret_file {
+        let path = shell_word(&path.to_string_lossy());
+        flag("", true, format!("--oauth-client-secret-file {path}"));
+    }
+    for scope in &oauth.oauth_scopes {
+        flag("", true, format!("--oauth-scope {}", shell_word(scope)));
+    }
+    flags
 }
 
 /// `word` as one shell word: as is when it has nothing a shell would
@@ -77,6 +150,44 @@ fn shell_word(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_placeholders_and_the_environment_is_not_repeated() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            conn: ConnectArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "x",
+            "--url",
+            "http://h/",
+            "--api-key",
+            "sb_SECRET",
+            "--token",
+            "tok-SECRET",
+            "--header",
+            "X-Tenant-Auth: SECRET",
+            "--ca-cert",
+            "/etc/ca.pem",
+            "--oauth-client-id",
+            "cli",
+            "--oauth-scope",
+            "a2a",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let flags = access_flags(&cli.conn, |_| false);
+        assert_eq!(
+            flags,
+            " --api-key <KEY> --token <TOKEN> --header 'X-Tenant-Auth: <VALUE>' \
+             --ca-cert /etc/ca.pem --oauth-client-id cli --oauth-scope a2a"
+        );
+        assert!(!flags.contains("SECRET"));
+        let flags = access_flags(&cli.conn, |var| var == "SWITCHBOARD_API_KEY");
+        assert!(!flags.contains("--api-key"), "{flags}");
+        assert!(flags.contains("--token <TOKEN>"), "{flags}");
+    }
 
     #[test]
     fn words_are_quoted_only_when_needed() {

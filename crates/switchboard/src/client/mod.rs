@@ -160,6 +160,7 @@ where
     E: Write + Send,
 {
     let conn = cmd.conn().clone();
+    let capabilities = cmd.relies_on_capabilities();
     let json = conn.json;
     // On a terminal, the commands that follow a task get the live display
     // (status line, bars); elsewhere progress, when followed, is plain lines.
@@ -184,7 +185,7 @@ where
         Err(err) => {
             out.close_artifact();
             out.end_progress();
-            out.error(&offers::explain(&conn, err).await);
+            out.error(&offers::explain(&conn, capabilities, err).await);
             EXIT_ERROR
         }
     }

@@ -12,6 +12,10 @@
 //! | `ContentTypeNotSupported` | the card's input and output media types |
 //! | `ExtensionSupportRequired` | the card's extensions, required ones marked |
 //!
+//! UnsupportedOperation gets the capabilities only from a command that
+//! relies on one (`stream`, `subscribe`, `push-config`): the same error
+//! also refuses a message to a finished task, which no capability explains.
+//!
 //! For the operation refusals the card is fetched again (the failed call
 //! may have been made before any card was at hand, and it is one request
 //! on a path that already failed); when that fetch fails too, the original
@@ -23,8 +27,9 @@ use switchboard_protocol::{A2AError, AgentCard};
 use super::args::ConnectArgs;
 use super::run::{Failure, builder};
 
-/// `failure`, with what the agent offers when the card explains it.
-pub(super) async fn explain(conn: &ConnectArgs, failure: Failure) -> Failure {
+/// `failure`, with what the agent offers when the card explains it;
+/// `capabilities`: whether the command relies on a declared capability.
+pub(super) async fn explain(conn: &ConnectArgs, capabilities: bool, failure: Failure) -> Failure {
     let Failure::Client(error) = failure else {
         return failure;
     };
@@ -35,7 +40,8 @@ pub(super) async fn explain(conn: &ConnectArgs, failure: Failure) -> Failure {
     let Some(protocol) = error.as_protocol() else {
         return Failure::Client(error);
     };
-    if !explained_by_card(protocol) {
+    let unrelated = matches!(protocol, A2AError::UnsupportedOperation(_)) && !capabilities;
+    if !explained_by_card(protocol) || unrelated {
         return Failure::Client(error);
     }
     let card = match builder(conn) {

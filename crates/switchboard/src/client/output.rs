@@ -218,6 +218,9 @@ impl<O: Write, E: Write> Output<O, E> {
             let required = if ext.required { " (required)" } else { "" };
             self.line(format!("  extension {}{required}", ext.uri));
         }
+        for line in security_lines(card) {
+            self.line(line);
+        }
         if !card.skills.is_empty() {
             self.line("  skills:");
         }
@@ -561,6 +564,78 @@ fn role(r: Role) -> &'static str {
         Role::Agent => "agent",
         _ => "?",
     }
+}
+
+/// What a caller needs to get in: each security scheme, the flag that
+/// answers it, and which of them the agent requires.
+fn security_lines(card: &AgentCard) -> Vec<String> {
+    if card.security_schemes.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec!["  security:".to_string()];
+    for (name, scheme) in &card.security_schemes {
+        lines.push(format!("    {name}: {}", describe_scheme(scheme)));
+    }
+    let required: Vec<String> = card
+        .security_requirements
+        .iter()
+        .map(|r| r.schemes.keys().cloned().collect::<Vec<_>>().join(" and "))
+        .filter(|r| !r.is_empty())
+        .collect();
+    if !required.is_empty() {
+        lines.push(format!("    required: {}", required.join(", or ")));
+    }
+    lines
+}
+
+/// One security scheme (its A2A 1.0 form, or the 0.3 OpenAPI form) and the
+/// client flag that answers it.
+fn describe_scheme(scheme: &Value) -> String {
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    if let Some(http) = scheme
+        .get("httpAuthSecurityScheme")
+        .or_else(|| (scheme.get("type").and_then(Value::as_str) == Some("http")).then_some(scheme))
+    {
+        let kind = field(http, "scheme");
+        let format = field(http, "bearerFormat");
+        let format = if format.is_empty() {
+            String::new()
+        } else {
+            format!(" ({format})")
+        };
+        return if kind.eq_ignore_ascii_case("bearer") {
+            format!("HTTP bearer token{format}; pass --token")
+        } else {
+            format!("HTTP {kind}{format}; pass --header 'Authorization: …'")
+        };
+    }
+    if let Some(key) = scheme.get("apiKeySecurityScheme").or_else(|| {
+        (scheme.get("type").and_then(Value::as_str) == Some("apiKey")).then_some(scheme)
+    }) {
+        let (location, name) = (field(key, "location"), field(key, "name"));
+        let location = if location.is_empty() {
+            field(key, "in")
+        } else {
+            location
+        };
+        return if location == "header" && name.eq_ignore_ascii_case("x-api-key") {
+            format!("API key in the {name} header; pass --api-key")
+        } else {
+            format!("API key in {location} {name}")
+        };
+    }
+    if scheme.get("oauth2SecurityScheme").is_some()
+        || scheme.get("type").and_then(Value::as_str) == Some("oauth2")
+    {
+        return "OAuth 2.0; pass --oauth-token-url and --oauth-client-id".into();
+    }
+    if let Some(oidc) = scheme.get("openIdConnectSecurityScheme") {
+        return format!("OpenID Connect ({})", field(oidc, "openIdConnectUrl"));
+    }
+    if scheme.get("mtlsSecurityScheme").is_some() {
+        return "mutual TLS".into();
+    }
+    scheme.to_string()
 }
 
 fn artifact_name(a: &Artifact) -> &str {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use indicatif::{ProgressDrawTarget, TermLike};
 use serde_json::{Value, json};
 use switchboard_protocol::progress::{ProgressReducer, TASK_PROGRESS_URI};
-use switchboard_protocol::{Message, StreamResponse, TaskState};
+use switchboard_protocol::{AgentCard, Message, StreamResponse, TaskState};
 
 use super::args::parse_state;
 use super::bars::Bars;
@@ -135,6 +135,33 @@ fn later_chunks_keep_the_artifact_name_and_hints_render() {
         "{printed}"
     );
     assert!(!printed.contains("a-1"), "{printed}");
+}
+
+/// The card shows how to get in: each scheme with the flag that answers
+/// it, and which are required (a refusal points the user there).
+#[test]
+fn the_card_shows_its_security_schemes() {
+    let card: AgentCard = serde_json::from_value(json!({
+        "name": "a", "description": "", "version": "1",
+        "supportedInterfaces": [],
+        "securitySchemes": {
+            "apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}},
+            "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}}
+        },
+        "securityRequirements": [{"schemes": {"apiKey": {"list": []}}}, {"schemes": {"bearer": {"list": []}}}],
+        "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut buf = Vec::new();
+    Output::new(false, &mut buf, std::io::sink(), None).card(&card);
+    let printed = String::from_utf8_lossy(&buf);
+    assert!(
+        printed.contains(
+            "  security:\n    apiKey: API key in the X-API-Key header; pass --api-key\n    \
+             bearer: HTTP bearer token (JWT); pass --token\n    required: apiKey, or bearer\n"
+        ),
+        "{printed}"
+    );
 }
 
 /// A working status update carrying these trackers (and its text).
