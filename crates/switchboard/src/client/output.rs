@@ -295,15 +295,19 @@ impl<O: Write, E: Write> Output<O, E> {
             .as_ref()
             .map(|m| parts_text(&m.parts, " "))
             .unwrap_or_default();
+        let live = if text.is_empty() {
+            status.state.label().to_string()
+        } else {
+            format!("{}: {text}", status.state.label())
+        };
         if matches!(status.state, TaskState::Working | TaskState::Submitted) {
-            let live = if text.is_empty() {
-                status.state.label().to_string()
-            } else {
-                format!("{}: {text}", status.state.label())
-            };
             if self.set_live_status(&live) {
                 return;
             }
+        } else {
+            // Printed below too (it stays in the scrollback), but the live
+            // line must not go on saying "working" once the task stopped.
+            self.set_live_status(&live);
         }
         if text.is_empty() {
             self.line(format!("  · {}", status.state.label()));

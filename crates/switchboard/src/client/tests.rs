@@ -585,6 +585,37 @@ fn bars_draw_below_the_output_and_stay_when_the_task_ends() {
     );
 }
 
+/// A task that stops to ask leaves the live line saying so, not "working"
+/// above bars frozen where they were.
+#[test]
+fn the_live_line_follows_the_task_into_input_required() {
+    let screen = Screen::new(12, 100);
+    let mut out = terminal_output(&screen);
+    out.event(
+        &progress_update(
+            "TASK_STATE_WORKING",
+            "walking",
+            json!([{"id": "walk", "progress": 3, "total": 9}]),
+        ),
+        None,
+    );
+    out.event(
+        &stream_item(json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED", "message": {"messageId": "m1",
+                "role": "ROLE_AGENT", "parts": [{"text": "Delete 3 files?"}]}}}})),
+        None,
+    );
+    out.end_progress();
+    let lines: Vec<String> = screen.lines().iter().map(|l| without_elapsed(l)).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with("Ns · input-required: Delete 3 files?")),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("· working")), "{lines:#?}");
+}
+
 #[test]
 fn a_line_held_back_by_the_bars_is_printed_below_them_at_the_end() {
     let screen = Screen::new(12, 80);
