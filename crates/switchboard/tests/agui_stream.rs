@@ -329,4 +329,25 @@ fn cli_stream_agui_prints_one_line_per_event() {
         .collect();
     Verifier::verify_all(&events).unwrap();
     assert_eq!(events.len(), lines.len());
+
+    // Progress is on by default, as on the A2A stream: the trackers arrive
+    // as ACTIVITY events; --no-progress leaves the extension off.
+    let progress = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard"))
+            .args(["stream", "--agui", "--url", &s.base()])
+            .args(extra)
+            .args(["/progress", "0.5"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let on = progress(&[]);
+    assert!(
+        on.lines()
+            .any(|l| l.starts_with("ACTIVITY_SNAPSHOT activityType=\"a2a-task-progress\"")),
+        "{on}"
+    );
+    let off = progress(&["--no-progress"]);
+    assert!(!off.contains("ACTIVITY_"), "{off}");
 }

@@ -91,9 +91,12 @@ pub(super) async fn execute<O: Write, E: Write>(
             conn,
             message,
             agui: true,
+            no_progress,
             ..
         } => {
-            let client = connect(&conn, false).await?;
+            // The extension's data reaches the AG-UI stream only when
+            // activated, as on the A2A stream.
+            let client = connect(&conn, !no_progress).await?;
             let request = A2aRequest::SendStreamingMessage(message_request(message));
             let mut stream = client.agui_stream(request, None).await?;
             let mut failed = false;
