@@ -31,7 +31,7 @@
 //! no such frame. Responses are `Cache-Control: no-cache`.
 //!
 //! A client that goes away drops the run (see [`crate::run`](mod@crate::run)): the A2A task
-//! keeps running.
+//! keeps running, unless the bridge cancels on disconnect.
 //!
 //! [`RemoteBackend`]: crate::backend::RemoteBackend
 //! [`HostedAgent`]: crate::backend::HostedAgent
