@@ -90,7 +90,7 @@ use switchboard_agui::events::ResumeEntry;
 use switchboard_agui::events::{
     AssistantMessage, Content, Event, EventKind, FunctionCall, Message as AguiMessage,
     MessagesSnapshot, ReasoningMessage, RunAgentInput, RunError, RunFinished, RunFinishedOutcome,
-    RunStarted, TextRole, ToolCall, ToolMessage, UserMessage,
+    RunStarted, StateSnapshot, TextRole, ToolCall, ToolMessage, UserMessage,
 };
 use switchboard_agui::{Converter, ConverterOptions, PROTOCOL_VERSION};
 use switchboard_protocol::{
@@ -142,8 +142,12 @@ pub fn run(
             Ok(Plan::Follow(before, follow)) => (before, Some(follow)),
             Err(e) => (vec![run_error(&e)], None),
         };
+        // What the client has of the conversation, for the snapshot an
+        // interrupt needs.
+        let mut transcript = Transcript::default();
         for event in before {
             let end = event.ends_run();
+            transcript.record(&event);
             yield event;
             if end {
                 return;
@@ -186,6 +190,17 @@ pub fn run(
                     // The run ends here, not by the client leaving.
                     on_disconnect.backend = None;
                 }
+                if is_interrupt(&event) {
+                    // AG-UI: the run that interrupts ends with the state and
+                    // the messages a resume needs.
+                    yield Event::new(StateSnapshot {
+                        snapshot: follow.converter.state(),
+                        subagent_run_id: None,
+                    });
+                    yield transcript.snapshot(&driver.input.messages);
+                } else {
+                    transcript.record(&event);
+                }
                 yield event;
                 if end {
                     return;
@@ -193,6 +208,52 @@ pub fn run(
             }
         }
     }
+}
+
+/// The conversation as the client holds it during a run: the last
+/// `MESSAGES_SNAPSHOT` the run sent (else the input's messages) and the
+/// message events since. Kept as events and folded only when a snapshot
+/// is needed (an interrupt), so a run that never needs one pays a copy
+/// of its message events only.
+#[derive(Default)]
+struct Transcript {
+    base: Option<Vec<AguiMessage>>,
+    said: Vec<Event>,
+}
+
+impl Transcript {
+    fn record(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::MessagesSnapshot(snapshot) => {
+                self.base = Some(snapshot.messages.clone());
+                self.said.clear();
+            }
+            _ if is_message_content(event) => self.said.push(event.clone()),
+            _ => {}
+        }
+    }
+
+    /// The `MESSAGES_SNAPSHOT` of the conversation so far.
+    fn snapshot(&self, input: &[AguiMessage]) -> Event {
+        let mut messages = Messages::new(self.base.as_deref().unwrap_or(input));
+        for event in &self.said {
+            messages.fold(event);
+        }
+        Event::new(MessagesSnapshot {
+            messages: messages.into_messages(),
+        })
+    }
+}
+
+/// `RUN_FINISHED` with an interrupt outcome.
+fn is_interrupt(event: &Event) -> bool {
+    matches!(
+        &event.kind,
+        EventKind::RunFinished(RunFinished {
+            outcome: Some(RunFinishedOutcome::Interrupt { .. }),
+            ..
+        })
+    )
 }
 
 /// Cancels the task of a run that is dropped before it ended (the client

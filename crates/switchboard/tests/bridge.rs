@@ -55,10 +55,14 @@ impl RunEvents for Answer {
 }
 
 impl Answer {
-    /// A `200`, the official client's rules, and one terminal event, last.
+    /// A `200`, the official client's rules, one terminal event, last, and
+    /// a `timestamp` on every event.
     fn verified(self) -> Self {
         assert_eq!(self.status, 200, "{:?}", self.headers);
         self.check_ended().unwrap();
+        for event in &self.events {
+            assert!(event.timestamp.is_some(), "{:?}", event.type_name());
+        }
         self
     }
 
@@ -813,6 +817,23 @@ async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
     let Some(RunFinishedOutcome::Interrupt { interrupts }) = first.outcome() else {
         panic!("{:?}", first.types());
     };
+    // AG-UI's interrupt rule: the state and the messages a resume needs
+    // come right before the interrupting RUN_FINISHED.
+    let types = first.types();
+    assert_eq!(
+        types[types.len() - 3..],
+        ["STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"],
+        "{types:?}"
+    );
+    let EventKind::MessagesSnapshot(snapshot) = &first.events[first.events.len() - 2].kind else {
+        unreachable!()
+    };
+    let messages = serde_json::to_value(&snapshot.messages).unwrap();
+    assert_eq!(messages[0]["id"], "u1", "{messages}");
+    assert!(
+        messages.to_string().contains("What is your name?"),
+        "{messages}"
+    );
     let resume = json!([{"interruptId": interrupts[0].id, "status": "resolved", "payload": "Ann"}]);
     let state = first.final_state();
     for _ in 0..2 {
