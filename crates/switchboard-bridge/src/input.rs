@@ -93,7 +93,8 @@ pub const ENGRAM_CONFIG_TYPE: &str = "engram.config";
 /// Where the outbound message goes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Addressing {
-    /// The A2A context to continue (`None`: the agent starts one).
+    /// The A2A context to continue (`None`: a new one; the history goes
+    /// along).
     pub context_id: Option<String>,
     /// The task to continue (`None`: a new task).
     pub task_id: Option<String>,

@@ -13,7 +13,8 @@
 //!    different explicit `contextId` is [`BridgeError::ContextMismatch`].
 //!    Without either, the context is the one the bridge projected into
 //!    the client's state on an earlier run (`state.view.contextId`), else
-//!    none: the agent starts one (ADR 0001). AG-UI's `threadId` and `runId`
+//!    a new one (ADR 0001): minted for the caller over a remote agent, else
+//!    the agent's. AG-UI's `threadId` and `runId`
 //!    name the AG-UI run only; they never reach the agent. Messages of the
 //!    input that the named task already holds (its history's parts name the
 //!    AG-UI messages they came from) are not new: clients send the whole
