@@ -42,19 +42,6 @@
 //!    state. Such a run reports the task, not its content: the text of it
 //!    comes in a `stream` run or a reconnect. With no new message it is the
 //!    snapshot alone.
-//!
-//! A stream that continues a task the client has already seen (a resume,
-//! a message into a running task) starts with the task as it was; that
-//! first snapshot updates the state but its messages are not sent again.
-//!
-//! ## Failures
-//! Every [`BridgeError`] — from reading the input, from any call, an agent
-//! stream that ends before the task finishes or pauses
-//! ([`BridgeError::AgentProtocol`]), an agent silent for longer than
-//! [`RunConfig::agent_timeout`] ([`BridgeError::AgentUnavailable`]) — ends
-//! the run with `RUN_ERROR {message, code}`, after closing whatever
-//! message was open.
-//!
 //! 6. **`cancel` mode**: `CancelTask` of the named task, then its snapshot
 //!    (an ended task: the snapshot alone).
 //!
@@ -69,6 +56,21 @@
 //! aborted) leaves its user message in the client's trailing turn, and the
 //! agent must not get it twice. A repeated `resume` of an interrupt the
 //! task has answered already shows the task as it is (a reconnect).
+//!
+//! A stream that continues a task the client has already seen (a resume,
+//! a message into a running task) starts with the task as it was; that
+//! first snapshot updates the state but its messages are not sent again.
+//! A run that ends in an interrupt sends `STATE_SNAPSHOT` and
+//! `MESSAGES_SNAPSHOT` right before its `RUN_FINISHED` (AG-UI's interrupt
+//! rule: what a resume needs).
+//!
+//! ## Failures
+//! Every [`BridgeError`] — from reading the input, from any call, an agent
+//! stream that ends before the task finishes or pauses, or that carries an
+//! event of another task ([`BridgeError::AgentProtocol`]), an agent silent for longer than
+//! [`RunConfig::agent_timeout`] ([`BridgeError::AgentUnavailable`]) — ends
+//! the run with `RUN_ERROR {message, code}`, after closing whatever
+//! message was open.
 //!
 //! ## Disconnects
 //! The run is a lazy stream: when the AG-UI client goes away, the endpoint
