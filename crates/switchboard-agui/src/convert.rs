@@ -886,12 +886,28 @@ impl Converter {
         if m.parts.iter().any(|p| HitlForm::from_part(p).is_some()) {
             default_key.push_str(":question");
         }
+        // The text parts of one message are lines of one text, as
+        // `Message::text` joins them (a reconnect's snapshot shows the
+        // history that way): plain text after plain text gets a newline.
+        // An artifact's parts are chunks of a stream and join as they are.
+        let mut after_text = false;
         for (i, part) in m.parts.iter().enumerate() {
             let part_key = PartKey::Message {
                 message_key: &default_key,
                 index: i,
             };
-            self.part(&Source::Status, part, &default_key, part_key);
+            let plain_text = matches!(&part.content, PartContent::Text(t) if !t.is_empty())
+                && PartHints::read(part).role() == PartRole::Plain;
+            if plain_text && after_text {
+                let mut line = part.clone();
+                if let PartContent::Text(t) = &mut line.content {
+                    t.insert(0, '\n');
+                }
+                self.part(&Source::Status, &line, &default_key, part_key);
+            } else {
+                self.part(&Source::Status, part, &default_key, part_key);
+            }
+            after_text = plain_text;
         }
         // Unhinted status text is one message per A2A message.
         if let Some(b) = self.open.iter().find(|b| b.source == Source::Status)

@@ -156,6 +156,9 @@ pub struct SseEvent {
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     buf: Vec<u8>,
+    /// How far into `buf` the search for a frame's end has looked: each
+    /// byte is scanned once, however many chunks a frame comes in.
+    scanned: usize,
 }
 
 /// The largest frame the decoder buffers (the official client's limit).
@@ -171,11 +174,22 @@ impl SseDecoder {
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, SseError> {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some(end) = find_blank_line(&self.buf) {
-            let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
-            if let Some(ev) = parse_frame(&frame[..end])? {
+        let mut start = 0;
+        // A blank line may straddle chunks: look again from the byte before.
+        let mut from = self.scanned.saturating_sub(1).max(start);
+        while let Some(at) = find_blank_line(&self.buf[from..]) {
+            let end = from + at;
+            if let Some(ev) = parse_frame(&self.buf[start..end])? {
                 out.push(ev);
             }
+            start = end + 2;
+            from = start;
+        }
+        self.scanned = self.buf.len();
+        if start > 0 {
+            // Whole frames only: an unfinished one is not moved while it grows.
+            self.buf.drain(..start);
+            self.scanned -= start;
         }
         if self.buf.len() > MAX_SSE_FRAME {
             return Err(SseError::FrameTooLarge(MAX_SSE_FRAME));

@@ -260,6 +260,27 @@ fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 #[test]
+fn the_text_parts_of_one_status_message_are_lines() {
+    let (v, _) = run(vec![
+        task(),
+        status(
+            TaskState::Working,
+            Some(msg(
+                "s1",
+                vec![
+                    Part::text("first"),
+                    Part::text("second"),
+                    Part::text("third"),
+                ],
+            )),
+        ),
+        done(),
+    ]);
+    // As `Message::text` (and so a reconnect's history) has it.
+    assert_eq!(v.texts(), owned(&[("assistant", "first\nsecond\nthird")]));
+}
+
+#[test]
 fn plain_statuses_and_a_chunked_artifact() {
     let (v, frames) = run(vec![
         task(),

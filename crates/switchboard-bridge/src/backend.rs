@@ -1,7 +1,9 @@
-//! The agent behind the bridge: the five A2A operations a run uses.
+//! The agent behind the bridge: the six A2A operations a run uses.
 //!
 //! A run needs only `SendMessage`, `SendStreamingMessage`, `GetTask`,
-//! `SubscribeToTask` and `CancelTask`. [`Backend`] is those five, typed,
+//! `ListTasks` (the tasks of a context, to tell which of the client's
+//! messages the agent has), `SubscribeToTask` and `CancelTask`. [`Backend`]
+//! is those six, typed,
 //! with the failures already sorted into the [`BridgeError`]s a `RUN_ERROR`
 //! reports, so the run driver never sees a transport's error type:
 //!
@@ -16,7 +18,11 @@
 //!
 //! Two implementations:
 //! - [`RemoteBackend`]: an agent elsewhere, through
-//!   [`switchboard_client::A2AClient`] (any binding its card offers). The
+//!   [`switchboard_client::A2AClient`] (any binding its card offers), as
+//!   the bridge's own caller: the agent cannot tell the bridge's callers
+//!   apart, so each request's backend carries the [`Owner`] of its
+//!   [`Caller`] and the run driver scopes tasks and contexts to it
+//!   ([`crate::owner`]). The
 //!   extensions of a call go out in `A2A-Extensions` through a second client
 //!   made once per extension set ([`A2AClient::with_extensions`]).
 //! - [`HostedBackend`]: the agent this process hosts, called through its
@@ -39,10 +45,11 @@ use http::request::Parts;
 use switchboard_client::{A2AClient, ClientError, IntoRequest};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::{
-    A2AError, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    A2AError, ListTasksRequest, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
 };
 
 use crate::BridgeError;
+use crate::owner::{Caller, Owner};
 
 /// One item of an agent's stream: the event and, when the agent numbers
 /// its events, its sequence number (the converter's frame ids use it).
@@ -82,6 +89,30 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// `CancelTask`: the task as it is once canceled.
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError>;
+
+    /// `ListTasks` of `context_id`: its most recent tasks (one page), with
+    /// their history.
+    async fn list_tasks(&self, context_id: &str) -> Result<Vec<Task>, BridgeError>;
+
+    /// The caller the bridge scopes this backend's runs to, when the agent
+    /// cannot ([`crate::owner`]); `None` when the agent scopes them itself.
+    fn owner(&self) -> Option<&Owner> {
+        None
+    }
+}
+
+/// The most tasks of a context a run reads to learn which messages the
+/// agent has (the most recent ones: the messages a client sends again are
+/// those of its last runs).
+pub const CONTEXT_TASKS_READ: i32 = 20;
+
+/// The `ListTasks` request of a context's most recent tasks.
+fn context_tasks(context_id: &str) -> ListTasksRequest {
+    ListTasksRequest {
+        context_id: Some(context_id.to_owned()),
+        page_size: Some(CONTEXT_TASKS_READ),
+        ..ListTasksRequest::default()
+    }
 }
 
 /// Makes the backend of one HTTP request (see the module docs).
@@ -126,6 +157,8 @@ pub struct RemoteBackend {
     /// Clients that also request an extension set, made on first use
     /// (a gRPC client opens a connection of its own: one per set, not per call).
     with_extensions: Arc<Mutex<HashMap<Vec<String>, A2AClient>>>,
+    /// The caller this backend's runs are scoped to (set by the factory).
+    owner: Option<Owner>,
 }
 
 impl RemoteBackend {
@@ -134,6 +167,15 @@ impl RemoteBackend {
         RemoteBackend {
             client,
             with_extensions: Arc::default(),
+            owner: None,
+        }
+    }
+
+    /// This backend, its runs scoped to the caller `principal`.
+    pub fn for_caller(&self, principal: &str) -> Self {
+        RemoteBackend {
+            owner: Some(Owner::of(principal)),
+            ..self.clone()
         }
     }
 
@@ -209,13 +251,32 @@ impl Backend for RemoteBackend {
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
         self.client.cancel_task(task_id).await.map_err(client_error)
     }
+
+    async fn list_tasks(&self, context_id: &str) -> Result<Vec<Task>, BridgeError> {
+        let page = self
+            .client
+            .list_tasks(context_tasks(context_id))
+            .await
+            .map_err(client_error)?;
+        Ok(page.tasks)
+    }
+
+    fn owner(&self) -> Option<&Owner> {
+        self.owner.as_ref()
+    }
 }
 
-/// Every request of a remote agent shares one backend.
+/// Every request of a remote agent shares its client; each is scoped to
+/// the [`Caller`] in the request's extensions (the anonymous principal's
+/// when there is none).
 #[async_trait]
 impl BackendFactory for RemoteBackend {
-    async fn backend(&self, _head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
-        Ok(Arc::new(self.clone()))
+    async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
+        let principal = head
+            .extensions
+            .get::<Caller>()
+            .map_or(switchboard_core::ANONYMOUS, |c| c.0.as_str());
+        Ok(Arc::new(self.for_caller(principal)))
     }
 }
 
@@ -303,6 +364,12 @@ impl Backend for HostedBackend {
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
         let request = task_id.into_request();
         Ok(self.handler.cancel_task(&self.call, request).await?)
+    }
+
+    async fn list_tasks(&self, context_id: &str) -> Result<Vec<Task>, BridgeError> {
+        let mut request = context_tasks(context_id);
+        request.tenant = self.tenant();
+        Ok(self.handler.list_tasks(&self.call, request).await?.tasks)
     }
 }
 

@@ -22,8 +22,8 @@
 //!    for this request (a factory that refuses the caller ends the run
 //!    with `RUN_ERROR` as well).
 //!
-//! The events are SSE (`text/event-stream`, one `data:` frame each, LF
-//! line ends) unless the request's `Accept` names
+//! Every event carries `timestamp` (when it went out). The events are SSE
+//! (`text/event-stream`, one `data:` frame each, LF line ends) unless the request's `Accept` names
 //! `application/vnd.ag-ui.event+proto` explicitly: then length-prefixed
 //! protobuf ([`switchboard_agui::Encoding::negotiate`]). An SSE stream that
 //! has been quiet for [`EndpointConfig::keep_alive`] gets a `: keep-alive`
@@ -31,7 +31,7 @@
 //! no such frame. Responses are `Cache-Control: no-cache`.
 //!
 //! A client that goes away drops the run (see [`crate::run`](mod@crate::run)): the A2A task
-//! keeps running.
+//! keeps running, unless the bridge cancels on disconnect.
 //!
 //! [`RemoteBackend`]: crate::backend::RemoteBackend
 //! [`HostedAgent`]: crate::backend::HostedAgent
@@ -189,12 +189,20 @@ fn error_event(error: &BridgeError) -> Event {
     })
 }
 
-/// The `200` answer carrying `events` in `encoding`.
+/// The `200` answer carrying `events` in `encoding`, each stamped with the
+/// time it goes out (`timestamp`, milliseconds since the Unix epoch) unless
+/// it has one.
 fn respond(
     events: impl Stream<Item = Event> + Send + 'static,
     encoding: Encoding,
     keep_alive: Duration,
 ) -> Response {
+    let events = events.map(|mut event| {
+        if event.timestamp.is_none() {
+            event.timestamp = Some(now_millis());
+        }
+        event
+    });
     let body = match encoding {
         Encoding::Sse => Body::from_stream(with_keep_alive(
             events.map(|event| {
@@ -223,6 +231,12 @@ fn respond(
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// `frames`, with a keep-alive comment whenever none came for `every`.

@@ -24,6 +24,10 @@ pub enum BridgeError {
         /// The context the run is in.
         context_id: String,
     },
+    /// The run names a context that is not one of the caller's (see
+    /// [`crate::owner`]).
+    #[error("context {0} not found")]
+    UnknownContext(String),
     /// `resume` does not answer exactly the pending interrupts.
     #[error("invalid resume: {0}")]
     InvalidResume(String),
@@ -54,6 +58,7 @@ impl BridgeError {
             BridgeError::InvalidInput(_) => "bridge:invalid_input",
             BridgeError::InvalidOptions(_) => "bridge:invalid_options",
             BridgeError::ContextMismatch { .. } => "bridge:context_mismatch",
+            BridgeError::UnknownContext(_) => "bridge:unknown_context",
             BridgeError::InvalidResume(_) => "bridge:invalid_resume",
             BridgeError::NothingToSend(_) => "bridge:nothing_to_send",
             BridgeError::AgentUnavailable(_) => "bridge:agent_unavailable",

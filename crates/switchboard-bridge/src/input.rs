@@ -15,7 +15,11 @@
 //! its own last answer) that is all that is sent. In a *new* context the
 //! agent has seen nothing, so the messages before the turn travel too, as
 //! A2A `Message` objects (assistant → `agent`, every other role → `user`,
-//! `messageId` = the AG-UI id) in `message.metadata.agui.history`.
+//! `messageId` = the AG-UI id) in `message.metadata.agui.history`: the
+//! most recent ones whose JSON fits [`BridgeConfig::max_history_bytes`]
+//! (less the `context` and `tools` the message carries as well), with
+//! `metadata.agui.historyOmitted` = how many older ones were left out, so
+//! a thread of any length fits the agent's metadata limit.
 //! Nothing new (no turn, or a turn of only dropped messages) is `Ok(None)`:
 //! the run reconnects instead of sending.
 //!
@@ -89,7 +93,8 @@ pub const ENGRAM_CONFIG_TYPE: &str = "engram.config";
 /// Where the outbound message goes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Addressing {
-    /// The A2A context to continue (`None`: the agent starts one).
+    /// The A2A context to continue (`None`: a new one; the history goes
+    /// along).
     pub context_id: Option<String>,
     /// The task to continue (`None`: a new task).
     pub task_id: Option<String>,
@@ -145,23 +150,23 @@ pub fn outbound(
     }
 
     let mut agui = Map::new();
-    if addressing.context_id.is_none() {
-        let mut history = Vec::new();
-        for message in earlier {
-            if let Some(forwarded) = forward(message, config)? {
-                uses_engram |= forwarded.engram;
-                history.push(to_json(&forwarded.into_message(message.id()))?);
-            }
-        }
-        if !history.is_empty() {
-            agui.insert("history".into(), Value::Array(history));
-        }
-    }
     if let Some(context) = input.context.as_ref().filter(|c| !c.is_empty()) {
         agui.insert("context".into(), to_json(context)?);
     }
     if let Some(tools) = input.tools.as_ref().filter(|t| !t.is_empty()) {
         agui.insert("tools".into(), to_json(tools)?);
+    }
+    if addressing.context_id.is_none() {
+        let used = json_len(&agui);
+        let budget = config.max_history_bytes.saturating_sub(used);
+        let history = History::fit(earlier, config, budget)?;
+        uses_engram |= history.engram;
+        if !history.messages.is_empty() {
+            agui.insert("history".into(), Value::Array(history.messages));
+        }
+        if history.omitted > 0 {
+            agui.insert("historyOmitted".into(), Value::from(history.omitted));
+        }
     }
 
     let mut message = Message::new(Role::User, parts);
@@ -289,6 +294,78 @@ impl std::fmt::Display for PendingInterrupt {
             PendingInterrupt::Prefix(prefix) => write!(f, "{prefix}<seq>"),
         }
     }
+}
+
+/// The earlier conversation a message into a new context carries: the
+/// most recent messages whose JSON fits the budget, oldest first, and how
+/// many forwarded messages before them were left out. A thread of any
+/// length fits the agent's limits this way; a client that dropped its
+/// state loses the oldest turns only, and the agent is told it did.
+struct History {
+    messages: Vec<Value>,
+    omitted: usize,
+    /// A kept message is an Engram config message.
+    engram: bool,
+}
+
+impl History {
+    fn fit(
+        earlier: &[AguiMessage],
+        config: &BridgeConfig,
+        budget: usize,
+    ) -> Result<History, BridgeError> {
+        let mut history = History {
+            messages: Vec::new(),
+            omitted: 0,
+            engram: false,
+        };
+        // The array's brackets; each entry then costs its JSON and a comma.
+        let mut used = 2;
+        let mut full = false;
+        for message in earlier.iter().rev() {
+            let Some(forwarded) = forward(message, config)? else {
+                continue;
+            };
+            if full {
+                history.omitted += 1;
+                continue;
+            }
+            let engram = forwarded.engram;
+            let entry = to_json(&forwarded.into_message(message.id()))?;
+            let size = json_len(&entry) + 1;
+            if used + size > budget {
+                // Older messages than one that does not fit are left out
+                // too: the agent gets a contiguous, most recent stretch.
+                full = true;
+                history.omitted += 1;
+                continue;
+            }
+            used += size;
+            history.engram |= engram;
+            history.messages.push(entry);
+        }
+        history.messages.reverse();
+        Ok(history)
+    }
+}
+
+/// The length of `value` as compact JSON (what the agent measures).
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing into a counter cannot fail; a value that cannot be written
+    // would have failed `to_json` before.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// One AG-UI message as the agent gets it.
@@ -859,6 +936,7 @@ mod tests {
             BridgeConfig {
                 forward_system_messages: true,
                 engram: true,
+                ..BridgeConfig::default()
             },
         ];
         for config in configs {
@@ -1269,7 +1347,7 @@ mod tests {
             ) {
                 let run = input(Value::from(messages));
                 let addressing = if known { known_context() } else { new_context() };
-                let config = BridgeConfig { forward_system_messages, engram };
+                let config = BridgeConfig { forward_system_messages, engram, ..BridgeConfig::default() };
                 match outbound(&run, &addressing, &config) {
                     Ok(Some(out)) => {
                         let text = serde_json::to_string(&out.message).unwrap();

@@ -10,24 +10,26 @@
 //! A run, from input to last event:
 //!
 //! 1. [`options`]: what the run is for — `forwardedProps.a2a.mode`
-//!    (`"stream"`, the default, or `"send"`), the `taskId` it addresses and
+//!    (`"stream"`, the default, `"send"` or `"cancel"`), the `taskId` it addresses and
 //!    the `contextId` — and the bridge's own configuration
 //!    ([`BridgeConfig`]: system/developer forwarding, the Engram lane).
 //! 2. [`input`]: the AG-UI messages become the outbound A2A message —
 //!    the history the agent has not seen, tool results kept, system and
 //!    developer messages gated — with AG-UI's `threadId`/`runId` left out;
 //!    a `resume` becomes an `a2a.hitl.formResponse` to the interrupted task.
-//! 3. [`backend`]: the A2A operations the bridge needs, behind one trait
+//! 3. [`owner`]: over a remote agent, whose tasks and contexts the run may
+//!    touch (the caller's, told by the context ids the bridge mints).
+//! 4. [`backend`]: the A2A operations the bridge needs, behind one trait
 //!    ([`Backend`]), implemented for a remote agent ([`RemoteBackend`]) and
 //!    for the hosted one as its caller ([`HostedBackend`]), failures mapped
 //!    to [`BridgeError`]s once.
-//! 4. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
+//! 5. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
 //!    or interrupts; a send run injects a message or reconnects, and a
 //!    reconnect starts from the task's snapshot, never from a closed run.
 //!    Everything the agent answers goes through the one converter
 //!    (`switchboard_agui::Converter`), which also projects tasks, artifacts
 //!    and pending interrupts into the shared state under `/view`.
-//! 5. [`endpoint`]: the HTTP face — `POST /agui` ([`endpoint::router`]),
+//! 6. [`endpoint`]: the HTTP face — `POST /agui` ([`endpoint::router`]),
 //!    SSE or protobuf by `Accept`; every failure after the request was read
 //!    is a `RUN_ERROR` with a clear message, never a hang.
 //!
@@ -47,6 +49,7 @@ pub mod endpoint;
 mod error;
 pub mod input;
 pub mod options;
+pub mod owner;
 pub mod run;
 
 #[doc(inline)]
@@ -57,5 +60,7 @@ pub use endpoint::{EndpointConfig, router};
 pub use error::BridgeError;
 #[doc(inline)]
 pub use options::{BridgeConfig, Mode, RunOptions};
+#[doc(inline)]
+pub use owner::{Caller, Owner};
 #[doc(inline)]
 pub use run::{RunConfig, run};

@@ -10,7 +10,10 @@
 //! - `mode` — `"stream"` (the default): a long-lived run that follows the
 //!   task until it ends or interrupts. `"send"`: a short-lived control run
 //!   that injects a message into a running task, or, with no new message,
-//!   reconnects to it.
+//!   reconnects to it. `"cancel"`: a short control run that cancels the
+//!   task `taskId` names (`CancelTask`) and finishes with the task in the
+//!   state; a task that has ended already is reported as it is. (AG-UI's
+//!   `abortRun()` only ends the client's own run; this stops the work.)
 //! - `taskId` — the A2A task the run addresses (an injection, a reconnect,
 //!   a resume). Without it a streamed run starts a new task.
 //! - `contextId` — the A2A context to continue. Without it the bridge uses
@@ -44,6 +47,8 @@ pub enum Mode {
     Stream,
     /// Inject a message (or reconnect) and finish.
     Send,
+    /// Cancel the named task and finish.
+    Cancel,
 }
 
 /// The run's A2A addressing, from `forwardedProps.a2a`.
@@ -91,7 +96,7 @@ impl RunOptions {
 
 /// The bridge's configuration (flags of `switchboard bridge`, keys of the
 /// `[bridge]` table).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BridgeConfig {
     /// Forward `system` and `developer` messages (off by default: they are
     /// the UI's instructions to its own model, not to a remote agent). When
@@ -100,6 +105,32 @@ pub struct BridgeConfig {
     /// Route messages that carry the Engram extension to the agent's config
     /// lane (off by default; without it they are ordinary messages).
     pub engram: bool,
+    /// Cancel the task (`CancelTask`) when the client goes away before its
+    /// run ended (off by default: the task keeps running and a later run
+    /// reconnects to it).
+    pub cancel_on_disconnect: bool,
+    /// The most bytes of earlier conversation a message into a new context
+    /// carries (`metadata.agui.history`, with the `context` and `tools` the
+    /// input holds; [`DEFAULT_HISTORY_BYTES`]). The most recent messages
+    /// that fit are sent and the agent is told how many were left out
+    /// (`metadata.agui.historyOmitted`); keep it below the agent's metadata
+    /// limit.
+    pub max_history_bytes: usize,
+}
+
+/// The default [`BridgeConfig::max_history_bytes`]: half of switchboard's
+/// own metadata limit (64 KiB), so the message's other metadata fits too.
+pub const DEFAULT_HISTORY_BYTES: usize = 32 * 1024;
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        BridgeConfig {
+            forward_system_messages: false,
+            engram: false,
+            cancel_on_disconnect: false,
+            max_history_bytes: DEFAULT_HISTORY_BYTES,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -150,6 +181,11 @@ mod tests {
 
     #[test]
     fn rejects_unknown_modes_keys_and_empty_ids() {
+        assert_eq!(
+            RunOptions::from_input(&input(json!({"a2a": {"mode": "cancel", "taskId": "t1"}})))
+                .map(|o| o.mode),
+            Ok(Mode::Cancel)
+        );
         for props in [
             json!({"a2a": {"mode": "poll"}}),
             json!({"a2a": {"mode": 3}}),

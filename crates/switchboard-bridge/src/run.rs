@@ -13,7 +13,8 @@
 //!    different explicit `contextId` is [`BridgeError::ContextMismatch`].
 //!    Without either, the context is the one the bridge projected into
 //!    the client's state on an earlier run (`state.view.contextId`), else
-//!    none: the agent starts one (ADR 0001). AG-UI's `threadId` and `runId`
+//!    a new one (ADR 0001): minted for the caller over a remote agent, else
+//!    the agent's. AG-UI's `threadId` and `runId`
 //!    name the AG-UI run only; they never reach the agent. Messages of the
 //!    input that the named task already holds (its history's parts name the
 //!    AG-UI messages they came from) are not new: clients send the whole
@@ -41,24 +42,44 @@
 //!    state. Such a run reports the task, not its content: the text of it
 //!    comes in a `stream` run or a reconnect. With no new message it is the
 //!    snapshot alone.
+//! 6. **`cancel` mode**: `CancelTask` of the named task, then its snapshot
+//!    (an ended task: the snapshot alone).
+//!
+//! **Ownership.** Over a remote agent every task and context a run names
+//! is checked against the caller ([`crate::owner`]): the named task is
+//! read first in every mode, and one outside the caller's contexts is
+//! `TaskNotFound`; a new context is minted for the caller.
+//!
+//! **Each message once.** In a known context the run reads the context's
+//! recent tasks (`ListTasks`) and leaves out the input's messages they
+//! hold: a run that produced no assistant text (rejected, failed,
+//! aborted) leaves its user message in the client's trailing turn, and the
+//! agent must not get it twice. A repeated `resume` of an interrupt the
+//! task has answered already shows the task as it is (a reconnect).
 //!
 //! A stream that continues a task the client has already seen (a resume,
 //! a message into a running task) starts with the task as it was; that
 //! first snapshot updates the state but its messages are not sent again.
+//! A run that ends in an interrupt sends `STATE_SNAPSHOT` and
+//! `MESSAGES_SNAPSHOT` right before its `RUN_FINISHED` (AG-UI's interrupt
+//! rule: what a resume needs).
 //!
 //! ## Failures
 //! Every [`BridgeError`] — from reading the input, from any call, an agent
-//! stream that ends before the task finishes or pauses
-//! ([`BridgeError::AgentProtocol`]), an agent silent for longer than
+//! stream that ends before the task finishes or pauses, or that carries an
+//! event of another task ([`BridgeError::AgentProtocol`]), an agent silent for longer than
 //! [`RunConfig::agent_timeout`] ([`BridgeError::AgentUnavailable`]) — ends
 //! the run with `RUN_ERROR {message, code}`, after closing whatever
 //! message was open.
 //!
 //! ## Disconnects
 //! The run is a lazy stream: when the AG-UI client goes away, the endpoint
-//! drops it, which drops the A2A stream. The A2A task is not cancelled —
-//! it keeps running at the agent, and a later run reconnects to it by its
-//! `taskId`.
+//! drops it, which drops the A2A stream. By default the A2A task is not
+//! cancelled — it keeps running at the agent, and a later run reconnects to
+//! it by its `taskId`; with [`BridgeConfig::cancel_on_disconnect`] a run
+//! dropped before its terminal event cancels its task.
+//!
+//! [`BridgeConfig::cancel_on_disconnect`]: crate::BridgeConfig::cancel_on_disconnect
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -72,15 +93,15 @@ use switchboard_agui::events::ResumeEntry;
 use switchboard_agui::events::{
     AssistantMessage, Content, Event, EventKind, FunctionCall, Message as AguiMessage,
     MessagesSnapshot, ReasoningMessage, RunAgentInput, RunError, RunFinished, RunFinishedOutcome,
-    RunStarted, TextRole, ToolCall, ToolMessage, UserMessage,
+    RunStarted, StateSnapshot, TextRole, ToolCall, ToolMessage, UserMessage,
 };
 use switchboard_agui::{Converter, ConverterOptions, PROTOCOL_VERSION};
 use switchboard_protocol::{
-    Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
-    TaskStatusUpdateEvent,
+    A2AError, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    StreamResponse, Task, TaskStatusUpdateEvent,
 };
 
-use crate::backend::{A2aEvent, A2aStream, Backend};
+use crate::backend::{A2aEvent, A2aStream, Backend, agent_error};
 use crate::input::{self, Addressing, Outbound};
 use crate::{BridgeConfig, BridgeError, Mode, RunOptions};
 
@@ -124,8 +145,12 @@ pub fn run(
             Ok(Plan::Follow(before, follow)) => (before, Some(follow)),
             Err(e) => (vec![run_error(&e)], None),
         };
+        // What the client has of the conversation, for the snapshot an
+        // interrupt needs.
+        let mut transcript = Transcript::default();
         for event in before {
             let end = event.ends_run();
+            transcript.record(&event);
             yield event;
             if end {
                 return;
@@ -136,10 +161,23 @@ pub fn run(
             yield driver.finished();
             return;
         };
+        // Dropped with the run: a client that goes away before the run's
+        // end cancels the task, when the bridge is configured so.
+        let mut on_disconnect = CancelOnDisconnect {
+            backend: driver
+                .config
+                .bridge
+                .cancel_on_disconnect
+                .then(|| driver.backend.clone()),
+            task_id: None,
+        };
         loop {
             let next = tokio::time::timeout(driver.config.agent_timeout, follow.stream.next()).await;
             let events = match next {
-                Ok(Some(Ok(item))) => follow.convert(&item),
+                Ok(Some(Ok(item))) => {
+                    on_disconnect.saw(&item.event);
+                    follow.convert(&item)
+                }
                 Ok(Some(Err(e))) => follow.fail(&e),
                 Ok(None) => follow.fail(&BridgeError::AgentProtocol(
                     "the agent's stream ended before the task finished or paused".into(),
@@ -151,12 +189,124 @@ pub fn run(
             };
             for event in events {
                 let end = event.ends_run();
+                if end {
+                    // The run ends here, not by the client leaving.
+                    on_disconnect.backend = None;
+                }
+                if is_interrupt(&event) {
+                    // AG-UI: the run that interrupts ends with the state and
+                    // the messages a resume needs.
+                    yield Event::new(StateSnapshot {
+                        snapshot: follow.converter.state(),
+                        subagent_run_id: None,
+                    });
+                    yield transcript.snapshot(&driver.input.messages);
+                } else {
+                    transcript.record(&event);
+                }
                 yield event;
                 if end {
                     return;
                 }
             }
         }
+    }
+}
+
+/// The conversation as the client holds it during a run: the last
+/// `MESSAGES_SNAPSHOT` the run sent (else the input's messages) and the
+/// message events since. Kept as events and folded only when a snapshot
+/// is needed (an interrupt), so a run that never needs one pays a copy
+/// of its message events only.
+#[derive(Default)]
+struct Transcript {
+    base: Option<Vec<AguiMessage>>,
+    said: Vec<Event>,
+}
+
+impl Transcript {
+    fn record(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::MessagesSnapshot(snapshot) => {
+                self.base = Some(snapshot.messages.clone());
+                self.said.clear();
+            }
+            _ if is_message_content(event) => self.said.push(event.clone()),
+            _ => {}
+        }
+    }
+
+    /// The `MESSAGES_SNAPSHOT` of the conversation so far.
+    fn snapshot(&self, input: &[AguiMessage]) -> Event {
+        let mut messages = Messages::new(self.base.as_deref().unwrap_or(input));
+        for event in &self.said {
+            messages.fold(event);
+        }
+        Event::new(MessagesSnapshot {
+            messages: messages.into_messages(),
+        })
+    }
+}
+
+/// `RUN_FINISHED` with an interrupt outcome.
+fn is_interrupt(event: &Event) -> bool {
+    matches!(
+        &event.kind,
+        EventKind::RunFinished(RunFinished {
+            outcome: Some(RunFinishedOutcome::Interrupt { .. }),
+            ..
+        })
+    )
+}
+
+/// Cancels the task of a run that is dropped before it ended (the client
+/// went away), when [`BridgeConfig::cancel_on_disconnect`] is on: `backend`
+/// is set while that is to happen.
+///
+/// [`BridgeConfig::cancel_on_disconnect`]: crate::BridgeConfig::cancel_on_disconnect
+struct CancelOnDisconnect {
+    backend: Option<Arc<dyn Backend>>,
+    /// The run's task, from the first agent event that names one.
+    task_id: Option<String>,
+}
+
+impl CancelOnDisconnect {
+    fn saw(&mut self, event: &StreamResponse) {
+        if self.task_id.is_some() || self.backend.is_none() {
+            return;
+        }
+        self.task_id = event_task_id(event).map(str::to_owned);
+    }
+}
+
+/// The task an agent's event is about (none for a direct reply).
+fn event_task_id(event: &StreamResponse) -> Option<&str> {
+    match event {
+        StreamResponse::Task(task) => Some(&task.id),
+        StreamResponse::StatusUpdate(update) => Some(&update.task_id),
+        StreamResponse::ArtifactUpdate(update) => Some(&update.task_id),
+        _ => None,
+    }
+}
+
+impl Drop for CancelOnDisconnect {
+    fn drop(&mut self) {
+        let (Some(backend), Some(task_id)) = (self.backend.take(), self.task_id.take()) else {
+            return;
+        };
+        // A run is dropped on the runtime that served it; without one
+        // there is nothing to cancel with.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            match backend.cancel_task(&task_id).await {
+                Ok(_) => tracing::debug!(%task_id, "the client went away: task canceled"),
+                Err(e) => {
+                    tracing::debug!(%task_id, error = %e, "the client went away: cancel failed")
+                }
+            }
+        });
     }
 }
 
@@ -176,10 +326,35 @@ struct Follow {
     /// The stream continues a task the client has seen: its first item,
     /// the task as it was, brings no new messages.
     known_task: bool,
+    /// The task the stream is about, from its first event that names one.
+    task_id: Option<String>,
 }
 
 impl Follow {
+    fn new(stream: A2aStream, converter: Converter, known_task: bool) -> Box<Follow> {
+        Box::new(Follow {
+            stream,
+            converter,
+            known_task,
+            task_id: None,
+        })
+    }
+
     fn convert(&mut self, item: &A2aEvent) -> Vec<Event> {
+        // A stream is one task's: an event of another (an agent's bug, a
+        // proxy mixing streams) must not end or change this run.
+        if let Some(named) = event_task_id(&item.event) {
+            match &self.task_id {
+                Some(task_id) if task_id != named => {
+                    let error = BridgeError::AgentProtocol(format!(
+                        "the agent's stream of task {task_id} carried an event of task {named}"
+                    ));
+                    return self.fail(&error);
+                }
+                Some(_) => {}
+                None => self.task_id = Some(named.to_owned()),
+            }
+        }
         let first_of_known =
             std::mem::take(&mut self.known_task) && matches!(item.event, StreamResponse::Task(_));
         let events = run_events(&mut self.converter, item.seq, &item.event);
@@ -219,6 +394,12 @@ struct Driver {
 impl Driver {
     async fn plan(&self) -> Result<Plan, BridgeError> {
         let options = RunOptions::from_input(&self.input)?;
+        if let (Some(owner), Some(context)) = (self.backend.owner(), &options.context_id) {
+            owner.check_context(context)?;
+        }
+        if options.mode == Mode::Cancel {
+            return self.cancel(&options).await;
+        }
         if let Some(resume) = self.input.resume.as_deref().filter(|r| !r.is_empty()) {
             return self.resume(&options, resume).await;
         }
@@ -234,29 +415,98 @@ impl Driver {
                 .context_id
                 .clone()
                 .or_else(|| task.as_ref().map(|t| t.context_id.clone()))
-                .or_else(|| {
-                    self.input
-                        .state
-                        .as_ref()
-                        .and_then(input::context_from_state)
-                }),
+                .or_else(|| self.context_from_state()),
             task_id: options.task_id.clone(),
         };
-        let unseen = match &task {
-            Some(task) => without_seen(&self.input, task),
-            None => Cow::Borrowed(&self.input),
+        let unseen = match (&task, &addressing.context_id) {
+            (Some(task), _) => without_seen(&self.input, task.history()),
+            (None, Some(context)) => {
+                let tasks = self.context_tasks(context).await?;
+                without_seen(&self.input, tasks.iter().flat_map(Task::history))
+            }
+            (None, None) => Cow::Borrowed(&self.input),
         };
-        let outbound = input::outbound(&unseen, &addressing, &self.config.bridge)?;
+        let mut outbound = input::outbound(&unseen, &addressing, &self.config.bridge)?;
+        if let (Some(outbound), Some(owner)) = (&mut outbound, self.backend.owner())
+            && outbound.message.context_id.is_none()
+        {
+            // A new context is the caller's: the bridge names it.
+            outbound.message.context_id = Some(owner.new_context_id());
+        }
         match (outbound, task) {
             (None, None) => Err(BridgeError::NothingToSend(
                 "the input has no new message and names no taskId to reconnect to".into(),
             )),
             (None, Some(task)) => self.reconnect(options.mode, task).await,
             (Some(outbound), task) => match options.mode {
-                Mode::Stream => self.stream(outbound, task.is_some()).await,
+                Mode::Stream | Mode::Cancel => self.stream(outbound, task.is_some()).await,
                 Mode::Send => self.send(outbound).await,
             },
         }
+    }
+
+    /// The context the bridge projected into the client's state on an
+    /// earlier run, if it is the caller's: a state naming another's
+    /// context starts a new one (the history the client sent travels
+    /// with it), it does not reach into the other's.
+    fn context_from_state(&self) -> Option<String> {
+        let context = self
+            .input
+            .state
+            .as_ref()
+            .and_then(input::context_from_state)?;
+        match self.backend.owner() {
+            Some(owner) if !owner.owns(&context) => None,
+            _ => Some(context),
+        }
+    }
+
+    /// The most recent tasks of `context`: what the agent has of the
+    /// conversation. An agent without `ListTasks` has told the bridge
+    /// nothing: the run sends the turn as the client gave it.
+    async fn context_tasks(&self, context: &str) -> Result<Vec<Task>, BridgeError> {
+        match self
+            .timed("ListTasks", self.backend.list_tasks(context))
+            .await
+        {
+            Ok(tasks) => Ok(tasks),
+            Err(BridgeError::Agent { code, message }) => {
+                tracing::debug!(code, %message, "ListTasks refused; the turn is sent as it is");
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `mode: "cancel"`: cancels the named task and reports it; a task
+    /// that has ended (before, or while the cancel was on its way) is
+    /// reported as it is.
+    async fn cancel(&self, options: &RunOptions) -> Result<Plan, BridgeError> {
+        let Some(task_id) = &options.task_id else {
+            return Err(BridgeError::InvalidOptions(
+                "mode \"cancel\" needs forwardedProps.a2a.taskId".into(),
+            ));
+        };
+        let task = self.get_task(task_id).await?;
+        check_context(options, &task)?;
+        let mut converter = self.converter();
+        if task.status.state.is_terminal() {
+            return Ok(Plan::Done(self.snapshot(&mut converter, None, &task)));
+        }
+        let now = match self
+            .timed("CancelTask", self.backend.cancel_task(&task.id))
+            .await
+        {
+            Ok(canceled) => canceled,
+            Err(e) => {
+                let now = self.get_task(&task.id).await?;
+                if !now.status.state.is_terminal() {
+                    return Err(e);
+                }
+                now
+            }
+        };
+        Ok(Plan::Done(self.snapshot(&mut converter, None, &now)))
     }
 
     /// The converter's options for this run: AG-UI's ids, the input
@@ -305,8 +555,17 @@ impl Driver {
             })
     }
 
+    /// `GetTask` of a task the run names. A task outside the caller's
+    /// contexts is answered as one the agent does not have
+    /// ([`crate::owner`]).
     async fn get_task(&self, id: &str) -> Result<Task, BridgeError> {
-        self.timed("GetTask", self.backend.get_task(id)).await
+        let task = self.timed("GetTask", self.backend.get_task(id)).await?;
+        if let Some(owner) = self.backend.owner()
+            && !owner.owns(&task.context_id)
+        {
+            return Err(agent_error(A2AError::TaskNotFound(id.to_owned())));
+        }
+        Ok(task)
     }
 
     /// `SendStreamingMessage` of `outbound`.
@@ -325,11 +584,7 @@ impl Driver {
         let stream = self.open_stream(outbound).await?;
         Ok(Plan::Follow(
             Vec::new(),
-            Box::new(Follow {
-                stream,
-                converter: self.converter(),
-                known_task,
-            }),
+            Follow::new(stream, self.converter(), known_task),
         ))
     }
 
@@ -400,14 +655,9 @@ impl Driver {
                 )));
             }
         };
-        Ok(Plan::Follow(
-            before,
-            Box::new(Follow {
-                stream,
-                converter,
-                known_task: false,
-            }),
-        ))
+        let mut follow = Follow::new(stream, converter, false);
+        follow.task_id = Some(task.id.clone());
+        Ok(Plan::Follow(before, follow))
     }
 
     /// `task` as the client should now hold it: the converter's state
@@ -448,6 +698,11 @@ impl Driver {
         let task_id = resume_task_id(options, &self.input, resume)?;
         let task = self.get_task(&task_id).await?;
         check_context(options, &task)?;
+        if answered(&task, resume) {
+            // The same answer again (a retry, a second tab): the task has
+            // it already, so the run shows the task as it is now.
+            return self.reconnect(Mode::Stream, task).await;
+        }
         // Checks that `resume` answers exactly the task's interrupt.
         let answer = input::resume_message(resume, &task)?;
         let pending: Vec<PendingInterrupt> = PendingInterrupt::of_task(&task).into_iter().collect();
@@ -457,11 +712,7 @@ impl Driver {
                 let stream = self.open_stream(outbound).await?;
                 Ok(Plan::Follow(
                     Vec::new(),
-                    Box::new(Follow {
-                        stream,
-                        converter,
-                        known_task: true,
-                    }),
+                    Follow::new(stream, converter, true),
                 ))
             }
             None => {
@@ -482,15 +733,32 @@ impl Driver {
     }
 }
 
-/// `input` without the messages `task` already holds. The bridge tags each
-/// part it sends with the AG-UI message it came from
-/// (`metadata.agui.messageId`), and AG-UI clients send the whole
-/// conversation on every run: without this, a reconnect would send the
-/// task the message that started it once more.
-fn without_seen<'a>(input: &'a RunAgentInput, task: &Task) -> Cow<'a, RunAgentInput> {
-    let seen: HashSet<&str> = task
-        .history()
-        .iter()
+/// Whether `resume` answers an interrupt of `task` that is no longer
+/// pending: the task left it (it runs again, or has ended) and every entry
+/// names one of the task's interrupts (`<taskId>:…`).
+fn answered(task: &Task, resume: &[ResumeEntry]) -> bool {
+    !task.status.state.is_interrupted()
+        && resume.iter().all(|entry| {
+            entry
+                .interrupt_id
+                .strip_prefix(task.id.as_str())
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with(':'))
+        })
+}
+
+/// `input` without the messages the agent already holds (`history`: the
+/// named task's, or the context's tasks'). The bridge tags each part it
+/// sends with the AG-UI message it came from (`metadata.agui.messageId`),
+/// and AG-UI clients send the whole conversation on every run: without
+/// this, a reconnect would send the task the message that started it once
+/// more, and a run after one that produced no assistant text (rejected,
+/// failed, aborted) would send the earlier run's message again.
+fn without_seen<'a, 'm>(
+    input: &'a RunAgentInput,
+    history: impl IntoIterator<Item = &'m switchboard_protocol::Message>,
+) -> Cow<'a, RunAgentInput> {
+    let seen: HashSet<&str> = history
+        .into_iter()
         .flat_map(|m| &m.parts)
         .filter_map(|p| p.metadata.as_ref()?.get("agui")?.get("messageId")?.as_str())
         .collect();
@@ -832,6 +1100,10 @@ mod tests {
         async fn cancel_task(&self, id: &str) -> Result<Task, BridgeError> {
             self.get_task(id).await
         }
+
+        async fn list_tasks(&self, _: &str) -> Result<Vec<Task>, BridgeError> {
+            Ok(Vec::new())
+        }
     }
 
     fn user_input() -> RunAgentInput {
@@ -874,6 +1146,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_event_of_another_task_is_a_run_error_not_its_end() {
+        let task = |id: &str, state: TaskState| Task {
+            id: id.into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(state),
+            artifacts: None,
+            history: None,
+            metadata: None,
+        };
+        let other_done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "task-2".into(),
+            context_id: "ctx-1".into(),
+            status: TaskStatus::new(TaskState::Completed),
+            metadata: None,
+        });
+        let backend = Arc::new(Scripted {
+            items: vec![
+                A2aEvent {
+                    seq: Some(1),
+                    event: StreamResponse::Task(task("task-1", TaskState::Working)),
+                },
+                A2aEvent {
+                    seq: Some(2),
+                    event: other_done,
+                },
+            ],
+        });
+        let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
+            .collect()
+            .await;
+        Verifier::verify_all(&events).unwrap();
+        let EventKind::RunError(error) = &events[events.len() - 1].kind else {
+            panic!(
+                "{:?}",
+                events.iter().map(Event::type_name).collect::<Vec<_>>()
+            )
+        };
+        assert_eq!(error.code.as_deref(), Some("bridge:agent_protocol"));
+        assert!(error.message.contains("task-2"), "{}", error.message);
+    }
+
+    #[tokio::test]
     async fn an_empty_stream_is_a_run_error_too() {
         let backend = Arc::new(Scripted { items: Vec::new() });
         let events: Vec<Event> = run(backend, RunConfig::default(), user_input())
@@ -904,12 +1218,15 @@ mod tests {
             metadata: None,
         };
         let mut input = user_input();
-        assert!(matches!(without_seen(&input, &task), Cow::Borrowed(_)));
+        assert!(matches!(
+            without_seen(&input, task.history()),
+            Cow::Borrowed(_)
+        ));
         task.history = Some(vec![sent]);
         input.messages.push(
             serde_json::from_value(json!({"id": "u2", "role": "user", "content": "more"})).unwrap(),
         );
-        let unseen = without_seen(&input, &task);
+        let unseen = without_seen(&input, task.history());
         let ids: Vec<&str> = unseen.messages.iter().map(AguiMessage::id).collect();
         assert_eq!(ids, ["u2"]);
     }

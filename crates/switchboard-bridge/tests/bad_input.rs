@@ -77,13 +77,23 @@ async fn a_task_of_another_context_is_a_run_error() {
     let (script, _, bridge) = setup().await;
     let first = bridge.say("/stream", json!({})).await;
     let task_id = task_id_in(first.state_snapshot().unwrap()).unwrap();
+    // Another context of the same caller.
+    let other = switchboard_bridge::Owner::of(switchboard_core::ANONYMOUS).new_context_id();
+    let answer = bridge
+        .run_verified(
+            json!([user("u2", "more")]),
+            json!({"a2a": {"taskId": task_id, "contextId": other}}),
+        )
+        .await;
+    answer.assert_run_error("bridge:context_mismatch", &task_id);
+    // A context that is not the caller's is not there at all.
     let answer = bridge
         .run_verified(
             json!([user("u2", "more")]),
             json!({"a2a": {"taskId": task_id, "contextId": "some-other-context"}}),
         )
         .await;
-    answer.assert_run_error("bridge:context_mismatch", &task_id);
+    answer.assert_run_error("bridge:unknown_context", "some-other-context");
     assert_eq!(script.received().len(), 1);
 }
 

@@ -343,3 +343,16 @@ async fn wait_for_state(client: &switchboard_client::A2AClient, task_id: &str, s
     }
     panic!("task {task_id} never reached {state:?}");
 }
+
+#[tokio::test]
+async fn a_huge_agent_event_is_read_well_within_the_agent_timeout() {
+    // One 12 MiB A2A event through a remote agent: the SSE of the agent's
+    // answer is read in one pass, so the run is not taken for a silent
+    // agent (the bridge's agent timeout here: 5 s between events).
+    let (_, _, bridge) = setup().await;
+    let answer = bridge.say("/big 12", json!({})).await.verified();
+    assert!(answer.error().is_none(), "{:?}", answer.error());
+    let text = answer.text();
+    assert_eq!(text.len(), 12 << 20);
+    assert!(text.bytes().all(|b| b == b'y'));
+}

@@ -39,7 +39,10 @@
 //! them. Since the converter's ids and state come from the log alone, the
 //! pieces of an interrupted stream put together are the uninterrupted
 //! stream. A `Last-Event-ID` that is neither form is the binding's
-//! invalid-params error.
+//! invalid-params error. A resumed stream (AG-UI 1.0, SSE or protobuf)
+//! that would start after the run's `RUN_STARTED` starts with that event
+//! again, id-less, so an AG-UI client can consume it as a run; put
+//! together with what came before, it is the one duplicate to drop.
 
 use std::convert::Infallible;
 use std::future::ready;
@@ -171,6 +174,9 @@ pub(crate) fn response(
             // One buffer per A2A event, every frame serialized straight into it.
             let chunks = batches.filter_map(|batch| {
                 let mut out = Vec::with_capacity(batch.unsent_count() * FRAME_SIZE_GUESS);
+                if let Some(started) = &batch.preface {
+                    write_sse_event(&mut out, None, started);
+                }
                 for (id, event) in batch.unsent() {
                     write_sse_event(&mut out, id, event);
                 }
@@ -181,7 +187,7 @@ pub(crate) fn response(
         Vocabulary::Official(Encoding::Protobuf) => {
             let bytes = batches.filter_map(|batch| {
                 let mut out = Vec::with_capacity(batch.unsent_count() * FRAME_SIZE_GUESS);
-                for (_, event) in batch.unsent() {
+                for event in batch.preface.iter().chain(batch.unsent().map(|(_, e)| e)) {
                     if let Err(e) = write_frame(&mut out, event) {
                         tracing::warn!(error = %e, "an AG-UI event has no protobuf form; left out");
                     }
@@ -284,6 +290,9 @@ struct Batch {
     /// How many of the first frames the client had before it resumed: a
     /// resume point covers a prefix of each A2A event's frames.
     delivered: usize,
+    /// The run's `RUN_STARTED` again, before the first frame of a resumed
+    /// stream that does not start with it (see [`converted`]); no id.
+    preface: Option<Event>,
 }
 
 impl Batch {
@@ -337,11 +346,20 @@ fn until_run_ends(
 /// Every converted event, one batch per A2A event. An error in the stream
 /// ends the run with `RUN_ERROR`; a stream that just stops (the server
 /// shutting down) ends without one, so the client can resume.
+///
+/// A resumed stream opens with the run's `RUN_STARTED` once more, without
+/// an id (it is no new event of the log, and a `Last-Event-ID` taken from
+/// what follows is unaffected): AG-UI clients take every stream for a run
+/// and refuse one whose first event is not `RUN_STARTED`. A client that
+/// puts the pieces of a stream together drops it.
 fn converted(
     items: impl Stream<Item = Result<switchboard_core::LoggedEvent, A2AError>> + Send + 'static,
     resume: Option<ResumePoint>,
 ) -> impl Stream<Item = Batch> + Send + 'static {
     let mut converter = Converter::new(ConverterOptions::default());
+    // While resuming: the run's RUN_STARTED, until the first frame goes out.
+    let mut started: Option<Event> = None;
+    let mut resuming = resume.is_some();
     items.map(move |item| match item {
         Ok(ev) => {
             // The converter's events straight: their ids are written as they go out.
@@ -353,11 +371,25 @@ fn converted(
                     .count(),
                 _ => 0,
             };
+            let mut preface = None;
+            if resuming {
+                if let Some(event) = events[..delivered]
+                    .iter()
+                    .find(|e| matches!(e.kind, EventKind::RunStarted(_)))
+                {
+                    started = Some(event.clone());
+                }
+                if delivered < events.len() {
+                    resuming = false;
+                    preface = started.take();
+                }
+            }
             Batch {
                 seq,
                 converted: events.len(),
                 events,
                 delivered,
+                preface,
             }
         }
         Err(e) => {
@@ -368,6 +400,7 @@ fn converted(
                 converted: events.len(),
                 events,
                 delivered: 0,
+                preface: None,
             }
         }
     })

@@ -29,6 +29,14 @@
 //! `RUN_ERROR` — clients and proxies see an auth failure as one. `serve`'s
 //! own `/agui` uses the same layer over its gate.
 //!
+//! **Ownership.** The agent sees every call as the bridge's (its
+//! `--agent-bearer-token` / `--agent-header` credential), so the bridge
+//! scopes tasks and contexts to its callers itself, with no state of its
+//! own: the contexts it starts carry a hash of the caller's principal in
+//! their id, and a run naming a task or context of another caller is
+//! answered as if it did not exist (`switchboard_bridge::owner`). A
+//! restarted bridge, and every replica behind a load balancer, agree.
+//!
 //! **Hostile callers.** The router runs on the server's connection code
 //! ([`switchboard_server::serve_router`]): header read timeout (slowloris),
 //! idle timeout, body rate, connection caps per address and in total.
@@ -90,6 +98,21 @@ pub struct BridgeArgs {
     /// `/view/config`. Off: they are ordinary messages.
     #[arg(long, env = "SWITCHBOARD_BRIDGE_ENGRAM")]
     pub engram: bool,
+    /// Cancel a run's task (CancelTask) when its client goes away before
+    /// the run ended. Off: the task keeps running, and a later run
+    /// reconnects to it by its taskId.
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_CANCEL_ON_DISCONNECT")]
+    pub cancel_on_disconnect: bool,
+    /// The most bytes of earlier conversation a message into a new context
+    /// carries (metadata.agui.history, with the input's context and tools):
+    /// the most recent messages that fit go, and the agent is told how many
+    /// were left out. Keep it below the agent's metadata limit.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_MAX_HISTORY_BYTES",
+        default_value_t = switchboard_bridge::options::DEFAULT_HISTORY_BYTES
+    )]
+    pub max_history_bytes: usize,
     /// A bearer token the bridge sends to the agent on every call.
     #[arg(
         long,
@@ -247,6 +270,8 @@ impl BridgeArgs {
                 bridge: BridgeConfig {
                     forward_system_messages: self.forward_system_messages,
                     engram: self.engram,
+                    cancel_on_disconnect: self.cancel_on_disconnect,
+                    max_history_bytes: self.max_history_bytes,
                 },
                 agent_timeout: Duration::from_secs(self.agent_timeout_secs),
             },
@@ -275,7 +300,10 @@ impl BridgeArgs {
 
 /// The AG-UI endpoint over `factory`, behind a layer that lets in only the
 /// callers `authenticator` accepts (see the module docs). The caller's
-/// [`Identity`] is in the request's extensions for the factory.
+/// [`Identity`] is in the request's extensions for the factory, and so is
+/// its principal as a [`switchboard_bridge::Caller`]: a [`RemoteBackend`]
+/// scopes the caller's tasks and contexts to it
+/// ([`switchboard_bridge::owner`]).
 pub fn agui_router(
     factory: impl BackendFactory,
     config: EndpointConfig,
@@ -288,6 +316,9 @@ pub fn agui_router(
                 let (mut head, body) = request.into_parts();
                 match authenticator.authenticate(&head).await {
                     Ok(identity) => {
+                        // The remote backend scopes the caller's runs to it.
+                        head.extensions
+                            .insert(switchboard_bridge::Caller(identity.principal.clone()));
                         head.extensions.insert(identity);
                         next.run(Request::from_parts(head, body)).await
                     }

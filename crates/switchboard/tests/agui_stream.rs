@@ -116,11 +116,15 @@ async fn tool_stream_over_jsonrpc_resumes_exactly_at_every_cut() {
     assert!(full.iter().all(|f| f.id.is_some()));
     let task = run_id(&full);
 
-    // Cut after every frame: the rest, resumed, completes it exactly.
+    // Cut after every frame: the rest, resumed, completes it exactly, and
+    // opens with the run's RUN_STARTED again (id-less) so that an AG-UI
+    // client can consume it on its own.
     for k in 1..full.len() {
         let id = full[k - 1].id.clone().unwrap();
         let rest = read_sse(resume_rest(&base, &task, &id).await, None).await;
-        assert_eq!(rest, full[k..].to_vec(), "resumed after {id}");
+        assert_eq!(rest[0].event, full[0].event, "resumed after {id}");
+        assert_eq!(rest[0].id, None, "resumed after {id}");
+        assert_eq!(rest[1..], full[k..], "resumed after {id}");
     }
     // A plain <seq> resumes after every event of that A2A item.
     let last = full.last().unwrap().id.clone().unwrap();
@@ -144,8 +148,10 @@ async fn a_live_stream_cut_mid_run_and_resumed_equals_the_whole_stream() {
     let task = run_id(&head);
     let id = head.last().unwrap().id.clone().unwrap();
     let rest = read_sse(resume_rest(&base, &task, &id).await, None).await;
+    assert_eq!(types(&rest[..1]), ["RUN_STARTED"]);
     let mut joined = head.clone();
-    joined.extend(rest);
+    // Put together, the resumed stream's own RUN_STARTED is dropped.
+    joined.extend(rest.into_iter().skip(1));
     let whole = read_sse(resume_rest(&base, &task, "0").await, None).await;
     assert_eq!(joined, whole);
     verified(&joined);
@@ -286,7 +292,10 @@ async fn the_rust_client_reads_and_resumes_agui_streams_on_both_bindings() {
             .map(Result::unwrap)
             .collect()
             .await;
-        assert_eq!(rest, items[k..].to_vec(), "{binding}");
+        // The run's RUN_STARTED again (id-less), then exactly the rest.
+        assert_eq!(rest[0].id, None, "{binding}");
+        assert_eq!(rest[0].event, items[0].event, "{binding}");
+        assert_eq!(rest[1..], items[k..], "{binding}");
         // Errors before the stream are A2A errors.
         let missing = A2aRequest::SubscribeToTask(SubscribeToTaskRequest {
             tenant: None,

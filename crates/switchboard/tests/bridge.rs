@@ -55,10 +55,14 @@ impl RunEvents for Answer {
 }
 
 impl Answer {
-    /// A `200`, the official client's rules, and one terminal event, last.
+    /// A `200`, the official client's rules, one terminal event, last, and
+    /// a `timestamp` on every event.
     fn verified(self) -> Self {
         assert_eq!(self.status, 200, "{:?}", self.headers);
         self.check_ended().unwrap();
+        for event in &self.events {
+            assert!(event.timestamp.is_some(), "{:?}", event.type_name());
+        }
         self
     }
 
@@ -386,4 +390,466 @@ async fn a_silent_client_is_closed_within_the_header_timeout() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// A `RunAgentInput` of `messages` with `state`, `forwardedProps.a2a` =
+/// `a2a` (when not null) and `resume` entries.
+fn run_input(messages: Value, state: Value, a2a: Value, resume: Option<Value>) -> Value {
+    let mut input = json!({
+        "threadId": THREAD_ID,
+        "runId": RUN_ID,
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "state": state,
+        "forwardedProps": {},
+    });
+    if !a2a.is_null() {
+        input["forwardedProps"]["a2a"] = a2a;
+    }
+    if let Some(resume) = resume {
+        input["resume"] = resume;
+    }
+    input
+}
+
+/// The one task in the `/view` of a run's final state: its id and state.
+fn view_task(state: &Value) -> (String, String) {
+    let tasks = state["view"]["tasksById"].as_object().unwrap();
+    assert_eq!(tasks.len(), 1, "{state}");
+    let (id, task) = tasks.iter().next().unwrap();
+    (id.clone(), task["state"].as_str().unwrap_or("").to_owned())
+}
+
+/// The task `id` as `serve` holds it (JSON-RPC GetTask, `headers` added).
+async fn agent_task(serve: &Serve, id: &str, headers: &[(&str, &str)]) -> Value {
+    let mut request = proc::request(&serve.base(), "GetTask", json!({"id": id}));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let answer: Value = request.send().await.unwrap().json().await.unwrap();
+    assert!(answer["error"].is_null(), "{answer}");
+    answer["result"].clone()
+}
+
+/// Polls `serve` until task `id` is in `state` (30 s at most).
+async fn wait_for_task_state(serve: &Serve, id: &str, state: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = agent_task(serve, id, &[]).await;
+        if task["status"]["state"] == state {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id} never got to {state}: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The RUN_ERROR of a run refused as if the task did not exist.
+fn assert_not_found(answer: &Answer, what: &str) {
+    let (code, message) = answer
+        .error()
+        .unwrap_or_else(|| panic!("{what}: no RUN_ERROR in {:?}", answer.types()));
+    assert!(
+        code == "bridge:agent_error" || code == "bridge:unknown_context",
+        "{what}: {code} {message}"
+    );
+    assert!(message.contains("not found"), "{what}: {message}");
+    assert!(
+        !answer.text().contains("name"),
+        "{what}: nothing of the task is shown: {}",
+        answer.text()
+    );
+}
+
+#[tokio::test]
+async fn the_bridge_scopes_every_task_and_context_to_its_caller() {
+    const AGENT_KEY: &str = "sb_the-bridge-itself";
+    const ALICE: &str = "sb_alice-key";
+    const BOB: &str = "sb_bob-key";
+    let agent_key = format!("{}=bridge", switchboard_auth::hash_api_key(AGENT_KEY));
+    let serve = Serve::start_with("memory", &["--api-key-hash", &agent_key]);
+    let callers = format!(
+        "{}=alice,{}=bob",
+        switchboard_auth::hash_api_key(ALICE),
+        switchboard_auth::hash_api_key(BOB)
+    );
+    let header = format!("X-API-Key: {AGENT_KEY}");
+    let flags = ["--api-key-hash", &callers, "--agent-header", &header];
+    // Two replicas of the bridge, and later a third: no bridge state.
+    let one = BridgeProc::start(&serve.base(), &flags);
+    let two = BridgeProc::start(&serve.base(), &flags);
+    let alice = [("x-api-key", ALICE)];
+    let bob = [("x-api-key", BOB)];
+    let ask = json!([{"id": "u1", "role": "user", "content": "/ask"}]);
+
+    let first = post(
+        &one.url(),
+        &run_input(ask.clone(), json!({}), Value::Null, None),
+        &alice,
+    )
+    .await
+    .verified();
+    let Some(RunFinishedOutcome::Interrupt { interrupts }) = first.outcome() else {
+        panic!("{:?} {:?}", first.types(), first.error());
+    };
+    let interrupt = interrupts[0].id.clone();
+    let alice_state = first.final_state();
+    let (task, _) = view_task(&alice_state);
+    let context = alice_state["view"]["contextId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let hello = json!([{"id": "b1", "role": "user", "content": "hello"}]);
+
+    // Bob names alice's task, interrupt or context every way a run can.
+    let attempts = [
+        (
+            "stream into her task",
+            run_input(hello.clone(), json!({}), json!({"taskId": task}), None),
+        ),
+        (
+            "send into her task",
+            run_input(
+                hello.clone(),
+                json!({}),
+                json!({"mode": "send", "taskId": task}),
+                None,
+            ),
+        ),
+        (
+            "reconnect to her task",
+            run_input(json!([]), json!({}), json!({"taskId": task}), None),
+        ),
+        (
+            "view her task",
+            run_input(
+                json!([]),
+                json!({}),
+                json!({"mode": "send", "taskId": task}),
+                None,
+            ),
+        ),
+        (
+            "cancel her task",
+            run_input(
+                json!([]),
+                json!({}),
+                json!({"mode": "cancel", "taskId": task}),
+                None,
+            ),
+        ),
+        (
+            "resume her interrupt",
+            run_input(
+                ask.clone(),
+                json!({}),
+                Value::Null,
+                Some(json!([{"interruptId": interrupt, "status": "resolved", "payload": "Bob"}])),
+            ),
+        ),
+        (
+            "resume her interrupt with her state",
+            run_input(
+                ask.clone(),
+                alice_state.clone(),
+                Value::Null,
+                Some(json!([{"interruptId": interrupt, "status": "resolved", "payload": "Bob"}])),
+            ),
+        ),
+        (
+            "cancel her interrupt",
+            run_input(
+                ask.clone(),
+                json!({}),
+                Value::Null,
+                Some(json!([{"interruptId": interrupt, "status": "cancelled"}])),
+            ),
+        ),
+        (
+            "continue her context",
+            run_input(
+                hello.clone(),
+                json!({}),
+                json!({"contextId": context}),
+                None,
+            ),
+        ),
+    ];
+    for (what, body) in &attempts {
+        for bridge in [&one, &two] {
+            let answer = post(&bridge.url(), body, &bob).await.verified();
+            assert_not_found(&answer, what);
+        }
+    }
+    // Her state's context is not his: his run starts a context of his own.
+    let his = post(
+        &two.url(),
+        &run_input(hello.clone(), alice_state.clone(), Value::Null, None),
+        &bob,
+    )
+    .await
+    .verified();
+    his.check_succeeded().unwrap();
+    let his_state = his.final_state();
+    assert_ne!(
+        his_state["view"]["contextId"],
+        json!(context),
+        "{his_state}"
+    );
+    // Her task is untouched, and hers on any replica, a new one included.
+    drop(one);
+    let three = BridgeProc::start(&serve.base(), &flags);
+    let view = post(
+        &three.url(),
+        &run_input(
+            json!([]),
+            json!({}),
+            json!({"mode": "send", "taskId": task}),
+            None,
+        ),
+        &alice,
+    )
+    .await
+    .verified();
+    assert_eq!(view_task(&view.final_state()).1, "input-required");
+    let resume = json!([{"interruptId": interrupt, "status": "resolved", "payload": "Alice"}]);
+    let done = post(
+        &two.url(),
+        &run_input(ask.clone(), alice_state.clone(), Value::Null, Some(resume)),
+        &alice,
+    )
+    .await
+    .verified();
+    done.check_succeeded().unwrap();
+    assert!(done.text().contains("Hello, Alice!"), "{}", done.text());
+}
+
+#[tokio::test]
+async fn a_user_message_reaches_the_agent_once_after_a_run_without_text() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &[]);
+    let reject = json!({"id": "u1", "role": "user", "content": "/reject"});
+    let first = post(
+        &bridge.url(),
+        &run_input(json!([reject]), json!({}), Value::Null, None),
+        &[],
+    )
+    .await
+    .verified();
+    let state = first.final_state();
+    assert!(state["view"]["contextId"].is_string(), "{state}");
+    // The client sends the whole thread again: the rejected message has
+    // no assistant answer after it.
+    let again = json!({"id": "u2", "role": "user", "content": "still there?"});
+    let second = post(
+        &bridge.url(),
+        &run_input(json!([reject, again]), state, Value::Null, None),
+        &[],
+    )
+    .await
+    .verified();
+    second.check_succeeded().unwrap();
+    assert!(
+        second.text().contains("You said: still there?"),
+        "{}",
+        second.text()
+    );
+    assert!(!second.text().contains("/reject"), "{}", second.text());
+}
+
+#[tokio::test]
+async fn a_run_can_cancel_its_task_and_a_disconnect_can_too() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &[]);
+    let long = json!([{"id": "u1", "role": "user", "content": "/long 60"}]);
+    let started = post(
+        &bridge.url(),
+        &run_input(long.clone(), json!({}), json!({"mode": "send"}), None),
+        &[],
+    )
+    .await
+    .verified();
+    let (task, state) = view_task(&started.final_state());
+    assert!(state == "working" || state == "submitted", "{state}");
+    let cancel = post(
+        &bridge.url(),
+        &run_input(
+            json!([]),
+            json!({}),
+            json!({"mode": "cancel", "taskId": task}),
+            None,
+        ),
+        &[],
+    )
+    .await
+    .verified();
+    assert!(cancel.error().is_none(), "{:?}", cancel.error());
+    assert_eq!(view_task(&cancel.final_state()).1, "canceled");
+    assert_eq!(
+        agent_task(&serve, &task, &[]).await["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
+    // Cancelling an ended task reports it, and changes nothing.
+    let again = post(
+        &bridge.url(),
+        &run_input(
+            json!([]),
+            json!({}),
+            json!({"mode": "cancel", "taskId": task}),
+            None,
+        ),
+        &[],
+    )
+    .await
+    .verified();
+    assert_eq!(view_task(&again.final_state()).1, "canceled");
+
+    // A client that goes away: the task keeps running, unless the bridge
+    // is told to cancel it then.
+    let cancelling = BridgeProc::start(&serve.base(), &["--cancel-on-disconnect"]);
+    let kept = leave_a_run(&bridge, &long).await;
+    let canceled = leave_a_run(&cancelling, &long).await;
+    wait_for_task_state(&serve, &canceled, "TASK_STATE_CANCELED").await;
+    // By now the first bridge has had as long to cancel its task.
+    assert_eq!(
+        agent_task(&serve, &kept, &[]).await["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+}
+
+/// Starts a streamed run of `messages` on `bridge`, reads it until its
+/// task is in the state, and goes away; the task's id.
+async fn leave_a_run(bridge: &BridgeProc, messages: &Value) -> String {
+    let response = reqwest::Client::new()
+        .post(bridge.url())
+        .header("content-type", "application/json")
+        .body(run_input(messages.clone(), json!({}), Value::Null, None).to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut body = response.bytes_stream();
+    let mut decoder = SseDecoder::new();
+    let mut answer = Answer {
+        status: 200,
+        headers: Default::default(),
+        events: Vec::new(),
+    };
+    loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), body.next())
+            .await
+            .expect("the run starts")
+            .expect("the stream is open")
+            .unwrap();
+        answer
+            .events
+            .extend(decoder.push(&chunk).unwrap().into_iter().map(|e| e.event));
+        let state = answer.final_state();
+        if let Some(id) = state["view"]["tasksById"]
+            .as_object()
+            .and_then(|t| t.keys().next())
+        {
+            return id.clone();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_long_thread_without_client_state_fits_the_agent() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &[]);
+    let mut messages = Vec::new();
+    for i in 0..2000 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        messages.push(json!({
+            "id": format!("m{i}"),
+            "role": role,
+            "content": format!("message number {i} of a long conversation about nothing much"),
+        }));
+    }
+    messages.push(json!({"id": "last", "role": "user", "content": "the last word"}));
+    let answer = post(
+        &bridge.url(),
+        &run_input(Value::from(messages), json!({}), Value::Null, None),
+        &[],
+    )
+    .await
+    .verified();
+    answer.check_succeeded().unwrap();
+    assert!(
+        answer.text().contains("You said: the last word"),
+        "{}",
+        answer.text()
+    );
+    let (task, _) = view_task(&answer.final_state());
+    let task = agent_task(&serve, &task, &[]).await;
+    let agui = &task["history"][0]["metadata"]["agui"];
+    let kept = agui["history"].as_array().unwrap().len();
+    let omitted = agui["historyOmitted"].as_u64().unwrap();
+    assert!(kept > 10, "the most recent turns travel: {kept}");
+    assert_eq!(
+        kept as u64 + omitted,
+        2000,
+        "the agent is told what was left out"
+    );
+    assert_eq!(
+        agui["history"][kept - 1]["messageId"],
+        "m1999",
+        "the kept ones are the most recent"
+    );
+}
+
+#[tokio::test]
+async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &[]);
+    let ask = json!([{"id": "u1", "role": "user", "content": "/ask"}]);
+    let first = post(
+        &bridge.url(),
+        &run_input(ask.clone(), json!({}), Value::Null, None),
+        &[],
+    )
+    .await
+    .verified();
+    let Some(RunFinishedOutcome::Interrupt { interrupts }) = first.outcome() else {
+        panic!("{:?}", first.types());
+    };
+    // AG-UI's interrupt rule: the state and the messages a resume needs
+    // come right before the interrupting RUN_FINISHED.
+    let types = first.types();
+    assert_eq!(
+        types[types.len() - 3..],
+        ["STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"],
+        "{types:?}"
+    );
+    let EventKind::MessagesSnapshot(snapshot) = &first.events[first.events.len() - 2].kind else {
+        unreachable!()
+    };
+    let messages = serde_json::to_value(&snapshot.messages).unwrap();
+    assert_eq!(messages[0]["id"], "u1", "{messages}");
+    assert!(
+        messages.to_string().contains("What is your name?"),
+        "{messages}"
+    );
+    let resume = json!([{"interruptId": interrupts[0].id, "status": "resolved", "payload": "Ann"}]);
+    let state = first.final_state();
+    for _ in 0..2 {
+        let answer = post(
+            &bridge.url(),
+            &run_input(
+                ask.clone(),
+                state.clone(),
+                Value::Null,
+                Some(resume.clone()),
+            ),
+            &[],
+        )
+        .await
+        .verified();
+        answer.check_succeeded().unwrap();
+        assert_eq!(view_task(&answer.final_state()).1, "completed");
+    }
 }

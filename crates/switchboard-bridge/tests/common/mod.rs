@@ -51,7 +51,8 @@ impl Script {
 ///   the answer completes it with the values it got;
 /// - `/ask`: input-required (plain question); any answer completes it;
 /// - `/fail`: failed;
-/// - `/silent`: working, then nothing until released.
+/// - `/silent`: working, then nothing until released;
+/// - `/big N`: one artifact event of N MiB of text, completed.
 pub fn scripted_handler(script: Arc<Script>) -> RequestHandler {
     let agent = agent_fn(move |ctx, events| {
         let script = script.clone();
@@ -106,6 +107,17 @@ pub fn scripted_handler(script: Arc<Script>) -> RequestHandler {
                             None,
                         )
                         .await?;
+                }
+                "/big" => {
+                    // One artifact event of N MiB of text.
+                    let mib: usize = text
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(1);
+                    let w = events.artifact_writer("big");
+                    w.finish(Part::text("y".repeat(mib << 20))).await?;
+                    events.complete().await?;
                 }
                 "/ask" => events.ask("what next?").await?,
                 "/fail" => events.fail("the agent broke").await?,

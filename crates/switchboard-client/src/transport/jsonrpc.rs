@@ -26,7 +26,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use eventsource_stream::Event;
+use super::sse::Event;
 use futures::{StreamExt, stream};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};

@@ -24,18 +24,19 @@ pub(crate) mod grpc;
 pub(crate) mod grpc_v03;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
+pub(crate) mod sse;
 pub(crate) mod v03;
 
 use std::fmt;
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use sse::{Event, SseParser};
 use switchboard_protocol::card::{BINDING_HTTP_JSON, BINDING_JSONRPC};
 use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
@@ -390,43 +391,48 @@ pub(crate) fn sse_stream<F>(resp: reqwest::Response, result: F) -> RawStream
 where
     F: FnMut(&Event) -> Result<Box<RawValue>, ClientError> + Send + 'static,
 {
-    let events = resp.bytes_stream().eventsource();
-    stream::unfold(
-        (events, result, false),
-        |(mut events, mut result, done)| async move {
-            if done {
-                return None;
-            }
-            let item = loop {
-                match events.next().await {
-                    None => return None,
-                    Some(Err(e)) => break Err(sse_error(e)),
-                    Some(Ok(event)) if event.data.trim().is_empty() => continue,
-                    Some(Ok(event)) => {
-                        break result(&event).map(|result| RawEvent {
-                            seq: event.id.trim().parse().ok(),
-                            result,
-                        });
-                    }
-                }
-            };
-            let failed = item.is_err();
-            Some((item, (events, result, failed)))
-        },
-    )
-    .boxed()
-}
-
-fn sse_error(e: EventStreamError<reqwest::Error>) -> ClientError {
-    match e {
-        EventStreamError::Transport(e) => ClientError::transport(&e),
-        EventStreamError::Utf8(e) => {
-            ClientError::Decode(format!("the event stream is not UTF-8: {e}"))
-        }
-        EventStreamError::Parser(e) => {
-            ClientError::Decode(format!("the event stream is malformed: {e:?}"))
-        }
+    struct Reading<F> {
+        body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+        parser: SseParser,
+        /// Events parsed and not yet handed out.
+        ready: std::collections::VecDeque<Event>,
+        result: F,
+        done: bool,
     }
+    let reading = Reading {
+        body: resp.bytes_stream().boxed(),
+        parser: SseParser::default(),
+        ready: std::collections::VecDeque::new(),
+        result,
+        done: false,
+    };
+    stream::unfold(reading, |mut r| async move {
+        if r.done {
+            return None;
+        }
+        let item = loop {
+            if let Some(event) = r.ready.pop_front() {
+                if event.data.trim().is_empty() {
+                    continue;
+                }
+                break (r.result)(&event).map(|result| RawEvent {
+                    seq: event.id.trim().parse().ok(),
+                    result,
+                });
+            }
+            match r.body.next().await {
+                None => return None,
+                Some(Err(e)) => break Err(ClientError::transport(&e)),
+                Some(Ok(chunk)) => match r.parser.push(&chunk) {
+                    Ok(events) => r.ready.extend(events),
+                    Err(e) => break Err(ClientError::Decode(e.to_string())),
+                },
+            }
+        };
+        r.done = item.is_err();
+        Some((item, r))
+    })
+    .boxed()
 }
 
 /// What the server answered a streaming request with.

@@ -37,7 +37,7 @@
 //! `StreamResponse` and whose `id:` is the event sequence; an `event: error`
 //! frame carries a Google error body and ends the stream.
 
-use eventsource_stream::Event;
+use super::sse::Event;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::value::RawValue;
