@@ -48,6 +48,9 @@
 //! for snapshots, `status_at` for `Task` and `StatusUpdate` events) and put
 //! back when a row is read.
 //!
+//! - `write_probe` (migration `0008_write_probe.sql`): one row, rewritten
+//!   when the store checks that writes work (see "When writes fail").
+//!
 //! A [`TaskStore::commit`] updates the snapshot row and appends the event row
 //! in **one transaction**, after checking that the stored `last_seq` is the
 //! one the writer expected (otherwise [`StoreError::SequenceConflict`]), so
@@ -113,6 +116,19 @@
 //! future is dropped while waiting. The writer task runs on the Tokio runtime
 //! that called [`SqliteStore::open`]; use the store within that runtime.
 //!
+//! ## When writes fail
+//!
+//! A full disk, an I/O error or a file that cannot be written fails the
+//! commits that meet it, each with the error SQLite gave ("database or disk
+//! is full", "attempt to write a readonly database"); reads go on. Every
+//! failed write is rolled back and, on a file, its connection replaced, so
+//! once the cause is gone the next write succeeds: no restart is needed.
+//! [`TaskStore::health`] reports the failure while it lasts, probing with a
+//! small real write, so a readiness probe takes the server out of rotation
+//! meanwhile. The store probes once when it opens, so a read-only file is
+//! reported before anyone writes. `src/writer.rs` has the details (and why
+//! the writer does not use sqlx's `Transaction`).
+//!
 //! ## Memory
 //!
 //! What the store itself keeps in memory is SQLite's page cache, and it is
@@ -168,12 +184,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{Connection, QueryBuilder, Row, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
 use switchboard_core::store::rows::{self, SqlRow};
 use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
@@ -183,6 +198,9 @@ use switchboard_protocol::StreamResponse;
 use tokio::sync::{mpsc, oneshot};
 
 mod push;
+mod writer;
+
+use writer::Writer;
 
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -240,11 +258,11 @@ pub struct SqliteStore {
     /// Connections for `load`, `list` and `events`.
     readers: SqlitePool,
     /// The writer's single connection (the same pool as `readers` in memory).
-    writer_pool: SqlitePool,
+    writer: Writer,
     /// Queue to the group-commit writer task.
     writes: mpsc::Sender<Job>,
     /// The writer task, which ends once `writes` is dropped and drained.
-    writer: tokio::task::JoinHandle<()>,
+    writer_task: tokio::task::JoinHandle<()>,
     /// What was opened, for messages.
     location: String,
     /// Wakes the push delivery worker after commits that queued notifications.
@@ -339,7 +357,13 @@ impl SqliteStore {
                 return Err(e);
             }
         };
-        Ok(Self::start(readers, writer_pool, location))
+        let store = Self::start(readers, Writer::new(writer_pool, true), location);
+        // A file that cannot be written (read-only) is reported by
+        // `health` from the start, not only after a caller's write failed.
+        if let Err(e) = store.writer.probe_write().await {
+            tracing::warn!(error = %e, location = %store.location, "the SQLite database cannot be written");
+        }
+        Ok(store)
     }
 
     /// A fresh, private in-memory database on a single connection, for tests.
@@ -362,17 +386,21 @@ impl SqliteStore {
         MIGRATOR.run(&pool).await.map_err(|e| {
             StoreError::Backend(format!("migrating in-memory SQLite database: {e}"))
         })?;
-        Ok(Self::start(pool.clone(), pool, ":memory:".to_string()))
+        Ok(Self::start(
+            pool.clone(),
+            Writer::new(pool, false),
+            ":memory:".to_string(),
+        ))
     }
 
-    fn start(readers: SqlitePool, writer_pool: SqlitePool, location: String) -> Self {
+    fn start(readers: SqlitePool, writer: Writer, location: String) -> Self {
         let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
-        let writer = tokio::spawn(run_writer(writer_pool.clone(), queue));
+        let writer_task = tokio::spawn(run_writer(writer.clone(), queue));
         Self {
             readers,
-            writer_pool,
-            writes,
             writer,
+            writes,
+            writer_task,
             location,
             push: push::PushHints::default(),
         }
@@ -404,10 +432,10 @@ impl SqliteStore {
     /// queued in the background, then closes its connection.
     pub async fn close(self) {
         drop(self.writes);
-        if let Err(e) = self.writer.await {
+        if let Err(e) = self.writer_task.await {
             tracing::error!(error = %e, "the SQLite writer task failed");
         }
-        self.writer_pool.close().await;
+        self.writer.pool().close().await;
         self.readers.close().await;
     }
 }
@@ -497,7 +525,7 @@ impl TaskRow {
 
 /// Takes commits off the queue and writes them in groups until the store is
 /// dropped or closed.
-async fn run_writer(pool: SqlitePool, mut queue: mpsc::Receiver<Job>) {
+async fn run_writer(pool: Writer, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let jobs = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
@@ -620,7 +648,7 @@ macro_rules! verdict {
 }
 
 /// One commit in a transaction of its own, by the cheapest route.
-async fn write_one(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
+async fn write_one(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
     if row.events.len() <= 1 {
         write_alone(pool, row).await
     } else {
@@ -638,7 +666,7 @@ async fn write_one(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
 /// conditional snapshot write, the conditional event append, the verdict and
 /// `COMMIT` go down as one multi-statement query. A sequence conflict writes
 /// nothing (and commits an empty transaction).
-async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
+async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
     let event = row.events.first();
     let sql = match (row.expected == 0, event.is_some()) {
         (true, true) => concat!(
@@ -658,7 +686,7 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         ),
         (false, false) => concat!("BEGIN IMMEDIATE;", put_next!(), verdict!(), "COMMIT"),
     };
-    let mut conn = writer_connection(pool).await?;
+    let mut conn = pool.connection().await?;
     let result = bind_task_columns!(sqlx::query(sql), bind, row)
         .bind(row.expected)
         .bind(event.map(|e| e.json.as_str()))
@@ -666,15 +694,11 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         .bind(event.map(|e| e.seq))
         .bind(event.map(|e| e.is_task))
         // `fetch_all` runs every statement, `COMMIT` included.
-        .fetch_all(&mut *conn)
-        .await;
-    let rows = match result {
-        Ok(rows) => rows,
-        Err(e) => {
-            roll_back(&mut conn).await;
-            return Err(backend(format!("writing task {}", row.id))(e));
-        }
-    };
+        .fetch_all(conn.begin())
+        .await
+        .map_err(backend(format!("writing task {}", row.id)));
+    // On failure this rolls back whatever is still open (see `writer`).
+    let rows = conn.finish(result).await?;
     let verdict = rows
         .first()
         .ok_or_else(|| StoreError::Backend(format!("writing task {}: no verdict", row.id)))?;
@@ -724,56 +748,46 @@ impl SqliteStore {
     async fn purge_batches(&self, select: &str, param: i64) -> Result<u64, StoreError> {
         let mut purged = 0;
         loop {
-            let mut conn = writer_connection(&self.writer_pool).await?;
-            let mut tx = begin_immediate(&mut conn).await?;
-            let victims: Vec<(String, String)> =
-                sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
-                    .bind(param)
-                    .fetch_all(&mut *tx)
+            let (named, deleted) = self
+                .writer
+                .transaction("committing a purge", async |tx| {
+                    let victims: Vec<(String, String)> =
+                        sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
+                            .bind(param)
+                            .fetch_all(&mut *tx)
+                            .await
+                            .map_err(backend("selecting finished tasks to purge"))?;
+                    if victims.is_empty() {
+                        return Ok((0, 0));
+                    }
+                    let keys = serde_json::to_string(&victims)
+                        .map_err(|e| StoreError::Backend(format!("encoding purge keys: {e}")))?;
+                    // The keys as rows of (tenant, id).
+                    const KEYS: &str = "SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+                    for table in ["push_outbox", "push_configs"] {
+                        sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "DELETE FROM {table} WHERE (tenant, task_id) IN ({KEYS})"
+                        )))
+                        .bind(keys.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend(format!("purging {table}")))?;
+                    }
+                    // The event log goes with its task (ON DELETE CASCADE).
+                    let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DELETE FROM tasks WHERE (tenant, id) IN ({KEYS})"
+                    )))
+                    .bind(keys.as_str())
+                    .execute(&mut *tx)
                     .await
-                    .map_err(backend("selecting finished tasks to purge"))?;
-            if victims.is_empty() {
+                    .map_err(backend("purging finished tasks"))?;
+                    Ok((victims.len(), done.rows_affected()))
+                })
+                .await?;
+            purged += deleted;
+            if named < PURGE_BATCH {
                 return Ok(purged);
             }
-            let keys = serde_json::to_string(&victims)
-                .map_err(|e| StoreError::Backend(format!("encoding purge keys: {e}")))?;
-            // The keys as rows of (tenant, id).
-            const KEYS: &str = "SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
-            for table in ["push_outbox", "push_configs"] {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DELETE FROM {table} WHERE (tenant, task_id) IN ({KEYS})"
-                )))
-                .bind(keys.as_str())
-                .execute(&mut *tx)
-                .await
-                .map_err(backend(format!("purging {table}")))?;
-            }
-            // The event log goes with its task (ON DELETE CASCADE).
-            let done = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DELETE FROM tasks WHERE (tenant, id) IN ({KEYS})"
-            )))
-            .bind(keys.as_str())
-            .execute(&mut *tx)
-            .await
-            .map_err(backend("purging finished tasks"))?;
-            commit_tx(tx, "committing a purge").await?;
-            purged += done.rows_affected();
-            if victims.len() < PURGE_BATCH {
-                return Ok(purged);
-            }
-        }
-    }
-}
-
-/// Ends the transaction a failed multi-statement write may have left open.
-async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
-    if let Err(e) = sqlx::query("ROLLBACK").execute(&mut **conn).await {
-        // SQLite rolls back by itself on some errors, and the failure may
-        // have come before `BEGIN`: then there is nothing to roll back.
-        if !e.to_string().contains("no transaction is active") {
-            // Unknown state: do not hand this connection out again.
-            tracing::error!(error = %e, "SQLite ROLLBACK failed; closing the writer connection");
-            conn.close_on_drop();
         }
     }
 }
@@ -782,14 +796,11 @@ async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
 /// error means nothing was written; inner errors are per-commit sequence
 /// conflicts (those commits changed nothing, the others were written).
 async fn write_group(
-    pool: &SqlitePool,
+    pool: &Writer,
     rows: &[&TaskRow],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let mut conn = writer_connection(pool).await?;
-    let mut tx = begin_immediate(&mut conn).await?;
-    let outcomes = write_many(&mut tx, rows).await?; // on error, dropping `tx` rolls back
-    commit_tx(tx, "committing").await?;
-    Ok(outcomes)
+    pool.transaction("committing", async |tx| write_many(tx, rows).await)
+        .await
 }
 
 /// Several commits at once, in a constant number of statements per chunk:
@@ -991,7 +1002,8 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 #[async_trait]
 impl TaskStore for SqliteStore {
     /// A read on a reader connection: the file is readable and every
-    /// migration this build embeds is recorded as applied.
+    /// migration this build embeds is recorded as applied; and writes work:
+    /// the last one succeeded, or a probe write does now (`writer`).
     async fn health(&self) -> Result<(), StoreError> {
         let applied: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success",
@@ -1005,7 +1017,7 @@ impl TaskStore for SqliteStore {
                 "schema at migration {applied}, this build needs {latest}"
             )));
         }
-        Ok(())
+        self.writer.probe().await
     }
 
     /// Push configs and the outbox live beside the tasks.
@@ -1159,25 +1171,7 @@ impl TaskStore for SqliteStore {
 // ----------------------------------------------------------------------------
 // Helpers.
 
-/// The writer pool's one connection (SQLite has one writer; sharing it
-/// avoids "database is locked" between our own connections).
-async fn writer_connection(pool: &SqlitePool) -> Result<PoolConnection<Sqlite>, StoreError> {
-    pool.acquire()
-        .await
-        .map_err(backend("acquiring the SQLite writer connection"))
-}
-
-/// A write transaction that takes the write lock at once, so what it reads
-/// cannot change before it writes, even if another process opens the file.
-async fn begin_immediate(
-    conn: &mut PoolConnection<Sqlite>,
-) -> Result<Transaction<'_, Sqlite>, StoreError> {
-    conn.begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(backend("starting a write transaction"))
-}
-
-/// Commits `tx`; `what` names the transaction in the error.
+/// Commits the read transaction `tx`; `what` names it in the error.
 async fn commit_tx(tx: Transaction<'_, Sqlite>, what: &str) -> Result<(), StoreError> {
     tx.commit().await.map_err(backend(what))
 }
@@ -1200,6 +1194,7 @@ fn sub_nanos(ts: DateTime<Utc>) -> i64 {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use sqlx::pool::PoolConnection;
 
     /// `PRAGMA cache_size` as `conn` sees it.
     async fn cache_size_of(conn: &mut PoolConnection<Sqlite>) -> i64 {
@@ -1234,7 +1229,7 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(store.readers.size(), readers, "all readers open at start");
-            let mut w = store.writer_pool.acquire().await.unwrap();
+            let mut w = store.writer.pool().acquire().await.unwrap();
             assert_eq!(cache_size_of(&mut w).await, writer);
             drop(w);
             // Hold every reader at once, so each connection is checked.
