@@ -225,7 +225,8 @@ impl InMemoryStore {
             let after = grow(tasks.total);
             if after > max && after > tasks.total && !quota::finishes(record, events.len()) {
                 return Err(StoreError::QuotaExceeded(format!(
-                    "the in-memory store would hold {after} bytes of unfinished tasks;                      its bound is {max} bytes"
+                    "the in-memory store would hold {after} bytes, over its bound of {max} bytes, \
+                     and holds no finished task left to drop"
                 )));
             }
         }
