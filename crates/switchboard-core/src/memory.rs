@@ -207,8 +207,9 @@ impl InMemoryStore {
         let grow = |held: u64| held.saturating_sub(replaced).saturating_add(size.added);
         let owner = (record.tenant.clone(), record.owner.clone());
         let before = tasks.usage.get(&owner).copied().unwrap_or(0);
+        let finishes = quota::finishes(record, events.len());
         self.quota
-            .admit(record, events.len(), before, grow(before))?;
+            .admit(&record.owner, finishes, before, grow(before))?;
         if let Some(max) = self.max_bytes
             && grow(tasks.total) > max
         {
@@ -223,7 +224,7 @@ impl InMemoryStore {
                 }
             }
             let after = grow(tasks.total);
-            if after > max && after > tasks.total && !quota::finishes(record, events.len()) {
+            if after > max && after > tasks.total && !finishes {
                 return Err(StoreError::QuotaExceeded(format!(
                     "the in-memory store would hold {after} bytes, over its bound of {max} bytes, \
                      and holds no finished task left to drop"

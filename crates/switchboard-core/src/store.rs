@@ -310,6 +310,7 @@ impl Retention {
 
 pub mod quota;
 pub mod rows;
+pub mod writes;
 
 /// The shared test suite every [`TaskStore`] must pass.
 #[cfg(feature = "testing")]

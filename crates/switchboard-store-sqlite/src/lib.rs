@@ -50,6 +50,8 @@
 //!
 //! - `write_probe` (migration `0008_write_probe.sql`): one row, rewritten
 //!   when the store checks that writes work (see "When writes fail").
+//! - `storage_usage` (migration `0009_storage_usage.sql`): the bytes each
+//!   owner holds (see "Storage quota").
 //!
 //! A [`TaskStore::commit`] updates the snapshot row and appends the event row
 //! in **one transaction**, after checking that the stored `last_seq` is the
@@ -115,6 +117,19 @@
 //! A commit that was handed to the writer completes even if the caller's
 //! future is dropped while waiting. The writer task runs on the Tokio runtime
 //! that called [`SqliteStore::open`]; use the store within that runtime.
+//!
+//! ## Storage quota
+//!
+//! [`SqliteOptions::storage_quota`] bounds the bytes each owner (tenant,
+//! principal) keeps: `storage_usage` (migration `0009_storage_usage.sql`)
+//! holds the bytes of each owner's snapshots and event logs as stored,
+//! kept by triggers in the transaction of every write and deletion, so
+//! retention gives the space back by itself. A commit is decided against it
+//! in its own statements: the one-round-trip commit's conditional writes
+//! carry the check, and a group commit decides it per commit beside the
+//! sequence check, so a refused commit
+//! ([`StoreError::QuotaExceeded`]) writes nothing and fails alone. The rules
+//! (finishing a task is never refused) are `switchboard_core::store::quota`'s.
 //!
 //! ## When writes fail
 //!
@@ -189,6 +204,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
+use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow};
 use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
@@ -239,6 +255,9 @@ pub struct SqliteOptions {
     /// only the handful of pages SQLite needs). Small on purpose: see the
     /// crate docs, "Memory".
     pub reader_cache_kib: u32,
+    /// Bytes each owner may keep (default: no limit); see the crate docs,
+    /// "Storage quota".
+    pub storage_quota: StorageQuota,
 }
 
 impl Default for SqliteOptions {
@@ -249,6 +268,7 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             writer_cache_kib: 2000,
             reader_cache_kib: 64,
+            storage_quota: StorageQuota::default(),
         }
     }
 }
@@ -265,6 +285,8 @@ pub struct SqliteStore {
     writer_task: tokio::task::JoinHandle<()>,
     /// What was opened, for messages.
     location: String,
+    /// What each owner may keep.
+    quota: StorageQuota,
     /// Wakes the push delivery worker after commits that queued notifications.
     push: push::PushHints,
 }
@@ -357,7 +379,12 @@ impl SqliteStore {
                 return Err(e);
             }
         };
-        let store = Self::start(readers, Writer::new(writer_pool, true), location);
+        let store = Self::start(
+            readers,
+            Writer::new(writer_pool, true),
+            location,
+            options.storage_quota,
+        );
         // A file that cannot be written (read-only) is reported by
         // `health` from the start, not only after a caller's write failed.
         if let Err(e) = store.writer.probe_write().await {
@@ -390,10 +417,18 @@ impl SqliteStore {
             pool.clone(),
             Writer::new(pool, false),
             ":memory:".to_string(),
+            StorageQuota::default(),
         ))
     }
 
-    fn start(readers: SqlitePool, writer: Writer, location: String) -> Self {
+    /// [`open_in_memory`](Self::open_in_memory) granting each owner `quota`.
+    pub async fn open_in_memory_with(quota: StorageQuota) -> Result<Self, StoreError> {
+        let mut store = Self::open_in_memory().await?;
+        store.quota = quota;
+        Ok(store)
+    }
+
+    fn start(readers: SqlitePool, writer: Writer, location: String, quota: StorageQuota) -> Self {
         let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
         let writer_task = tokio::spawn(run_writer(writer.clone(), queue));
         Self {
@@ -401,6 +436,7 @@ impl SqliteStore {
             writer,
             writes,
             writer_task,
+            quota,
             location,
             push: push::PushHints::default(),
         }
@@ -472,6 +508,12 @@ struct TaskRow {
     task_json: String,
     /// The events to append, at `expected + 1 ..= last_seq`.
     events: Vec<EventRow>,
+    /// The owner's quota in bytes, if it applies to this commit (not to one
+    /// finishing an existing task).
+    quota: Option<i64>,
+    /// The bytes the commit writes: its snapshot and events, as counted by
+    /// `storage_usage` (migration 0009).
+    added: i64,
 }
 
 /// One event of a commit, encoded.
@@ -486,7 +528,11 @@ struct EventRow {
 }
 
 impl TaskRow {
-    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
+    fn encode(
+        record: &TaskRecord,
+        events: &[StreamResponse],
+        quota: &StorageQuota,
+    ) -> Result<Self, StoreError> {
         let id = &record.task.id;
         let expected = record.expected_stored_seq(events.len());
         let events = events
@@ -504,6 +550,13 @@ impl TaskRow {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let status_time = record.status_time();
+        let task_json = serde_json::to_string(&record.task)
+            .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?;
+        let added = events.iter().map(|e| e.json.len()).sum::<usize>() + task_json.len();
+        let quota = quota
+            .max_bytes_per_owner
+            .filter(|_| !quota::finishes(record, events.len()))
+            .map(|max| i64::try_from(max).unwrap_or(i64::MAX));
         Ok(Self {
             tenant: record.tenant.clone(),
             id: id.clone(),
@@ -516,9 +569,10 @@ impl TaskRow {
             created_at: format_exact(record.created_at),
             last_seq: seq_to_i64(record.last_seq, id)?,
             expected: seq_to_i64(expected, id)?,
-            task_json: serde_json::to_string(&record.task)
-                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
+            task_json,
             events,
+            quota,
+            added: i64::try_from(added).unwrap_or(i64::MAX),
         })
     }
 }
@@ -603,16 +657,52 @@ macro_rules! upsert_task {
 // other `tasks` columns in `task_columns!` order (?10 is last_seq), ?12 the
 // expected stored last_seq, ?13 the event JSON, ?14 the event's status_at,
 // ?15 the event's seq (the same number the group path writes; for a
-// well-formed commit it equals last_seq), ?16 whether the event is a task.
+// well-formed commit it equals last_seq), ?16 whether the event is a task,
+// ?17 the owner's quota in bytes if it applies (`TaskRow::quota`), ?18 the
+// bytes the commit writes (`TaskRow::added`).
+
+/// How many bytes the commit adds to its owner: what it writes, less the
+/// snapshot it replaces.
+macro_rules! growth {
+    () => {
+        "(?18 - COALESCE((SELECT octet_length(task_json) FROM tasks \
+             WHERE tenant = ?1 AND id = ?2), 0))"
+    };
+}
+
+/// What the owner holds now.
+macro_rules! used {
+    () => {
+        "COALESCE((SELECT bytes FROM storage_usage WHERE tenant = ?1 AND owner = ?4), 0)"
+    };
+}
+
+/// The commit keeps its owner within its quota, or does not grow it, or
+/// no quota applies (`store::quota::StorageQuota::admit`).
+macro_rules! within_quota {
+    () => {
+        concat!(
+            "(?17 IS NULL OR ",
+            growth!(),
+            " <= 0 OR ",
+            used!(),
+            " + ",
+            growth!(),
+            " <= ?17)"
+        )
+    };
+}
 
 /// Writes the snapshot of a task whose log is empty so far (new or not):
-/// changes one row exactly when the stored `last_seq` is the expected 0.
+/// changes one row exactly when the stored `last_seq` is the expected 0
+/// and the owner's quota allows it.
 macro_rules! put_first {
     () => {
         concat!(
             "INSERT INTO tasks (",
             task_columns!(),
-            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ",
+            within_quota!(),
             upsert_task!(),
             " WHERE tasks.last_seq = ?12;"
         )
@@ -620,13 +710,17 @@ macro_rules! put_first {
 }
 
 /// Replaces the snapshot: changes one row exactly when the stored `last_seq`
-/// is the expected one.
+/// is the expected one and the owner's quota allows it.
 macro_rules! put_next {
     () => {
-        "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
-             status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
-             task_json = ?11 \
-         WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12;"
+        concat!(
+            "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
+                 status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
+                 task_json = ?11 \
+             WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
+            within_quota!(),
+            ";"
+        )
     };
 }
 
@@ -638,12 +732,19 @@ macro_rules! append_event {
     };
 }
 
-/// Reports whether the commit applied (the last statement changed a row)
-/// and where the task's log ends now.
+/// Reports whether the commit applied (the last statement changed a row),
+/// where the task's log ends now and, for a refusal by quota, what the
+/// owner would have held.
 macro_rules! verdict {
     () => {
-        "SELECT changes() AS applied, \
-             (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) AS found;"
+        concat!(
+            "SELECT changes() AS applied, \
+                 (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) AS found, ",
+            used!(),
+            " + ",
+            growth!(),
+            " AS would_hold;"
+        )
     };
 }
 
@@ -693,6 +794,8 @@ async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
         .bind(event.and_then(|e| e.status_at.as_deref()))
         .bind(event.map(|e| e.seq))
         .bind(event.map(|e| e.is_task))
+        .bind(row.quota)
+        .bind(row.added)
         // `fetch_all` runs every statement, `COMMIT` included.
         .fetch_all(conn.begin())
         .await
@@ -703,11 +806,16 @@ async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
         .first()
         .ok_or_else(|| StoreError::Backend(format!("writing task {}: no verdict", row.id)))?;
     let applied: i64 = column(verdict, "applied")?;
-    if applied == 1 {
-        Ok(())
-    } else {
-        let found: Option<i64> = column(verdict, "found")?;
-        Err(conflict(row, found.unwrap_or(0)))
+    let found: Option<i64> = column(verdict, "found")?;
+    let found = found.unwrap_or(0);
+    match (applied, row.quota) {
+        (1, _) => Ok(()),
+        // The log ends where expected, so the quota refused the commit.
+        (_, Some(max)) if found == row.expected => {
+            let would_hold: i64 = column(verdict, "would_hold")?;
+            Err(quota::exceeded(&row.owner, to_u64(would_hold), to_u64(max)))
+        }
+        _ => Err(conflict(row, found)),
     }
 }
 
@@ -829,11 +937,15 @@ async fn write_many(
         .collect();
 
     let mut seqs = vec![0_i64; tasks.len()];
+    // The size of each task's stored snapshot, for the quota.
+    let mut snapshots = vec![0_i64; tasks.len()];
     for chunk in chunks(&tasks) {
         // A join from the keys, not `(tenant, id) IN (VALUES …)`, which
         // SQLite answers with a full scan of `tasks`. `CROSS JOIN` pins the
         // keys as the outer loop: one primary-key lookup per task.
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT t.tenant, t.id, t.last_seq FROM (");
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "SELECT t.tenant, t.id, t.last_seq, octet_length(t.task_json) AS snapshot_bytes FROM (",
+        );
         qb.push_values(chunk, |mut b, row| {
             b.push_bind(row.tenant.as_str()).push_bind(row.id.as_str());
         });
@@ -848,9 +960,11 @@ async fn write_many(
             let id: String = column(r, "id")?;
             if let Some(&t) = index.get(&(tenant.as_str(), id.as_str())) {
                 seqs[t] = column(r, "last_seq")?;
+                snapshots[t] = column(r, "snapshot_bytes")?;
             }
         }
     }
+    let mut usage = owners_usage(conn, rows).await?;
 
     let mut outcomes = Vec::with_capacity(rows.len());
     let mut latest: Vec<Option<&TaskRow>> = vec![None; tasks.len()];
@@ -860,6 +974,19 @@ async fn write_many(
             outcomes.push(Err(conflict(row, seqs[t])));
             continue;
         }
+        let held = usage
+            .entry((row.tenant.as_str(), row.owner.as_str()))
+            .or_default();
+        let after = held.saturating_sub(snapshots[t]).saturating_add(row.added);
+        if let Some(max) = row.quota
+            && after > max
+            && after > *held
+        {
+            outcomes.push(Err(quota::exceeded(&row.owner, to_u64(after), to_u64(max))));
+            continue;
+        }
+        *held = after;
+        snapshots[t] = i64::try_from(row.task_json.len()).unwrap_or(i64::MAX);
         seqs[t] = row.last_seq;
         latest[t] = Some(*row);
         events.extend(row.events.iter().map(|e| (*row, e)));
@@ -881,6 +1008,44 @@ async fn write_many(
     }
     insert_events(conn, &events).await?;
     Ok(outcomes)
+}
+
+/// What the owners of the commits in `rows` that a quota applies to hold
+/// now (`storage_usage`); owners without a quota are not read.
+async fn owners_usage<'r>(
+    conn: &mut sqlx::SqliteConnection,
+    rows: &[&'r TaskRow],
+) -> Result<HashMap<(&'r str, &'r str), i64>, StoreError> {
+    let mut owners: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|row| row.quota.is_some())
+        .map(|row| (row.tenant.as_str(), row.owner.as_str()))
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let mut usage = HashMap::with_capacity(owners.len());
+    for chunk in chunks(&owners) {
+        let mut qb = QueryBuilder::<Sqlite>::new("SELECT u.tenant, u.owner, u.bytes FROM (");
+        qb.push_values(chunk, |mut b, (tenant, owner)| {
+            b.push_bind(*tenant).push_bind(*owner);
+        });
+        qb.push(
+            ") AS k CROSS JOIN storage_usage AS u ON u.tenant = k.column1 AND u.owner = k.column2",
+        );
+        let found = qb
+            .build()
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(backend("reading storage usage"))?;
+        for r in &found {
+            let tenant: String = column(r, "tenant")?;
+            let owner: String = column(r, "owner")?;
+            if let Some(key) = chunk.iter().find(|k| (k.0, k.1) == (&*tenant, &*owner)) {
+                usage.insert(*key, column(r, "bytes")?);
+            }
+        }
+    }
+    Ok(usage)
 }
 
 /// Appends `events`, each with the commit it belongs to, to the log.
@@ -926,6 +1091,11 @@ fn chunks<'a, T>(mut items: &'a [T]) -> impl Iterator<Item = &'a [T]> + 'a {
         items = tail;
         Some(head)
     })
+}
+
+/// A count read from SQLite, where it is never negative.
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
 fn conflict(row: &TaskRow, found: i64) -> StoreError {
@@ -1032,7 +1202,7 @@ impl TaskStore for SqliteStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, events)?;
+        let row = TaskRow::encode(record, events, &self.quota)?;
         let (reply, result) = oneshot::channel();
         let stopped = || {
             StoreError::Backend(format!(

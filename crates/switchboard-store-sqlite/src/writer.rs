@@ -28,9 +28,9 @@
 //! # Write health
 //!
 //! A read can succeed while every write fails (a full disk, a read-only
-//! file), so readiness must know about writes. [`WriteHealth`] keeps the
-//! error of the last write that failed, cleared by the next one that
-//! succeeds. While it is set, [`Writer::probe`] tries a small real write
+//! file), so readiness must know about writes (`switchboard_core::store::
+//! writes`): [`WriteHealth`] keeps the error of the last write that failed,
+//! cleared by the next one that succeeds. While it is set, [`Writer::probe`] tries a small real write
 //! (one row of `write_probe`, migration 0008), so the store reports ready
 //! again as soon as writes work, without waiting for a caller's commit.
 //! The store probes once when it opens, which is how a read-only file is
@@ -38,7 +38,7 @@
 //! every write: when a larger commit fails afterwards, the store is not
 //! ready again until a write succeeds.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
@@ -46,33 +46,7 @@ use sqlx::sqlite::SqliteArguments;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 use switchboard_core::StoreError;
 use switchboard_core::store::backend;
-
-/// The error of the last failed write, until a write succeeds.
-#[derive(Debug, Default)]
-pub(crate) struct WriteHealth {
-    failure: Mutex<Option<String>>,
-}
-
-impl WriteHealth {
-    fn failed(&self, error: &StoreError) {
-        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
-    }
-
-    fn succeeded(&self) {
-        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-        if failure.take().is_some() {
-            tracing::info!("SQLite writes succeed again");
-        }
-    }
-
-    /// The error of the last write, if it failed.
-    fn failure(&self) -> Option<String> {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
+use switchboard_core::store::writes::WriteHealth;
 
 /// The writer pool's one connection and the health of what it writes.
 /// SQLite has one writer; sharing one connection avoids "database is
@@ -223,14 +197,10 @@ impl WriterConn {
         mut self,
         outcome: Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        match &outcome {
-            Ok(_) | Err(StoreError::SequenceConflict { .. }) => self.writer.health.succeeded(),
-            Err(e) => {
-                self.writer.health.failed(e);
-                self.roll_back().await;
-                if self.writer.replace_after_failure {
-                    self.conn.close_on_drop();
-                }
+        if self.writer.health.record(&outcome) {
+            self.roll_back().await;
+            if self.writer.replace_after_failure {
+                self.conn.close_on_drop();
             }
         }
         self.in_doubt = false;

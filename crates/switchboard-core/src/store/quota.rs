@@ -43,26 +43,32 @@ impl StorageQuota {
         }
     }
 
-    /// Whether the commit of `record` with `events` events may bring its
-    /// owner from `before` to `after` bytes.
+    /// Whether a commit by `owner` may bring it from `before` to `after`
+    /// bytes; `finishes`: the commit finishes an existing task
+    /// ([`finishes`]).
     pub fn admit(
         &self,
-        record: &TaskRecord,
-        events: usize,
+        owner: &str,
+        finishes: bool,
         before: u64,
         after: u64,
     ) -> Result<(), StoreError> {
         match self.max_bytes_per_owner {
-            Some(max) if after > max && after > before && !finishes(record, events) => {
-                Err(StoreError::QuotaExceeded(format!(
-                    "principal {:?} would hold {after} bytes of tasks and events; \
-                     the limit is {max} bytes per principal",
-                    record.owner
-                )))
+            Some(max) if after > max && after > before && !finishes => {
+                Err(exceeded(owner, after, max))
             }
             _ => Ok(()),
         }
     }
+}
+
+/// The refusal of a commit that would bring `owner` to `after` bytes, over
+/// its quota of `max`.
+pub fn exceeded(owner: &str, after: u64, max: u64) -> StoreError {
+    StoreError::QuotaExceeded(format!(
+        "principal {owner:?} would hold {after} bytes of tasks and events; \
+         the limit is {max} bytes per principal"
+    ))
 }
 
 /// The commit finishes a task that already exists (see the [module docs](self)).
