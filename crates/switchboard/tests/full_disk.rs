@@ -28,9 +28,28 @@ impl Mount {
     /// A tmpfs of `size` (e.g. `4m`) on a fresh directory, or `None` (after
     /// printing why) when this process may not mount.
     fn tmpfs(test: &str, size: &str) -> Option<Mount> {
+        Mount::tmpfs_with(test, &format!("size={size}"))
+    }
+
+    /// [`Mount::tmpfs`] owned by the user `postgres` (the one the test
+    /// PostgreSQL server runs as under root), for a tablespace.
+    fn tmpfs_for_postgres(test: &str, size: &str) -> Option<Mount> {
+        let id = |flag: &str| {
+            let out = Command::new("id").args([flag, "postgres"]).output().ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        };
+        let (Some(uid), Some(gid)) = (id("-u"), id("-g")) else {
+            eprintln!("skipping {test}: there is no user postgres");
+            return None;
+        };
+        Mount::tmpfs_with(test, &format!("size={size},mode=0700,uid={uid},gid={gid}"))
+    }
+
+    fn tmpfs_with(test: &str, options: &str) -> Option<Mount> {
         let dir = tempfile::tempdir().unwrap();
-        let size = format!("size={size}");
-        mount(test, &["-t", "tmpfs", "-o", &size, "tmpfs"], dir.path())?;
+        mount(test, &["-t", "tmpfs", "-o", options, "tmpfs"], dir.path())?;
         Some(Mount {
             target: dir.path().to_path_buf(),
             _dir: Some(dir),
@@ -193,4 +212,96 @@ async fn a_read_only_sqlite_file_is_not_ready() {
     // Reads still work.
     let v = call(&base, "ListTasks", json!({})).await;
     assert_eq!(v["result"]["totalSize"], 1, "{v}");
+}
+
+/// The answer to a SendMessage made while the disk is full: the error it
+/// reports, whether as a JSON-RPC error or as the task's failure.
+fn failure_text(v: &Value) -> Option<String> {
+    if let Some(message) = v["error"]["message"].as_str() {
+        return Some(message.to_string());
+    }
+    let status = &v["result"]["task"]["status"];
+    (status["state"] == "TASK_STATE_FAILED").then(|| {
+        status["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_disk_fails_postgres_writes_until_space_is_back_without_a_restart() {
+    let test = "a_full_disk_fails_postgres_writes_until_space_is_back_without_a_restart";
+    // The database's tables live on the small file system (a tablespace);
+    // the server's own files, its write-ahead log among them, do not.
+    let Some(fs) = Mount::tmpfs_for_postgres(test, "32m") else {
+        return;
+    };
+    let Some(pg) = switchboard_store_postgres::testing::start_or_skip(test) else {
+        return;
+    };
+    let url = pg.database_in(fs.path()).await.unwrap();
+    let serve = Serve::start(&url);
+    let base = serve.base();
+    send_ok(&base, "before the disk fills").await;
+    assert_eq!(readyz(&base).await.0, 200);
+
+    let filler = fill(fs.path());
+    // Commits fail once the tables need a page more; each says why, as
+    // PostgreSQL said it (no panic, no Rust debug form).
+    let mut failures = Vec::new();
+    for i in 0..40 {
+        let v = call(
+            &base,
+            "SendMessage",
+            message(&format!("full {i} {}", "f".repeat(50_000))),
+        )
+        .await;
+        if let Some(text) = failure_text(&v) {
+            failures.push(text);
+            if failures.len() == 3 {
+                break;
+            }
+        }
+    }
+    assert!(!failures.is_empty(), "no write failed on a full disk");
+    for text in &failures {
+        assert!(
+            text.contains("No space left on device"),
+            "the cause: {text}"
+        );
+        assert!(!text.contains("PgDatabaseError"), "no debug form: {text}");
+    }
+    let (status, body) = readyz(&base).await;
+    assert_eq!(status, 503, "not ready while writes fail: {body}");
+    let reason = body["reason"].as_str().unwrap();
+    assert!(reason.contains("No space left on device"), "{body}");
+
+    std::fs::remove_file(&filler).unwrap();
+    // Writes work again without a restart, and the server is ready again.
+    let task = poll_until(
+        WITHIN,
+        EVERY,
+        "SendMessage succeeds once space is back",
+        || async { call(&base, "SendMessage", message("after")).await },
+        |v| failure_text(v).is_none(),
+    )
+    .await;
+    assert_eq!(
+        task["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{task}"
+    );
+    poll_until(
+        WITHIN,
+        EVERY,
+        "/readyz answers 200 once writes work",
+        || readyz(&base),
+        |(status, _)| *status == 200,
+    )
+    .await;
+    for i in 0..3 {
+        send_ok(&base, &format!("after {i}")).await;
+    }
+    drop(serve);
+    drop(pg);
 }

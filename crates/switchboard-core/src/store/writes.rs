@@ -9,19 +9,26 @@
 //! real write of its own (a probe), so it reports ready again as soon as
 //! writes work, without waiting for a caller to risk one.
 //!
+//! A store that has no probe telling a full disk apart from a write that
+//! happens to fit (PostgreSQL reuses space inside pages it already has)
+//! asks [`WriteHealth::recent_failure`] instead: not ready for a while
+//! after a failed write, or until one succeeds, then ready again so that
+//! callers' writes can show whether the cause is gone.
+//!
 //! A refusal that is the store's decision (a sequence conflict, a quota)
 //! means the write path works, and counts as a success.
 //!
 //! [`TaskStore::health`]: crate::TaskStore::health
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::store::StoreError;
 
 /// The error of the last failed write, until a write succeeds.
 #[derive(Debug, Default)]
 pub struct WriteHealth {
-    failure: Mutex<Option<String>>,
+    failure: Mutex<Option<(String, Instant)>>,
 }
 
 impl WriteHealth {
@@ -43,7 +50,13 @@ impl WriteHealth {
 
     /// Records a failed write.
     pub fn failed(&self, error: &StoreError) {
-        *self.lock() = Some(error.to_string());
+        // What failed, without the `Backend` variant's own prefix (the
+        // store's health error adds its own).
+        let what = match error {
+            StoreError::Backend(what) => what.clone(),
+            other => other.to_string(),
+        };
+        *self.lock() = Some((what, Instant::now()));
     }
 
     /// Records a write that succeeded.
@@ -56,10 +69,18 @@ impl WriteHealth {
 
     /// The error of the last write, if it failed.
     pub fn failure(&self) -> Option<String> {
-        self.lock().clone()
+        self.lock().as_ref().map(|(e, _)| e.clone())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+    /// The error of the last write, if it failed less than `within` ago.
+    pub fn recent_failure(&self, within: Duration) -> Option<String> {
+        self.lock()
+            .as_ref()
+            .filter(|(_, at)| at.elapsed() < within)
+            .map(|(e, _)| e.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(String, Instant)>> {
         // Only a string behind the lock: a panic elsewhere leaves it valid.
         self.failure.lock().unwrap_or_else(|p| p.into_inner())
     }
