@@ -50,16 +50,18 @@ pub(crate) async fn check(
             "schema at migration {applied}, this build needs {latest}"
         )));
     }
+    // Before the lease: a database refusing writes also stops the
+    // heartbeat, and is the cause to report.
+    if read_only {
+        return Err(StoreError::Backend(
+            "the database refuses writes (read-only transactions)".into(),
+        ));
+    }
     if let Some(replica) = replica
         && !replica.lease_held()
     {
         return Err(StoreError::Backend(
             "this replica has not renewed its task leases within a lease length".into(),
-        ));
-    }
-    if read_only {
-        return Err(StoreError::Backend(
-            "the database refuses writes (read-only transactions)".into(),
         ));
     }
     if let Some(error) = writes.recent_failure(WRITE_FAILURE_HOLD) {

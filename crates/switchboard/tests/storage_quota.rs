@@ -94,3 +94,51 @@ async fn a_principal_over_its_storage_quota_is_refused_and_another_is_not() {
         assert_eq!(listed["result"]["totalSize"], created, "{store}: {listed}");
     }
 }
+
+/// `--memory-max-bytes` bounds the memory store in bytes: finished tasks
+/// are dropped, first finished first, to keep within it, and new tasks are
+/// still served.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_store_drops_finished_tasks_to_keep_its_byte_bound() {
+    let alice = format!("{}=alice", switchboard_auth::hash_api_key(ALICE));
+    let serve = Serve::start_with(
+        "memory",
+        &[
+            "--api-key-hash",
+            &alice,
+            "--memory-max-bytes",
+            "60000",
+            "--rate-per-second",
+            "0",
+        ],
+    );
+    let base = serve.base();
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        let v = send(&base, ALICE).await;
+        let task = &v["result"]["task"];
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{v}");
+        ids.push(task["id"].as_str().unwrap().to_string());
+    }
+    let get = async |id: &str| {
+        send_rpc(&base, "GetTask", json!({"id": id}), &[("x-api-key", ALICE)])
+            .await
+            .json::<Value>()
+            .await
+            .unwrap()
+    };
+    let first = get(&ids[0]).await;
+    assert_eq!(
+        first["error"]["code"], -32001,
+        "the oldest is dropped: {first}"
+    );
+    let last = get(&ids[19]).await;
+    assert!(last.get("error").is_none(), "the newest is kept: {last}");
+    let listed = send_rpc(&base, "ListTasks", json!({}), &[("x-api-key", ALICE)])
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
+    let kept = listed["result"]["totalSize"].as_u64().unwrap();
+    assert!((1..20).contains(&kept), "{listed}");
+}
