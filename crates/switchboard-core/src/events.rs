@@ -576,7 +576,11 @@ impl TaskEvents {
                 if let EmitState::Pending { outcome, .. } = &mut *st
                     && let Some(tx) = outcome.take()
                 {
-                    let _ = tx.send(Outcome::Error(A2AError::Internal(e.to_string())));
+                    let error = match e {
+                        EmitError::Store(s) => A2AError::from(s),
+                        other => A2AError::Internal(other.to_string()),
+                    };
+                    let _ = tx.send(Outcome::Error(error));
                 }
                 return;
             }

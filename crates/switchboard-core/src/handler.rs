@@ -302,7 +302,7 @@ fn spawn_retention(
 }
 
 fn internal(e: StoreError) -> A2AError {
-    A2AError::Internal(e.to_string())
+    A2AError::from(e)
 }
 
 fn emit_to_a2a(e: EmitError) -> A2AError {
@@ -311,7 +311,7 @@ fn emit_to_a2a(e: EmitError) -> A2AError {
             task_id,
             state: state.as_str().to_string(),
         },
-        EmitError::Store(s) => internal(s),
+        EmitError::Store(s) => A2AError::from(s),
         other => A2AError::Internal(other.to_string()),
     }
 }

@@ -163,7 +163,11 @@ fn over_limit(field: std::fmt::Arguments<'_>, detail: std::fmt::Arguments<'_>) -
 /// [`A2AError::ResourceExhausted`] (HTTP 429, gRPC RESOURCE_EXHAUSTED,
 /// JSON-RPC -31429); part of [`HandlerConfig`](crate::HandlerConfig). The
 /// request rate per principal is the server's (`switchboard_server::rate`):
-/// it is checked before a request reaches the engine.
+/// it is checked before a request reaches the engine. The bytes a
+/// principal keeps are the store's to count and bound, in the transaction
+/// of each commit ([`StorageQuota`](crate::store::quota::StorageQuota),
+/// given to the store when it is opened); the engine answers its refusal
+/// with the same ResourceExhausted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quotas {
     /// Most tasks one principal (in one tenant) may have worked on at once

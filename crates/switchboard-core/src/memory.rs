@@ -10,6 +10,15 @@
 //! [`Retention`] policy (`TaskStore::purge`) drops finished tasks by age or
 //! count the same way.
 //!
+//! A count does not bound bytes (one task may hold megabytes), so
+//! [`InMemoryStore::with_max_bytes`] bounds them too: the snapshots and logs
+//! held, counted as JSON (`store::quota`). A commit that would go past the
+//! bound first drops finished tasks, first finished first; if unfinished
+//! tasks alone fill it, the commit is refused with
+//! [`StoreError::QuotaExceeded`] unless it finishes a task.
+//! [`InMemoryStore::with_storage_quota`] bounds each owner the same way.
+//! Without either, nothing is counted.
+//!
 //! It also implements [`crate::push::PushStore`] (see `memory/push.rs`): the
 //! outbox items of a commit are queued under the same lock as the commit.
 //!
@@ -27,6 +36,7 @@ use switchboard_protocol::StreamResponse;
 use chrono::{DateTime, Utc};
 
 use crate::TaskMap;
+use crate::store::quota::{self, StorageQuota};
 use crate::store::{
     EventQuery, ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord,
     TaskStore, to_micros,
@@ -39,6 +49,10 @@ mod push;
 pub struct InMemoryStore {
     tasks: Mutex<Tasks>,
     max_terminal: Option<usize>,
+    /// Most bytes held in all (see the module docs).
+    max_bytes: Option<u64>,
+    /// Most bytes held per owner.
+    quota: StorageQuota,
     /// Raised when a commit queued push notifications.
     push_wakeup: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -51,6 +65,10 @@ struct Tasks {
     /// Push configs and the outbox, under the same lock as the tasks so a
     /// commit and its notifications are one atomic step.
     push: push::PushState,
+    /// Bytes held per owner (tenant, principal), when bytes are counted.
+    usage: TaskMap<u64>,
+    /// Bytes held in all, when bytes are counted.
+    total: u64,
 }
 
 impl Tasks {
@@ -68,13 +86,32 @@ impl Tasks {
                 break;
             }
             if let Some(old) = self.finished.pop_front() {
-                self.by_key.remove(&old);
-                // Queued notifications keep their own copy of the config.
-                self.push.forget_task(&old);
+                self.remove(&old);
                 dropped += 1;
             }
         }
         dropped
+    }
+
+    /// Deletes a task with its log and takes its bytes off the counters.
+    /// Returns whether it was there.
+    fn remove(&mut self, key: &(String, String)) -> bool {
+        let Some(entry) = self.by_key.remove(key) else {
+            return false;
+        };
+        // Queued notifications keep their own copy of the config.
+        self.push.forget_task(key);
+        if entry.bytes > 0 {
+            self.total = self.total.saturating_sub(entry.bytes);
+            let owner = (entry.record.tenant, entry.record.owner);
+            if let Some(used) = self.usage.get_mut(&owner) {
+                *used = used.saturating_sub(entry.bytes);
+                if *used == 0 {
+                    self.usage.remove(&owner);
+                }
+            }
+        }
+        true
     }
 }
 
@@ -82,6 +119,10 @@ impl Tasks {
 struct Entry {
     record: TaskRecord,
     log: Vec<LoggedEvent>,
+    /// The snapshot's and the log's bytes (0 when bytes are not counted).
+    bytes: u64,
+    /// The snapshot's share of `bytes`.
+    snapshot_bytes: u64,
 }
 
 impl InMemoryStore {
@@ -93,10 +134,28 @@ impl InMemoryStore {
     /// An empty store that keeps at most `max` finished tasks.
     pub fn with_max_terminal_tasks(max: usize) -> Self {
         InMemoryStore {
-            tasks: Mutex::default(),
             max_terminal: Some(max),
-            push_wakeup: Default::default(),
+            ..Self::default()
         }
+    }
+
+    /// This store holding at most `max` bytes of snapshots and logs (see
+    /// the module docs).
+    pub fn with_max_bytes(self, max: u64) -> Self {
+        InMemoryStore {
+            max_bytes: Some(max),
+            ..self
+        }
+    }
+
+    /// This store granting each owner `quota` (see `store::quota`).
+    pub fn with_storage_quota(self, quota: StorageQuota) -> Self {
+        InMemoryStore { quota, ..self }
+    }
+
+    /// Whether commits count bytes: only when something is bounded by them.
+    fn counts_bytes(&self) -> bool {
+        self.max_bytes.is_some() || self.quota.max_bytes_per_owner.is_some()
     }
 
     /// How many tasks are held.
@@ -113,6 +172,66 @@ impl InMemoryStore {
         // A poisoned lock only means another thread panicked mid-update of a
         // plain map; the data is still structurally valid.
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What a commit changes in the byte counters.
+struct CommitSize {
+    /// The snapshot it writes.
+    snapshot: u64,
+    /// The snapshot and the events it writes.
+    added: u64,
+    /// The snapshot it replaces.
+    replaced: u64,
+}
+
+impl InMemoryStore {
+    /// Sizes the commit of `record` with `events` and decides it against
+    /// the owner's quota and the store's bound, dropping finished tasks
+    /// (never the committed one) to make room under the bound.
+    fn admit(
+        &self,
+        tasks: &mut Tasks,
+        key: &(String, String),
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<CommitSize, StoreError> {
+        let snapshot = quota::json_bytes(&record.task);
+        let logged: u64 = events.iter().map(quota::json_bytes).sum();
+        let replaced = tasks.by_key.get(key).map_or(0, |e| e.snapshot_bytes);
+        let size = CommitSize {
+            snapshot,
+            added: snapshot.saturating_add(logged),
+            replaced,
+        };
+        let grow = |held: u64| held.saturating_sub(replaced).saturating_add(size.added);
+        let owner = (record.tenant.clone(), record.owner.clone());
+        let before = tasks.usage.get(&owner).copied().unwrap_or(0);
+        let finishes = quota::finishes(record, events.len());
+        self.quota
+            .admit(&record.owner, finishes, before, grow(before))?;
+        if let Some(max) = self.max_bytes
+            && grow(tasks.total) > max
+        {
+            while grow(tasks.total) > max {
+                match tasks.finished.front() {
+                    Some(oldest) if oldest != key => {
+                        if let Some(old) = tasks.finished.pop_front() {
+                            tasks.remove(&old);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            let after = grow(tasks.total);
+            if after > max && after > tasks.total && !finishes {
+                return Err(StoreError::QuotaExceeded(format!(
+                    "the in-memory store would hold {after} bytes, over its bound of {max} bytes, \
+                     and holds no finished task left to drop"
+                )));
+            }
+        }
+        Ok(size)
     }
 }
 
@@ -147,11 +266,27 @@ impl TaskStore for InMemoryStore {
                 found: stored_seq,
             });
         }
+        let size = if self.counts_bytes() {
+            Some(self.admit(tasks, &key, record, events)?)
+        } else {
+            None
+        };
         // Encoded before anything changes, so a failure leaves the store as it was.
         let queued = events
             .iter()
             .map(|ev| tasks.push.prepare(&key, ev, &record.task))
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(size) = &size {
+            let owner = (record.tenant.clone(), record.owner.clone());
+            let used = tasks.usage.entry(owner).or_default();
+            *used = used
+                .saturating_sub(size.replaced)
+                .saturating_add(size.added);
+            tasks.total = tasks
+                .total
+                .saturating_sub(size.replaced)
+                .saturating_add(size.added);
+        }
         // One copy of the snapshot, whether the task is new or not.
         let entry = match tasks.by_key.entry(key.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => {
@@ -162,8 +297,17 @@ impl TaskStore for InMemoryStore {
             std::collections::hash_map::Entry::Vacant(e) => e.insert(Entry {
                 record: record.clone(),
                 log: Vec::new(),
+                bytes: 0,
+                snapshot_bytes: 0,
             }),
         };
+        if let Some(size) = &size {
+            entry.bytes = entry
+                .bytes
+                .saturating_sub(size.replaced)
+                .saturating_add(size.added);
+            entry.snapshot_bytes = size.snapshot;
+        }
         let first_seq = record.first_event_seq(events.len());
         entry
             .log
@@ -201,18 +345,19 @@ impl TaskStore for InMemoryStore {
         if let Some(cutoff) = cutoff {
             // By age: a pass over the finished tasks (the finish order is
             // not exactly the status-time order).
-            let by_key = &mut tasks.by_key;
-            let push = &mut tasks.push;
-            tasks.finished.retain(|key| {
-                let old = by_key
+            let finished = std::mem::take(&mut tasks.finished);
+            let (old, keep): (VecDeque<_>, VecDeque<_>) = finished.into_iter().partition(|key| {
+                tasks
+                    .by_key
                     .get(key)
-                    .is_none_or(|e| e.record.status_time() < cutoff);
-                if old && by_key.remove(key).is_some() {
-                    push.forget_task(key);
+                    .is_none_or(|e| e.record.status_time() < cutoff)
+            });
+            tasks.finished = keep;
+            for key in &old {
+                if tasks.remove(key) {
                     dropped += 1;
                 }
-                !old
-            });
+            }
         }
         if let Some(max) = max {
             dropped += tasks.drop_oldest_finished(|finished, _| finished > max);

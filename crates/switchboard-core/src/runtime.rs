@@ -394,6 +394,7 @@ impl TaskRuntime {
                 Err(EmitError::TaskTerminal { .. }) => {
                     return Err(terminal_error(&st.record.task));
                 }
+                Err(EmitError::Store(e)) => return Err(A2AError::from(e)),
                 Err(e) => return Err(A2AError::Internal(e.to_string())),
                 Ok(()) => return Ok(()),
             }

@@ -44,6 +44,22 @@ pub enum StoreError {
         /// The sequence actually stored.
         found: u64,
     },
+    /// The commit would take its owner past its storage quota
+    /// ([`quota::StorageQuota`]), or a store bounded in bytes past its
+    /// bound; nothing was written. The engine answers ResourceExhausted.
+    #[error("storage quota exceeded: {0}")]
+    QuotaExceeded(String),
+}
+
+impl From<StoreError> for switchboard_protocol::A2AError {
+    /// A quota is the caller's to act on (ResourceExhausted); every other
+    /// store failure is the server's (Internal), with what the store said.
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::QuotaExceeded(_) => Self::ResourceExhausted(e.to_string()),
+            other => Self::Internal(other.to_string()),
+        }
+    }
 }
 
 /// A task as stored: its snapshot plus who it belongs to and where its log is.
@@ -292,7 +308,9 @@ impl Retention {
     }
 }
 
+pub mod quota;
 pub mod rows;
+pub mod writes;
 
 /// The shared test suite every [`TaskStore`] must pass.
 #[cfg(feature = "testing")]

@@ -15,6 +15,58 @@ async fn memory_store_conforms() {
     crate::store::conformance::run_all(&crate::InMemoryStore::new()).await;
 }
 
+#[tokio::test]
+async fn memory_store_keeps_the_storage_quota() {
+    use crate::store::conformance::{QUOTA_BYTES, storage_quota_is_per_owner};
+    use crate::store::quota::StorageQuota;
+    let store = InMemoryStore::new().with_storage_quota(StorageQuota::per_owner(QUOTA_BYTES));
+    storage_quota_is_per_owner(&store).await;
+}
+
+/// The byte bound drops finished tasks, first finished first, to make room,
+/// and refuses a new task once unfinished ones alone fill it.
+#[tokio::test]
+async fn memory_store_is_bounded_in_bytes() {
+    use crate::store::conformance::fixtures::{commit_as_task, record};
+    use crate::store::quota::json_bytes;
+    let mut r = record("", "t0", TaskState::Completed, 0);
+    r.task.history = Some(vec![Message::user_text("x".repeat(2000))]);
+    r.last_seq = 1;
+    let size = 2 * json_bytes(&r.task);
+    let store = InMemoryStore::new().with_max_bytes(3 * size + size / 2);
+    let task = |id: &str, state: TaskState| {
+        let mut t = r.clone();
+        t.task.id = id.into();
+        t.task.status.state = state;
+        t
+    };
+    for id in ["done-0", "done-1", "done-2"] {
+        commit_as_task(&store, &task(id, TaskState::Completed))
+            .await
+            .unwrap();
+    }
+    commit_as_task(&store, &task("run-0", TaskState::Working))
+        .await
+        .unwrap();
+    assert!(
+        store.load("", "done-0").await.unwrap().is_none(),
+        "oldest finished dropped"
+    );
+    assert!(store.load("", "done-1").await.unwrap().is_some());
+    for id in ["run-1", "run-2"] {
+        commit_as_task(&store, &task(id, TaskState::Working))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.len(), 3, "only unfinished tasks left");
+    let refused = commit_as_task(&store, &task("run-3", TaskState::Working)).await;
+    assert!(
+        matches!(refused, Err(StoreError::QuotaExceeded(_))),
+        "{refused:?}"
+    );
+    assert!(store.load("", "run-3").await.unwrap().is_none());
+}
+
 /// A scripted agent: the first word of the message picks the behaviour.
 fn agent() -> impl AgentExecutor {
     agent_fn(|ctx, events| async move {

@@ -284,6 +284,8 @@ pub struct PgStore {
     purged_since_vacuum: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// [`PgOptions::vacuum_after_purged`].
     vacuum_after_purged: u64,
+    /// Whether commits succeed, for `health` (see the `health` module).
+    writes: std::sync::Arc<switchboard_core::store::writes::WriteHealth>,
 }
 
 impl fmt::Debug for PgStore {
@@ -380,6 +382,7 @@ impl PgStore {
             push: Default::default(),
             purged_since_vacuum: Default::default(),
             vacuum_after_purged: options.vacuum_after_purged,
+            writes: Default::default(),
         }
     }
 
@@ -825,7 +828,7 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
 impl TaskStore for PgStore {
     /// The `health` module: reachable, migrated, and (a replica) its lease renewed.
     async fn health(&self) -> Result<(), StoreError> {
-        health::check(&self.pool, &MIGRATOR, self.replica.as_ref()).await
+        health::check(&self.pool, &MIGRATOR, self.replica.as_ref(), &self.writes).await
     }
 
     /// Push configs and the outbox live beside the tasks.
@@ -866,24 +869,25 @@ impl TaskStore for PgStore {
             lease_micros,
             done,
         };
-        let applied = match self.writer.send(job).await {
+        let written = match self.writer.send(job).await {
             Ok(()) => outcome.await.map_err(|_| {
                 StoreError::Backend(format!(
                     "committing event {last_seq} of task {id}: the group-commit writer stopped"
                 ))
-            })??,
+            }),
             // The writers are gone (the runtime that started them ended):
             // write alone.
-            Err(tokio::sync::mpsc::error::SendError(job)) => {
-                write_one(
-                    &self.pool,
-                    &job.row,
-                    job.lease_owner.as_deref().map(String::as_str),
-                    job.lease_micros,
-                )
-                .await?
-            }
-        };
+            Err(tokio::sync::mpsc::error::SendError(job)) => Ok(write_one(
+                &self.pool,
+                &job.row,
+                job.lease_owner.as_deref().map(String::as_str),
+                job.lease_micros,
+            )
+            .await),
+        }
+        .and_then(|written| written);
+        self.writes.record(&written);
+        let applied = written?;
         if applied {
             // A task created finished in one commit has no follower on any
             // replica (nobody knew its id before this commit; a later

@@ -178,6 +178,50 @@ impl TestPostgres {
         Ok(self.database_url(&name))
     }
 
+    /// Creates a new, empty database whose tables live in `location`, a
+    /// directory the server's user owns (a tablespace there, named after
+    /// the database), and returns its URL. Put `location` on a small file
+    /// system to fill the disk under the database's data alone: the
+    /// server's own files (its write-ahead log among them) stay where they
+    /// are.
+    pub async fn database_in(&self, location: &Path) -> Result<String, String> {
+        let name = format!(
+            "switchboard_test_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let location = location
+            .to_str()
+            .ok_or_else(|| format!("{location:?} is not UTF-8"))?
+            .replace('\'', "''");
+        let mut conn = PgConnection::connect(&self.url())
+            .await
+            .map_err(|e| format!("connecting to the test server at {}: {e}", self.url()))?;
+        let mut created = Ok(());
+        for sql in [
+            format!("CREATE TABLESPACE \"{name}\" LOCATION '{location}'"),
+            format!("CREATE DATABASE \"{name}\" TABLESPACE \"{name}\""),
+        ] {
+            created = sqlx::query(AssertSqlSafe(sql.clone()))
+                .execute(&mut conn)
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("{sql}: {e}"));
+            if created.is_err() {
+                break;
+            }
+        }
+        let _ = conn.close().await;
+        created?;
+        Ok(self.database_url(&name))
+    }
+
+    /// Whether server commands run as the `postgres` user (this process is
+    /// root): then files the server must write belong to that user.
+    pub fn runs_as_postgres(&self) -> bool {
+        self.as_postgres
+    }
+
     /// Crashes the server (`pg_ctl -m immediate stop`: no shutdown
     /// checkpoint, like a power cut for the server process) and starts it
     /// again on the same port, which replays the write-ahead log. Open

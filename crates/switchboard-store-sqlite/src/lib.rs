@@ -48,6 +48,11 @@
 //! for snapshots, `status_at` for `Task` and `StatusUpdate` events) and put
 //! back when a row is read.
 //!
+//! - `write_probe` (migration `0008_write_probe.sql`): one row, rewritten
+//!   when the store checks that writes work (see "When writes fail").
+//! - `storage_usage` (migration `0009_storage_usage.sql`): the bytes each
+//!   owner holds (see "Storage quota").
+//!
 //! A [`TaskStore::commit`] updates the snapshot row and appends the event row
 //! in **one transaction**, after checking that the stored `last_seq` is the
 //! one the writer expected (otherwise [`StoreError::SequenceConflict`]), so
@@ -113,6 +118,32 @@
 //! future is dropped while waiting. The writer task runs on the Tokio runtime
 //! that called [`SqliteStore::open`]; use the store within that runtime.
 //!
+//! ## Storage quota
+//!
+//! [`SqliteOptions::storage_quota`] bounds the bytes each owner (tenant,
+//! principal) keeps: `storage_usage` (migration `0009_storage_usage.sql`)
+//! holds the bytes of each owner's snapshots and event logs as stored,
+//! kept by triggers in the transaction of every write and deletion, so
+//! retention gives the space back by itself. A commit is decided against it
+//! in its own statements: the one-round-trip commit's conditional writes
+//! carry the check, and a group commit decides it per commit beside the
+//! sequence check, so a refused commit
+//! ([`StoreError::QuotaExceeded`]) writes nothing and fails alone. The rules
+//! (finishing a task is never refused) are `switchboard_core::store::quota`'s.
+//!
+//! ## When writes fail
+//!
+//! A full disk, an I/O error or a file that cannot be written fails the
+//! commits that meet it, each with the error SQLite gave ("database or disk
+//! is full", "attempt to write a readonly database"); reads go on. Every
+//! failed write is rolled back and, on a file, its connection replaced, so
+//! once the cause is gone the next write succeeds: no restart is needed.
+//! [`TaskStore::health`] reports the failure while it lasts, probing with a
+//! small real write, so a readiness probe takes the server out of rotation
+//! meanwhile. The store probes once when it opens, so a read-only file is
+//! reported before anyone writes. `src/writer.rs` has the details (and why
+//! the writer does not use sqlx's `Transaction`).
+//!
 //! ## Memory
 //!
 //! What the store itself keeps in memory is SQLite's page cache, and it is
@@ -168,12 +199,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{Connection, QueryBuilder, Row, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
+use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow};
 use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
@@ -183,6 +214,9 @@ use switchboard_protocol::StreamResponse;
 use tokio::sync::{mpsc, oneshot};
 
 mod push;
+mod writer;
+
+use writer::Writer;
 
 /// The schema, embedded at build time from `migrations/`.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -221,6 +255,9 @@ pub struct SqliteOptions {
     /// only the handful of pages SQLite needs). Small on purpose: see the
     /// crate docs, "Memory".
     pub reader_cache_kib: u32,
+    /// Bytes each owner may keep (default: no limit); see the crate docs,
+    /// "Storage quota".
+    pub storage_quota: StorageQuota,
 }
 
 impl Default for SqliteOptions {
@@ -231,6 +268,7 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             writer_cache_kib: 2000,
             reader_cache_kib: 64,
+            storage_quota: StorageQuota::default(),
         }
     }
 }
@@ -240,13 +278,15 @@ pub struct SqliteStore {
     /// Connections for `load`, `list` and `events`.
     readers: SqlitePool,
     /// The writer's single connection (the same pool as `readers` in memory).
-    writer_pool: SqlitePool,
+    writer: Writer,
     /// Queue to the group-commit writer task.
     writes: mpsc::Sender<Job>,
     /// The writer task, which ends once `writes` is dropped and drained.
-    writer: tokio::task::JoinHandle<()>,
+    writer_task: tokio::task::JoinHandle<()>,
     /// What was opened, for messages.
     location: String,
+    /// What each owner may keep.
+    quota: StorageQuota,
     /// Wakes the push delivery worker after commits that queued notifications.
     push: push::PushHints,
 }
@@ -339,7 +379,18 @@ impl SqliteStore {
                 return Err(e);
             }
         };
-        Ok(Self::start(readers, writer_pool, location))
+        let store = Self::start(
+            readers,
+            Writer::new(writer_pool, true),
+            location,
+            options.storage_quota,
+        );
+        // A file that cannot be written (read-only) is reported by
+        // `health` from the start, not only after a caller's write failed.
+        if let Err(e) = store.writer.probe_write().await {
+            tracing::warn!(error = %e, location = %store.location, "the SQLite database cannot be written");
+        }
+        Ok(store)
     }
 
     /// A fresh, private in-memory database on a single connection, for tests.
@@ -362,17 +413,30 @@ impl SqliteStore {
         MIGRATOR.run(&pool).await.map_err(|e| {
             StoreError::Backend(format!("migrating in-memory SQLite database: {e}"))
         })?;
-        Ok(Self::start(pool.clone(), pool, ":memory:".to_string()))
+        Ok(Self::start(
+            pool.clone(),
+            Writer::new(pool, false),
+            ":memory:".to_string(),
+            StorageQuota::default(),
+        ))
     }
 
-    fn start(readers: SqlitePool, writer_pool: SqlitePool, location: String) -> Self {
+    /// [`open_in_memory`](Self::open_in_memory) granting each owner `quota`.
+    pub async fn open_in_memory_with(quota: StorageQuota) -> Result<Self, StoreError> {
+        let mut store = Self::open_in_memory().await?;
+        store.quota = quota;
+        Ok(store)
+    }
+
+    fn start(readers: SqlitePool, writer: Writer, location: String, quota: StorageQuota) -> Self {
         let (writes, queue) = mpsc::channel(QUEUE_DEPTH);
-        let writer = tokio::spawn(run_writer(writer_pool.clone(), queue));
+        let writer_task = tokio::spawn(run_writer(writer.clone(), queue));
         Self {
             readers,
-            writer_pool,
-            writes,
             writer,
+            writes,
+            writer_task,
+            quota,
             location,
             push: push::PushHints::default(),
         }
@@ -404,10 +468,10 @@ impl SqliteStore {
     /// queued in the background, then closes its connection.
     pub async fn close(self) {
         drop(self.writes);
-        if let Err(e) = self.writer.await {
+        if let Err(e) = self.writer_task.await {
             tracing::error!(error = %e, "the SQLite writer task failed");
         }
-        self.writer_pool.close().await;
+        self.writer.pool().close().await;
         self.readers.close().await;
     }
 }
@@ -444,6 +508,12 @@ struct TaskRow {
     task_json: String,
     /// The events to append, at `expected + 1 ..= last_seq`.
     events: Vec<EventRow>,
+    /// The owner's quota in bytes, if it applies to this commit (not to one
+    /// finishing an existing task).
+    quota: Option<i64>,
+    /// The bytes the commit writes: its snapshot and events, as counted by
+    /// `storage_usage` (migration 0009).
+    added: i64,
 }
 
 /// One event of a commit, encoded.
@@ -458,7 +528,11 @@ struct EventRow {
 }
 
 impl TaskRow {
-    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
+    fn encode(
+        record: &TaskRecord,
+        events: &[StreamResponse],
+        quota: &StorageQuota,
+    ) -> Result<Self, StoreError> {
         let id = &record.task.id;
         let expected = record.expected_stored_seq(events.len());
         let events = events
@@ -476,6 +550,13 @@ impl TaskRow {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let status_time = record.status_time();
+        let task_json = serde_json::to_string(&record.task)
+            .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?;
+        let added = events.iter().map(|e| e.json.len()).sum::<usize>() + task_json.len();
+        let quota = quota
+            .max_bytes_per_owner
+            .filter(|_| !quota::finishes(record, events.len()))
+            .map(|max| i64::try_from(max).unwrap_or(i64::MAX));
         Ok(Self {
             tenant: record.tenant.clone(),
             id: id.clone(),
@@ -488,16 +569,17 @@ impl TaskRow {
             created_at: format_exact(record.created_at),
             last_seq: seq_to_i64(record.last_seq, id)?,
             expected: seq_to_i64(expected, id)?,
-            task_json: serde_json::to_string(&record.task)
-                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
+            task_json,
             events,
+            quota,
+            added: i64::try_from(added).unwrap_or(i64::MAX),
         })
     }
 }
 
 /// Takes commits off the queue and writes them in groups until the store is
 /// dropped or closed.
-async fn run_writer(pool: SqlitePool, mut queue: mpsc::Receiver<Job>) {
+async fn run_writer(pool: Writer, mut queue: mpsc::Receiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let jobs = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
@@ -575,16 +657,52 @@ macro_rules! upsert_task {
 // other `tasks` columns in `task_columns!` order (?10 is last_seq), ?12 the
 // expected stored last_seq, ?13 the event JSON, ?14 the event's status_at,
 // ?15 the event's seq (the same number the group path writes; for a
-// well-formed commit it equals last_seq), ?16 whether the event is a task.
+// well-formed commit it equals last_seq), ?16 whether the event is a task,
+// ?17 the owner's quota in bytes if it applies (`TaskRow::quota`), ?18 the
+// bytes the commit writes (`TaskRow::added`).
+
+/// How many bytes the commit adds to its owner: what it writes, less the
+/// snapshot it replaces.
+macro_rules! growth {
+    () => {
+        "(?18 - COALESCE((SELECT octet_length(task_json) FROM tasks \
+             WHERE tenant = ?1 AND id = ?2), 0))"
+    };
+}
+
+/// What the owner holds now.
+macro_rules! used {
+    () => {
+        "COALESCE((SELECT bytes FROM storage_usage WHERE tenant = ?1 AND owner = ?4), 0)"
+    };
+}
+
+/// The commit keeps its owner within its quota, or does not grow it, or
+/// no quota applies (`store::quota::StorageQuota::admit`).
+macro_rules! within_quota {
+    () => {
+        concat!(
+            "(?17 IS NULL OR ",
+            growth!(),
+            " <= 0 OR ",
+            used!(),
+            " + ",
+            growth!(),
+            " <= ?17)"
+        )
+    };
+}
 
 /// Writes the snapshot of a task whose log is empty so far (new or not):
-/// changes one row exactly when the stored `last_seq` is the expected 0.
+/// changes one row exactly when the stored `last_seq` is the expected 0
+/// and the owner's quota allows it.
 macro_rules! put_first {
     () => {
         concat!(
             "INSERT INTO tasks (",
             task_columns!(),
-            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ",
+            within_quota!(),
             upsert_task!(),
             " WHERE tasks.last_seq = ?12;"
         )
@@ -592,13 +710,17 @@ macro_rules! put_first {
 }
 
 /// Replaces the snapshot: changes one row exactly when the stored `last_seq`
-/// is the expected one.
+/// is the expected one and the owner's quota allows it.
 macro_rules! put_next {
     () => {
-        "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
-             status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
-             task_json = ?11 \
-         WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12;"
+        concat!(
+            "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
+                 status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
+                 task_json = ?11 \
+             WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
+            within_quota!(),
+            ";"
+        )
     };
 }
 
@@ -610,17 +732,24 @@ macro_rules! append_event {
     };
 }
 
-/// Reports whether the commit applied (the last statement changed a row)
-/// and where the task's log ends now.
+/// Reports whether the commit applied (the last statement changed a row),
+/// where the task's log ends now and, for a refusal by quota, what the
+/// owner would have held.
 macro_rules! verdict {
     () => {
-        "SELECT changes() AS applied, \
-             (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) AS found;"
+        concat!(
+            "SELECT changes() AS applied, \
+                 (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) AS found, ",
+            used!(),
+            " + ",
+            growth!(),
+            " AS would_hold;"
+        )
     };
 }
 
 /// One commit in a transaction of its own, by the cheapest route.
-async fn write_one(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
+async fn write_one(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
     if row.events.len() <= 1 {
         write_alone(pool, row).await
     } else {
@@ -638,7 +767,7 @@ async fn write_one(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
 /// conditional snapshot write, the conditional event append, the verdict and
 /// `COMMIT` go down as one multi-statement query. A sequence conflict writes
 /// nothing (and commits an empty transaction).
-async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError> {
+async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
     let event = row.events.first();
     let sql = match (row.expected == 0, event.is_some()) {
         (true, true) => concat!(
@@ -658,32 +787,35 @@ async fn write_alone(pool: &SqlitePool, row: &TaskRow) -> Result<(), StoreError>
         ),
         (false, false) => concat!("BEGIN IMMEDIATE;", put_next!(), verdict!(), "COMMIT"),
     };
-    let mut conn = writer_connection(pool).await?;
+    let mut conn = pool.connection().await?;
     let result = bind_task_columns!(sqlx::query(sql), bind, row)
         .bind(row.expected)
         .bind(event.map(|e| e.json.as_str()))
         .bind(event.and_then(|e| e.status_at.as_deref()))
         .bind(event.map(|e| e.seq))
         .bind(event.map(|e| e.is_task))
+        .bind(row.quota)
+        .bind(row.added)
         // `fetch_all` runs every statement, `COMMIT` included.
-        .fetch_all(&mut *conn)
-        .await;
-    let rows = match result {
-        Ok(rows) => rows,
-        Err(e) => {
-            roll_back(&mut conn).await;
-            return Err(backend(format!("writing task {}", row.id))(e));
-        }
-    };
+        .fetch_all(conn.begin())
+        .await
+        .map_err(backend(format!("writing task {}", row.id)));
+    // On failure this rolls back whatever is still open (see `writer`).
+    let rows = conn.finish(result).await?;
     let verdict = rows
         .first()
         .ok_or_else(|| StoreError::Backend(format!("writing task {}: no verdict", row.id)))?;
     let applied: i64 = column(verdict, "applied")?;
-    if applied == 1 {
-        Ok(())
-    } else {
-        let found: Option<i64> = column(verdict, "found")?;
-        Err(conflict(row, found.unwrap_or(0)))
+    let found: Option<i64> = column(verdict, "found")?;
+    let found = found.unwrap_or(0);
+    match (applied, row.quota) {
+        (1, _) => Ok(()),
+        // The log ends where expected, so the quota refused the commit.
+        (_, Some(max)) if found == row.expected => {
+            let would_hold: i64 = column(verdict, "would_hold")?;
+            Err(quota::exceeded(&row.owner, to_u64(would_hold), to_u64(max)))
+        }
+        _ => Err(conflict(row, found)),
     }
 }
 
@@ -724,56 +856,46 @@ impl SqliteStore {
     async fn purge_batches(&self, select: &str, param: i64) -> Result<u64, StoreError> {
         let mut purged = 0;
         loop {
-            let mut conn = writer_connection(&self.writer_pool).await?;
-            let mut tx = begin_immediate(&mut conn).await?;
-            let victims: Vec<(String, String)> =
-                sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
-                    .bind(param)
-                    .fetch_all(&mut *tx)
+            let (named, deleted) = self
+                .writer
+                .transaction("committing a purge", async |tx| {
+                    let victims: Vec<(String, String)> =
+                        sqlx::query_as(sqlx::AssertSqlSafe(select.to_string()))
+                            .bind(param)
+                            .fetch_all(&mut *tx)
+                            .await
+                            .map_err(backend("selecting finished tasks to purge"))?;
+                    if victims.is_empty() {
+                        return Ok((0, 0));
+                    }
+                    let keys = serde_json::to_string(&victims)
+                        .map_err(|e| StoreError::Backend(format!("encoding purge keys: {e}")))?;
+                    // The keys as rows of (tenant, id).
+                    const KEYS: &str = "SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+                    for table in ["push_outbox", "push_configs"] {
+                        sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "DELETE FROM {table} WHERE (tenant, task_id) IN ({KEYS})"
+                        )))
+                        .bind(keys.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend(format!("purging {table}")))?;
+                    }
+                    // The event log goes with its task (ON DELETE CASCADE).
+                    let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DELETE FROM tasks WHERE (tenant, id) IN ({KEYS})"
+                    )))
+                    .bind(keys.as_str())
+                    .execute(&mut *tx)
                     .await
-                    .map_err(backend("selecting finished tasks to purge"))?;
-            if victims.is_empty() {
+                    .map_err(backend("purging finished tasks"))?;
+                    Ok((victims.len(), done.rows_affected()))
+                })
+                .await?;
+            purged += deleted;
+            if named < PURGE_BATCH {
                 return Ok(purged);
             }
-            let keys = serde_json::to_string(&victims)
-                .map_err(|e| StoreError::Backend(format!("encoding purge keys: {e}")))?;
-            // The keys as rows of (tenant, id).
-            const KEYS: &str = "SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
-            for table in ["push_outbox", "push_configs"] {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DELETE FROM {table} WHERE (tenant, task_id) IN ({KEYS})"
-                )))
-                .bind(keys.as_str())
-                .execute(&mut *tx)
-                .await
-                .map_err(backend(format!("purging {table}")))?;
-            }
-            // The event log goes with its task (ON DELETE CASCADE).
-            let done = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DELETE FROM tasks WHERE (tenant, id) IN ({KEYS})"
-            )))
-            .bind(keys.as_str())
-            .execute(&mut *tx)
-            .await
-            .map_err(backend("purging finished tasks"))?;
-            commit_tx(tx, "committing a purge").await?;
-            purged += done.rows_affected();
-            if victims.len() < PURGE_BATCH {
-                return Ok(purged);
-            }
-        }
-    }
-}
-
-/// Ends the transaction a failed multi-statement write may have left open.
-async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
-    if let Err(e) = sqlx::query("ROLLBACK").execute(&mut **conn).await {
-        // SQLite rolls back by itself on some errors, and the failure may
-        // have come before `BEGIN`: then there is nothing to roll back.
-        if !e.to_string().contains("no transaction is active") {
-            // Unknown state: do not hand this connection out again.
-            tracing::error!(error = %e, "SQLite ROLLBACK failed; closing the writer connection");
-            conn.close_on_drop();
         }
     }
 }
@@ -782,14 +904,11 @@ async fn roll_back(conn: &mut PoolConnection<Sqlite>) {
 /// error means nothing was written; inner errors are per-commit sequence
 /// conflicts (those commits changed nothing, the others were written).
 async fn write_group(
-    pool: &SqlitePool,
+    pool: &Writer,
     rows: &[&TaskRow],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let mut conn = writer_connection(pool).await?;
-    let mut tx = begin_immediate(&mut conn).await?;
-    let outcomes = write_many(&mut tx, rows).await?; // on error, dropping `tx` rolls back
-    commit_tx(tx, "committing").await?;
-    Ok(outcomes)
+    pool.transaction("committing", async |tx| write_many(tx, rows).await)
+        .await
 }
 
 /// Several commits at once, in a constant number of statements per chunk:
@@ -818,11 +937,15 @@ async fn write_many(
         .collect();
 
     let mut seqs = vec![0_i64; tasks.len()];
+    // The size of each task's stored snapshot, for the quota.
+    let mut snapshots = vec![0_i64; tasks.len()];
     for chunk in chunks(&tasks) {
         // A join from the keys, not `(tenant, id) IN (VALUES …)`, which
         // SQLite answers with a full scan of `tasks`. `CROSS JOIN` pins the
         // keys as the outer loop: one primary-key lookup per task.
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT t.tenant, t.id, t.last_seq FROM (");
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "SELECT t.tenant, t.id, t.last_seq, octet_length(t.task_json) AS snapshot_bytes FROM (",
+        );
         qb.push_values(chunk, |mut b, row| {
             b.push_bind(row.tenant.as_str()).push_bind(row.id.as_str());
         });
@@ -837,9 +960,11 @@ async fn write_many(
             let id: String = column(r, "id")?;
             if let Some(&t) = index.get(&(tenant.as_str(), id.as_str())) {
                 seqs[t] = column(r, "last_seq")?;
+                snapshots[t] = column(r, "snapshot_bytes")?;
             }
         }
     }
+    let mut usage = owners_usage(conn, rows).await?;
 
     let mut outcomes = Vec::with_capacity(rows.len());
     let mut latest: Vec<Option<&TaskRow>> = vec![None; tasks.len()];
@@ -849,6 +974,19 @@ async fn write_many(
             outcomes.push(Err(conflict(row, seqs[t])));
             continue;
         }
+        let held = usage
+            .entry((row.tenant.as_str(), row.owner.as_str()))
+            .or_default();
+        let after = held.saturating_sub(snapshots[t]).saturating_add(row.added);
+        if let Some(max) = row.quota
+            && after > max
+            && after > *held
+        {
+            outcomes.push(Err(quota::exceeded(&row.owner, to_u64(after), to_u64(max))));
+            continue;
+        }
+        *held = after;
+        snapshots[t] = i64::try_from(row.task_json.len()).unwrap_or(i64::MAX);
         seqs[t] = row.last_seq;
         latest[t] = Some(*row);
         events.extend(row.events.iter().map(|e| (*row, e)));
@@ -870,6 +1008,44 @@ async fn write_many(
     }
     insert_events(conn, &events).await?;
     Ok(outcomes)
+}
+
+/// What the owners of the commits in `rows` that a quota applies to hold
+/// now (`storage_usage`); owners without a quota are not read.
+async fn owners_usage<'r>(
+    conn: &mut sqlx::SqliteConnection,
+    rows: &[&'r TaskRow],
+) -> Result<HashMap<(&'r str, &'r str), i64>, StoreError> {
+    let mut owners: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|row| row.quota.is_some())
+        .map(|row| (row.tenant.as_str(), row.owner.as_str()))
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let mut usage = HashMap::with_capacity(owners.len());
+    for chunk in chunks(&owners) {
+        let mut qb = QueryBuilder::<Sqlite>::new("SELECT u.tenant, u.owner, u.bytes FROM (");
+        qb.push_values(chunk, |mut b, (tenant, owner)| {
+            b.push_bind(*tenant).push_bind(*owner);
+        });
+        qb.push(
+            ") AS k CROSS JOIN storage_usage AS u ON u.tenant = k.column1 AND u.owner = k.column2",
+        );
+        let found = qb
+            .build()
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(backend("reading storage usage"))?;
+        for r in &found {
+            let tenant: String = column(r, "tenant")?;
+            let owner: String = column(r, "owner")?;
+            if let Some(key) = chunk.iter().find(|k| (k.0, k.1) == (&*tenant, &*owner)) {
+                usage.insert(*key, column(r, "bytes")?);
+            }
+        }
+    }
+    Ok(usage)
 }
 
 /// Appends `events`, each with the commit it belongs to, to the log.
@@ -915,6 +1091,11 @@ fn chunks<'a, T>(mut items: &'a [T]) -> impl Iterator<Item = &'a [T]> + 'a {
         items = tail;
         Some(head)
     })
+}
+
+/// A count read from SQLite, where it is never negative.
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
 fn conflict(row: &TaskRow, found: i64) -> StoreError {
@@ -991,7 +1172,8 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 #[async_trait]
 impl TaskStore for SqliteStore {
     /// A read on a reader connection: the file is readable and every
-    /// migration this build embeds is recorded as applied.
+    /// migration this build embeds is recorded as applied; and writes work:
+    /// the last one succeeded, or a probe write does now (`writer`).
     async fn health(&self) -> Result<(), StoreError> {
         let applied: i64 = sqlx::query_scalar(
             "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success",
@@ -1005,7 +1187,7 @@ impl TaskStore for SqliteStore {
                 "schema at migration {applied}, this build needs {latest}"
             )));
         }
-        Ok(())
+        self.writer.probe().await
     }
 
     /// Push configs and the outbox live beside the tasks.
@@ -1020,7 +1202,7 @@ impl TaskStore for SqliteStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, events)?;
+        let row = TaskRow::encode(record, events, &self.quota)?;
         let (reply, result) = oneshot::channel();
         let stopped = || {
             StoreError::Backend(format!(
@@ -1159,25 +1341,7 @@ impl TaskStore for SqliteStore {
 // ----------------------------------------------------------------------------
 // Helpers.
 
-/// The writer pool's one connection (SQLite has one writer; sharing it
-/// avoids "database is locked" between our own connections).
-async fn writer_connection(pool: &SqlitePool) -> Result<PoolConnection<Sqlite>, StoreError> {
-    pool.acquire()
-        .await
-        .map_err(backend("acquiring the SQLite writer connection"))
-}
-
-/// A write transaction that takes the write lock at once, so what it reads
-/// cannot change before it writes, even if another process opens the file.
-async fn begin_immediate(
-    conn: &mut PoolConnection<Sqlite>,
-) -> Result<Transaction<'_, Sqlite>, StoreError> {
-    conn.begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(backend("starting a write transaction"))
-}
-
-/// Commits `tx`; `what` names the transaction in the error.
+/// Commits the read transaction `tx`; `what` names it in the error.
 async fn commit_tx(tx: Transaction<'_, Sqlite>, what: &str) -> Result<(), StoreError> {
     tx.commit().await.map_err(backend(what))
 }
@@ -1200,6 +1364,7 @@ fn sub_nanos(ts: DateTime<Utc>) -> i64 {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use sqlx::pool::PoolConnection;
 
     /// `PRAGMA cache_size` as `conn` sees it.
     async fn cache_size_of(conn: &mut PoolConnection<Sqlite>) -> i64 {
@@ -1234,7 +1399,7 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(store.readers.size(), readers, "all readers open at start");
-            let mut w = store.writer_pool.acquire().await.unwrap();
+            let mut w = store.writer.pool().acquire().await.unwrap();
             assert_eq!(cache_size_of(&mut w).await, writer);
             drop(w);
             // Hold every reader at once, so each connection is checked.

@@ -35,7 +35,7 @@ use switchboard_core::push::{
 use switchboard_core::store::backend;
 use switchboard_core::store::rows::{self, OUTBOX_ITEM_COLUMNS, db_after, db_id, db_limit};
 
-use crate::{Columns, SqliteStore, begin_immediate, commit_tx, writer_connection};
+use crate::{Columns, SqliteStore};
 
 /// Lets the delivery worker know about new outbox rows without polling:
 /// the tasks of this process known to have push configs, and the signal.
@@ -108,9 +108,7 @@ impl SqliteStore {
         statement: Query<'_, Sqlite, SqliteArguments>,
         what: &str,
     ) -> Result<(), StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        statement.execute(&mut *conn).await.map_err(backend(what))?;
-        Ok(())
+        self.writer.statement(statement, what).await
     }
 }
 
@@ -132,36 +130,37 @@ impl PushStore for SqliteStore {
         config: &PushConfig,
         max_per_task: usize,
     ) -> Result<PutConfig, StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        let mut tx = begin_immediate(&mut conn).await?;
         let hidden = rows::hidden_keys_column(config)?;
-        let updated = bind_config(
-            sqlx::query(
-                "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
+        let outcome = self
+            .writer
+            .transaction("committing a push config", async |tx| {
+                let updated = bind_config(
+                    sqlx::query(
+                        "UPDATE push_configs SET url = ?4, token = ?5, auth_scheme = ?6, \
                  auth_credentials = ?7, payload_kind = ?8, hidden_metadata_keys = ?9 \
                  WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
-            ),
-            config,
-            &hidden,
-        )
-        .execute(&mut *tx)
-        .await
-        .map_err(backend("updating a push config"))?;
-        let outcome = if updated.rows_affected() == 1 {
-            PutConfig::Replaced
-        } else {
-            let count: i64 = sqlx::query_scalar(
-                "SELECT COUNT(*) FROM push_configs WHERE tenant = ?1 AND task_id = ?2",
-            )
-            .bind(&config.tenant)
-            .bind(&config.task_id)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(backend("counting push configs"))?;
-            if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
-                PutConfig::LimitReached
-            } else {
-                bind_config(
+                    ),
+                    config,
+                    &hidden,
+                )
+                .execute(&mut *tx)
+                .await
+                .map_err(backend("updating a push config"))?;
+                let outcome = if updated.rows_affected() == 1 {
+                    PutConfig::Replaced
+                } else {
+                    let count: i64 = sqlx::query_scalar(
+                        "SELECT COUNT(*) FROM push_configs WHERE tenant = ?1 AND task_id = ?2",
+                    )
+                    .bind(&config.tenant)
+                    .bind(&config.task_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend("counting push configs"))?;
+                    if usize::try_from(count).unwrap_or(usize::MAX) >= max_per_task {
+                        PutConfig::LimitReached
+                    } else {
+                        bind_config(
                     sqlx::query(
                         "INSERT INTO push_configs (tenant, task_id, id, url, token, auth_scheme, \
                          auth_credentials, payload_kind, hidden_metadata_keys, created_micros) \
@@ -174,10 +173,12 @@ impl PushStore for SqliteStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(backend("inserting a push config"))?;
-                PutConfig::Created
-            }
-        };
-        commit_tx(tx, "committing a push config").await?;
+                        PutConfig::Created
+                    }
+                };
+                Ok(outcome)
+            })
+            .await?;
         if outcome != PutConfig::LimitReached {
             self.push.remember(&config.tenant, &config.task_id);
         }
@@ -223,22 +224,26 @@ impl PushStore for SqliteStore {
         task_id: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        let mut tx = begin_immediate(&mut conn).await?;
-        let delete = "DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3";
-        let deleted = on_config(delete, tenant, task_id, id)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend("deleting a push config"))?;
-        // Nothing is sent after a delete; dead letters stay for inspection.
-        let drop_pending = "DELETE FROM push_outbox \
+        let deleted = self
+            .writer
+            .transaction("committing a push config delete", async |tx| {
+                let delete =
+                    "DELETE FROM push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3";
+                let deleted = on_config(delete, tenant, task_id, id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend("deleting a push config"))?;
+                // Nothing is sent after a delete; dead letters stay for inspection.
+                let drop_pending = "DELETE FROM push_outbox \
              WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 AND state = 0";
-        on_config(drop_pending, tenant, task_id, id)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend("dropping a deleted config's notifications"))?;
-        commit_tx(tx, "committing a push config delete").await?;
-        Ok(deleted.rows_affected() > 0)
+                on_config(drop_pending, tenant, task_id, id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend("dropping a deleted config's notifications"))?;
+                Ok(deleted.rows_affected() > 0)
+            })
+            .await?;
+        Ok(deleted)
     }
 
     async fn count_configs(&self, tenant: &str, task_id: &str) -> Result<usize, StoreError> {
@@ -273,12 +278,13 @@ impl PushStore for SqliteStore {
             return Ok(Vec::new());
         }
         let lease_us = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        let mut tx = begin_immediate(&mut conn).await?;
-        // Due, unleased heads: no earlier pending row of the same config, and
-        // no row of it in flight (after a requeue, a later row may be).
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {OUTBOX_ITEM_COLUMNS} FROM push_outbox AS o \
+        let mut items = self
+            .writer
+            .transaction("committing a notification claim", async |tx| {
+                // Due, unleased heads: no earlier pending row of the same config, and
+                // no row of it in flight (after a requeue, a later row may be).
+                let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT {OUTBOX_ITEM_COLUMNS} FROM push_outbox AS o \
              JOIN push_configs AS c \
                ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
              WHERE o.state = 0 AND o.next_attempt_micros <= ?1 AND o.lease_until_micros <= ?1 \
@@ -290,33 +296,35 @@ impl PushStore for SqliteStore {
                      AND q.config_id = o.config_id AND q.state = 0 \
                      AND q.lease_until_micros > ?1) \
              ORDER BY o.next_attempt_micros, o.id LIMIT ?2"
-        )))
-        .bind(now_us)
-        .bind(db_limit(limit))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(backend("claiming notifications"))?;
-        let mut items = rows
-            .iter()
-            .map(decode_item)
-            .collect::<Result<Vec<_>, _>>()?;
-        if !items.is_empty() {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "UPDATE push_outbox SET attempts = attempts + 1, lease_until_micros = ",
-            );
-            qb.push_bind(now_us.saturating_add(lease_us));
-            qb.push(" WHERE id IN (");
-            let mut ids = qb.separated(", ");
-            for item in &items {
-                ids.push_bind(db_id(item.id));
-            }
-            ids.push_unseparated(")");
-            qb.build()
-                .execute(&mut *tx)
+                )))
+                .bind(now_us)
+                .bind(db_limit(limit))
+                .fetch_all(&mut *tx)
                 .await
-                .map_err(backend("leasing notifications"))?;
-        }
-        commit_tx(tx, "committing a notification claim").await?;
+                .map_err(backend("claiming notifications"))?;
+                let items = rows
+                    .iter()
+                    .map(decode_item)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if !items.is_empty() {
+                    let mut qb = QueryBuilder::<Sqlite>::new(
+                        "UPDATE push_outbox SET attempts = attempts + 1, lease_until_micros = ",
+                    );
+                    qb.push_bind(now_us.saturating_add(lease_us));
+                    qb.push(" WHERE id IN (");
+                    let mut ids = qb.separated(", ");
+                    for item in &items {
+                        ids.push_bind(db_id(item.id));
+                    }
+                    ids.push_unseparated(")");
+                    qb.build()
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend("leasing notifications"))?;
+                }
+                Ok(items)
+            })
+            .await?;
         for item in &mut items {
             item.attempts = item.attempts.saturating_add(1);
             // After a restart this is how the hints learn which tasks have configs.
@@ -382,24 +390,25 @@ impl PushStore for SqliteStore {
     }
 
     async fn requeue_dead_letter(&self, tenant: &str, id: u64) -> Result<Requeue, StoreError> {
-        let mut conn = writer_connection(&self.writer_pool).await?;
-        let mut tx = begin_immediate(&mut conn).await?;
-        // The dead letter, and whether its config still exists.
-        let found: Option<(String, i64)> = sqlx::query_as(
-            "SELECT o.task_id, EXISTS (SELECT 1 FROM push_configs AS c \
+        let outcome = self
+            .writer
+            .transaction("committing a dead letter requeue", async |tx| {
+                // The dead letter, and whether its config still exists.
+                let found: Option<(String, i64)> = sqlx::query_as(
+                    "SELECT o.task_id, EXISTS (SELECT 1 FROM push_configs AS c \
                  WHERE c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id) \
              FROM push_outbox AS o WHERE o.id = ?1 AND o.tenant = ?2 AND o.state = 1",
-        )
-        .bind(db_id(id))
-        .bind(tenant)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(backend("looking up a dead letter"))?;
-        let outcome = match found {
-            None => Requeue::NotFound,
-            Some((_, 0)) => Requeue::ConfigDeleted,
-            Some((task_id, _)) => {
-                sqlx::query(
+                )
+                .bind(db_id(id))
+                .bind(tenant)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(backend("looking up a dead letter"))?;
+                let outcome = match found {
+                    None => Requeue::NotFound,
+                    Some((_, 0)) => Requeue::ConfigDeleted,
+                    Some((task_id, _)) => {
+                        sqlx::query(
                     "UPDATE push_outbox SET state = 0, attempts = 0, next_attempt_micros = 0, \
                      lease_until_micros = 0 WHERE id = ?1",
                 )
@@ -407,11 +416,13 @@ impl PushStore for SqliteStore {
                 .execute(&mut *tx)
                 .await
                 .map_err(backend("requeueing a dead letter"))?;
-                self.push.remember(tenant, &task_id);
-                Requeue::Requeued
-            }
-        };
-        commit_tx(tx, "committing a dead letter requeue").await?;
+                        self.push.remember(tenant, &task_id);
+                        Requeue::Requeued
+                    }
+                };
+                Ok(outcome)
+            })
+            .await?;
         if outcome == Requeue::Requeued {
             self.push.wakeup.notify_one();
         }

@@ -59,3 +59,21 @@ async fn conforms_on_a_multi_threaded_runtime() {
     let dir = tempfile::tempdir().unwrap();
     conforms(|file| open_in(dir.path(), "sqlite:", file, SqliteOptions::default())).await;
 }
+
+/// The storage quota case, on a file and in memory (one commit at a time:
+/// the one-round-trip path).
+#[tokio::test]
+async fn keeps_the_storage_quota() {
+    use switchboard_core::store::quota::StorageQuota;
+    let quota = StorageQuota::per_owner(store::conformance::QUOTA_BYTES);
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        storage_quota: quota,
+        ..Default::default()
+    };
+    let on_file = open_in(dir.path(), "", "quota.db", options).await;
+    store::conformance::storage_quota_is_per_owner(&on_file).await;
+    on_file.close().await;
+    let in_memory = SqliteStore::open_in_memory_with(quota).await.unwrap();
+    store::conformance::storage_quota_is_per_owner(&in_memory).await;
+}

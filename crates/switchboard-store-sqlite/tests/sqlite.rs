@@ -320,3 +320,80 @@ async fn group_commits_keep_per_task_order() {
         );
     }
 }
+
+/// Concurrent commits of one owner meet in group commits: the quota holds
+/// there too (exactly as many tasks as fit are written, the others are
+/// refused whole), and the per-owner counter always equals a recount of
+/// what is stored, after retention too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_storage_quota_holds_in_group_commits() {
+    use switchboard_core::store::quota::{StorageQuota, json_bytes};
+    let (dir, path) = common::temp_db("quota.db");
+    let task = |k: u32| {
+        let mut r = record("", &format!("q{k:02}"), TaskState::Working, 0);
+        r.task.history = Some(vec![Message::user_text("z".repeat(1000))]);
+        r.last_seq = 1;
+        r
+    };
+    let size = 2 * json_bytes(&task(0).task);
+    let options = switchboard_store_sqlite::SqliteOptions {
+        storage_quota: StorageQuota::per_owner(10 * size + size / 2),
+        ..Default::default()
+    };
+    let store = Arc::new(SqliteStore::open_with(&path, options).await.unwrap());
+    let results = concurrently(&store, 32, |store, k| async move {
+        commit_as_task(store.as_ref(), &task(k)).await
+    })
+    .await;
+    let written = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(written, 10, "{results:?}");
+    for r in &results {
+        assert!(
+            matches!(r, Ok(()) | Err(StoreError::QuotaExceeded(_))),
+            "{r:?}"
+        );
+    }
+    assert_eq!(store.list(&all_of("")).await.unwrap().total, 10);
+
+    // Finish them all, then let retention take them.
+    for k in 0..32 {
+        if let Some(mut r) = store.load("", &format!("q{k:02}")).await.unwrap() {
+            r.task.status = TaskStatus::new(TaskState::Completed);
+            r.last_seq = 2;
+            store.commit(&r, Some(&status_event(&r))).await.unwrap();
+        }
+    }
+    let recount = async || {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{path}"))
+            .await
+            .unwrap();
+        let counted: Option<i64> = sqlx::query_scalar(
+            "SELECT bytes FROM storage_usage WHERE tenant = '' AND owner = 'alice'",
+        )
+        .fetch_optional(&pool)
+        .await
+        .unwrap();
+        let stored: i64 = sqlx::query_scalar(
+            "SELECT COALESCE((SELECT SUM(octet_length(task_json)) FROM tasks), 0) \
+             + COALESCE((SELECT SUM(octet_length(event_json)) FROM task_events), 0)",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+        (counted.unwrap_or(0), stored)
+    };
+    let (counted, stored) = recount().await;
+    assert_eq!(counted, stored);
+    assert!(counted > 10 * size as i64);
+    let retention = switchboard_core::Retention {
+        max_age: None,
+        max_finished: Some(0),
+    };
+    assert_eq!(
+        store.purge(&retention, chrono::Utc::now()).await.unwrap(),
+        10
+    );
+    assert_eq!(recount().await, (0, 0));
+    drop(dir);
+}

@@ -23,6 +23,7 @@
 //! max_active_tasks_per_principal = 100  # tasks being worked on at once per caller
 //! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
 //! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
+//! max_storage_bytes_per_principal = 1073741824  # tasks and event logs one caller keeps in the store; 0 = no limit
 //! rate_per_second = 50              # requests per second per authenticated caller; 0 = no limit
 //! rate_burst = 200                  # requests at once after a quiet period
 //! ```
@@ -36,7 +37,11 @@
 
 use std::time::Duration;
 
+use switchboard_core::store::quota::StorageQuota;
 use switchboard_core::{Limits, Quotas};
+
+/// What each caller may keep in the store unless configured: 1 GiB.
+pub const DEFAULT_STORAGE_BYTES_PER_PRINCIPAL: u64 = 1 << 30;
 use switchboard_server::{ConnectionLimits, RequestRate};
 
 /// The limit flags, flattened into `serve`'s (every one optional: a flag
@@ -76,6 +81,11 @@ pub struct LimitsArgs {
     /// early, histories lose their oldest messages. Default 16 MiB.
     #[arg(long, env = "SWITCHBOARD_MAX_RESPONSE_BYTES")]
     pub max_response_bytes: Option<usize>,
+    /// Bytes of tasks and event logs (as JSON) each caller may keep in the
+    /// store; a write past it is refused (ResourceExhausted), except the
+    /// one finishing a task. 0: no limit. Default 1 GiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_STORAGE_BYTES_PER_PRINCIPAL")]
+    pub max_storage_bytes_per_principal: Option<u64>,
     /// Requests per second each authenticated caller may make (a token
     /// bucket; 429 / RESOURCE_EXHAUSTED past it). 0: no limit. Default 50.
     #[arg(long, env = "SWITCHBOARD_RATE_PER_SECOND")]
@@ -148,6 +158,17 @@ impl LimitsArgs {
                 .max_subscribers_per_task
                 .unwrap_or(d.max_subscribers_per_task),
             max_response_bytes: self.max_response_bytes.unwrap_or(d.max_response_bytes),
+        }
+    }
+
+    /// The store's quota per caller: the set one over 1 GiB; 0 is none.
+    pub fn storage_quota(&self) -> StorageQuota {
+        match self
+            .max_storage_bytes_per_principal
+            .unwrap_or(DEFAULT_STORAGE_BYTES_PER_PRINCIPAL)
+        {
+            0 => StorageQuota::default(),
+            bytes => StorageQuota::per_owner(bytes),
         }
     }
 

@@ -70,6 +70,14 @@ pub struct ServeArgs {
         default_value_t = 100_000
     )]
     pub memory_max_terminal_tasks: usize,
+    /// With `--store memory`: most bytes of tasks and event logs (as JSON)
+    /// to hold; finished tasks are dropped first, then new tasks refused.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_MEMORY_MAX_BYTES",
+        default_value_t = 512 * 1024 * 1024
+    )]
+    pub memory_max_bytes: u64,
     /// With `--store postgres://…` (several replicas): the lease a replica
     /// holds on the tasks it runs. When a replica dies, a survivor fails its
     /// unfinished tasks within about this long.
@@ -326,12 +334,10 @@ fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
 pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
     let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
-        return Ok(Arc::new(InMemoryStore::with_max_terminal_tasks(
-            cfg.memory_max_terminal_tasks,
-        )));
+        return Ok(Arc::new(memory_store(cfg)));
     }
     if url.starts_with("sqlite:") {
-        return open_sqlite(url).await;
+        return open_sqlite(url, cfg).await;
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = switchboard_store_postgres::PgStore::open(url)
@@ -367,9 +373,7 @@ pub struct Stores {
 pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     let url = cfg.store.as_str();
     if url == "memory" || url == "memory://" {
-        let store = Arc::new(InMemoryStore::with_max_terminal_tasks(
-            cfg.memory_max_terminal_tasks,
-        ));
+        let store = Arc::new(memory_store(cfg));
         return Ok(Stores {
             tasks: store.clone(),
             push: Some(store),
@@ -380,7 +384,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     }
     if url.starts_with("sqlite:") {
         let store = Arc::new(
-            switchboard_store_sqlite::SqliteStore::open(url)
+            switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
                 .await
                 .with_context(|| format!("opening the SQLite store {url}"))?,
         );
@@ -397,6 +401,12 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        if let Some(bytes) = cfg.limits.storage_quota().max_bytes_per_owner {
+            tracing::warn!(
+                bytes,
+                "the storage quota per principal is not enforced on PostgreSQL yet"
+            );
+        }
         let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
         let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
             .await
@@ -502,11 +512,26 @@ async fn push_options(
     Ok(Some(options))
 }
 
-async fn open_sqlite(url: &str) -> anyhow::Result<Arc<dyn TaskStore>> {
-    let store = switchboard_store_sqlite::SqliteStore::open(url)
+async fn open_sqlite(url: &str, cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
+    let store = switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
         .await
         .with_context(|| format!("opening the SQLite store {url}"))?;
     Ok(Arc::new(store))
+}
+
+/// The memory store, bounded in finished tasks and in bytes, with the
+/// storage quota per caller.
+fn memory_store(cfg: &Config) -> InMemoryStore {
+    InMemoryStore::with_max_terminal_tasks(cfg.memory_max_terminal_tasks)
+        .with_max_bytes(cfg.memory_max_bytes)
+        .with_storage_quota(cfg.limits.storage_quota())
+}
+
+fn sqlite_options(cfg: &Config) -> switchboard_store_sqlite::SqliteOptions {
+    switchboard_store_sqlite::SqliteOptions {
+        storage_quota: cfg.limits.storage_quota(),
+        ..Default::default()
+    }
 }
 
 fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {

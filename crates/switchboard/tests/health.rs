@@ -1,6 +1,6 @@
 //! `/healthz` and `/readyz` on a real `serve`: ready on each store, and not
-//! ready (503, with the reason) once its PostgreSQL server is stopped, while
-//! `/healthz` still answers.
+//! ready (503, with the reason) once its PostgreSQL server is stopped, or
+//! while its database refuses writes, while `/healthz` still answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -61,4 +61,42 @@ async fn readyz_fails_when_postgres_stops() {
     assert!(!body["reason"].as_str().unwrap().is_empty(), "{body}");
     let (status, _) = probe(&serve.base(), "/healthz").await;
     assert_eq!(status, 200, "the process is still up");
+}
+
+#[tokio::test]
+async fn readyz_fails_while_the_postgres_database_refuses_writes() {
+    let test = "readyz_fails_while_the_postgres_database_refuses_writes";
+    let Some(pg) = switchboard_store_postgres::testing::start_or_skip(test) else {
+        return;
+    };
+    let url = pg.fresh_database().await.unwrap();
+    let serve = Serve::start(&url);
+    let (status, body) = probe(&serve.base(), "/readyz").await;
+    assert_eq!(status, 200, "{body}");
+    // As after a failover to a read-only server: every new session refuses
+    // writes, and the server's sessions are ended, so its pool reconnects.
+    let name = url.rsplit('/').next().unwrap();
+    let script = format!(
+        "ALTER DATABASE \"{name}\" SET default_transaction_read_only = on; \
+         SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = '{name}' AND pid <> pg_backend_pid();"
+    );
+    switchboard_store_postgres::testing::load_dump(&pg.url(), &script)
+        .await
+        .unwrap();
+    let base = serve.base();
+    let (status, body) = proc::poll_until(
+        std::time::Duration::from_secs(20),
+        std::time::Duration::from_millis(100),
+        "/readyz answers 503: the database refuses writes",
+        || probe(&base, "/readyz"),
+        |(status, body)| {
+            *status == 503
+                && body["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("refuses writes"))
+        },
+    )
+    .await;
+    assert_eq!(status, 503, "{body}");
 }

@@ -147,6 +147,98 @@ pub async fn retention_deletes_only_old_finished_tasks(store: &dyn TaskStore) {
     assert_eq!(store.purge(&by_count, now).await.unwrap(), 0);
 }
 
+/// The bytes [`storage_quota_is_per_owner`] expects its store to grant
+/// each owner: open the store with
+/// `StorageQuota::per_owner(conformance::QUOTA_BYTES)`.
+pub const QUOTA_BYTES: u64 = 8 * 1024;
+
+/// A store opened with a quota of [`QUOTA_BYTES`] per owner (and nothing
+/// else in it) refuses a commit that takes an owner past it, writing
+/// nothing, while another owner of the same tenant still writes; lets an
+/// existing task finish however large; and counts a purged task's bytes
+/// off its owner.
+pub async fn storage_quota_is_per_owner(store: &dyn TaskStore) {
+    use crate::store::quota::json_bytes;
+    // A task of about 3 KiB: two fit under the quota, three do not.
+    let big = |owner: &str, id: &str, state: TaskState| {
+        let mut r = record("q", owner, id, "ctx-q", state, 0);
+        r.task.history = Some(vec![
+            Message::user_text("x".repeat(1500))
+                .with_task_id(id)
+                .with_context_id("ctx-q"),
+        ]);
+        r.last_seq = 1;
+        r
+    };
+    let size = 2 * json_bytes(&big("alice", "q-a0", TaskState::Working).task);
+    assert!(2 * size < QUOTA_BYTES && 3 * size > QUOTA_BYTES, "{size}");
+    for id in ["q-a0", "q-a1"] {
+        fixtures::commit_as_task(store, &big("alice", id, TaskState::Working))
+            .await
+            .unwrap_or_else(|e| panic!("{id} is under the quota: {e}"));
+    }
+    let over = fixtures::commit_as_task(store, &big("alice", "q-a2", TaskState::Working)).await;
+    assert!(
+        matches!(over, Err(StoreError::QuotaExceeded(_))),
+        "a third task is over the quota: {over:?}"
+    );
+    assert!(
+        store.load("q", "q-a2").await.unwrap().is_none(),
+        "a refused commit writes nothing"
+    );
+    assert!(log_of(store, "q", "q-a2").await.is_empty());
+
+    // Another principal of the same tenant has a quota of its own.
+    for id in ["q-b0", "q-b1"] {
+        fixtures::commit_as_task(store, &big("bob", id, TaskState::Working))
+            .await
+            .unwrap_or_else(|e| panic!("bob's {id} is under his quota: {e}"));
+    }
+
+    // Growing an unfinished task past the quota is refused; finishing an
+    // existing task is not, however large the last commit.
+    let mut grown = big("alice", "q-a1", TaskState::Working);
+    grown.last_seq = 2;
+    let artifact = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: "q-a1".into(),
+        context_id: "ctx-q".into(),
+        artifact: Artifact {
+            artifact_id: "a".into(),
+            name: None,
+            description: None,
+            parts: vec![Part::text("y".repeat(4000))],
+            metadata: None,
+            extensions: vec![],
+        },
+        append: false,
+        last_chunk: true,
+        metadata: None,
+    });
+    let refused = store.commit(&grown, Some(&artifact)).await;
+    assert!(
+        matches!(refused, Err(StoreError::QuotaExceeded(_))),
+        "growing past the quota: {refused:?}"
+    );
+    assert_eq!(store.load("q", "q-a1").await.unwrap().unwrap().last_seq, 1);
+    grown.task.status = TaskStatus::new(TaskState::Completed);
+    grown.task.status.timestamp = Some(Utc.timestamp_opt(1_700_000_000, 0).single().unwrap());
+    store
+        .commit(&grown, Some(&artifact))
+        .await
+        .expect("finishing a task is never refused for its size");
+
+    // Retention gives the space back.
+    let retention = Retention {
+        max_age: Some(std::time::Duration::from_secs(1)),
+        max_finished: None,
+    };
+    let now = Utc.timestamp_opt(1_800_000_000, 0).single().unwrap();
+    assert_eq!(store.purge(&retention, now).await.unwrap(), 1);
+    fixtures::commit_as_task(store, &big("alice", "q-a2", TaskState::Working))
+        .await
+        .expect("a purged task's bytes no longer count");
+}
+
 /// A committed snapshot and log load back exactly.
 pub async fn commit_and_load_roundtrip(store: &dyn TaskStore) {
     let mut r = create(
