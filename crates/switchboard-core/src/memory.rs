@@ -12,7 +12,9 @@
 //!
 //! A count does not bound bytes (one task may hold megabytes), so
 //! [`InMemoryStore::with_max_bytes`] bounds them too: the snapshots and logs
-//! held, counted as JSON (`store::quota`). A commit that would go past the
+//! held, counted as JSON (`store::quota`), each snapshot by an upper bound
+//! derived from the events that built it (measuring the snapshot itself on
+//! every commit would cost its whole size each time). A commit that would go past the
 //! bound first drops finished tasks, first finished first; if unfinished
 //! tasks alone fill it, the commit is refused with
 //! [`StoreError::QuotaExceeded`] unless it finishes a task.
@@ -196,9 +198,24 @@ impl InMemoryStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<CommitSize, StoreError> {
-        let snapshot = quota::json_bytes(&record.task);
-        let logged: u64 = events.iter().map(quota::json_bytes).sum();
+        // The snapshot is not serialized to be measured: that would cost its
+        // whole size on every commit, under the store's lock, however small
+        // the change (a task of megabytes, appended to chunk by chunk, would
+        // cost quadratic time). A task event is the snapshot itself; any
+        // other event adds at most twice its size to it (a status message
+        // is also appended to the history). So the count is an upper bound:
+        // it may overstate what a task holds, never understate it.
         let replaced = tasks.by_key.get(key).map_or(0, |e| e.snapshot_bytes);
+        let mut snapshot = replaced;
+        let mut logged = 0u64;
+        for event in events {
+            let n = quota::json_bytes(event);
+            logged = logged.saturating_add(n);
+            snapshot = match event {
+                StreamResponse::Task(_) => n,
+                _ => snapshot.saturating_add(n.saturating_mul(2)),
+            };
+        }
         let size = CommitSize {
             snapshot,
             added: snapshot.saturating_add(logged),

@@ -3,7 +3,7 @@
 //! Every task belongs to an **owner**, a (tenant, principal) pair, and what
 //! the owner holds is what the store keeps of its tasks: each task's
 //! snapshot and its event log, counted as the JSON the SQL stores write
-//! (the in-memory store counts the same JSON without keeping it). A store
+//! (the in-memory store counts the events' JSON without keeping it, and bounds each snapshot from above by what its events add). A store
 //! keeps one counter per owner, changed by every commit and every deletion
 //! in the same atomic step as the write, so the check costs a lookup, never
 //! a scan:
