@@ -674,7 +674,7 @@ impl RequestHandler {
         let slot = self
             .inner
             .active_runs
-            .try_acquire((&call.tenant, &call.principal), quota)
+            .try_acquire((&call.tenant, &call.principal, call.client), quota)
             .ok_or_else(|| {
                 A2AError::ResourceExhausted(format!(
                     "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"

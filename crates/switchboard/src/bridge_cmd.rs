@@ -288,6 +288,7 @@ pub fn agui_router(
                 let (mut head, body) = request.into_parts();
                 match authenticator.authenticate(&head).await {
                     Ok(identity) => {
+                        let identity = identity.with_peer(&head.extensions);
                         head.extensions.insert(identity);
                         next.run(Request::from_parts(head, body)).await
                     }

@@ -23,7 +23,7 @@
 //! max_active_tasks_per_principal = 100  # tasks being worked on at once per caller
 //! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
 //! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
-//! rate_per_second = 50              # requests per second per authenticated caller; 0 = no limit
+//! rate_per_second = 50              # requests per second per caller (anonymous: per address); 0 = no limit
 //! rate_burst = 200                  # requests at once after a quiet period
 //! ```
 //!
@@ -76,8 +76,9 @@ pub struct LimitsArgs {
     /// early, histories lose their oldest messages. Default 16 MiB.
     #[arg(long, env = "SWITCHBOARD_MAX_RESPONSE_BYTES")]
     pub max_response_bytes: Option<usize>,
-    /// Requests per second each authenticated caller may make (a token
-    /// bucket; 429 / RESOURCE_EXHAUSTED past it). 0: no limit. Default 50.
+    /// Requests per second each caller may make (a token bucket; 429 /
+    /// RESOURCE_EXHAUSTED past it): each authenticated principal, and each
+    /// client address (IPv6: /64) of anonymous callers. 0: no limit. Default 50.
     #[arg(long, env = "SWITCHBOARD_RATE_PER_SECOND")]
     pub rate_per_second: Option<f64>,
     /// Requests a caller may make at once after a quiet period (the
