@@ -22,8 +22,8 @@ use switchboard_protocol::{
 use switchboard_push::testing::{Received, Receiver, outbox_item};
 use switchboard_push::{
     Blocked, CreationRefusal, Deliverer, DeliveryError, FixedAddresses, GuardedResolver,
-    InterfaceAddresses, KeySet, PushOptions, PushWorker, RetryPolicy, SsrfPolicy, StaticResolver,
-    SystemResolver,
+    InterfaceAddresses, KeySet, PushOptions, PushWorker, Resolve, RetryPolicy, SsrfPolicy,
+    StaticResolver, SystemResolver,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -548,4 +548,33 @@ async fn creation_resolves_the_host_with_the_delivery_guard() {
     for host in ["public.test", "93.184.215.15", "allowed.test"] {
         guard.check_host(host).await.unwrap();
     }
+}
+
+/// A resolver that never answers.
+#[derive(Debug)]
+struct Silent;
+
+impl Resolve for Silent {
+    fn resolve(
+        &self,
+        _host: &str,
+    ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+/// Creating a config stays bounded in time: a resolver that never answers
+/// is given up on after `CREATION_RESOLVE_TIMEOUT` (paused clock).
+#[tokio::test(start_paused = true)]
+async fn creation_gives_up_on_a_resolver_that_never_answers() {
+    let guard = GuardedResolver::new(
+        Arc::new(Silent),
+        Arc::new(SsrfPolicy {
+            local: Arc::new(FixedAddresses::default()),
+            ..Default::default()
+        }),
+    );
+    let err = guard.check_host("slow.test").await.unwrap_err();
+    assert!(matches!(err, CreationRefusal::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains("took longer than 5s"), "{err}");
 }
