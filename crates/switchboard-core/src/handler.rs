@@ -206,6 +206,9 @@ impl RequestHandlerBuilder {
     /// notifications), and are checked against `limits`. Deliveries are made
     /// by a worker over the same store (crate `switchboard-push`). Without
     /// this, every push operation answers PushNotificationNotSupported.
+    /// Configs are checked by what their URL shows; `A2aServer::push`
+    /// (crate `switchboard-server`) also resolves their hosts and refuses
+    /// the server's own addresses ([`RequestHandler::enable_push`]).
     pub fn push(mut self, store: Arc<dyn PushStore>, limits: PushConfigLimits) -> Self {
         self.push = Some(PushSetup {
             store,

@@ -307,8 +307,11 @@ const V6: &[(Ipv6Addr, u8, &str, V6Rule)] = &[
 ];
 
 /// Why `ip` may not receive webhooks (the special-purpose range it is in),
-/// or `None` for an ordinary global unicast address. See the
-/// [module docs](self).
+/// or `None` for an ordinary global unicast address. Every range of the
+/// IANA IPv4 and IPv6 special-purpose registries, multicast, broadcast and
+/// IPv6 site-local is refused; IPv4-mapped and NAT64 addresses are judged
+/// as the IPv4 address they carry, and 6to4, Teredo and IPv4-compatible
+/// addresses are refused, naming a carried internal IPv4 address.
 pub fn blocked_address(ip: IpAddr) -> Option<SpecialAddress> {
     match ip {
         IpAddr::V4(v4) => special_v4(v4).map(|class| SpecialAddress {
