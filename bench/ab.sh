@@ -17,6 +17,9 @@
 # REPS=5 DUR=5 WARM=2 CONC=64. Loopback only; loads bounded by -z and `timeout`; only the
 # servers started here are stopped.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 BENCH=$(cd "$(dirname "$0")" && pwd)
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 SB_BEFORE=${SB_BEFORE:?set SB_BEFORE to the other build}

@@ -26,6 +26,9 @@
 #
 # Loopback only; every load is bounded by -D and wrapped in `timeout`.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 BENCH=$(cd "$(dirname "$0")" && pwd)
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 GRPC_FRAME=${GRPC_FRAME:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/examples/grpc_bench_frame}

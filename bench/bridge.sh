@@ -16,6 +16,9 @@
 # run) REPS=5 DUR=5 WARM=2 CONC=16 PORT_SERVE=7321 PORT_BRIDGE=7322. Loopback only; loads
 # bounded by -z and `timeout`; only the processes started here are stopped.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 BENCH=$(cd "$(dirname "$0")" && pwd)
 SB=${SB:-${CARGO_TARGET_DIR:-/work/target-bench}/dist/switchboard}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}

@@ -20,6 +20,9 @@
 # Ir − memcpy_Ir as well when their large copies differ.
 # Loopback only; the server is started here and stopped at the end; oha bounded by -n.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 BIN=${1:?binary} LABEL=${2:?label} LOAD=${3:-message-unary}
 N=${N:-10000} C=${C:-64} PORT=${PORT:-7391}
 BENCH=$(cd "$(dirname "$0")" && pwd)

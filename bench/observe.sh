@@ -11,6 +11,9 @@
 #   ON_ENV="OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.01"
 # LOADS, REPS, DUR, WARM, CONC as bench/ab.sh. Loopback only; bounded by ab.sh's limits.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 BENCH=$(cd "$(dirname "$0")" && pwd)
 TARGET=${CARGO_TARGET_DIR:-/work/target-bench}
 SB=${SB:-$TARGET/dist/switchboard}

@@ -73,6 +73,9 @@
 # Load generator: oha if installed (as run.sh), else wrk. Safety: 127.0.0.1 only; every load
 # is bounded in time and wrapped in `timeout`; only the PIDs started here are stopped.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 cmd=${1:-ratio}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$bin" ] || { echo "no PostgreSQL server binaries; run crates/switchboard-store-postgres/install-postgres.sh" >&2; exit 1; }

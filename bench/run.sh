@@ -14,6 +14,9 @@
 # `timeout`; only PIDs started here are stopped; a total time budget skips what
 # would not fit (and says so). Output: bench/out/results/<timestamp>/ + tables on stdout.
 set -euo pipefail
+# The load comes from one address as the anonymous principal: no request rate
+# for it (serve limits each anonymous address to 50/s by default).
+export SWITCHBOARD_RATE_PER_SECOND="${SWITCHBOARD_RATE_PER_SECOND:-0}"
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 PEERS=${PEERS:-$BENCH/out/peers}

@@ -5,6 +5,8 @@
 //! method. The engine uses it to scope every lookup: a task is only visible
 //! in its tenant and to its owner.
 
+use std::net::IpAddr;
+
 use switchboard_protocol::A2AError;
 
 use crate::push::PayloadKind;
@@ -42,6 +44,12 @@ pub struct CallContext {
     /// own (subscribing, follow-ups and push configs stay the owner's).
     /// Its tenant is still the one its credentials grant.
     pub admin: bool,
+    /// Who an anonymous caller is for quotas: the address it connects from
+    /// (an IPv6 caller by its /64), set by the server's gate. Anonymous
+    /// callers share one principal, and so would share its quotas, which
+    /// one caller could then take from all; this gives each address its
+    /// own. `None` for authenticated callers, counted by their principal.
+    pub client: Option<IpAddr>,
 }
 
 impl Default for CallContext {
@@ -55,6 +63,7 @@ impl Default for CallContext {
             credential_tenant: None,
             resume_after: None,
             admin: false,
+            client: None,
         }
     }
 }

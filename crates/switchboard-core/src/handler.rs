@@ -29,7 +29,8 @@ use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
 use crate::executor::{AgentExecutor, RequestContext};
 use crate::limits::{Counter, Quotas, Slot};
 use crate::push::{
-    ConfigQuery, PushConfig, PushConfigLimits, PushStore, PutConfig, validate_config,
+    ConfigQuery, DestinationCheck, PushConfig, PushConfigLimits, PushStore, PutConfig,
+    validate_config,
 };
 use crate::runtime::{BusEvent, Change, EventStream, Registry, TaskRuntime, terminal_error};
 use crate::store::{ListCursor, Retention, StoreError, TaskQuery, TaskStore};
@@ -127,6 +128,37 @@ pub struct PushUnavailable;
 struct PushSetup {
     store: Arc<dyn PushStore>,
     limits: PushConfigLimits,
+    /// What a webhook's host resolves to and the host's own addresses,
+    /// checked at creation (see [`DestinationCheck`]); without it, only
+    /// what the URL itself shows.
+    destinations: Option<Arc<dyn DestinationCheck>>,
+}
+
+impl PushSetup {
+    /// The [`DestinationCheck`] of a config that passed [`validate_config`]
+    /// (so its URL parses and has a host): InvalidParams on `field`.
+    async fn check_destination(
+        &self,
+        cfg: &TaskPushNotificationConfig,
+        field: &str,
+    ) -> Result<(), A2AError> {
+        let Some(check) = &self.destinations else {
+            return Ok(());
+        };
+        let host = url::Url::parse(cfg.url.trim())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string));
+        let Some(host) = host else {
+            return Ok(());
+        };
+        if !self.limits.ssrf_guard || self.limits.is_allowed_host(&host) {
+            return Ok(());
+        }
+        check
+            .check(&host)
+            .await
+            .map_err(|e| A2AError::invalid_field(field, e.to_string()))
+    }
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -174,8 +206,15 @@ impl RequestHandlerBuilder {
     /// notifications), and are checked against `limits`. Deliveries are made
     /// by a worker over the same store (crate `switchboard-push`). Without
     /// this, every push operation answers PushNotificationNotSupported.
+    /// Configs are checked by what their URL shows; `A2aServer::push`
+    /// (crate `switchboard-server`) also resolves their hosts and refuses
+    /// the server's own addresses ([`RequestHandler::enable_push`]).
     pub fn push(mut self, store: Arc<dyn PushStore>, limits: PushConfigLimits) -> Self {
-        self.push = Some(PushSetup { store, limits });
+        self.push = Some(PushSetup {
+            store,
+            limits,
+            destinations: None,
+        });
         self
     }
 
@@ -339,7 +378,9 @@ impl RequestHandler {
 
     /// Enables push notifications on a handler built without them, keeping
     /// configs in the task store (whose commits queue the notifications),
-    /// checked against `limits`. What `A2aServer::push` (crate
+    /// checked against `limits` and, when given, `destinations` (the
+    /// webhook host resolved, the server's own addresses refused; see
+    /// [`DestinationCheck`]). What `A2aServer::push` (crate
     /// `switchboard-server`) uses, so that one call there wires everything;
     /// call it before serving. Returns the push store, for the delivery
     /// worker. When push is already enabled this keeps the existing setup
@@ -347,6 +388,7 @@ impl RequestHandler {
     pub fn enable_push(
         &self,
         limits: PushConfigLimits,
+        destinations: Option<Arc<dyn DestinationCheck>>,
     ) -> Result<Arc<dyn PushStore>, PushUnavailable> {
         if let Some(p) = self.inner.push.get() {
             return Ok(p.store.clone());
@@ -357,7 +399,11 @@ impl RequestHandler {
             .clone()
             .push_store()
             .ok_or(PushUnavailable)?;
-        let setup = self.inner.push.get_or_init(|| PushSetup { store, limits });
+        let setup = self.inner.push.get_or_init(|| PushSetup {
+            store,
+            limits,
+            destinations,
+        });
         Ok(setup.store.clone())
     }
 
@@ -631,7 +677,7 @@ impl RequestHandler {
         let slot = self
             .inner
             .active_runs
-            .try_acquire((&call.tenant, &call.principal), quota)
+            .try_acquire((&call.tenant, &call.principal, call.client), quota)
             .ok_or_else(|| {
                 A2AError::ResourceExhausted(format!(
                     "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"
@@ -650,6 +696,8 @@ impl RequestHandler {
                     &push.limits,
                     "configuration.taskPushNotificationConfig",
                 )?;
+                push.check_destination(&cfg, "configuration.taskPushNotificationConfig.url")
+                    .await?;
                 if let Some(id) = &cfg.id {
                     self.inner
                         .config
@@ -1239,6 +1287,7 @@ impl RequestHandler {
             return Err(A2AError::invalid_field("taskId", "is required"));
         }
         validate_config(&req, &push.limits, "")?;
+        push.check_destination(&req, "url").await?;
         if let Some(id) = &req.id {
             self.inner.config.limits.check_id("id", id)?;
         }

@@ -174,7 +174,10 @@ pub struct Quotas {
     /// in this process: runs of its agent in progress (default 100). A task
     /// waiting for input holds no run and does not count; a follow-up that
     /// resumes it does. A new task or follow-up over the quota is refused
-    /// before the agent sees it.
+    /// before the agent sees it. Anonymous callers are counted per client
+    /// address ([`CallContext::client`](crate::CallContext::client)), so one
+    /// cannot take the quota of all. The count is per process: behind N
+    /// replicas a principal may have up to N times this many.
     pub max_active_tasks_per_principal: usize,
     /// Most SubscribeToTask streams open at once on one task (default 64).
     pub max_subscribers_per_task: usize,

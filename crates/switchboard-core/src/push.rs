@@ -55,7 +55,7 @@
 //! applies again after DNS resolution.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,6 +66,9 @@ use switchboard_protocol::{
 };
 
 use crate::store::StoreError;
+
+mod addresses;
+pub use addresses::{SpecialAddress, blocked_address};
 
 /// What a webhook receives for each event of its task: a property of the
 /// push config, chosen by the binding that created it (see the module docs).
@@ -415,85 +418,26 @@ pub fn host_allowed(allow_hosts: &[String], host: &str) -> bool {
     })
 }
 
-/// Why an address may not receive webhooks: the class it belongs to, or
-/// `None` if it is an ordinary public address. Blocks loopback, private
-/// (RFC 1918), link-local (including the cloud metadata address
-/// 169.254.169.254), carrier-grade NAT (100.64/10), "this network" (0/8),
-/// broadcast, multicast, unspecified, IPv6 unique-local (fc00::/7),
-/// link-local (fe80::/10) and site-local (fec0::/10), and IPv4 addresses
-/// embedded in IPv6 (mapped `::ffff:a.b.c.d`, compatible, NAT64
-/// `64:ff9b::/96`) of any of those.
-pub fn blocked_address(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => blocked_v4(v4),
-        IpAddr::V6(v6) => blocked_v6(v6),
-    }
-}
-
-fn blocked_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
-    Some(if ip.is_loopback() {
-        "a loopback address (127.0.0.0/8)"
-    } else if a == 10 || (a == 172 && (16..=31).contains(&b)) || (a == 192 && b == 168) {
-        "a private address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)"
-    } else if a == 169 && b == 254 {
-        "a link-local address (169.254.0.0/16, which includes the cloud metadata service 169.254.169.254)"
-    } else if a == 100 && (64..=127).contains(&b) {
-        "a carrier-grade NAT address (100.64.0.0/10)"
-    } else if ip.is_unspecified() || a == 0 {
-        "an unspecified / \"this network\" address (0.0.0.0/8)"
-    } else if ip.is_broadcast() {
-        "the broadcast address"
-    } else if ip.is_multicast() {
-        "a multicast address (224.0.0.0/4)"
-    } else {
-        return None;
-    })
-}
-
-fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let seg = ip.segments();
-    // IPv4 inside IPv6: judge the IPv4 address (mapped, compatible, NAT64).
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return blocked_v4(v4);
-    }
-    if seg[0] == 0x0064 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
-        let [.., c, d] = seg;
-        return blocked_v4(Ipv4Addr::new(
-            (c >> 8) as u8,
-            c as u8,
-            (d >> 8) as u8,
-            d as u8,
-        ));
-    }
-    Some(if ip.is_loopback() {
-        "the IPv6 loopback address (::1)"
-    } else if ip.is_unspecified() {
-        "the IPv6 unspecified address (::)"
-    } else if seg[0] & 0xfe00 == 0xfc00 {
-        "an IPv6 unique-local address (fc00::/7)"
-    } else if seg[0] & 0xffc0 == 0xfe80 {
-        "an IPv6 link-local address (fe80::/10)"
-    } else if seg[0] & 0xffc0 == 0xfec0 {
-        "an IPv6 site-local address (fec0::/10)"
-    } else if ip.is_multicast() {
-        "an IPv6 multicast address (ff00::/8)"
-    } else if seg[0..6] == [0, 0, 0, 0, 0, 0] {
-        // IPv4-compatible (deprecated) ::a.b.c.d
-        let [.., c, d] = seg;
-        return blocked_v4(Ipv4Addr::new(
-            (c >> 8) as u8,
-            c as u8,
-            (d >> 8) as u8,
-            d as u8,
-        ));
-    } else {
-        return None;
-    })
-}
-
 /// The explanation attached to every SSRF refusal, naming the way out.
-pub const SSRF_HINT: &str = "webhooks to loopback, private, link-local and other internal addresses are refused to prevent server-side request forgery; to allow a host for local testing, start the server with --push-allow-host <host> (config key push_allow_hosts)";
+pub const SSRF_HINT: &str = "webhooks to loopback, private, link-local, other special-purpose addresses and this server's own addresses are refused to prevent server-side request forgery; to allow a host for local testing, start the server with --push-allow-host <host> (config key push_allow_hosts)";
+
+/// Where a new config's webhook may point, beyond what [`validate_config`]
+/// can tell from the URL alone: what its host name resolves to now, and
+/// the addresses of this server's own host. Set with
+/// [`RequestHandler::enable_push`](crate::RequestHandler::enable_push);
+/// crate `switchboard-push` implements it with the resolver and guard its
+/// deliveries use, so a config is refused at creation for exactly what its
+/// deliveries would be refused for (they are checked again at delivery,
+/// since a name can resolve elsewhere later).
+pub trait DestinationCheck: Send + Sync + fmt::Debug + 'static {
+    /// `Err` with the reason (shown to the client, naming the address and
+    /// its class) when webhooks to `host` — the URL's host, IPv6 literals
+    /// in brackets — must be refused. Must finish in bounded time.
+    fn check<'a>(
+        &'a self,
+        host: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), crate::BoxError>>;
+}
 
 /// Checks a config a client sent (`field` prefixes the field names in
 /// errors, e.g. `configuration.taskPushNotificationConfig`). Returns -32602
@@ -550,12 +494,12 @@ pub fn validate_config(
         let host_text = host.to_string();
         if !limits.is_allowed_host(&host_text) {
             let why = match host {
-                url::Host::Ipv4(ip) => blocked_address(IpAddr::V4(ip)),
-                url::Host::Ipv6(ip) => blocked_address(IpAddr::V6(ip)),
+                url::Host::Ipv4(ip) => blocked_address(IpAddr::V4(ip)).map(|s| s.to_string()),
+                url::Host::Ipv6(ip) => blocked_address(IpAddr::V6(ip)).map(|s| s.to_string()),
                 url::Host::Domain(d) => {
                     let d = d.trim_end_matches('.').to_ascii_lowercase();
                     (d == "localhost" || d.ends_with(".localhost"))
-                        .then_some("a loopback name (localhost)")
+                        .then(|| "a loopback name (localhost)".to_string())
                 }
             };
             if let Some(why) = why {

@@ -111,10 +111,15 @@ impl Harness {
             )))
             .build();
         let server = A2aServer::new(handler).public_url("http://127.0.0.1:9");
-        let server = match server
-            .clone()
-            .push(switchboard_server::push::PushOptions::new())
-        {
+        let server = match server.clone().push(
+            // The webhook hosts of the seed requests resolve to a public
+            // address without DNS, so creation is decided the same way
+            // on every machine.
+            switchboard_server::push::PushOptions::new().resolver(std::sync::Arc::new(
+                switchboard_server::push::StaticResolver::new()
+                    .with("example.com", &[std::net::IpAddr::from([93, 184, 215, 14])]),
+            )),
+        ) {
             Ok(with_push) => with_push,
             Err(_) => server,
         };

@@ -35,9 +35,11 @@
 //!
 //! ## The SSRF guard
 //!
-//! On by default ([`ssrf`]): internal addresses are refused after DNS
-//! resolution and for IP literals, redirects are not followed, and an
-//! allowlist ([`SsrfPolicy::allow_hosts`]) opens exact hosts for local tests.
+//! On by default ([`ssrf`]): every special-purpose address and every
+//! address of the server's own host is refused, for IP literals and after
+//! DNS resolution, when a config is created and again at each delivery;
+//! redirects are not followed, and an allowlist ([`SsrfPolicy::allow_hosts`])
+//! opens exact hosts for local tests.
 //!
 //! ## Why not reqwest
 //!
@@ -78,7 +80,10 @@ pub use deliver::{
     TOKEN_HEADER,
 };
 pub use keys::{KeyError, KeySet};
-pub use ssrf::{Resolve, SsrfPolicy, SsrfRefusal, StaticResolver, SystemResolver};
+pub use ssrf::{
+    Blocked, CreationRefusal, FixedAddresses, GuardedResolver, InterfaceAddresses, LocalAddresses,
+    Resolve, SsrfPolicy, SsrfRefusal, StaticResolver, SystemResolver,
+};
 pub use worker::{PushWorker, RetryPolicy};
 
 /// How the worker delivers.

@@ -21,7 +21,8 @@ use switchboard_protocol::{
 };
 use switchboard_push::testing::{Received, Receiver, outbox_item};
 use switchboard_push::{
-    Deliverer, DeliveryError, KeySet, PushOptions, PushWorker, RetryPolicy, SsrfPolicy,
+    Blocked, CreationRefusal, Deliverer, DeliveryError, FixedAddresses, GuardedResolver,
+    InterfaceAddresses, KeySet, PushOptions, PushWorker, Resolve, RetryPolicy, SsrfPolicy,
     StaticResolver, SystemResolver,
 };
 use tokio_util::sync::CancellationToken;
@@ -300,6 +301,13 @@ async fn ssrf_guard_refuses_every_internal_class() {
         ("::ffff:10.0.0.1", "private"),
         ("::ffff:169.254.169.254", "metadata"),
         ("64:ff9b::a00:1", "private"),
+        ("198.18.0.1", "benchmarking"),
+        ("240.0.0.1", "reserved"),
+        ("192.0.0.9", "IETF protocol assignment"),
+        ("192.0.2.2", "documentation"),
+        ("2001:db8::1", "documentation"),
+        ("2002:7f00:1::", "6to4"),
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo"),
     ];
     let mut resolver = StaticResolver::new();
     for (i, (ip, _)) in cases.iter().enumerate() {
@@ -349,6 +357,7 @@ async fn the_allowlist_opens_exact_hosts_only() {
     let policy = SsrfPolicy {
         guard: true,
         allow_hosts: vec!["receiver.test".into(), "127.0.0.1".into()],
+        ..Default::default()
     };
     let d = deliverer(policy, resolver);
     let allowed = [
@@ -373,6 +382,7 @@ async fn the_allowlist_opens_exact_hosts_only() {
         SsrfPolicy {
             guard: false,
             allow_hosts: vec![],
+            ..Default::default()
         },
         Arc::new(SystemResolver),
         Duration::from_secs(2),
@@ -422,4 +432,149 @@ async fn refusals_are_recorded_on_the_outbox_item() {
     assert!(e.contains("SSRF guard refused metadata.test"), "{e}");
     assert!(e.contains("169.254.169.254"), "{e}");
     worker.stop().await;
+}
+
+/// The host's own addresses are refused at delivery: a listener bound to
+/// every interface (as a service on `0.0.0.0` is) and a webhook to one of
+/// this machine's non-loopback addresses, as a literal and behind a name,
+/// are refused before any connection, so the listener is never reached.
+#[tokio::test]
+async fn the_hosts_own_addresses_are_refused_at_delivery() {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let interfaces = InterfaceAddresses::read().unwrap();
+    assert!(
+        interfaces.contains(&IpAddr::from([127, 0, 0, 1])),
+        "the interfaces are read: {interfaces:?}"
+    );
+    let Some(own) = interfaces.iter().copied().find(|ip| !ip.is_loopback()) else {
+        eprintln!("skipped: this machine has no non-loopback interface address");
+        return;
+    };
+    let d = deliverer(
+        SsrfPolicy::default(),
+        StaticResolver::new().with("own.test", &[own]),
+    );
+    let literal = match own {
+        IpAddr::V4(v4) => format!("http://{v4}:{port}/hook"),
+        IpAddr::V6(v6) => format!("http://[{v6}]:{port}/hook"),
+    };
+    for url in [literal, format!("http://own.test:{port}/hook")] {
+        let err = d.deliver(&item(&url)).await.unwrap_err();
+        let DeliveryError::Refused(refusal) = &err else {
+            panic!("{url}: expected a refusal, got {err}");
+        };
+        assert_eq!(refusal.ip, own, "{url}");
+        eprintln!("{url}: {err}");
+    }
+    // A refusal comes before connecting: nothing is waiting to be accepted.
+    let accepted = listener.accept();
+    assert!(
+        matches!(&accepted, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the listener was reached: {accepted:?}"
+    );
+}
+
+/// An address is refused as the host's own even when it is an ordinary
+/// public address (as a host's public address is): the class says so.
+#[test]
+fn an_address_of_the_host_is_refused_as_such() {
+    let public: IpAddr = "93.184.215.14".parse().unwrap();
+    let policy = SsrfPolicy {
+        local: Arc::new(FixedAddresses(vec![public])),
+        ..Default::default()
+    };
+    let refusal = policy.check("agent.example", public).unwrap_err();
+    assert_eq!(refusal.class, Blocked::ThisHost);
+    assert!(
+        refusal
+            .to_string()
+            .contains("an address of this server's host"),
+        "{refusal}"
+    );
+    // IPv4-mapped, the same address.
+    let mapped: IpAddr = "::ffff:93.184.215.14".parse().unwrap();
+    assert_eq!(
+        policy.check("agent.example", mapped).unwrap_err().class,
+        Blocked::ThisHost
+    );
+    assert!(
+        policy
+            .check("other.example", "93.184.215.15".parse().unwrap())
+            .is_ok()
+    );
+}
+
+/// Configs are checked by the same guard when they are created: a name is
+/// resolved and refused for a blocked or own address, a name that does not
+/// resolve is refused, an ordinary name and literal pass, and an
+/// allowlisted host is not looked at.
+#[tokio::test]
+async fn creation_resolves_the_host_with_the_delivery_guard() {
+    let own: IpAddr = "93.184.215.14".parse().unwrap();
+    let resolver = StaticResolver::new()
+        .with("loop.test", &["127.0.0.1".parse().unwrap()])
+        .with("meta.test", &["169.254.169.254".parse().unwrap()])
+        .with("own.test", &[own])
+        .with("public.test", &["93.184.215.15".parse().unwrap()]);
+    let policy = SsrfPolicy {
+        allow_hosts: vec!["allowed.test".into()],
+        local: Arc::new(FixedAddresses(vec![own])),
+        ..Default::default()
+    };
+    let guard = GuardedResolver::new(Arc::new(resolver), Arc::new(policy));
+    for (host, class) in [
+        ("loop.test", "loopback"),
+        ("meta.test", "metadata"),
+        ("own.test", "this server's host"),
+        ("93.184.215.14", "this server's host"),
+        ("[::1]", "loopback"),
+    ] {
+        let err = guard.check_host(host).await.unwrap_err();
+        assert!(matches!(err, CreationRefusal::Refused(_)), "{host}: {err}");
+        assert!(err.to_string().contains(class), "{host}: {err}");
+        assert!(
+            err.to_string().contains("--push-allow-host"),
+            "{host}: {err}"
+        );
+    }
+    let err = guard.check_host("missing.test").await.unwrap_err();
+    assert!(
+        matches!(err, CreationRefusal::Unresolved { .. }),
+        "missing.test: {err}"
+    );
+    assert!(err.to_string().contains("does not resolve"), "{err}");
+    for host in ["public.test", "93.184.215.15", "allowed.test"] {
+        guard.check_host(host).await.unwrap();
+    }
+}
+
+/// A resolver that never answers.
+#[derive(Debug)]
+struct Silent;
+
+impl Resolve for Silent {
+    fn resolve(
+        &self,
+        _host: &str,
+    ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        Box::pin(futures::future::pending())
+    }
+}
+
+/// Creating a config stays bounded in time: a resolver that never answers
+/// is given up on after `CREATION_RESOLVE_TIMEOUT` (paused clock).
+#[tokio::test(start_paused = true)]
+async fn creation_gives_up_on_a_resolver_that_never_answers() {
+    let guard = GuardedResolver::new(
+        Arc::new(Silent),
+        Arc::new(SsrfPolicy {
+            local: Arc::new(FixedAddresses::default()),
+            ..Default::default()
+        }),
+    );
+    let err = guard.check_host("slow.test").await.unwrap_err();
+    assert!(matches!(err, CreationRefusal::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains("took longer than 5s"), "{err}");
 }

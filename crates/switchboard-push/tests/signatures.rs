@@ -32,6 +32,7 @@ fn deliverer(keys: Arc<KeySet>) -> Deliverer {
         SsrfPolicy {
             guard: true,
             allow_hosts: vec!["127.0.0.1".into()],
+            ..Default::default()
         },
         Arc::new(SystemResolver),
         Duration::from_secs(5),

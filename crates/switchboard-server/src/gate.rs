@@ -20,6 +20,13 @@
 //!    segment or `tenant` field) to [`CallContext::use_tenant`], which keeps
 //!    a caller inside the tenant its credentials grant.
 //!
+//! Anonymous callers all share one principal, so they are told apart by the
+//! address they connect from ([`Identity::client`], an IPv6 caller by its
+//! /64): each address has its own request rate and its own quota of
+//! concurrent tasks ([`CallContext::client`]), and one anonymous caller
+//! cannot exhaust them for every other. The tasks they create still belong
+//! to the one anonymous principal.
+//!
 //! The outcome is the [`CallContext`] every `RequestHandler` method takes.
 //! Authentication runs before a body is read, so an unauthenticated caller
 //! cannot make the server buffer a large body. The version rule stays with
@@ -27,6 +34,7 @@
 //! REST by path, gRPC by service.
 
 use std::fmt;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -100,6 +108,10 @@ pub struct Identity {
     /// `switchboard-auth`): the caller may get, list and cancel every task
     /// of its tenant (see `CallContext::admin`).
     pub admin: bool,
+    /// For the anonymous principal: the client address its quotas are
+    /// counted by ([`client_key`] of the peer address; see
+    /// [`Identity::with_peer`]). `None` for everyone else.
+    pub client: Option<IpAddr>,
 }
 
 impl Identity {
@@ -109,7 +121,21 @@ impl Identity {
             principal: principal.into(),
             tenant: None,
             admin: false,
+            client: None,
         }
+    }
+
+    /// For the anonymous principal, records which client it is: the peer
+    /// address the connection put in the request's `extensions`
+    /// (`ConnectInfo`), as [`client_key`]. Other identities are returned
+    /// as they are. The gate does this for every request it authenticates.
+    pub fn with_peer(mut self, extensions: &http::Extensions) -> Self {
+        if self.principal == switchboard_core::context::ANONYMOUS && self.client.is_none() {
+            self.client = extensions
+                .get::<axum::extract::ConnectInfo<SocketAddr>>()
+                .map(|peer| client_key(peer.0.ip()));
+        }
+        self
     }
 
     /// The caller of a server without authentication.
@@ -127,6 +153,20 @@ impl Identity {
     pub fn with_admin(mut self, admin: bool) -> Self {
         self.admin = admin;
         self
+    }
+}
+
+/// The address an anonymous caller connecting from `peer` is counted by: an
+/// IPv4 address (also when written IPv4-mapped) as it is, an IPv6 address
+/// by its /64, the block one subscriber usually holds whole, so a caller
+/// cannot get a fresh quota from each of its 2^64 addresses.
+pub fn client_key(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V4(_) => peer,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from_bits(v6.to_bits() & !u128::from(u64::MAX))),
+        },
     }
 }
 
@@ -161,12 +201,15 @@ impl Gate {
         }
     }
 
-    /// Step 1: the caller's identity (anonymous without an authenticator).
+    /// Step 1: the caller's identity (anonymous without an authenticator;
+    /// an anonymous identity carries its client address, see
+    /// [`Identity::with_peer`]).
     pub async fn authenticate(&self, head: &Parts) -> Result<Identity, A2AError> {
-        match &self.authenticator {
-            Some(auth) => auth.authenticate(head).await,
-            None => Ok(Identity::anonymous()),
-        }
+        let identity = match &self.authenticator {
+            Some(auth) => auth.authenticate(head).await?,
+            None => Identity::anonymous(),
+        };
+        Ok(identity.with_peer(&head.extensions))
     }
 
     /// Step 2: the call context of an authenticated caller, in the tenant
@@ -179,17 +222,25 @@ impl Gate {
         identity: &Identity,
         headers: &HeaderMap,
     ) -> Result<CallContext, A2AError> {
-        // Anonymous callers share one principal; they are bounded by the
-        // per-address connection limits instead.
+        // Anonymous callers share one principal: each client address has
+        // its own bucket. One whose address is unknown (no connection info,
+        // as in a router driven in-process) cannot be told apart, and is
+        // not limited.
         if let Some(rate) = &self.rate
-            && identity.principal != switchboard_core::context::ANONYMOUS
+            && (identity.principal != switchboard_core::context::ANONYMOUS
+                || identity.client.is_some())
         {
-            rate.take(&identity.principal, std::time::Instant::now())?;
+            rate.take(
+                &identity.principal,
+                identity.client,
+                std::time::Instant::now(),
+            )?;
         }
         let mut call =
             CallContext::anonymous().with_extensions_header(&requested_extensions(headers));
         call.principal.clone_from(&identity.principal);
         call.admin = identity.admin;
+        call.client = identity.client;
         if let Some(tenant) = &identity.tenant {
             call.tenant.clone_from(tenant);
             call.credential_tenant = Some(tenant.clone());
@@ -202,8 +253,10 @@ impl Gate {
     /// binding can skip the asynchronous step; `None` when callers must be
     /// authenticated one by one.
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
-    pub(crate) fn fixed_identity(&self) -> Option<Identity> {
-        self.authenticator.is_none().then(Identity::anonymous)
+    pub(crate) fn fixed_identity(&self, extensions: &http::Extensions) -> Option<Identity> {
+        self.authenticator
+            .is_none()
+            .then(|| Identity::anonymous().with_peer(extensions))
     }
 
     /// Steps 1 and 2 together, for an HTTP request head.
@@ -242,5 +295,33 @@ impl Gate {
                 .unwrap_or_default(),
             _ => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn anonymous_clients_are_keyed_by_address_and_ipv6_by_its_64() {
+        let key = |s: &str| client_key(s.parse().unwrap()).to_string();
+        assert_eq!(key("127.0.0.2"), "127.0.0.2");
+        assert_eq!(key("::ffff:127.0.0.2"), "127.0.0.2");
+        assert_eq!(key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2:ffff::1"), "2001:db8:1:2::");
+
+        let mut ext = http::Extensions::new();
+        ext.insert(axum::extract::ConnectInfo(SocketAddr::from((
+            [127, 0, 0, 2],
+            5000,
+        ))));
+        let anonymous = Identity::anonymous().with_peer(&ext);
+        assert_eq!(anonymous.client, Some(IpAddr::from([127, 0, 0, 2])));
+        assert_eq!(
+            Identity::new("key:alice").with_peer(&ext).client,
+            None,
+            "authenticated callers are their principal"
+        );
     }
 }

@@ -90,7 +90,7 @@ pub(crate) fn call(
     front: &GrpcFront,
     mut req: axum::extract::Request,
 ) -> BoxFuture<'static, Result<Response, Infallible>> {
-    if let Some(identity) = gate.fixed_identity() {
+    if let Some(identity) = gate.fixed_identity(req.extensions()) {
         req.extensions_mut().insert(identity);
         return front.route(req);
     }

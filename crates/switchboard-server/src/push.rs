@@ -33,8 +33,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_core::{PushConfigLimits, PushStore, PushUnavailable, RequestHandler};
-use switchboard_push::{DeliveryError, KeyError, PushWorker};
-pub use switchboard_push::{KeySet, RetryPolicy};
+use switchboard_push::{
+    DeliveryError, GuardedResolver, KeyError, PushWorker, SsrfPolicy, SystemResolver,
+};
+pub use switchboard_push::{
+    FixedAddresses, KeySet, LocalAddresses, Resolve, RetryPolicy, StaticResolver,
+};
 use tokio_util::sync::CancellationToken;
 
 /// How the server runs push notifications; see the [module docs](self).
@@ -45,6 +49,8 @@ pub struct PushOptions {
     key_file: Option<PathBuf>,
     retry: RetryPolicy,
     lease: Option<Duration>,
+    resolver: Option<Arc<dyn Resolve>>,
+    local: Option<Arc<dyn LocalAddresses>>,
 }
 
 impl PushOptions {
@@ -98,6 +104,20 @@ impl PushOptions {
         self.lease = Some(lease);
         self
     }
+
+    /// Resolves webhook hosts with `resolver` (default: the system's), when
+    /// a config is created and at each delivery.
+    pub fn resolver(mut self, resolver: Arc<dyn Resolve>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Takes the host's own addresses, which webhooks may not reach, from
+    /// `local` (default: the interfaces, read every 30 s).
+    pub fn local_addresses(mut self, local: Arc<dyn LocalAddresses>) -> Self {
+        self.local = Some(local);
+        self
+    }
 }
 
 /// Why push could not be wired.
@@ -120,7 +140,8 @@ pub enum PushError {
 pub(crate) struct Wired {
     store: Arc<dyn PushStore>,
     pub(crate) keys: Arc<KeySet>,
-    allow_hosts: Vec<String>,
+    ssrf: SsrfPolicy,
+    resolver: Arc<dyn Resolve>,
     retry: RetryPolicy,
     lease: Option<Duration>,
 }
@@ -132,12 +153,25 @@ pub(crate) fn wire(handler: &RequestHandler, options: PushOptions) -> Result<Wir
         (None, Some(path)) => Arc::new(KeySet::load_or_create(path)?),
         (None, None) => Arc::new(KeySet::generate()?),
     };
-    let allow_hosts = options.limits.allow_hosts.clone();
-    let store = handler.enable_push(options.limits)?;
+    // One guard (resolver, allowlist, the host's addresses) for creation
+    // and delivery, so a config is refused at creation for what its
+    // deliveries would be. Turning the creation check off
+    // (`PushConfigLimits::ssrf_guard`) leaves deliveries guarded.
+    let mut ssrf = SsrfPolicy {
+        allow_hosts: options.limits.allow_hosts.clone(),
+        ..SsrfPolicy::default()
+    };
+    if let Some(local) = options.local {
+        ssrf.local = local;
+    }
+    let resolver = options.resolver.unwrap_or_else(|| Arc::new(SystemResolver));
+    let check = GuardedResolver::new(resolver.clone(), Arc::new(ssrf.clone()));
+    let store = handler.enable_push(options.limits, Some(Arc::new(check)))?;
     Ok(Wired {
         store,
         keys,
-        allow_hosts,
+        ssrf,
+        resolver,
         retry: options.retry,
         lease: options.lease,
     })
@@ -154,14 +188,15 @@ impl Wired {
     /// Starts the delivery worker, signing as `issuer` (the public URL).
     pub(crate) fn start(&self, issuer: &str) -> Result<Running, PushError> {
         let mut options = switchboard_push::PushOptions::new(issuer, self.keys.clone());
-        options.ssrf.allow_hosts = self.allow_hosts.clone();
+        options.ssrf = self.ssrf.clone();
+        options.resolver = self.resolver.clone();
         options.retry = self.retry.clone();
         if let Some(lease) = self.lease {
             options.lease = lease;
         }
         let stop = CancellationToken::new();
         let worker = PushWorker::spawn(self.store.clone(), options, stop.clone())?;
-        tracing::info!(kid = %self.keys.current_kid(), allow_hosts = ?self.allow_hosts, "push notifications enabled");
+        tracing::info!(kid = %self.keys.current_kid(), allow_hosts = ?self.ssrf.allow_hosts, "push notifications enabled");
         Ok(Running { worker, stop })
     }
 }

@@ -8,15 +8,16 @@
 //! known) and before anything else about the call is read. An empty bucket
 //! is [`A2AError::ResourceExhausted`]: HTTP 429 with `Retry-After` on
 //! JSON-RPC and REST, RESOURCE_EXHAUSTED on gRPC. Other principals are not
-//! affected. The anonymous principal is not limited here: every anonymous
-//! caller shares it, so one would starve the rest; the per-address
-//! connection limits bound them instead.
+//! affected. Anonymous callers share one principal, so one would starve the
+//! rest: each client address (an IPv6 one by its /64, see
+//! [`crate::gate::client_key`]) has its own bucket instead.
 //!
 //! Buckets live in memory, per server process. Their number is bounded: when
 //! [`MAX_BUCKETS`] principals have one, full buckets (those that would
 //! allow a whole burst anyway) are dropped first, then the oldest.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -68,7 +69,8 @@ struct Bucket {
 #[derive(Debug)]
 pub(crate) struct RateLimiter {
     rate: RequestRate,
-    buckets: Mutex<HashMap<String, Bucket>>,
+    /// By principal, and client address for anonymous callers.
+    buckets: Mutex<HashMap<(String, Option<IpAddr>), Bucket>>,
 }
 
 impl RateLimiter {
@@ -83,17 +85,24 @@ impl RateLimiter {
         self.rate
     }
 
-    /// Takes one token of `principal`'s bucket at `now`, or refuses.
-    pub(crate) fn take(&self, principal: &str, now: Instant) -> Result<(), A2AError> {
+    /// Takes one token of the bucket of `principal` (at `client`, for the
+    /// anonymous principal) at `now`, or refuses.
+    pub(crate) fn take(
+        &self,
+        principal: &str,
+        client: Option<IpAddr>,
+        now: Instant,
+    ) -> Result<(), A2AError> {
+        let key = (principal.to_string(), client);
         let burst = f64::from(self.rate.burst.max(1));
         let mut buckets = self
             .buckets
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(principal) {
+        if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(&key) {
             self.evict(&mut buckets, now, burst);
         }
-        let bucket = buckets.entry(principal.to_string()).or_insert(Bucket {
+        let bucket = buckets.entry(key).or_insert(Bucket {
             tokens: burst,
             last: now,
         });
@@ -114,7 +123,12 @@ impl RateLimiter {
     }
 
     /// Makes room: drops buckets that have refilled, else the oldest half.
-    fn evict(&self, buckets: &mut HashMap<String, Bucket>, now: Instant, burst: f64) {
+    fn evict(
+        &self,
+        buckets: &mut HashMap<(String, Option<IpAddr>), Bucket>,
+        now: Instant,
+        burst: f64,
+    ) {
         let per_second = self.rate.per_second;
         buckets.retain(|_, b| {
             b.tokens + now.saturating_duration_since(b.last).as_secs_f64() * per_second < burst
@@ -147,22 +161,30 @@ mod tests {
         });
         let t0 = Instant::now();
         for _ in 0..3 {
-            limiter.take("alice", t0).unwrap();
+            limiter.take("alice", None, t0).unwrap();
         }
-        let err = limiter.take("alice", t0).unwrap_err();
+        let err = limiter.take("alice", None, t0).unwrap_err();
         assert!(matches!(err, A2AError::ResourceExhausted(_)), "{err:?}");
         // Others keep their own bucket.
-        limiter.take("bob", t0).unwrap();
+        limiter.take("bob", None, t0).unwrap();
         // Half a second at 2/s is one token.
         limiter
-            .take("alice", t0 + Duration::from_millis(500))
+            .take("alice", None, t0 + Duration::from_millis(500))
             .unwrap();
         assert!(
             limiter
-                .take("alice", t0 + Duration::from_millis(500))
+                .take("alice", None, t0 + Duration::from_millis(500))
                 .is_err()
         );
         assert_eq!(limiter.rate().retry_after_secs(), 1);
+
+        // Anonymous callers: a bucket per client address.
+        let (a, b) = (Some([127, 0, 0, 2].into()), Some([127, 0, 0, 3].into()));
+        for _ in 0..3 {
+            limiter.take("anonymous", a, t0).unwrap();
+        }
+        assert!(limiter.take("anonymous", a, t0).is_err());
+        limiter.take("anonymous", b, t0).unwrap();
         assert_eq!(
             RequestRate {
                 per_second: 0.1,

@@ -316,6 +316,7 @@ pub fn agui_router(
                 let (mut head, body) = request.into_parts();
                 match authenticator.authenticate(&head).await {
                     Ok(identity) => {
+                        let identity = identity.with_peer(&head.extensions);
                         // The remote backend scopes the caller's runs to it.
                         head.extensions
                             .insert(switchboard_bridge::Caller(identity.principal.clone()));

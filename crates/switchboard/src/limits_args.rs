@@ -24,7 +24,7 @@
 //! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
 //! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
 //! max_storage_bytes_per_principal = 1073741824  # tasks and event logs one caller keeps in the store; 0 = no limit
-//! rate_per_second = 50              # requests per second per authenticated caller; 0 = no limit
+//! rate_per_second = 50              # requests per second per caller (anonymous: per address); 0 = no limit
 //! rate_burst = 200                  # requests at once after a quiet period
 //! ```
 //!
@@ -86,8 +86,9 @@ pub struct LimitsArgs {
     /// one finishing a task. 0: no limit. Default 1 GiB.
     #[arg(long, env = "SWITCHBOARD_MAX_STORAGE_BYTES_PER_PRINCIPAL")]
     pub max_storage_bytes_per_principal: Option<u64>,
-    /// Requests per second each authenticated caller may make (a token
-    /// bucket; 429 / RESOURCE_EXHAUSTED past it). 0: no limit. Default 50.
+    /// Requests per second each caller may make (a token bucket; 429 /
+    /// RESOURCE_EXHAUSTED past it): each authenticated principal, and each
+    /// client address (IPv6: /64) of anonymous callers. 0: no limit. Default 50.
     #[arg(long, env = "SWITCHBOARD_RATE_PER_SECOND")]
     pub rate_per_second: Option<f64>,
     /// Requests a caller may make at once after a quiet period (the

@@ -4,6 +4,7 @@
 //! GetTask and ListTasks.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod util;
 
 use serde_json::{Value, json};
@@ -526,4 +527,94 @@ mod quotas {
         println!("response budget: {pages} pages of 5 tasks; a 4000-byte task refused");
         s.stop().await;
     }
+}
+
+/// Anonymous callers are told apart by their address (issue "security:"
+/// 4): against the real `serve` (anonymous on loopback), a client at
+/// 127.0.0.2 holding its whole quota of concurrent tasks, and then its
+/// whole request rate, leaves a client at 127.0.0.3 unaffected, while it
+/// is itself refused with 429.
+#[tokio::test]
+async fn one_anonymous_address_cannot_take_the_quotas_of_another() {
+    let serve = proc::Serve::start_with(
+        "memory",
+        &[
+            "--max-active-tasks-per-principal",
+            "2",
+            "--rate-per-second",
+            "0.001",
+            "--rate-burst",
+            "6",
+        ],
+    );
+    let url = format!("{}/", serve.base());
+    let from = |ip: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (from([127, 0, 0, 2]), from([127, 0, 0, 3]));
+    let send = |client: &reqwest::Client, text: &str| {
+        client
+            .post(&url)
+            .header("A2A-Version", "1.0")
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": {"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}]},
+                "configuration": {"returnImmediately": true}}}),
+            )
+            .send()
+    };
+    let get = |client: &reqwest::Client| {
+        client
+            .post(&url)
+            .header("A2A-Version", "1.0")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask",
+                          "params": {"id": "no-such-task"}}))
+            .send()
+    };
+    let long = "/long 3600";
+
+    // 127.0.0.2 starts its two hour-long tasks; the third is refused.
+    for i in 0..2 {
+        let r: Value = send(&a, long).await.unwrap().json().await.unwrap();
+        assert!(r["result"]["task"]["id"].is_string(), "a's task {i}: {r}");
+    }
+    let r = send(&a, long).await.unwrap();
+    assert_eq!(r.status(), 429);
+    let r: Value = r.json().await.unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("concurrent tasks"),
+        "{r}"
+    );
+    // 127.0.0.3 is another caller: its quota is its own.
+    let r: Value = send(&b, long).await.unwrap().json().await.unwrap();
+    assert!(r["result"]["task"]["id"].is_string(), "b's task: {r}");
+
+    // 127.0.0.2 has used 3 of its 6 requests; 3 more, then 429 with
+    // Retry-After, while 127.0.0.3 (1 used) still gets through.
+    for _ in 0..3 {
+        let r = get(&a).await.unwrap();
+        assert_ne!(r.status(), 429, "{:?}", r.text().await);
+    }
+    let r = get(&a).await.unwrap();
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    let r: Value = r.json().await.unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("request rate"),
+        "{r}"
+    );
+    let r: Value = send(&b, "hi").await.unwrap().json().await.unwrap();
+    assert!(
+        r.get("result").is_some(),
+        "b is not limited by a's rate: {r}"
+    );
 }

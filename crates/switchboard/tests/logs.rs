@@ -69,7 +69,19 @@ fn run(format: &str) -> (String, String) {
     let log = dir.path().join("serve.log");
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = rt.block_on(store_url("logs_have_no_secrets"));
-    let mut serve = Serve::start_logging(&store, &["--log-format", format, "--log", "debug"], &log);
+    let mut serve = Serve::start_logging(
+        &store,
+        &[
+            "--log-format",
+            format,
+            "--log",
+            "debug",
+            // The webhook's name resolves nowhere; configs are checked by name.
+            "--push-allow-host",
+            "hooks.example.com",
+        ],
+        &log,
+    );
     rt.block_on(exercise(&serve.base()));
     assert!(serve.terminate(std::time::Duration::from_secs(30)));
     (std::fs::read_to_string(&log).unwrap(), store)

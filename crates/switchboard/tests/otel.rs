@@ -374,7 +374,9 @@ async fn the_sampler_decides_before_spans_are_made() {
         ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
         ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
     ];
-    let mut serve = traced_serve(&endpoint, "sampled", ECHO, &sampler, dir.path());
+    // 240 requests from one anonymous address: past its request rate.
+    let args = [ECHO, &["--rate-per-second", "0"]].concat();
+    let mut serve = traced_serve(&endpoint, "sampled", &args, &sampler, dir.path());
     let http = reqwest::Client::new();
     let base = serve.base();
     let trace = |n: u32| format!("4bf92f3577b34da6a3ce929d{n:08x}");

@@ -5,6 +5,7 @@
 //! server's JWKS.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
 mod push_receiver;
 mod util;
 
@@ -360,4 +361,91 @@ async fn progress_reaches_a_webhook_only_when_its_creator_activated_it() {
     for r in &got_without {
         verifier.verify(&r.headers, &r.body).await.unwrap();
     }
+}
+
+/// The SSRF guard of the real `serve` at creation (issue "security:" 3): a
+/// webhook to this machine's own non-loopback address (a listener bound to
+/// every interface is there), a name that resolves to loopback, and a name
+/// that does not resolve are refused with InvalidParams naming the field
+/// and why, inline in SendMessage and by CreateTaskPushNotificationConfig;
+/// the listener receives nothing.
+#[tokio::test]
+async fn serve_refuses_webhooks_to_its_own_host_and_names_resolving_inward() {
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = proc::Serve::start("memory");
+    let base = serve.base();
+    let task =
+        proc::rpc(&base, "SendMessage", json!({"message": msg("hello")})).await["task"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+
+    let mut refused: Vec<(String, &str)> = Vec::new();
+    match switchboard_push::InterfaceAddresses::read()
+        .unwrap()
+        .into_iter()
+        .find(|ip| !ip.is_loopback())
+    {
+        Some(std::net::IpAddr::V4(v4)) => refused.push((format!("http://{v4}:{port}/hook"), "")),
+        Some(std::net::IpAddr::V6(v6)) => {
+            refused.push((format!("http://[{v6}]:{port}/hook"), ""));
+        }
+        None => eprintln!("skipped the own-address case: no non-loopback interface address"),
+    }
+    // The machine's own name, when it resolves, resolves to one of its
+    // addresses (or loopback, as /etc/hosts often says).
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    if !hostname.is_empty()
+        && tokio::net::lookup_host((hostname.as_str(), 0))
+            .await
+            .is_ok()
+    {
+        refused.push((format!("http://{hostname}:{port}/hook"), "resolved to"));
+    } else {
+        eprintln!("skipped the host-name case: {hostname:?} does not resolve");
+    }
+    refused.push((
+        format!("http://no-such-host.invalid:{port}/hook"),
+        "does not resolve",
+    ));
+
+    for (url, needle) in &refused {
+        let created = proc::call(
+            &base,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": url}),
+        )
+        .await;
+        let (code, message) = error(&created);
+        assert_eq!(code, -32602, "{url}: {created}");
+        assert!(message.contains("url"), "{url}: {message}");
+        assert!(message.contains(needle), "{url}: {message}");
+        if *needle != "does not resolve" {
+            assert!(message.contains("--push-allow-host"), "{url}: {message}");
+        }
+        eprintln!("{url}: {message}");
+
+        let sent = proc::call(
+            &base,
+            "SendMessage",
+            json!({"message": msg("again"),
+                   "configuration": {"taskPushNotificationConfig": {"url": url}}}),
+        )
+        .await;
+        let (code, message) = error(&sent);
+        assert_eq!(code, -32602, "{url}: {sent}");
+        assert!(
+            message.contains("configuration.taskPushNotificationConfig.url"),
+            "{url}: {message}"
+        );
+    }
+    let accepted = listener.accept();
+    assert!(
+        matches!(&accepted, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the listener was reached: {accepted:?}"
+    );
 }
