@@ -146,8 +146,19 @@ async fn zero_window_readers_are_refused_over_the_budget_and_reset() {
     }
     let mut admitted = Vec::new();
     let mut refused = 0;
+    let mut reset_early = 0;
     for resp in pending {
-        let resp = resp.await.unwrap().unwrap();
+        let resp = match resp.await.unwrap() {
+            Ok(resp) => resp,
+            // A head and the reset that followed it read together (the
+            // server's connection busy for the write timeout meanwhile):
+            // the client library reports only the reset.
+            Err(e) if e.reason() == Some(h2::Reason::CANCEL) => {
+                reset_early += 1;
+                continue;
+            }
+            Err(e) => panic!("GetTask failed: {e}"),
+        };
         match resp.status().as_u16() {
             200 => admitted.push(resp.into_body()),
             503 => {
@@ -158,7 +169,7 @@ async fn zero_window_readers_are_refused_over_the_budget_and_reset() {
         }
     }
     println!(
-        "zero window: {} admitted, {refused} refused",
+        "zero window: {} admitted, {refused} refused, {reset_early} reset before their head was read",
         admitted.len()
     );
     assert_bounded(&s, before, "zero window");
