@@ -69,8 +69,14 @@ pub struct ConnectionLimits {
     /// The most connections open at once from one IP address (default 256).
     pub max_connections_per_ip: usize,
     /// The most bytes all connections together may hold in request bodies
-    /// being read and answers not yet written (default 256 MiB; see the
+    /// being read and answers not yet written (default 128 MiB; see the
     /// [memory budget](crate::budget)). 0 turns the budget off.
+    ///
+    /// The budget counts those bytes, not everything they cost: the
+    /// allocator's slack, answers being built and what handlers decode from
+    /// bodies come on top. 128 MiB keeps the server's resident set within
+    /// about 256 MiB of its idle size under the attacks of
+    /// `bench/slow_readers.sh`.
     pub max_buffered_bytes: usize,
     /// How long an answer may make no progress while it has bytes to write
     /// (default 30 s): an HTTP/2 stream whose reader grants no window is
@@ -79,8 +85,8 @@ pub struct ConnectionLimits {
     pub write_timeout: Duration,
 }
 
-/// The default [`ConnectionLimits::max_buffered_bytes`]: 256 MiB.
-pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
+/// The default [`ConnectionLimits::max_buffered_bytes`]: 128 MiB.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
 
 impl Default for ConnectionLimits {
     fn default() -> Self {

@@ -14,7 +14,7 @@
 //! idle_timeout_ms = 60000          # a connection with no request in flight
 //! max_connections = 1024           # open at once; when full the longest idle one is closed
 //! max_connections_per_ip = 256     # open at once from one address
-//! max_buffered_bytes = 268435456   # request bodies and unsent answers of all connections; 0 = no budget
+//! max_buffered_bytes = 134217728   # request bodies and unsent answers of all connections; 0 = no budget
 //! write_timeout_ms = 30000         # an answer whose reader takes nothing is reset / closed; 0 = none
 //! max_id_bytes = 256               # task, context, message, artifact, config ids
 //! max_parts_per_message = 100
@@ -121,7 +121,7 @@ pub struct ConnectionArgs {
     pub max_connections_per_ip: Option<usize>,
     /// Most bytes all connections together may hold in request bodies being
     /// read and answers not yet written; a request past it is answered 503
-    /// with Retry-After (gRPC: UNAVAILABLE). 0: no budget. Default 256 MiB.
+    /// with Retry-After (gRPC: UNAVAILABLE). 0: no budget. Default 128 MiB.
     #[arg(long, env = "SWITCHBOARD_MAX_BUFFERED_BYTES")]
     pub max_buffered_bytes: Option<usize>,
     /// Milliseconds an answer may wait for its reader to take a byte (an
