@@ -191,6 +191,92 @@ async fn zero_window_readers_are_refused_over_the_budget_and_reset() {
     connection.abort();
 }
 
+/// The same over gRPC: GetTask calls on one HTTP/2 connection whose client
+/// grants no window. A gRPC answer is charged frame by frame, so a call
+/// whose answer does not fit ends with the trailers `grpc-status: 14`
+/// (UNAVAILABLE); an admitted one is reset after the write timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_window_grpc_calls_end_unavailable_over_the_budget_or_are_reset() {
+    use prost::Message as _;
+    const CALLS: usize = 40;
+    let s = serve(&[]);
+    let tasks = [big_task(&s, 2_000_000).await, big_task(&s, 2_000_000).await];
+    let (before, _) = memory_mib(&s);
+
+    let tcp = TcpStream::connect(("127.0.0.1", s.port)).await.unwrap();
+    let (client, conn) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(conn);
+    let mut calls = Vec::new();
+    for i in 0..CALLS {
+        let mut client = client.clone().ready().await.unwrap();
+        let req = http::Request::post(format!(
+            "http://127.0.0.1:{}/lf.a2a.v1.A2AService/GetTask",
+            s.port
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(())
+        .unwrap();
+        let message = switchboard_proto::v1::GetTaskRequest {
+            id: tasks[i % 2].clone(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let mut frame = vec![0];
+        frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+        frame.extend_from_slice(&message);
+        let (resp, mut send) = client.send_request(req, false).unwrap();
+        send.send_data(Bytes::from(frame), true).unwrap();
+        // Each call's outcome, read as it comes: the trailers of a refusal
+        // need no window, an admitted answer's data never gets any.
+        calls.push(tokio::spawn(async move {
+            let resp = resp.await?;
+            assert_eq!(resp.status(), 200, "gRPC answers are HTTP 200");
+            let mut body = resp.into_body();
+            match tokio::time::timeout(WITHIN, body.data()).await {
+                Ok(Some(Err(e))) => return Err(e),
+                Ok(None) => {}
+                other => panic!("no data can come without window: {other:?}"),
+            }
+            let trailers = body.trailers().await?.unwrap_or_default();
+            Ok(trailers
+                .get("grpc-status")
+                .map(|v| v.to_str().unwrap_or_default().to_string()))
+        }));
+    }
+    let (mut unavailable, mut reset) = (0, 0);
+    for call in calls {
+        match call.await.unwrap() {
+            Ok(status) => {
+                assert_eq!(status.as_deref(), Some("14"), "a refusal is UNAVAILABLE");
+                unavailable += 1;
+            }
+            Err(e) => {
+                assert_eq!(e.reason(), Some(h2::Reason::CANCEL), "{e}");
+                reset += 1;
+            }
+        }
+    }
+    println!("gRPC zero window: {unavailable} UNAVAILABLE, {reset} reset");
+    assert_bounded(&s, before, "gRPC zero window");
+    assert!(
+        unavailable > 0,
+        "the answers that do not fit end UNAVAILABLE"
+    );
+    assert!(
+        reset > 0,
+        "the admitted answers are reset after the write timeout"
+    );
+    until_served(&s, &tasks[0]).await;
+    drop(client);
+    connection.abort();
+}
+
 /// HTTP/1.1 connections that ask for a ~7 MB answer (more than the kernel
 /// buffers on loopback) and then read no more than its first bytes.
 /// Without a budget each holds its answer until the client goes away.
