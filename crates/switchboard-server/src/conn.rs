@@ -33,6 +33,14 @@
 //! starts waiting for it. Requests count themselves in and out of their
 //! connection's atomics; the registry's lock is taken per connection, not
 //! per request.
+//!
+//! The registry also holds the [memory budget](crate::budget): [`answer`]
+//! charges a request body's bytes as they arrive and an answer's bytes until
+//! they are written, and refuses a request that does not fit (503 with
+//! `Retry-After`, gRPC UNAVAILABLE, in the words of the request's binding:
+//! [`Wire`]). Answers are written under the write timeout: an HTTP/2 stream
+//! left without flow-control window is reset ([`pipe`]), a connection whose
+//! socket takes no bytes is closed ([`Stall`]).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -64,7 +72,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::Service;
 
+use crate::budget::{Charge, MemoryBudget};
 use crate::limits::ConnectionLimits;
+use switchboard_protocol::A2AError;
 
 /// The peer address, in every request's extensions (as axum's
 /// `ConnectInfo`, so handlers can extract it): authenticators and limits
@@ -100,10 +110,13 @@ pub(crate) async fn serve(
     listener: TcpListener,
     service: impl HttpService,
     limits: ConnectionLimits,
+    wire: Wire,
     tls: Option<TlsAcceptor>,
     stop: CancellationToken,
 ) -> io::Result<()> {
-    let registry = Arc::new(Registry::new(limits));
+    let mut registry = Registry::new(limits);
+    registry.wire = wire;
+    let registry = Arc::new(registry);
     let connections = TaskTracker::new();
     'accepting: loop {
         let (tcp, peer) = tokio::select! {
@@ -233,7 +246,7 @@ async fn serve_io(
     let Ok(Ok((is_h2, seen))) = sniffed else {
         return;
     };
-    let io = Rewind { seen, io };
+    let io = Stall::new(Rewind { seen, io }, conn.registry.limits.write_timeout);
     let peer = ConnectInfo(peer);
     if is_h2 {
         serve_h2(io, peer, service, stop, conn).await;
@@ -314,6 +327,110 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
     }
 }
 
+/// A connection whose writes must make progress: once the socket has taken
+/// no byte for the write timeout while the protocol has bytes to write, the
+/// write (or flush) fails with `TimedOut`. The protocol then ends the
+/// connection and drops its answers, giving their bytes back to the budget:
+/// a client that never reads cannot hold them.
+///
+/// The timer is made the first time a write has to wait and reset only when
+/// a new wait begins, so a socket that keeps up costs nothing.
+struct Stall<T> {
+    io: T,
+    limit: Duration,
+    /// When the current wait fails; `None` until a write first waits.
+    timer: Option<Pin<Box<Sleep>>>,
+    /// A write is waiting and `timer` is set for that wait.
+    waiting: bool,
+}
+
+impl<T> Stall<T> {
+    fn new(io: T, limit: Duration) -> Self {
+        Stall {
+            io,
+            limit,
+            timer: None,
+            waiting: false,
+        }
+    }
+
+    /// `polled`, a write or flush, unless it has waited for the limit.
+    fn watch<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
+        if polled.is_ready() {
+            self.waiting = false;
+            return polled;
+        }
+        if self.limit.is_zero() {
+            return Poll::Pending;
+        }
+        if !self.waiting {
+            self.waiting = true;
+            let at = Instant::now() + self.limit;
+            match self.timer.as_mut() {
+                Some(timer) => timer.as_mut().reset(at),
+                None => self.timer = Some(Box::pin(tokio::time::sleep_until(at))),
+            }
+        }
+        if let Some(timer) = self.timer.as_mut()
+            && timer.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer read nothing for the write timeout",
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Stall<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Stall<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_flush(cx);
+        self.watch(cx, polled)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.io).poll_shutdown(cx);
+        self.watch(cx, polled)
+    }
+}
+
 // ---- Limits ---------------------------------------------------------------------
 
 /// The open connections: counts per address, and each connection's
@@ -325,6 +442,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
 /// only when it has to choose.
 pub(crate) struct Registry {
     limits: ConnectionLimits,
+    /// What request bodies and unsent answers of every connection hold.
+    budget: Arc<MemoryBudget>,
+    /// How a request is refused in its binding's words.
+    wire: Wire,
     open: Mutex<Open>,
     /// The clock `ConnState::idle_since` counts from.
     epoch: Instant,
@@ -417,6 +538,8 @@ impl Open {
 impl Registry {
     pub(crate) fn new(limits: ConnectionLimits) -> Self {
         Registry {
+            budget: MemoryBudget::new(limits.max_buffered_bytes),
+            wire: Wire::default(),
             limits,
             open: Mutex::new(Open::default()),
             epoch: Instant::now(),
@@ -623,15 +746,19 @@ impl Drop for Busy {
 
 /// One request through `service`, on both protocols: the peer address in
 /// its extensions, the connection busy until its answer is sent, its body
-/// held to the minimum rate, and `408 Request Timeout` (closing the
-/// connection) in place of whatever the handler made of a body cut off.
+/// held to the minimum rate and charged to the memory budget, and `408
+/// Request Timeout` (closing the connection) in place of whatever the
+/// handler made of a body cut off, or the budget's refusal in place of what
+/// it made of a body that did not fit. An answer is charged from here until
+/// its bytes are written; one of known size that does not fit is refused
+/// before anything of it is sent.
 ///
 /// The service is called here, before the returned future runs, so each
 /// connection calls the one service it holds: cloning it for every request
 /// would copy the boxed layers around it (an allocation each).
 ///
 /// The body comes as the protocol reads it and is boxed into a [`Body`]
-/// here, once: with its pacing, when it has to be paced.
+/// here, once: with its pacing and charging, when it has any.
 fn answer<S: HttpService, B>(
     service: &mut S,
     req: Request<B>,
@@ -642,37 +769,73 @@ where
     B: http_body::Body<Data = Bytes, Error: Into<axum::BoxError>> + Unpin + Send + 'static,
 {
     let busy = conn.busy();
-    let limits = &conn.registry.limits;
+    let registry = &conn.registry;
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(peer);
-    // Set by the paced body if it came too slowly (no body, no pacing).
-    let mut too_slow = None;
-    let body = match limits.body_deadline(0) {
-        Some(grace) if !body.is_end_stream() => {
-            let start = Instant::now();
-            let flag = too_slow.insert(Arc::new(AtomicBool::new(false)));
-            Body::new(Paced {
-                body,
-                registry: conn.registry.clone(),
-                start,
-                received: 0,
-                next_by: start + grace,
-                deadline: None,
-                too_slow: flag.clone(),
-            })
-        }
-        _ => Body::new(body),
+    // Where a refusal goes, if there can be one.
+    let budget = registry
+        .budget
+        .is_on()
+        .then(|| (registry.budget.clone(), registry.wire.binding(&parts)));
+    let grace = registry.limits.body_deadline(0);
+    // Shared with the body, if it is paced or charged: how it ended, and
+    // what it holds of the budget until both it and this call are done.
+    let mut intake = None;
+    let body = if !body.is_end_stream() && (grace.is_some() || budget.is_some()) {
+        let start = Instant::now();
+        let state = intake.insert(Arc::new(IntakeState {
+            too_slow: AtomicBool::new(false),
+            over_budget: AtomicBool::new(false),
+            charged: AtomicUsize::new(0),
+            budget: budget.as_ref().map(|(b, _)| b.clone()),
+        }));
+        Body::new(Intake {
+            body,
+            registry: registry.clone(),
+            start,
+            received: 0,
+            next_by: grace.map(|grace| start + grace),
+            deadline: None,
+            state: state.clone(),
+        })
+    } else {
+        Body::new(body)
     };
     let call = service.call(Request::from_parts(parts, body));
     async move {
         let Ok(resp) = call.await;
-        if too_slow.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-            return Ok(request_timeout());
+        if let Some(intake) = intake {
+            if intake.too_slow.load(Ordering::Relaxed) {
+                return Ok(request_timeout());
+            }
+            if intake.over_budget.load(Ordering::Relaxed)
+                && let Some((_, binding)) = budget
+            {
+                return Ok(over_budget(binding, true));
+            }
         }
         if resp.body().is_end_stream() {
             return Ok(resp);
         }
-        Ok(resp.map(|body| Body::new(Held { body, _busy: busy })))
+        let Some((budget, binding)) = budget else {
+            return Ok(resp.map(|body| Body::new(Held::new(body, busy, None))));
+        };
+        // An answer of known size is charged whole before its head is
+        // sent, so one that does not fit is refused cleanly; a stream's
+        // frames are charged one by one as they come.
+        let prepaid = match resp.body().size_hint().exact() {
+            Some(n) => match budget.charge(usize::try_from(n).unwrap_or(usize::MAX)) {
+                Some(charge) => Some(charge),
+                None => return Ok(over_budget(binding, false)),
+            },
+            None => None,
+        };
+        let charging = Charging {
+            budget,
+            prepaid,
+            grpc: binding == Binding::Grpc,
+        };
+        Ok(resp.map(|body| Body::new(Held::new(body, busy, Some(charging)))))
     }
 }
 
@@ -690,36 +853,181 @@ fn request_timeout() -> Response<Body> {
     resp
 }
 
-/// Why a request body ended early: it fell below the minimum rate.
-#[derive(Debug)]
-struct BodyTooSlow;
+/// Which binding a request is for, as far as a refusal must speak its
+/// language: gRPC by content type, JSON-RPC by its endpoint's paths, the
+/// rest as REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    Grpc,
+    JsonRpc,
+    Rest,
+}
 
-impl std::fmt::Display for BodyTooSlow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the request body arrived too slowly")
+/// What the connection layer knows of the bindings: the JSON-RPC paths.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Wire {
+    rpc_paths: Arc<[String]>,
+}
+
+impl Wire {
+    pub(crate) fn new(rpc_paths: &[String]) -> Self {
+        Wire {
+            rpc_paths: rpc_paths.into(),
+        }
+    }
+
+    fn binding(&self, parts: &http::request::Parts) -> Binding {
+        let grpc = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        if grpc {
+            Binding::Grpc
+        } else if parts.method == http::Method::POST
+            && self.rpc_paths.iter().any(|p| p == parts.uri.path())
+        {
+            Binding::JsonRpc
+        } else {
+            Binding::Rest
+        }
     }
 }
 
-impl std::error::Error for BodyTooSlow {}
+/// Seconds a client refused by the memory budget is asked to wait.
+const OVER_BUDGET_RETRY_AFTER: &str = "1";
 
-/// A request body held to [`ConnectionLimits::body_deadline`]: each byte
-/// that arrives buys time, and a body that falls behind ends in an error.
-struct Paced<B> {
+/// Why a request was refused by the memory budget.
+fn over_budget_error() -> A2AError {
+    A2AError::ResourceExhausted(
+        "the server holds all the request and answer bytes it may; retry later".into(),
+    )
+}
+
+/// The refusal of a request the memory budget has no room for, in its
+/// binding's words: HTTP 503 with `Retry-After` and a JSON-RPC error or a
+/// `google.rpc.Status` (status `UNAVAILABLE`, reason `RESOURCE_EXHAUSTED`),
+/// or for gRPC a trailers-only UNAVAILABLE. `close` when the request's body
+/// was not read to its end (HTTP/1.1 cannot read the next request then).
+#[cold]
+fn over_budget(binding: Binding, close: bool) -> Response<Body> {
+    tracing::debug!(?binding, "request refused: over the memory budget");
+    let err = over_budget_error();
+    let mut resp = match binding {
+        Binding::Grpc => {
+            let mut resp = Response::new(Body::empty());
+            resp.headers_mut().extend(grpc_unavailable(&err));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/grpc"),
+            );
+            resp
+        }
+        Binding::JsonRpc | Binding::Rest => {
+            let body = if binding == Binding::JsonRpc {
+                switchboard_protocol::jsonrpc::error_body(
+                    &switchboard_protocol::jsonrpc::RequestId::Null,
+                    &err,
+                )
+            } else {
+                let status = crate::errors::ErrorStatus {
+                    http: http::StatusCode::SERVICE_UNAVAILABLE,
+                    grpc: crate::errors::GrpcCode::Unavailable,
+                };
+                crate::errors::rest_error_body(&err, status)
+            };
+            let mut resp = Response::new(Body::from(body));
+            *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+            let headers = resp.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(OVER_BUDGET_RETRY_AFTER),
+            );
+            resp
+        }
+    };
+    if close {
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
+}
+
+/// `grpc-status: 14` (UNAVAILABLE) and the message of `err`: the headers of
+/// a trailers-only refusal, or the trailers ending a refused stream.
+fn grpc_unavailable(err: &A2AError) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(2);
+    map.insert(
+        "grpc-status",
+        HeaderValue::from(crate::errors::GrpcCode::Unavailable as i32),
+    );
+    if let Ok(message) = HeaderValue::from_str(&err.to_string()) {
+        map.insert("grpc-message", message);
+    }
+    map
+}
+
+/// Why a request body ended early.
+#[derive(Debug)]
+enum BodyCut {
+    /// It fell below the minimum rate.
+    TooSlow,
+    /// Its next bytes did not fit the memory budget.
+    OverBudget,
+}
+
+impl std::fmt::Display for BodyCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BodyCut::TooSlow => "the request body arrived too slowly",
+            BodyCut::OverBudget => "the request body does not fit the memory budget",
+        })
+    }
+}
+
+impl std::error::Error for BodyCut {}
+
+/// What a request body and its call share: how the body ended, and the bytes
+/// it charged, given back when both the body and the call are done (the
+/// bytes a handler buffered live that long).
+struct IntakeState {
+    too_slow: AtomicBool,
+    over_budget: AtomicBool,
+    charged: AtomicUsize,
+    budget: Option<Arc<MemoryBudget>>,
+}
+
+impl Drop for IntakeState {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.budget {
+            budget.give_back(*self.charged.get_mut());
+        }
+    }
+}
+
+/// A request body held to [`ConnectionLimits::body_deadline`] (each byte
+/// that arrives buys time, and a body that falls behind ends in an error)
+/// and charged to the memory budget as it arrives (a body whose next bytes
+/// do not fit ends in an error).
+struct Intake<B> {
     body: B,
     registry: Arc<Registry>,
     start: Instant,
     received: u64,
-    /// When the next byte is due.
-    next_by: Instant,
+    /// When the next byte is due; `None` without a minimum rate.
+    next_by: Option<Instant>,
     /// The timer for `next_by`, made the first time the body has to be
     /// waited for: most bodies arrive with their head, and a timer made
     /// (and registered with the runtime's wheel) for each of them would
     /// cost every request for nothing.
     deadline: Option<Pin<Box<Sleep>>>,
-    too_slow: Arc<AtomicBool>,
+    state: Arc<IntakeState>,
 }
 
-impl<B> http_body::Body for Paced<B>
+impl<B> http_body::Body for Intake<B>
 where
     B: http_body::Body<Data = Bytes, Error: Into<axum::BoxError>> + Unpin,
 {
@@ -730,16 +1038,26 @@ where
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
-        if self.too_slow.load(Ordering::Relaxed) {
+        if self.state.too_slow.load(Ordering::Relaxed)
+            || self.state.over_budget.load(Ordering::Relaxed)
+        {
             return Poll::Ready(None);
         }
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    self.received += data.len() as u64;
+                    let len = data.len();
+                    if let Some(budget) = &self.state.budget {
+                        if !budget.take(len) {
+                            self.state.over_budget.store(true, Ordering::Relaxed);
+                            return Poll::Ready(Some(Err(BodyCut::OverBudget.into())));
+                        }
+                        self.state.charged.fetch_add(len, Ordering::Relaxed);
+                    }
+                    self.received += len as u64;
                     if let Some(after) = self.registry.limits.body_deadline(self.received) {
                         let at = self.start + after;
-                        self.next_by = at;
+                        self.next_by = Some(at);
                         if let Some(deadline) = self.deadline.as_mut() {
                             deadline.as_mut().reset(at);
                         }
@@ -749,13 +1067,15 @@ where
             }
             Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
             Poll::Pending => {
-                let next_by = self.next_by;
+                let Some(next_by) = self.next_by else {
+                    return Poll::Pending;
+                };
                 let deadline = self
                     .deadline
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(next_by)));
                 ready!(deadline.as_mut().poll(cx));
-                self.too_slow.store(true, Ordering::Relaxed);
-                Poll::Ready(Some(Err(BodyTooSlow.into())))
+                self.state.too_slow.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err(BodyCut::TooSlow.into())))
             }
         }
     }
@@ -769,10 +1089,47 @@ where
     }
 }
 
-/// An answer's body that keeps its connection busy until sent (or dropped).
+/// How an answer pays for its bytes: from what was charged before its head
+/// was sent (an answer of known size), else frame by frame.
+struct Charging {
+    budget: Arc<MemoryBudget>,
+    prepaid: Option<Charge>,
+    /// A gRPC answer: one that does not fit ends with UNAVAILABLE trailers
+    /// rather than a broken stream.
+    grpc: bool,
+}
+
+impl Charging {
+    /// `data` carrying its charge; `None` when it does not fit.
+    fn pay(&mut self, data: Bytes) -> Option<Bytes> {
+        let len = data.len();
+        let charge = match self.prepaid.as_mut() {
+            Some(prepaid) if prepaid.bytes() >= len => prepaid.split(len),
+            _ => self.budget.charge(len)?,
+        };
+        Some(charge.attach(data))
+    }
+}
+
+/// An answer's body that keeps its connection busy until sent (or dropped)
+/// and, under a memory budget, hands out each data frame carrying its
+/// charge, so the bytes count until the protocol has written them.
 struct Held {
     body: Body,
+    charging: Option<Charging>,
+    ended: bool,
     _busy: Busy,
+}
+
+impl Held {
+    fn new(body: Body, busy: Busy, charging: Option<Charging>) -> Self {
+        Held {
+            body,
+            charging,
+            ended: false,
+            _busy: busy,
+        }
+    }
 }
 
 impl http_body::Body for Held {
@@ -783,11 +1140,38 @@ impl http_body::Body for Held {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let frame = ready!(Pin::new(&mut self.body).poll_frame(cx));
+        let Some(charging) = self.charging.as_mut() else {
+            return Poll::Ready(frame);
+        };
+        let frame = match frame {
+            Some(Ok(frame)) => frame,
+            other => return Poll::Ready(other),
+        };
+        let data = match frame.into_data() {
+            Ok(data) => data,
+            Err(frame) => return Poll::Ready(Some(Ok(frame))),
+        };
+        if let Some(data) = charging.pay(data) {
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        // A frame of a stream that does not fit: the stream ends here (a
+        // client resumes it later from the last event it got).
+        tracing::debug!("answer cut off: over the memory budget");
+        let grpc = charging.grpc;
+        self.ended = true;
+        if grpc {
+            let trailers = grpc_unavailable(&over_budget_error());
+            return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+        }
+        Poll::Ready(Some(Err(axum::Error::new(BodyCut::OverBudget))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.ended || self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -798,7 +1182,7 @@ impl http_body::Body for Held {
 // ---- HTTP/1.1 -------------------------------------------------------------------
 
 async fn serve_h1(
-    io: Rewind<impl Io>,
+    io: Stall<Rewind<impl Io>>,
     peer: Peer,
     service: impl HttpService,
     stop: CancellationToken,
@@ -852,13 +1236,14 @@ const MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
 type Stream = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn serve_h2(
-    io: Rewind<impl Io>,
+    io: Stall<Rewind<impl Io>>,
     peer: Peer,
     mut service: impl HttpService,
     stop: CancellationToken,
     handle: ConnHandle,
 ) {
     let header_read_timeout = handle.registry.limits.header_read_timeout;
+    let write_timeout = handle.registry.limits.write_timeout;
     let handshake = h2::server::Builder::new()
         .initial_window_size(WINDOW)
         .initial_connection_window_size(WINDOW)
@@ -906,7 +1291,7 @@ async fn serve_h2(
                         peer,
                         &handle,
                     );
-                    let stream = Box::pin(serve_stream(call, respond));
+                    let stream = Box::pin(serve_stream(call, respond, write_timeout));
                     if here.is_none() {
                         here = Some(stream);
                     } else {
@@ -940,6 +1325,7 @@ async fn serve_h2(
 async fn serve_stream(
     call: impl Future<Output = Result<Response<Body>, Infallible>>,
     mut respond: SendResponse<Bytes>,
+    write_timeout: Duration,
 ) {
     let mut call = pin!(call);
     // The answer, or `None` once the client resets the stream: it no longer
@@ -967,20 +1353,32 @@ async fn serve_stream(
             .or_insert_with(|| HeaderValue::from(len));
     }
     if let Ok(tx) = respond.send_response(Response::from_parts(head, ()), false)
-        && let Err(e) = pipe(body, tx).await
+        && let Err(e) = pipe(body, tx, write_timeout).await
     {
         tracing::debug!(error = %e, "HTTP/2 answer not sent in full");
     }
 }
 
 /// Sends `body` on `tx` under the client's flow control: a data frame waits
-/// for send capacity before the next frame is read from the body, so a
-/// slow reader holds a stream back instead of filling the server's memory.
-async fn pipe(body: Body, mut tx: SendStream<Bytes>) -> Result<(), h2::Error> {
+/// for send capacity before the next frame is read from the body, and is
+/// handed to h2 only as far as the capacity goes, so h2 never queues more
+/// than the client's window allows and a slow reader holds a stream back
+/// instead of filling the server's memory. A stream that gets no capacity
+/// for `write_timeout` while it has bytes to send is reset (`CANCEL`),
+/// which drops the rest of its answer.
+async fn pipe(
+    body: Body,
+    mut tx: SendStream<Bytes>,
+    write_timeout: Duration,
+) -> Result<(), h2::Error> {
     let mut body = pin!(body);
     // A data frame read from the body, waiting for capacity (and whether it
     // ends the stream).
     let mut waiting: Option<(Bytes, bool)> = None;
+    // The write timeout's timer, made the first time the stream waits for
+    // capacity, and whether it is set for the current wait.
+    let mut stall: Option<Pin<Box<Sleep>>> = None;
+    let mut stalled = false;
     poll_fn(|cx| {
         loop {
             // Registered on every pass, so a reset wakes the task even while
@@ -988,21 +1386,50 @@ async fn pipe(body: Body, mut tx: SendStream<Bytes>) -> Result<(), h2::Error> {
             if let Poll::Ready(reason) = tx.poll_reset(cx)? {
                 return Poll::Ready(Err(reason.into()));
             }
-            if let Some((data, eos)) = waiting.take() {
-                while tx.capacity() == 0 {
-                    match tx.poll_capacity(cx) {
-                        Poll::Pending => {
-                            waiting = Some((data, eos));
-                            return Poll::Pending;
+            if let Some((mut data, eos)) = waiting.take() {
+                loop {
+                    let capacity = tx.capacity();
+                    if capacity == 0 {
+                        match tx.poll_capacity(cx) {
+                            Poll::Pending => {
+                                if !write_timeout.is_zero() {
+                                    if !stalled {
+                                        stalled = true;
+                                        let at = Instant::now() + write_timeout;
+                                        match stall.as_mut() {
+                                            Some(timer) => timer.as_mut().reset(at),
+                                            None => {
+                                                stall = Some(Box::pin(tokio::time::sleep_until(at)));
+                                            }
+                                        }
+                                    }
+                                    if let Some(timer) = stall.as_mut()
+                                        && timer.as_mut().poll(cx).is_ready()
+                                    {
+                                        tracing::debug!(
+                                            "HTTP/2 stream reset: its reader granted no window for the write timeout"
+                                        );
+                                        tx.send_reset(h2::Reason::CANCEL);
+                                        return Poll::Ready(Ok(()));
+                                    }
+                                }
+                                waiting = Some((data, eos));
+                                return Poll::Pending;
+                            }
+                            Poll::Ready(Some(Ok(_))) => continue,
+                            Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                            // The stream is gone (reset, or the connection closed).
+                            Poll::Ready(None) => return Poll::Ready(Ok(())),
                         }
-                        Poll::Ready(Some(Ok(0))) => {}
-                        Poll::Ready(Some(Ok(_))) => break,
-                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                        // The stream is gone (reset, or the connection closed).
-                        Poll::Ready(None) => return Poll::Ready(Ok(())),
                     }
+                    stalled = false;
+                    if capacity >= data.len() {
+                        tx.send_data(data, eos)?;
+                        break;
+                    }
+                    tx.send_data(data.split_to(capacity), false)?;
+                    tx.reserve_capacity(claim(data.len()));
                 }
-                tx.send_data(data, eos)?;
                 if eos {
                     return Poll::Ready(Ok(()));
                 }
@@ -1019,10 +1446,7 @@ async fn pipe(body: Body, mut tx: SendStream<Bytes>) -> Result<(), h2::Error> {
                                 return Poll::Ready(Ok(()));
                             }
                         } else {
-                            // One byte claimed, not the whole frame: h2 raises
-                            // the claim to what is buffered, and a large claim
-                            // per waiting stream would starve the others.
-                            tx.reserve_capacity(1);
+                            tx.reserve_capacity(claim(data.len()));
                             waiting = Some((data, eos));
                         }
                     }
@@ -1050,6 +1474,14 @@ async fn pipe(body: Body, mut tx: SendStream<Bytes>) -> Result<(), h2::Error> {
         }
     })
     .await
+}
+
+/// The capacity a stream claims for `left` bytes to send: all of them, up
+/// to what h2 buffers per stream. h2 assigns a stream no more than its
+/// window, so a claim never holds back the connection's window from the
+/// other streams.
+fn claim(left: usize) -> usize {
+    left.min(MAX_SEND_BUFFER_SIZE)
 }
 
 /// A request body: data frames (each returning its flow-control capacity as
@@ -1316,6 +1748,7 @@ mod tests {
             listener,
             service,
             limits,
+            Wire::default(),
             None,
             CancellationToken::new(),
         ));
@@ -1602,6 +2035,7 @@ mod tests {
             listener,
             service,
             limits,
+            Wire::default(),
             Some(tls.acceptor),
             CancellationToken::new(),
         ));

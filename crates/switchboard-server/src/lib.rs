@@ -43,6 +43,7 @@ pub(crate) use switchboard_core::pin_in_place;
 // AG-UI on the streaming endpoints; without the feature, a stub that never opts in.
 #[cfg_attr(not(feature = "agui"), path = "agui_off.rs")]
 mod agui;
+pub mod budget;
 mod conn;
 pub mod errors;
 pub mod gate;
@@ -680,12 +681,13 @@ impl A2aServer {
             tokio::spawn(tls.clone().watch(stop.clone()));
             tokio_rustls::TlsAcceptor::from(tls.config())
         });
+        let wire = conn::Wire::new(&RpcRoute::paths(&self.rpc_path));
         let served = if self.layers.is_empty() {
             // The front itself, not a boxed service or `router()`'s Router
             // around it: one indirection less on every request.
-            conn::serve(listener, self.front(), limits, acceptor, stop).await
+            conn::serve(listener, self.front(), limits, wire, acceptor, stop).await
         } else {
-            conn::serve(listener, self.layered(), limits, acceptor, stop).await
+            conn::serve(listener, self.layered(), limits, wire, acceptor, stop).await
         };
         // Last, so that the final events of settling tasks are queued first.
         #[cfg(feature = "push")]
@@ -771,11 +773,19 @@ struct RpcRoute {
 
 impl RpcRoute {
     fn new(rpc_path: &str, app: AppState) -> Self {
+        RpcRoute {
+            paths: Self::paths(rpc_path),
+            app,
+        }
+    }
+
+    /// The paths the endpoint at `rpc_path` answers on.
+    fn paths(rpc_path: &str) -> Vec<String> {
         let mut paths = vec![rpc_path.to_string()];
         if rpc_path != "/" {
             paths.push(format!("{rpc_path}/"));
         }
-        RpcRoute { paths, app }
+        paths
     }
 
     /// Whether `req`, not a gRPC call, is a JSON-RPC call: a POST to one of

@@ -20,6 +20,17 @@
 //!   accepting until one closes (back-pressure: new clients wait in the
 //!   kernel's listen queue instead of being refused).
 //!
+//! - **memory**: request bodies being read and answers not yet written
+//!   together hold at most
+//!   [`max_buffered_bytes`](ConnectionLimits::max_buffered_bytes) (the
+//!   [memory budget](crate::budget)); a request that would need more is
+//!   answered 503 with `Retry-After` (gRPC: UNAVAILABLE) instead of being
+//!   buffered, and a client that stops reading its answer (an HTTP/2 window
+//!   left at zero, a socket never read) has its stream reset or its
+//!   connection closed after
+//!   [`write_timeout`](ConnectionLimits::write_timeout), which frees what
+//!   the answer held.
+//!
 //! A connection cut off while reading a body is answered `408 Request
 //! Timeout` (and closed); one cut off before its head is complete, or while
 //! idle, is closed without an answer, as there is no request to answer.
@@ -57,7 +68,25 @@ pub struct ConnectionLimits {
     pub max_connections: usize,
     /// The most connections open at once from one IP address (default 256).
     pub max_connections_per_ip: usize,
+    /// The most bytes all connections together may hold in request bodies
+    /// being read and answers not yet written (default 128 MiB; see the
+    /// [memory budget](crate::budget)). 0 turns the budget off.
+    ///
+    /// The budget counts those bytes, not everything they cost: the
+    /// allocator's slack, answers being built and what handlers decode from
+    /// bodies come on top. 128 MiB keeps the server's resident set within
+    /// about 256 MiB of its idle size under the attacks of
+    /// `bench/slow_readers.sh`.
+    pub max_buffered_bytes: usize,
+    /// How long an answer may make no progress while it has bytes to write
+    /// (default 30 s): an HTTP/2 stream whose reader grants no window is
+    /// reset (`CANCEL`), a connection whose socket takes no bytes is closed.
+    /// Zero turns the check off.
+    pub write_timeout: Duration,
 }
+
+/// The default [`ConnectionLimits::max_buffered_bytes`]: 128 MiB.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
@@ -68,6 +97,8 @@ impl Default for ConnectionLimits {
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
             max_connections_per_ip: 256,
+            max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
+            write_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -6,7 +6,10 @@
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use bytes::BytesMut;
+use futures::StreamExt;
 use http::{HeaderValue, StatusCode, header};
+use http_body::Body as _;
 use switchboard_core::{CallContext, EventStream};
 use switchboard_protocol::A2AError;
 
@@ -16,9 +19,46 @@ use crate::sse::add_headers;
 
 /// Reads the whole request body, up to `max_bytes`. A larger body is
 /// InvalidRequest (the bindings send it with HTTP 413).
+///
+/// A body that comes in one piece is kept as it is. One in pieces is copied
+/// into one buffer as they come, sized by its `Content-Length` when it
+/// declares one, so a large body is held once: not as its pieces plus their
+/// joined copy, nor in a buffer grown by doubling to twice its size.
 pub(crate) async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
-    axum::body::to_bytes(body, max_bytes).await.map_err(|_| {
-        A2AError::InvalidRequest(format!("the request body exceeds {max_bytes} bytes"))
+    let too_large =
+        || A2AError::InvalidRequest(format!("the request body exceeds {max_bytes} bytes"));
+    // What the body declares, as far as it may be believed: a larger
+    // claim is read (and paced) until it passes the limit, as any body.
+    let declared = body
+        .size_hint()
+        .exact()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= max_bytes);
+    let mut stream = body.into_data_stream();
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<BytesMut> = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| A2AError::InvalidRequest(format!("reading the body: {e}")))?;
+        let len = first.as_ref().map_or(0, Bytes::len) + joined.as_ref().map_or(0, BytesMut::len);
+        if len + chunk.len() > max_bytes {
+            return Err(too_large());
+        }
+        match (&mut joined, first.take()) {
+            (Some(joined), _) => joined.extend_from_slice(&chunk),
+            (None, None) => first = Some(chunk),
+            (None, Some(head)) => {
+                let size = declared.unwrap_or(0).max(head.len() + chunk.len());
+                let mut buf = BytesMut::with_capacity(size);
+                buf.extend_from_slice(&head);
+                buf.extend_from_slice(&chunk);
+                joined = Some(buf);
+            }
+        }
+    }
+    Ok(match joined {
+        Some(joined) => joined.freeze(),
+        None => first.unwrap_or_default(),
     })
 }
 
@@ -37,12 +77,21 @@ pub(crate) fn require_json(headers: &http::HeaderMap) -> Result<(), A2AError> {
     )))
 }
 
+/// The most unused capacity a JSON answer's buffer may keep.
+const SPARE_ANSWER_BYTES: usize = 64 * 1024;
+
 /// A JSON answer with `status` and the extra response headers `extra`.
 pub(crate) fn json_response(
     status: StatusCode,
-    body: Vec<u8>,
+    mut body: Vec<u8>,
     extra: &[(&'static str, String)],
 ) -> Response {
+    // Serializing grows the buffer by doubling, so a large answer's buffer
+    // can be nearly twice its length; the answer is held (and charged to the
+    // memory budget) at its length, so the spare part is given back first.
+    if body.capacity() - body.len() > SPARE_ANSWER_BYTES {
+        body.shrink_to_fit();
+    }
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(

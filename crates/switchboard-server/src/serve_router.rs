@@ -48,7 +48,7 @@ pub async fn serve_router(
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
-        served = crate::conn::serve(listener, router, limits, None, stop.clone()) => served,
+        served = crate::conn::serve(listener, router, limits, crate::conn::Wire::default(), None, stop.clone()) => served,
         () = grace => {
             tracing::warn!(
                 grace = ?SHUTDOWN_GRACE,

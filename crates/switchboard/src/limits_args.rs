@@ -14,6 +14,8 @@
 //! idle_timeout_ms = 60000          # a connection with no request in flight
 //! max_connections = 1024           # open at once; when full the longest idle one is closed
 //! max_connections_per_ip = 256     # open at once from one address
+//! max_buffered_bytes = 134217728   # request bodies and unsent answers of all connections; 0 = no budget
+//! write_timeout_ms = 30000         # an answer whose reader takes nothing is reset / closed; 0 = none
 //! max_id_bytes = 256               # task, context, message, artifact, config ids
 //! max_parts_per_message = 100
 //! max_part_bytes = 4194304
@@ -30,6 +32,8 @@
 //!
 //! The quotas are answered ResourceExhausted: HTTP 429 (with `Retry-After`
 //! for the request rate) on JSON-RPC and REST, RESOURCE_EXHAUSTED on gRPC.
+//! A request the memory budget (`max_buffered_bytes`) has no room for is
+//! answered HTTP 503 with `Retry-After` (gRPC: UNAVAILABLE).
 //!
 //! Unset limits keep [`ConnectionLimits::default`]'s and
 //! [`Limits::default`]'s values (documented there): safe for the open
@@ -126,6 +130,16 @@ pub struct ConnectionArgs {
     /// Most connections open at once from one IP address. Default 256.
     #[arg(long, env = "SWITCHBOARD_MAX_CONNECTIONS_PER_IP")]
     pub max_connections_per_ip: Option<usize>,
+    /// Most bytes all connections together may hold in request bodies being
+    /// read and answers not yet written; a request past it is answered 503
+    /// with Retry-After (gRPC: UNAVAILABLE). 0: no budget. Default 128 MiB.
+    #[arg(long, env = "SWITCHBOARD_MAX_BUFFERED_BYTES")]
+    pub max_buffered_bytes: Option<usize>,
+    /// Milliseconds an answer may wait for its reader to take a byte (an
+    /// HTTP/2 window left at zero, a socket never read) before its stream is
+    /// reset or its connection closed. 0: no limit. Default 30000.
+    #[arg(long, env = "SWITCHBOARD_WRITE_TIMEOUT_MS")]
+    pub write_timeout_ms: Option<u64>,
 }
 
 impl ConnectionArgs {
@@ -143,6 +157,8 @@ impl ConnectionArgs {
                 .max_connections_per_ip
                 .unwrap_or(d.max_connections_per_ip)
                 .max(1),
+            max_buffered_bytes: self.max_buffered_bytes.unwrap_or(d.max_buffered_bytes),
+            write_timeout: ms(self.write_timeout_ms, d.write_timeout),
         }
     }
 }
@@ -216,6 +232,8 @@ mod tests {
             connections: ConnectionArgs {
                 max_connections: Some(9),
                 header_read_timeout_ms: Some(2000),
+                max_buffered_bytes: Some(1 << 20),
+                write_timeout_ms: Some(500),
                 ..ConnectionArgs::default()
             },
             ..LimitsArgs::default()
@@ -223,6 +241,8 @@ mod tests {
         .connection_limits();
         assert_eq!(limits.max_connections, 9);
         assert_eq!(limits.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(limits.max_buffered_bytes, 1 << 20);
+        assert_eq!(limits.write_timeout, Duration::from_millis(500));
         assert_eq!(
             limits.idle_timeout,
             ConnectionLimits::default().idle_timeout

@@ -212,6 +212,21 @@ impl Serve {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// Its resident set now and at its peak so far (`VmRSS`, `VmHWM`), in
+    /// KiB, from `/proc/<pid>/status`.
+    pub fn memory_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let field = |name: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in /proc status"))
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
     /// What it wrote to stderr so far (empty unless started with
     /// [`Serve::start_configured`] or [`Serve::start_logging`]).
     pub fn log(&self) -> String {
