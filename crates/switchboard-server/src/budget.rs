@@ -5,7 +5,7 @@
 //! them hold together: 50 clients each sending a 10 MB body, or 60 HTTP/2
 //! streams whose reader never opens its flow-control window, each keep
 //! megabytes alive for as long as they like. Multiplied by the connection
-//! caps that is gigabytes. [`MemoryBudget`] is the process's (one per
+//! caps that is gigabytes. `MemoryBudget` is the process's (one per
 //! serving listener) ceiling on those bytes
 //! ([`ConnectionLimits::max_buffered_bytes`](crate::ConnectionLimits::max_buffered_bytes)):
 //!
@@ -14,7 +14,7 @@
 //!   made (when the bytes, and what was decoded from them, are gone);
 //! - an answer charges its bytes from when it is serialized until the
 //!   protocol has written them to the socket: the charge travels inside the
-//!   [`Bytes`] handed to hyper or h2 ([`Charge::attach`]), so it is given
+//!   [`Bytes`] handed to hyper or h2 (`Charge::attach`), so it is given
 //!   back exactly when the last slice of them is dropped, written or not.
 //!
 //! A charge that would pass the cap is refused, never waited for: the
