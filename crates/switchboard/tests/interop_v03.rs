@@ -36,10 +36,15 @@ fn drive(binding: &str) {
 }
 
 fn run(program: PathBuf, script: &str, binding: &str, steps: u32) {
-    // `serve --hybrid-card` on a fresh SQLite file.
+    // `serve --hybrid-card` on a fresh SQLite file. The drivers' push
+    // configs name hooks.example.com, which resolves nowhere: the SSRF guard
+    // refuses such a name at creation unless it is allowed.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("interop03.db");
-    let s = Serve::start_with(&format!("sqlite://{}", db.display()), &["--hybrid-card"]);
+    let s = Serve::start_with(
+        &format!("sqlite://{}", db.display()),
+        &["--hybrid-card", "--push-allow-host", "hooks.example.com"],
+    );
     run_interop_driver(&program, script, &[&s.base(), binding], steps);
 }
 
