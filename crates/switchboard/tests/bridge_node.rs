@@ -20,8 +20,6 @@ mod proc;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -362,49 +360,6 @@ fn a_text_only_agent_through_the_bridge_is_plain_text() {
     assert_eq!(done["state"], json!({}), "{done}");
 }
 
-/// The official Python SDK's sample agent on a free port; killed on drop.
-struct PythonSample {
-    child: Child,
-    base: String,
-}
-
-impl PythonSample {
-    fn start(python: &Path) -> PythonSample {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(python)
-            .arg(proc::repo_root().join("interop/py/sample_server.py"))
-            .args(["--port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let sample = PythonSample {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        };
-        // uvicorn accepts connections once the app (card route included)
-        // is up.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the Python sample did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        sample
-    }
-}
-
-impl Drop for PythonSample {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_bridge_fronts_the_python_sdk_sample_over_each_binding() {
     let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
@@ -413,7 +368,7 @@ fn the_bridge_fronts_the_python_sdk_sample_over_each_binding() {
     let Some(python) = proc::interop_python(".venv") else {
         return;
     };
-    let sample = PythonSample::start(&python);
+    let sample = proc::PythonServer::start(&python, "py/sample_server.py");
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let bridge = proc::BridgeProc::start(&sample.base, &["--prefer-binding", binding]);
         let (url, line) = (bridge.url(), bridge.line.clone());

@@ -15,9 +15,8 @@
 
 mod proc;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::json;
 use switchboard_agui::run::RunEvents;
@@ -29,57 +28,13 @@ fn reply(text: &str) -> String {
     format!("Hello, World! I have received your request ({text})")
 }
 
-/// The helloworld-shaped sample on a free loopback port; killed on drop.
-struct HelloWorld {
-    child: Child,
-    base: String,
-}
-
-impl HelloWorld {
-    fn start(python: &Path) -> HelloWorld {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(python)
-            .arg(proc::repo_root().join("interop/py/helloworld_sample.py"))
-            .args(["--port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let sample = HelloWorld {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the helloworld sample did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        sample
-    }
-}
-
-impl Drop for HelloWorld {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_client_takes_an_unversioned_interface_as_1_0() {
     let Some(python) = proc::interop_python(".venv") else {
         return;
     };
     switchboard_client::tls::install_default_provider();
-    let sample = HelloWorld::start(&python);
+    let sample = proc::PythonServer::start(&python, "py/helloworld_sample.py");
     let card: serde_json::Value =
         proc::get_json(&format!("{}/.well-known/agent-card.json", sample.base)).await;
     // The sample's card is as published: no protocolVersion on its interface.
@@ -113,7 +68,7 @@ fn the_cli_sends_to_the_sample() {
     let Some(python) = proc::interop_python(".venv") else {
         return;
     };
-    let sample = HelloWorld::start(&python);
+    let sample = proc::PythonServer::start(&python, "py/helloworld_sample.py");
     let out = proc::switchboard_without_env()
         .args(["send", "--url", &sample.base, "hi"])
         .stdin(Stdio::null())
@@ -134,7 +89,7 @@ async fn the_bridge_fronts_the_sample() {
     let Some(python) = proc::interop_python(".venv") else {
         return;
     };
-    let sample = HelloWorld::start(&python);
+    let sample = proc::PythonServer::start(&python, "py/helloworld_sample.py");
     let bridge = proc::BridgeProc::start(&sample.base, &[]);
     assert!(bridge.line.contains("JSONRPC"), "{}", bridge.line);
     let input = json!({

@@ -71,6 +71,53 @@ pub fn interop_python(venv: &str) -> Option<std::path::PathBuf> {
     interop_installed(&format!("interop/{venv}"), &python).then_some(python)
 }
 
+/// An interop sample server, `interop/<script>` run by `python` with
+/// `--port P` on a free loopback port, its stderr the test's own; killed
+/// on drop.
+pub struct PythonServer {
+    child: Child,
+    /// `http://127.0.0.1:P`.
+    pub base: String,
+}
+
+impl PythonServer {
+    /// Starts it and waits until it accepts connections (uvicorn accepts
+    /// them once the app, card route included, is up).
+    pub fn start(python: &std::path::Path, script: &str) -> PythonServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(python)
+            .arg(repo_root().join("interop").join(script))
+            .args(["--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        // Owned before anything can panic, so that `Drop` stops the process.
+        let server = PythonServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "interop/{script} did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+}
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// `node`, when the npm package `package` is installed in
 /// `interop/{dir}/node_modules` (by `interop/setup.sh`); `None` (skip)
 /// otherwise, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
