@@ -17,6 +17,8 @@
 //! connections are open at once, each holding one read buffer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod proc;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -119,16 +121,7 @@ impl Serve {
     /// in KiB, from `/proc/<pid>/status` (prlimit execs the server, so the
     /// child's pid is the server's).
     fn rss_kib(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let field = |name: &str| -> u64 {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no {name} in /proc status"))
-        };
-        (field("VmRSS:"), field("VmHWM:"))
+        proc::memory_kib_of(self.child.id())
     }
 }
 

@@ -71,6 +71,21 @@ pub fn interop_python(venv: &str) -> Option<std::path::PathBuf> {
     interop_installed(&format!("interop/{venv}"), &python).then_some(python)
 }
 
+/// The resident set of process `pid` now and at its peak so far (`VmRSS`,
+/// `VmHWM`), in KiB, from `/proc/<pid>/status`.
+pub fn memory_kib_of(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in /proc status"))
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 /// An interop sample server, `interop/<script>` run by `python` with
 /// `--port P` on a free loopback port, its stderr the test's own; killed
 /// on drop.
@@ -262,16 +277,7 @@ impl Serve {
     /// Its resident set now and at its peak so far (`VmRSS`, `VmHWM`), in
     /// KiB, from `/proc/<pid>/status`.
     pub fn memory_kib(&self) -> (u64, u64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let field = |name: &str| -> u64 {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no {name} in /proc status"))
-        };
-        (field("VmRSS:"), field("VmHWM:"))
+        memory_kib_of(self.child.id())
     }
 
     /// What it wrote to stderr so far (empty unless started with
