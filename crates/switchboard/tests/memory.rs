@@ -110,6 +110,23 @@ async fn until_served(s: &Serve, id: &str) {
     .await;
 }
 
+/// An HTTP/2 connection to `port` whose client grants no stream any
+/// window (a reader that never reads), and the task driving it.
+async fn zero_window_client(
+    port: u16,
+) -> (
+    h2::client::SendRequest<Bytes>,
+    tokio::task::JoinHandle<Result<(), h2::Error>>,
+) {
+    let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (client, conn) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    (client, tokio::spawn(conn))
+}
+
 /// One HTTP/2 connection whose client grants no stream any window, opening
 /// many GetTask streams on two tasks with ~4 MB answers: without a budget
 /// the server holds every answer for as long as the client keeps the
@@ -123,13 +140,7 @@ async fn zero_window_readers_are_refused_over_the_budget_and_reset() {
     let tasks = [big_task(&s, 2_000_000).await, big_task(&s, 2_000_000).await];
     let (before, _) = memory_mib(&s);
 
-    let tcp = TcpStream::connect(("127.0.0.1", s.port)).await.unwrap();
-    let (client, conn) = h2::client::Builder::new()
-        .initial_window_size(0)
-        .handshake::<_, Bytes>(tcp)
-        .await
-        .unwrap();
-    let connection = tokio::spawn(conn);
+    let (client, connection) = zero_window_client(s.port).await;
     let mut pending = Vec::new();
     for i in 0..STREAMS {
         let mut client = client.clone().ready().await.unwrap();
@@ -205,13 +216,7 @@ async fn zero_window_grpc_calls_end_unavailable_over_the_budget_or_are_reset() {
     let tasks = [big_task(&s, 2_000_000).await, big_task(&s, 2_000_000).await];
     let (before, _) = memory_mib(&s);
 
-    let tcp = TcpStream::connect(("127.0.0.1", s.port)).await.unwrap();
-    let (client, conn) = h2::client::Builder::new()
-        .initial_window_size(0)
-        .handshake::<_, Bytes>(tcp)
-        .await
-        .unwrap();
-    let connection = tokio::spawn(conn);
+    let (client, connection) = zero_window_client(s.port).await;
     let mut calls = Vec::new();
     for i in 0..CALLS {
         let mut client = client.clone().ready().await.unwrap();
