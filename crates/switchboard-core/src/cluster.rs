@@ -22,6 +22,16 @@
 //!    [`take_orphans`](Cluster::take_orphans) hands each such task to exactly
 //!    one surviving replica, which fails it with a clear status message, so no
 //!    task stays "working" forever and its subscribers see a terminal event.
+//! 3. **Shared quotas.** The concurrent-task quota
+//!    ([`Quotas::max_active_tasks_per_principal`](crate::Quotas::max_active_tasks_per_principal))
+//!    is counted by the cluster too ([`acquire_run`](Cluster::acquire_run)),
+//!    so a caller spread over N replicas still has at most that many tasks
+//!    worked on at once, not N times as many. Each replica first counts in
+//!    its own memory (a refusal there costs nothing), then takes a place in
+//!    the shared count; the place is given back when the run ends, and a
+//!    replica that dies has its places given back with its membership. If
+//!    the shared count cannot be reached, the replica's own count is the
+//!    bound and the failure is logged: the store is then failing anyway.
 //!
 //! Without a cluster (memory, SQLite: one process), none of this runs.
 
@@ -70,6 +80,66 @@ pub trait Cluster: Send + Sync + std::fmt::Debug + 'static {
     /// Best effort (a replica that dies never calls it); the default does
     /// nothing.
     async fn leave(&self) {}
+
+    /// Takes one of `max` places of the concurrent-task quota named `key`
+    /// (a caller: tenant, principal and, for anonymous callers, address),
+    /// counted across every replica: `Ok(false)` when all are taken. Each
+    /// place taken is given back by one [`release_run`](Cluster::release_run)
+    /// of this replica, or with this replica's membership when it dies. The
+    /// default counts nothing (every place is granted): the replica's own
+    /// count is then the bound.
+    async fn acquire_run(&self, key: &str, max: usize) -> Result<bool, StoreError> {
+        let _ = (key, max);
+        Ok(true)
+    }
+
+    /// Gives back a place [`acquire_run`](Cluster::acquire_run) took. Best
+    /// effort: a failure is logged by the implementation.
+    async fn release_run(&self, key: &str) {
+        let _ = key;
+    }
+}
+
+/// A place taken in a cluster's shared concurrent-task count, given back by
+/// [`SharedPlace::release`] (on a background task: it is called from a
+/// `Drop`).
+#[derive(Debug)]
+pub(crate) struct SharedPlace {
+    pub(crate) cluster: Arc<dyn Cluster>,
+    pub(crate) key: String,
+}
+
+impl SharedPlace {
+    /// Gives the place back, in the background on the current Tokio runtime
+    /// (without one, the place stays taken until this replica's membership
+    /// ends, which is logged).
+    pub(crate) fn release(self) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move { self.cluster.release_run(&self.key).await });
+            }
+            Err(_) => tracing::warn!(
+                "a shared concurrent-task place was dropped outside a Tokio runtime; it is given back when this replica leaves"
+            ),
+        }
+    }
+}
+
+/// The name of a caller's concurrent-task quota in the shared count: its
+/// tenant, principal and (anonymous callers) address, the first two
+/// prefixed by their lengths so that no two callers share a name whatever
+/// characters they hold.
+pub(crate) fn run_quota_key(
+    tenant: &str,
+    principal: &str,
+    client: Option<std::net::IpAddr>,
+) -> String {
+    let client = client.map(|c| c.to_string()).unwrap_or_default();
+    format!(
+        "{}:{tenant}{}:{principal}{client}",
+        tenant.len(),
+        principal.len()
+    )
 }
 
 /// A change somebody announced, or a reason to re-check everything.

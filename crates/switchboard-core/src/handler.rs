@@ -106,6 +106,9 @@ struct Inner {
     /// Runs in progress per (tenant, principal), for
     /// [`crate::Quotas::max_active_tasks_per_principal`].
     active_runs: Arc<Counter>,
+    /// The replica set this handler is one of, which also counts
+    /// `active_runs` across replicas (see [`crate::cluster`]).
+    cluster: Option<Arc<dyn Cluster>>,
     /// Open SubscribeToTask streams per (tenant, task), for
     /// [`crate::Quotas::max_subscribers_per_task`].
     subscribers: Arc<Counter>,
@@ -274,7 +277,7 @@ impl RequestHandlerBuilder {
                 background.clone(),
             );
         }
-        if let Some(cluster) = self.cluster {
+        if let Some(cluster) = self.cluster.clone() {
             crate::cluster::spawn_duties(
                 cluster,
                 store.clone(),
@@ -306,6 +309,7 @@ impl RequestHandlerBuilder {
                 extended_card: self.extended_card,
                 served_extended_card: std::sync::OnceLock::new(),
                 active_runs: Arc::default(),
+                cluster: self.cluster,
                 subscribers: Arc::default(),
             }),
         }
@@ -673,16 +677,7 @@ impl RequestHandler {
             .limits
             .check_metadata("metadata", req.metadata.as_ref())?;
         self.check_output_modes(&req)?;
-        let quota = self.inner.config.quotas.max_active_tasks_per_principal;
-        let slot = self
-            .inner
-            .active_runs
-            .try_acquire((&call.tenant, &call.principal, call.client), quota)
-            .ok_or_else(|| {
-                A2AError::ResourceExhausted(format!(
-                    "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"
-                ))
-            })?;
+        let slot = self.run_slot(call).await?;
         let inline_push = match req
             .configuration
             .as_ref()
@@ -851,6 +846,39 @@ impl RequestHandler {
             }
         }
         Ok((outcome?, run))
+    }
+
+    /// A place in the concurrent-task quota of `call`'s caller: counted in
+    /// this process and, with a cluster, across every replica.
+    async fn run_slot(&self, call: &CallContext) -> Result<Slot, A2AError> {
+        let quota = self.inner.config.quotas.max_active_tasks_per_principal;
+        let full = || {
+            A2AError::ResourceExhausted(format!(
+                "concurrent tasks: {quota} of this caller's tasks are being worked on; wait for one to finish or cancel one"
+            ))
+        };
+        let slot = self
+            .inner
+            .active_runs
+            .try_acquire((&call.tenant, &call.principal, call.client), quota)
+            .ok_or_else(full)?;
+        let Some(cluster) = self.inner.cluster.as_ref().filter(|_| quota != usize::MAX) else {
+            return Ok(slot);
+        };
+        let key = crate::cluster::run_quota_key(&call.tenant, &call.principal, call.client);
+        match cluster.acquire_run(&key, quota).await {
+            Ok(true) => Ok(slot.with_shared(crate::cluster::SharedPlace {
+                cluster: cluster.clone(),
+                key,
+            })),
+            Ok(false) => Err(full()),
+            Err(e) => {
+                // The store is failing, and so will the task's first commit;
+                // this replica's own count still bounds the caller.
+                tracing::warn!(error = %e, "the shared concurrent-task count could not be reached; counting on this replica only");
+                Ok(slot)
+            }
+        }
     }
 
     /// One execution of the agent, not yet started; see [`Run`]. It holds

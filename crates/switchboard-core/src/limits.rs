@@ -176,8 +176,9 @@ pub struct Quotas {
     /// resumes it does. A new task or follow-up over the quota is refused
     /// before the agent sees it. Anonymous callers are counted per client
     /// address ([`CallContext::client`](crate::CallContext::client)), so one
-    /// cannot take the quota of all. The count is per process: behind N
-    /// replicas a principal may have up to N times this many.
+    /// cannot take the quota of all. With a cluster (replicas on one
+    /// PostgreSQL database) the count is shared by every replica (see
+    /// [`crate::cluster`]); otherwise it is this process's.
     pub max_active_tasks_per_principal: usize,
     /// Most SubscribeToTask streams open at once on one task (default 64).
     pub max_subscribers_per_task: usize,
@@ -275,6 +276,9 @@ impl std::hash::Hasher for Prehashed {
 pub(crate) struct Slot {
     counter: std::sync::Arc<Counter>,
     key: u64,
+    /// The place this slot also holds in a count shared by every replica
+    /// (see `Cluster::acquire_run`), given back when the slot is dropped.
+    shared: Option<crate::cluster::SharedPlace>,
 }
 
 impl Counter {
@@ -305,6 +309,7 @@ impl Counter {
         Some(Slot {
             counter: self.clone(),
             key,
+            shared: None,
         })
     }
 
@@ -315,8 +320,19 @@ impl Counter {
     }
 }
 
+impl Slot {
+    /// This slot also holds `place`, given back with it.
+    pub(crate) fn with_shared(mut self, place: crate::cluster::SharedPlace) -> Self {
+        self.shared = Some(place);
+        self
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
+        if let Some(place) = self.shared.take() {
+            place.release();
+        }
         let mut held = self.counter.held_map();
         if let Some(n) = held.get_mut(&self.key) {
             *n = n.saturating_sub(1);

@@ -39,6 +39,13 @@
 //!   replica's leases three times per lease length. `take_orphans` claims
 //!   expired leases with `FOR UPDATE SKIP LOCKED`, so each orphan goes to
 //!   exactly one survivor.
+//! - **Shared quotas.** [`Cluster::acquire_run`] takes a place of a caller's
+//!   concurrent-task quota in `run_quota` (migration 0014) in one statement
+//!   that also records it per replica in `run_quota_held`; the run's end
+//!   gives it back. The heartbeat that deletes an expired replica's row
+//!   subtracts that replica's places in the same statement, and
+//!   [`PgCluster::leave`] its own, so a dead replica's callers get their
+//!   places back within about two lease lengths.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -310,6 +317,9 @@ async fn heartbeat(store: PgStore, replica: Replica, lease: Duration, mut beat: 
         if *beat.stopped.borrow() {
             return;
         }
+        if let Err(e) = sqlx::query(DROP_EMPTY_PLACES).execute(&store.pool).await {
+            tracing::debug!(error = %e, "deleting the empty shared concurrent-task counts failed");
+        }
         match count_replicas(&store, &replica).await {
             Ok(alive) => {
                 let budget = store.writers.writers();
@@ -328,14 +338,17 @@ async fn heartbeat(store: PgStore, replica: Replica, lease: Duration, mut beat: 
 }
 
 /// Renews this replica's row in `replicas` for one lease length, deletes the
-/// rows that expired a lease length ago or more (replicas that died), and
-/// returns how many replicas are alive, this one included.
+/// rows that expired a lease length ago or more (replicas that died) and
+/// gives back their places in the shared concurrent-task count, and returns
+/// how many replicas are alive, this one included.
 async fn count_replicas(store: &PgStore, replica: &Replica) -> Result<usize, StoreError> {
     let sql = format!(
-        "WITH gone AS (DELETE FROM replicas WHERE alive_until < {NOW_MICROS} - $2), \
+        "WITH gone AS (DELETE FROM replicas WHERE alive_until < {NOW_MICROS} - $2 RETURNING id), \
               me AS (INSERT INTO replicas (id, alive_until) VALUES ($1, {NOW_MICROS} + $2) \
-                     ON CONFLICT (id) DO UPDATE SET alive_until = EXCLUDED.alive_until) \
-         SELECT count(*) FROM replicas WHERE id <> $1 AND alive_until > {NOW_MICROS}"
+                     ON CONFLICT (id) DO UPDATE SET alive_until = EXCLUDED.alive_until), \
+              {} \
+         SELECT count(*) FROM replicas WHERE id <> $1 AND alive_until > {NOW_MICROS}",
+        free_places_of("gone")
     );
     let others: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(replica.id.as_str())
@@ -345,6 +358,43 @@ async fn count_replicas(store: &PgStore, replica: &Replica) -> Result<usize, Sto
         .map_err(backend("counting the live replicas"))?;
     Ok(usize::try_from(others).unwrap_or(0).saturating_add(1))
 }
+
+/// The common table expressions that give back the shared concurrent-task
+/// places held by the replicas whose ids the CTE `gone` lists: their rows in
+/// `run_quota_held` go, and each caller's total drops by what they held.
+fn free_places_of(gone: &str) -> String {
+    format!(
+        "freed AS (DELETE FROM run_quota_held AS h USING {gone} \
+             WHERE h.replica = {gone}.id RETURNING h.key, h.held), \
+         lowered AS (UPDATE run_quota AS q SET held = greatest(q.held - f.held, 0) \
+             FROM (SELECT key, sum(held) AS held FROM freed GROUP BY key) AS f \
+             WHERE q.key = f.key)"
+    )
+}
+
+/// Takes a place: $1 the quota's name, $2 its size, $3 this replica. Counts
+/// 1 when taken. The total's row is locked by the upsert and its `WHERE`
+/// re-read on the latest version, so concurrent takers never overshoot.
+const ACQUIRE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key), \
+     total AS (INSERT INTO run_quota AS q (key, held) SELECT key, 1 FROM k \
+         ON CONFLICT (key) DO UPDATE SET held = q.held + 1 WHERE q.held < $2 \
+         RETURNING q.key), \
+     mine AS (INSERT INTO run_quota_held AS h (key, replica, held) SELECT key, $3, 1 FROM total \
+         ON CONFLICT (replica, key) DO UPDATE SET held = h.held + 1 RETURNING 1) \
+     SELECT count(*) FROM mine";
+
+/// Gives a place back: $1 the quota's name, $2 this replica. The total drops
+/// only if this replica still holds a place there (its places may have been
+/// given back already, had its row expired while it lived).
+const RELEASE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key), \
+     mine AS (UPDATE run_quota_held AS h SET held = h.held - 1 FROM k \
+         WHERE h.replica = $2 AND h.key = k.key AND h.held > 0 RETURNING h.key) \
+     UPDATE run_quota AS q SET held = q.held - 1 FROM mine WHERE q.key = mine.key AND q.held > 0";
+
+/// Deletes the shared counts left at zero (runs end far more often than
+/// callers come and go, so this is not done at every release).
+const DROP_EMPTY_PLACES: &str = "WITH a AS (DELETE FROM run_quota_held WHERE held <= 0) \
+     DELETE FROM run_quota WHERE held <= 0";
 
 /// Calls every replica (this one too) to count the replicas again.
 async fn notify_members(store: &PgStore, replica: &Replica) {
@@ -390,6 +440,30 @@ impl Cluster for PgCluster {
     async fn leave(&self) {
         PgCluster::leave(self).await;
     }
+
+    async fn acquire_run(&self, key: &str, max: usize) -> Result<bool, StoreError> {
+        let taken: i64 = sqlx::query_scalar(ACQUIRE_RUN)
+            .bind(key)
+            .bind(i64::try_from(max).unwrap_or(i64::MAX))
+            .bind(self.replica.id.as_str())
+            .fetch_one(&self.store.pool)
+            .await
+            .map_err(backend(
+                "taking a place in the shared concurrent-task count",
+            ))?;
+        Ok(taken == 1)
+    }
+
+    async fn release_run(&self, key: &str) {
+        if let Err(e) = sqlx::query(RELEASE_RUN)
+            .bind(key)
+            .bind(self.replica.id.as_str())
+            .execute(&self.store.pool)
+            .await
+        {
+            tracing::warn!(error = %e, "giving back a place in the shared concurrent-task count failed; it is given back when this replica leaves");
+        }
+    }
 }
 
 impl PgCluster {
@@ -406,7 +480,14 @@ impl PgCluster {
     pub async fn leave(&self) {
         self.stop.send_replace(true);
         let _guard = self.membership.lock().await;
-        let gone = sqlx::query("DELETE FROM replicas WHERE id = $1")
+        // Its places in the shared concurrent-task count go with it (runs
+        // still ending now find theirs gone and give back nothing).
+        let sql = format!(
+            "WITH row AS (DELETE FROM replicas WHERE id = $1), me AS (SELECT $1::text AS id), {} \
+             SELECT 1",
+            free_places_of("me")
+        );
+        let gone = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(self.replica.id.as_str())
             .execute(&self.store.pool)
             .await;

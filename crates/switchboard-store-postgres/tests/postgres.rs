@@ -213,6 +213,108 @@ async fn a_replica_whose_row_expired_long_ago_renews_it() {
     eventually(|| a.commit_writers() == 2).await;
 }
 
+/// The concurrent-task quota counted across replicas: two replicas racing
+/// for places never take more than the quota between them, a place given
+/// back is free for either, and the places of a replica that leaves (or
+/// whose row expires) come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_share_the_concurrent_task_count() {
+    use switchboard_core::Cluster;
+    let Some(url) = testing::fresh_database_or_skip("shared_run_quota").await else {
+        return;
+    };
+    let (_a, a) = join_with_four_writers(&url).await;
+    let (_b, b) = join_with_four_writers(&url).await;
+    // 40 takers, 20 on each replica, all at once, for a quota of 7.
+    let mut takers = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let cluster = if i % 2 == 0 { a.clone() } else { b.clone() };
+        takers.spawn(async move { (i % 2, cluster.acquire_run("alice", 7).await.unwrap()) });
+    }
+    let mut taken = [0, 0];
+    while let Some(r) = takers.join_next().await {
+        let (side, ok) = r.unwrap();
+        taken[side] += usize::from(ok);
+    }
+    assert_eq!(taken[0] + taken[1], 7, "places taken by a and b: {taken:?}");
+    // Another caller has its own places.
+    assert!(a.acquire_run("bob", 7).await.unwrap());
+    // Full for alice on both replicas; a place given back on one is free on the other.
+    assert!(!a.acquire_run("alice", 7).await.unwrap());
+    assert!(!b.acquire_run("alice", 7).await.unwrap());
+    let (giver, other) = if taken[0] > 0 { (&a, &b) } else { (&b, &a) };
+    giver.release_run("alice").await;
+    assert!(other.acquire_run("alice", 7).await.unwrap());
+    assert!(!giver.acquire_run("alice", 7).await.unwrap());
+    // A release of a place this replica does not hold gives nothing back.
+    let bob_holder = &b;
+    bob_holder.release_run("bob").await;
+    assert!(!a.acquire_run("alice", 7).await.unwrap());
+    // When a leaves, the places it held come back.
+    let held_by_a: i64 = sqlx::query_scalar(
+        "SELECT COALESCE(sum(held), 0)::bigint FROM run_quota_held \
+         WHERE replica = $1 AND key = sha256('alice')",
+    )
+    .bind(a.replica_id())
+    .fetch_one(_b.pool())
+    .await
+    .unwrap();
+    assert!(held_by_a > 0, "a holds places");
+    a.leave().await;
+    for _ in 0..held_by_a {
+        assert!(
+            b.acquire_run("alice", 7).await.unwrap(),
+            "a's places came back"
+        );
+    }
+    assert!(!b.acquire_run("alice", 7).await.unwrap());
+}
+
+/// The places of a replica that died (its row expired, it never left) are
+/// given back by the heartbeat of a live one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replicas_places_come_back() {
+    use switchboard_core::Cluster;
+    let Some(url) = testing::fresh_database_or_skip("dead_run_quota").await else {
+        return;
+    };
+    let (_a, a) = join_with_four_writers(&url).await;
+    for _ in 0..3 {
+        assert!(a.acquire_run("carol", 3).await.unwrap());
+    }
+    assert!(!a.acquire_run("carol", 3).await.unwrap());
+    // a dies: its heartbeat stops (one beat may still be under way, so its
+    // row is expired again until b has noticed).
+    let a_id = a.replica_id().to_string();
+    drop(a);
+    // b beats every 100 ms and deletes rows expired 300 ms ago or more.
+    let (_b, b) = PgStore::open(&url)
+        .await
+        .unwrap()
+        .replica(Duration::from_millis(300))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        sqlx::query("UPDATE replicas SET alive_until = 0 WHERE id = $1")
+            .bind(&a_id)
+            .execute(_b.pool())
+            .await
+            .unwrap();
+        if b.acquire_run("carol", 3).await.unwrap() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the dead replica's places never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(b.acquire_run("carol", 3).await.unwrap());
+    assert!(b.acquire_run("carol", 3).await.unwrap());
+    assert!(!b.acquire_run("carol", 3).await.unwrap());
+}
+
 /// A replica store on `url` with a budget of four commit writers, and its
 /// cluster. Its lease (and so its row) lasts far longer than a test: only
 /// NOTIFY can make the other replicas count again in time.

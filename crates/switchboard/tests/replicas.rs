@@ -233,3 +233,101 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     );
     drop(b);
 }
+
+/// The concurrent-task quota is one count over all replicas: a caller with a
+/// quota of 2 and one task on each replica is refused a third on either; a
+/// task that ends frees its place for either replica; and the places held by
+/// a replica killed mid-task come back once its lease and row expire.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_concurrent_task_quota_is_counted_across_replicas() {
+    let Some(url) =
+        switchboard_store_postgres::testing::fresh_database_or_skip("replicas_share_quota").await
+    else {
+        return;
+    };
+    let flags = [
+        "--replica-lease-ms",
+        &LEASE_MS.to_string(),
+        "--max-active-tasks-per-principal",
+        "2",
+    ];
+    let a = Serve::start_with(&url, &flags);
+    let b = Serve::start_with(&url, &flags);
+    let refused = |base: String| async move {
+        let v = proc::call(
+            &base,
+            "SendMessage",
+            json!({"message": Message::user_text("/long 60"),
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+        let message = v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            v.get("result").is_none() && message.contains("concurrent tasks"),
+            "expected the concurrent-task quota's refusal, got {v}"
+        );
+    };
+    let on_a = start_long_task(&a.base()).await;
+    let _on_b = start_long_task(&b.base()).await;
+    refused(a.base()).await;
+    refused(b.base()).await;
+
+    // A's task ends (cancelled through B): its place is free on B too.
+    let canceled = rpc(&b.base(), "CancelTask", json!({"id": on_a})).await;
+    assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let third = loop {
+        let v = proc::call(
+            &b.base(),
+            "SendMessage",
+            json!({"message": Message::user_text("/long 60"),
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+        if let Some(id) = v["result"]["task"]["id"].as_str() {
+            break id.to_string();
+        }
+        // The run on A gives its place back as it ends, just after the cancel.
+        assert!(Instant::now() < deadline, "the place never came back: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    refused(a.base()).await;
+
+    // B dies holding both places; A fails its orphans and, once B's row has
+    // expired too, gives its places back.
+    b.kill();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = rpc(&a.base(), "GetTask", json!({"id": third})).await;
+        if got["status"]["state"] == "TASK_STATE_FAILED" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the orphan was never failed: {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut started = Vec::new();
+    while started.len() < 2 {
+        let v = proc::call(
+            &a.base(),
+            "SendMessage",
+            json!({"message": Message::user_text("/long 60"),
+                   "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+        match v["result"]["task"]["id"].as_str() {
+            Some(id) => started.push(id.to_string()),
+            None => {
+                assert!(Instant::now() < deadline, "B's places never came back: {v}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    refused(a.base()).await;
+}
