@@ -27,7 +27,10 @@
 //!   interfaces; [`A2aServer::hybrid_card`]`(false)` serves a strict 1.0
 //!   card instead;
 //! - with the `push` feature (on by default), push notifications wired in
-//!   one call: [`A2aServer::push`] (see [`push`]).
+//!   one call: [`A2aServer::push`] (see [`push`]);
+//! - with the `ops` feature (on by default), health and readiness probes,
+//!   `/metrics`, request ids and the access log in one call:
+//!   `A2aServer::ops` (see the `ops` module).
 //!
 //! ```no_run
 //! # async fn run(handler: switchboard_core::RequestHandler) -> std::io::Result<()> {
@@ -58,6 +61,8 @@ mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
 pub mod limits;
+#[cfg(feature = "ops")]
+pub mod ops;
 pub mod params;
 mod preamble;
 #[cfg(feature = "push")]

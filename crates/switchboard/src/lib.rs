@@ -4,17 +4,14 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
-pub mod access_log;
 pub mod auth_args;
 pub mod bridge_cmd;
 pub mod client;
 pub mod config;
 pub mod demo;
-pub mod health;
 pub mod key_watch;
 pub mod limits_args;
 pub mod logging;
-pub mod observe;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod push_cmd;

@@ -9,7 +9,7 @@
 //!   "message", …fields}`, for log shippers;
 //! - `auto` (the default): text on a terminal, JSON otherwise.
 //!
-//! Every request gets one access line (see [`crate::access_log`]).
+//! Every request gets one access line (see `switchboard_server::ops::access_log`).
 //!
 //! **Nothing waits for stderr.** A line is formatted where it happens and
 //! handed to one writer thread through a bounded queue

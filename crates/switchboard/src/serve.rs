@@ -636,12 +636,11 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .hybrid_card(cfg.hybrid())
         .connection_limits(cfg.limits.connection_limits())
         .request_rate(cfg.limits.request_rate());
-    server = crate::health::routes(server, stores.tasks.clone()).layer(crate::observe::Observe);
     let metrics_shutdown = tokio_util::sync::CancellationToken::new();
     let metrics_push = stores.push.clone().filter(|_| cfg.push_enabled());
     let metrics_addr = match &cfg.metrics_listen {
         None => {
-            server = crate::observe::routes(server, metrics_push);
+            server = server.ops();
             None
         }
         Some(listen) => {
@@ -649,10 +648,11 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("binding metrics_listen {listen}"))?;
             let addr = listener.local_addr()?;
+            server = server.ops_without_metrics();
             let shutdown = metrics_shutdown.clone();
             tokio::spawn(async move {
                 if let Err(e) =
-                    crate::observe::serve_separately(listener, metrics_push, shutdown).await
+                    switchboard_server::ops::serve_metrics(listener, metrics_push, shutdown).await
                 {
                     tracing::error!(error = %e, "the metrics listener failed");
                 }

@@ -5,13 +5,14 @@
 //! added routes. Around each it
 //!
 //! - gives the request its id and, when the access log is on, writes its
-//!   access line ([`crate::access_log`] says what both are);
+//!   access line ([`access_log`] says what both are);
 //! - runs the request inside a [`switchboard_telemetry::probe`], in
 //!   which the engine notes the operation and the bindings' error table
 //!   the A2A error it was answered with, then counts the request in
 //!   `switchboard_requests_total{operation,binding,code}` and its time to
 //!   the response head in `switchboard_request_duration_seconds`;
-//! - when tracing is on (see [`crate::otel`]), opens the request's span,
+//! - when tracing is on (an OpenTelemetry layer installed, see
+//!   `switchboard_telemetry::trace`), opens the request's span,
 //!   child of the caller's `traceparent` header (gRPC metadata are headers
 //!   too), and names it after the operation. The span ends with the
 //!   response head; an agent run it started is its child and goes on.
@@ -25,7 +26,9 @@
 //! its series are aggregate counts whose labels come from closed sets
 //! (operation, binding, error reason, task state), never ids, tenants,
 //! principals or URLs. Operators who still want it off the public port set
-//! `metrics_listen` (e.g. `127.0.0.1:9464`): it is then served only there.
+//! `metrics_listen` (e.g. `127.0.0.1:9464`; in the SDK:
+//! [`A2aServer::ops_without_metrics`](crate::A2aServer::ops_without_metrics)
+//! and [`serve_metrics`]): it is then served only there.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -42,7 +45,7 @@ use switchboard_telemetry::metrics::{METRICS, Outcome};
 use switchboard_telemetry::{probe, trace};
 use tracing::Instrument;
 
-use crate::access_log;
+use super::access_log;
 
 /// The path metrics are served at.
 pub const METRICS_PATH: &str = "/metrics";
@@ -156,20 +159,19 @@ pub async fn metrics(push: Option<Arc<dyn PushStore>>) -> Response {
         .into_response()
 }
 
-/// `server` with `/metrics` beside its other routes (no `metrics_listen`).
-pub fn routes(
-    server: switchboard_server::A2aServer,
-    push: Option<Arc<dyn PushStore>>,
-) -> switchboard_server::A2aServer {
+/// `server` with `/metrics` beside its other routes; the outbox depth is
+/// that of the handler's push store, if push is on when scraped.
+pub(crate) fn routes(server: crate::A2aServer) -> crate::A2aServer {
+    let handler = server.handler.clone();
     server.route(
         METRICS_PATH,
-        axum::routing::get(move || metrics(push.clone())),
+        axum::routing::get(move || metrics(handler.push_store().cloned())),
     )
 }
 
-/// Serves `/metrics` alone on `listener` until `shutdown` resolves (the
-/// `metrics_listen` setting).
-pub async fn serve_separately(
+/// Serves `/metrics` alone on `listener` until `shutdown` is cancelled,
+/// with the outbox depth of `push` (e.g. `handler.push_store().cloned()`).
+pub async fn serve_metrics(
     listener: tokio::net::TcpListener,
     push: Option<Arc<dyn PushStore>>,
     shutdown: tokio_util::sync::CancellationToken,

@@ -1,6 +1,6 @@
 //! One access log line per request, and a request id on each.
 //!
-//! Both are the work of the request layer [`crate::observe::Observe`],
+//! Both are the work of the request layer [`super::Observe`],
 //! which sees every request: all bindings (gRPC included), the card and the
 //! added routes, and times each once for its access line, its metrics and
 //! its span. Each request gets an id: the caller's `X-Request-Id` when it

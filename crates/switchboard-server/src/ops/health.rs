@@ -8,18 +8,18 @@
 //!   replicas the task lease renewed) within [`READY_TIMEOUT`], else 503
 //!   with the reason: a load balancer then sends new work elsewhere.
 //!
-//! Both are added with `A2aServer::route`, beside the A2A bindings on the
+//! Both are added by [`A2aServer::ops`] beside the A2A bindings on the
 //! same port, and pass no authentication: they reveal nothing but up/down.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::A2aServer;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::routing::get;
 use serde_json::json;
 use switchboard_core::TaskStore;
-use switchboard_server::A2aServer;
 
 /// How long `/readyz` waits for the store before calling it unavailable.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(2);
