@@ -10,15 +10,24 @@
 //!   requests by operation without decoding bodies.
 //! - [`trace`]: W3C Trace Context (`traceparent`) parsing and formatting,
 //!   and the hook through which an OpenTelemetry pipeline, when one is
-//!   installed (the `switchboard` binary's `otel` feature), links spans to
-//!   remote parents and reads the context to send on. Without one, no span
-//!   is created and no header is read or written.
+//!   installed ([`otel`]), links spans to remote parents and reads the
+//!   context to send on. Without one, no span is created and no header is
+//!   read or written.
+//! - `logging` (feature `logging`): the process's subscriber — text or JSON
+//!   lines on stderr from a writer thread that never blocks a request.
+//! - `otel` (feature `otel`): OpenTelemetry traces over OTLP, configured by
+//!   the standard `OTEL_*` variables.
 //!
-//! This crate depends on `tracing`, `tokio` and the protocol vocabulary
-//! only, so every switchboard crate can record into it, hello-agent's
-//! dependency tree included, without pulling OpenTelemetry.
+//! Without features this crate depends on `tracing`, `tokio` and the
+//! protocol vocabulary only, so every switchboard crate can record into it,
+//! hello-agent's dependency tree included, without pulling a subscriber or
+//! OpenTelemetry.
 
+#[cfg(feature = "logging")]
+pub mod logging;
 pub mod metrics;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod probe;
 pub mod trace;
 

@@ -14,7 +14,7 @@
 //! may sit in a `[bridge]` section). The caller-authentication flags
 //! ([`crate::auth_args`]), the connection limits
 //! ([`crate::limits_args::ConnectionArgs`]) and the log flags
-//! ([`crate::logging::LogArgs`]) are `serve`'s, read from
+//! ([`crate::log_args::LogArgs`]) are `serve`'s, read from
 //! `SWITCHBOARD_BRIDGE_<FLAG>` here so one environment can configure a
 //! server and the bridge in front of it separately ([`BridgeArgs::command`]
 //! renames their variables).
@@ -168,7 +168,7 @@ pub struct BridgeArgs {
     pub connections: limits_args::ConnectionArgs,
     /// How and what to log (`serve`'s flags, see [`crate::logging`]).
     #[command(flatten)]
-    pub logging: crate::logging::LogArgs,
+    pub logging: crate::log_args::LogArgs,
 }
 
 /// The argument id of the config file setting.

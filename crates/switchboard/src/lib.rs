@@ -11,9 +11,7 @@ pub mod config;
 pub mod demo;
 pub mod key_watch;
 pub mod limits_args;
-pub mod logging;
-#[cfg(feature = "otel")]
-pub mod otel;
+pub mod log_args;
 pub mod push_cmd;
 pub mod serve;
 pub mod shared_keys;

@@ -107,12 +107,12 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(_) => {
                 let result = serve_main(&after(1)).await;
-                switchboard::logging::flush();
+                switchboard_telemetry::logging::flush();
                 exit_code("serve", result)
             }
             Command::Bridge(_) => {
                 let result = bridge_main(&after(1)).await;
-                switchboard::logging::flush();
+                switchboard_telemetry::logging::flush();
                 exit_code("bridge", result)
             }
             Command::Config(ConfigCommand::Check(args)) => {
@@ -150,11 +150,11 @@ async fn serve_main(argv: &[OsString]) -> anyhow::Result<()> {
     let cfg = serve::ServeArgs::resolve(argv)?;
     #[cfg(feature = "otel")]
     let (otel, layer) =
-        match switchboard::otel::OtelConfig::from_env().map_err(anyhow::Error::msg)? {
+        match switchboard_telemetry::otel::OtelConfig::from_env().map_err(anyhow::Error::msg)? {
             None => (None, None),
             Some(otel_cfg) => {
-                let (otel, layer) = switchboard::otel::init(&otel_cfg)
-                    .map_err(|e| e.context("starting the trace exporter"))?;
+                let (otel, layer) = switchboard_telemetry::otel::init(&otel_cfg)
+                    .map_err(|e| anyhow::Error::new(e).context("starting the trace exporter"))?;
                 (Some(otel), Some(layer))
             }
         };

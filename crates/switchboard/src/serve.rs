@@ -192,9 +192,9 @@ pub struct ServeArgs {
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
-    /// How and what to log (see [`crate::logging`]).
+    /// How and what to log (see [`crate::log_args`]).
     #[command(flatten)]
-    pub logging: crate::logging::LogArgs,
+    pub logging: crate::log_args::LogArgs,
     /// Serve `/metrics` (Prometheus text) only on this address, e.g.
     /// `127.0.0.1:9464`, instead of beside the A2A bindings on `listen`
     /// (where it is served unauthenticated, like `/healthz`; it holds
@@ -205,17 +205,6 @@ pub struct ServeArgs {
     /// dozen optional numbers would make every `Command` value large).
     #[command(flatten)]
     pub limits: Box<crate::limits_args::LimitsArgs>,
-}
-
-/// How `serve` writes its logs (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Text on a terminal, JSON otherwise.
-    Auto,
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {

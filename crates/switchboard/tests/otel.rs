@@ -26,9 +26,9 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use opentelemetry_proto::tonic::common::v1::any_value;
 use proc::Serve;
 use serde_json::json;
-use switchboard::otel::OtelConfig;
 use switchboard_client::A2AClient;
 use switchboard_client::protocol::SendMessageResponse;
+use switchboard_telemetry::otel::OtelConfig;
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -192,7 +192,8 @@ async fn client_to_a_to_b_is_one_trace() {
     let mut a = traced_serve(&endpoint, "agent-a", &["--agent", "relay"], &[], dir.path());
 
     // This process is the client, traced into the same receiver.
-    let (otel, layer) = switchboard::otel::init(&OtelConfig::new(&endpoint, "client")).unwrap();
+    let (otel, layer) =
+        switchboard_telemetry::otel::init(&OtelConfig::new(&endpoint, "client")).unwrap();
     tracing_subscriber::registry().with(layer).init();
 
     let root = tracing::info_span!("test.root");

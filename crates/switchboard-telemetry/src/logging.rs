@@ -1,7 +1,10 @@
-//! `serve`'s logs: where they go, in what form, and what they never say.
+//! Logs: where they go, in what form, and what they never say (feature
+//! `logging`).
 //!
-//! Logs go to stderr, filtered by `--log` / `SWITCHBOARD_LOG` (tracing's
-//! `EnvFilter` syntax, default `info`). `--log-format` picks the form:
+//! [`init`] installs the process's `tracing` subscriber: events go to
+//! stderr, filtered by a directive in tracing's `EnvFilter` syntax
+//! (`switchboard serve`: `--log` / `SWITCHBOARD_LOG`, default `info`), in
+//! the form [`LogFormat`] picks (`--log-format`):
 //!
 //! - `text`: one human-readable line per event, with ANSI colours only when
 //!   stderr is a terminal (a log file never gets escape codes);
@@ -21,10 +24,10 @@
 //! catches up. [`flush`] writes out what is queued (commands call it
 //! before they exit).
 //! Secrets stay out by construction: no request headers or bodies are
-//! logged, store URLs are logged with their password masked
-//! ([`crate::config::mask_url_credentials`]), and push configs (their
-//! tokens and credentials) are never logged, only task and config ids.
-//! `tests/logs.rs` greps the logs of a run that used each kind of secret.
+//! logged, `switchboard serve` logs store URLs with their password masked,
+//! and push configs (their tokens and credentials) are never logged, only
+//! task and config ids. The binary's `tests/logs.rs` greps the logs of a
+//! run that used each kind of secret.
 
 use std::fmt;
 use std::io::{IsTerminal, Write as _};
@@ -36,45 +39,27 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::serve::LogFormat;
-
-/// `--log-format` and `--log`: how and what `serve` and `bridge` log (the
-/// bridge reads them from its own `SWITCHBOARD_BRIDGE_*` variables).
-#[derive(Debug, Clone, clap::Args)]
-pub struct LogArgs {
-    /// Log format on stderr: `text` (no colours unless stderr is a
-    /// terminal) or `json` (one object per line); default: text on a
-    /// terminal, JSON otherwise.
-    #[arg(long, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
-    pub log_format: LogFormat,
-    /// Which log events to write, in tracing's filter syntax, e.g. `warn`
-    /// or `info,switchboard_core=debug`.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_LOG",
-        default_value = "info",
-        value_name = "FILTER"
-    )]
-    pub log: String,
+/// How logs are written: text or JSON lines (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Text on a terminal, JSON otherwise.
+    #[default]
+    Auto,
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
-impl LogArgs {
-    /// Installs the global subscriber these settings describe, with
-    /// `extra` beside it (see [`init_with`]).
-    pub fn init(&self, extra: Option<Box<dyn Layer<Registry> + Send + Sync>>) {
-        init_with(self.log_format, &self.log, extra);
-    }
-}
-
-/// Installs the global subscriber for `serve` (once; later calls do
-/// nothing), writing the events `filter` selects (`--log`).
+/// Installs the global subscriber (once; later calls do nothing), writing
+/// the events `filter` selects in `format`.
 pub fn init(format: LogFormat, filter: &str) {
     init_with(format, filter, None);
 }
 
 /// [`init`], plus `extra` beside the log writer, with a filter of its own
-/// (the OpenTelemetry layer of [`crate::otel`]): `--log` chooses what is
-/// written, not what is traced.
+/// (e.g. the OpenTelemetry layer of `otel::init`, feature `otel`): `filter`
+/// chooses what is written, not what is traced.
 pub fn init_with(
     format: LogFormat,
     filter: &str,

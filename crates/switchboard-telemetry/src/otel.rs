@@ -6,7 +6,7 @@
 //! (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
 //! `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep it off
 //! whatever else is set. Off, nothing is installed: no exporter, no span is
-//! made, no `traceparent` read or sent ([`switchboard_telemetry::trace`]).
+//! made, no `traceparent` read or sent ([`crate::trace`]).
 //!
 //! **On**, spans go through `tracing-opentelemetry` to a batching OTLP
 //! exporter. `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
@@ -24,7 +24,7 @@
 //! `parentbased_always_on`) and `OTEL_TRACES_SAMPLER_ARG` (the ratio) are
 //! read here and applied by switchboard itself where a trace enters the
 //! process, before any span is made
-//! ([`switchboard_telemetry::trace::Sampler`]): an unsampled request costs
+//! ([`crate::trace::Sampler`]): an unsampled request costs
 //! what tracing off costs. The OpenTelemetry SDK then records every span it
 //! is given. An unknown sampler or a bad ratio stops `serve` at startup.
 //!
@@ -33,14 +33,15 @@
 //! out. Spans of the exporter's own stack (tonic, hyper, h2, tower) are
 //! not exported, so exporting never traces itself.
 //!
-//! [`Otel::shutdown`] flushes what is batched; `serve` calls it on exit.
+//! [`Otel::shutdown`] flushes what is batched; call it on exit (`switchboard
+//! serve` does).
 
+use crate::trace::{Propagator, Sampler, TraceParent};
 use opentelemetry::trace::{
     SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, TracerProvider as _,
 };
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use switchboard_telemetry::trace::{Propagator, Sampler, TraceParent};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
@@ -168,8 +169,8 @@ pub type OtelLayer = Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>;
 /// Builds the exporter and the `tracing` layer for `cfg`, and installs the
 /// propagation hook. Must run inside a tokio runtime (the exporter's
 /// channel lives on it). Add the layer to the subscriber
-/// ([`crate::logging::init_with`]).
-pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
+/// ([`crate::logging::init_with`], feature `logging`).
+pub fn init(cfg: &OtelConfig) -> Result<(Otel, OtelLayer), opentelemetry_otlp::ExporterBuildError> {
     use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig as _};
     let exporter = match cfg.protocol {
         OtlpProtocol::Grpc => {
@@ -222,7 +223,7 @@ pub fn init(cfg: &OtelConfig) -> anyhow::Result<(Otel, OtelLayer)> {
         .with_tracer(tracer)
         .with_filter(quiet)
         .boxed();
-    switchboard_telemetry::trace::install(Box::new(OtelPropagator), cfg.sampler);
+    crate::trace::install(Box::new(OtelPropagator), cfg.sampler);
     Ok((Otel { provider }, layer))
 }
 
@@ -273,7 +274,7 @@ impl Propagator for OtelPropagator {
 #[cfg(test)]
 mod tests {
     use super::{OtelConfig, OtlpProtocol};
-    use switchboard_telemetry::trace::{Root, Sampler};
+    use crate::trace::{Root, Sampler};
 
     fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
