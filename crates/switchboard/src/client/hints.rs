@@ -25,15 +25,9 @@
 
 use switchboard_protocol::TaskState;
 
-use super::args::ConnectArgs;
+use switchboard_printer::Seen;
 
-/// The task a command last showed: id, context id and state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Seen {
-    pub(super) task_id: String,
-    pub(super) context_id: String,
-    pub(super) state: TaskState,
-}
+use super::args::ConnectArgs;
 
 /// The hint for a task left in `seen`'s state, if it waits for the user.
 pub(super) fn next_step(conn: &ConnectArgs, seen: &Seen) -> Option<String> {

@@ -75,30 +75,21 @@
 //! ## Modules
 //!
 //! `args` is the clap command line; `run` makes the calls and decides the
-//! exit code; `output` prints results (human or JSON Lines); `progress`
-//! folds task progress and decides what it shows; `bars` draws it as live
-//! bars on a terminal, with `status_line` above them; `push_config`,
-//! `hints` and `offers` as above.
+//! exit code; `push_config`, `hints` and `offers` as above. What is printed
+//! (human or JSON Lines, progress as bars or lines, hinted parts) is
+//! `switchboard_printer`'s.
 //!
 //! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
 //! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
 
-mod agui;
 mod args;
-mod bars;
 mod hints;
 mod offers;
-mod output;
-mod parts;
-mod progress;
 mod push_config;
 mod run;
-mod sanitize;
-mod status_line;
 #[cfg(test)]
 mod tests;
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -107,10 +98,9 @@ use indicatif::ProgressDrawTarget;
 pub use args::{Binding, ClientCommand, ConnectArgs, MessageArgs};
 pub use push_config::PushConfigCommand;
 
-use bars::Bars;
-use output::Output;
-use progress::ProgressView;
 use run::{EXIT_ERROR, execute};
+use switchboard_printer::bars::Bars;
+use switchboard_printer::{Output, ProgressView, draws_bars};
 
 /// How often the live display (status line and bars) may be redrawn.
 const REDRAWS_PER_SECOND: u8 = 10;
@@ -139,12 +129,6 @@ where
     E: Write + Send,
 {
     run_inner(cmd, stdout, stderr, None).await
-}
-
-/// `true` when progress is drawn as bars: stdout is a terminal (`is_tty`)
-/// that can draw them (`TERM` is not `dumb`).
-fn draws_bars(is_tty: bool, term: Option<&OsStr>) -> bool {
-    is_tty && term.is_none_or(|t| t != "dumb")
 }
 
 /// Runs `cmd`; progress (if the command follows any) is drawn as bars on

@@ -25,7 +25,9 @@ use switchboard_client::ClientError;
 use switchboard_protocol::{A2AError, AgentCard};
 
 use super::args::ConnectArgs;
-use super::run::{Failure, builder};
+use switchboard_printer::Failure;
+
+use super::run::builder;
 
 /// `failure`, with what the agent offers when the card explains it;
 /// `capabilities`: whether the command relies on a declared capability.

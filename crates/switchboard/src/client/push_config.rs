@@ -34,8 +34,9 @@ use switchboard_protocol::{
 };
 
 use super::args::ConnectArgs;
-use super::output::Output;
-use super::run::{Failure, connect};
+use switchboard_printer::{Failure, Output};
+
+use super::run::connect;
 
 /// What a secret is printed as.
 pub(super) const MASK: &str = "****";

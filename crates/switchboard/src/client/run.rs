@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
-use switchboard_client::{A2AClient, ClientBuilder, ClientError, EventStream};
+use switchboard_client::{A2AClient, ClientBuilder, EventStream};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
     A2aRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
@@ -15,7 +15,7 @@ use switchboard_protocol::{
 };
 
 use super::args::{ClientCommand, ConnectArgs, MessageArgs};
-use super::output::Output;
+use switchboard_printer::{Failure, Output};
 
 /// Exit code: the task ended in a state the caller should notice.
 pub(super) const EXIT_TASK_FAILED: u8 = 1;
@@ -23,29 +23,6 @@ pub(super) const EXIT_TASK_FAILED: u8 = 1;
 pub(super) const EXIT_ERROR: u8 = 2;
 /// Default pause between two GetTask calls of `get --watch`.
 const DEFAULT_WATCH_INTERVAL: Duration = Duration::from_millis(500);
-
-/// A failure that ends the command with exit code 2.
-#[derive(Debug)]
-pub(super) enum Failure {
-    /// Bad command-line input.
-    Usage(String),
-    /// The client (connection, HTTP, protocol, decoding) failed.
-    Client(ClientError),
-    /// The agent refused something its card explains: `note` says what it
-    /// offers instead (see `offers`).
-    Offered {
-        /// The refusal.
-        error: ClientError,
-        /// What the card offers, e.g. `the agent offers JSONRPC 1.0, …`.
-        note: String,
-    },
-}
-
-impl From<ClientError> for Failure {
-    fn from(e: ClientError) -> Self {
-        Failure::Client(e)
-    }
-}
 
 pub(super) async fn execute<O: Write, E: Write>(
     cmd: ClientCommand,
@@ -102,7 +79,7 @@ pub(super) async fn execute<O: Write, E: Write>(
             let mut failed = false;
             while let Some(item) = stream.next().await {
                 let item = item?;
-                failed |= super::agui::is_run_error(&item.event);
+                failed |= switchboard_printer::agui::is_run_error(&item.event);
                 out.agui(&item.event);
             }
             Ok(if failed { EXIT_TASK_FAILED } else { 0 })

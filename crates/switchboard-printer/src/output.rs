@@ -5,7 +5,7 @@
 //!
 //! Human output streams: an artifact's text is printed as its chunks arrive,
 //! on one line (hinted blocks, such as tool calls, on lines of their own:
-//! see [`super::parts`]), and closed when another item comes. Task progress, when
+//! see [`crate::parts`]), and closed when another item comes. Task progress, when
 //! followed, goes through the [`ProgressView`], which draws it as bars or as
 //! plain lines; everything else printed meanwhile passes through it too, so
 //! that it lands above the bars.
@@ -21,11 +21,44 @@ use switchboard_protocol::{
     StreamResponse, Task, TaskState, TaskStatus,
 };
 
-use super::hints::Seen;
-use super::parts::PartsView;
-use super::progress::ProgressView;
-use super::run::Failure;
-use super::sanitize::printable;
+use crate::parts::PartsView;
+use crate::progress::ProgressView;
+use crate::sanitize::printable;
+
+/// The task a command last showed: id, context id and state (for a
+/// next-step hint, see [`Output::seen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The task.
+    pub task_id: String,
+    /// Its context.
+    pub context_id: String,
+    /// The state it was shown in.
+    pub state: TaskState,
+}
+
+/// A failure to report ([`Output::error`]): what ends a command.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad command-line input.
+    Usage(String),
+    /// The client (connection, HTTP, protocol, decoding) failed.
+    Client(ClientError),
+    /// The agent refused something its card explains: `note` says what it
+    /// offers instead (see `offers`).
+    Offered {
+        /// The refusal.
+        error: ClientError,
+        /// What the card offers, e.g. `the agent offers JSONRPC 1.0, …`.
+        note: String,
+    },
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        Failure::Client(e)
+    }
+}
 
 /// Any serializable value as JSON (`null` if it cannot be serialized, which
 /// plain data never fails to do).
@@ -37,7 +70,7 @@ macro_rules! to_json {
 
 /// Writes results, human-readable or as JSON Lines. Write errors (a closed
 /// pipe, as in `| head`) are ignored: there is nobody left to tell.
-pub(super) struct Output<O, E> {
+pub struct Output<O, E> {
     json: bool,
     /// The artifact whose text is being printed inline (human mode).
     open_artifact: Option<String>,
@@ -52,6 +85,16 @@ pub(super) struct Output<O, E> {
     artifacts: HashMap<String, (String, PartsView)>,
 }
 
+impl<O, E> std::fmt::Debug for Output<O, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output")
+            .field("json", &self.json)
+            .field("open_artifact", &self.open_artifact)
+            .field("seen", &self.seen)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Streamed artifacts remembered at once; past it the oldest are forgotten
 /// (a later chunk of one is then labelled by its id).
 const ARTIFACTS_REMEMBERED: usize = 1024;
@@ -59,7 +102,7 @@ const ARTIFACTS_REMEMBERED: usize = 1024;
 impl<O: Write, E: Write> Output<O, E> {
     /// An output to `stdout` and `stderr`; `progress` shows task progress
     /// (human mode only: with `json` the progress stays inside the events).
-    pub(super) fn new(json: bool, stdout: O, stderr: E, progress: Option<ProgressView>) -> Self {
+    pub fn new(json: bool, stdout: O, stderr: E, progress: Option<ProgressView>) -> Self {
         Output {
             json,
             open_artifact: None,
@@ -72,13 +115,13 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// Prints one AG-UI event (`stream --agui`).
-    pub(super) fn agui(&mut self, event: &switchboard_agui::Event) {
-        let line = super::agui::render(event, self.json);
+    pub fn agui(&mut self, event: &switchboard_agui::Event) {
+        let line = crate::agui::render(event, self.json);
         self.line(line);
     }
 
     /// Prints one line.
-    pub(super) fn line(&mut self, s: impl Display) {
+    pub fn line(&mut self, s: impl Display) {
         self.write_text(&format!("{s}\n"));
     }
 
@@ -123,32 +166,32 @@ impl<O: Write, E: Write> Output<O, E> {
 
     /// While a blocking call (`send`) runs: the live status line says so,
     /// on a terminal; nothing otherwise.
-    pub(super) fn waiting(&mut self, what: &str) {
+    pub fn waiting(&mut self, what: &str) {
         self.set_live_status(what);
     }
 
     /// The blocking call returned: its waiting line goes away.
-    pub(super) fn done_waiting(&mut self) {
+    pub fn done_waiting(&mut self) {
         if let Some(p) = self.progress.as_mut() {
             p.clear_status();
         }
     }
 
     /// Whether output is JSON Lines (`--json`).
-    pub(super) fn is_json(&self) -> bool {
+    pub fn is_json(&self) -> bool {
         self.json
     }
 
     /// A hint for the next step, on stderr: never part of stdout (which
     /// may be JSON) and never in the way of a script reading it.
-    pub(super) fn hint(&mut self, text: &str) {
+    pub fn hint(&mut self, text: &str) {
         let _ = writeln!(self.stderr, "{}", printable(text));
         let _ = self.stderr.flush();
     }
 
     /// Takes the bars down for good (they stay on screen as drawn last);
     /// later output goes below them.
-    pub(super) fn end_progress(&mut self) {
+    pub fn end_progress(&mut self) {
         if let Some(p) = self.progress.as_mut() {
             p.end(&mut self.stdout);
         }
@@ -160,7 +203,7 @@ impl<O: Write, E: Write> Output<O, E> {
         self.progress.as_mut().is_some_and(|p| p.fold(ev))
     }
 
-    pub(super) fn json_line(&mut self, kind: &str, data: Value, seq: Option<u64>) {
+    pub fn json_line(&mut self, kind: &str, data: Value, seq: Option<u64>) {
         let mut obj = json!({ "type": kind, "data": data });
         if let (Some(seq), Some(map)) = (seq, obj.as_object_mut()) {
             map.insert("seq".into(), json!(seq));
@@ -180,11 +223,11 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
-    pub(super) fn unknown(&mut self, resp: &SendMessageResponse) {
+    pub fn unknown(&mut self, resp: &SendMessageResponse) {
         self.wrapped(to_json!(resp), None);
     }
 
-    pub(super) fn card(&mut self, card: &AgentCard) {
+    pub fn card(&mut self, card: &AgentCard) {
         if self.json {
             return self.json_line("card", to_json!(card), None);
         }
@@ -243,11 +286,11 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// The task shown last (its latest state), if any.
-    pub(super) fn seen(&self) -> Option<&Seen> {
+    pub fn seen(&self) -> Option<&Seen> {
         self.seen.as_ref()
     }
 
-    pub(super) fn task(&mut self, task: &Task, with_history: bool) {
+    pub fn task(&mut self, task: &Task, with_history: bool) {
         self.saw_task(task);
         if self.json {
             return self.json_line("task", to_json!(task), None);
@@ -320,7 +363,7 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
-    pub(super) fn message(&mut self, msg: &Message) {
+    pub fn message(&mut self, msg: &Message) {
         if self.json {
             return self.json_line("message", to_json!(msg), None);
         }
@@ -331,7 +374,7 @@ impl<O: Write, E: Write> Output<O, E> {
         ));
     }
 
-    pub(super) fn event(&mut self, ev: &StreamResponse, seq: Option<u64>) {
+    pub fn event(&mut self, ev: &StreamResponse, seq: Option<u64>) {
         let carried = self.fold_progress(ev);
         match ev {
             StreamResponse::Task(t) => self.saw_task(t),
@@ -414,7 +457,7 @@ impl<O: Write, E: Write> Output<O, E> {
 
     /// One poll of `get --watch`: the whole task the first time, then only
     /// what changed (JSON: the task again, when it changed).
-    pub(super) fn watched(&mut self, previous: Option<&Task>, task: &Task) {
+    pub fn watched(&mut self, previous: Option<&Task>, task: &Task) {
         self.saw_task(task);
         let carried = self.progress.as_mut().is_some_and(|p| p.fold_task(task));
         if self.json {
@@ -453,20 +496,20 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// The last line of a followed stream: `task ID [state]`.
-    pub(super) fn summary(&mut self, id: &str, state: TaskState) {
+    pub fn summary(&mut self, id: &str, state: TaskState) {
         if !self.json {
             self.line(format!("task {id} [{}]", state.label()));
         }
     }
 
     /// Ends an artifact line that was being printed inline.
-    pub(super) fn close_artifact(&mut self) {
+    pub fn close_artifact(&mut self) {
         if self.open_artifact.take().is_some() {
             self.line("");
         }
     }
 
-    pub(super) fn list(&mut self, page: &ListTasksResponse) {
+    pub fn list(&mut self, page: &ListTasksResponse) {
         if self.json {
             return self.json_line("list", to_json!(page), None);
         }
@@ -511,7 +554,7 @@ impl<O: Write, E: Write> Output<O, E> {
     }
 
     /// Reports a failure: once on stderr, and as a JSON line in `--json` mode.
-    pub(super) fn error(&mut self, failure: &Failure) {
+    pub fn error(&mut self, failure: &Failure) {
         let (message, data) = match failure {
             Failure::Usage(msg) => (msg.clone(), json!({ "kind": "usage", "message": msg })),
             Failure::Client(e) => (flatten_chain(e), client_error_json(e, None)),
@@ -531,7 +574,7 @@ impl<O: Write, E: Write> Output<O, E> {
 /// `true` for an update whose status only restates its progress payload: a
 /// working update that carried trackers. Such updates are shown as progress,
 /// not as a status line. Terminal and interrupted updates always print.
-pub(super) fn progress_only(carried: bool, state: TaskState) -> bool {
+pub fn progress_only(carried: bool, state: TaskState) -> bool {
     carried && !state.is_terminal() && !state.is_interrupted()
 }
 
@@ -668,7 +711,7 @@ fn indent_rest(text: &str, prefix: &str) -> String {
 }
 
 /// Writes and flushes at once: output is followed as it happens.
-pub(super) fn write_through<W: Write>(out: &mut W, text: &str) {
+pub fn write_through<W: Write>(out: &mut W, text: &str) {
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }

@@ -1,7 +1,7 @@
 //! `switchboard client stream --agui`: the AG-UI view of a stream.
 //!
 //! The server is asked for AG-UI events instead of A2A frames
-//! ([`switchboard_client::A2AClient::agui_stream`]) and each event is one
+//! (`switchboard_client::A2AClient::agui_stream`, feature `agui`) and each event is one
 //! line: its type, then its fields as `name=value` in name order (values in
 //! JSON, so text keeps its quotes and escapes and a line never breaks), e.g.
 //!
@@ -17,7 +17,7 @@ use serde_json::Value;
 use switchboard_agui::{Event, EventKind};
 
 /// The line printed for `event`.
-pub(super) fn render(event: &Event, json: bool) -> String {
+pub fn render(event: &Event, json: bool) -> String {
     let value = serde_json::to_value(event).unwrap_or(Value::Null);
     if json {
         return value.to_string();
@@ -39,7 +39,7 @@ pub(super) fn render(event: &Event, json: bool) -> String {
 }
 
 /// `true` for the event that ends a run in failure.
-pub(super) fn is_run_error(event: &Event) -> bool {
+pub fn is_run_error(event: &Event) -> bool {
     matches!(event.kind, EventKind::RunError(_))
 }
 

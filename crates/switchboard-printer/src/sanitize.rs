@@ -24,7 +24,7 @@ use std::borrow::Cow;
 
 /// `text` without control characters and escape sequences (see the
 /// [module docs](self)); borrowed when there was nothing to remove.
-pub(super) fn printable(text: &str) -> Cow<'_, str> {
+pub fn printable(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_control) {
         return Cow::Borrowed(text);
     }

@@ -4,7 +4,7 @@
 //!
 //! - **Bars** (stdout is a terminal): [`Row::all`] says what each row shows
 //!   — a tracker's bar or spinner, its amount and mark — and
-//!   [`Bars`](super::bars::Bars) draws the rows. Text printed meanwhile goes
+//!   [`Bars`] draws the rows. Text printed meanwhile goes
 //!   above the bars, whole lines at a time.
 //! - **Plain lines** (a pipe, a file, `TERM=dumb`): one running line
 //!   (`progress download 12/40 (30%) · scan 7 — total 12/40 (30%)`) each
@@ -21,13 +21,13 @@ use switchboard_protocol::progress::{
 };
 use switchboard_protocol::{StreamResponse, Task};
 
-use super::bars::Bars;
-use super::output::write_through;
-use super::sanitize::printable;
+use crate::bars::Bars;
+use crate::output::write_through;
+use crate::sanitize::printable;
 
 /// The progress of the followed task and how it is being shown.
 #[derive(Debug)]
-pub(super) struct ProgressView {
+pub struct ProgressView {
     reducer: ProgressReducer,
     /// The bars (bar mode, until the end), drawn from the first tracker on.
     bars: Option<Bars>,
@@ -41,7 +41,7 @@ pub(super) struct ProgressView {
 
 impl ProgressView {
     /// Progress printed as plain lines.
-    pub(super) fn plain() -> Self {
+    pub fn plain() -> Self {
         ProgressView {
             reducer: ProgressReducer::new(),
             bars: None,
@@ -52,7 +52,7 @@ impl ProgressView {
     }
 
     /// Progress drawn as `bars`, on the terminal the text goes to.
-    pub(super) fn bars(bars: Bars) -> Self {
+    pub fn bars(bars: Bars) -> Self {
         ProgressView {
             bars: Some(bars),
             ..ProgressView::plain()
@@ -60,23 +60,23 @@ impl ProgressView {
     }
 
     /// Folds a stream item; `true` when it carried a progress payload.
-    pub(super) fn fold(&mut self, ev: &StreamResponse) -> bool {
+    pub fn fold(&mut self, ev: &StreamResponse) -> bool {
         self.reducer.apply(ev)
     }
 
     /// Folds a polled task; `true` when it carried a progress payload.
-    pub(super) fn fold_task(&mut self, task: &Task) -> bool {
+    pub fn fold_task(&mut self, task: &Task) -> bool {
         self.reducer.apply_task(task)
     }
 
     /// Shows `text` on the live status line; `false` when there is none
     /// (plain lines: the caller prints the status instead).
-    pub(super) fn set_status(&mut self, text: &str) -> bool {
+    pub fn set_status(&mut self, text: &str) -> bool {
         self.bars.as_mut().map(|b| b.set_status(text)).is_some()
     }
 
     /// Removes the live status line, if any.
-    pub(super) fn clear_status(&mut self) {
+    pub fn clear_status(&mut self) {
         if let Some(bars) = self.bars.as_mut() {
             bars.clear_status();
         }
@@ -85,7 +85,7 @@ impl ProgressView {
     /// Writes `text` to `out`, above the bars when they are drawn. The bars
     /// are redrawn after whole lines only, so while they are up a line's
     /// start is held back until its end arrives.
-    pub(super) fn write<W: Write>(&mut self, out: &mut W, text: &str) {
+    pub fn write<W: Write>(&mut self, out: &mut W, text: &str) {
         let Some(bars) = self.bars.as_mut().filter(|b| b.is_drawn()) else {
             return write_through(out, text);
         };
@@ -98,7 +98,7 @@ impl ProgressView {
 
     /// Shows the current state: updates the bars, or prints the plain lines
     /// that changed. `mid_line`: `out` is in the middle of a line.
-    pub(super) fn show<W: Write>(&mut self, out: &mut W, mid_line: bool) {
+    pub fn show<W: Write>(&mut self, out: &mut W, mid_line: bool) {
         if self.reducer.is_empty() {
             return;
         }
@@ -116,7 +116,7 @@ impl ProgressView {
 
     /// Takes the bars down for good (they stay on screen as drawn last);
     /// later output goes below them, and nothing is drawn live any more.
-    pub(super) fn end<W: Write>(&mut self, out: &mut W) {
+    pub fn end<W: Write>(&mut self, out: &mut W) {
         if let Some(mut bars) = self.bars.take().filter(Bars::is_drawn) {
             bars.finish(&self.reducer);
             if !self.held.is_empty() {
@@ -128,7 +128,7 @@ impl ProgressView {
 
     /// The plain lines to print now: one final line per tracker that
     /// finished since the last call, then the running line if it changed.
-    pub(super) fn plain_lines(&mut self) -> Vec<String> {
+    pub fn plain_lines(&mut self) -> Vec<String> {
         let mut lines = Vec::new();
         // A tracker that runs again (same id) may finish again.
         let active: Vec<&str> = self
@@ -155,7 +155,7 @@ impl ProgressView {
 
 /// How a tracker ended (or that it has not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mark {
+pub enum Mark {
     Running,
     Completed,
     Failed,
@@ -174,7 +174,7 @@ impl Mark {
         }
     }
 
-    pub(super) fn glyph(self) -> &'static str {
+    pub fn glyph(self) -> &'static str {
         match self {
             Mark::Running => " ",
             Mark::Completed => "✓",
@@ -183,7 +183,7 @@ impl Mark {
         }
     }
 
-    pub(super) fn word(self) -> &'static str {
+    pub fn word(self) -> &'static str {
         match self {
             Mark::Running => "running",
             Mark::Completed => "completed",
@@ -284,15 +284,15 @@ fn finished_line(t: &ProgressTracker) -> String {
 
 /// What one row of the live display shows.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Row {
+pub struct Row {
     /// The tracker id, or `total`.
-    pub(super) label: String,
+    pub label: String,
     /// `Some(fraction)` draws a bar, `None` a spinner.
-    pub(super) fraction: Option<f64>,
+    pub fraction: Option<f64>,
     /// Still running, or how it ended.
-    pub(super) mark: Mark,
+    pub mark: Mark,
     /// The amount and the tracker's message, e.g. `12/40 30%  download: 12 files`.
-    pub(super) text: String,
+    pub text: String,
 }
 
 impl Row {
@@ -372,7 +372,7 @@ impl Row {
 
     /// A row per tracker (finished ones first, then the running ones), then
     /// the total.
-    pub(super) fn all(reducer: &ProgressReducer) -> Vec<Row> {
+    pub fn all(reducer: &ProgressReducer) -> Vec<Row> {
         let mut rows: Vec<Row> = reducer
             .finished()
             .iter()

@@ -22,7 +22,7 @@
 //! a line of its own. Off a terminal, and with `--json`, nothing here is
 //! used: every status is printed.
 //!
-//! The row is part of the [`Bars`](super::bars::Bars)' `MultiProgress`, so
+//! The row is part of the [`Bars`](crate::bars::Bars)' `MultiProgress`, so
 //! it shares its redraw limit (the draw target's rate, 10 per second) and
 //! the rule that text printed meanwhile lands above it.
 
@@ -30,11 +30,11 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::sanitize::printable;
+use crate::sanitize::printable;
 
 /// One live line: spinner, elapsed time, text.
 #[derive(Debug)]
-pub(super) struct StatusLine {
+pub struct StatusLine {
     bar: ProgressBar,
 }
 
@@ -42,7 +42,7 @@ impl StatusLine {
     /// The bar of a line showing `text`, its clock started at `started`
     /// (the command's start). It draws nowhere until added to the display;
     /// then wrap it with [`StatusLine::drawn`].
-    pub(super) fn bar(started: Instant, text: &str) -> ProgressBar {
+    pub fn bar(started: Instant, text: &str) -> ProgressBar {
         // Hidden, not indicatif's default stderr: nothing may reach the
         // terminal except through the display, or it stays there as a
         // stray line the display does not know about.
@@ -56,7 +56,7 @@ impl StatusLine {
     /// draws it, and starts its spinner turning every `tick` when given
     /// (tests draw without ticks, so that a screen shows exactly what was
     /// set).
-    pub(super) fn drawn(bar: ProgressBar, tick: Option<Duration>) -> Self {
+    pub fn drawn(bar: ProgressBar, tick: Option<Duration>) -> Self {
         bar.tick();
         if let Some(tick) = tick {
             bar.enable_steady_tick(tick);
@@ -65,7 +65,7 @@ impl StatusLine {
     }
 
     /// Shows `text` now; returns whether it changed.
-    pub(super) fn set(&self, text: &str) -> bool {
+    pub fn set(&self, text: &str) -> bool {
         let text = one_line(text);
         if self.bar.message() == text {
             return false;
@@ -78,7 +78,7 @@ impl StatusLine {
 
     /// Stops the spinner and leaves the line as it is, with the final
     /// elapsed time.
-    pub(super) fn freeze(&self) {
+    pub fn freeze(&self) {
         self.bar.disable_steady_tick();
         self.bar.set_style(frozen_style());
         self.bar.abandon();
@@ -86,7 +86,7 @@ impl StatusLine {
 
     /// Takes the line out of `multi`, the display it was added to (which
     /// must then be cleared or redrawn to take it off the screen).
-    pub(super) fn remove(self, multi: &MultiProgress) {
+    pub fn remove(self, multi: &MultiProgress) {
         self.bar.disable_steady_tick();
         self.bar.finish_and_clear();
         multi.remove(&self.bar);

@@ -28,7 +28,7 @@ use switchboard_protocol::{Part, PartContent};
 
 /// The rendering state of one artifact (or message).
 #[derive(Debug, Default)]
-pub(super) struct PartsView {
+pub struct PartsView {
     /// The block printed last: its index and what it is.
     block: Option<(Option<u64>, PartRole)>,
     /// Tool names by call id, so a result names the tool it answers.
@@ -40,7 +40,7 @@ pub(super) struct PartsView {
 impl PartsView {
     /// `parts` as text: plain parts joined by `sep` (as before hints
     /// existed), hinted blocks each on a line of their own.
-    pub(super) fn render(&mut self, parts: &[Part], sep: &str) -> String {
+    pub fn render(&mut self, parts: &[Part], sep: &str) -> String {
         let mut out = String::new();
         for (i, part) in parts.iter().enumerate() {
             let hints = PartHints::read(part);
@@ -110,7 +110,7 @@ impl PartsView {
 
 /// The printable content of one part: text as is, other kinds as
 /// placeholders.
-pub(super) fn plain(p: &Part) -> String {
+pub fn plain(p: &Part) -> String {
     match &p.content {
         PartContent::Text(t) => t.clone(),
         PartContent::Data(v) => v.to_string(),

@@ -3,7 +3,7 @@
 //! drawn below the command's output and redrawn in place.
 //!
 //! [`Bars`] only draws: what each row shows is decided by
-//! [`Row::all`](super::progress::Row::all). It draws on any
+//! [`Row::all`](crate::progress::Row::all). It draws on any
 //! `ProgressDrawTarget`: the real terminal (`ProgressDrawTarget::stdout()`),
 //! or, in tests, a terminal emulator whose screen can be read back.
 
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use switchboard_protocol::progress::ProgressReducer;
 
-use super::progress::{Mark, Row};
-use super::status_line::StatusLine;
+use crate::progress::{Mark, Row};
+use crate::status_line::StatusLine;
 
 /// Bar positions are fractions of this (amounts may be fractional).
 const SCALE: u64 = 10_000;
@@ -31,7 +31,7 @@ struct Drawn {
 
 /// The display.
 #[derive(Debug)]
-pub(super) struct Bars {
+pub struct Bars {
     multi: MultiProgress,
     rows: Vec<Drawn>,
     total: Option<Drawn>,
@@ -49,7 +49,7 @@ impl Bars {
     /// Bars drawn on `target` (`ProgressDrawTarget::stdout()` for the
     /// terminal); nothing is drawn before the first [`Bars::update`], so
     /// they can be made before it is known whether any will be needed.
-    pub(super) fn new(target: ProgressDrawTarget) -> Self {
+    pub fn new(target: ProgressDrawTarget) -> Self {
         Bars {
             multi: MultiProgress::with_draw_target(target),
             rows: Vec::new(),
@@ -65,19 +65,19 @@ impl Bars {
     /// ticker thread: a screen read between two updates is then exactly
     /// what the last update drew.
     #[cfg(test)]
-    pub(super) fn without_ticks(mut self) -> Self {
+    pub fn without_ticks(mut self) -> Self {
         self.tick = None;
         self
     }
 
     /// Whether anything is drawn yet (the first update or status draws).
-    pub(super) fn is_drawn(&self) -> bool {
+    pub fn is_drawn(&self) -> bool {
         self.total.is_some() || self.status.is_some()
     }
 
     /// Shows `text` on the live status line (the top row), drawing it the
     /// first time.
-    pub(super) fn set_status(&mut self, text: &str) {
+    pub fn set_status(&mut self, text: &str) {
         match &self.status {
             Some(line) => {
                 line.set(text);
@@ -90,7 +90,7 @@ impl Bars {
     }
 
     /// Removes the live status line (it only said that the client waits).
-    pub(super) fn clear_status(&mut self) {
+    pub fn clear_status(&mut self) {
         if let Some(line) = self.status.take() {
             line.remove(&self.multi);
             // Nothing else drawn: take the line off the screen now (a
@@ -177,7 +177,7 @@ impl Bars {
     }
 
     /// Redraws for the reducer's current state.
-    pub(super) fn update(&mut self, reducer: &ProgressReducer) {
+    pub fn update(&mut self, reducer: &ProgressReducer) {
         let mut rows = Row::all(reducer);
         let widest = rows.iter().map(|r| r.label.chars().count()).max();
         let width = self.label_width.max(widest.unwrap_or(0));
@@ -215,12 +215,12 @@ impl Bars {
 
     /// Runs `print` with the bars taken down, then redraws them: what it
     /// prints lands above the bars.
-    pub(super) fn print(&mut self, print: &mut dyn FnMut()) {
+    pub fn print(&mut self, print: &mut dyn FnMut()) {
         self.multi.suspend(print);
     }
 
     /// Draws the final state and leaves the bars on screen, for good.
-    pub(super) fn finish(&mut self, reducer: &ProgressReducer) {
+    pub fn finish(&mut self, reducer: &ProgressReducer) {
         if let Some(line) = &self.status {
             line.freeze();
         }
