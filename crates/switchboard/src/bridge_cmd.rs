@@ -8,6 +8,12 @@
 //! bridge's own behaviour (run modes, history, `/view` state, HITL, Engram)
 //! is the library's; this module is the flags, the callers and the socket.
 //!
+//! CopilotKit's runtime routes are served beside it, under
+//! `--copilotkit-path` (`/api/copilotkit`), over the same backend and
+//! behind the same caller authentication ([`authenticated`];
+//! `switchboard_bridge::copilotkit`): a CopilotKit app points its
+//! `runtimeUrl` there.
+//!
 //! **Settings.** Each is a flag, a `SWITCHBOARD_BRIDGE_*` variable and a
 //! key of the `--config` TOML file, layered as `serve`'s are
 //! ([`crate::config`]: flag > variable > file > default; the file's keys
