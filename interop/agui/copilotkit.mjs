@@ -12,7 +12,7 @@
 // on it:
 //   info     what the client made of /info: its connection status, the agent
 //            ids and the description of AGENT_ID, the transport it settled on.
-//   run      one run on a new thread (a plain message): the agent's messages.
+//   run      two runs on a new thread (plain messages): the agent's messages.
 //   connect  a second page (a fresh CopilotKitCore) connecting to the same
 //            thread, as after a reload: the messages it got back.
 //   stop     a long task on another thread, stopped from the UI
@@ -96,6 +96,8 @@ report.run = await attempt(async () => {
   const agent = first.getAgent(agentId);
   agent.threadId = thread;
   agent.addMessage({ id: `u-${process.pid}-1`, role: "user", content: "hello copilot" });
+  await first.runAgent({ agent });
+  agent.addMessage({ id: `u-${process.pid}-3`, role: "user", content: "second turn" });
   await first.runAgent({ agent });
   return { threadId: agent.threadId, messages: messages(agent), state: agent.state };
 });

@@ -29,8 +29,11 @@
 //! **Connect never sends.** The connect input carries the client's
 //! conversation; the messages of its trailing turn that no task of the
 //! thread holds are left out, so connecting only shows what the agent
-//! has. A thread with no task yet is an empty stream (CopilotKit's own
-//! runtime answers an unknown thread the same way).
+//! has. A page that reloaded sends no messages: it gets the whole thread
+//! back, the earlier tasks' history and artifact text (of the most recent
+//! [`crate::backend::CONTEXT_TASKS_READ`] tasks) before the latest task's
+//! snapshot. A thread with no task yet is an empty stream (CopilotKit's
+//! own runtime answers an unknown thread the same way).
 //!
 //! **The same door as `/agui`.** The router is built from the same
 //! [`BackendFactory`] and [`EndpointConfig`] as [`crate::endpoint`] and is
@@ -54,8 +57,10 @@ use http::StatusCode;
 use http::request::Parts;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use switchboard_agui::events::{Message as AguiMessage, RunAgentInput};
-use switchboard_protocol::Task;
+use switchboard_agui::events::{
+    AssistantMessage, Content, Message as AguiMessage, RunAgentInput, UserMessage,
+};
+use switchboard_protocol::{Role, Task};
 
 use crate::BridgeError;
 use crate::backend::{Backend, BackendFactory};
@@ -276,11 +281,16 @@ async fn events(shared: &Shared, head: &Parts, body: &[u8], kind: Kind) -> Respo
                         endpoint.keep_alive,
                     );
                 }
-                Ok(tasks) => match reconnect_input(input, &context_id, &tasks) {
-                    Some(input) => input,
-                    // No task yet: nothing to show.
-                    None => return respond(stream::empty(), encoding, endpoint.keep_alive),
-                },
+                Ok(mut tasks) => {
+                    if input.messages.is_empty() {
+                        with_artifacts(shared, backend.as_ref(), &mut tasks).await;
+                    }
+                    match reconnect_input(input, &context_id, &tasks) {
+                        Some(input) => input,
+                        // No task yet: nothing to show.
+                        None => return respond(stream::empty(), encoding, endpoint.keep_alive),
+                    }
+                }
             }
         }
     };
@@ -346,6 +356,11 @@ fn reconnect_input(
                 .as_str()
         })
         .collect();
+    if input.messages.is_empty() {
+        // A page that reloaded holds nothing: the thread's earlier turns
+        // come first, the reconnect's snapshot adds the latest task's.
+        input.messages = earlier_turns(tasks, &latest.id);
+    }
     let turn_start = input
         .messages
         .iter()
@@ -368,6 +383,84 @@ fn reconnect_input(
     );
     input.forwarded_props = Some(Value::Object(props));
     Some(input)
+}
+
+/// `tasks` (a `ListTasks` page, which leaves artifacts out) with the
+/// artifacts of all but the latest, read with `GetTask` at once: a reloaded
+/// page shows the earlier answers too. A task that cannot be read is shown
+/// as listed.
+async fn with_artifacts(shared: &Shared, backend: &dyn Backend, tasks: &mut [Task]) {
+    let latest = tasks
+        .iter()
+        .max_by_key(|t| t.status.timestamp)
+        .map(|t| t.id.clone());
+    let reads = tasks
+        .iter_mut()
+        .filter(|t| t.artifacts.is_none() && Some(&t.id) != latest.as_ref())
+        .map(|task| async move {
+            match shared.timed("GetTask", backend.get_task(&task.id)).await {
+                Ok(full) if full.id == task.id && full.context_id == task.context_id => {
+                    *task = full
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(task_id = %task.id, error = %e, "GetTask failed"),
+            }
+        });
+    futures::future::join_all(reads).await;
+}
+
+/// The conversation of the thread's tasks other than `latest`, oldest
+/// first, as AG-UI messages: each task's history (a user message under the
+/// client's id, which its parts carry) and the text of its artifacts.
+fn earlier_turns(tasks: &[Task], latest: &str) -> Vec<AguiMessage> {
+    let mut earlier: Vec<&Task> = tasks.iter().filter(|t| t.id != latest).collect();
+    earlier.sort_by_key(|t| t.status.timestamp);
+    let mut messages = Vec::new();
+    for task in earlier {
+        for m in task.history() {
+            let text = m.text();
+            if text.is_empty() {
+                continue;
+            }
+            messages.push(match m.role {
+                Role::User => {
+                    let id = m
+                        .parts
+                        .iter()
+                        .find_map(|p| {
+                            p.metadata
+                                .as_ref()?
+                                .get(METADATA_KEY)?
+                                .get("messageId")?
+                                .as_str()
+                        })
+                        .unwrap_or(&m.message_id);
+                    AguiMessage::User(UserMessage {
+                        id: id.to_owned(),
+                        content: Content::Text(text),
+                        ..UserMessage::default()
+                    })
+                }
+                _ => AguiMessage::Assistant(AssistantMessage {
+                    id: format!("{}:{}", task.id, m.message_id),
+                    content: Some(text),
+                    ..AssistantMessage::default()
+                }),
+            });
+        }
+        for artifact in task.artifacts.iter().flatten() {
+            // The parts of a streamed artifact are its chunks, in order.
+            let text: String = artifact.parts.iter().filter_map(|p| p.as_text()).collect();
+            if !text.is_empty() {
+                messages.push(AguiMessage::Assistant(AssistantMessage {
+                    id: format!("{}:{}", task.id, artifact.artifact_id),
+                    content: Some(text),
+                    ..AssistantMessage::default()
+                }));
+            }
+        }
+    }
+    messages
 }
 
 async fn stop_route(
@@ -617,6 +710,65 @@ mod tests {
             json!({"mode": "stream", "taskId": "new", "contextId": context})
         );
         assert!(reconnect_input(connect, &context, &[]).is_none());
+    }
+
+    #[test]
+    fn a_reloaded_page_gets_the_earlier_turns_of_its_thread() {
+        let context = owner("key:alice").thread_context_id("t");
+        let mut asked = Message::user_text("hi");
+        for part in &mut asked.parts {
+            part.metadata = Some(
+                json!({"agui": {"messageId": "u1", "role": "user"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        let task = |id: &str, at: &str, history: Vec<Message>, chunks: &[&str]| {
+            let mut status = TaskStatus::new(TaskState::Completed);
+            status.timestamp = Some(at.parse().unwrap());
+            let parts = chunks.iter().map(|c| switchboard_protocol::Part::text(*c));
+            let mut artifact = switchboard_protocol::Artifact::new(parts.collect());
+            artifact.artifact_id = format!("{id}-answer");
+            Task {
+                id: id.into(),
+                context_id: context.clone(),
+                status,
+                artifacts: Some(vec![artifact]),
+                history: Some(history),
+                metadata: None,
+            }
+        };
+        // Newest first, as ListTasks answers.
+        let tasks = [
+            task("second", "2026-01-03T00:00:00Z", vec![], &["later"]),
+            task(
+                "first",
+                "2026-01-02T00:00:00Z",
+                vec![asked],
+                &["You said: ", "hi"],
+            ),
+            task("zeroth", "2026-01-01T00:00:00Z", vec![], &[]),
+        ];
+        let reload = input(json!({"threadId": "t", "runId": "r", "messages": []}));
+        let run = reconnect_input(reload, &context, &tasks).unwrap();
+        let messages: Vec<(&str, String)> = run
+            .messages
+            .iter()
+            .map(|m| match m {
+                AguiMessage::User(u) => (m.id(), format!("{:?}", u.content)),
+                AguiMessage::Assistant(a) => (m.id(), a.content.clone().unwrap()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                ("u1", format!("{:?}", Content::Text("hi".into()))),
+                ("first:first-answer", "You said: hi".into()),
+            ]
+        );
+        assert_eq!(run.forwarded_props.unwrap()["a2a"]["taskId"], "second");
     }
 
     #[test]

@@ -225,6 +225,76 @@ async fn serve_keeps_each_callers_threads_to_the_caller() {
     a_thread_is_its_callers_only(&routes, &[("x-api-key", ALICE)], &[("x-api-key", BOB)]).await;
 }
 
+/// The `MESSAGES_SNAPSHOT` of a run: each message as `role: text`.
+fn snapshot(answer: &Answer) -> Vec<String> {
+    let messages = answer
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::MessagesSnapshot(s) => Some(&s.messages),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no MESSAGES_SNAPSHOT: {:?}", answer.types()));
+    messages
+        .iter()
+        .map(|m| {
+            let m = serde_json::to_value(m).unwrap();
+            format!(
+                "{}: {}",
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reloaded_page_gets_its_whole_thread_back_and_sends_nothing() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &["--copilotkit-agent-id", "demo"]);
+    let routes = Routes {
+        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
+        agent: "demo".into(),
+    };
+    let thread = "thread-of-two-turns";
+    let first = post(&routes.run(), &input(thread, "first words", json!({})), &[]).await;
+    first.check_succeeded().unwrap();
+    // The second turn: the client sends the whole conversation again.
+    let mut second = input(thread, "second words here", json!({}));
+    second["messages"] = json!([
+        {"id": "u-1", "role": "user", "content": "first words"},
+        {"id": "a-1", "role": "assistant", "content": first.text()},
+        {"id": "u-2", "role": "user", "content": "second words here"},
+    ]);
+    let second = post(&routes.run(), &second, &[]).await;
+    second.check_succeeded().unwrap();
+    let (task, _) = second.only_task();
+
+    // A reload: the page holds nothing but the thread id.
+    let mut reload = input(thread, "", json!({}));
+    reload["messages"] = json!([]);
+    let back = post(&routes.connect(), &reload, &[]).await;
+    assert_eq!(back.status, 200);
+    back.check_ended().unwrap();
+    let said = snapshot(&back);
+    let expected = [
+        "user: first words",
+        "assistant: You said: first words",
+        "user: second words here",
+        "assistant: You said: second words here",
+    ];
+    let mut at = 0;
+    for line in &said {
+        if at < expected.len() && line.starts_with(expected[at]) {
+            at += 1;
+        }
+    }
+    assert_eq!(at, expected.len(), "{said:#?}");
+    // A reconnect to the second task, not a third one.
+    assert_eq!(back.only_task().0, task);
+}
+
 #[tokio::test]
 async fn the_routes_admit_only_the_bridges_callers() {
     let serve = Serve::start("memory");

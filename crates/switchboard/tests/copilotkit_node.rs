@@ -61,16 +61,24 @@ fn check(report: &Value, transport: &str) {
         "{said:?}"
     );
 
-    // A reload: the fresh page gets the thread back, its answer included.
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("assistant: You said: second turn")),
+        "{said:?}"
+    );
+
+    // A reload: the fresh page gets the whole thread back, answers included.
     let connect = &report["connect"];
     assert_eq!(connect["failure"], Value::Null, "{connect}");
     let back = contents(connect);
-    assert!(back.contains(&"user: hello copilot".to_owned()), "{back:?}");
-    assert!(
-        back.iter()
-            .any(|m| m.starts_with("assistant: You said: hello copilot")),
-        "{back:?}"
-    );
+    for turn in ["hello copilot", "second turn"] {
+        assert!(back.contains(&format!("user: {turn}")), "{back:?}");
+        assert!(
+            back.iter()
+                .any(|m| m.starts_with(&format!("assistant: You said: {turn}"))),
+            "{back:?}"
+        );
+    }
     assert_eq!(
         connect["state"]["view"]["contextId"], run["state"]["view"]["contextId"],
         "{connect}"
