@@ -459,7 +459,14 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
             .merge(switchboard_bridge::copilotkit::router(backend, copilotkit)),
         authenticator,
     );
-    tracing::info!(%addr, agent = %name, %endpoint, %binding, "bridging");
+    tracing::info!(
+        %addr,
+        agent = %name,
+        %endpoint,
+        %binding,
+        copilotkit = %args.copilotkit_path,
+        "bridging"
+    );
     // One line on stdout that scripts can wait for.
     println!(
         "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
