@@ -427,3 +427,19 @@ async fn unknown_agents_and_malformed_requests_get_clear_errors() {
         assert_eq!(answer.status, 413, "{url}");
     }
 }
+
+#[tokio::test]
+async fn serve_turns_its_copilotkit_routes_off_with_its_agui_endpoint() {
+    let on = Serve::start("memory");
+    let info = format!("{}/api/copilotkit/info", on.base());
+    let answer = call(reqwest::Method::GET, &info, None, &[]).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        answer.json["agents"]["switchboard demo"]["name"],
+        "switchboard demo"
+    );
+    let off = Serve::start_with("memory", &["--agui-endpoint=false"]);
+    let info = format!("{}/api/copilotkit/info", off.base());
+    let answer = call(reqwest::Method::GET, &info, None, &[]).await;
+    assert_eq!(answer.status, 404);
+}
