@@ -443,3 +443,42 @@ async fn serve_turns_its_copilotkit_routes_off_with_its_agui_endpoint() {
     let answer = call(reqwest::Method::GET, &info, None, &[]).await;
     assert_eq!(answer.status, 404);
 }
+
+#[tokio::test]
+async fn a_connect_to_a_running_task_follows_it_to_its_end() {
+    let serve = Serve::start("memory");
+    let bridge = BridgeProc::start(&serve.base(), &["--copilotkit-agent-id", "demo"]);
+    let routes = Routes {
+        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
+        agent: "demo".into(),
+    };
+    let thread = "thread-still-working";
+    // The task starts; the run that started it is over (a closed page).
+    let started = post(
+        &routes.run(),
+        &input(thread, "/long 6", json!({"a2a": {"mode": "send"}})),
+        &[],
+    )
+    .await;
+    started.check_ended().unwrap();
+    let (task, state) = started.only_task();
+    assert!(state == "working" || state == "submitted", "{state}");
+
+    // The page comes back while it works (it has seconds to go): the
+    // snapshot, then its updates.
+    let mut reload = input(thread, "", json!({}));
+    reload["messages"] = json!([]);
+    let back = post(&routes.connect(), &reload, &[]).await;
+    assert_eq!(back.status, 200);
+    back.check_succeeded().unwrap();
+    assert_eq!(back.only_task(), (task, "completed".to_owned()));
+    let types = back.types();
+    let snapshot = types
+        .iter()
+        .position(|t| *t == "MESSAGES_SNAPSHOT")
+        .unwrap();
+    assert!(
+        types[snapshot..].contains(&"TEXT_MESSAGE_CONTENT"),
+        "no update after the snapshot: {types:?}"
+    );
+}
