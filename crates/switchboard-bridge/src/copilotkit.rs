@@ -270,27 +270,18 @@ async fn events(shared: &Shared, head: &Parts, body: &[u8], kind: Kind) -> Respo
     let input = match kind {
         Kind::Run => in_thread(input, &context_id),
         Kind::Connect => {
-            let tasks = shared
-                .timed("ListTasks", backend.list_tasks(&context_id))
-                .await;
-            match tasks {
+            let reload = input.messages.is_empty();
+            let tasks = match thread_tasks(shared, backend.as_ref(), &context_id, reload).await {
+                Ok(tasks) => tasks,
                 Err(e) => {
-                    return respond(
-                        stream::iter(refused(input, &e)),
-                        encoding,
-                        endpoint.keep_alive,
-                    );
+                    let events = stream::iter(refused(input, &e));
+                    return respond(events, encoding, endpoint.keep_alive);
                 }
-                Ok(mut tasks) => {
-                    if input.messages.is_empty() {
-                        with_artifacts(shared, backend.as_ref(), &mut tasks).await;
-                    }
-                    match reconnect_input(input, &context_id, &tasks) {
-                        Some(input) => input,
-                        // No task yet: nothing to show.
-                        None => return respond(stream::empty(), encoding, endpoint.keep_alive),
-                    }
-                }
+            };
+            match reconnect_input(input, &context_id, &tasks) {
+                Some(input) => input,
+                // No task yet: nothing to show.
+                None => return respond(stream::empty(), encoding, endpoint.keep_alive),
             }
         }
     };
@@ -383,6 +374,23 @@ fn reconnect_input(
     );
     input.forwarded_props = Some(Value::Object(props));
     Some(input)
+}
+
+/// The thread's most recent tasks (`ListTasks` of its context); for a
+/// page that reloaded (`reload`), with their artifacts.
+async fn thread_tasks(
+    shared: &Shared,
+    backend: &dyn Backend,
+    context_id: &str,
+    reload: bool,
+) -> Result<Vec<Task>, BridgeError> {
+    let mut tasks = shared
+        .timed("ListTasks", backend.list_tasks(context_id))
+        .await?;
+    if reload {
+        with_artifacts(shared, backend, &mut tasks).await;
+    }
+    Ok(tasks)
 }
 
 /// `tasks` (a `ListTasks` page, which leaves artifacts out) with the
