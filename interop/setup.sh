@@ -4,7 +4,7 @@
 #   interop/.venv03       python3 venv with py03/requirements.txt (a2a-sdk[http-server,grpc] 0.3.x)
 #   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
-#   interop/agui/node_modules  npm ci of agui/package.json / package-lock.json (@ag-ui/client, core, encoder, proto 1.0.0)
+#   interop/agui/node_modules  npm ci of agui/package.json / package-lock.json (@ag-ui/client, core, encoder, proto 1.0.0; @copilotkit/core 1.75.0)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
 set -euo pipefail

@@ -99,6 +99,17 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn owner(&self) -> Option<&Owner> {
         None
     }
+
+    /// The A2A context of the conversation the caller's client names
+    /// `thread_id` ([`Owner::thread_context_id`] of the caller): how the
+    /// CopilotKit routes find a thread's tasks again. The anonymous
+    /// caller's when the backend knows no caller.
+    fn thread_context_id(&self, thread_id: &str) -> String {
+        match self.owner() {
+            Some(owner) => owner.thread_context_id(thread_id),
+            None => Owner::of(switchboard_core::ANONYMOUS).thread_context_id(thread_id),
+        }
+    }
 }
 
 /// The most tasks of a context a run reads to learn which messages the
@@ -370,6 +381,13 @@ impl Backend for HostedBackend {
         let mut request = context_tasks(context_id);
         request.tenant = self.tenant();
         Ok(self.handler.list_tasks(&self.call, request).await?.tasks)
+    }
+
+    /// The engine scopes tasks to their owner itself; the caller's thread
+    /// context carries its principal all the same, so two callers' threads
+    /// of the same name are two conversations for the agent too.
+    fn thread_context_id(&self, thread_id: &str) -> String {
+        Owner::of(&self.call.principal).thread_context_id(thread_id)
     }
 }
 

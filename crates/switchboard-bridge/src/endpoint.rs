@@ -46,6 +46,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
+use futures::stream::BoxStream;
 use futures::{Stream, StreamExt, stream};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
@@ -100,40 +101,61 @@ pub fn router(factory: impl BackendFactory, config: EndpointConfig) -> Router {
 
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (head, body) = request.into_parts();
-    let content_type = head
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    if !content_type.is_some_and(is_json) {
-        return (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "the body must be a RunAgentInput as JSON (Content-Type: application/json)",
-        )
-            .into_response();
-    }
-    let limit = shared.config.body_limit;
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body could not be read within {limit} bytes"),
-        )
-            .into_response();
+    let bytes = match read_json_body(&head, body, shared.config.body_limit).await {
+        Ok(bytes) => bytes,
+        Err(refusal) => return refusal,
     };
-    let accept = head
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
-    let encoding = Encoding::negotiate(accept);
-    let parsed: Result<RunAgentInput, _> =
-        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&bytes));
-    let events = match parsed {
-        Err(e) => stream::iter(invalid_input(&bytes, &e)).boxed(),
+    let encoding = accepted_encoding(&head);
+    let events = match parse_input(&bytes) {
+        Err(events) => events,
         Ok(input) => match shared.factory.backend(&head).await {
             Ok(backend) => run(backend, shared.config.run.clone(), input).boxed(),
             Err(e) => stream::iter(refused(input, &e)).boxed(),
         },
     };
     respond(events, encoding, shared.config.keep_alive)
+}
+
+/// The body of a request that must be JSON, read up to `limit` bytes: a
+/// `415` for another `Content-Type`, a `413` past the limit.
+pub(crate) async fn read_json_body(
+    head: &http::request::Parts,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, Response> {
+    let content_type = head
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    if !content_type.is_some_and(is_json) {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be a RunAgentInput as JSON (Content-Type: application/json)",
+        )
+            .into_response());
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body could not be read within {limit} bytes"),
+        )
+            .into_response()
+    })
+}
+
+/// The encoding the request's `Accept` asks for.
+pub(crate) fn accepted_encoding(head: &http::request::Parts) -> Encoding {
+    let accept = head
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    Encoding::negotiate(accept)
+}
+
+/// The `RunAgentInput` of `body`, or the run that reports why it is not one.
+pub(crate) fn parse_input(body: &[u8]) -> Result<RunAgentInput, BoxStream<'static, Event>> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body))
+        .map_err(|e| stream::iter(invalid_input(body, &e)).boxed())
 }
 
 /// `application/json` or `<type>/<subtype>+json`, parameters ignored.
@@ -168,7 +190,7 @@ fn invalid_input(body: &[u8], error: &serde_path_to_error::Error<serde_json::Err
 }
 
 /// The run of a request the factory gave no backend.
-fn refused(input: RunAgentInput, error: &BridgeError) -> Vec<Event> {
+pub(crate) fn refused(input: RunAgentInput, error: &BridgeError) -> Vec<Event> {
     vec![
         Event::new(RunStarted {
             thread_id: input.thread_id.clone(),
@@ -192,7 +214,7 @@ fn error_event(error: &BridgeError) -> Event {
 /// The `200` answer carrying `events` in `encoding`, each stamped with the
 /// time it goes out (`timestamp`, milliseconds since the Unix epoch) unless
 /// it has one.
-fn respond(
+pub(crate) fn respond(
     events: impl Stream<Item = Event> + Send + 'static,
     encoding: Encoding,
     keep_alive: Duration,

@@ -33,6 +33,11 @@
 //!    SSE or protobuf by `Accept`; every failure after the request was read
 //!    is a `RUN_ERROR` with a clear message, never a hang.
 //!
+//! 7. [`copilotkit`]: CopilotKit's runtime routes (`/api/copilotkit/info`,
+//!    `…/agent/:id/run`, `…/connect`, `…/stop/:threadId`, and the
+//!    single-route envelope) over the same runs, a CopilotKit thread kept
+//!    as an A2A context derived from the caller and the `threadId`.
+//!
 //! Serving it: `endpoint::router(factory, EndpointConfig::default())` is
 //! an axum `Router` to merge into a server; the factory is a
 //! [`RemoteBackend`] (an [`switchboard_client::A2AClient`] for the agent's
@@ -45,6 +50,7 @@
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod copilotkit;
 pub mod endpoint;
 mod error;
 pub mod input;
@@ -54,6 +60,8 @@ pub mod run;
 
 #[doc(inline)]
 pub use backend::{Backend, BackendFactory, HostedAgent, HostedBackend, RemoteBackend};
+#[doc(inline)]
+pub use copilotkit::CopilotKitConfig;
 #[doc(inline)]
 pub use endpoint::{EndpointConfig, router};
 #[doc(inline)]

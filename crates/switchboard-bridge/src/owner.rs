@@ -59,10 +59,7 @@ impl Owner {
         let digest = Sha256::digest(principal.as_bytes());
         let mut prefix = String::with_capacity(CONTEXT_PREFIX.len() + 2 * TAG_BYTES + 1);
         prefix.push_str(CONTEXT_PREFIX);
-        for byte in &digest[..TAG_BYTES] {
-            prefix.push(char::from(HEX[usize::from(byte >> 4)]));
-            prefix.push(char::from(HEX[usize::from(byte & 0xf)]));
-        }
+        push_hex(&mut prefix, &digest[..TAG_BYTES]);
         prefix.push('.');
         Owner { prefix }
     }
@@ -70,6 +67,21 @@ impl Owner {
     /// A fresh context id of this owner.
     pub fn new_context_id(&self) -> String {
         format!("{}{}", self.prefix, uuid::Uuid::now_v7().simple())
+    }
+
+    /// The context of the conversation this owner's client names
+    /// `thread` (a CopilotKit `threadId`): the same id on every request of
+    /// the same owner and thread, so a later request finds the thread's
+    /// tasks with no state at the bridge, and a different one for every
+    /// other owner. `sbb-<tag>.t<hash of the thread>`, which no minted id
+    /// (a UUID in hex) can equal.
+    pub fn thread_context_id(&self, thread: &str) -> String {
+        let digest = Sha256::digest(thread.as_bytes());
+        let mut id = String::with_capacity(self.prefix.len() + 1 + 2 * TAG_BYTES);
+        id.push_str(&self.prefix);
+        id.push('t');
+        push_hex(&mut id, &digest[..TAG_BYTES]);
+        id
     }
 
     /// Whether `context_id` is one of this owner's.
@@ -88,6 +100,13 @@ impl Owner {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    for byte in bytes {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+}
 
 /// The principal of the caller of one request, put in the request's
 /// extensions by whatever authenticated it (`switchboard bridge`'s
@@ -119,5 +138,18 @@ mod tests {
             assert!(!alice.owns(foreign), "{foreign:?}");
         }
         assert_ne!(alice.new_context_id(), context);
+    }
+
+    #[test]
+    fn a_thread_is_one_context_per_owner() {
+        let alice = Owner::of("key:alice");
+        let bob = Owner::of("key:bob");
+        let thread = alice.thread_context_id("thread-1");
+        assert_eq!(thread, Owner::of("key:alice").thread_context_id("thread-1"));
+        assert!(alice.owns(&thread));
+        assert!(bob.owns(&bob.thread_context_id("thread-1")));
+        assert_ne!(bob.thread_context_id("thread-1"), thread);
+        assert!(!bob.owns(&thread));
+        assert_ne!(alice.thread_context_id("thread-2"), thread);
     }
 }

@@ -8,6 +8,12 @@
 //! bridge's own behaviour (run modes, history, `/view` state, HITL, Engram)
 //! is the library's; this module is the flags, the callers and the socket.
 //!
+//! CopilotKit's runtime routes are served beside it, under
+//! `--copilotkit-path` (`/api/copilotkit`), over the same backend and
+//! behind the same caller authentication ([`authenticated`];
+//! `switchboard_bridge::copilotkit`): a CopilotKit app points its
+//! `runtimeUrl` there.
+//!
 //! **Settings.** Each is a flag, a `SWITCHBOARD_BRIDGE_*` variable and a
 //! key of the `--config` TOML file, layered as `serve`'s are
 //! ([`crate::config`]: flag > variable > file > default; the file's keys
@@ -59,7 +65,9 @@ use axum::extract::Request;
 use axum::http::{self, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use switchboard_bridge::{BackendFactory, BridgeConfig, EndpointConfig, RemoteBackend, RunConfig};
+use switchboard_bridge::{
+    BackendFactory, BridgeConfig, CopilotKitConfig, EndpointConfig, RemoteBackend, RunConfig,
+};
 use switchboard_client::A2AClient;
 use switchboard_protocol::A2AError;
 use switchboard_server::errors::{ErrorTable, rest_error_body};
@@ -89,6 +97,23 @@ pub struct BridgeArgs {
     /// The path of the AG-UI endpoint.
     #[arg(long, env = "SWITCHBOARD_BRIDGE_PATH", default_value = "/agui")]
     pub path: String,
+    /// The base path of CopilotKit's runtime routes (a CopilotKit app's
+    /// `runtimeUrl`: `<base>/info`, `<base>/agent/<id>/run`, `…/connect`,
+    /// `…/stop/<threadId>`, and the single-route `POST <base>`).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_COPILOTKIT_PATH",
+        default_value = switchboard_bridge::copilotkit::DEFAULT_BASE_PATH
+    )]
+    pub copilotkit_path: String,
+    /// The agent id CopilotKit's routes serve the agent under; default:
+    /// the name on the agent's card.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_BRIDGE_COPILOTKIT_AGENT_ID",
+        value_name = "ID"
+    )]
+    pub copilotkit_agent_id: Option<String>,
     /// Forward AG-UI `system` and `developer` messages to the agent (as
     /// user content tagged with their role); dropped by default.
     #[arg(long, env = "SWITCHBOARD_BRIDGE_FORWARD_SYSTEM_MESSAGES")]
@@ -244,8 +269,16 @@ impl BridgeArgs {
     /// What clap's parsers cannot check.
     pub fn validate(&self) -> anyhow::Result<()> {
         self.agent()?;
-        if !self.path.starts_with('/') {
-            anyhow::bail!("path {:?} must start with `/`", self.path);
+        for (name, path) in [
+            ("path", &self.path),
+            ("copilotkit_path", &self.copilotkit_path),
+        ] {
+            if !path.starts_with('/') {
+                anyhow::bail!("{name} {path:?} must start with `/`");
+            }
+        }
+        if self.copilotkit_path.trim_end_matches('/') == self.path.trim_end_matches('/') {
+            anyhow::bail!("path and copilotkit_path must differ");
         }
         if self.agent_timeout_secs == 0 {
             anyhow::bail!("agent_timeout_secs must be at least 1");
@@ -309,7 +342,15 @@ pub fn agui_router(
     config: EndpointConfig,
     authenticator: Arc<dyn Authenticator>,
 ) -> Router {
-    switchboard_bridge::router(factory, config).layer(axum::middleware::from_fn(
+    authenticated(switchboard_bridge::router(factory, config), authenticator)
+}
+
+/// `router` (the AG-UI endpoint, CopilotKit's routes) behind the layer of
+/// [`agui_router`]: only the callers `authenticator` accepts get in, each
+/// with its [`Identity`] and [`switchboard_bridge::Caller`] in the
+/// request's extensions.
+pub fn authenticated(router: Router, authenticator: Arc<dyn Authenticator>) -> Router {
+    router.layer(axum::middleware::from_fn(
         move |request: Request, next: Next| {
             let authenticator = authenticator.clone();
             async move {
@@ -400,14 +441,32 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         );
     }
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
+    let description = client
+        .card()
+        .map(|c| c.description.clone())
+        .unwrap_or_default();
     let endpoint = client.endpoint().to_owned();
     let binding = client.interface().protocol_binding.clone();
-    let router = agui_router(
-        RemoteBackend::new(client),
-        args.endpoint_config(),
+    let backend = RemoteBackend::new(client);
+    let copilotkit = CopilotKitConfig {
+        base_path: args.copilotkit_path.clone(),
+        agent_id: args.copilotkit_agent_id.clone().unwrap_or(name.clone()),
+        description,
+        endpoint: args.endpoint_config(),
+    };
+    let router = authenticated(
+        switchboard_bridge::router(backend.clone(), args.endpoint_config())
+            .merge(switchboard_bridge::copilotkit::router(backend, copilotkit)),
         authenticator,
     );
-    tracing::info!(%addr, agent = %name, %endpoint, %binding, "bridging");
+    tracing::info!(
+        %addr,
+        agent = %name,
+        %endpoint,
+        %binding,
+        copilotkit = %args.copilotkit_path,
+        "bridging"
+    );
     // One line on stdout that scripts can wait for.
     println!(
         "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
@@ -438,6 +497,8 @@ mod tests {
         let args = BridgeArgs::resolve(&argv(&["--agent", "http://127.0.0.1:1"])).unwrap();
         assert_eq!(args.listen, "127.0.0.1:8090");
         assert_eq!(args.path, "/agui");
+        assert_eq!(args.copilotkit_path, "/api/copilotkit");
+        assert_eq!(args.copilotkit_agent_id, None);
         let config = args.endpoint_config();
         assert_eq!(config.body_limit, 1 << 20);
         assert_eq!(config.keep_alive, Duration::from_secs(15));
@@ -460,6 +521,8 @@ mod tests {
             &["--agent=a", "--prefer-binding=SOAP"][..],
             &["--agent=a", "--agent-header=novalue"],
             &["--agent=a", "--path=agui"],
+            &["--agent=a", "--copilotkit-path=api"],
+            &["--agent=a", "--copilotkit-path=/agui"],
             &[],
         ] {
             assert!(BridgeArgs::resolve(&argv(bad)).is_err(), "{bad:?}");

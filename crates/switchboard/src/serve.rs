@@ -180,8 +180,9 @@ pub struct ServeArgs {
     pub tls_reload_secs: u64,
     /// Serve the agent to AG-UI frontends at `/agui` (the bridge's
     /// endpoint over the hosted agent: a RunAgentInput in, AG-UI events
-    /// out, callers admitted as on the A2A bindings); `--agui-endpoint=false`
-    /// turns it off.
+    /// out, callers admitted as on the A2A bindings), and to CopilotKit
+    /// apps at `/api/copilotkit` (CopilotKit's runtime routes, the agent
+    /// under its card's name); `--agui-endpoint=false` turns both off.
     #[arg(long, env = "SWITCHBOARD_AGUI_ENDPOINT", default_value_t = true, num_args = 0..=1,
           require_equals = true, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub agui_endpoint: bool,
@@ -715,7 +716,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
 /// challenge before the body is read, see [`crate::bridge_cmd::agui_router`]),
 /// and the run calls the handler with the context the gate makes of that
 /// identity (tenant, admin, request rate, extensions), so a run sees the
-/// tasks the caller would see over A2A.
+/// tasks the caller would see over A2A. CopilotKit's runtime routes
+/// (`/api/copilotkit`, `switchboard_bridge::copilotkit`) are served with it.
 fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Router {
     use switchboard_bridge::backend::Admit;
     use switchboard_bridge::{BridgeConfig, EndpointConfig, HostedAgent, RunConfig};
@@ -741,9 +743,18 @@ fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Route
         },
         ..EndpointConfig::default()
     };
-    crate::bridge_cmd::agui_router(
-        HostedAgent::new(handler, admit),
-        config,
+    // CopilotKit's runtime routes beside it, the agent under its card's name.
+    let card = handler.card();
+    let copilotkit = switchboard_bridge::CopilotKitConfig {
+        base_path: switchboard_bridge::copilotkit::DEFAULT_BASE_PATH.into(),
+        agent_id: card.name.clone(),
+        description: card.description.clone(),
+        endpoint: config.clone(),
+    };
+    let agent = HostedAgent::new(handler, admit);
+    crate::bridge_cmd::authenticated(
+        switchboard_bridge::router(agent.clone(), config)
+            .merge(switchboard_bridge::copilotkit::router(agent, copilotkit)),
         Arc::new(crate::bridge_cmd::GateAuthenticator(gate)),
     )
 }
