@@ -67,6 +67,8 @@
 
 pub mod deliver;
 pub mod keys;
+#[cfg(feature = "postgres")]
+pub mod shared_keys;
 pub mod ssrf;
 #[cfg(feature = "testing")]
 pub mod testing;

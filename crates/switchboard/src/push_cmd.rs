@@ -27,7 +27,7 @@
 //! set the PostgreSQL replicas share (`--postgres-url URL`, or `--store
 //! postgres://…`). A running server picks the change up without a restart:
 //! from the file within a second ([`crate::key_watch`]), from PostgreSQL
-//! within [`crate::shared_keys::REFRESH_INTERVAL`].
+//! within `switchboard_push::shared_keys::REFRESH_INTERVAL`.
 //!
 //! The store URL is the one `serve` uses (`memory`, `sqlite://PATH`,
 //! `postgres://…`). A SQLite file must already exist (a typo should not
@@ -252,9 +252,12 @@ async fn run_inner(
                 }
                 KeySetAt::Postgres(url) => {
                     let store = open_pg(&url).await?;
-                    let (set, _) = crate::shared_keys::load(&store).await?;
+                    let (set, _) = switchboard_push::shared_keys::load(&store).await?;
                     let old = set.current_kid();
-                    (crate::shared_keys::rotate(&store, &set).await?, old)
+                    (
+                        switchboard_push::shared_keys::rotate(&store, &set).await?,
+                        old,
+                    )
                 }
             };
             if json {
@@ -273,12 +276,12 @@ async fn run_inner(
                 KeySetAt::File(path) => load_key_file(&path)?.retire(&kid),
                 KeySetAt::Postgres(url) => {
                     let store = open_pg(&url).await?;
-                    match crate::shared_keys::retire(&store, &kid).await {
+                    match switchboard_push::shared_keys::retire(&store, &kid).await {
                         Ok(done) => Ok(done),
-                        Err(e) => match e.downcast::<switchboard_push::KeyError>() {
-                            Ok(key_error) => Err(key_error),
-                            Err(other) => return Err(other),
-                        },
+                        Err(switchboard_push::shared_keys::SharedKeysError::Keys(key_error)) => {
+                            Err(key_error)
+                        }
+                        Err(other) => return Err(other.into()),
                     }
                 }
             };

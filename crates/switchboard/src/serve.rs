@@ -13,7 +13,7 @@
 //! `FOR UPDATE SKIP LOCKED` (each goes out once per attempt, per-webhook
 //! order kept), a commit on any replica wakes them all (`LISTEN`/`NOTIFY`),
 //! and they sign with one key set stored in the database (a rotation on one
-//! replica reaches the others within [`crate::shared_keys::REFRESH_INTERVAL`]),
+//! replica reaches the others within [`switchboard_push::shared_keys::REFRESH_INTERVAL`]),
 //! unless `push_key_file` gives each its own file. Dead letters are listed
 //! and requeued with `switchboard push dead-letters` / `switchboard push retry`.
 
@@ -425,7 +425,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
 /// The push signing keys: the configured key file; else, on PostgreSQL, the
 /// set the replicas share in the database (kept current by a refresh task
 /// until `shutdown`); else a file beside the SQLite database (re-read when
-/// it changes, see [`crate::key_watch`]); else (memory) keys in memory.
+/// it changes, see `switchboard_push::keys::spawn_file_reload`); else (memory) keys in memory.
 pub async fn load_push_keys(
     cfg: &Config,
     postgres: Option<&switchboard_store_postgres::PgStore>,
@@ -434,12 +434,12 @@ pub async fn load_push_keys(
     if cfg.push_key_file.is_none()
         && let Some(pg) = postgres
     {
-        let (keys, version) = crate::shared_keys::load(pg).await?;
-        crate::shared_keys::spawn_refresh(
+        let (keys, version) = switchboard_push::shared_keys::load(pg).await?;
+        switchboard_push::shared_keys::spawn_refresh(
             pg.clone(),
             keys.clone(),
             version,
-            crate::shared_keys::REFRESH_INTERVAL,
+            switchboard_push::shared_keys::REFRESH_INTERVAL,
             shutdown.clone(),
         );
         return Ok(keys);
@@ -450,9 +450,9 @@ pub async fn load_push_keys(
         None => switchboard_push::KeySet::generate().context("generating push signing keys")?,
     });
     // `push rotate-key`/`retire-key` change the file; pick that up live.
-    crate::key_watch::spawn_file_reload(
+    switchboard_push::keys::spawn_file_reload(
         keys.clone(),
-        crate::key_watch::KEY_FILE_POLL,
+        switchboard_push::keys::KEY_FILE_POLL,
         shutdown.clone(),
     );
     Ok(keys)

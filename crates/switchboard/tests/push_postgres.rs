@@ -316,22 +316,22 @@ async fn shared_keys_rotate_for_every_replica() {
     };
     let a = PgStore::open(&url).await.unwrap();
     let b = PgStore::open(&url).await.unwrap();
-    let (keys_a, _) = switchboard::shared_keys::load(&a).await.unwrap();
-    let (keys_b, mut version_b) = switchboard::shared_keys::load(&b).await.unwrap();
+    let (keys_a, _) = switchboard_push::shared_keys::load(&a).await.unwrap();
+    let (keys_b, mut version_b) = switchboard_push::shared_keys::load(&b).await.unwrap();
     let first = keys_a.current_kid();
     assert_eq!(keys_b.current_kid(), first, "b loads a's keys");
 
     assert!(
-        !switchboard::shared_keys::refresh(&b, &keys_b, &mut version_b)
+        !switchboard_push::shared_keys::refresh(&b, &keys_b, &mut version_b)
             .await
             .unwrap(),
         "nothing changed yet"
     );
-    let rotated = switchboard::shared_keys::rotate(&a, &keys_a).await.unwrap();
+    let rotated = switchboard_push::shared_keys::rotate(&a, &keys_a).await.unwrap();
     assert_ne!(rotated, first);
     assert_eq!(keys_a.current_kid(), rotated);
     assert!(
-        switchboard::shared_keys::refresh(&b, &keys_b, &mut version_b)
+        switchboard_push::shared_keys::refresh(&b, &keys_b, &mut version_b)
             .await
             .unwrap(),
         "b notices the rotation"
@@ -343,7 +343,7 @@ async fn shared_keys_rotate_for_every_replica() {
     );
     assert_eq!(keys_b.published_kids(), [rotated.clone(), first.clone()]);
     // A replica started now loads the rotated set.
-    let (keys_c, _) = switchboard::shared_keys::load(&PgStore::open(&url).await.unwrap())
+    let (keys_c, _) = switchboard_push::shared_keys::load(&PgStore::open(&url).await.unwrap())
         .await
         .unwrap();
     assert_eq!(keys_c.published_kids(), [rotated, first]);

@@ -16,47 +16,62 @@
 //!   signed just before keep verifying everywhere; [`retire`] removes an
 //!   old key the same way. An operator runs both with `switchboard push
 //!   rotate-key` / `retire-key --postgres-url …`.
+//!
+//! Feature `postgres`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
-use switchboard_push::KeySet;
+use switchboard_core::StoreError;
 use switchboard_store_postgres::PgStore;
 use tokio_util::sync::CancellationToken;
+
+use crate::{KeyError, KeySet};
+
+/// Why sharing the key set through the database failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SharedKeysError {
+    /// The database failed.
+    #[error("the shared push signing keys: {0}")]
+    Store(#[from] StoreError),
+    /// Making, reading or changing the key set failed.
+    #[error(transparent)]
+    Keys(#[from] KeyError),
+    /// Other replicas changed the set at every attempt (compare-and-set
+    /// retried 10 times).
+    #[error("the shared push signing keys kept changing; {0} not applied")]
+    KeptChanging(&'static str),
+    /// The database holds no key set yet.
+    #[error("this database holds no shared push signing keys yet (start a server on it first)")]
+    NoKeys,
+}
 
 /// How often a replica looks for a rotation made by another one.
 pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The replicas' key set and the version it was loaded at.
-pub async fn load(store: &PgStore) -> anyhow::Result<(Arc<KeySet>, i64)> {
-    let candidate = KeySet::generate()
-        .and_then(|k| k.to_document())
-        .context("generating push signing keys")?;
-    let stored = store
-        .push_keys_init(&candidate)
-        .await
-        .context("storing or loading the shared push signing keys")?;
-    let keys = KeySet::from_document(&stored.document)
-        .context("loading the shared push signing keys from PostgreSQL")?;
+pub async fn load(store: &PgStore) -> Result<(Arc<KeySet>, i64), SharedKeysError> {
+    let candidate = KeySet::generate().and_then(|k| k.to_document())?;
+    let stored = store.push_keys_init(&candidate).await?;
+    let keys = KeySet::from_document(&stored.document)?;
     Ok((Arc::new(keys), stored.version))
 }
 
 /// Loads the stored set into `keys` if its version is not `*version`;
 /// returns whether it changed.
-pub async fn refresh(store: &PgStore, keys: &KeySet, version: &mut i64) -> anyhow::Result<bool> {
-    let Some(stored) = store
-        .push_keys()
-        .await
-        .context("reading the shared push signing keys")?
-    else {
+pub async fn refresh(
+    store: &PgStore,
+    keys: &KeySet,
+    version: &mut i64,
+) -> Result<bool, SharedKeysError> {
+    let Some(stored) = store.push_keys().await? else {
         return Ok(false);
     };
     if stored.version == *version {
         return Ok(false);
     }
-    keys.replace_from_document(&stored.document)
-        .context("loading the rotated push signing keys")?;
+    keys.replace_from_document(&stored.document)?;
     *version = stored.version;
     tracing::info!(kid = %keys.current_kid(), version = stored.version, "loaded rotated push signing keys");
     Ok(true)
@@ -64,7 +79,7 @@ pub async fn refresh(store: &PgStore, keys: &KeySet, version: &mut i64) -> anyho
 
 /// Rotates the stored set (a fresh current key; the old one stays
 /// published) and loads it into `keys`. Returns the new `kid`.
-pub async fn rotate(store: &PgStore, keys: &KeySet) -> anyhow::Result<String> {
+pub async fn rotate(store: &PgStore, keys: &KeySet) -> Result<String, SharedKeysError> {
     for _ in 0..10 {
         let stored = match store.push_keys().await? {
             Some(s) => s,
@@ -86,19 +101,17 @@ pub async fn rotate(store: &PgStore, keys: &KeySet) -> anyhow::Result<String> {
         }
         // Another replica changed the set meanwhile: rotate its version.
     }
-    anyhow::bail!("the shared push signing keys kept changing; rotation not applied")
+    Err(SharedKeysError::KeptChanging("rotation"))
 }
 
 /// Removes `kid` from the stored set (it must be published and not the
 /// current key), with the same compare-and-set as [`rotate`]; every replica
 /// drops it from its JWKS at its next [`refresh`]. `Ok(false)`: no published
 /// key has this `kid`.
-pub async fn retire(store: &PgStore, kid: &str) -> anyhow::Result<bool> {
+pub async fn retire(store: &PgStore, kid: &str) -> Result<bool, SharedKeysError> {
     for _ in 0..10 {
         let Some(stored) = store.push_keys().await? else {
-            anyhow::bail!(
-                "this database holds no shared push signing keys yet (start `serve` on it first)"
-            );
+            return Err(SharedKeysError::NoKeys);
         };
         let next = KeySet::from_document(&stored.document)?;
         if !next.retire(kid)? {
@@ -113,7 +126,7 @@ pub async fn retire(store: &PgStore, kid: &str) -> anyhow::Result<bool> {
             return Ok(true);
         }
     }
-    anyhow::bail!("the shared push signing keys kept changing; the key was not retired")
+    Err(SharedKeysError::KeptChanging("retirement"))
 }
 
 /// Polls for rotations every `every` until `shutdown`.
@@ -131,7 +144,7 @@ pub fn spawn_refresh(
                 _ = tokio::time::sleep(every) => {}
             }
             if let Err(e) = refresh(&store, &keys, &mut version).await {
-                tracing::warn!(error = %format!("{e:#}"), "checking for rotated push signing keys");
+                tracing::warn!(error = %e, "checking for rotated push signing keys");
             }
         }
     })
