@@ -44,7 +44,7 @@ use sqlx::PgPool;
 use switchboard_core::StoreError;
 use tokio::sync::{Mutex, Semaphore, mpsc, oneshot};
 
-use crate::{TaskRow, backend};
+use crate::{TaskRow, backend, column};
 
 /// Writers working at once by default ([`PgOptions::commit_writers`]); each
 /// holds one pooled connection while it writes a batch.
@@ -214,11 +214,29 @@ async fn writer(pool: PgPool, shared: Arc<Shared>) {
 async fn write(pool: &PgPool, batch: Vec<Job>) {
     if batch.len() > 1 {
         match write_group(pool, &batch).await {
-            Ok(applied) => {
-                for (job, applied) in batch.into_iter().zip(applied) {
+            Ok(outcomes) => {
+                let mut again = Vec::new();
+                for (job, outcome) in batch.into_iter().zip(outcomes) {
+                    let answer = match outcome {
+                        Outcome::Applied => Ok(true),
+                        Outcome::NotApplied => Ok(false),
+                        Outcome::OverQuota { held_after } => match job.row.quota {
+                            Some(max) if held_after > max => {
+                                Err(job.row.over_quota(held_after, max))
+                            }
+                            // It fits beside what the statement wrote: it
+                            // was refused only for an earlier refused
+                            // commit of its owner (see the module docs).
+                            _ => {
+                                again.push(job);
+                                continue;
+                            }
+                        },
+                    };
                     // The caller may have given up waiting; nothing to do then.
-                    let _ = job.done.send(Ok(applied));
+                    let _ = job.done.send(answer);
                 }
+                write_alone(pool, again).await;
                 return;
             }
             Err(e) => {
@@ -226,7 +244,13 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
             }
         }
     }
-    for job in batch {
+    write_alone(pool, batch).await;
+}
+
+/// Writes each commit of `jobs` with the one-row statements, one after the
+/// other, and answers it.
+async fn write_alone(pool: &PgPool, jobs: Vec<Job>) {
+    for job in jobs {
         let outcome = crate::write_one(
             pool,
             &job.row,
@@ -238,8 +262,22 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
     }
 }
 
-/// The batch as one statement; which of its rows were applied, in order.
-async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreError> {
+/// What the group statement did with one commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Applied,
+    /// A sequence conflict: the stored `last_seq` was not the expected one.
+    NotApplied,
+    /// Refused by its owner's quota; `held_after`: what the owner would
+    /// hold with it beside the commits the statement applied.
+    OverQuota {
+        held_after: i64,
+    },
+}
+
+/// The batch as one statement; what became of each of its commits, in
+/// order.
+async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, StoreError> {
     let n = batch.len();
     let mut tenants = Vec::with_capacity(n);
     let mut ids = Vec::with_capacity(n);
@@ -255,6 +293,9 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
     let mut expected = Vec::with_capacity(n);
     let mut lease_owners = Vec::with_capacity(n);
     let mut lease_micros = Vec::with_capacity(n);
+    let mut quotas = Vec::with_capacity(n);
+    let mut snapshot_bytes = Vec::with_capacity(n);
+    let mut events_bytes = Vec::with_capacity(n);
     let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
         Vec::new(),
         Vec::new(),
@@ -279,6 +320,9 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
         expected.push(r.expected);
         lease_owners.push(job.lease_owner.as_deref().map(String::as_str));
         lease_micros.push(job.lease_micros);
+        quotas.push(r.quota);
+        snapshot_bytes.push(r.snapshot_bytes);
+        events_bytes.push(r.events_bytes);
         for i in 0..r.event_seqs.len() {
             ev_ord.push(ord);
             ev_seq.push(r.event_seqs[i]);
@@ -288,7 +332,7 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
             ev_task.push(r.event_is_task[i]);
         }
     }
-    let written: Vec<i64> = sqlx::query_scalar(COMMIT_GROUP)
+    let rows = sqlx::query(COMMIT_GROUP)
         .bind(&tenants)
         .bind(&ids)
         .bind(&contexts)
@@ -309,46 +353,86 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
         .bind(&ev_micros)
         .bind(&ev_nanos)
         .bind(&ev_task)
+        .bind(&quotas)
+        .bind(&snapshot_bytes)
+        .bind(&events_bytes)
         .fetch_all(pool)
         .await
         .map_err(backend(format!("committing {n} tasks in one group")))?;
-    let mut applied = vec![false; n];
-    for ord in written {
+    let mut outcomes = vec![Outcome::NotApplied; n];
+    for row in &rows {
+        let ord: i64 = column(row, "ord")?;
+        let outcome = if column(row, "applied")? {
+            Outcome::Applied
+        } else if column(row, "over_quota")? {
+            Outcome::OverQuota {
+                held_after: column(row, "held_after")?,
+            }
+        } else {
+            Outcome::NotApplied
+        };
         if let Some(slot) = usize::try_from(ord - 1)
             .ok()
-            .and_then(|i| applied.get_mut(i))
+            .and_then(|i| outcomes.get_mut(i))
         {
-            *slot = true;
+            *slot = outcome;
         }
     }
-    Ok(applied)
+    Ok(outcomes)
 }
 
-/// The group statement. Parameters: $1..$14 one entry per commit (tenant,
-/// id, context_id, owner, state, status time in µs and the sub-µs rest,
-/// creation time likewise, last_seq, task JSON, the expected stored
-/// last_seq, lease holder or NULL, lease length in µs); $15..$20 one entry
-/// per event (the 1-based position of its commit, seq, JSON, exact status
-/// time or NULLs, is it a task). Returns the positions of the commits it
+/// The group statement. Parameters: $1..$14 and $21..$23 one entry per
+/// commit (tenant, id, context_id, owner, state, status time in µs and the
+/// sub-µs rest, creation time likewise, last_seq, task JSON, the expected
+/// stored last_seq, lease holder or NULL, lease length in µs; the owner's
+/// quota in bytes or NULL, the bytes of the task JSON and of the events'
+/// JSON); $15..$20 one entry per event (the 1-based position of its
+/// commit, seq, JSON, exact status time or NULLs, is it a task). Returns a
+/// row per commit: its position, whether it was applied, whether the quota
+/// refused it, and what its owner would hold with it beside the commits
 /// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
-/// and `COMMIT_NEXT`), row by row.
+/// and `COMMIT_NEXT`), row by row; the quota is decided per owner over the
+/// batch (see the module docs).
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
              $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
-             $12::bigint[], $13::text[], $14::bigint[]) WITH ORDINALITY \
+             $12::bigint[], $13::text[], $14::bigint[], $21::bigint[], $22::bigint[], \
+             $23::bigint[]) WITH ORDINALITY \
          AS i (tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
-               lease_owner, lease_micros, ord) \
+               lease_owner, lease_micros, quota, snapshot_bytes, events_bytes, ord) \
+     ), usage AS ( \
+         INSERT INTO storage_usage AS u (tenant, owner, bytes) \
+         SELECT DISTINCT tenant, owner, 0::bigint FROM input ORDER BY tenant, owner \
+         ON CONFLICT (tenant, owner) DO UPDATE SET bytes = u.bytes \
+         RETURNING u.tenant, u.owner, u.bytes \
+     ), judged AS ( \
+         SELECT i.ord, i.tenant, i.owner, i.quota, u.bytes AS used, g.growth, \
+             u.bytes + sum(g.growth) OVER (PARTITION BY i.tenant, i.owner ORDER BY i.ord) \
+                 AS would_hold \
+         FROM input AS i \
+         JOIN usage AS u ON u.tenant = i.tenant AND u.owner = i.owner \
+         LEFT JOIN tasks AS t ON t.tenant = i.tenant AND t.id = i.id \
+         CROSS JOIN LATERAL (SELECT CASE WHEN COALESCE(t.last_seq, 0) = i.expected \
+             THEN i.snapshot_bytes + i.events_bytes - COALESCE(t.snapshot_bytes, 0) \
+             ELSE 0 END AS growth) AS g \
+     ), verdict AS ( \
+         SELECT j.*, j.quota IS NULL OR j.growth <= 0 OR j.would_hold <= j.quota AS within \
+         FROM judged AS j \
      ), created AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
-             lease_owner, lease_until) \
-         SELECT tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
-             created_micros, created_subus_nanos, last_seq, task_json::json, lease_owner, \
-             CASE WHEN lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + lease_micros END \
-         FROM input WHERE expected = 0 ORDER BY ord ",
+             lease_owner, lease_until, snapshot_bytes, log_bytes) \
+         SELECT i.tenant, i.id, i.context_id, i.owner, i.state, i.status_micros, \
+             i.status_subus_nanos, i.created_micros, i.created_subus_nanos, i.last_seq, \
+             i.task_json::json, i.lease_owner, \
+             CASE WHEN i.lease_owner IS NULL THEN NULL \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint \
+                     + i.lease_micros END, \
+             i.snapshot_bytes, i.events_bytes \
+         FROM input AS i JOIN verdict AS v ON v.ord = i.ord \
+         WHERE i.expected = 0 AND v.within ORDER BY i.ord ",
     crate::replace_snapshot!(),
     " WHERE tasks.last_seq = 0 \
          RETURNING tenant, id \
@@ -358,9 +442,11 @@ const COMMIT_GROUP: &str = concat!(
              created_micros = i.created_micros, created_subus_nanos = i.created_subus_nanos, \
              last_seq = i.last_seq, task_json = i.task_json::json, lease_owner = i.lease_owner, \
              lease_until = CASE WHEN i.lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END \
-         FROM input AS i \
-         WHERE i.expected > 0 AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END, \
+             snapshot_bytes = i.snapshot_bytes, log_bytes = t.log_bytes + i.events_bytes \
+         FROM input AS i JOIN verdict AS v ON v.ord = i.ord \
+         WHERE i.expected > 0 AND v.within \
+             AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
          RETURNING t.tenant, t.id \
      ), put AS ( \
          SELECT i.ord FROM input AS i \
@@ -374,7 +460,11 @@ const COMMIT_GROUP: &str = concat!(
                      $20::boolean[]) AS e (ord, seq, json, micros, nanos, is_task) \
          JOIN put ON put.ord = e.ord JOIN input AS i ON i.ord = e.ord \
      ) \
-     SELECT ord FROM put"
+     SELECT v.ord, p.ord IS NOT NULL AS applied, NOT v.within AS over_quota, \
+         v.used + v.growth \
+             + sum(CASE WHEN p.ord IS NULL THEN 0 ELSE v.growth END) \
+                 OVER (PARTITION BY v.tenant, v.owner) AS held_after \
+     FROM verdict AS v LEFT JOIN put AS p ON p.ord = v.ord"
 );
 
 #[cfg(all(test, feature = "testing"))]
@@ -416,7 +506,7 @@ mod tests {
         let events = vec![StreamResponse::Task(record.task.clone()); events];
         let (done, answer) = oneshot::channel();
         let job = Job {
-            row: TaskRow::encode(record, &events).unwrap(),
+            row: TaskRow::encode(record, &events, &Default::default()).unwrap(),
             lease_owner: None,
             lease_micros: 0,
             done,
@@ -459,7 +549,13 @@ mod tests {
         ];
         let (jobs, _answers): (Vec<Job>, Vec<_>) = batch.into_iter().unzip();
         let applied = write_group(store.pool(), &jobs).await.unwrap();
-        assert_eq!(applied, [true, false, false, true, false, true]);
+        use Outcome::{Applied, NotApplied};
+        assert_eq!(
+            applied,
+            [
+                Applied, NotApplied, NotApplied, Applied, NotApplied, Applied
+            ]
+        );
 
         assert_eq!(seqs(&store, "fresh").await, [1]);
         assert_eq!(seqs(&store, "taken").await, [1]);
