@@ -409,7 +409,7 @@ const COMMIT_GROUP: &str = concat!(
          RETURNING u.tenant, u.owner, u.bytes \
      ), judged AS ( \
          SELECT i.ord, i.tenant, i.owner, i.quota, u.bytes AS used, g.growth, \
-             u.bytes + sum(g.growth) OVER (PARTITION BY i.tenant, i.owner ORDER BY i.ord) \
+             u.bytes + (sum(g.growth) OVER (PARTITION BY i.tenant, i.owner ORDER BY i.ord))::bigint \
                  AS would_hold \
          FROM input AS i \
          JOIN usage AS u ON u.tenant = i.tenant AND u.owner = i.owner \
@@ -462,8 +462,8 @@ const COMMIT_GROUP: &str = concat!(
      ) \
      SELECT v.ord, p.ord IS NOT NULL AS applied, NOT v.within AS over_quota, \
          v.used + v.growth \
-             + sum(CASE WHEN p.ord IS NULL THEN 0 ELSE v.growth END) \
-                 OVER (PARTITION BY v.tenant, v.owner) AS held_after \
+             + (sum(CASE WHEN p.ord IS NULL THEN 0 ELSE v.growth END) \
+                 OVER (PARTITION BY v.tenant, v.owner))::bigint AS held_after \
      FROM verdict AS v LEFT JOIN put AS p ON p.ord = v.ord"
 );
 
@@ -472,6 +472,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use switchboard_core::store::conformance::fixtures::log_of;
+    use switchboard_core::store::quota::StorageQuota;
     use switchboard_core::{TaskRecord, TaskStore};
     use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
 
@@ -503,10 +504,19 @@ mod tests {
         record: &TaskRecord,
         events: usize,
     ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
+        job_within(record, events, StorageQuota::default())
+    }
+
+    /// [`job`], for a store granting each owner `quota`.
+    fn job_within(
+        record: &TaskRecord,
+        events: usize,
+        quota: StorageQuota,
+    ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
         let events = vec![StreamResponse::Task(record.task.clone()); events];
         let (done, answer) = oneshot::channel();
         let job = Job {
-            row: TaskRow::encode(record, &events, &Default::default()).unwrap(),
+            row: TaskRow::encode(record, &events, &quota).unwrap(),
             lease_owner: None,
             lease_micros: 0,
             done,
@@ -572,6 +582,95 @@ mod tests {
             "the loser wrote nothing"
         );
         assert!(store.load("", "fresh-empty").await.unwrap().is_some());
+    }
+
+    /// The quota is decided per owner over the batch, in order: a commit
+    /// refused counts against the owner's later commits in the statement,
+    /// which are then refused too, but whoever fits beside what the
+    /// statement wrote is written alone right after; a finishing commit is
+    /// written however full its owner; another owner is not held back.
+    #[tokio::test]
+    async fn the_quota_refuses_a_commit_alone_and_lets_what_fits_through() {
+        let Some(store) = store().await else { return };
+        let sized = |id: &str, owner: &str, text: usize, state: TaskState, last_seq: u64| {
+            let mut r = record(id, state, last_seq);
+            r.owner = owner.into();
+            r.task.history = Some(vec![switchboard_protocol::Message::user_text(
+                "x".repeat(text),
+            )]);
+            r
+        };
+        let quota = StorageQuota::per_owner(10_000);
+        // Alice holds about 4 KB: a working task to finish later.
+        let (j, answer) = job_within(
+            &sized("a-open", "alice", 1900, TaskState::Working, 1),
+            1,
+            quota,
+        );
+        write(store.pool(), vec![j]).await;
+        assert!(answer.await.unwrap().unwrap());
+
+        let batch = || {
+            [
+                // ~12 KB: over the quota on its own.
+                sized("a-big", "alice", 5900, TaskState::Working, 1),
+                // ~2 KB: fits, but not after the big one.
+                sized("a-small", "alice", 900, TaskState::Working, 1),
+                // Finishing the open task with ~8 KB more: always admitted,
+                // however full alice is.
+                sized("a-open", "alice", 5900, TaskState::Completed, 2),
+                sized("b-one", "bob", 3900, TaskState::Working, 1),
+            ]
+        };
+        let (jobs, _): (Vec<Job>, Vec<_>) = batch().iter().map(|r| job_within(r, 1, quota)).unzip();
+        let outcomes = write_group(store.pool(), &jobs).await.unwrap();
+        assert!(
+            matches!(
+                outcomes[..],
+                [
+                    Outcome::OverQuota { .. },
+                    Outcome::OverQuota { .. },
+                    Outcome::Applied,
+                    Outcome::Applied
+                ]
+            ),
+            "{outcomes:?}"
+        );
+        let over = |o: Outcome| match o {
+            Outcome::OverQuota { held_after } => held_after,
+            other => panic!("{other:?}"),
+        };
+        // Beside what was written (the finished task), the big one is still
+        // over the quota, and the small one is too.
+        assert!(over(outcomes[0]) > 10_000 && over(outcomes[1]) > 10_000);
+        assert_eq!(store.load("", "a-big").await.unwrap(), None);
+        assert_eq!(store.load("", "a-small").await.unwrap(), None);
+
+        // Through the writer: retention has freed alice's space meanwhile
+        // (the finished task is gone), so the small one, refused in the
+        // statement only after the big one, is written alone right after.
+        let retention = switchboard_core::Retention {
+            max_age: None,
+            max_finished: Some(0),
+        };
+        assert_eq!(
+            store.purge(&retention, chrono::Utc::now()).await.unwrap(),
+            1
+        );
+        let (jobs, answers): (Vec<Job>, Vec<_>) =
+            batch()[..2].iter().map(|r| job_within(r, 1, quota)).unzip();
+        write(store.pool(), jobs).await;
+        let mut results = Vec::new();
+        for answer in answers {
+            results.push(answer.await.unwrap());
+        }
+        assert!(
+            matches!(results[0], Err(StoreError::QuotaExceeded(_))),
+            "{results:?}"
+        );
+        assert!(matches!(results[1], Ok(true)), "{results:?}");
+        assert_eq!(seqs(&store, "a-small").await, [1]);
+        assert_eq!(store.load("", "a-big").await.unwrap(), None);
     }
 
     /// A row that breaks a constraint fails the statement; then every
