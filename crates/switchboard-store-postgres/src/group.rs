@@ -30,6 +30,17 @@
 //!   tasks they share in the same order; should a plan lock them otherwise
 //!   and two batches deadlock, PostgreSQL aborts one statement, which then
 //!   takes the fallback below.
+//! - The storage quota (see the crate docs, "Storage quota") is decided
+//!   per owner over the batch: the statement locks the owners' counts in
+//!   key order, sums each owner's growth over its commits in batch order
+//!   and writes the commits that keep the running sum within the quota
+//!   (besides those always admitted). A refused commit's growth stays in
+//!   the running sum, so a later commit of the same owner may be refused
+//!   only for it; the statement therefore also returns, for each refused
+//!   commit, what the owner would hold with it beside the commits it
+//!   applied, and each that fits is written alone right after (where it is
+//!   decided afresh). Commits that fit nowhere get
+//!   [`StoreError::QuotaExceeded`]; the others of the batch are unaffected.
 //! - If the statement fails as a whole (e.g. a deadlock with another
 //!   replica, or one row breaking a constraint), nothing of it was written,
 //!   and each commit is retried alone with the one-row statements, so one

@@ -25,15 +25,17 @@
 //!
 //! Two tables, created by the embedded migrations in `migrations/` (run at
 //! every open under sqlx's advisory lock, so replicas starting together do
-//! not race; applied migrations are recorded in `_sqlx_migrations`):
+//! not race; applied migrations are recorded in `_sqlx_migrations`), and
+//! the per-owner counts of the storage quota beside them:
 //!
 //! - `tasks`: one row per `(tenant, id)` with the **latest snapshot** as JSON
 //!   (`task_json`, the A2A `Task` wire form: status, all artifacts, the whole
 //!   history) and the columns queries need: `context_id`, `owner`, `state`,
 //!   the status time (`status_micros` + `status_subus_nanos`, falling back to
 //!   the creation time like [`TaskRecord::status_time`]), the creation time
-//!   (`created_micros` + `created_subus_nanos`) and `last_seq`, the sequence
-//!   number of the last logged event. Two indexes serve ListTasks:
+//!   (`created_micros` + `created_subus_nanos`), `last_seq`, the sequence
+//!   number of the last logged event, and the bytes the task holds,
+//!   `snapshot_bytes` and `log_bytes` (see "Storage quota"). Two indexes serve ListTasks:
 //!   `(tenant, owner, status_micros, id)` and the same with `context_id`
 //!   after `owner`, read backward for the newest-first order. They are
 //!   ascending because new tasks have the latest status times: their entries
@@ -43,6 +45,7 @@
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
 //!   `StreamResponse` wire form), and `is_task`, set when the event is a
 //!   whole task (the push trigger reads it).
+//! - `storage_usage`: per `(tenant, owner)`, the bytes its tasks hold.
 //!
 //! The wire form writes timestamps to the millisecond, but a store must give
 //! back exactly what was committed, so the exact status time is kept in
@@ -159,6 +162,59 @@
 //! status times the statistics describe. A role that does not own the
 //! tables gets PostgreSQL's warning and nothing else; autovacuum still runs
 //! as configured (migration `0010` takes its cost delay off these tables).
+//!
+//! ## Storage quota
+//!
+//! [`PgOptions::storage_quota`] bounds the bytes each owner (tenant,
+//! principal) keeps: its tasks' snapshots and event logs, counted as the
+//! JSON the store writes. The rules (a commit that would leave its owner
+//! over the quota and holding more is refused with
+//! [`StoreError::QuotaExceeded`] and writes nothing; finishing an existing
+//! task never is) are `switchboard_core::store::quota`'s.
+//!
+//! **Counting.** Each task row carries what it holds: `snapshot_bytes`, the
+//! size of its `task_json`, and `log_bytes`, the size of its events'
+//! JSON, both set by the commit statements from the JSON they send (so a
+//! commit never reads the stored JSON back to measure it).
+//! `storage_usage` holds the sum per owner, kept by statement-level
+//! triggers on `tasks` that read the statement's rows as transition tables
+//! (migration `0013`): one upsert per owner and statement, in the commit's
+//! own transaction, however many tasks a group commit writes; statements
+//! that change no size (lease renewals) write nothing there. Deleting a
+//! task row gives back its snapshot and its log at once, which is how
+//! retention returns the space: the purge deletes the log rows in the same
+//! statement (the log has no foreign key to its task, see migration
+//! `0008`), and the task row carries their size. The migration filled the
+//! counts from the rows already stored; commits by replicas of an earlier
+//! version still running after it are not counted.
+//!
+//! **Deciding.** Every commit statement starts by upserting its owners'
+//! `storage_usage` rows (`INSERT … ON CONFLICT DO UPDATE`, creating a
+//! missing one): this locks each row until the transaction ends and, unlike
+//! a plain read, returns its latest committed value even when the statement
+//! had to wait for the lock. The commit's growth is what it writes less the
+//! snapshot it replaces; its snapshot and events are written only if the
+//! owner stays within the quota (or does not grow, or the commit finishes a
+//! task), otherwise nothing is, and the statement reports the refusal with
+//! what the owner would hold, for the message of `quota::exceeded`.
+//!
+//! **Concurrency.** Two commits of one owner, on two writers, two
+//! connections or two replicas, are therefore decided one after the other,
+//! the second against what the first wrote: the quota is never exceeded by
+//! commits racing, only by finishing commits, as the rules allow. The price
+//! is that one owner's statements wait for each other from the lock to
+//! their `COMMIT`. A statement locks its owners in `(tenant, owner)` order
+//! before it touches a task, and the triggers update in the same order, so
+//! statements never wait for each other's counts in a cycle.
+//!
+//! **Group commits.** A batch decides its commits per owner in batch order,
+//! as a running sum. A refused commit still counts against its owner's
+//! later commits in the same statement (one statement cannot take back what
+//! it counted), which may then be refused too; so each refused commit that
+//! fits beside what the statement wrote is written alone right after: the
+//! batch ends as its commits written one at a time, in some order, could
+//! have ended (see `group.rs`). A refused commit fails alone, like a
+//! sequence conflict.
 //!
 //! ## Durability
 //!
