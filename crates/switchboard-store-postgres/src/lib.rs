@@ -410,7 +410,8 @@ impl PgStore {
         Ok(Self::on_migrated(pool, location, &options))
     }
 
-    /// A store on an existing pool (for sharing one pool with other tables).
+    /// A store on an existing pool (for sharing one pool with other tables),
+    /// with the default [`PgOptions`] otherwise (so no storage quota).
     /// Applies the schema migrations on one of its connections. The pool's
     /// settings are used as they are: give its connections
     /// `plan_cache_mode = force_generic_plan` (see "Generic plans" in the
@@ -616,6 +617,13 @@ impl TaskRow {
             quota,
             events_bytes: i64::try_from(events_bytes).unwrap_or(i64::MAX),
         })
+    }
+
+    /// The refusal of this commit, which would bring its owner to
+    /// `would_hold` bytes, over its quota of `max`.
+    pub(crate) fn over_quota(&self, would_hold: i64, max: i64) -> StoreError {
+        let bytes = |n: i64| u64::try_from(n).unwrap_or(0);
+        quota::exceeded(&self.owner, bytes(would_hold), bytes(max))
     }
 }
 
@@ -889,15 +897,6 @@ pub(crate) async fn write_one(
             Err(row.over_quota(would_hold, max))
         }
         _ => Ok(false),
-    }
-}
-
-impl TaskRow {
-    /// The refusal of this commit, which would bring its owner to
-    /// `would_hold` bytes, over its quota of `max`.
-    pub(crate) fn over_quota(&self, would_hold: i64, max: i64) -> StoreError {
-        let bytes = |n: i64| u64::try_from(n).unwrap_or(0);
-        quota::exceeded(&self.owner, bytes(would_hold), bytes(max))
     }
 }
 
