@@ -17,11 +17,19 @@
 -- purge, which deletes the task's log in the same statement: the log has
 -- no foreign key, see 0008) takes off its snapshot and its log at once.
 --
--- Lock order: every commit statement first locks the usage rows of its
--- owners in (tenant, owner) order (creating missing ones), and the
--- triggers upsert in the same order, so two statements never wait for
--- each other's usage rows in a cycle. The commit statements read the
--- locked rows for the quota check (see the crate docs, "Storage quota").
+-- The quota is decided by the commit statements (see the crate docs,
+-- "Storage quota"). A one-commit statement locks its owner's row first and
+-- decides against it. A group statement decides against the counts as its
+-- snapshot saw them and names, in the transaction-local setting
+-- `switchboard.storage_owners`, its owners (a JSON array of [tenant, owner,
+-- ceiling]: the highest count at which its decisions for that owner still
+-- hold, or null). The first of the statement's triggers then locks those
+-- owners' rows in (tenant, owner) order, creating missing ones, and raises
+-- SQLSTATE SBQ01 if a count moved past its ceiling meanwhile (another
+-- transaction's commit): the whole statement is undone, and the store
+-- writes its commits one at a time. Every row a statement updates is thus
+-- locked in key order before any other (the one-commit statements lock
+-- one), so two statements never wait for each other's rows in a cycle.
 --
 -- Filled from the rows already stored, under the table lock ALTER TABLE
 -- takes, so no commit is missed between the fill and the triggers (writes
@@ -48,9 +56,42 @@ SELECT tenant, owner, sum(snapshot_bytes + log_bytes)
 FROM tasks
 GROUP BY tenant, owner;
 
+-- Locks the counts of the owners a group commit named and checks their
+-- ceilings (see above), once per statement: the setting is cleared.
+CREATE FUNCTION storage_usage_verify() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    named TEXT := current_setting('switchboard.storage_owners', true);
+    moved RECORD;
+BEGIN
+    IF named IS NULL OR named = '' THEN
+        RETURN;
+    END IF;
+    PERFORM set_config('switchboard.storage_owners', '', true);
+    WITH o AS (
+        SELECT e ->> 0 AS tenant, e ->> 1 AS owner, (e ->> 2)::BIGINT AS ceiling
+        FROM json_array_elements(named::json) AS e
+    ), locked AS (
+        INSERT INTO storage_usage AS u (tenant, owner, bytes)
+        SELECT tenant, owner, 0 FROM o ORDER BY tenant COLLATE "C", owner COLLATE "C"
+        ON CONFLICT (tenant, owner) DO UPDATE SET bytes = u.bytes
+        RETURNING u.tenant, u.owner, u.bytes
+    )
+    SELECT l.owner, l.bytes, o.ceiling INTO moved
+    FROM locked AS l JOIN o ON o.tenant = l.tenant AND o.owner = l.owner
+    WHERE l.bytes > o.ceiling
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the storage count of % moved to % bytes, past % during the commit',
+            moved.owner, moved.bytes, moved.ceiling
+            USING ERRCODE = 'SBQ01';
+    END IF;
+END;
+$$;
+
 -- Adds `bytes` per (tenant, owner) of the rows given, in key order.
 CREATE FUNCTION storage_usage_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM storage_usage_verify();
     INSERT INTO storage_usage AS u (tenant, owner, bytes)
     SELECT tenant, owner, sum(snapshot_bytes + log_bytes)
     FROM added
@@ -65,6 +106,7 @@ $$;
 -- lease renewal): only owners whose sum changed are written.
 CREATE FUNCTION storage_usage_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM storage_usage_verify();
     INSERT INTO storage_usage AS u (tenant, owner, bytes)
     SELECT tenant, owner, sum(bytes)
     FROM (SELECT tenant, owner, snapshot_bytes + log_bytes AS bytes FROM after_rows
@@ -80,6 +122,7 @@ $$;
 
 CREATE FUNCTION storage_usage_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM storage_usage_verify();
     INSERT INTO storage_usage AS u (tenant, owner, bytes)
     SELECT tenant, owner, -sum(snapshot_bytes + log_bytes)
     FROM removed

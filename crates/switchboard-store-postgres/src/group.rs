@@ -31,16 +31,21 @@
 //!   and two batches deadlock, PostgreSQL aborts one statement, which then
 //!   takes the fallback below.
 //! - The storage quota (see the crate docs, "Storage quota") is decided
-//!   per owner over the batch: the statement locks the owners' counts in
-//!   key order, sums each owner's growth over its commits in batch order
-//!   and writes the commits that keep the running sum within the quota
-//!   (besides those always admitted). A refused commit's growth stays in
-//!   the running sum, so a later commit of the same owner may be refused
-//!   only for it; the statement therefore also returns, for each refused
-//!   commit, what the owner would hold with it beside the commits it
-//!   applied, and each that fits is written alone right after (where it is
-//!   decided afresh). Commits that fit nowhere get
-//!   [`StoreError::QuotaExceeded`]; the others of the batch are unaffected.
+//!   per owner over the batch, against the counts the statement's snapshot
+//!   saw: it sums each owner's growth over its commits in batch order and
+//!   writes the commits that keep the running sum within the quota (besides
+//!   those always admitted). A refused commit's growth stays in the running
+//!   sum, so a later commit of the same owner may be refused only for it;
+//!   the statement therefore also returns, for each refused commit, what
+//!   the owner would hold with it beside the commits it applied, and each
+//!   that fits is written alone right after (where it is decided afresh).
+//!   Commits that fit nowhere get [`StoreError::QuotaExceeded`]; the others
+//!   of the batch are unaffected. The statement names each owner's ceiling
+//!   (the highest count its decisions hold for) in a transaction-local
+//!   setting, and its first trigger locks the counts and checks them
+//!   (migration 0013): a count another commit moved past its ceiling
+//!   undoes the statement (SQLSTATE `SBQ01`), and its commits are written
+//!   one at a time, like a statement that failed (below).
 //! - If the statement fails as a whole (e.g. a deadlock with another
 //!   replica, or one row breaking a constraint), nothing of it was written,
 //!   and each commit is retried alone with the one-row statements, so one
@@ -250,7 +255,13 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
                 write_alone(pool, again).await;
                 return;
             }
-            Err(e) => {
+            Err(Raced) => {
+                tracing::debug!(
+                    commits = batch.len(),
+                    "an owner's storage count moved during a group commit; writing one by one"
+                );
+            }
+            Err(Failed(e)) => {
                 tracing::warn!(error = %e, commits = batch.len(), "PostgreSQL group commit failed; retrying one by one");
             }
         }
@@ -286,9 +297,25 @@ enum Outcome {
     },
 }
 
+/// The SQLSTATE of a group statement undone because an owner's count moved
+/// past what its decisions assumed (`storage_usage_verify`, migration 0013).
+const COUNT_MOVED: &str = "SBQ01";
+
+/// Why a group statement wrote nothing.
+#[derive(Debug)]
+enum GroupFailure {
+    /// Another transaction's commit moved an owner's count past what the
+    /// statement's quota decisions assumed.
+    Raced,
+    /// Anything else (a deadlock, a row breaking a constraint, the
+    /// connection).
+    Failed(StoreError),
+}
+use GroupFailure::{Failed, Raced};
+
 /// The batch as one statement; what became of each of its commits, in
 /// order.
-async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, StoreError> {
+async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, GroupFailure> {
     let n = batch.len();
     let mut tenants = Vec::with_capacity(n);
     let mut ids = Vec::with_capacity(n);
@@ -369,15 +396,18 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Store
         .bind(&events_bytes)
         .fetch_all(pool)
         .await
-        .map_err(backend(format!("committing {n} tasks in one group")))?;
+        .map_err(|e| match e.as_database_error().and_then(|d| d.code()) {
+            Some(code) if code == COUNT_MOVED => Raced,
+            _ => Failed(backend(format!("committing {n} tasks in one group"))(e)),
+        })?;
     let mut outcomes = vec![Outcome::NotApplied; n];
     for row in &rows {
-        let ord: i64 = column(row, "ord")?;
-        let outcome = if column(row, "applied")? {
+        let ord: i64 = column(row, "ord").map_err(Failed)?;
+        let outcome = if column(row, "applied").map_err(Failed)? {
             Outcome::Applied
-        } else if column(row, "over_quota")? {
+        } else if column(row, "over_quota").map_err(Failed)? {
             Outcome::OverQuota {
-                held_after: column(row, "held_after")?,
+                held_after: column(row, "held_after").map_err(Failed)?,
             }
         } else {
             Outcome::NotApplied
@@ -403,7 +433,9 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Store
 /// refused it, and what its owner would hold with it beside the commits
 /// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
 /// and `COMMIT_NEXT`), row by row; the quota is decided per owner over the
-/// batch (see the module docs).
+/// batch, against the counts as the statement's snapshot saw them, and
+/// `named` leaves each owner's ceiling in `switchboard.storage_owners` for
+/// the triggers to check under the lock (see the module docs).
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
@@ -414,10 +446,9 @@ const COMMIT_GROUP: &str = concat!(
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
                lease_owner, lease_micros, quota, snapshot_bytes, events_bytes, ord) \
      ), usage AS ( \
-         INSERT INTO storage_usage AS u (tenant, owner, bytes) \
-         SELECT DISTINCT tenant, owner, 0::bigint FROM input ORDER BY tenant, owner \
-         ON CONFLICT (tenant, owner) DO UPDATE SET bytes = u.bytes \
-         RETURNING u.tenant, u.owner, u.bytes \
+         SELECT k.tenant, k.owner, COALESCE(u.bytes, 0) AS bytes \
+         FROM (SELECT DISTINCT tenant, owner FROM input) AS k \
+         LEFT JOIN storage_usage AS u ON u.tenant = k.tenant AND u.owner = k.owner \
      ), judged AS ( \
          SELECT i.ord, i.tenant, i.owner, i.quota, u.bytes AS used, g.growth, \
              u.bytes + (sum(g.growth) OVER (PARTITION BY i.tenant, i.owner ORDER BY i.ord))::bigint \
@@ -431,6 +462,18 @@ const COMMIT_GROUP: &str = concat!(
      ), verdict AS ( \
          SELECT j.*, j.quota IS NULL OR j.growth <= 0 OR j.would_hold <= j.quota AS within \
          FROM judged AS j \
+     ), admitted AS ( \
+         SELECT v.tenant, v.owner, v.quota, v.within, v.growth, \
+             (sum(CASE WHEN v.within THEN v.growth ELSE 0 END) \
+                 OVER (PARTITION BY v.tenant, v.owner ORDER BY v.ord))::bigint AS grown \
+         FROM verdict AS v \
+     ), named AS ( \
+         SELECT set_config('switchboard.storage_owners', json_agg(json_build_array( \
+             c.tenant, c.owner, c.ceiling))::text, true) AS owners \
+         FROM (SELECT tenant, owner, \
+                   min(CASE WHEN within AND quota IS NOT NULL AND growth > 0 \
+                       THEN quota - grown END) AS ceiling \
+               FROM admitted GROUP BY tenant, owner) AS c \
      ), created AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
@@ -475,13 +518,15 @@ const COMMIT_GROUP: &str = concat!(
          v.used + v.growth \
              + (sum(CASE WHEN p.ord IS NULL THEN 0 ELSE v.growth END) \
                  OVER (PARTITION BY v.tenant, v.owner))::bigint AS held_after \
-     FROM verdict AS v LEFT JOIN put AS p ON p.ord = v.ord"
+     FROM verdict AS v LEFT JOIN put AS p ON p.ord = v.ord \
+     CROSS JOIN named"
 );
 
 #[cfg(all(test, feature = "testing"))]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use sqlx::Connection;
     use switchboard_core::store::conformance::fixtures::log_of;
     use switchboard_core::store::quota::StorageQuota;
     use switchboard_core::{TaskRecord, TaskStore};
@@ -682,6 +727,105 @@ mod tests {
         assert!(matches!(results[1], Ok(true)), "{results:?}");
         assert_eq!(seqs(&store, "a-small").await, [1]);
         assert_eq!(store.load("", "a-big").await.unwrap(), None);
+    }
+
+    /// Two group statements of one owner on two connections, each deciding
+    /// against the count its snapshot saw: the one that locks the count
+    /// second finds it moved past what its decision assumed, is undone
+    /// whole, and its commits are written one at a time, where the owner's
+    /// is refused and the other owner's is written. (A test connection holds
+    /// the owner's count until both statements wait for it, so both have
+    /// decided before either may lock.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_group_statement_that_raced_on_a_count_is_written_one_by_one() {
+        let Some(url) = crate::testing::fresh_database_or_skip("group race").await else {
+            return;
+        };
+        let stores = [
+            PgStore::open(&url).await.unwrap(),
+            PgStore::open(&url).await.unwrap(),
+        ];
+        let quota = StorageQuota::per_owner(10_000);
+        let sized = |id: &str, owner: &str, text: usize| {
+            let mut r = record(id, TaskState::Working, 1);
+            r.owner = owner.into();
+            r.task.history = Some(vec![switchboard_protocol::Message::user_text(
+                "x".repeat(text),
+            )]);
+            r
+        };
+        // Alice holds about 4 KB; each of her 3 KB tasks below fits, not both.
+        let (j, answer) = job_within(&sized("a-seed", "alice", 1900), 1, quota);
+        write(stores[0].pool(), vec![j]).await;
+        assert!(answer.await.unwrap().unwrap());
+
+        let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql(
+            "BEGIN; SELECT 1 FROM storage_usage WHERE tenant = '' AND owner = 'alice' FOR UPDATE",
+        )
+        .execute(&mut holder)
+        .await
+        .unwrap();
+        let mut answers = Vec::new();
+        let mut writes = Vec::new();
+        for (k, store) in stores.iter().enumerate() {
+            let (jobs, batch_answers): (Vec<Job>, Vec<_>) = [
+                sized(&format!("a-{k}"), "alice", 1400),
+                sized(&format!("b-{k}"), "bob", 100),
+            ]
+            .iter()
+            .map(|r| job_within(r, 1, quota))
+            .unzip();
+            answers.push(batch_answers);
+            let pool = store.pool().clone();
+            writes.push(tokio::spawn(async move { write(&pool, jobs).await }));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(stores[0].pool())
+            .await
+            .unwrap();
+            if waiting == 2 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{waiting} statements wait"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        sqlx::raw_sql("COMMIT").execute(&mut holder).await.unwrap();
+        for w in writes {
+            w.await.unwrap();
+        }
+        let mut alice = Vec::new();
+        for batch in answers {
+            let mut batch = batch.into_iter();
+            alice.push(batch.next().unwrap().await.unwrap());
+            assert!(matches!(batch.next().unwrap().await.unwrap(), Ok(true)));
+        }
+        assert_eq!(
+            alice.iter().filter(|a| matches!(a, Ok(true))).count(),
+            1,
+            "{alice:?}"
+        );
+        assert!(
+            alice
+                .iter()
+                .any(|a| matches!(a, Err(StoreError::QuotaExceeded(_)))),
+            "{alice:?}"
+        );
+        let held: i64 = sqlx::query_scalar(
+            "SELECT bytes FROM storage_usage WHERE tenant = '' AND owner = 'alice'",
+        )
+        .fetch_one(stores[0].pool())
+        .await
+        .unwrap();
+        assert!(held <= 10_000, "{held}");
     }
 
     /// A row that breaks a constraint fails the statement; then every

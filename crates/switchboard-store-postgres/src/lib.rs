@@ -188,24 +188,42 @@
 //! counts from the rows already stored; commits by replicas of an earlier
 //! version still running after it are not counted.
 //!
-//! **Deciding.** Every commit statement starts by upserting its owners'
-//! `storage_usage` rows (`INSERT … ON CONFLICT DO UPDATE`, creating a
-//! missing one): this locks each row until the transaction ends and, unlike
-//! a plain read, returns its latest committed value even when the statement
-//! had to wait for the lock. The commit's growth is what it writes less the
-//! snapshot it replaces; its snapshot and events are written only if the
-//! owner stays within the quota (or does not grow, or the commit finishes a
-//! task), otherwise nothing is, and the statement reports the refusal with
-//! what the owner would hold, for the message of `quota::exceeded`.
+//! **Deciding.** A commit written alone (one statement per commit: the
+//! queue held no other, or a group statement is being retried) first
+//! upserts its owner's `storage_usage` row (`INSERT … ON CONFLICT DO
+//! UPDATE`, creating a missing one): this locks the row until the
+//! transaction ends and, unlike a plain read, returns its latest committed
+//! value even when the statement had to wait for the lock. The commit's
+//! growth is what it writes less the snapshot it replaces; its snapshot and
+//! events are written only if the owner stays within the quota (or does not
+//! grow, or the commit finishes a task), otherwise nothing is, and the
+//! statement reports the refusal with what the owner would hold, for the
+//! message of `quota::exceeded`.
+//!
+//! A group statement does not lock first: locked from the start, one
+//! owner's statements would run one at a time from their first row to
+//! their `COMMIT`, so a server whose tasks mostly have one owner (one
+//! principal, or anonymous callers) would lose the overlap of its writers
+//! (see "Group commit"). It decides against the counts its snapshot saw and
+//! leaves, in a transaction-local setting, each owner's **ceiling**: the
+//! highest count at which every growing commit it admitted for that owner
+//! still fits. The first trigger the statement fires locks those owners'
+//! counts, in `(tenant, owner)` order, and checks each against its
+//! ceiling; a count that another transaction's commit moved past it undoes
+//! the whole statement (SQLSTATE `SBQ01`), and its commits are written
+//! alone, each deciding under the lock as above. So the lock is held only
+//! from the statement's triggers to its `COMMIT`, as any count update holds
+//! it, and the quota is exact either way.
 //!
 //! **Concurrency.** Two commits of one owner, on two writers, two
-//! connections or two replicas, are therefore decided one after the other,
-//! the second against what the first wrote: the quota is never exceeded by
-//! commits racing, only by finishing commits, as the rules allow. The price
-//! is that one owner's statements wait for each other from the lock to
-//! their `COMMIT`. A statement locks its owners in `(tenant, owner)` order
-//! before it touches a task, and the triggers update in the same order, so
-//! statements never wait for each other's counts in a cycle.
+//! connections or two replicas, are therefore never both admitted on a
+//! count that only fits one: the later to lock the count either decides
+//! against what the earlier wrote, or (a group statement) verifies that its
+//! decision still holds against it, and is undone otherwise. The quota is
+//! exceeded only by finishing commits, as the rules allow. Every statement
+//! locks the counts it changes in `(tenant, owner)` order before it changes
+//! any (a one-commit statement has one), so statements never wait for each
+//! other's counts in a cycle.
 //!
 //! **Group commits.** A batch decides its commits per owner in batch order,
 //! as a running sum. A refused commit still counts against its owner's
