@@ -391,14 +391,12 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        if let Some(bytes) = cfg.limits.storage_quota().max_bytes_per_owner {
-            tracing::warn!(
-                bytes,
-                "the storage quota per principal is not enforced on PostgreSQL yet"
-            );
-        }
         let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-        let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
+        let options = switchboard_store_postgres::PgOptions {
+            storage_quota: cfg.limits.storage_quota(),
+            ..Default::default()
+        };
+        let (store, cluster) = switchboard_store_postgres::PgStore::open_with(url, options)
             .await
             .context("opening the PostgreSQL store")?
             .replica(lease)
