@@ -12,6 +12,8 @@
 #   task-unary     --agent echo-task, memory store, SendMessage           (goal b)
 #   task-stream    --agent echo-task, memory store, SendStreamingMessage  (goal d)
 #   sqlite-unary   --agent echo-task, a fresh SQLite file each, SendMessage (goal c)
+#   pg-unary       --agent echo-task, a throwaway PostgreSQL cluster each (bench/pg.sh start,
+#                  ports PG_PORT_A/PG_PORT_B, default 7391/7392), SendMessage (run.sh's sb-task-pg)
 # SB_BEFORE_ARGS / SB_ARGS: extra `serve` flags per side; SB_BEFORE_ENV / SB_ENV: extra
 # VAR=value words per side (bench/observe.sh: one build, observability off vs on).
 # REPS=5 DUR=5 WARM=2 CONC=64. Loopback only; loads bounded by -z and `timeout`; only the
@@ -37,7 +39,11 @@ mkdir -p "$OUT"
 UNARY='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
 STREAM='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello world"}]}}}'
 PID_A="" PID_B=""
-stop() { for p in $PID_A $PID_B; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; PID_A="" PID_B=""; }
+PG_PORT_A=${PG_PORT_A:-7391} PG_PORT_B=${PG_PORT_B:-7392}
+stop() {
+  for p in $PID_A $PID_B; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; PID_A="" PID_B=""
+  for side in before after; do [ -d "$OUT/pg-$side" ] && "$BENCH/pg.sh" stop "$OUT/pg-$side"; done; true
+}
 trap stop EXIT
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
@@ -45,7 +51,12 @@ hz=$(getconf CLK_TCK)
 start() {  # start <build: before|after> <port> <load>: prints the PID
   local bin=$SB store=memory agent=echo-task args=${SB_ARGS:-} envs=${SB_ENV:-}
   [ "$1" = before ] && { bin=$SB_BEFORE; args=${SB_BEFORE_ARGS:-}; envs=${SB_BEFORE_ENV:-}; }
-  case $3 in message-*) agent=echo-message ;; sqlite-*) rm -f "$OUT/$1.db"*; store="sqlite://$OUT/$1.db" ;; esac
+  case $3 in
+    message-*) agent=echo-message ;;
+    sqlite-*) rm -f "$OUT/$1.db"*; store="sqlite://$OUT/$1.db" ;;
+    pg-*) local pg_port=$PG_PORT_A; [ "$1" = after ] && pg_port=$PG_PORT_B
+          store=$("$BENCH/pg.sh" start "$OUT/pg-$1" "$pg_port") ;;
+  esac
   # shellcheck disable=SC2086 # the extra words split on purpose
   env SWITCHBOARD_LOG=warn $envs "$bin" serve --listen "$HOST:$2" --store "$store" --agent "$agent" $args >>"$OUT/serve-$1.log" 2>&1 &
   echo $!
