@@ -1050,6 +1050,7 @@ mod view_projection {
                         "parts": [{"text": "a"}, {"text": "b"}, {"text": "c"}],
                     }},
                     "config": {"theme": "dark"},
+                    "state": {},
                 },
             })
         );
