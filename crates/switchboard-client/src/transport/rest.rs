@@ -350,6 +350,9 @@ fn google_error(status: u16, body: &[u8]) -> Option<A2AError> {
 
 /// The error for a non-2xx answer.
 fn error_from_http(status: StatusCode, body: &[u8]) -> ClientError {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ClientError::too_large(google_error(413, body).as_ref(), body);
+    }
     if let Some(e) = google_error(status.as_u16(), body) {
         return ClientError::Protocol(e);
     }
