@@ -45,7 +45,7 @@ pub(crate) const OVERSIZE_DRAIN_BYTES: usize = 8 * 1024 * 1024;
 /// [`read_body`] for a caller that is refused anyway (the gate said no):
 /// what does not fit is not read on.
 pub(crate) async fn read_body_prefix(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
-    read_limited(body, max_bytes, true).await
+    read_limited(body, max_bytes, false).await
 }
 
 async fn read_limited(body: Body, max_bytes: usize, drain: bool) -> Result<Bytes, A2AError> {
@@ -168,5 +168,48 @@ pub(crate) fn agui_or_reply(
             extra,
         )),
         (reply, _) => Err(reply),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A body of `chunks` chunks of `size` bytes, sent as a stream (no
+    /// declared length), and a count of the chunks taken from it.
+    fn counted(chunks: usize, size: usize) -> (Body, Arc<AtomicUsize>) {
+        let taken = Arc::new(AtomicUsize::new(0));
+        let count = taken.clone();
+        let stream = futures::stream::iter(0..chunks).map(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; size]))
+        });
+        (Body::from_stream(stream), taken)
+    }
+
+    #[tokio::test]
+    async fn an_oversized_body_is_read_to_its_end_within_the_drain_bound() {
+        // 64 KiB against a 4 KiB limit: refused, and read to the end so
+        // the connection closes cleanly behind the 413.
+        let (body, taken) = counted(64, 1024);
+        let err = read_body(body, 4096).await.unwrap_err();
+        assert!(err.to_string().contains("exceeds 4096 bytes"), "{err}");
+        assert_eq!(taken.load(Ordering::SeqCst), 64);
+        // Past the bound, reading stops.
+        let chunk = 1024 * 1024;
+        let (body, taken) = counted(64, chunk);
+        read_body(body, 4096).await.unwrap_err();
+        let read = taken.load(Ordering::SeqCst) * chunk;
+        assert!(read <= 4096 + OVERSIZE_DRAIN_BYTES + chunk, "{read}");
+        assert!(read < 64 * chunk);
+        // A refused caller's body is not read past its limit.
+        let (body, taken) = counted(64, 1024);
+        read_body_prefix(body, 4096).await.unwrap_err();
+        assert_eq!(taken.load(Ordering::SeqCst), 5);
     }
 }
