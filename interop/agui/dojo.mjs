@@ -6,8 +6,8 @@
 //
 //   node dojo.mjs BRIDGE_URL FEATURE [ARG]
 //
-// Prints one JSON report on stdout; crates/switchboard/tests/dojo_node.rs
-// asserts on it. Each run of a report is recorded by `record` below: the
+// Prints one JSON report on stdout (with `warnings`: what the client warned
+// about); crates/switchboard/tests/dojo_node.rs asserts on it. Each run of a report is recorded by `record` below: the
 // events as the client received them (after its checks), its run errors, the
 // failure that ended it, RUN_FINISHED's outcome and pending tool calls, and
 // what the reducer built (messages, state). The features (Dojo ids):
@@ -39,6 +39,13 @@ const [url, feature, arg] = process.argv.slice(2);
 if (!url || !feature) {
   console.error("usage: node dojo.mjs BRIDGE_URL FEATURE [ARG]");
   process.exit(2);
+}
+
+// What the client warns about (stripped fields, unknown events, a newer
+// protocol version, patches that do not apply): every report lists them.
+const warnings = [];
+for (const level of ["warn", "error"]) {
+  console[level] = (...args) => warnings.push(args.map(String).join(" "));
 }
 
 let counter = 0;
@@ -193,4 +200,6 @@ if (!run) {
   console.error(`unknown feature ${feature}`);
   process.exit(2);
 }
-console.log(JSON.stringify(await run()));
+const report = await run();
+report.warnings = warnings;
+console.log(JSON.stringify(report));

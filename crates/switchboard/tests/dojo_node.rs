@@ -29,11 +29,15 @@ fn dojo_with(feature: &str, flags: &[&str]) -> Option<Value> {
     let node = proc::interop_node("agui", "@ag-ui/client")?;
     let serve = proc::Serve::start("memory");
     let bridge = proc::BridgeProc::start(&serve.base(), flags);
-    Some(proc::agui_node_report(
-        &node,
-        "dojo.mjs",
-        [bridge.url().as_str(), feature],
-    ))
+    let report = proc::agui_node_report(&node, "dojo.mjs", [bridge.url().as_str(), feature]);
+    assert_no_warnings(&report);
+    Some(report)
+}
+
+/// The client warned about nothing: no field stripped, no event dropped,
+/// no patch that did not apply, no protocol version it does not know.
+fn assert_no_warnings(report: &Value) {
+    assert_eq!(report["warnings"], json!([]), "{}", report["warnings"]);
 }
 
 /// Checks that the official client took `run` as it came — no verifier or
@@ -380,6 +384,7 @@ fn subagents_show_the_delegated_agents_output_as_its_run() {
         "dojo.mjs",
         [bridge.url().as_str(), "subagents", demo.base().as_str()],
     );
+    assert_no_warnings(&report);
     let run = &report["run"];
     assert_clean("relay", run, "success");
     let started = events(run, "SUBAGENT_STARTED");
