@@ -503,4 +503,26 @@ mod tests {
             "{e:?}"
         );
     }
+
+    #[test]
+    fn a_413_is_too_large_with_the_agents_reason() {
+        let body = json!({"error": {"code": 400, "status": "INVALID_ARGUMENT",
+            "message": "the request body exceeds 4096 bytes"}});
+        let e = error_from_http(StatusCode::PAYLOAD_TOO_LARGE, body.to_string().as_bytes());
+        let ClientError::TooLarge { message } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            message.contains("the request body exceeds 4096 bytes"),
+            "{message}"
+        );
+        // A proxy's plain-text 413.
+        let e = error_from_http(StatusCode::PAYLOAD_TOO_LARGE, b"Request Entity Too Large");
+        assert_eq!(
+            e,
+            ClientError::TooLarge {
+                message: "Request Entity Too Large".into()
+            }
+        );
+    }
 }
