@@ -977,6 +977,17 @@ impl Converter {
     fn part(&mut self, source: &Source, part: &Part, default_key: &str, part_key: PartKey<'_>) {
         let hints = PartHints::read(part);
         self.enter_subagent(source, &hints);
+        // A message belongs to one agent: the source's block of another
+        // (opened before this subagent started elsewhere) closes first, as
+        // its opener's.
+        let current = self.subagent.as_ref().map(|s| s.id.as_str());
+        if self
+            .open
+            .iter()
+            .any(|b| &b.source == source && b.subagent.as_deref() != current)
+        {
+            self.close_source(source);
+        }
         let start = self.out.len();
         self.part_events(source, part, &hints, default_key, part_key);
         if let Some(active) = &self.subagent {
