@@ -19,6 +19,15 @@
 //!   `TOOL_CALL_RESULT` (failures with `metadata.a2a.isError`), error parts →
 //!   a text message of their own (`metadata.a2a.error`). Unhinted text is
 //!   assistant text. Data and file parts appear only in the state.
+//!   A tool call hinted with `agui_predict_state` is preceded by a
+//!   `CUSTOM` [`PREDICT_STATE_EVENT`] naming the state keys a UI may fill
+//!   from its arguments.
+//! - **Subagents.** Parts hinted with `agui_subagent_run_id` are another
+//!   agent's output (a task the agent delegated to): the first such part
+//!   of a run id starts it (`SUBAGENT_STARTED`, `name` from
+//!   `agui_subagent_name`), every event made of its parts carries that
+//!   `subagentRunId`, and it finishes (`SUBAGENT_FINISHED`, its messages
+//!   closed first) when a part of another agent follows or the run ends.
 //! - **Blocks.** Each source (one artifact, or the task's status messages)
 //!   has at most one open block; a part continues it when it names the same
 //!   block (the same `agui_block_id`, or for unhinted artifact text the same
@@ -48,7 +57,11 @@
 //!   such updates carry is not repeated as a message.
 //! - **Endings.** Everything open is closed first. `completed` →
 //!   `RUN_FINISHED {outcome: success}`; `canceled` → `{outcome: cancelled}`;
-//!   `input-required` / `auth-required` → a `STATE_SNAPSHOT`, then
+//!   `input-required` with tool calls in its status message → the calls,
+//!   then `{outcome: success, pendingToolCallIds}`: the agent waits on the
+//!   client to run them (frontend tools) and the client answers in its
+//!   next run (a converter whose input holds every result raises nothing);
+//!   otherwise `input-required` / `auth-required` → a `STATE_SNAPSHOT`, then
 //!   `{outcome: interrupt}` with one interrupt (`id` [`interrupt_id`]:
 //!   `"<taskId>:<status message id>"`, `reason` `input_required` or
 //!   `a2a:auth_required`, the status text as `message`, `metadata {taskId,
@@ -95,7 +108,9 @@ use switchboard_protocol::{
 };
 
 use crate::events::*;
-use crate::hints::{PartHints, PartRole, read_tool_call, read_tool_result};
+use crate::hints::{
+    AGENT_STATE, PREDICT_STATE, PartHints, PartRole, read_tool_call, read_tool_result,
+};
 use crate::hitl::HitlForm;
 use crate::patch::{diff, escape_token};
 use crate::state::{ArtifactEntry, Document, StateDoc};
@@ -301,6 +316,18 @@ struct OpenBlock {
     key: String,
     /// The AG-UI message id: the key, made unique if the key was used before.
     message_id: String,
+    /// The subagent run whose output it is (its `subagentRunId`).
+    subagent: Option<String>,
+}
+
+/// The subagent whose output the stream shows now.
+#[derive(Debug, Clone)]
+struct ActiveSubagent {
+    /// The run id the agent's parts name (`agui_subagent_run_id`).
+    named: String,
+    /// The `subagentRunId` sent for it (the named id, `#n` added when the
+    /// agent names a run it has named before: AG-UI ids are per invocation).
+    id: String,
 }
 
 /// Converts one A2A stream into AG-UI events. See the module docs.
@@ -335,6 +362,10 @@ pub struct Converter {
     /// The interrupts a resume run answered: a status that still shows one
     /// (the task as it was when the answer arrived) raises nothing.
     answered: Vec<String>,
+    /// The subagent whose output the last part was, while it lasts.
+    subagent: Option<ActiveSubagent>,
+    /// How many times each subagent run id named by the agent was started.
+    subagent_starts: BTreeMap<String, u32>,
     /// Events of the item being converted.
     out: Vec<Event>,
 }
@@ -366,6 +397,8 @@ impl Converter {
             hitl: None,
             answers: Vec::new(),
             answered: Vec::new(),
+            subagent: None,
+            subagent_starts: BTreeMap::new(),
             out: Vec::new(),
         }
     }
@@ -487,6 +520,8 @@ impl Converter {
         // RUN_ERROR may also be the very first event, or follow RUN_FINISHED.
         let mut events = Vec::new();
         self.close_all();
+        // RUN_ERROR ends whatever the run had open, subagents included.
+        self.subagent = None;
         events.append(&mut self.out);
         events.push(Event::new(RunError {
             message: message.to_owned(),
@@ -633,18 +668,23 @@ impl Converter {
 
     fn status(&mut self, seq: u64, u: &TaskStatusUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.engram_config(u.metadata.as_ref());
+        self.agent_metadata(u.metadata.as_ref());
         self.status_inner(seq, &u.status, u.metadata.as_ref());
     }
 
-    /// Merges the Engram config an agent reported into the view's
-    /// `/view/config` (the payload under [`ENGRAM_URI`], an object).
-    fn engram_config(&mut self, metadata: Option<&Metadata>) {
-        let Some(view) = self.state.view() else {
+    /// Takes what an agent reported in update metadata into the view: the
+    /// Engram config into `/view/config` (the payload under
+    /// [`ENGRAM_URI`], an object), its own state into `/view/state` (under
+    /// [`AGENT_STATE`], an object).
+    fn agent_metadata(&mut self, metadata: Option<&Metadata>) {
+        let (Some(view), Some(metadata)) = (self.state.view(), metadata) else {
             return;
         };
-        if let Some(Value::Object(payload)) = metadata.and_then(|md| md.get(ENGRAM_URI)) {
+        if let Some(Value::Object(payload)) = metadata.get(ENGRAM_URI) {
             view.merge_config(payload);
+        }
+        if let Some(Value::Object(reported)) = metadata.get(AGENT_STATE) {
+            view.merge_agent_state(reported);
         }
     }
 
@@ -657,7 +697,14 @@ impl Converter {
             .map(switchboard_protocol::serde_util::format_timestamp);
         self.state
             .set_status(text.as_deref(), state.label(), timestamp.as_deref());
+        // An input-required status whose message calls tools waits for the
+        // client to run them (frontend tools): the run ends with the calls
+        // pending, and the results come in the client's next run.
+        let awaited = awaited_tool_calls(state, status.message.as_ref());
+        let waits_for_tools =
+            !awaited.is_empty() && !awaited.iter().all(|id| self.input_answers(id));
         let interrupted = matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+            && awaited.is_empty()
             && !self
                 .answered
                 .contains(&interrupt_id(&self.task_id, status.message.as_ref(), seq));
@@ -667,7 +714,7 @@ impl Converter {
                 view.clear_interrupts_of(&task_id);
             }
         }
-        self.engram_config(status.message.as_ref().and_then(|m| m.metadata.as_ref()));
+        self.agent_metadata(status.message.as_ref().and_then(|m| m.metadata.as_ref()));
         let progress = progress_payload(status, metadata);
         let has_progress = progress.is_some();
         if let Some(p) = progress {
@@ -676,8 +723,9 @@ impl Converter {
         let failed = matches!(state, TaskState::Failed | TaskState::Rejected);
         // The question of an interrupt a resume run answered was shown in
         // the run it interrupted.
-        let answered =
-            !interrupted && matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
+        let answered = !interrupted
+            && !waits_for_tools
+            && matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
         if let Some(m) = &status.message
             && m.role != Role::User
             && !has_progress
@@ -717,8 +765,16 @@ impl Converter {
                     code: Some(code.to_owned()),
                     usage: None,
                 });
+                self.subagent = None;
                 self.running = false;
                 self.over = true;
+            }
+            TaskState::InputRequired if waits_for_tools => {
+                self.close_all();
+                self.sync_state();
+                self.finish(RunFinishedOutcome::Success {
+                    pending_tool_call_ids: Some(awaited),
+                });
             }
             TaskState::InputRequired | TaskState::AuthRequired if interrupted => {
                 self.close_all();
@@ -784,6 +840,7 @@ impl Converter {
     }
 
     fn finish(&mut self, outcome: RunFinishedOutcome) {
+        self.end_subagent();
         self.emit(RunFinished {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),
@@ -825,8 +882,8 @@ impl Converter {
 
     fn artifact(&mut self, seq: u64, u: &TaskArtifactUpdateEvent) {
         self.start_run(&u.task_id, &u.context_id);
-        self.engram_config(u.metadata.as_ref());
-        self.engram_config(u.artifact.metadata.as_ref());
+        self.agent_metadata(u.metadata.as_ref());
+        self.agent_metadata(u.artifact.metadata.as_ref());
         self.artifact_inner(seq, &u.artifact, u.append, u.last_chunk);
         self.sync_state();
     }
@@ -919,6 +976,33 @@ impl Converter {
 
     fn part(&mut self, source: &Source, part: &Part, default_key: &str, part_key: PartKey<'_>) {
         let hints = PartHints::read(part);
+        self.enter_subagent(source, &hints);
+        // A message belongs to one agent: the source's block of another
+        // (opened before this subagent started elsewhere) closes first, as
+        // its opener's.
+        let current = self.subagent.as_ref().map(|s| s.id.as_str());
+        if self
+            .open
+            .iter()
+            .any(|b| &b.source == source && b.subagent.as_deref() != current)
+        {
+            self.close_source(source);
+        }
+        let start = self.out.len();
+        self.part_events(source, part, &hints, default_key, part_key);
+        if let Some(active) = &self.subagent {
+            stamp(&mut self.out[start..], &active.id);
+        }
+    }
+
+    fn part_events(
+        &mut self,
+        source: &Source,
+        part: &Part,
+        hints: &PartHints,
+        default_key: &str,
+        part_key: PartKey<'_>,
+    ) {
         let text = match &part.content {
             PartContent::Text(t) => Some(t.as_str()),
             _ => None,
@@ -952,7 +1036,14 @@ impl Converter {
             }
             PartRole::ToolCall => {
                 self.close_source(source);
-                if let Some(call) = read_tool_call(part, &hints) {
+                if let Some(call) = read_tool_call(part, hints) {
+                    if let Some(mappings) = predict_state(part, &call.name) {
+                        self.emit(Custom {
+                            name: PREDICT_STATE_EVENT.to_owned(),
+                            value: mappings,
+                            subagent_run_id: None,
+                        });
+                    }
                     self.emit(ToolCallStart {
                         tool_call_id: call.id.clone(),
                         tool_call_name: call.name,
@@ -972,7 +1063,7 @@ impl Converter {
             }
             PartRole::ToolResult => {
                 self.close_source(source);
-                if let Some(result) = read_tool_result(part, &hints) {
+                if let Some(result) = read_tool_result(part, hints) {
                     let mut a2a = Map::new();
                     a2a.insert("taskId".into(), json!(self.task_id));
                     let content = match &result.error {
@@ -1105,6 +1196,7 @@ impl Converter {
             kind,
             key,
             message_id: message_id.clone(),
+            subagent: self.subagent.as_ref().map(|s| s.id.clone()),
         });
         message_id
     }
@@ -1123,6 +1215,80 @@ impl Converter {
     }
 
     fn close_block(&mut self, b: OpenBlock) {
+        let start = self.out.len();
+        let subagent = b.subagent.clone();
+        self.close_block_events(b);
+        if let Some(id) = subagent {
+            stamp(&mut self.out[start..], &id);
+        }
+    }
+
+    /// The part's subagent (none for the agent's own output) becomes the
+    /// active one: when it is another than the last part's, that one's
+    /// messages close and it finishes (`SUBAGENT_FINISHED`), and the new
+    /// one starts (`SUBAGENT_STARTED`). The source's open block closes too,
+    /// as a message belongs to one agent.
+    fn enter_subagent(&mut self, source: &Source, hints: &PartHints) {
+        let named = hints.subagent_run_id.as_deref();
+        if named == self.subagent.as_ref().map(|s| s.named.as_str()) {
+            return;
+        }
+        self.close_source(source);
+        self.end_subagent();
+        let Some(named) = named else {
+            return;
+        };
+        let n = self.subagent_starts.entry(named.to_owned()).or_insert(0);
+        let id = if *n == 0 {
+            named.to_owned()
+        } else {
+            format!("{named}#{n}")
+        };
+        *n += 1;
+        self.emit(SubagentStarted {
+            subagent_run_id: id.clone(),
+            name: hints
+                .subagent_name
+                .clone()
+                .unwrap_or_else(|| named.to_owned()),
+            ..SubagentStarted::default()
+        });
+        self.subagent = Some(ActiveSubagent {
+            named: named.to_owned(),
+            id,
+        });
+    }
+
+    /// Closes the active subagent's messages and finishes it.
+    fn end_subagent(&mut self) {
+        let Some(active) = self.subagent.take() else {
+            return;
+        };
+        let (its, others): (Vec<OpenBlock>, Vec<OpenBlock>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|b| b.subagent.as_deref() == Some(active.id.as_str()));
+        self.open = others;
+        for b in its {
+            self.close_block(b);
+        }
+        self.emit(SubagentFinished {
+            subagent_run_id: active.id,
+            result: None,
+            outcome: Some(SubagentOutcome::Success),
+        });
+    }
+
+    /// Whether the run's input answers tool call `id` (a `tool` message).
+    fn input_answers(&self, id: &str) -> bool {
+        self.options.input.as_ref().is_some_and(|input| {
+            input
+                .messages
+                .iter()
+                .any(|m| matches!(m, crate::events::Message::Tool(t) if t.tool_call_id == id))
+        })
+    }
+
+    fn close_block_events(&mut self, b: OpenBlock) {
         let id = b.message_id;
         match b.kind {
             BlockKind::Text => self.emit(TextMessageEnd {
@@ -1197,4 +1363,52 @@ fn now_millis() -> i64 {
 /// The JSON Pointer of an artifact in the state document.
 pub fn artifact_pointer(artifact_id: &str) -> String {
     format!("/a2a/artifacts/{}", escape_token(artifact_id))
+}
+
+/// The `name` of the `CUSTOM` event that tells a UI which state keys it
+/// may predict from a tool call's arguments (CopilotKit's convention).
+pub const PREDICT_STATE_EVENT: &str = "PredictState";
+
+/// The `PredictState` value of a tool call part hinted with
+/// [`PREDICT_STATE`]: `[{"state_key", "tool", "tool_argument"}]`, `tool`
+/// being the call's; `None` without (well-formed) mappings.
+fn predict_state(part: &Part, tool: &str) -> Option<Value> {
+    let mappings = part.metadata.as_ref()?.get(PREDICT_STATE)?.as_array()?;
+    let value: Vec<Value> = mappings
+        .iter()
+        .filter_map(|m| {
+            let state_key = m.get("state_key")?.as_str()?;
+            let argument = m.get("tool_argument")?.as_str()?;
+            Some(json!({"state_key": state_key, "tool": tool, "tool_argument": argument}))
+        })
+        .collect();
+    (!value.is_empty()).then_some(Value::Array(value))
+}
+
+/// The ids of the tool calls an input-required status message makes: the
+/// tools the agent waits on the client to run.
+fn awaited_tool_calls(state: TaskState, message: Option<&Message>) -> Vec<String> {
+    let Some(message) = message.filter(|_| state == TaskState::InputRequired) else {
+        return Vec::new();
+    };
+    message
+        .parts
+        .iter()
+        .filter_map(|part| {
+            let hints = PartHints::read(part);
+            (hints.role() == PartRole::ToolCall)
+                .then(|| read_tool_call(part, &hints))
+                .flatten()
+                .map(|call| call.id)
+        })
+        .collect()
+}
+
+/// Sets the `subagentRunId` of `events` (those that have one).
+fn stamp(events: &mut [Event], id: &str) {
+    for event in events {
+        if let Some(slot) = event.subagent_run_id_mut() {
+            *slot = Some(id.to_owned());
+        }
+    }
 }

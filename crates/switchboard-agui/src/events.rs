@@ -77,6 +77,29 @@ impl Event {
         self.kind.type_name()
     }
 
+    /// The event's `subagentRunId`, for the kinds a run's content is made
+    /// of (text, reasoning, tool calls and results, custom events); `None`
+    /// for the others.
+    pub fn subagent_run_id_mut(&mut self) -> Option<&mut Option<String>> {
+        use EventKind as K;
+        Some(match &mut self.kind {
+            K::TextMessageStart(e) => &mut e.subagent_run_id,
+            K::TextMessageContent(e) => &mut e.subagent_run_id,
+            K::TextMessageEnd(e) => &mut e.subagent_run_id,
+            K::ToolCallStart(e) => &mut e.subagent_run_id,
+            K::ToolCallArgs(e) => &mut e.subagent_run_id,
+            K::ToolCallEnd(e) => &mut e.subagent_run_id,
+            K::ToolCallResult(e) => &mut e.subagent_run_id,
+            K::ReasoningStart(e) => &mut e.subagent_run_id,
+            K::ReasoningMessageStart(e) => &mut e.subagent_run_id,
+            K::ReasoningMessageContent(e) => &mut e.subagent_run_id,
+            K::ReasoningMessageEnd(e) => &mut e.subagent_run_id,
+            K::ReasoningEnd(e) => &mut e.subagent_run_id,
+            K::Custom(e) => &mut e.subagent_run_id,
+            _ => return None,
+        })
+    }
+
     /// Whether the event ends its run: RUN_FINISHED or RUN_ERROR.
     pub fn ends_run(&self) -> bool {
         matches!(

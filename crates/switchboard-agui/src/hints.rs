@@ -16,6 +16,9 @@
 //! | `agui_tool_call_id` | string | the tool call (calls and results) |
 //! | `agui_tool_name` | string | the tool (calls) |
 //! | `agui_is_error` | boolean | on tool results: whether the tool failed; its *presence* marks a result |
+//! | `agui_subagent_run_id` | string | the part is the output of another agent's run, this one (a task the agent delegated to) |
+//! | `agui_subagent_name` | string | that agent's name |
+//! | `agui_predict_state` | array | on tool calls: `[{"state_key", "tool_argument"}]`, the state keys a UI may predict from the call's arguments while it streams |
 //!
 //! Readers ([`PartHints::read`]) also accept the unprefixed keys Hector's
 //! code writes (`event_type`, `block_type`, `block_id`, `block_index`,
@@ -26,6 +29,11 @@
 //! a call is `{"id", "name", "arguments"}`, a result
 //! `{"tool_call_id", "content", "error"}` (readers also take the payload
 //! wrapped once more in `{"data": …}`, as 0.3-era producers write it).
+//!
+//! Update metadata (a status update's or an artifact update's, or a status
+//! message's) may hold [`AGENT_STATE`] (`agui_state`): the agent's own
+//! state, a JSON object whose keys replace those it reported before (see
+//! [`crate::view`]).
 //!
 //! Agents emit hinted parts with [`TaskEventsExt::agui_writer`]: a
 //! [`HintedWriter`] streams text, reasoning, code, tool calls, tool results
@@ -49,6 +57,14 @@ pub const TOOL_CALL_ID: &str = "agui_tool_call_id";
 pub const TOOL_NAME: &str = "agui_tool_name";
 /// `agui_is_error`.
 pub const IS_ERROR: &str = "agui_is_error";
+/// `agui_subagent_run_id`.
+pub const SUBAGENT_RUN_ID: &str = "agui_subagent_run_id";
+/// `agui_subagent_name`.
+pub const SUBAGENT_NAME: &str = "agui_subagent_name";
+/// `agui_predict_state`.
+pub const PREDICT_STATE: &str = "agui_predict_state";
+/// `agui_state`: in update metadata, the agent's own state (an object).
+pub const AGENT_STATE: &str = "agui_state";
 
 /// The hint event types of the seed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +165,10 @@ pub struct PartHints {
     pub tool_name: Option<String>,
     /// `agui_is_error`; present (even `false`) only on tool results.
     pub is_error: Option<bool>,
+    /// `agui_subagent_run_id`.
+    pub subagent_run_id: Option<String>,
+    /// `agui_subagent_name`.
+    pub subagent_name: Option<String>,
 }
 
 /// What a part is, once its hints are read.
@@ -202,6 +222,8 @@ impl PartHints {
             tool_call_id: string(TOOL_CALL_ID),
             tool_name: string(TOOL_NAME),
             is_error: get(IS_ERROR).and_then(Value::as_bool),
+            subagent_run_id: string(SUBAGENT_RUN_ID),
+            subagent_name: string(SUBAGENT_NAME),
         }
     }
 
@@ -236,6 +258,12 @@ impl PartHints {
         if let Some(e) = self.is_error {
             put(IS_ERROR, json!(e));
         }
+        if let Some(id) = &self.subagent_run_id {
+            put(SUBAGENT_RUN_ID, json!(id));
+        }
+        if let Some(n) = &self.subagent_name {
+            put(SUBAGENT_NAME, json!(n));
+        }
     }
 
     /// Returns `part` with these hints added to its metadata.
@@ -244,7 +272,16 @@ impl PartHints {
         part
     }
 
-    /// What the hinted part is. Thinking wins over everything (either key
+    /// Marks the part as output of another agent's run (`run_id`, the
+    /// agent named `name`).
+    pub fn from_subagent(mut self, run_id: &str, name: &str) -> Self {
+        self.subagent_run_id = Some(run_id.to_owned());
+        self.subagent_name = Some(name.to_owned());
+        self
+    }
+
+    /// What the hinted part is (the subagent keys say whose it is, not
+    /// what). Thinking wins over everything (either key
     /// says so); a `tool_call` part with `is_error` present is a result, as
     /// the seed's readers decide; an `error` event type is an error report.
     pub fn role(&self) -> PartRole {

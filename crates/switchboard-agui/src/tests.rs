@@ -710,6 +710,61 @@ fn verifier_follows_the_client_rules() {
     assert!(Verifier::verify_all([&start, &end]).is_err());
 }
 
+#[test]
+fn verifier_follows_the_client_subagent_rules() {
+    let start = Event::new(RunStarted {
+        thread_id: s("t"),
+        run_id: s("r"),
+        ..Default::default()
+    });
+    let sub = |id: &str| {
+        Event::new(SubagentStarted {
+            subagent_run_id: s(id),
+            name: s("helper"),
+            ..Default::default()
+        })
+    };
+    let done = |id: &str| {
+        Event::new(SubagentFinished {
+            subagent_run_id: s(id),
+            ..Default::default()
+        })
+    };
+    let said = |by: Option<&str>| {
+        let owner = by.map(str::to_owned);
+        [
+            Event::new(TextMessageStart {
+                message_id: s("m"),
+                subagent_run_id: owner.clone(),
+                ..Default::default()
+            }),
+            Event::new(TextMessageEnd {
+                message_id: s("m"),
+                subagent_run_id: owner,
+            }),
+        ]
+    };
+    let finish = Event::new(RunFinished {
+        thread_id: s("t"),
+        run_id: s("r"),
+        ..Default::default()
+    });
+    let [open_a, end_a] = said(Some("a"));
+    let [_, end_b] = said(Some("b"));
+    let [_, end_parent] = said(None);
+    let good = [&start, &sub("a"), &open_a, &end_a, &done("a"), &finish];
+    assert!(Verifier::verify_all(good).is_ok());
+    // A subagent still active when the run finishes.
+    assert!(Verifier::verify_all([&start, &sub("a"), &finish]).is_err());
+    // Finishing one never started; starting one again in the same run.
+    assert!(Verifier::verify_all([&start, &done("a")]).is_err());
+    assert!(Verifier::verify_all([&start, &sub("a"), &done("a"), &sub("a")]).is_err());
+    // A message opened by one subagent and ended by another; one without
+    // a subagentRunId may end it (the official client checks named ones).
+    assert!(Verifier::verify_all([&start, &sub("a"), &open_a, &end_b]).is_err());
+    assert!(Verifier::verify_all([&start, &sub("a"), &open_a, &end_parent]).is_ok());
+}
+
 mod random {
     use super::*;
     use proptest::prelude::*;

@@ -10,9 +10,14 @@
 //! - text messages, tool calls, reasoning messages, reasoning spans and steps
 //!   are opened once, continued and closed only while open (several may be
 //!   open at once, interleaved);
-//! - `RUN_FINISHED` is refused while any of them is still open.
+//! - subagent runs start once per run (`SUBAGENT_STARTED`, under a parent
+//!   that has started when it names one) and finish or fail only while
+//!   active; a message, tool call or reasoning message continued with a
+//!   `subagentRunId` must be continued by the run that opened it;
+//! - `RUN_FINISHED` is refused while any of them is still open, subagent
+//!   runs included.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::events::{Event, EventKind};
 
@@ -37,17 +42,25 @@ enum RunState {
     Errored,
 }
 
+/// Open things by id, each with the subagent run that opened it (`None`:
+/// the parent agent).
+type Open = HashMap<String, Option<String>>;
+
 /// Checks a stream of events, one at a time.
 #[derive(Debug, Default)]
 pub struct Verifier {
     index: usize,
     run: RunState,
     seen_first: bool,
-    text: HashSet<String>,
-    tools: HashSet<String>,
-    reasoning_messages: HashSet<String>,
-    reasoning_spans: HashSet<String>,
-    steps: HashSet<String>,
+    text: Open,
+    tools: Open,
+    reasoning_messages: Open,
+    reasoning_spans: Open,
+    steps: Open,
+    /// Subagent runs started and not yet finished.
+    subagents: HashSet<String>,
+    /// Subagent runs that finished in this run (their ids are not reused).
+    subagents_done: HashSet<String>,
 }
 
 impl Verifier {
@@ -62,18 +75,20 @@ impl Verifier {
         events.into_iter().try_for_each(|e| v.observe(e))
     }
 
-    /// `true` when something (message, call, step, …) is still open.
+    /// `true` when something (message, call, step, subagent, …) is still open.
     pub fn has_open(&self) -> bool {
         !(self.text.is_empty()
             && self.tools.is_empty()
             && self.reasoning_messages.is_empty()
             && self.reasoning_spans.is_empty()
-            && self.steps.is_empty())
+            && self.steps.is_empty()
+            && self.subagents.is_empty())
     }
 
     /// Checks the next event.
     pub fn observe(&mut self, event: &Event) -> Result<(), VerifyError> {
-        let result = self.check(&event.kind);
+        let owner = subagent_of(&event.kind);
+        let result = self.check(&event.kind, owner);
         let index = self.index;
         self.index += 1;
         result.map_err(|rule| VerifyError {
@@ -83,7 +98,7 @@ impl Verifier {
         })
     }
 
-    fn check(&mut self, kind: &EventKind) -> Result<(), String> {
+    fn check(&mut self, kind: &EventKind, owner: Option<&str>) -> Result<(), String> {
         use EventKind as K;
         let first = !self.seen_first;
         self.seen_first = true;
@@ -99,27 +114,26 @@ impl Verifier {
             }
             _ => {}
         }
-        fn open(set: &mut HashSet<String>, id: &str, what: &str) -> Result<(), String> {
-            if set.insert(id.to_owned()) {
-                Ok(())
-            } else {
-                Err(format!("{what} {id:?} is already open"))
+        let open = |set: &mut Open, id: &str, what: &str| {
+            if set.contains_key(id) {
+                return Err(format!("{what} {id:?} is already open"));
             }
-        }
-        fn is_open(set: &HashSet<String>, id: &str, what: &str) -> Result<(), String> {
-            if set.contains(id) {
-                Ok(())
-            } else {
-                Err(format!("no open {what} with id {id:?}"))
-            }
-        }
-        fn close(set: &mut HashSet<String>, id: &str, what: &str) -> Result<(), String> {
-            if set.remove(id) {
-                Ok(())
-            } else {
-                Err(format!("no open {what} with id {id:?}"))
-            }
-        }
+            set.insert(id.to_owned(), owner.map(str::to_owned));
+            Ok(())
+        };
+        // A continuation that names a subagent run names the opener's.
+        let is_open = |set: &Open, id: &str, what: &str| match set.get(id) {
+            None => Err(format!("no open {what} with id {id:?}")),
+            Some(opener) if owner.is_some() && opener.as_deref() != owner => Err(format!(
+                "subagentRunId {owner:?} does not match the {what} {id:?} opener's {opener:?}"
+            )),
+            Some(_) => Ok(()),
+        };
+        let close = |set: &mut Open, id: &str, what: &str| {
+            is_open(set, id, what)?;
+            set.remove(id);
+            Ok::<(), String>(())
+        };
         match kind {
             K::RunStarted(_) => {
                 if self.run == RunState::Running {
@@ -135,7 +149,7 @@ impl Verifier {
             K::RunFinished(_) => {
                 if self.has_open() {
                     return Err(format!(
-                        "cannot send RUN_FINISHED while messages, tool calls, reasoning or steps are open: {:?}",
+                        "cannot send RUN_FINISHED while messages, tool calls, reasoning, steps or subagents are open: {:?}",
                         self.open_ids()
                     ));
                 }
@@ -169,22 +183,75 @@ impl Verifier {
             )?,
             K::StepStarted(e) => open(&mut self.steps, &e.step_name, "step")?,
             K::StepFinished(e) => close(&mut self.steps, &e.step_name, "step")?,
+            K::SubagentStarted(e) => {
+                let id = &e.subagent_run_id;
+                if self.subagents.contains(id) {
+                    return Err(format!("subagent {id:?} is already active"));
+                }
+                if self.subagents_done.contains(id) {
+                    return Err(format!(
+                        "subagent {id:?} has already finished in this run (ids are per invocation)"
+                    ));
+                }
+                if let Some(parent) = &e.parent_subagent_run_id
+                    && !self.subagents.contains(parent)
+                    && !self.subagents_done.contains(parent)
+                {
+                    return Err(format!(
+                        "parentSubagentRunId {parent:?} has not been started in this run"
+                    ));
+                }
+                self.subagents.insert(id.clone());
+            }
+            K::SubagentFinished(e) => self.end_subagent(&e.subagent_run_id)?,
+            K::SubagentError(e) => self.end_subagent(&e.subagent_run_id)?,
             _ => {}
         }
+        Ok(())
+    }
+
+    fn end_subagent(&mut self, id: &str) -> Result<(), String> {
+        if !self.subagents.remove(id) {
+            return Err(format!("no active subagent with id {id:?}"));
+        }
+        self.subagents_done.insert(id.to_owned());
         Ok(())
     }
 
     fn open_ids(&self) -> Vec<&str> {
         let mut ids: Vec<&str> = self
             .text
-            .iter()
-            .chain(&self.tools)
-            .chain(&self.reasoning_messages)
-            .chain(&self.reasoning_spans)
-            .chain(&self.steps)
+            .keys()
+            .chain(self.tools.keys())
+            .chain(self.reasoning_messages.keys())
+            .chain(self.reasoning_spans.keys())
+            .chain(self.steps.keys())
+            .chain(&self.subagents)
             .map(String::as_str)
             .collect();
         ids.sort_unstable();
         ids
+    }
+}
+
+/// The `subagentRunId` an event names, for the kinds whose ownership the
+/// client checks.
+fn subagent_of(kind: &EventKind) -> Option<&str> {
+    use EventKind as K;
+    match kind {
+        K::TextMessageStart(e) => e.subagent_run_id.as_deref(),
+        K::TextMessageContent(e) => e.subagent_run_id.as_deref(),
+        K::TextMessageEnd(e) => e.subagent_run_id.as_deref(),
+        K::ToolCallStart(e) => e.subagent_run_id.as_deref(),
+        K::ToolCallArgs(e) => e.subagent_run_id.as_deref(),
+        K::ToolCallEnd(e) => e.subagent_run_id.as_deref(),
+        K::ReasoningStart(e) => e.subagent_run_id.as_deref(),
+        K::ReasoningMessageStart(e) => e.subagent_run_id.as_deref(),
+        K::ReasoningMessageContent(e) => e.subagent_run_id.as_deref(),
+        K::ReasoningMessageEnd(e) => e.subagent_run_id.as_deref(),
+        K::ReasoningEnd(e) => e.subagent_run_id.as_deref(),
+        K::StepStarted(e) => e.subagent_run_id.as_deref(),
+        K::StepFinished(e) => e.subagent_run_id.as_deref(),
+        _ => None,
     }
 }

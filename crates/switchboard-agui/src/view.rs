@@ -15,12 +15,13 @@
 //!                                            "reason", "formId"?}},
 //!    "artifacts": {"<artifactId>": {"taskId", "name"?, "description"?,
 //!                                   "parts": [<A2A parts>], "lastChunk"}},
-//!    "config": {…}}}
+//!    "config": {…},
+//!    "state": {…the agent's own state…}}}
 //! ```
 //!
 //! A converter in [`crate::convert::Projection::View`] starts from the
 //! client's state (`RunAgentInput.state`): its keys other than `view` are
-//! kept untouched, and of its `view` the four maps and `contextId` are
+//! kept untouched, and of its `view` the five maps and `contextId` are
 //! taken over (so tasks, artifacts and config of earlier runs stay, and a
 //! resume run can remove the interrupt it answers); anything else under
 //! `view` is the bridge's and is dropped. The first `STATE_SNAPSHOT` of a
@@ -42,6 +43,15 @@
 //! - `config` is what an Engram agent reported (status-update or artifact
 //!   metadata under [`ENGRAM_URI`], an object), merged key by key: a key
 //!   is added or replaced, never removed.
+//! - `state` is the agent's own state: what it reported under
+//!   [`crate::hints::AGENT_STATE`] (`agui_state`, an object) in the metadata
+//!   of a status update, its message or an artifact update, merged key by
+//!   key like `config`, each changed key sent as the diff of its old value
+//!   (so an agent that updates one entry of a list while it works — a plan
+//!   whose steps get done — gives the UI a `STATE_DELTA` of that entry).
+//!   The UI's own keys (everything but `view`) are what the bridge
+//!   forwards to the agent (`metadata.agui.state`, when told to), so each
+//!   side edits its own part of one shared document.
 
 use serde_json::{Map, Value};
 
@@ -54,7 +64,13 @@ use crate::state::{ArtifactEntry, Changes};
 pub const ENGRAM_URI: &str = "urn:agui:engram:v1";
 
 /// The view's maps, in the document's (sorted) order.
-const MAPS: [&str; 4] = ["artifacts", "config", "pendingInterrupts", "tasksById"];
+const MAPS: [&str; 5] = [
+    "artifacts",
+    "config",
+    "pendingInterrupts",
+    "state",
+    "tasksById",
+];
 
 /// The view document and the operations the client has yet to get.
 #[derive(Debug, Default)]
@@ -69,6 +85,8 @@ pub(crate) struct ViewDoc {
     config: Map<String, Value>,
     /// `/view/pendingInterrupts`: interrupt id → entry.
     pending_interrupts: Map<String, Value>,
+    /// `/view/state`: the agent's own state.
+    agent_state: Map<String, Value>,
     /// `/view/tasksById`: task id → entry.
     tasks: Map<String, Value>,
     /// The task the stream is about and its context.
@@ -98,6 +116,7 @@ impl ViewDoc {
                 &mut doc.artifacts,
                 &mut doc.config,
                 &mut doc.pending_interrupts,
+                &mut doc.agent_state,
                 &mut doc.tasks,
             ]) {
                 if let Some(Value::Object(m)) = view.remove(name) {
@@ -119,6 +138,7 @@ impl ViewDoc {
             &self.artifacts,
             &self.config,
             &self.pending_interrupts,
+            &self.agent_state,
             &self.tasks,
         ]) {
             view.insert(name.into(), Value::Object(map.clone()));
@@ -279,6 +299,24 @@ impl ViewDoc {
                 });
             }
             self.config.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+impl ViewDoc {
+    /// Merges the state an agent reported into `/view/state`, key by key:
+    /// a new key is added, a changed one diffed against its old value.
+    pub(crate) fn merge_agent_state(&mut self, reported: &Map<String, Value>) {
+        for (key, value) in reported {
+            if self.agent_state.get(key) != Some(value) {
+                put(
+                    &mut self.agent_state,
+                    &mut self.changes,
+                    "state",
+                    key,
+                    value.clone(),
+                );
+            }
         }
     }
 }

@@ -714,7 +714,34 @@ mod random {
             )),
             "[a-z]{1,4}".prop_map(hints::error_part),
             Just(Part::data(json!({"k": [1, 2]}))),
+            // Another agent's output: text, reasoning and tool calls of
+            // one of two subagent runs.
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, s)| subagent(s, Part::text(t))),
+            ("[a-z]{0,4}", 0..2u8).prop_map(|(t, s)| subagent(s, hints::thinking_part(t, "st", 0))),
+            (0..2u8).prop_map(|s| subagent(
+                s,
+                hints::tool_call_part(&format!("sub-call{s}"), "t", json!({}))
+            )),
+            Just(predicted(hints::tool_call_part(
+                "write",
+                "write",
+                json!({"d": "x"})
+            ))),
         ]
+    }
+
+    fn subagent(run: u8, part: Part) -> Part {
+        PartHints::default()
+            .from_subagent(&format!("sub{run}"), "helper")
+            .apply(part)
+    }
+
+    fn predicted(mut part: Part) -> Part {
+        part.metadata.get_or_insert_with(Metadata::new).insert(
+            hints::PREDICT_STATE.to_owned(),
+            json!([{"state_key": "d", "tool_argument": "d"}]),
+        );
+        part
     }
 
     fn item() -> impl Strategy<Value = StreamResponse> {
@@ -734,6 +761,13 @@ mod random {
             Just(say(TaskState::Failed, "f", "broke")),
             Just(say(TaskState::Rejected, "r", "no")),
             Just(say(TaskState::InputRequired, "q", "more?")),
+            Just(status(
+                TaskState::InputRequired,
+                Some(msg(
+                    "ui",
+                    vec![hints::tool_call_part("ui-call", "show", json!({}))]
+                ))
+            )),
         ]
     }
 
@@ -1050,6 +1084,7 @@ mod view_projection {
                         "parts": [{"text": "a"}, {"text": "b"}, {"text": "c"}],
                     }},
                     "config": {"theme": "dark"},
+                    "state": {},
                 },
             })
         );

@@ -137,6 +137,7 @@ pub trait BackendFactory: Send + Sync + 'static {
 pub fn client_error(error: ClientError) -> BridgeError {
     match error {
         ClientError::Protocol(e) => agent_error(e),
+        ClientError::TooLarge { message } => BridgeError::RequestTooLarge(message),
         ClientError::Transport { message, .. } => BridgeError::AgentUnavailable(message),
         ClientError::OAuth(message) => BridgeError::AgentUnavailable(format!("OAuth2: {message}")),
         ClientError::Http {

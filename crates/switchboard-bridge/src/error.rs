@@ -38,6 +38,11 @@ pub enum BridgeError {
     /// The agent could not be reached (connection refused, timeout, TLS).
     #[error("agent unavailable: {0}")]
     AgentUnavailable(String),
+    /// The agent refused the bridge's request as too large (HTTP 413): the
+    /// run's message (its history, context, tools and state included) is
+    /// over the agent's body limit.
+    #[error("the agent refused the request as too large: {0}")]
+    RequestTooLarge(String),
     /// The agent answered with an A2A error.
     #[error("agent error {code}: {message}")]
     Agent {
@@ -62,6 +67,7 @@ impl BridgeError {
             BridgeError::InvalidResume(_) => "bridge:invalid_resume",
             BridgeError::NothingToSend(_) => "bridge:nothing_to_send",
             BridgeError::AgentUnavailable(_) => "bridge:agent_unavailable",
+            BridgeError::RequestTooLarge(_) => "bridge:request_too_large",
             BridgeError::Agent { .. } => "bridge:agent_error",
             BridgeError::AgentProtocol(_) => "bridge:agent_protocol",
         }

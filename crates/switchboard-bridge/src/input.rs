@@ -39,7 +39,8 @@
 //! | Engram config message (see below) | data part `{"type": "engram.config", ...payload}` |
 //! | `context` | `message.metadata.agui.context` |
 //! | `tools` (frontend tools) | `message.metadata.agui.tools` |
-//! | `threadId`, `runId`, `parentRunId`, `state`, `forwardedProps` | not sent |
+//! | `state`, its keys other than `view` (the UI's own state), with [`BridgeConfig::forward_state`] | `message.metadata.agui.state` |
+//! | `threadId`, `runId`, `parentRunId`, `state` (unless forwarded), `forwardedProps` | not sent |
 //!
 //! Every part, in the turn and in the history, carries
 //! `metadata.agui = {"messageId": <AG-UI id>, "role": <AG-UI role>}`, so the
@@ -156,6 +157,9 @@ pub fn outbound(
     if let Some(tools) = input.tools.as_ref().filter(|t| !t.is_empty()) {
         agui.insert("tools".into(), to_json(tools)?);
     }
+    if let Some(state) = ui_state(input.state.as_ref()).filter(|_| config.forward_state) {
+        agui.insert("state".into(), state);
+    }
     if addressing.context_id.is_none() {
         let used = json_len(&agui);
         let budget = config.max_history_bytes.saturating_sub(used);
@@ -188,6 +192,21 @@ pub fn outbound(
         message,
         extensions,
     }))
+}
+
+/// The UI's own part of the client's state: its keys other than `view`
+/// (the bridge's projection, which the agent has: it is what the agent
+/// reported). `None` when that is nothing.
+fn ui_state(state: Option<&Value>) -> Option<Value> {
+    let Some(Value::Object(state)) = state else {
+        return None;
+    };
+    let own: Map<String, Value> = state
+        .iter()
+        .filter(|(key, _)| key.as_str() != "view")
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!own.is_empty()).then_some(Value::Object(own))
 }
 
 /// The message that answers the interrupt of `task` (paused in
@@ -673,6 +692,24 @@ mod tests {
                     {"text": "to Oslo", "metadata": {"agui": {"messageId": "u3", "role": "user"}}},
                 ],
             })
+        );
+    }
+
+    #[test]
+    fn the_uis_state_goes_along_only_when_forwarded() {
+        let mut run = input(json!([{"role": "user", "id": "u1", "content": "Hi"}]));
+        run.state = Some(json!({"notes": ["a"], "view": {"contextId": "ctx-from-state"}}));
+        let off = send(&run, &known_context(), &BridgeConfig::default());
+        assert_eq!(off.message.metadata, None);
+        let config = BridgeConfig {
+            forward_state: true,
+            ..BridgeConfig::default()
+        };
+        let on = send(&run, &known_context(), &config);
+        assert_eq!(
+            wire(&on)["metadata"],
+            json!({"agui": {"state": {"notes": ["a"]}}}),
+            "the UI's keys, not the bridge's view"
         );
     }
 

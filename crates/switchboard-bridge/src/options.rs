@@ -105,6 +105,11 @@ pub struct BridgeConfig {
     /// Route messages that carry the Engram extension to the agent's config
     /// lane (off by default; without it they are ordinary messages).
     pub engram: bool,
+    /// Forward the UI's own state — the client's `state` but the bridge's
+    /// `view` — in `metadata.agui.state` (off by default, ADR 0001: the
+    /// state is the UI's, and may hold what the UI keeps of its own ids;
+    /// on, for shared state, it reaches the agent as the UI wrote it).
+    pub forward_state: bool,
     /// Cancel the task (`CancelTask`) when the client goes away before its
     /// run ended (off by default: the task keeps running and a later run
     /// reconnects to it).
@@ -127,6 +132,7 @@ impl Default for BridgeConfig {
         BridgeConfig {
             forward_system_messages: false,
             engram: false,
+            forward_state: false,
             cancel_on_disconnect: false,
             max_history_bytes: DEFAULT_HISTORY_BYTES,
         }

@@ -18,7 +18,9 @@
 //!    name the AG-UI run only; they never reach the agent. Messages of the
 //!    input that the named task already holds (its history's parts name the
 //!    AG-UI messages they came from) are not new: clients send the whole
-//!    conversation on every run.
+//!    conversation on every run. Results of tools a task of the context
+//!    waits on (an input-required status calling frontend tools) go to
+//!    that task.
 //! 2. **Resume.** An input with `resume` answers the interrupt of a paused
 //!    task (the task named by `taskId`, else by the interrupt in the
 //!    client's `view.pendingInterrupts`, else by the interrupt id's
@@ -95,10 +97,11 @@ use switchboard_agui::events::{
     MessagesSnapshot, ReasoningMessage, RunAgentInput, RunError, RunFinished, RunFinishedOutcome,
     RunStarted, StateSnapshot, TextRole, ToolCall, ToolMessage, UserMessage,
 };
+use switchboard_agui::hints::{PartHints, PartRole, read_tool_call};
 use switchboard_agui::{Converter, ConverterOptions, PROTOCOL_VERSION};
 use switchboard_protocol::{
     A2AError, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
-    StreamResponse, Task, TaskStatusUpdateEvent,
+    StreamResponse, Task, TaskState, TaskStatusUpdateEvent,
 };
 
 use crate::backend::{A2aEvent, A2aStream, Backend, agent_error};
@@ -410,7 +413,7 @@ impl Driver {
         if let Some(task) = &task {
             check_context(&options, task)?;
         }
-        let addressing = Addressing {
+        let mut addressing = Addressing {
             context_id: options
                 .context_id
                 .clone()
@@ -418,10 +421,16 @@ impl Driver {
                 .or_else(|| self.context_from_state()),
             task_id: options.task_id.clone(),
         };
-        let unseen = match (&task, &addressing.context_id) {
+        let mut known_task = task.is_some();
+        let unseen = match (&task, addressing.context_id.clone()) {
             (Some(task), _) => without_seen(&self.input, task.history()),
             (None, Some(context)) => {
-                let tasks = self.context_tasks(context).await?;
+                let tasks = self.context_tasks(&context).await?;
+                // Results of the tools a task waits on go to that task.
+                if let Some(waiting) = waiting_for_results(&self.input, &tasks) {
+                    addressing.task_id = Some(waiting.id.clone());
+                    known_task = true;
+                }
                 without_seen(&self.input, tasks.iter().flat_map(Task::history))
             }
             (None, None) => Cow::Borrowed(&self.input),
@@ -438,8 +447,8 @@ impl Driver {
                 "the input has no new message and names no taskId to reconnect to".into(),
             )),
             (None, Some(task)) => self.reconnect(options.mode, task).await,
-            (Some(outbound), task) => match options.mode {
-                Mode::Stream | Mode::Cancel => self.stream(outbound, task.is_some()).await,
+            (Some(outbound), _) => match options.mode {
+                Mode::Stream | Mode::Cancel => self.stream(outbound, known_task).await,
                 Mode::Send => self.send(outbound).await,
             },
         }
@@ -768,6 +777,35 @@ fn without_seen<'a, 'm>(
     let mut unseen = input.clone();
     unseen.messages.retain(|m| !seen.contains(m.id()));
     Cow::Owned(unseen)
+}
+
+/// The task of `tasks` that waits on the client to run tools (in
+/// input-required, its status message calling them: frontend tools) whose
+/// results `input` holds: where those results go. Clients answer a pending
+/// tool call with a `tool` message in their next run, naming only the call.
+fn waiting_for_results<'t>(input: &RunAgentInput, tasks: &'t [Task]) -> Option<&'t Task> {
+    let results: HashSet<&str> = input
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            AguiMessage::Tool(t) => Some(t.tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    if results.is_empty() {
+        return None;
+    }
+    tasks.iter().find(|task| {
+        task.status.state == TaskState::InputRequired
+            && task.status.message.as_ref().is_some_and(|m| {
+                m.parts.iter().any(|part| {
+                    let hints = PartHints::read(part);
+                    hints.role() == PartRole::ToolCall
+                        && read_tool_call(part, &hints)
+                            .is_some_and(|c| results.contains(c.id.as_str()))
+                })
+            })
+    })
 }
 
 /// A different explicit `contextId` than the task's is an error (ADR 0001).

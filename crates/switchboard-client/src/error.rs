@@ -7,6 +7,8 @@
 //!   A2A error code is available through [`ClientError::code`].
 //! * [`ClientError::Http`]: an HTTP error status without a JSON-RPC error in
 //!   the body (a proxy's 502, an auth gateway's 401, a 404 for a wrong path).
+//! * [`ClientError::TooLarge`]: the agent refused the request as too large
+//!   (HTTP 413), whatever body it answered with.
 //! * [`ClientError::Transport`]: the request never got an answer: connection
 //!   refused, TLS failure, timeout, connection dropped mid-stream.
 //! * [`ClientError::Decode`]: the agent answered, but not with what A2A says
@@ -34,6 +36,15 @@ pub enum ClientError {
         status: u16,
         /// The response body (truncated to a few KiB), for diagnostics.
         body: String,
+    },
+    /// The agent refused the request as too large (HTTP 413): its body is
+    /// over the agent's limit. Told apart from other refusals because the
+    /// caller's remedy differs (send less), whether the agent wrote its
+    /// reason as a JSON-RPC error, a `google.rpc.Status` or plain text.
+    #[error("the agent refused the request as too large: {message}")]
+    TooLarge {
+        /// The agent's message (its error's message, else the body's start).
+        message: String,
     },
     /// The request could not be sent or its answer could not be read:
     /// connection refused, DNS, TLS, a timeout, a connection reset.
@@ -107,6 +118,28 @@ impl ClientError {
         }
     }
 
+    /// The error for an HTTP 413 answer, with the agent's reason: the
+    /// message of the A2A error `protocol` read from the body, else the
+    /// body's text.
+    pub(crate) fn too_large(protocol: Option<&A2AError>, body: &[u8]) -> Self {
+        let message = match protocol {
+            Some(e) => e.to_string(),
+            None => {
+                let text: String = String::from_utf8_lossy(body)
+                    .trim()
+                    .chars()
+                    .take(MAX_TOO_LARGE_TEXT)
+                    .collect();
+                if text.is_empty() {
+                    "HTTP 413".to_owned()
+                } else {
+                    text
+                }
+            }
+        };
+        ClientError::TooLarge { message }
+    }
+
     /// Wraps a `reqwest` error, flattening its cause chain into one line.
     pub(crate) fn transport(err: &reqwest::Error) -> Self {
         ClientError::Transport {
@@ -144,6 +177,9 @@ pub fn flatten_chain(err: &(dyn std::error::Error + 'static)) -> String {
 /// The message the server sent, for an error built by
 /// [`A2AError::from_code`] (which stores it in the variant's text field);
 /// variants without such a field show their standard text.
+/// At most this much of a plain-text 413 body becomes the error's message.
+const MAX_TOO_LARGE_TEXT: usize = 1024;
+
 fn body_suffix(body: &str) -> String {
     let trimmed = body.trim();
     if trimmed.is_empty() {

@@ -34,7 +34,7 @@ use crate::AppState;
 use crate::gate::Gate;
 use crate::params::{ProtocolVersion, explicit_version, last_event_id};
 pub(crate) use crate::preamble::Reply;
-use crate::preamble::{agui_or_reply, json_response, read_body, require_json};
+use crate::preamble::{agui_or_reply, json_response, read_body, read_body_prefix, require_json};
 use crate::sse::{SseFrame, event_frames, sse_response};
 
 /// Handles a POST to the JSON-RPC endpoint.
@@ -152,7 +152,7 @@ const REFUSED_BODY_BYTES: usize = 64 * 1024;
 /// [`REFUSED_BODY_BYTES`], holds one; a null id otherwise.
 #[cold]
 async fn refused_response(app: &AppState, body: Body, err: &A2AError) -> Response {
-    let id = match read_body(body, REFUSED_BODY_BYTES.min(app.max_body_bytes)).await {
+    let id = match read_body_prefix(body, REFUSED_BODY_BYTES.min(app.max_body_bytes)).await {
         Ok(bytes) => parse_request(&bytes).map_or_else(|(id, _)| id, |rpc| rpc.id),
         Err(_) => RequestId::Null,
     };

@@ -24,9 +24,39 @@ use crate::sse::add_headers;
 /// into one buffer as they come, sized by its `Content-Length` when it
 /// declares one, so a large body is held once: not as its pieces plus their
 /// joined copy, nor in a buffer grown by doubling to twice its size.
+///
+/// A body found too large is then read on and dropped, up to
+/// [`OVERSIZE_DRAIN_BYTES`] past the limit, before the caller answers
+/// 413: a connection closed with request bytes still unread is *reset*
+/// (TCP sends RST, not FIN, when unread data is discarded), and the reset
+/// throws away the 413 the client has not read yet, so the client would
+/// see only "connection reset". Read to its end, the body costs nothing
+/// more than its bytes (each chunk is dropped as it comes, its memory
+/// budget charge with it), and the client reads why it was refused. A
+/// body that declares more than that, or sends more, is not waited for.
 pub(crate) async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
+    read_limited(body, max_bytes, true).await
+}
+
+/// How far past the limit an oversized body is read (and dropped) so that
+/// its client can read the 413 ([`read_body`]).
+pub(crate) const OVERSIZE_DRAIN_BYTES: usize = 8 * 1024 * 1024;
+
+/// [`read_body`] for a caller that is refused anyway (the gate said no):
+/// what does not fit is not read on.
+pub(crate) async fn read_body_prefix(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
+    read_limited(body, max_bytes, false).await
+}
+
+async fn read_limited(body: Body, max_bytes: usize, drain: bool) -> Result<Bytes, A2AError> {
     let too_large =
         || A2AError::InvalidRequest(format!("the request body exceeds {max_bytes} bytes"));
+    let drain_to = if drain {
+        max_bytes.saturating_add(OVERSIZE_DRAIN_BYTES)
+    } else {
+        0
+    };
+    let claimed = body.size_hint().exact();
     // What the body declares, as far as it may be believed: a larger
     // claim is read (and paced) until it passes the limit, as any body.
     let declared = body
@@ -42,6 +72,15 @@ pub(crate) async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2A
             chunk.map_err(|e| A2AError::InvalidRequest(format!("reading the body: {e}")))?;
         let len = first.as_ref().map_or(0, Bytes::len) + joined.as_ref().map_or(0, BytesMut::len);
         if len + chunk.len() > max_bytes {
+            let mut read = len + chunk.len();
+            let believable = claimed.is_none_or(|n| n <= drain_to as u64);
+            drop((first, joined, chunk));
+            while believable && read <= drain_to {
+                match stream.next().await {
+                    Some(Ok(more)) => read += more.len(),
+                    _ => break,
+                }
+            }
             return Err(too_large());
         }
         match (&mut joined, first.take()) {
@@ -129,5 +168,48 @@ pub(crate) fn agui_or_reply(
             extra,
         )),
         (reply, _) => Err(reply),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A body of `chunks` chunks of `size` bytes, sent as a stream (no
+    /// declared length), and a count of the chunks taken from it.
+    fn counted(chunks: usize, size: usize) -> (Body, Arc<AtomicUsize>) {
+        let taken = Arc::new(AtomicUsize::new(0));
+        let count = taken.clone();
+        let stream = futures::stream::iter(0..chunks).map(move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; size]))
+        });
+        (Body::from_stream(stream), taken)
+    }
+
+    #[tokio::test]
+    async fn an_oversized_body_is_read_to_its_end_within_the_drain_bound() {
+        // 64 KiB against a 4 KiB limit: refused, and read to the end so
+        // the connection closes cleanly behind the 413.
+        let (body, taken) = counted(64, 1024);
+        let err = read_body(body, 4096).await.unwrap_err();
+        assert!(err.to_string().contains("exceeds 4096 bytes"), "{err}");
+        assert_eq!(taken.load(Ordering::SeqCst), 64);
+        // Past the bound, reading stops.
+        let chunk = 1024 * 1024;
+        let (body, taken) = counted(64, chunk);
+        read_body(body, 4096).await.unwrap_err();
+        let read = taken.load(Ordering::SeqCst) * chunk;
+        assert!(read <= 4096 + OVERSIZE_DRAIN_BYTES + chunk, "{read}");
+        assert!(read < 64 * chunk);
+        // A refused caller's body is not read past its limit.
+        let (body, taken) = counted(64, 1024);
+        read_body_prefix(body, 4096).await.unwrap_err();
+        assert_eq!(taken.load(Ordering::SeqCst), 5);
     }
 }

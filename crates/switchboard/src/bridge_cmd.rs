@@ -123,6 +123,11 @@ pub struct BridgeArgs {
     /// `/view/config`. Off: they are ordinary messages.
     #[arg(long, env = "SWITCHBOARD_BRIDGE_ENGRAM")]
     pub engram: bool,
+    /// Forward the UI's own state (the AG-UI `state` but the bridge's
+    /// `view`) to the agent in `metadata.agui.state`, for shared state.
+    /// Off: the state stays in the UI (ADR 0001).
+    #[arg(long, env = "SWITCHBOARD_BRIDGE_FORWARD_STATE")]
+    pub forward_state: bool,
     /// Cancel a run's task (CancelTask) when its client goes away before
     /// the run ended. Off: the task keeps running, and a later run
     /// reconnects to it by its taskId.
@@ -303,6 +308,7 @@ impl BridgeArgs {
                 bridge: BridgeConfig {
                     forward_system_messages: self.forward_system_messages,
                     engram: self.engram,
+                    forward_state: self.forward_state,
                     cancel_on_disconnect: self.cancel_on_disconnect,
                     max_history_bytes: self.max_history_bytes,
                 },
@@ -504,6 +510,7 @@ mod tests {
         assert_eq!(config.keep_alive, Duration::from_secs(15));
         assert_eq!(config.run.agent_timeout, Duration::from_secs(300));
         assert!(!config.run.bridge.engram && !config.run.bridge.forward_system_messages);
+        assert!(!config.run.bridge.forward_state);
         let args = BridgeArgs::resolve(&argv(&[
             "--agent=http://a",
             "--engram",

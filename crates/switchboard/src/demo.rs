@@ -14,6 +14,10 @@
 //! | `/auth` | a task in auth-required (nothing can satisfy it; cancel it) |
 //! | `/think TEXT` | a task whose `answer` artifact streams AG-UI-hinted parts: reasoning, answer text and a code block |
 //! | `/tool TEXT` | a task whose `answer` artifact holds hinted tool calls (`word_count` succeeds, `dictionary` fails), an error report and the answer |
+//! | `/ui TEXT` | calls the first *frontend* tool the message offers (AG-UI `tools`, forwarded by the bridge in `metadata.agui.tools`) with `{"text": TEXT}`: input-required, the status message holding the hinted call; the tool's result (a `tool-result` data part) on the same task completes it with a `result` artifact quoting it |
+//! | `/note TEXT` | adds TEXT to the UI's notes (`metadata.agui.state.notes`, as `bridge --forward-state` forwards the UI's state) and reports them as its own state (`agui_state` `{"notes": […]}`) |
+//! | `/plan N` | a plan of N steps reported as its state (`agui_state` `{"plan": {"steps": [{"description", "status"}]}}`), each step marked `done` as it is worked on, then a summary |
+//! | `/write TEXT` | a `write_document` tool call (hinted `agui_predict_state`: the `document` argument predicts the state's `document`), its result, then the document as its state |
 //! | `/message TEXT` | a direct message reply, no task |
 //! | `/help` | a direct message listing these commands |
 //!
@@ -24,6 +28,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_agui::TaskEventsExt;
+use switchboard_agui::hints::{self, AGENT_STATE, PartHints};
 use switchboard_agui::hitl::{FORM_RESPONSE_TYPE, FORM_TYPE, HitlForm};
 use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
 use switchboard_protocol::progress::ProgressLimits;
@@ -50,6 +55,12 @@ switchboard demo agent — commands:
   /auth           waits in auth-required until canceled
   /think TEXT     reasoning, then an answer and a code block (AG-UI hinted parts)
   /tool TEXT      tool calls with a result and a failure (AG-UI hinted parts)
+  /ui TEXT        calls the first frontend tool you offer (AG-UI tools) and waits
+                  (input-required) for its result on the same task
+  /note TEXT      adds TEXT to the notes of your state, reports them as its state
+  /plan N         a plan of N steps in its state, each marked done as it goes
+  /write TEXT     writes TEXT with a write_document tool call whose argument
+                  predicts the document in its state
   /message TEXT   a direct message reply, no task
   /help           this text";
 
@@ -74,6 +85,10 @@ pub fn demo_card() -> AgentCard {
             .with_examples(&["hello world"]),
     )
     .with_skill(
+        AgentSkill::new("agui", "AG-UI features", "What AG-UI frontends show through an A2A agent: reasoning (/think), backend tools (/tool), frontend tools (/ui), shared state (/note), a plan in the state (/plan), predicted state (/write).", &["agui", "demo"])
+            .with_examples(&["/think count these words", "/tool hello there", "/ui hello", "/note buy milk", "/plan 3", "/write Once upon a time"]),
+    )
+    .with_skill(
         AgentSkill::new("lifecycle", "Task life-cycle demos", "Commands that show each task state: /steps, /ask, /approve, /long, /fail, /reject, /auth, /message.", &["demo"])
             .with_examples(&["/ask", "/approve the deploy", "/long 10", "/steps 3"]),
     )
@@ -92,6 +107,15 @@ impl AgentExecutor for DemoAgent {
             .filter(|f| f.form_id == APPROVAL_FORM)
         {
             return decide(&form, &ctx.message, &events).await;
+        }
+        // A follow-up to /ui carries the frontend tool's result.
+        if let Some(call) = ctx
+            .task
+            .as_ref()
+            .and_then(|t| t.status.message.as_ref())
+            .and_then(awaited_call)
+        {
+            return tool_answered(&call, &ctx.message, &events).await;
         }
         // A follow-up to /ask carries the answer.
         if ctx.is_follow_up() {
@@ -132,6 +156,13 @@ impl AgentExecutor for DemoAgent {
                 Ok(())
             }
             "think" => self.think(arg, &events).await,
+            "ui" => frontend_tool(arg, &ctx.message, &events).await,
+            "note" => note(arg, &ctx.message, &events).await,
+            "plan" => {
+                self.plan(arg.parse().unwrap_or(3).clamp(1, 20), &events)
+                    .await
+            }
+            "write" => write(arg, &events).await,
             "tool" => self.tool(arg, &events).await,
             "ask" => Ok(events
                 .ask("What is your name? (reply on this task)")
@@ -236,7 +267,142 @@ async fn decide(form: &HitlForm, answer: &Message, events: &TaskEvents) -> Resul
     Ok(())
 }
 
+/// What the bridge forwards of the AG-UI run in the message's metadata
+/// (`metadata.agui.<key>`).
+fn agui_metadata<'m>(message: &'m Message, key: &str) -> Option<&'m Value> {
+    message.metadata.as_ref()?.get("agui")?.get(key)
+}
+
+/// A status update whose metadata reports `state` as the agent's own
+/// (`agui_state`: AG-UI UIs show it in the bridge's `/view/state`).
+async fn report_state(events: &TaskEvents, note: &str, state: Value) -> Result<(), BoxError> {
+    let status = TaskStatus::new(TaskState::Working).with_message(Message::agent_text(note));
+    let metadata = switchboard_protocol::Metadata::from_iter([(AGENT_STATE.to_owned(), state)]);
+    Ok(events.status(status, Some(metadata)).await?)
+}
+
+/// `/ui`: calls the first frontend tool the message offers with
+/// `{"text": TEXT}` and waits (input-required) for the client to run it.
+async fn frontend_tool(text: &str, message: &Message, events: &TaskEvents) -> Result<(), BoxError> {
+    let tool = agui_metadata(message, "tools")
+        .and_then(Value::as_array)
+        .and_then(|tools| tools.first())
+        .and_then(|tool| tool["name"].as_str());
+    let Some(tool) = tool else {
+        return Ok(events
+            .reply_text("/ui calls a frontend tool, and this message offers none (AG-UI tools)")
+            .await?);
+    };
+    let id = format!("{}-{tool}", events.task_id());
+    let call = hints::tool_call_part(&id, tool, json!({"text": text}));
+    let question = Message::new(Role::Agent, vec![call]);
+    let status = TaskStatus::new(TaskState::InputRequired).with_message(question);
+    Ok(events.status(status, None).await?)
+}
+
+/// The tool call an input-required status message makes (a `/ui` task waiting).
+fn awaited_call(message: &Message) -> Option<hints::ToolCallHint> {
+    message.parts.iter().find_map(|part| {
+        let h = PartHints::read(part);
+        (h.role() == hints::PartRole::ToolCall)
+            .then(|| hints::read_tool_call(part, &h))
+            .flatten()
+    })
+}
+
+/// Completes a `/ui` task with the result the client sent for `call`
+/// (a `tool-result` data part, as the bridge forwards AG-UI tool messages).
+async fn tool_answered(
+    call: &hints::ToolCallHint,
+    answer: &Message,
+    events: &TaskEvents,
+) -> Result<(), BoxError> {
+    let result = answer.parts.iter().find_map(|p| match &p.content {
+        PartContent::Data(d)
+            if d["type"] == "tool-result" && d["toolCallId"] == call.id.as_str() =>
+        {
+            Some(match &d["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+        }
+        _ => None,
+    });
+    let Some(result) = result else {
+        return Ok(events
+            .fail(format!("expected the result of tool call {}", call.id))
+            .await?);
+    };
+    events.working("got the tool's result").await?;
+    events
+        .artifact_text("result", format!("{} answered: {result}", call.name))
+        .await?;
+    Ok(())
+}
+
+/// `/note`: the UI's notes (its state, forwarded by the bridge) plus TEXT,
+/// reported as the agent's state.
+async fn note(text: &str, message: &Message, events: &TaskEvents) -> Result<(), BoxError> {
+    let mut notes: Vec<Value> = agui_metadata(message, "state")
+        .and_then(|s| s["notes"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    if !text.is_empty() {
+        notes.push(Value::from(text));
+    }
+    let count = notes.len();
+    report_state(events, "noting", json!({"notes": notes})).await?;
+    events
+        .artifact_text("noted", format!("{count} notes"))
+        .await?;
+    Ok(())
+}
+
+/// `/write`: a `write_document` tool call whose `document` argument
+/// predicts the state's `document`, its result, then that state.
+async fn write(text: &str, events: &TaskEvents) -> Result<(), BoxError> {
+    let document = if text.is_empty() {
+        "Once upon a time"
+    } else {
+        text
+    };
+    events.working("writing").await?;
+    let id = format!("{}-write_document", events.task_id());
+    let mut call = hints::tool_call_part(&id, "write_document", json!({"document": document}));
+    call.metadata.get_or_insert_with(Default::default).insert(
+        hints::PREDICT_STATE.to_owned(),
+        json!([{"state_key": "document", "tool_argument": "document"}]),
+    );
+    let mut writer = events.artifact_writer("document");
+    writer.append(call).await?;
+    writer
+        .finish(hints::tool_result_part(&id, "written", None))
+        .await?;
+    report_state(events, "written", json!({"document": document})).await?;
+    Ok(())
+}
+
 impl DemoAgent {
+    /// `/plan`: a plan of `n` steps as the agent's state, each step marked
+    /// `done` (a new state report: the UI gets the one step's change) as
+    /// it is worked on.
+    async fn plan(&self, n: u32, events: &TaskEvents) -> Result<(), BoxError> {
+        let mut steps: Vec<Value> = (1..=n)
+            .map(|i| json!({"description": format!("step {i}"), "status": "pending"}))
+            .collect();
+        report_state(events, "planned", json!({"plan": {"steps": steps}})).await?;
+        for i in 0..steps.len() {
+            self.pause().await;
+            steps[i]["status"] = json!("done");
+            let note = format!("step {} of {n} done", i + 1);
+            report_state(events, &note, json!({"plan": {"steps": steps}})).await?;
+        }
+        events
+            .artifact_text("summary", format!("planned and did {n} steps"))
+            .await?;
+        Ok(())
+    }
+
     /// Three pieces of work in parallel, each with its own tracker: a
     /// download of 40 files, an index of 25 shards, and a scan whose size is
     /// unknown until it ends. Each reports as it goes; the emitter keeps
@@ -435,7 +601,10 @@ pub fn echo_card() -> AgentCard {
 /// Forwards each message to another A2A agent with switchboard's client and
 /// answers with that agent's reply: send `URL TEXT` (the URL the other
 /// agent's card is served under). It shows an agent-to-agent hop: with
-/// tracing on, the outgoing call joins the incoming request's trace.
+/// tracing on, the outgoing call joins the incoming request's trace; the
+/// reply's part is hinted as the other agent's run (`agui_subagent_run_id`
+/// = its task or message id, `agui_subagent_name` = its card's name), so
+/// AG-UI UIs show it as a subagent's output.
 ///
 /// It calls whatever URL it is given, so serve it (`--agent relay`) only
 /// where callers are trusted: it is a demo and test agent.
@@ -450,20 +619,31 @@ impl AgentExecutor for Relay {
             return Err("send `URL TEXT`: the agent to call and what to send it".into());
         };
         let client = switchboard_client::A2AClient::connect(url).await?;
-        let answer = match client.send_text(rest.trim()).await? {
-            switchboard_protocol::SendMessageResponse::Message(m) => m.text(),
-            switchboard_protocol::SendMessageResponse::Task(t) => t
-                .artifacts
-                .unwrap_or_default()
-                .iter()
-                .map(|a| a.text())
-                .collect::<Vec<_>>()
-                .join("\n"),
+        let name = client
+            .card()
+            .map_or_else(|| url.to_owned(), |card| card.name.clone());
+        let (run, answer) = match client.send_text(rest.trim()).await? {
+            switchboard_protocol::SendMessageResponse::Message(m) => {
+                (m.task_id.clone().unwrap_or(m.message_id.clone()), m.text())
+            }
+            switchboard_protocol::SendMessageResponse::Task(t) => {
+                let text = t
+                    .artifacts
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|a| a.text())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                (t.id, text)
+            }
             other => return Err(format!("unexpected answer: {other:?}").into()),
         };
-        Ok(events
-            .reply(Message::new(Role::Agent, vec![Part::text(answer)]))
-            .await?)
+        // The answer is the other agent's output: hinted as its run's, so
+        // an AG-UI UI shows it as a subagent's.
+        let part = PartHints::default()
+            .from_subagent(&run, &name)
+            .apply(Part::text(answer));
+        Ok(events.reply(Message::new(Role::Agent, vec![part])).await?)
     }
 }
 
@@ -474,6 +654,7 @@ pub fn relay_card() -> AgentCard {
         "Forwards `URL TEXT` to the agent at URL and answers with its reply.",
         env!("CARGO_PKG_VERSION"),
     )
+    .with_streaming(true)
     .with_skill(AgentSkill::new(
         "relay",
         "Relay",

@@ -853,3 +853,29 @@ async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
         assert_eq!(view_task(&answer.final_state()).1, "completed");
     }
 }
+
+/// An agent that refuses the bridge's request as too large (its body
+/// limit, HTTP 413) is reported as that, with the agent's reason, over
+/// each HTTP binding; not as an unreachable agent whose connection reset.
+#[tokio::test]
+async fn an_agent_that_refuses_the_request_as_too_large_is_reported_so() {
+    let serve = Serve::start_with("memory", &["--max-body-bytes", "4096"]);
+    // Far larger than the socket buffers, so the agent refuses it long
+    // before the bridge has sent it all (the bridge takes up to 32 MiB).
+    let text = "x".repeat(6 * 1024 * 1024);
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let bridge = BridgeProc::start(
+            &serve.base(),
+            &["--prefer-binding", binding, "--max-body-bytes", "33554432"],
+        );
+        let answer = post(&bridge.url(), &input(&text, json!({}), None), &[])
+            .await
+            .verified();
+        let (code, message) = answer.error().expect("a RUN_ERROR");
+        assert_eq!(code, "bridge:request_too_large", "{binding}: {message}");
+        assert!(
+            message.contains("the request body exceeds 4096 bytes"),
+            "{binding}: {message}"
+        );
+    }
+}

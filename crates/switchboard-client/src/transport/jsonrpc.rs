@@ -150,6 +150,14 @@ fn decode_response(
     id: &RequestId,
 ) -> Result<Box<RawValue>, ClientError> {
     let parsed: Result<JsonRpcResponseOwned, _> = serde_json::from_slice(body);
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        let error = parsed.ok().and_then(|resp| resp.error);
+        let protocol = error.as_ref().map(ClientError::from_rpc);
+        return Err(ClientError::too_large(
+            protocol.as_ref().and_then(ClientError::as_protocol),
+            body,
+        ));
+    }
     match parsed {
         Ok(resp) => {
             // A JSON-RPC error wins over the HTTP status: the JS SDK sends

@@ -350,6 +350,9 @@ fn google_error(status: u16, body: &[u8]) -> Option<A2AError> {
 
 /// The error for a non-2xx answer.
 fn error_from_http(status: StatusCode, body: &[u8]) -> ClientError {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ClientError::too_large(google_error(413, body).as_ref(), body);
+    }
     if let Some(e) = google_error(status.as_u16(), body) {
         return ClientError::Protocol(e);
     }
@@ -498,6 +501,28 @@ mod tests {
         assert!(
             matches!(e, ClientError::Protocol(A2AError::Unauthenticated(_))),
             "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_413_is_too_large_with_the_agents_reason() {
+        let body = json!({"error": {"code": 400, "status": "INVALID_ARGUMENT",
+            "message": "the request body exceeds 4096 bytes"}});
+        let e = error_from_http(StatusCode::PAYLOAD_TOO_LARGE, body.to_string().as_bytes());
+        let ClientError::TooLarge { message } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            message.contains("the request body exceeds 4096 bytes"),
+            "{message}"
+        );
+        // A proxy's plain-text 413.
+        let e = error_from_http(StatusCode::PAYLOAD_TOO_LARGE, b"Request Entity Too Large");
+        assert_eq!(
+            e,
+            ClientError::TooLarge {
+                message: "Request Entity Too Large".into()
+            }
         );
     }
 }
