@@ -586,6 +586,7 @@ fn error_kind(e: &ClientError) -> &'static str {
         ClientError::Decode(_) => "decode",
         ClientError::NoSupportedInterface { .. } => "noSupportedInterface",
         ClientError::Config(_) => "config",
+        ClientError::TooLarge { .. } => "tooLarge",
         _ => "other",
     }
 }
