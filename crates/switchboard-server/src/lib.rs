@@ -652,12 +652,16 @@ impl A2aServer {
     /// Connections are held to the [`connection_limits`](Self::connection_limits)
     /// (timeouts, caps; see [`limits`]). With
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
-    /// the delivery worker last.
+    /// the delivery worker last. Before the first connection is accepted,
+    /// the runs a previous process left unfinished in a durable store are
+    /// failed ([`RequestHandler::recover_abandoned`]), so no caller sees
+    /// them working.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.handler.recover_abandoned().await;
         #[cfg(feature = "push")]
         let push = match &self.push {
             Some(wired) => Some(

@@ -361,9 +361,6 @@ pub struct Stores {
     pub postgres: Option<switchboard_store_postgres::PgStore>,
     /// Membership in a replica set, when the store is shared (PostgreSQL).
     pub cluster: Option<Arc<dyn Cluster>>,
-    /// Tasks a previous process left submitted or working (SQLite): their
-    /// runs died with it, so they are failed at start-up.
-    pub abandoned: Vec<(String, String)>,
 }
 
 /// Opens the stores the configuration names, with their push side. A
@@ -379,7 +376,6 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
             push: Some(store),
             postgres: None,
             cluster: None,
-            abandoned: Vec::new(),
         });
     }
     if url.starts_with("sqlite:") {
@@ -388,16 +384,11 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
                 .await
                 .with_context(|| format!("opening the SQLite store {url}"))?,
         );
-        let abandoned = store
-            .unfinished_runs()
-            .await
-            .context("looking for tasks a previous run left unfinished")?;
         return Ok(Stores {
             tasks: store.clone(),
             push: Some(store),
             postgres: None,
             cluster: None,
-            abandoned,
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -420,7 +411,6 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
             push: Some(shared),
             postgres: Some(store),
             cluster: Some(cluster),
-            abandoned: Vec::new(),
         });
     }
     Ok(Stores {
@@ -428,7 +418,6 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
         push: None,
         postgres: None,
         cluster: None,
-        abandoned: Vec::new(),
     })
 }
 
@@ -682,18 +671,6 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     } else if cfg.sign_card {
         bail!(
             "sign_card signs the card with the push signing keys: turn push on, or sign_card off"
-        );
-    }
-    if !stores.abandoned.is_empty() {
-        let failed = handler
-            .fail_abandoned(
-                &stores.abandoned,
-                "the server stopped while this task was running; its run was lost and it cannot continue",
-            )
-            .await;
-        tracing::warn!(
-            failed,
-            "failed tasks the previous server process left running"
         );
     }
     // Never the store URL's password, in the log or on stdout.
