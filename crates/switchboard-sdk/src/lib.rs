@@ -12,6 +12,7 @@
 //! | `postgres` | no | `store::postgres::PgStore`: several replicas on one database |
 //! | `push` | no | `server::push`: `A2aServer::push(PushOptions)`, signed webhook delivery with retries and an SSRF guard |
 //! | `client` | no | `client::A2AClient`: talk to any A2A agent |
+//! | `auth` | no | `auth`: API keys and JWTs for `A2aServer::authenticator`, advertised on the card |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
@@ -37,7 +38,8 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
 //! A2aServer::new(handler)
 //!     .public_url("http://127.0.0.1:9090")
-//!     .serve(listener, std::future::pending())
+//!     // Ctrl-C or SIGTERM: stop accepting, let running tasks settle, exit.
+//!     .serve(listener, shutdown_signal())
 //!     .await
 //! # }
 //! ```
@@ -55,9 +57,24 @@ pub use switchboard_core as agent;
 #[cfg(feature = "server")]
 pub use switchboard_server as server;
 
+/// Resolves on Ctrl-C or SIGTERM: give it to `A2aServer::serve` so that a
+/// service manager's stop drains the server (no new connections, running
+/// tasks settle within a grace period, open streams end with their final
+/// event) and the process exits cleanly.
+#[cfg(feature = "server")]
+pub use switchboard_server::shutdown_signal;
+
 /// The A2A client (feature `client`).
 #[cfg(feature = "client")]
 pub use switchboard_client as client;
+
+/// Authenticators (feature `auth`): hashed API keys (`auth::ApiKeys`),
+/// JWTs checked against a JWKS (`auth::JwtBearer`), tried in order by
+/// `auth::Schemes`. Given to `A2aServer::authenticator`, the schemes guard
+/// every binding before a body is read and are written on the served card
+/// (`securitySchemes`, `securityRequirements`) without further calls.
+#[cfg(feature = "auth")]
+pub use switchboard_auth as auth;
 
 /// Push notification delivery (feature `push`).
 #[cfg(feature = "push")]
@@ -90,7 +107,7 @@ pub mod prelude {
     };
 
     #[cfg(feature = "server")]
-    pub use switchboard_server::A2aServer;
+    pub use switchboard_server::{A2aServer, shutdown_signal};
 
     #[cfg(feature = "sqlite")]
     pub use switchboard_store_sqlite::SqliteStore;

@@ -66,6 +66,7 @@ pub mod rate;
 mod rest;
 mod rest_v03;
 mod serve_router;
+mod shutdown;
 pub mod sse;
 pub mod tls;
 
@@ -74,6 +75,7 @@ pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
 pub use rate::RequestRate;
 pub use serve_router::{SHUTDOWN_GRACE, serve_router};
+pub use shutdown::shutdown_signal;
 pub use tls::ServerTls;
 
 use std::convert::Infallible;
@@ -299,7 +301,11 @@ impl A2aServer {
 
     /// Authenticates every A2A call (JSON-RPC, REST and gRPC, both
     /// versions) with `auth` before anything else about it is read; see
-    /// [`gate`]. Without one, every caller is the anonymous principal.
+    /// [`gate`]. The served card advertises its schemes
+    /// ([`Authenticator::describe`]). Without one, every caller is the
+    /// anonymous principal, and an extended card
+    /// ([`RequestHandlerBuilder::extended_card`](switchboard_core::RequestHandlerBuilder::extended_card))
+    /// can never be fetched: serving one then logs a warning.
     pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(auth));
         self
@@ -552,6 +558,9 @@ impl A2aServer {
             card.supported_interfaces
                 .extend(v03_interfaces(&card.supported_interfaces));
         }
+        if let Some(auth) = &self.authenticator {
+            auth.describe(&mut card);
+        }
         card.capabilities.push_notifications = Some(self.handler.push_enabled());
         #[cfg(feature = "push")]
         if let Some(wired) = self.push.as_ref().filter(|_| self.sign_card) {
@@ -585,6 +594,14 @@ impl A2aServer {
     /// The one-port front: the HTTP routes plus the gRPC services.
     fn front(&self) -> Dispatch {
         let card = self.card();
+        if card.capabilities.extended_agent_card == Some(true) && self.authenticator.is_none() {
+            // The engine gives the extended card to authenticated callers
+            // only, and without an authenticator every caller is anonymous.
+            tracing::warn!(
+                agent = %card.name,
+                "an extended agent card is configured but no authenticator: every caller is anonymous, so no one can fetch it (set A2aServer::authenticator)"
+            );
+        }
         // The extended card shows the same interfaces and schemes.
         self.handler.complete_extended_card(&card);
         let card_json = if self.hybrid_card {
@@ -647,7 +664,8 @@ impl A2aServer {
         }))
     }
 
-    /// Serves on `listener` until `shutdown` resolves, then stops accepting,
+    /// Serves on `listener` until `shutdown` resolves (e.g.
+    /// [`shutdown_signal`]: Ctrl-C or SIGTERM), then stops accepting,
     /// lets running tasks settle (up to 10 s) and ends open streams.
     /// Connections are held to the [`connection_limits`](Self::connection_limits)
     /// (timeouts, caps; see [`limits`]). With

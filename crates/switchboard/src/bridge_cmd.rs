@@ -417,7 +417,7 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         listener,
         router,
         args.connections.connection_limits(),
-        crate::serve::shutdown_signal(),
+        switchboard_server::shutdown_signal(),
     )
     .await?;
     tracing::info!("stopped");

@@ -569,13 +569,14 @@ pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> anyhow::Result
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
-    let (executor, mut card) = agent(&cfg.agent)?;
+    let (executor, card) = agent(&cfg.agent)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
-    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
+    // The server writes the schemes on the card it serves.
+    let authenticator = crate::auth_args::caller_schemes(&cfg.auth, addr.ip())?;
     let extended_card = match &cfg.extended_card {
         Some(path) => Some(extended_card(&card, path)?),
         None => None,
@@ -685,7 +686,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
-    server.serve(listener, shutdown_signal()).await?;
+    server
+        .serve(listener, switchboard_server::shutdown_signal())
+        .await?;
     // The other replicas take back this one's share of the commit writers.
     if let Some(cluster) = &stores.cluster {
         cluster.leave().await;
@@ -748,29 +751,6 @@ fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerT
         }
         (Some(_), None) => bail!("tls_cert is set but tls_key is not: TLS needs both"),
         (None, Some(_)) => bail!("tls_key is set but tls_cert is not: TLS needs both"),
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM (`serve` and `bridge` stop on either).
-pub(crate) async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

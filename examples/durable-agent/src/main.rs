@@ -11,6 +11,11 @@
 //! the server takes its first request. Nothing here asks for that; a
 //! durable store's handler does it by itself
 //! (`RequestHandlerBuilder::recover_abandoned`).
+//!
+//! Stopped with SIGTERM or Ctrl-C instead, it drains: running tasks are
+//! told to stop (this agent then returns, and its task is failed as cut
+//! short by the shutdown), their streams end with that final event, and
+//! the process exits 0.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,9 +58,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("durable-agent listening on {url}");
     A2aServer::new(handler)
         .public_url(url)
-        .serve(listener, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        // SIGTERM or Ctrl-C: no new connections, running tasks told to stop
+        // and given time to finish, open streams ended with their last
+        // event; then `serve` returns and the process exits 0.
+        .serve(listener, shutdown_signal())
         .await?;
     Ok(())
 }

@@ -1,11 +1,12 @@
 //! Runs the example as a process, as a user would: killed with SIGKILL in
 //! the middle of a task and started again on the same SQLite file, it
-//! fails the task whose run was lost before it answers anyone.
+//! fails the task whose run was lost before it answers anyone; sent
+//! SIGTERM, it ends the task in flight, its stream with it, and exits 0.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use switchboard_client::A2AClient;
@@ -37,6 +38,24 @@ impl Agent {
             .unwrap_or_else(|| panic!("no listening line, got {line:?}"))
             .to_string();
         Agent { child, base }
+    }
+
+    /// SIGTERM, then the exit status, waited for up to `within`; `None` if
+    /// the process is still running then.
+    fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM failed");
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// `kill -9`: the process gets no chance to finish anything.
@@ -110,4 +129,59 @@ async fn a_task_killed_with_its_process_is_failed_after_restart() {
     })
     .await;
     assert!(ended.is_ok(), "SubscribeToTask on the failed task hangs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_task_in_flight_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let mut agent = Agent::start(&store);
+    let client = A2AClient::connect(&agent.base).await.unwrap();
+    let mut stream = client
+        .send_streaming_message(Message::user_text("sleep 3600000"))
+        .await
+        .unwrap();
+    let mut task_id = None;
+    while let Some(item) = stream.next().await {
+        let event = item.unwrap().event;
+        task_id = event.task_id().map(str::to_string);
+        if event.state() == Some(TaskState::Working) {
+            break;
+        }
+    }
+    let task_id = task_id.expect("the stream named no task");
+
+    // The stream in flight is answered to its end: the task's final status,
+    // then a clean close, not a cut connection.
+    let reader = tokio::spawn(async move {
+        let mut last = None;
+        while let Some(item) = stream.next().await {
+            let event = item
+                .expect("the stream ends cleanly, not with an error")
+                .event;
+            last = event.state().or(last);
+        }
+        last
+    });
+    let status = tokio::task::spawn_blocking(move || {
+        let status = agent.terminate(Duration::from_secs(60));
+        (agent, status)
+    });
+    let (agent, status) = status.await.unwrap();
+    let status = status.expect("still running a minute after SIGTERM");
+    assert!(status.success(), "exit status after SIGTERM: {status}");
+    drop(agent);
+    let last = reader.await.unwrap();
+    assert_eq!(last, Some(TaskState::Failed), "the stream's final state");
+
+    // The drained task is finished in the store, not left working.
+    let agent = Agent::start(&store);
+    let client = A2AClient::connect(&agent.base).await.unwrap();
+    let task = client.get_task(&task_id).await.unwrap();
+    assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
+    let why = task.status.message.as_ref().map(Message::text);
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("shut down")),
+        "failed as cut short by the shutdown (not as a lost run): {why:?}"
+    );
 }
