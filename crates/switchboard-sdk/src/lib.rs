@@ -84,17 +84,7 @@ pub use switchboard_push as push;
 #[cfg(feature = "agui")]
 pub use switchboard_agui as agui;
 
-/// Durable task stores. The in-memory store is
-/// [`agent::InMemoryStore`](switchboard_core::InMemoryStore).
-pub mod store {
-    /// The embedded SQLite store (feature `sqlite`).
-    #[cfg(feature = "sqlite")]
-    pub use switchboard_store_sqlite as sqlite;
-
-    /// The PostgreSQL store for several replicas (feature `postgres`).
-    #[cfg(feature = "postgres")]
-    pub use switchboard_store_postgres as postgres;
-}
+pub mod store;
 
 /// What an agent's `main.rs` usually needs.
 pub mod prelude {

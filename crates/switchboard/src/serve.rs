@@ -21,9 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use switchboard_core::{
-    AgentExecutor, Cluster, InMemoryStore, PushStore, RequestHandler, TaskStore,
-};
+use switchboard_core::{AgentExecutor, Cluster, PushStore, RequestHandler, TaskStore};
 use switchboard_protocol::{A2AError, AgentCard};
 use switchboard_server::push::PushOptions;
 use switchboard_server::{A2aServer, Gate, Identity};
@@ -330,24 +328,6 @@ fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
     }
 }
 
-/// Opens the store the configuration names.
-pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
-    let url = cfg.store.as_str();
-    if url == "memory" || url == "memory://" {
-        return Ok(Arc::new(memory_store(cfg)));
-    }
-    if url.starts_with("sqlite:") {
-        return open_sqlite(url, cfg).await;
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let store = switchboard_store_postgres::PgStore::open(url)
-            .await
-            .with_context(|| "opening the PostgreSQL store".to_string())?;
-        return Ok(Arc::new(store));
-    }
-    bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
-}
-
 /// The stores `serve` runs on.
 #[derive(Debug)]
 pub struct Stores {
@@ -368,56 +348,25 @@ pub struct Stores {
 /// `switchboard_core::cluster`): any number of `serve` processes may share
 /// its database.
 pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
-    let url = cfg.store.as_str();
-    if url == "memory" || url == "memory://" {
-        let store = Arc::new(memory_store(cfg));
-        return Ok(Stores {
-            tasks: store.clone(),
-            push: Some(store),
-            postgres: None,
-            cluster: None,
-        });
-    }
-    if url.starts_with("sqlite:") {
-        let store = Arc::new(
-            switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
-                .await
-                .with_context(|| format!("opening the SQLite store {url}"))?,
-        );
-        return Ok(Stores {
-            tasks: store.clone(),
-            push: Some(store),
-            postgres: None,
-            cluster: None,
-        });
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        if let Some(bytes) = cfg.limits.storage_quota().max_bytes_per_owner {
-            tracing::warn!(
-                bytes,
-                "the storage quota per principal is not enforced on PostgreSQL yet"
-            );
-        }
-        let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-        let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
-            .await
-            .context("opening the PostgreSQL store")?
-            .replica(lease)
-            .await
-            .context("joining the PostgreSQL replica set")?;
-        let shared = Arc::new(store.clone());
-        return Ok(Stores {
-            tasks: shared.clone(),
-            push: Some(shared),
-            postgres: Some(store),
-            cluster: Some(cluster),
-        });
-    }
+    let options = switchboard_sdk::store::StoreOptions {
+        memory_max_terminal_tasks: cfg.memory_max_terminal_tasks,
+        memory_max_bytes: cfg.memory_max_bytes,
+        storage_quota: cfg.limits.storage_quota(),
+        replica_lease: std::time::Duration::from_millis(cfg.replica_lease_ms.max(1)),
+    };
+    let opened = switchboard_sdk::store::open_with(&cfg.store, &options)
+        .await
+        .with_context(|| {
+            format!(
+                "opening the store {}",
+                config::mask_url_credentials(&cfg.store)
+            )
+        })?;
     Ok(Stores {
-        tasks: open_store(cfg).await?,
-        push: None,
-        postgres: None,
-        cluster: None,
+        tasks: opened.tasks().clone(),
+        push: opened.push().cloned(),
+        postgres: opened.postgres().cloned(),
+        cluster: opened.cluster().cloned(),
     })
 }
 
@@ -499,28 +448,6 @@ async fn push_options(
         |options, host| options.allow_host(host),
     );
     Ok(Some(options))
-}
-
-async fn open_sqlite(url: &str, cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
-    let store = switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
-        .await
-        .with_context(|| format!("opening the SQLite store {url}"))?;
-    Ok(Arc::new(store))
-}
-
-/// The memory store, bounded in finished tasks and in bytes, with the
-/// storage quota per caller.
-fn memory_store(cfg: &Config) -> InMemoryStore {
-    InMemoryStore::with_max_terminal_tasks(cfg.memory_max_terminal_tasks)
-        .with_max_bytes(cfg.memory_max_bytes)
-        .with_storage_quota(cfg.limits.storage_quota())
-}
-
-fn sqlite_options(cfg: &Config) -> switchboard_store_sqlite::SqliteOptions {
-    switchboard_store_sqlite::SqliteOptions {
-        storage_quota: cfg.limits.storage_quota(),
-        ..Default::default()
-    }
 }
 
 fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
@@ -873,7 +800,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let err = format!("{:#}", rt.block_on(open_store(&cfg)).err().unwrap());
+        let err = format!("{:#}", rt.block_on(open_stores(&cfg)).err().unwrap());
         assert!(err.contains("unknown store"), "{err}");
     }
 
