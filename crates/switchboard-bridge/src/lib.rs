@@ -47,6 +47,7 @@
 pub mod backend;
 pub mod endpoint;
 mod error;
+pub mod gated;
 pub mod input;
 pub mod options;
 pub mod owner;
@@ -58,6 +59,8 @@ pub use backend::{Backend, BackendFactory, HostedAgent, HostedBackend, RemoteBac
 pub use endpoint::{EndpointConfig, router};
 #[doc(inline)]
 pub use error::BridgeError;
+#[doc(inline)]
+pub use gated::{AguiEndpoint, authenticated_router, hosted_router};
 #[doc(inline)]
 pub use options::{BridgeConfig, Mode, RunOptions};
 #[doc(inline)]

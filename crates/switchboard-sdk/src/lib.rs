@@ -13,6 +13,8 @@
 //! | `push` | no | `server::push`: `A2aServer::push(PushOptions)`, signed webhook delivery with retries and an SSRF guard |
 //! | `client` | no | `client::A2AClient`: talk to any A2A agent |
 //! | `auth` | no | `auth`: API keys and JWTs for `A2aServer::authenticator`, advertised on the card |
+//! | `agui` | no | `agui`: AG-UI events and hints; `A2aServer::agui_endpoint`: `POST /agui` behind the server's gate |
+//! | `bridge` | no | `bridge::RemoteBackend`: the AG-UI endpoint in front of a remote A2A agent |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
@@ -84,6 +86,13 @@ pub use switchboard_push as push;
 #[cfg(feature = "agui")]
 pub use switchboard_agui as agui;
 
+/// The AG-UI endpoint (feature `agui`): `A2aServer::agui_endpoint`
+/// ([`bridge::AguiEndpoint`], in the prelude) serves `POST /agui` over the
+/// hosted agent behind the server's own gate; with feature `bridge`, in
+/// front of a remote A2A agent too.
+#[cfg(feature = "agui")]
+pub use switchboard_bridge as bridge;
+
 pub mod store;
 
 /// What an agent's `main.rs` usually needs.
@@ -104,4 +113,7 @@ pub mod prelude {
 
     #[cfg(feature = "client")]
     pub use switchboard_client::A2AClient;
+
+    #[cfg(feature = "agui")]
+    pub use switchboard_bridge::{AguiEndpoint, EndpointConfig};
 }

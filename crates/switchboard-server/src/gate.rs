@@ -212,6 +212,11 @@ impl Gate {
         }
     }
 
+    /// The handler the gate admits callers to.
+    pub fn handler(&self) -> &RequestHandler {
+        &self.handler
+    }
+
     /// Step 1: the caller's identity (anonymous without an authenticator;
     /// an anonymous identity carries its client address, see
     /// [`Identity::with_peer`]).

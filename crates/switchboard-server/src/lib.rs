@@ -214,6 +214,9 @@ fn already_front<F: 'static>(mut future: F) -> Result<FrontFuture, F> {
 /// A layer added with [`A2aServer::layer`], applied when the server is built.
 type LayerFn = Arc<dyn Fn(FrontService) -> FrontService + Send + Sync>;
 
+/// Builds routes from a server's gate ([`A2aServer::gated_routes`]).
+type GatedRoutes = Arc<dyn Fn(Gate) -> Router + Send + Sync>;
+
 /// An A2A server: a handler plus how it is exposed.
 ///
 /// Built like an axum `Router`: besides the A2A bindings it serves routes
@@ -236,6 +239,9 @@ pub struct A2aServer {
     request_rate: Option<Arc<rate::RateLimiter>>,
     /// Routes added from outside, served beside the bindings.
     extra: Router,
+    /// Routes made from the gate when the server is assembled (see
+    /// [`A2aServer::gated_routes`]).
+    gated: Vec<GatedRoutes>,
     /// Layers added from outside, innermost first.
     layers: Vec<LayerFn>,
     /// Per-binding URLs that replace the ones derived from `public_url`.
@@ -288,6 +294,7 @@ impl A2aServer {
             authenticator: None,
             request_rate: None,
             extra: Router::new(),
+            gated: Vec::new(),
             layers: Vec::new(),
             interface_urls: Vec::new(),
             connection_limits: ConnectionLimits::default(),
@@ -339,6 +346,18 @@ impl A2aServer {
     /// needs the caller.
     pub fn merge(mut self, router: Router) -> Self {
         self.extra = self.extra.merge(router);
+        self
+    }
+
+    /// Serves the routes `make` builds from this server's gate, beside the
+    /// bindings (as [`A2aServer::merge`] does). `make` is called when the
+    /// server is assembled ([`serve`](Self::serve), [`router`](Self::router)),
+    /// with the gate as it is then: whatever authenticator and request rate
+    /// are set, before or after this call, guard these routes too. An
+    /// endpoint that must let in exactly whom the A2A bindings let in (the
+    /// AG-UI endpoint, a console) is added this way.
+    pub fn gated_routes(mut self, make: impl Fn(Gate) -> Router + Send + Sync + 'static) -> Self {
+        self.gated.push(Arc::new(make));
         self
     }
 
@@ -649,6 +668,10 @@ impl A2aServer {
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
+        let http = self
+            .gated
+            .iter()
+            .fold(http, |http, make| http.merge(make(gate.clone())));
         Dispatch(Arc::new(DispatchInner {
             rpc,
             http,

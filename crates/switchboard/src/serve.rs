@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use switchboard_core::{AgentExecutor, Cluster, PushStore, RequestHandler, TaskStore};
-use switchboard_protocol::{A2AError, AgentCard};
+use switchboard_protocol::AgentCard;
+use switchboard_server::A2aServer;
 use switchboard_server::push::PushOptions;
-use switchboard_server::{A2aServer, Gate, Identity};
 
 use crate::{config, demo};
 
@@ -587,9 +587,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         server = server.tls(tls);
     }
     if cfg.agui_endpoint {
-        // After the authenticator: the endpoint admits callers with its gate.
-        let routes = agui_routes(&cfg, handler.clone(), server.gate());
-        server = server.merge(routes);
+        // Behind the server's gate, as the A2A bindings are.
+        server = switchboard_bridge::AguiEndpoint::agui_endpoint(server, agui_config(&cfg));
     }
     if let Some(options) = push {
         server = server
@@ -627,28 +626,12 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `serve`'s `/agui`: the bridge's AG-UI endpoint over the hosted agent
-/// (`switchboard_bridge::HostedAgent`). The callers are the A2A bindings':
-/// the gate authenticates each request in front of the route (401 with the
-/// challenge before the body is read, see [`crate::bridge_cmd::agui_router`]),
-/// and the run calls the handler with the context the gate makes of that
-/// identity (tenant, admin, request rate, extensions), so a run sees the
-/// tasks the caller would see over A2A.
-fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Router {
-    use switchboard_bridge::backend::Admit;
-    use switchboard_bridge::{BridgeConfig, EndpointConfig, HostedAgent, RunConfig};
-    let admit_gate = gate.clone();
-    let admit: Admit = Arc::new(move |head| {
-        // Put there by the router's authentication layer.
-        let call = match head.extensions.get::<Identity>() {
-            Some(identity) => admit_gate.call_context(identity, &head.headers),
-            None => Err(A2AError::Unauthenticated(
-                "the AG-UI endpoint's caller was not authenticated".into(),
-            )),
-        };
-        Box::pin(std::future::ready(call))
-    });
-    let config = EndpointConfig {
+/// `serve`'s `/agui` settings: the bridge's AG-UI endpoint over the hosted
+/// agent, mounted behind the server's gate
+/// ([`switchboard_bridge::AguiEndpoint::agui_endpoint`]).
+fn agui_config(cfg: &Config) -> switchboard_bridge::EndpointConfig {
+    use switchboard_bridge::{BridgeConfig, EndpointConfig, RunConfig};
+    EndpointConfig {
         body_limit: cfg.max_body_bytes,
         run: RunConfig {
             bridge: BridgeConfig {
@@ -658,12 +641,7 @@ fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Route
             ..RunConfig::default()
         },
         ..EndpointConfig::default()
-    };
-    crate::bridge_cmd::agui_router(
-        HostedAgent::new(handler, admit),
-        config,
-        Arc::new(crate::bridge_cmd::GateAuthenticator(gate)),
-    )
+    }
 }
 
 /// The listener's TLS, when `tls_cert` and `tls_key` are set (both or neither).
