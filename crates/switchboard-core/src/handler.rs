@@ -176,6 +176,33 @@ impl std::fmt::Debug for RequestHandler {
     }
 }
 
+/// What [`RequestHandlerBuilder::store`] takes: a [`TaskStore`], or an
+/// `Arc` of one.
+pub trait IntoTaskStore {
+    /// The store, shared.
+    fn into_task_store(self) -> Arc<dyn TaskStore>;
+}
+
+impl<S: TaskStore> IntoTaskStore for S {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        Arc::new(self)
+    }
+}
+
+// The same object, not a wrapper: a push store must be the task store
+// itself (`build` compares the two).
+impl<S: TaskStore> IntoTaskStore for Arc<S> {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        self
+    }
+}
+
+impl IntoTaskStore for Arc<dyn TaskStore> {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        self
+    }
+}
+
 /// Builds a [`RequestHandler`].
 #[derive(Debug)]
 pub struct RequestHandlerBuilder {
@@ -196,9 +223,11 @@ impl std::fmt::Debug for dyn AgentExecutor {
 }
 
 impl RequestHandlerBuilder {
-    /// Uses `store` (default: a fresh [`InMemoryStore`]).
-    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.store = Some(store);
+    /// Uses `store` (default: a fresh [`InMemoryStore`]): a store itself,
+    /// or an `Arc` of one (e.g. `Arc<dyn TaskStore>`, shared with
+    /// something else, such as a push worker).
+    pub fn store(mut self, store: impl IntoTaskStore) -> Self {
+        self.store = Some(store.into_task_store());
         self
     }
 

@@ -18,7 +18,21 @@
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
-//! `InMemoryStore::with_max_terminal_tasks`); turn on `sqlite` to keep them across restarts.
+//! `InMemoryStore::with_max_terminal_tasks`); turn on `sqlite` to keep them across restarts,
+//! or pick the store from a URL with [`store::open`].
+//!
+//! What a production server needs comes with the calls above, not as extra steps:
+//! - **Crash recovery.** A run lives in its process. On a durable store, the tasks a killed
+//!   process left working are failed, with a status message saying the run was lost, before
+//!   `A2aServer::serve` accepts its first call (SQLite: at start-up; PostgreSQL replicas: when
+//!   the dead replica's leases run out). Opt out with
+//!   `RequestHandlerBuilder::recover_abandoned(false)`.
+//! - **Draining.** `serve(listener, shutdown_signal())` stops on Ctrl-C or SIGTERM: no new
+//!   connections, running tasks told to stop and given 10 s, open streams ended with their
+//!   final event.
+//! - **Authentication** (feature `auth`). `A2aServer::authenticator` guards every binding and
+//!   the `/agui` endpoint, and writes its schemes on the served card; an extended card with no
+//!   authenticator (which no one could fetch) is logged as a warning.
 //!
 //! Always there: the protocol types ([`protocol`]) and the engine
 //! ([`agent`]: the [`agent::AgentExecutor`] trait, [`agent::TaskEvents`],
@@ -95,14 +109,21 @@ pub use switchboard_bridge as bridge;
 
 pub mod store;
 
-/// What an agent's `main.rs` usually needs.
+/// JSON values for metadata, extension payloads and data parts, as the
+/// protocol types hold them (the same `serde_json` this crate uses).
+pub use serde_json;
+
+/// What an agent's `main.rs` usually needs: the agent trait and its
+/// `#[async_trait]`, the handler, the card and the message types, JSON.
 pub mod prelude {
+    pub use serde_json::{self, json};
     pub use switchboard_core::{
-        AgentExecutor, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
+        AgentExecutor, BoxError, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
+        async_trait,
     };
     pub use switchboard_protocol::{
-        A2AError, AgentCapabilities, AgentCard, AgentSkill, Artifact, Message, Part, Task,
-        TaskState,
+        A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentSkill, Artifact, Message,
+        Part, Task, TaskState,
     };
 
     #[cfg(feature = "server")]

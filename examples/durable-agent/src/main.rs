@@ -17,7 +17,6 @@
 //! short by the shutdown), their streams end with that final event, and
 //! the process exits 0.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_sdk::prelude::*;
@@ -49,9 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_streaming(true);
 
     let store = SqliteStore::open(&store_url).await?;
-    let handler = RequestHandler::builder(agent, card)
-        .store(Arc::new(store))
-        .build();
+    let handler = RequestHandler::builder(agent, card).store(store).build();
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     let url = format!("http://{}", listener.local_addr()?);
     // The first line on stdout, for whoever started us.
