@@ -112,7 +112,10 @@ impl Schemes {
 
     /// Writes the schemes into the card: `securitySchemes`, and
     /// `securityRequirements` listing each as an alternative (plus an empty
-    /// requirement when anonymous callers are served too).
+    /// requirement when anonymous callers are served too). A requirement
+    /// the card lists already is not listed twice, so describing a card
+    /// again changes nothing. `A2aServer` does this to the card it serves
+    /// ([`Authenticator::describe`]); there is no need to call it by hand.
     pub fn describe(&self, card: &mut AgentCard) {
         let mut requirements = Vec::new();
         for scheme in &self.schemes {
@@ -125,7 +128,11 @@ impl Schemes {
         if self.allow_anonymous && !requirements.is_empty() {
             requirements.push(SecurityRequirement::default());
         }
-        card.security_requirements.extend(requirements);
+        for requirement in requirements {
+            if !card.security_requirements.contains(&requirement) {
+                card.security_requirements.push(requirement);
+            }
+        }
     }
 }
 
@@ -164,6 +171,10 @@ impl Authenticator for Schemes {
             return None;
         }
         HeaderValue::from_str(&challenges.join(", ")).ok()
+    }
+
+    fn describe(&self, card: &mut AgentCard) {
+        Schemes::describe(self, card);
     }
 }
 

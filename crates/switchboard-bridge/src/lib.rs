@@ -53,6 +53,7 @@ pub mod backend;
 pub mod copilotkit;
 pub mod endpoint;
 mod error;
+pub mod gated;
 pub mod input;
 pub mod options;
 pub mod owner;
@@ -66,6 +67,10 @@ pub use copilotkit::CopilotKitConfig;
 pub use endpoint::{EndpointConfig, router};
 #[doc(inline)]
 pub use error::BridgeError;
+#[doc(inline)]
+pub use gated::{
+    AguiEndpoint, authenticated, authenticated_router, hosted_copilotkit_router, hosted_router,
+};
 #[doc(inline)]
 pub use options::{BridgeConfig, Mode, RunOptions};
 #[doc(inline)]

@@ -112,6 +112,12 @@ struct Inner {
     /// Open SubscribeToTask streams per (tenant, task), for
     /// [`crate::Quotas::max_subscribers_per_task`].
     subscribers: Arc<Counter>,
+    /// Whether the runs a previous process abandoned are failed
+    /// ([`RequestHandlerBuilder::recover_abandoned`]).
+    recover_abandoned: bool,
+    /// How many abandoned runs were failed, once that is done
+    /// ([`RequestHandler::recover_abandoned`]).
+    recovered: tokio::sync::OnceCell<usize>,
 }
 
 impl Drop for Inner {
@@ -173,6 +179,33 @@ impl std::fmt::Debug for RequestHandler {
     }
 }
 
+/// What [`RequestHandlerBuilder::store`] takes: a [`TaskStore`], or an
+/// `Arc` of one.
+pub trait IntoTaskStore {
+    /// The store, shared.
+    fn into_task_store(self) -> Arc<dyn TaskStore>;
+}
+
+impl<S: TaskStore> IntoTaskStore for S {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        Arc::new(self)
+    }
+}
+
+// The same object, not a wrapper: a push store must be the task store
+// itself (`build` compares the two).
+impl<S: TaskStore> IntoTaskStore for Arc<S> {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        self
+    }
+}
+
+impl IntoTaskStore for Arc<dyn TaskStore> {
+    fn into_task_store(self) -> Arc<dyn TaskStore> {
+        self
+    }
+}
+
 /// Builds a [`RequestHandler`].
 #[derive(Debug)]
 pub struct RequestHandlerBuilder {
@@ -183,6 +216,7 @@ pub struct RequestHandlerBuilder {
     push: Option<PushSetup>,
     cluster: Option<Arc<dyn Cluster>>,
     extended_card: Option<AgentCard>,
+    recover_abandoned: bool,
 }
 
 impl std::fmt::Debug for dyn AgentExecutor {
@@ -192,9 +226,11 @@ impl std::fmt::Debug for dyn AgentExecutor {
 }
 
 impl RequestHandlerBuilder {
-    /// Uses `store` (default: a fresh [`InMemoryStore`]).
-    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.store = Some(store);
+    /// Uses `store` (default: a fresh [`InMemoryStore`]): a store itself,
+    /// or an `Arc` of one (e.g. `Arc<dyn TaskStore>`, shared with
+    /// something else, such as a push worker).
+    pub fn store(mut self, store: impl IntoTaskStore) -> Self {
+        self.store = Some(store.into_task_store());
         self
     }
 
@@ -240,6 +276,31 @@ impl RequestHandlerBuilder {
     /// public card as served (see [`RequestHandler::complete_extended_card`]).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
+        self
+    }
+
+    /// Whether the handler fails, at start-up, the runs a previous process
+    /// left unfinished in its store (default `true`).
+    ///
+    /// A run lives in the process that executes it. When that process dies
+    /// (killed, crashed, the machine lost), its tasks stay submitted or
+    /// working in a durable store, and nothing would ever finish them: a
+    /// caller polling sees "working" forever, and SubscribeToTask never
+    /// ends. So the store reports the runs it found unfinished when it was
+    /// opened ([`TaskStore::take_abandoned_runs`]: the SQLite store does),
+    /// and the handler fails each with a status message saying its run was
+    /// lost, which ends every stream on it. This starts when the handler is
+    /// built (within a Tokio runtime) and is complete before
+    /// `A2aServer::serve` accepts its first connection; see
+    /// [`RequestHandler::recover_abandoned`].
+    ///
+    /// Turn it off to leave those tasks as they are, e.g. to inspect a
+    /// crashed server's tasks through a handler before deciding, or when an
+    /// agent resumes its own runs from the store. PostgreSQL replicas do
+    /// not depend on it: with a [`cluster`](Self::cluster), a dead
+    /// replica's runs are failed by the survivors once its leases run out.
+    pub fn recover_abandoned(mut self, on: bool) -> Self {
+        self.recover_abandoned = on;
         self
     }
 
@@ -292,7 +353,7 @@ impl RequestHandlerBuilder {
             progress_limits: ProgressLimits::from_card(&self.card).unwrap_or_default(),
             max_id_bytes: self.config.limits.max_id_bytes,
         });
-        RequestHandler {
+        let handler = RequestHandler {
             inner: Arc::new(Inner {
                 executor: self.executor,
                 store,
@@ -311,10 +372,27 @@ impl RequestHandlerBuilder {
                 active_runs: Arc::default(),
                 cluster: self.cluster,
                 subscribers: Arc::default(),
+                recover_abandoned: self.recover_abandoned,
+                recovered: tokio::sync::OnceCell::new(),
             }),
+        };
+        if handler.inner.recover_abandoned
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            // Without a runtime here, the first call of `recover_abandoned`
+            // (which `A2aServer::serve` makes) does it.
+            let recovering = handler.clone();
+            rt.spawn(async move {
+                recovering.recover_abandoned().await;
+            });
         }
+        handler
     }
 }
+
+/// The status message of a task failed by [`RequestHandler::recover_abandoned`].
+const ABANDONED_RUN: &str =
+    "the server stopped while this task was running; its run was lost and it cannot continue";
 
 /// Purges what `retention` no longer keeps, every `every`, until `stop`.
 fn spawn_retention(
@@ -370,6 +448,7 @@ impl RequestHandler {
             push: None,
             cluster: None,
             extended_card: None,
+            recover_abandoned: true,
         }
     }
 
@@ -475,6 +554,34 @@ impl RequestHandler {
             tracing::error!(errors, %last_error, "could not fail some abandoned tasks");
         }
         failed
+    }
+
+    /// Fails the runs a previous process left unfinished in the store (see
+    /// [`RequestHandlerBuilder::recover_abandoned`]) and returns how many.
+    /// Done once per handler: `build` starts it, and every call waits for
+    /// that one pass to end, so a server that awaits this before accepting
+    /// connections never shows an abandoned task as still working. Returns
+    /// 0 when recovery is turned off or the store found nothing.
+    pub async fn recover_abandoned(&self) -> usize {
+        *self
+            .inner
+            .recovered
+            .get_or_init(|| async {
+                if !self.inner.recover_abandoned {
+                    return 0;
+                }
+                let abandoned = self.inner.store.take_abandoned_runs();
+                if abandoned.is_empty() {
+                    return 0;
+                }
+                let failed = self.fail_abandoned(&abandoned, ABANDONED_RUN).await;
+                tracing::warn!(
+                    failed,
+                    "failed tasks the previous server process left running"
+                );
+                failed
+            })
+            .await
     }
 
     /// Stops every run (their `TaskEvents` report cancellation) and waits up

@@ -72,7 +72,9 @@ pub use context::{ANONYMOUS, CallContext};
 pub use dispatch::Answer;
 pub use events::{ArtifactWriter, EmitError, EventBatch, TaskEvents};
 pub use executor::{AgentExecutor, BoxError, FnAgent, RequestContext, agent_fn};
-pub use handler::{HandlerConfig, PushUnavailable, RequestHandler, RequestHandlerBuilder};
+pub use handler::{
+    HandlerConfig, IntoTaskStore, PushUnavailable, RequestHandler, RequestHandlerBuilder,
+};
 pub use limits::{Limits, Quotas};
 pub use memory::InMemoryStore;
 pub use progress::{ProgressEmitter, ProgressError, Tracker};

@@ -276,6 +276,22 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(())
     }
 
+    /// The `(tenant, task id)` of every run a previous process left
+    /// unfinished (submitted or working when it died), as found when this
+    /// store was opened, handed out once: the first call takes them, later
+    /// calls get none. The handler fails them at start-up (see
+    /// [`RequestHandlerBuilder::recover_abandoned`](crate::RequestHandlerBuilder::recover_abandoned)).
+    ///
+    /// Only a store that one process owns can know this at open: the
+    /// SQLite store does. A store shared by replicas must not guess (a run
+    /// it sees working may be a live replica's), so the default has none;
+    /// replicas fail a dead replica's runs when its leases run out
+    /// ([`crate::cluster`]). Nothing is found after opening, so a run of
+    /// this process is never taken for an abandoned one.
+    fn take_abandoned_runs(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// This store as a [`PushStore`](crate::push::PushStore), when it also keeps push configs and
     /// the outbox (its commits then queue notifications). The stores of
     /// this workspace all do; the default is `None`.

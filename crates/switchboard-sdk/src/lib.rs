@@ -12,10 +12,27 @@
 //! | `postgres` | no | `store::postgres::PgStore`: several replicas on one database |
 //! | `push` | no | `server::push`: `A2aServer::push(PushOptions)`, signed webhook delivery with retries and an SSRF guard |
 //! | `client` | no | `client::A2AClient`: talk to any A2A agent |
+//! | `auth` | no | `auth`: API keys and JWTs for `A2aServer::authenticator`, advertised on the card |
+//! | `agui` | no | `agui`: AG-UI events and hints; `A2aServer::agui_endpoint`: `POST /agui` behind the server's gate |
+//! | `bridge` | no | `bridge::RemoteBackend`: the AG-UI endpoint in front of a remote A2A agent |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
-//! `InMemoryStore::with_max_terminal_tasks`); turn on `sqlite` to keep them across restarts.
+//! `InMemoryStore::with_max_terminal_tasks`); turn on `sqlite` to keep them across restarts,
+//! or pick the store from a URL with [`store::open`].
+//!
+//! What a production server needs comes with the calls above, not as extra steps:
+//! - **Crash recovery.** A run lives in its process. On a durable store, the tasks a killed
+//!   process left working are failed, with a status message saying the run was lost, before
+//!   `A2aServer::serve` accepts its first call (SQLite: at start-up; PostgreSQL replicas: when
+//!   the dead replica's leases run out). Opt out with
+//!   `RequestHandlerBuilder::recover_abandoned(false)`.
+//! - **Draining.** `serve(listener, shutdown_signal())` stops on Ctrl-C or SIGTERM: no new
+//!   connections, running tasks told to stop and given 10 s, open streams ended with their
+//!   final event.
+//! - **Authentication** (feature `auth`). `A2aServer::authenticator` guards every binding and
+//!   the `/agui` endpoint, and writes its schemes on the served card; an extended card with no
+//!   authenticator (which no one could fetch) is logged as a warning.
 //!
 //! Always there: the protocol types ([`protocol`]) and the engine
 //! ([`agent`]: the [`agent::AgentExecutor`] trait, [`agent::TaskEvents`],
@@ -37,7 +54,8 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
 //! A2aServer::new(handler)
 //!     .public_url("http://127.0.0.1:9090")
-//!     .serve(listener, std::future::pending())
+//!     // Ctrl-C or SIGTERM: stop accepting, let running tasks settle, exit.
+//!     .serve(listener, shutdown_signal())
 //!     .await
 //! # }
 //! ```
@@ -55,9 +73,24 @@ pub use switchboard_core as agent;
 #[cfg(feature = "server")]
 pub use switchboard_server as server;
 
+/// Resolves on Ctrl-C or SIGTERM: give it to `A2aServer::serve` so that a
+/// service manager's stop drains the server (no new connections, running
+/// tasks settle within a grace period, open streams end with their final
+/// event) and the process exits cleanly.
+#[cfg(feature = "server")]
+pub use switchboard_server::shutdown_signal;
+
 /// The A2A client (feature `client`).
 #[cfg(feature = "client")]
 pub use switchboard_client as client;
+
+/// Authenticators (feature `auth`): hashed API keys (`auth::ApiKeys`),
+/// JWTs checked against a JWKS (`auth::JwtBearer`), tried in order by
+/// `auth::Schemes`. Given to `A2aServer::authenticator`, the schemes guard
+/// every binding before a body is read and are written on the served card
+/// (`securitySchemes`, `securityRequirements`) without further calls.
+#[cfg(feature = "auth")]
+pub use switchboard_auth as auth;
 
 /// Push notification delivery (feature `push`).
 #[cfg(feature = "push")]
@@ -67,34 +100,41 @@ pub use switchboard_push as push;
 #[cfg(feature = "agui")]
 pub use switchboard_agui as agui;
 
-/// Durable task stores. The in-memory store is
-/// [`agent::InMemoryStore`](switchboard_core::InMemoryStore).
-pub mod store {
-    /// The embedded SQLite store (feature `sqlite`).
-    #[cfg(feature = "sqlite")]
-    pub use switchboard_store_sqlite as sqlite;
+/// The AG-UI endpoint (feature `agui`): `A2aServer::agui_endpoint`
+/// ([`bridge::AguiEndpoint`], in the prelude) serves `POST /agui` over the
+/// hosted agent behind the server's own gate; with feature `bridge`, in
+/// front of a remote A2A agent too.
+#[cfg(feature = "agui")]
+pub use switchboard_bridge as bridge;
 
-    /// The PostgreSQL store for several replicas (feature `postgres`).
-    #[cfg(feature = "postgres")]
-    pub use switchboard_store_postgres as postgres;
-}
+pub mod store;
 
-/// What an agent's `main.rs` usually needs.
+/// JSON values for metadata, extension payloads and data parts, as the
+/// protocol types hold them (the same `serde_json` this crate uses).
+pub use serde_json;
+
+/// What an agent's `main.rs` usually needs: the agent trait and its
+/// `#[async_trait]`, the handler, the card and the message types, JSON.
 pub mod prelude {
+    pub use serde_json::{self, json};
     pub use switchboard_core::{
-        AgentExecutor, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
+        AgentExecutor, BoxError, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
+        async_trait,
     };
     pub use switchboard_protocol::{
-        A2AError, AgentCapabilities, AgentCard, AgentSkill, Artifact, Message, Part, Task,
-        TaskState,
+        A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentSkill, Artifact, Message,
+        Part, Task, TaskState,
     };
 
     #[cfg(feature = "server")]
-    pub use switchboard_server::A2aServer;
+    pub use switchboard_server::{A2aServer, shutdown_signal};
 
     #[cfg(feature = "sqlite")]
     pub use switchboard_store_sqlite::SqliteStore;
 
     #[cfg(feature = "client")]
     pub use switchboard_client::A2AClient;
+
+    #[cfg(feature = "agui")]
+    pub use switchboard_bridge::{AguiEndpoint, EndpointConfig};
 }

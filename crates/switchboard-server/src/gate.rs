@@ -41,7 +41,7 @@ use futures::future::BoxFuture;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue};
 use switchboard_core::{CallContext, RequestHandler};
-use switchboard_protocol::{A2AError, EXTENSIONS_HEADER};
+use switchboard_protocol::{A2AError, AgentCard, EXTENSIONS_HEADER};
 
 use crate::params::requested_extensions;
 use crate::rate::{RateLimiter, retry_after_header};
@@ -91,6 +91,17 @@ pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
     /// the caller should use.
     fn challenge(&self) -> Option<HeaderValue> {
         None
+    }
+
+    /// Writes how callers authenticate onto `card`: its
+    /// `securitySchemes`, and `securityRequirements` naming them. The
+    /// server calls this on the card it serves ([`crate::A2aServer::card`]),
+    /// so the card always advertises what the gate demands; a card that
+    /// advertised nothing while every call is refused would leave clients
+    /// no way to learn how to get in. Must be idempotent (a card may be
+    /// described already). The default writes nothing.
+    fn describe(&self, card: &mut AgentCard) {
+        let _ = card;
     }
 }
 
@@ -199,6 +210,11 @@ impl Gate {
             authenticator,
             rate,
         }
+    }
+
+    /// The handler the gate admits callers to.
+    pub fn handler(&self) -> &RequestHandler {
+        &self.handler
     }
 
     /// Step 1: the caller's identity (anonymous without an authenticator;

@@ -71,6 +71,7 @@ pub mod rate;
 mod rest;
 mod rest_v03;
 mod serve_router;
+mod shutdown;
 pub mod sse;
 pub mod tls;
 
@@ -79,6 +80,7 @@ pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
 pub use rate::RequestRate;
 pub use serve_router::{SHUTDOWN_GRACE, serve_router};
+pub use shutdown::shutdown_signal;
 pub use tls::ServerTls;
 
 use std::convert::Infallible;
@@ -217,6 +219,9 @@ fn already_front<F: 'static>(mut future: F) -> Result<FrontFuture, F> {
 /// A layer added with [`A2aServer::layer`], applied when the server is built.
 type LayerFn = Arc<dyn Fn(FrontService) -> FrontService + Send + Sync>;
 
+/// Builds routes from a server's gate ([`A2aServer::gated_routes`]).
+type GatedRoutes = Arc<dyn Fn(Gate) -> Router + Send + Sync>;
+
 /// An A2A server: a handler plus how it is exposed.
 ///
 /// Built like an axum `Router`: besides the A2A bindings it serves routes
@@ -239,6 +244,9 @@ pub struct A2aServer {
     request_rate: Option<Arc<rate::RateLimiter>>,
     /// Routes added from outside, served beside the bindings.
     extra: Router,
+    /// Routes made from the gate when the server is assembled (see
+    /// [`A2aServer::gated_routes`]).
+    gated: Vec<GatedRoutes>,
     /// Layers added from outside, innermost first.
     layers: Vec<LayerFn>,
     /// Per-binding URLs that replace the ones derived from `public_url`.
@@ -291,6 +299,7 @@ impl A2aServer {
             authenticator: None,
             request_rate: None,
             extra: Router::new(),
+            gated: Vec::new(),
             layers: Vec::new(),
             interface_urls: Vec::new(),
             connection_limits: ConnectionLimits::default(),
@@ -304,7 +313,11 @@ impl A2aServer {
 
     /// Authenticates every A2A call (JSON-RPC, REST and gRPC, both
     /// versions) with `auth` before anything else about it is read; see
-    /// [`gate`]. Without one, every caller is the anonymous principal.
+    /// [`gate`]. The served card advertises its schemes
+    /// ([`Authenticator::describe`]). Without one, every caller is the
+    /// anonymous principal, and an extended card
+    /// ([`RequestHandlerBuilder::extended_card`](switchboard_core::RequestHandlerBuilder::extended_card))
+    /// can never be fetched: serving one then logs a warning.
     pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(auth));
         self
@@ -338,6 +351,18 @@ impl A2aServer {
     /// needs the caller.
     pub fn merge(mut self, router: Router) -> Self {
         self.extra = self.extra.merge(router);
+        self
+    }
+
+    /// Serves the routes `make` builds from this server's gate, beside the
+    /// bindings (as [`A2aServer::merge`] does). `make` is called when the
+    /// server is assembled ([`serve`](Self::serve), [`router`](Self::router)),
+    /// with the gate as it is then: whatever authenticator and request rate
+    /// are set, before or after this call, guard these routes too. An
+    /// endpoint that must let in exactly whom the A2A bindings let in (the
+    /// AG-UI endpoint, a console) is added this way.
+    pub fn gated_routes(mut self, make: impl Fn(Gate) -> Router + Send + Sync + 'static) -> Self {
+        self.gated.push(Arc::new(make));
         self
     }
 
@@ -557,6 +582,9 @@ impl A2aServer {
             card.supported_interfaces
                 .extend(v03_interfaces(&card.supported_interfaces));
         }
+        if let Some(auth) = &self.authenticator {
+            auth.describe(&mut card);
+        }
         card.capabilities.push_notifications = Some(self.handler.push_enabled());
         #[cfg(feature = "push")]
         if let Some(wired) = self.push.as_ref().filter(|_| self.sign_card) {
@@ -590,6 +618,14 @@ impl A2aServer {
     /// The one-port front: the HTTP routes plus the gRPC services.
     fn front(&self) -> Dispatch {
         let card = self.card();
+        if card.capabilities.extended_agent_card == Some(true) && self.authenticator.is_none() {
+            // The engine gives the extended card to authenticated callers
+            // only, and without an authenticator every caller is anonymous.
+            tracing::warn!(
+                agent = %card.name,
+                "an extended agent card is configured but no authenticator: every caller is anonymous, so no one can fetch it (set A2aServer::authenticator)"
+            );
+        }
         // The extended card shows the same interfaces and schemes.
         self.handler.complete_extended_card(&card);
         let card_json = if self.hybrid_card {
@@ -637,6 +673,10 @@ impl A2aServer {
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
+        let http = self
+            .gated
+            .iter()
+            .fold(http, |http, make| http.merge(make(gate.clone())));
         Dispatch(Arc::new(DispatchInner {
             rpc,
             http,
@@ -652,17 +692,22 @@ impl A2aServer {
         }))
     }
 
-    /// Serves on `listener` until `shutdown` resolves, then stops accepting,
+    /// Serves on `listener` until `shutdown` resolves (e.g.
+    /// [`shutdown_signal`]: Ctrl-C or SIGTERM), then stops accepting,
     /// lets running tasks settle (up to 10 s) and ends open streams.
     /// Connections are held to the [`connection_limits`](Self::connection_limits)
     /// (timeouts, caps; see [`limits`]). With
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
-    /// the delivery worker last.
+    /// the delivery worker last. Before the first connection is accepted,
+    /// the runs a previous process left unfinished in a durable store are
+    /// failed ([`RequestHandler::recover_abandoned`]), so no caller sees
+    /// them working.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.handler.recover_abandoned().await;
         #[cfg(feature = "push")]
         let push = match &self.push {
             Some(wired) => Some(

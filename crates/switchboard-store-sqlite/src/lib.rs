@@ -289,6 +289,9 @@ pub struct SqliteStore {
     quota: StorageQuota,
     /// Wakes the push delivery worker after commits that queued notifications.
     push: push::PushHints,
+    /// The runs a previous process left unfinished, found at open and
+    /// handed out once ([`TaskStore::take_abandoned_runs`]).
+    abandoned: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -390,6 +393,13 @@ impl SqliteStore {
         if let Err(e) = store.writer.probe_write().await {
             tracing::warn!(error = %e, location = %store.location, "the SQLite database cannot be written");
         }
+        // Before anything of this process runs: whatever is submitted or
+        // working now was left so by a process that died (a SQLite file has
+        // one server), and stays that way unless someone fails it.
+        let abandoned = store.unfinished_runs().await?;
+        if let Ok(mut slot) = store.abandoned.lock() {
+            *slot = abandoned;
+        }
         Ok(store)
     }
 
@@ -439,6 +449,7 @@ impl SqliteStore {
             quota,
             location,
             push: push::PushHints::default(),
+            abandoned: std::sync::Mutex::default(),
         }
     }
 
@@ -820,9 +831,12 @@ async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
 }
 
 impl SqliteStore {
-    /// The `(tenant, task id)` of every task left submitted or working: at
-    /// start-up, the runs of a previous process that died (a SQLite file has
-    /// one server), for `RequestHandler::fail_abandoned`.
+    /// The `(tenant, task id)` of every task submitted or working now. Read
+    /// when the store opens, before this process runs anything, these are
+    /// the runs of a previous process that died (a SQLite file has one
+    /// server): [`TaskStore::take_abandoned_runs`] hands that list out, and
+    /// the handler fails them at start-up. Called later, it also names this
+    /// process's own runs.
     pub async fn unfinished_runs(&self) -> Result<Vec<(String, String)>, StoreError> {
         sqlx::query_as(
             "SELECT tenant, id FROM tasks \
@@ -1171,6 +1185,13 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
+    fn take_abandoned_runs(&self) -> Vec<(String, String)> {
+        self.abandoned
+            .lock()
+            .map(|mut runs| std::mem::take(&mut *runs))
+            .unwrap_or_default()
+    }
+
     /// A read on a reader connection: the file is readable and every
     /// migration this build embeds is recorded as applied; and writes work:
     /// the last one succeeded, or a probe write does now (`writer`).

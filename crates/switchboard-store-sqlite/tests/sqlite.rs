@@ -397,3 +397,47 @@ async fn the_storage_quota_holds_in_group_commits() {
     assert_eq!(recount().await, (0, 0));
     drop(dir);
 }
+
+/// A handler on the store, its agent never called.
+fn handler_on(store: Arc<SqliteStore>, recover: bool) -> switchboard_core::RequestHandler {
+    let agent = switchboard_core::agent_fn(|_ctx, _events| async { Ok(()) });
+    let card = switchboard_protocol::AgentCard::new("a", "b", "1.0");
+    switchboard_core::RequestHandler::builder(agent, card)
+        .store(store)
+        .recover_abandoned(recover)
+        .build()
+}
+
+#[tokio::test]
+async fn runs_left_unfinished_are_failed_at_start_unless_recovery_is_off() {
+    let (_dir, path) = common::temp_db("abandoned.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    commit_task(&store, "t1", "left-working", 2).await;
+    // Working now, but not when this store opened: a run of this process
+    // is never taken for an abandoned one.
+    assert!(store.take_abandoned_runs().is_empty());
+    // The process dies.
+    drop(store);
+
+    // Restarted with recovery off: the task is left as it is.
+    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let handler = handler_on(store.clone(), false);
+    assert_eq!(handler.recover_abandoned().await, 0);
+    let left = store.load("t1", "left-working").await.unwrap().unwrap();
+    assert_eq!(left.task.status.state, TaskState::Working);
+    drop((handler, store));
+
+    // Restarted as usual: failed, saying why, and only once.
+    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let handler = handler_on(store.clone(), true);
+    assert_eq!(handler.recover_abandoned().await, 1);
+    assert_eq!(handler.recover_abandoned().await, 1, "the one pass's count");
+    let failed = store.load("t1", "left-working").await.unwrap().unwrap();
+    assert_eq!(failed.task.status.state, TaskState::Failed);
+    let why = failed.task.status.message.as_ref().map(Message::text);
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("run was lost")),
+        "{why:?}"
+    );
+    assert!(store.take_abandoned_runs().is_empty(), "handed out once");
+}

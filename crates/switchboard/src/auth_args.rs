@@ -42,7 +42,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes};
-use switchboard_protocol::AgentCard;
 
 /// The authentication flags of `switchboard serve`.
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -215,19 +214,6 @@ pub fn caller_schemes(s: &AuthArgs, listen: IpAddr) -> anyhow::Result<Option<Sch
     }
 }
 
-/// [`caller_schemes`] for `serve`, with the schemes written into `card`.
-pub fn authenticator(
-    s: &AuthArgs,
-    listen: IpAddr,
-    card: &mut AgentCard,
-) -> anyhow::Result<Option<Schemes>> {
-    let schemes = caller_schemes(s, listen)?;
-    if let Some(schemes) = &schemes {
-        schemes.describe(card);
-    }
-    Ok(schemes)
-}
-
 /// `switchboard auth`: API keys for `--api-key-hash`.
 #[derive(Debug, clap::Subcommand)]
 pub enum AuthCommand {
@@ -295,6 +281,7 @@ fn read_key(mut stdin: impl std::io::BufRead) -> anyhow::Result<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use switchboard_protocol::AgentCard;
 
     const OFF_LOOPBACK: [&str; 3] = ["0.0.0.0", "192.0.2.7", "::"];
 
@@ -324,21 +311,20 @@ mod tests {
 
     #[test]
     fn serve_refuses_to_start_open_off_loopback() {
-        let mut card = AgentCard::new("a", "b", "1");
         let ip: IpAddr = "0.0.0.0".parse().unwrap();
-        let err = authenticator(&AuthArgs::default(), ip, &mut card).unwrap_err();
+        let err = caller_schemes(&AuthArgs::default(), ip).unwrap_err();
         assert!(format!("{err}").contains("refusing to serve"), "{err}");
         let mut s = AuthArgs {
             api_key_hash: vec![format!("{}=ci@acme", switchboard_auth::hash_api_key("k"))],
             ..AuthArgs::default()
         };
-        assert!(authenticator(&s, ip, &mut card).unwrap().is_some());
+        let schemes = caller_schemes(&s, ip).unwrap().unwrap();
+        let mut card = AgentCard::new("a", "b", "1");
+        switchboard_server::Authenticator::describe(&schemes, &mut card);
         assert!(card.security_schemes.contains_key("apiKey"), "advertised");
         s.api_key_hash.clear();
         s.allow_anonymous = true;
-        let mut card = AgentCard::new("a", "b", "1");
-        assert!(authenticator(&s, ip, &mut card).unwrap().is_none());
-        assert!(card.security_schemes.is_empty());
+        assert!(caller_schemes(&s, ip).unwrap().is_none());
     }
 
     #[test]

@@ -28,7 +28,8 @@
 //! **Callers.** The bridge lets in whom `serve` would: API keys or JWTs
 //! when configured; without them everyone, but only on a loopback address
 //! (else it refuses to start unless `--allow-anonymous`). Authentication is
-//! an HTTP layer in front of the route ([`agui_router`]), not the backend
+//! an HTTP layer in front of the route
+//! ([`switchboard_bridge::authenticated_router`]), not the backend
 //! factory: a refused caller gets `401` with the scheme's
 //! `WWW-Authenticate` challenge (or `403`) before its body is read, as on
 //! the A2A bindings, instead of a `200` stream that only holds a
@@ -59,19 +60,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{self, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::{self, HeaderValue};
 use switchboard_bridge::{
-    BackendFactory, BridgeConfig, CopilotKitConfig, EndpointConfig, RemoteBackend, RunConfig,
+    BridgeConfig, CopilotKitConfig, EndpointConfig, RemoteBackend, RunConfig,
 };
 use switchboard_client::A2AClient;
 use switchboard_protocol::A2AError;
-use switchboard_server::errors::{ErrorTable, rest_error_body};
-use switchboard_server::{Authenticator, Gate, Identity};
+use switchboard_server::{Authenticator, Identity};
 
 use crate::{auth_args, config, limits_args};
 
@@ -337,66 +332,6 @@ impl BridgeArgs {
     }
 }
 
-/// The AG-UI endpoint over `factory`, behind a layer that lets in only the
-/// callers `authenticator` accepts (see the module docs). The caller's
-/// [`Identity`] is in the request's extensions for the factory, and so is
-/// its principal as a [`switchboard_bridge::Caller`]: a [`RemoteBackend`]
-/// scopes the caller's tasks and contexts to it
-/// ([`switchboard_bridge::owner`]).
-pub fn agui_router(
-    factory: impl BackendFactory,
-    config: EndpointConfig,
-    authenticator: Arc<dyn Authenticator>,
-) -> Router {
-    authenticated(switchboard_bridge::router(factory, config), authenticator)
-}
-
-/// `router` (the AG-UI endpoint, CopilotKit's routes) behind the layer of
-/// [`agui_router`]: only the callers `authenticator` accepts get in, each
-/// with its [`Identity`] and [`switchboard_bridge::Caller`] in the
-/// request's extensions.
-pub fn authenticated(router: Router, authenticator: Arc<dyn Authenticator>) -> Router {
-    router.layer(axum::middleware::from_fn(
-        move |request: Request, next: Next| {
-            let authenticator = authenticator.clone();
-            async move {
-                let (mut head, body) = request.into_parts();
-                match authenticator.authenticate(&head).await {
-                    Ok(identity) => {
-                        let identity = identity.with_peer(&head.extensions);
-                        // The remote backend scopes the caller's runs to it.
-                        head.extensions
-                            .insert(switchboard_bridge::Caller(identity.principal.clone()));
-                        head.extensions.insert(identity);
-                        next.run(Request::from_parts(head, body)).await
-                    }
-                    Err(error) => refusal(&error, authenticator.challenge()),
-                }
-            }
-        },
-    ))
-}
-
-/// The answer to a caller the authenticator refused: the REST binding's
-/// status and error body, with the challenge on a 401.
-fn refusal(error: &A2AError, challenge: Option<HeaderValue>) -> Response {
-    let status = ErrorTable::V1_0_0.status(error);
-    let mut response = (
-        status.http,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(rest_error_body(error, status)),
-    )
-        .into_response();
-    if status.http == StatusCode::UNAUTHORIZED
-        && let Some(challenge) = challenge
-    {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, challenge);
-    }
-    response
-}
-
 /// Every caller, as the anonymous principal (no scheme configured).
 #[derive(Debug)]
 struct Anyone;
@@ -407,24 +342,6 @@ impl Authenticator for Anyone {
         _head: &'a http::request::Parts,
     ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
         Box::pin(async { Ok(Identity::anonymous()) })
-    }
-}
-
-/// A server's [`Gate`] as the authenticator of [`agui_router`]: `serve`'s
-/// `/agui` lets in whom its A2A bindings let in.
-#[derive(Debug)]
-pub struct GateAuthenticator(pub Gate);
-
-impl Authenticator for GateAuthenticator {
-    fn authenticate<'a>(
-        &'a self,
-        head: &'a http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
-        Box::pin(self.0.authenticate(head))
-    }
-
-    fn challenge(&self) -> Option<HeaderValue> {
-        self.0.challenge()
     }
 }
 
@@ -460,7 +377,7 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         description,
         endpoint: args.endpoint_config(),
     };
-    let router = authenticated(
+    let router = switchboard_bridge::authenticated(
         switchboard_bridge::router(backend.clone(), args.endpoint_config())
             .merge(switchboard_bridge::copilotkit::router(backend, copilotkit)),
         authenticator,
@@ -482,7 +399,7 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         listener,
         router,
         args.connections.connection_limits(),
-        crate::serve::shutdown_signal(),
+        switchboard_server::shutdown_signal(),
     )
     .await?;
     tracing::info!("stopped");

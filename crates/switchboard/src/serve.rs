@@ -21,12 +21,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use switchboard_core::{
-    AgentExecutor, Cluster, InMemoryStore, PushStore, RequestHandler, TaskStore,
-};
-use switchboard_protocol::{A2AError, AgentCard};
+use switchboard_core::{AgentExecutor, Cluster, PushStore, RequestHandler, TaskStore};
+use switchboard_protocol::AgentCard;
+use switchboard_server::A2aServer;
 use switchboard_server::push::PushOptions;
-use switchboard_server::{A2aServer, Gate, Identity};
 
 use crate::{config, demo};
 
@@ -320,24 +318,6 @@ fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
     }
 }
 
-/// Opens the store the configuration names.
-pub async fn open_store(cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
-    let url = cfg.store.as_str();
-    if url == "memory" || url == "memory://" {
-        return Ok(Arc::new(memory_store(cfg)));
-    }
-    if url.starts_with("sqlite:") {
-        return open_sqlite(url, cfg).await;
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let store = switchboard_store_postgres::PgStore::open(url)
-            .await
-            .with_context(|| "opening the PostgreSQL store".to_string())?;
-        return Ok(Arc::new(store));
-    }
-    bail!("unknown store {url:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
-}
-
 /// The stores `serve` runs on.
 #[derive(Debug)]
 pub struct Stores {
@@ -351,9 +331,6 @@ pub struct Stores {
     pub postgres: Option<switchboard_store_postgres::PgStore>,
     /// Membership in a replica set, when the store is shared (PostgreSQL).
     pub cluster: Option<Arc<dyn Cluster>>,
-    /// Tasks a previous process left submitted or working (SQLite): their
-    /// runs died with it, so they are failed at start-up.
-    pub abandoned: Vec<(String, String)>,
 }
 
 /// Opens the stores the configuration names, with their push side. A
@@ -361,62 +338,25 @@ pub struct Stores {
 /// `switchboard_core::cluster`): any number of `serve` processes may share
 /// its database.
 pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
-    let url = cfg.store.as_str();
-    if url == "memory" || url == "memory://" {
-        let store = Arc::new(memory_store(cfg));
-        return Ok(Stores {
-            tasks: store.clone(),
-            push: Some(store),
-            postgres: None,
-            cluster: None,
-            abandoned: Vec::new(),
-        });
-    }
-    if url.starts_with("sqlite:") {
-        let store = Arc::new(
-            switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
-                .await
-                .with_context(|| format!("opening the SQLite store {url}"))?,
-        );
-        let abandoned = store
-            .unfinished_runs()
-            .await
-            .context("looking for tasks a previous run left unfinished")?;
-        return Ok(Stores {
-            tasks: store.clone(),
-            push: Some(store),
-            postgres: None,
-            cluster: None,
-            abandoned,
-        });
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-        let options = switchboard_store_postgres::PgOptions {
-            storage_quota: cfg.limits.storage_quota(),
-            ..Default::default()
-        };
-        let (store, cluster) = switchboard_store_postgres::PgStore::open_with(url, options)
-            .await
-            .context("opening the PostgreSQL store")?
-            .replica(lease)
-            .await
-            .context("joining the PostgreSQL replica set")?;
-        let shared = Arc::new(store.clone());
-        return Ok(Stores {
-            tasks: shared.clone(),
-            push: Some(shared),
-            postgres: Some(store),
-            cluster: Some(cluster),
-            abandoned: Vec::new(),
-        });
-    }
+    let options = switchboard_sdk::store::StoreOptions {
+        memory_max_terminal_tasks: cfg.memory_max_terminal_tasks,
+        memory_max_bytes: cfg.memory_max_bytes,
+        storage_quota: cfg.limits.storage_quota(),
+        replica_lease: std::time::Duration::from_millis(cfg.replica_lease_ms.max(1)),
+    };
+    let opened = switchboard_sdk::store::open_with(&cfg.store, &options)
+        .await
+        .with_context(|| {
+            format!(
+                "opening the store {}",
+                config::mask_url_credentials(&cfg.store)
+            )
+        })?;
     Ok(Stores {
-        tasks: open_store(cfg).await?,
-        push: None,
-        postgres: None,
-        cluster: None,
-        abandoned: Vec::new(),
+        tasks: opened.tasks().clone(),
+        push: opened.push().cloned(),
+        postgres: opened.postgres().cloned(),
+        cluster: opened.cluster().cloned(),
     })
 }
 
@@ -500,28 +440,6 @@ async fn push_options(
     Ok(Some(options))
 }
 
-async fn open_sqlite(url: &str, cfg: &Config) -> anyhow::Result<Arc<dyn TaskStore>> {
-    let store = switchboard_store_sqlite::SqliteStore::open_with(url, sqlite_options(cfg))
-        .await
-        .with_context(|| format!("opening the SQLite store {url}"))?;
-    Ok(Arc::new(store))
-}
-
-/// The memory store, bounded in finished tasks and in bytes, with the
-/// storage quota per caller.
-fn memory_store(cfg: &Config) -> InMemoryStore {
-    InMemoryStore::with_max_terminal_tasks(cfg.memory_max_terminal_tasks)
-        .with_max_bytes(cfg.memory_max_bytes)
-        .with_storage_quota(cfg.limits.storage_quota())
-}
-
-fn sqlite_options(cfg: &Config) -> switchboard_store_sqlite::SqliteOptions {
-    switchboard_store_sqlite::SqliteOptions {
-        storage_quota: cfg.limits.storage_quota(),
-        ..Default::default()
-    }
-}
-
 fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
     Ok(match name {
         "demo" => (
@@ -568,13 +486,14 @@ pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> anyhow::Result
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
-    let (executor, mut card) = agent(&cfg.agent)?;
+    let (executor, card) = agent(&cfg.agent)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .with_context(|| format!("binding {}", cfg.listen))?;
     let addr = listener.local_addr()?;
-    let authenticator = crate::auth_args::authenticator(&cfg.auth, addr.ip(), &mut card)?;
+    // The server writes the schemes on the card it serves.
+    let authenticator = crate::auth_args::caller_schemes(&cfg.auth, addr.ip())?;
     let extended_card = match &cfg.extended_card {
         Some(path) => Some(extended_card(&card, path)?),
         None => None,
@@ -658,9 +577,19 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         server = server.tls(tls);
     }
     if cfg.agui_endpoint {
-        // After the authenticator: the endpoint admits callers with its gate.
-        let routes = agui_routes(&cfg, handler.clone(), server.gate());
-        server = server.merge(routes);
+        // Behind the server's gate, as the A2A bindings are; CopilotKit's
+        // runtime routes beside it, the agent under its card's name.
+        use switchboard_bridge::AguiEndpoint as _;
+        let card = handler.card();
+        let copilotkit = switchboard_bridge::CopilotKitConfig {
+            base_path: switchboard_bridge::copilotkit::DEFAULT_BASE_PATH.into(),
+            agent_id: card.name.clone(),
+            description: card.description.clone(),
+            endpoint: agui_config(&cfg),
+        };
+        server = server
+            .agui_endpoint(agui_config(&cfg))
+            .copilotkit_endpoint(copilotkit);
     }
     if let Some(options) = push {
         server = server
@@ -670,18 +599,6 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     } else if cfg.sign_card {
         bail!(
             "sign_card signs the card with the push signing keys: turn push on, or sign_card off"
-        );
-    }
-    if !stores.abandoned.is_empty() {
-        let failed = handler
-            .fail_abandoned(
-                &stores.abandoned,
-                "the server stopped while this task was running; its run was lost and it cannot continue",
-            )
-            .await;
-        tracing::warn!(
-            failed,
-            "failed tasks the previous server process left running"
         );
     }
     // Never the store URL's password, in the log or on stdout.
@@ -696,7 +613,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
     // Stops the push delivery worker too: notifications being sent finish,
     // the rest stay queued for next time.
-    server.serve(listener, shutdown_signal()).await?;
+    server
+        .serve(listener, switchboard_server::shutdown_signal())
+        .await?;
     // The other replicas take back this one's share of the commit writers.
     if let Some(cluster) = &stores.cluster {
         cluster.leave().await;
@@ -708,29 +627,12 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `serve`'s `/agui`: the bridge's AG-UI endpoint over the hosted agent
-/// (`switchboard_bridge::HostedAgent`). The callers are the A2A bindings':
-/// the gate authenticates each request in front of the route (401 with the
-/// challenge before the body is read, see [`crate::bridge_cmd::agui_router`]),
-/// and the run calls the handler with the context the gate makes of that
-/// identity (tenant, admin, request rate, extensions), so a run sees the
-/// tasks the caller would see over A2A. CopilotKit's runtime routes
-/// (`/api/copilotkit`, `switchboard_bridge::copilotkit`) are served with it.
-fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Router {
-    use switchboard_bridge::backend::Admit;
-    use switchboard_bridge::{BridgeConfig, EndpointConfig, HostedAgent, RunConfig};
-    let admit_gate = gate.clone();
-    let admit: Admit = Arc::new(move |head| {
-        // Put there by the router's authentication layer.
-        let call = match head.extensions.get::<Identity>() {
-            Some(identity) => admit_gate.call_context(identity, &head.headers),
-            None => Err(A2AError::Unauthenticated(
-                "the AG-UI endpoint's caller was not authenticated".into(),
-            )),
-        };
-        Box::pin(std::future::ready(call))
-    });
-    let config = EndpointConfig {
+/// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's
+/// AG-UI endpoint over the hosted agent, mounted behind the server's gate
+/// ([`switchboard_bridge::AguiEndpoint::agui_endpoint`]).
+fn agui_config(cfg: &Config) -> switchboard_bridge::EndpointConfig {
+    use switchboard_bridge::{BridgeConfig, EndpointConfig, RunConfig};
+    EndpointConfig {
         body_limit: cfg.max_body_bytes,
         run: RunConfig {
             bridge: BridgeConfig {
@@ -740,21 +642,7 @@ fn agui_routes(cfg: &Config, handler: RequestHandler, gate: Gate) -> axum::Route
             ..RunConfig::default()
         },
         ..EndpointConfig::default()
-    };
-    // CopilotKit's runtime routes beside it, the agent under its card's name.
-    let card = handler.card();
-    let copilotkit = switchboard_bridge::CopilotKitConfig {
-        base_path: switchboard_bridge::copilotkit::DEFAULT_BASE_PATH.into(),
-        agent_id: card.name.clone(),
-        description: card.description.clone(),
-        endpoint: config.clone(),
-    };
-    let agent = HostedAgent::new(handler, admit);
-    crate::bridge_cmd::authenticated(
-        switchboard_bridge::router(agent.clone(), config)
-            .merge(switchboard_bridge::copilotkit::router(agent, copilotkit)),
-        Arc::new(crate::bridge_cmd::GateAuthenticator(gate)),
-    )
+    }
 }
 
 /// The listener's TLS, when `tls_cert` and `tls_key` are set (both or neither).
@@ -769,29 +657,6 @@ fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerT
         }
         (Some(_), None) => bail!("tls_cert is set but tls_key is not: TLS needs both"),
         (None, Some(_)) => bail!("tls_key is set but tls_cert is not: TLS needs both"),
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM (`serve` and `bridge` stop on either).
-pub(crate) async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -914,7 +779,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let err = format!("{:#}", rt.block_on(open_store(&cfg)).err().unwrap());
+        let err = format!("{:#}", rt.block_on(open_stores(&cfg)).err().unwrap());
         assert!(err.contains("unknown store"), "{err}");
     }
 

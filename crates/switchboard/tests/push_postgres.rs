@@ -327,7 +327,9 @@ async fn shared_keys_rotate_for_every_replica() {
             .unwrap(),
         "nothing changed yet"
     );
-    let rotated = switchboard_push::shared_keys::rotate(&a, &keys_a).await.unwrap();
+    let rotated = switchboard_push::shared_keys::rotate(&a, &keys_a)
+        .await
+        .unwrap();
     assert_ne!(rotated, first);
     assert_eq!(keys_a.current_kid(), rotated);
     assert!(
