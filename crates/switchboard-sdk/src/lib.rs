@@ -15,6 +15,10 @@
 //! | `auth` | no | `auth`: API keys and JWTs for `A2aServer::authenticator`, advertised on the card |
 //! | `agui` | no | `agui`: AG-UI events and hints; `A2aServer::agui_endpoint`: `POST /agui` behind the server's gate |
 //! | `bridge` | no | `bridge::RemoteBackend`: the AG-UI endpoint in front of a remote A2A agent |
+//! | `ops` | yes | `A2aServer::ops`: `/healthz`, `/readyz`, `/metrics`, request ids and the access log |
+//! | `logging` | no | `telemetry::logging`: the process's log subscriber, text or JSON lines, never blocking a request |
+//! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
+//! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
@@ -106,6 +110,18 @@ pub use switchboard_agui as agui;
 /// front of a remote A2A agent too.
 #[cfg(feature = "agui")]
 pub use switchboard_bridge as bridge;
+
+/// Logs and traces: the process's subscriber (feature `logging`:
+/// `telemetry::logging::init`) and OpenTelemetry over OTLP (feature
+/// `otel`: `telemetry::otel`), besides the metrics every crate records.
+#[cfg(feature = "logging")]
+pub use switchboard_telemetry as telemetry;
+
+/// Printing what agents say (feature `printer`): `printer::Output` renders
+/// cards, tasks and stream events for people (inline artifacts, hinted
+/// parts, progress bars) or as JSON Lines.
+#[cfg(feature = "printer")]
+pub use switchboard_printer as printer;
 
 pub mod store;
 
