@@ -10,7 +10,7 @@
 //!
 //! CopilotKit's runtime routes are served beside it, under
 //! `--copilotkit-path` (`/api/copilotkit`), over the same backend and
-//! behind the same caller authentication ([`authenticated`];
+//! behind the same caller authentication (`switchboard_bridge::authenticated`;
 //! `switchboard_bridge::copilotkit`): a CopilotKit app points its
 //! `runtimeUrl` there.
 //!
@@ -191,7 +191,7 @@ pub struct BridgeArgs {
     /// What one client may hold of the bridge's connections.
     #[command(flatten)]
     pub connections: limits_args::ConnectionArgs,
-    /// How and what to log (`serve`'s flags, see [`crate::logging`]).
+    /// How and what to log (`serve`'s flags, see [`crate::log_args`]).
     #[command(flatten)]
     pub logging: crate::log_args::LogArgs,
 }

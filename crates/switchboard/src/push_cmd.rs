@@ -26,7 +26,7 @@
 //! PATH`, or `--store sqlite://DB` for the file beside the database), or the
 //! set the PostgreSQL replicas share (`--postgres-url URL`, or `--store
 //! postgres://…`). A running server picks the change up without a restart:
-//! from the file within a second ([`crate::key_watch`]), from PostgreSQL
+//! from the file within a second (`switchboard_push::keys::spawn_file_reload`), from PostgreSQL
 //! within `switchboard_push::shared_keys::REFRESH_INTERVAL`.
 //!
 //! The store URL is the one `serve` uses (`memory`, `sqlite://PATH`,
