@@ -11,8 +11,10 @@
 //! user's text and parts, the results of the tool calls the agent asked
 //! for, forwarded system/developer messages. Its parts are the outbound
 //! message's parts (role `user`). In a *known* context
-//! ([`Addressing::context_id`] is set: the agent has the conversation up to
-//! its own last answer) that is all that is sent. In a *new* context the
+//! ([`Addressing::context_id`] is set and [`Addressing::context_is_new`] is
+//! not: the agent has the conversation up to its own last answer) that is
+//! all that is sent. In a *new* context (none named, or one named before
+//! the agent has any task in it, as a CopilotKit thread's first run) the
 //! agent has seen nothing, so the messages before the turn travel too, as
 //! A2A `Message` objects (assistant → `agent`, every other role → `user`,
 //! `messageId` = the AG-UI id) in `message.metadata.agui.history`: the
@@ -99,6 +101,10 @@ pub struct Addressing {
     pub context_id: Option<String>,
     /// The task to continue (`None`: a new task).
     pub task_id: Option<String>,
+    /// The context is named, but the agent holds no task in it yet (a
+    /// context whose id the bridge derives, such as a CopilotKit thread's,
+    /// on its first run): the history goes along as in a new context.
+    pub context_is_new: bool,
 }
 
 /// The A2A message a run sends, and the extensions it activates
@@ -160,7 +166,7 @@ pub fn outbound(
     if let Some(state) = ui_state(input.state.as_ref()).filter(|_| config.forward_state) {
         agui.insert("state".into(), state);
     }
-    if addressing.context_id.is_none() {
+    if addressing.context_id.is_none() || addressing.context_is_new {
         let used = json_len(&agui);
         let budget = config.max_history_bytes.saturating_sub(used);
         let history = History::fit(earlier, config, budget)?;
@@ -619,7 +625,7 @@ mod tests {
     fn known_context() -> Addressing {
         Addressing {
             context_id: Some("ctx-1".into()),
-            task_id: None,
+            ..Addressing::default()
         }
     }
 
@@ -679,6 +685,7 @@ mod tests {
         let addressing = Addressing {
             context_id: Some("ctx-1".into()),
             task_id: Some("task-1".into()),
+            ..Addressing::default()
         };
         let out = send(&input(messages), &addressing, &BridgeConfig::default());
         assert_eq!(
@@ -692,6 +699,25 @@ mod tests {
                     {"text": "to Oslo", "metadata": {"agui": {"messageId": "u3", "role": "user"}}},
                 ],
             })
+        );
+    }
+
+    #[test]
+    fn a_named_context_the_agent_has_no_task_in_gets_the_history_too() {
+        let fresh = Addressing {
+            context_id: Some("ctx-thread".into()),
+            context_is_new: true,
+            ..Addressing::default()
+        };
+        let out = send(&input(conversation()), &fresh, &BridgeConfig::default());
+        let wire = wire(&out);
+        assert_eq!(wire["contextId"], "ctx-thread");
+        assert_eq!(
+            wire["metadata"]["agui"]["history"]
+                .as_array()
+                .map(Vec::len),
+            Some(2),
+            "{wire}"
         );
     }
 

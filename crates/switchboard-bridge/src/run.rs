@@ -420,12 +420,16 @@ impl Driver {
                 .or_else(|| task.as_ref().map(|t| t.context_id.clone()))
                 .or_else(|| self.context_from_state()),
             task_id: options.task_id.clone(),
+            context_is_new: false,
         };
         let mut known_task = task.is_some();
         let unseen = match (&task, addressing.context_id.clone()) {
             (Some(task), _) => without_seen(&self.input, task.history()),
             (None, Some(context)) => {
                 let tasks = self.context_tasks(&context).await?;
+                // A context named before the agent has a task in it (a
+                // CopilotKit thread's first run): the agent has seen nothing.
+                addressing.context_is_new = tasks.is_empty();
                 // Results of the tools a task waits on go to that task.
                 if let Some(waiting) = waiting_for_results(&self.input, &tasks) {
                     addressing.task_id = Some(waiting.id.clone());

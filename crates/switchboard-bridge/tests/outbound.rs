@@ -164,3 +164,33 @@ async fn an_engram_message_goes_to_the_config_lane_only_when_enabled() {
     assert!(!text.contains(ENGRAM_URI), "{text}");
     assert!(!text.contains("a2ui.org"), "{text}");
 }
+
+/// A run that names a context the agent has no task in yet (a CopilotKit
+/// thread's first run names its thread's context) carries the history as a
+/// new context does; once the agent has a task there, a run names it and
+/// sends only its turn.
+#[tokio::test]
+async fn a_named_context_without_tasks_gets_the_history_and_then_only_turns() {
+    let (script, bridge) = bridged(BridgeConfig::default()).await;
+    let named = json!({"a2a": {"contextId": "thread-context-1"}});
+    bridge.run_verified(conversation(), named.clone()).await;
+    let first = serde_json::to_value(only_message(&script)).unwrap();
+    assert_eq!(first["contextId"], "thread-context-1");
+    let history = first["metadata"]["agui"]["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{first}");
+
+    let mut next = conversation();
+    let turns = next.as_array_mut().unwrap();
+    turns.push(json!({"id": "a2", "role": "assistant", "content": "Booked."}));
+    turns.push(user("u3", "/stream thanks"));
+    bridge.run_verified(next, named).await;
+    let received = script.received();
+    assert_eq!(received.len(), 2, "{received:?}");
+    let second = serde_json::to_value(&received[1]).unwrap();
+    assert_eq!(second["contextId"], "thread-context-1");
+    assert!(second["metadata"]["agui"]["history"].is_null(), "{second}");
+    assert_eq!(
+        tagged(&second["parts"]),
+        [("user".into(), "/stream thanks".into())]
+    );
+}
