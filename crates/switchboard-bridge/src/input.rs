@@ -713,9 +713,7 @@ mod tests {
         let wire = wire(&out);
         assert_eq!(wire["contextId"], "ctx-thread");
         assert_eq!(
-            wire["metadata"]["agui"]["history"]
-                .as_array()
-                .map(Vec::len),
+            wire["metadata"]["agui"]["history"].as_array().map(Vec::len),
             Some(2),
             "{wire}"
         );

@@ -172,10 +172,14 @@ async fn an_engram_message_goes_to_the_config_lane_only_when_enabled() {
 #[tokio::test]
 async fn a_named_context_without_tasks_gets_the_history_and_then_only_turns() {
     let (script, bridge) = bridged(BridgeConfig::default()).await;
-    let named = json!({"a2a": {"contextId": "thread-context-1"}});
+    // The context of thread "t1" of the (anonymous) caller, as the
+    // CopilotKit routes name it.
+    let context =
+        switchboard_bridge::Owner::of(switchboard_core::ANONYMOUS).thread_context_id("t1");
+    let named = json!({"a2a": {"contextId": context}});
     bridge.run_verified(conversation(), named.clone()).await;
     let first = serde_json::to_value(only_message(&script)).unwrap();
-    assert_eq!(first["contextId"], "thread-context-1");
+    assert_eq!(first["contextId"], context.as_str());
     let history = first["metadata"]["agui"]["history"].as_array().unwrap();
     assert_eq!(history.len(), 2, "{first}");
 
@@ -187,7 +191,7 @@ async fn a_named_context_without_tasks_gets_the_history_and_then_only_turns() {
     let received = script.received();
     assert_eq!(received.len(), 2, "{received:?}");
     let second = serde_json::to_value(&received[1]).unwrap();
-    assert_eq!(second["contextId"], "thread-context-1");
+    assert_eq!(second["contextId"], context.as_str());
     assert!(second["metadata"]["agui"]["history"].is_null(), "{second}");
     assert_eq!(
         tagged(&second["parts"]),
