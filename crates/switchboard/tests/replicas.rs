@@ -234,6 +234,32 @@ async fn two_replicas_share_tasks_cancel_and_fail_orphans() {
     drop(b);
 }
 
+/// Starts `/long 60` on `base` and returns the whole JSON-RPC answer (a
+/// task, or the quota's refusal).
+async fn try_long_task(base: &str) -> Value {
+    proc::call(
+        base,
+        "SendMessage",
+        json!({"message": Message::user_text("/long 60"),
+               "configuration": {"returnImmediately": true}}),
+    )
+    .await
+}
+
+/// Starts `/long 60` on `base` until it is admitted (a place is given back
+/// asynchronously), for at most `within`; returns the task id.
+async fn long_task_once_admitted(base: &str, within: Duration, what: &str) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let v = try_long_task(base).await;
+        if let Some(id) = v["result"]["task"]["id"].as_str() {
+            return id.to_string();
+        }
+        assert!(Instant::now() < deadline, "{what}: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The concurrent-task quota is one count over all replicas: a caller with a
 /// quota of 2 and one task on each replica is refused a third on either; a
 /// task that ends frees its place for either replica; and the places held by
@@ -254,13 +280,7 @@ async fn the_concurrent_task_quota_is_counted_across_replicas() {
     let a = Serve::start_with(&url, &flags);
     let b = Serve::start_with(&url, &flags);
     let refused = |base: String| async move {
-        let v = proc::call(
-            &base,
-            "SendMessage",
-            json!({"message": Message::user_text("/long 60"),
-                   "configuration": {"returnImmediately": true}}),
-        )
-        .await;
+        let v = try_long_task(&base).await;
         let message = v["error"]["message"]
             .as_str()
             .unwrap_or_default()
@@ -275,25 +295,16 @@ async fn the_concurrent_task_quota_is_counted_across_replicas() {
     refused(a.base()).await;
     refused(b.base()).await;
 
-    // A's task ends (cancelled through B): its place is free on B too.
+    // A's task ends (cancelled through B): its place is free on B too (the
+    // run on A gives it back as it ends, just after the cancel).
     let canceled = rpc(&b.base(), "CancelTask", json!({"id": on_a})).await;
     assert_eq!(canceled["status"]["state"], "TASK_STATE_CANCELED");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let third = loop {
-        let v = proc::call(
-            &b.base(),
-            "SendMessage",
-            json!({"message": Message::user_text("/long 60"),
-                   "configuration": {"returnImmediately": true}}),
-        )
-        .await;
-        if let Some(id) = v["result"]["task"]["id"].as_str() {
-            break id.to_string();
-        }
-        // The run on A gives its place back as it ends, just after the cancel.
-        assert!(Instant::now() < deadline, "the place never came back: {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let third = long_task_once_admitted(
+        &b.base(),
+        Duration::from_secs(10),
+        "the place never came back",
+    )
+    .await;
     refused(a.base()).await;
 
     // B dies holding both places; A fails its orphans and, once B's row has
@@ -311,23 +322,13 @@ async fn the_concurrent_task_quota_is_counted_across_replicas() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut started = Vec::new();
-    while started.len() < 2 {
-        let v = proc::call(
+    for _ in 0..2 {
+        long_task_once_admitted(
             &a.base(),
-            "SendMessage",
-            json!({"message": Message::user_text("/long 60"),
-                   "configuration": {"returnImmediately": true}}),
+            Duration::from_secs(30),
+            "B's places never came back",
         )
         .await;
-        match v["result"]["task"]["id"].as_str() {
-            Some(id) => started.push(id.to_string()),
-            None => {
-                assert!(Instant::now() < deadline, "B's places never came back: {v}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        }
     }
     refused(a.base()).await;
 }
