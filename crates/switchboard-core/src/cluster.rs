@@ -22,7 +22,9 @@
 //!    [`take_orphans`](Cluster::take_orphans) hands each such task to exactly
 //!    one surviving replica, which fails it with a clear status message, so no
 //!    task stays "working" forever and its subscribers see a terminal event.
-//! 3. **Shared quotas.** The concurrent-task quota
+//! 3. **Shared quotas** (when
+//!    [`Quotas::share_active_tasks`](crate::Quotas::share_active_tasks) is
+//!    set). The concurrent-task quota
 //!    ([`Quotas::max_active_tasks_per_principal`](crate::Quotas::max_active_tasks_per_principal))
 //!    is counted by the cluster too ([`acquire_run`](Cluster::acquire_run)),
 //!    so a caller spread over N replicas still has at most that many tasks

@@ -969,7 +969,8 @@ impl RequestHandler {
             .active_runs
             .try_acquire((&call.tenant, &call.principal, call.client), quota)
             .ok_or_else(full)?;
-        let Some(cluster) = self.inner.cluster.as_ref().filter(|_| quota != usize::MAX) else {
+        let shared = self.inner.config.quotas.share_active_tasks && quota != usize::MAX;
+        let Some(cluster) = self.inner.cluster.as_ref().filter(|_| shared) else {
             return Ok(slot);
         };
         let key = crate::cluster::run_quota_key(&call.tenant, &call.principal, call.client);

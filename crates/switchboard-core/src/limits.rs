@@ -176,10 +176,16 @@ pub struct Quotas {
     /// resumes it does. A new task or follow-up over the quota is refused
     /// before the agent sees it. Anonymous callers are counted per client
     /// address ([`CallContext::client`](crate::CallContext::client)), so one
-    /// cannot take the quota of all. With a cluster (replicas on one
-    /// PostgreSQL database) the count is shared by every replica (see
-    /// [`crate::cluster`]); otherwise it is this process's.
+    /// cannot take the quota of all. The count is this process's, unless
+    /// [`share_active_tasks`](Self::share_active_tasks) is set.
     pub max_active_tasks_per_principal: usize,
+    /// With a cluster (replicas on one PostgreSQL database), count
+    /// [`max_active_tasks_per_principal`](Self::max_active_tasks_per_principal)
+    /// across every replica (see [`crate::cluster`]), so that a caller spread
+    /// over N replicas does not get N times the quota (default off). It
+    /// costs two statements on the database per run, on one row per caller:
+    /// a caller starting thousands of tasks a second serializes on it.
+    pub share_active_tasks: bool,
     /// Most SubscribeToTask streams open at once on one task (default 64).
     pub max_subscribers_per_task: usize,
     /// Largest answer of GetTask and ListTasks, as JSON, in bytes (default
@@ -194,6 +200,7 @@ impl Default for Quotas {
     fn default() -> Self {
         Quotas {
             max_active_tasks_per_principal: 100,
+            share_active_tasks: false,
             max_subscribers_per_task: 64,
             max_response_bytes: 16 * 1024 * 1024,
         }

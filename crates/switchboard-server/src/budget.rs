@@ -9,9 +9,11 @@
 //! serving listener) ceiling on those bytes
 //! ([`ConnectionLimits::max_buffered_bytes`](crate::ConnectionLimits::max_buffered_bytes)):
 //!
-//! - a request body *charges* its bytes as they arrive, before the binding
-//!   buffers them, and keeps them charged until the request's answer is
-//!   made (when the bytes, and what was decoded from them, are gone);
+//! - a request body *charges* twice its bytes as they arrive, before the
+//!   binding buffers them ([`BODY_CHARGE_FACTOR`]: the bytes, and the
+//!   request a binding decodes from them, which holds their text once
+//!   more), and keeps them charged until the request's answer is made (when
+//!   the bytes, and what was decoded from them, are gone);
 //! - an answer charges its bytes from when it is serialized until the
 //!   protocol has written them to the socket: the charge travels inside the
 //!   [`Bytes`] handed to hyper or h2 (`Charge::attach`), so it is given
@@ -29,6 +31,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
+
+/// What a request body's byte costs the budget: itself, and its copy in the
+/// request the binding decodes (a message's text, a data part) while both
+/// are alive. Charged for the bytes alone, large bodies held about twice
+/// what the budget counted.
+pub(crate) const BODY_CHARGE_FACTOR: usize = 2;
 
 /// The cap and what is charged against it (see the [module docs](self)).
 #[derive(Debug)]

@@ -1048,11 +1048,13 @@ where
                 if let Some(data) = frame.data_ref() {
                     let len = data.len();
                     if let Some(budget) = &self.state.budget {
-                        if !budget.take(len) {
+                        // The bytes, and what the binding decodes from them.
+                        let charge = len.saturating_mul(crate::budget::BODY_CHARGE_FACTOR);
+                        if !budget.take(charge) {
                             self.state.over_budget.store(true, Ordering::Relaxed);
                             return Poll::Ready(Some(Err(BodyCut::OverBudget.into())));
                         }
-                        self.state.charged.fetch_add(len, Ordering::Relaxed);
+                        self.state.charged.fetch_add(charge, Ordering::Relaxed);
                     }
                     self.received += len as u64;
                     if let Some(after) = self.registry.limits.body_deadline(self.received) {

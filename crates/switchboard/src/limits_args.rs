@@ -23,6 +23,7 @@
 //! max_metadata_bytes = 65536
 //! default_history_length = 100     # GetTask/ListTasks history without historyLength
 //! max_active_tasks_per_principal = 100  # tasks being worked on at once per caller
+//! share_active_tasks = false            # PostgreSQL: count them across replicas
 //! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
 //! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
 //! max_storage_bytes_per_principal = 1073741824  # tasks and event logs one caller keeps in the store; 0 = no limit
@@ -78,6 +79,11 @@ pub struct LimitsArgs {
     /// in progress; a task waiting for input does not count). Default 100.
     #[arg(long, env = "SWITCHBOARD_MAX_ACTIVE_TASKS_PER_PRINCIPAL")]
     pub max_active_tasks_per_principal: Option<usize>,
+    /// On PostgreSQL, count each caller's active tasks across every replica
+    /// instead of per replica (two statements per run on one row per
+    /// caller). Default off.
+    #[arg(long, env = "SWITCHBOARD_SHARE_ACTIVE_TASKS")]
+    pub share_active_tasks: bool,
     /// Most SubscribeToTask streams open at once on one task. Default 64.
     #[arg(long, env = "SWITCHBOARD_MAX_SUBSCRIBERS_PER_TASK")]
     pub max_subscribers_per_task: Option<usize>,
@@ -171,6 +177,7 @@ impl LimitsArgs {
             max_active_tasks_per_principal: self
                 .max_active_tasks_per_principal
                 .unwrap_or(d.max_active_tasks_per_principal),
+            share_active_tasks: self.share_active_tasks,
             max_subscribers_per_task: self
                 .max_subscribers_per_task
                 .unwrap_or(d.max_subscribers_per_task),

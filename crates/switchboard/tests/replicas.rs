@@ -276,6 +276,7 @@ async fn the_concurrent_task_quota_is_counted_across_replicas() {
         &LEASE_MS.to_string(),
         "--max-active-tasks-per-principal",
         "2",
+        "--share-active-tasks",
     ];
     let a = Serve::start_with(&url, &flags);
     let b = Serve::start_with(&url, &flags);
