@@ -224,11 +224,13 @@ async fn open_postgres(url: &str, options: &StoreOptions) -> Result<OpenedStore,
         store: "PostgreSQL",
         source,
     };
-    let pg_options = switchboard_store_postgres::PgOptions {
-        storage_quota: options.storage_quota,
-        ..Default::default()
-    };
-    let (store, cluster) = switchboard_store_postgres::PgStore::open_with(url, pg_options)
+    if let Some(bytes) = options.storage_quota.max_bytes_per_owner {
+        tracing::warn!(
+            bytes,
+            "the storage quota per principal is not enforced on PostgreSQL yet"
+        );
+    }
+    let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
         .await
         .map_err(failed)?
         .replica(options.replica_lease)

@@ -40,7 +40,7 @@
 //!   expired leases with `FOR UPDATE SKIP LOCKED`, so each orphan goes to
 //!   exactly one survivor.
 //! - **Shared quotas.** [`Cluster::acquire_run`] takes a place of a caller's
-//!   concurrent-task quota in `run_quota` (migration 0014) in one statement
+//!   concurrent-task quota in `run_quota` (migration 0013) in one statement
 //!   that also records it per replica in `run_quota_held`; the run's end
 //!   gives it back. The heartbeat that deletes an expired replica's row
 //!   subtracts that replica's places in the same statement, and

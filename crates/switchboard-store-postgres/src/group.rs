@@ -30,22 +30,6 @@
 //!   tasks they share in the same order; should a plan lock them otherwise
 //!   and two batches deadlock, PostgreSQL aborts one statement, which then
 //!   takes the fallback below.
-//! - The storage quota (see the crate docs, "Storage quota") is decided
-//!   per owner over the batch, against the counts the statement's snapshot
-//!   saw: it sums each owner's growth over its commits in batch order and
-//!   writes the commits that keep the running sum within the quota (besides
-//!   those always admitted). A refused commit's growth stays in the running
-//!   sum, so a later commit of the same owner may be refused only for it;
-//!   the statement therefore also returns, for each refused commit, what
-//!   the owner would hold with it beside the commits it applied, and each
-//!   that fits is written alone right after (where it is decided afresh).
-//!   Commits that fit nowhere get [`StoreError::QuotaExceeded`]; the others
-//!   of the batch are unaffected. The statement names each owner's ceiling
-//!   (the highest count its decisions hold for) in a transaction-local
-//!   setting, and its first trigger locks the counts and checks them
-//!   (migration 0013): a count another commit moved past its ceiling
-//!   undoes the statement (SQLSTATE `SBQ01`), and its commits are written
-//!   one at a time, like a statement that failed (below).
 //! - If the statement fails as a whole (e.g. a deadlock with another
 //!   replica, or one row breaking a constraint), nothing of it was written,
 //!   and each commit is retried alone with the one-row statements, so one
@@ -60,7 +44,7 @@ use sqlx::PgPool;
 use switchboard_core::StoreError;
 use tokio::sync::{Mutex, Semaphore, mpsc, oneshot};
 
-use crate::{TaskRow, backend, column};
+use crate::{TaskRow, backend};
 
 /// Writers working at once by default ([`PgOptions::commit_writers`]); each
 /// holds one pooled connection while it writes a batch.
@@ -230,49 +214,19 @@ async fn writer(pool: PgPool, shared: Arc<Shared>) {
 async fn write(pool: &PgPool, batch: Vec<Job>) {
     if batch.len() > 1 {
         match write_group(pool, &batch).await {
-            Ok(outcomes) => {
-                let mut again = Vec::new();
-                for (job, outcome) in batch.into_iter().zip(outcomes) {
-                    let answer = match outcome {
-                        Outcome::Applied => Ok(true),
-                        Outcome::NotApplied => Ok(false),
-                        Outcome::OverQuota { held_after } => match job.row.quota {
-                            Some(max) if held_after > max => {
-                                Err(job.row.over_quota(held_after, max))
-                            }
-                            // It fits beside what the statement wrote: it
-                            // was refused only for an earlier refused
-                            // commit of its owner (see the module docs).
-                            _ => {
-                                again.push(job);
-                                continue;
-                            }
-                        },
-                    };
+            Ok(applied) => {
+                for (job, applied) in batch.into_iter().zip(applied) {
                     // The caller may have given up waiting; nothing to do then.
-                    let _ = job.done.send(answer);
+                    let _ = job.done.send(Ok(applied));
                 }
-                write_alone(pool, again).await;
                 return;
             }
-            Err(Raced) => {
-                tracing::debug!(
-                    commits = batch.len(),
-                    "an owner's storage count moved during a group commit; writing one by one"
-                );
-            }
-            Err(Failed(e)) => {
+            Err(e) => {
                 tracing::warn!(error = %e, commits = batch.len(), "PostgreSQL group commit failed; retrying one by one");
             }
         }
     }
-    write_alone(pool, batch).await;
-}
-
-/// Writes each commit of `jobs` with the one-row statements, one after the
-/// other, and answers it.
-async fn write_alone(pool: &PgPool, jobs: Vec<Job>) {
-    for job in jobs {
+    for job in batch {
         let outcome = crate::write_one(
             pool,
             &job.row,
@@ -284,38 +238,8 @@ async fn write_alone(pool: &PgPool, jobs: Vec<Job>) {
     }
 }
 
-/// What the group statement did with one commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Applied,
-    /// A sequence conflict: the stored `last_seq` was not the expected one.
-    NotApplied,
-    /// Refused by its owner's quota; `held_after`: what the owner would
-    /// hold with it beside the commits the statement applied.
-    OverQuota {
-        held_after: i64,
-    },
-}
-
-/// The SQLSTATE of a group statement undone because an owner's count moved
-/// past what its decisions assumed (`storage_usage_verify`, migration 0013).
-const COUNT_MOVED: &str = "SBQ01";
-
-/// Why a group statement wrote nothing.
-#[derive(Debug)]
-enum GroupFailure {
-    /// Another transaction's commit moved an owner's count past what the
-    /// statement's quota decisions assumed.
-    Raced,
-    /// Anything else (a deadlock, a row breaking a constraint, the
-    /// connection).
-    Failed(StoreError),
-}
-use GroupFailure::{Failed, Raced};
-
-/// The batch as one statement; what became of each of its commits, in
-/// order.
-async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, GroupFailure> {
+/// The batch as one statement; which of its rows were applied, in order.
+async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreError> {
     let n = batch.len();
     let mut tenants = Vec::with_capacity(n);
     let mut ids = Vec::with_capacity(n);
@@ -331,9 +255,6 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Group
     let mut expected = Vec::with_capacity(n);
     let mut lease_owners = Vec::with_capacity(n);
     let mut lease_micros = Vec::with_capacity(n);
-    let mut quotas = Vec::with_capacity(n);
-    let mut snapshot_bytes = Vec::with_capacity(n);
-    let mut events_bytes = Vec::with_capacity(n);
     let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
         Vec::new(),
         Vec::new(),
@@ -358,9 +279,6 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Group
         expected.push(r.expected);
         lease_owners.push(job.lease_owner.as_deref().map(String::as_str));
         lease_micros.push(job.lease_micros);
-        quotas.push(r.quota);
-        snapshot_bytes.push(r.snapshot_bytes);
-        events_bytes.push(r.events_bytes);
         for i in 0..r.event_seqs.len() {
             ev_ord.push(ord);
             ev_seq.push(r.event_seqs[i]);
@@ -370,7 +288,7 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Group
             ev_task.push(r.event_is_task[i]);
         }
     }
-    let rows = sqlx::query(COMMIT_GROUP)
+    let written: Vec<i64> = sqlx::query_scalar(COMMIT_GROUP)
         .bind(&tenants)
         .bind(&ids)
         .bind(&contexts)
@@ -391,102 +309,46 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<Outcome>, Group
         .bind(&ev_micros)
         .bind(&ev_nanos)
         .bind(&ev_task)
-        .bind(&quotas)
-        .bind(&snapshot_bytes)
-        .bind(&events_bytes)
         .fetch_all(pool)
         .await
-        .map_err(|e| match e.as_database_error().and_then(|d| d.code()) {
-            Some(code) if code == COUNT_MOVED => Raced,
-            _ => Failed(backend(format!("committing {n} tasks in one group"))(e)),
-        })?;
-    let mut outcomes = vec![Outcome::NotApplied; n];
-    for row in &rows {
-        let ord: i64 = column(row, "ord").map_err(Failed)?;
-        let outcome = if column(row, "applied").map_err(Failed)? {
-            Outcome::Applied
-        } else if column(row, "over_quota").map_err(Failed)? {
-            Outcome::OverQuota {
-                held_after: column(row, "held_after").map_err(Failed)?,
-            }
-        } else {
-            Outcome::NotApplied
-        };
+        .map_err(backend(format!("committing {n} tasks in one group")))?;
+    let mut applied = vec![false; n];
+    for ord in written {
         if let Some(slot) = usize::try_from(ord - 1)
             .ok()
-            .and_then(|i| outcomes.get_mut(i))
+            .and_then(|i| applied.get_mut(i))
         {
-            *slot = outcome;
+            *slot = true;
         }
     }
-    Ok(outcomes)
+    Ok(applied)
 }
 
-/// The group statement. Parameters: $1..$14 and $21..$23 one entry per
-/// commit (tenant, id, context_id, owner, state, status time in µs and the
-/// sub-µs rest, creation time likewise, last_seq, task JSON, the expected
-/// stored last_seq, lease holder or NULL, lease length in µs; the owner's
-/// quota in bytes or NULL, the bytes of the task JSON and of the events'
-/// JSON); $15..$20 one entry per event (the 1-based position of its
-/// commit, seq, JSON, exact status time or NULLs, is it a task). Returns a
-/// row per commit: its position, whether it was applied, whether the quota
-/// refused it, and what its owner would hold with it beside the commits
+/// The group statement. Parameters: $1..$14 one entry per commit (tenant,
+/// id, context_id, owner, state, status time in µs and the sub-µs rest,
+/// creation time likewise, last_seq, task JSON, the expected stored
+/// last_seq, lease holder or NULL, lease length in µs); $15..$20 one entry
+/// per event (the 1-based position of its commit, seq, JSON, exact status
+/// time or NULLs, is it a task). Returns the positions of the commits it
 /// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
-/// and `COMMIT_NEXT`), row by row; the quota is decided per owner over the
-/// batch, against the counts as the statement's snapshot saw them, and
-/// `named` leaves each owner's ceiling in `switchboard.storage_owners` for
-/// the triggers to check under the lock (see the module docs).
+/// and `COMMIT_NEXT`), row by row.
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
              $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
-             $12::bigint[], $13::text[], $14::bigint[], $21::bigint[], $22::bigint[], \
-             $23::bigint[]) WITH ORDINALITY \
+             $12::bigint[], $13::text[], $14::bigint[]) WITH ORDINALITY \
          AS i (tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
-               lease_owner, lease_micros, quota, snapshot_bytes, events_bytes, ord) \
-     ), usage AS ( \
-         SELECT k.tenant, k.owner, COALESCE(u.bytes, 0) AS bytes \
-         FROM (SELECT DISTINCT tenant, owner FROM input) AS k \
-         LEFT JOIN storage_usage AS u ON u.tenant = k.tenant AND u.owner = k.owner \
-     ), judged AS ( \
-         SELECT i.ord, i.tenant, i.owner, i.quota, u.bytes AS used, g.growth, \
-             u.bytes + (sum(g.growth) OVER (PARTITION BY i.tenant, i.owner ORDER BY i.ord))::bigint \
-                 AS would_hold \
-         FROM input AS i \
-         JOIN usage AS u ON u.tenant = i.tenant AND u.owner = i.owner \
-         LEFT JOIN tasks AS t ON t.tenant = i.tenant AND t.id = i.id \
-         CROSS JOIN LATERAL (SELECT CASE WHEN COALESCE(t.last_seq, 0) = i.expected \
-             THEN i.snapshot_bytes + i.events_bytes - COALESCE(t.snapshot_bytes, 0) \
-             ELSE 0 END AS growth) AS g \
-     ), verdict AS ( \
-         SELECT j.*, j.quota IS NULL OR j.growth <= 0 OR j.would_hold <= j.quota AS within \
-         FROM judged AS j \
-     ), admitted AS ( \
-         SELECT v.tenant, v.owner, v.quota, v.within, v.growth, \
-             (sum(CASE WHEN v.within THEN v.growth ELSE 0 END) \
-                 OVER (PARTITION BY v.tenant, v.owner ORDER BY v.ord))::bigint AS grown \
-         FROM verdict AS v \
-     ), named AS ( \
-         SELECT set_config('switchboard.storage_owners', json_agg(json_build_array( \
-             c.tenant, c.owner, c.ceiling))::text, true) AS owners \
-         FROM (SELECT tenant, owner, \
-                   min(CASE WHEN within AND quota IS NOT NULL AND growth > 0 \
-                       THEN quota - grown END) AS ceiling \
-               FROM admitted GROUP BY tenant, owner) AS c \
+               lease_owner, lease_micros, ord) \
      ), created AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
-             lease_owner, lease_until, snapshot_bytes, log_bytes) \
-         SELECT i.tenant, i.id, i.context_id, i.owner, i.state, i.status_micros, \
-             i.status_subus_nanos, i.created_micros, i.created_subus_nanos, i.last_seq, \
-             i.task_json::json, i.lease_owner, \
-             CASE WHEN i.lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint \
-                     + i.lease_micros END, \
-             i.snapshot_bytes, i.events_bytes \
-         FROM input AS i JOIN verdict AS v ON v.ord = i.ord \
-         WHERE i.expected = 0 AND v.within ORDER BY i.ord ",
+             lease_owner, lease_until) \
+         SELECT tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
+             created_micros, created_subus_nanos, last_seq, task_json::json, lease_owner, \
+             CASE WHEN lease_owner IS NULL THEN NULL \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + lease_micros END \
+         FROM input WHERE expected = 0 ORDER BY ord ",
     crate::replace_snapshot!(),
     " WHERE tasks.last_seq = 0 \
          RETURNING tenant, id \
@@ -496,11 +358,9 @@ const COMMIT_GROUP: &str = concat!(
              created_micros = i.created_micros, created_subus_nanos = i.created_subus_nanos, \
              last_seq = i.last_seq, task_json = i.task_json::json, lease_owner = i.lease_owner, \
              lease_until = CASE WHEN i.lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END, \
-             snapshot_bytes = i.snapshot_bytes, log_bytes = t.log_bytes + i.events_bytes \
-         FROM input AS i JOIN verdict AS v ON v.ord = i.ord \
-         WHERE i.expected > 0 AND v.within \
-             AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END \
+         FROM input AS i \
+         WHERE i.expected > 0 AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
          RETURNING t.tenant, t.id \
      ), put AS ( \
          SELECT i.ord FROM input AS i \
@@ -514,21 +374,14 @@ const COMMIT_GROUP: &str = concat!(
                      $20::boolean[]) AS e (ord, seq, json, micros, nanos, is_task) \
          JOIN put ON put.ord = e.ord JOIN input AS i ON i.ord = e.ord \
      ) \
-     SELECT v.ord, p.ord IS NOT NULL AS applied, NOT v.within AS over_quota, \
-         v.used + v.growth \
-             + (sum(CASE WHEN p.ord IS NULL THEN 0 ELSE v.growth END) \
-                 OVER (PARTITION BY v.tenant, v.owner))::bigint AS held_after \
-     FROM verdict AS v LEFT JOIN put AS p ON p.ord = v.ord \
-     CROSS JOIN named"
+     SELECT ord FROM put"
 );
 
 #[cfg(all(test, feature = "testing"))]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use sqlx::Connection;
     use switchboard_core::store::conformance::fixtures::log_of;
-    use switchboard_core::store::quota::StorageQuota;
     use switchboard_core::{TaskRecord, TaskStore};
     use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
 
@@ -560,19 +413,10 @@ mod tests {
         record: &TaskRecord,
         events: usize,
     ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
-        job_within(record, events, StorageQuota::default())
-    }
-
-    /// [`job`], for a store granting each owner `quota`.
-    fn job_within(
-        record: &TaskRecord,
-        events: usize,
-        quota: StorageQuota,
-    ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
         let events = vec![StreamResponse::Task(record.task.clone()); events];
         let (done, answer) = oneshot::channel();
         let job = Job {
-            row: TaskRow::encode(record, &events, &quota).unwrap(),
+            row: TaskRow::encode(record, &events).unwrap(),
             lease_owner: None,
             lease_micros: 0,
             done,
@@ -615,13 +459,7 @@ mod tests {
         ];
         let (jobs, _answers): (Vec<Job>, Vec<_>) = batch.into_iter().unzip();
         let applied = write_group(store.pool(), &jobs).await.unwrap();
-        use Outcome::{Applied, NotApplied};
-        assert_eq!(
-            applied,
-            [
-                Applied, NotApplied, NotApplied, Applied, NotApplied, Applied
-            ]
-        );
+        assert_eq!(applied, [true, false, false, true, false, true]);
 
         assert_eq!(seqs(&store, "fresh").await, [1]);
         assert_eq!(seqs(&store, "taken").await, [1]);
@@ -638,194 +476,6 @@ mod tests {
             "the loser wrote nothing"
         );
         assert!(store.load("", "fresh-empty").await.unwrap().is_some());
-    }
-
-    /// The quota is decided per owner over the batch, in order: a commit
-    /// refused counts against the owner's later commits in the statement,
-    /// which are then refused too, but whoever fits beside what the
-    /// statement wrote is written alone right after; a finishing commit is
-    /// written however full its owner; another owner is not held back.
-    #[tokio::test]
-    async fn the_quota_refuses_a_commit_alone_and_lets_what_fits_through() {
-        let Some(store) = store().await else { return };
-        let sized = |id: &str, owner: &str, text: usize, state: TaskState, last_seq: u64| {
-            let mut r = record(id, state, last_seq);
-            r.owner = owner.into();
-            r.task.history = Some(vec![switchboard_protocol::Message::user_text(
-                "x".repeat(text),
-            )]);
-            r
-        };
-        let quota = StorageQuota::per_owner(10_000);
-        // Alice holds about 4 KB: a working task to finish later.
-        let (j, answer) = job_within(
-            &sized("a-open", "alice", 1900, TaskState::Working, 1),
-            1,
-            quota,
-        );
-        write(store.pool(), vec![j]).await;
-        assert!(answer.await.unwrap().unwrap());
-
-        let batch = || {
-            [
-                // ~12 KB: over the quota on its own.
-                sized("a-big", "alice", 5900, TaskState::Working, 1),
-                // ~2 KB: fits, but not after the big one.
-                sized("a-small", "alice", 900, TaskState::Working, 1),
-                // Finishing the open task with ~8 KB more: always admitted,
-                // however full alice is.
-                sized("a-open", "alice", 5900, TaskState::Completed, 2),
-                sized("b-one", "bob", 3900, TaskState::Working, 1),
-            ]
-        };
-        let (jobs, _): (Vec<Job>, Vec<_>) = batch().iter().map(|r| job_within(r, 1, quota)).unzip();
-        let outcomes = write_group(store.pool(), &jobs).await.unwrap();
-        assert!(
-            matches!(
-                outcomes[..],
-                [
-                    Outcome::OverQuota { .. },
-                    Outcome::OverQuota { .. },
-                    Outcome::Applied,
-                    Outcome::Applied
-                ]
-            ),
-            "{outcomes:?}"
-        );
-        let over = |o: Outcome| match o {
-            Outcome::OverQuota { held_after } => held_after,
-            other => panic!("{other:?}"),
-        };
-        // Beside what was written (the finished task), the big one is still
-        // over the quota, and the small one is too.
-        assert!(over(outcomes[0]) > 10_000 && over(outcomes[1]) > 10_000);
-        assert_eq!(store.load("", "a-big").await.unwrap(), None);
-        assert_eq!(store.load("", "a-small").await.unwrap(), None);
-
-        // Through the writer: retention has freed alice's space meanwhile
-        // (the finished task is gone), so the small one, refused in the
-        // statement only after the big one, is written alone right after.
-        let retention = switchboard_core::Retention {
-            max_age: None,
-            max_finished: Some(0),
-        };
-        assert_eq!(
-            store.purge(&retention, chrono::Utc::now()).await.unwrap(),
-            1
-        );
-        let (jobs, answers): (Vec<Job>, Vec<_>) =
-            batch()[..2].iter().map(|r| job_within(r, 1, quota)).unzip();
-        write(store.pool(), jobs).await;
-        let mut results = Vec::new();
-        for answer in answers {
-            results.push(answer.await.unwrap());
-        }
-        assert!(
-            matches!(results[0], Err(StoreError::QuotaExceeded(_))),
-            "{results:?}"
-        );
-        assert!(matches!(results[1], Ok(true)), "{results:?}");
-        assert_eq!(seqs(&store, "a-small").await, [1]);
-        assert_eq!(store.load("", "a-big").await.unwrap(), None);
-    }
-
-    /// Two group statements of one owner on two connections, each deciding
-    /// against the count its snapshot saw: the one that locks the count
-    /// second finds it moved past what its decision assumed, is undone
-    /// whole, and its commits are written one at a time, where the owner's
-    /// is refused and the other owner's is written. (A test connection holds
-    /// the owner's count until both statements wait for it, so both have
-    /// decided before either may lock.)
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_group_statement_that_raced_on_a_count_is_written_one_by_one() {
-        let Some(url) = crate::testing::fresh_database_or_skip("group race").await else {
-            return;
-        };
-        let stores = [
-            PgStore::open(&url).await.unwrap(),
-            PgStore::open(&url).await.unwrap(),
-        ];
-        let quota = StorageQuota::per_owner(10_000);
-        let sized = |id: &str, owner: &str, text: usize| {
-            let mut r = record(id, TaskState::Working, 1);
-            r.owner = owner.into();
-            r.task.history = Some(vec![switchboard_protocol::Message::user_text(
-                "x".repeat(text),
-            )]);
-            r
-        };
-        // Alice holds about 4 KB; each of her 3 KB tasks below fits, not both.
-        let (j, answer) = job_within(&sized("a-seed", "alice", 1900), 1, quota);
-        write(stores[0].pool(), vec![j]).await;
-        assert!(answer.await.unwrap().unwrap());
-
-        let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
-        sqlx::raw_sql(
-            "BEGIN; SELECT 1 FROM storage_usage WHERE tenant = '' AND owner = 'alice' FOR UPDATE",
-        )
-        .execute(&mut holder)
-        .await
-        .unwrap();
-        let mut answers = Vec::new();
-        let mut writes = Vec::new();
-        for (k, store) in stores.iter().enumerate() {
-            let (jobs, batch_answers): (Vec<Job>, Vec<_>) = [
-                sized(&format!("a-{k}"), "alice", 1400),
-                sized(&format!("b-{k}"), "bob", 100),
-            ]
-            .iter()
-            .map(|r| job_within(r, 1, quota))
-            .unzip();
-            answers.push(batch_answers);
-            let pool = store.pool().clone();
-            writes.push(tokio::spawn(async move { write(&pool, jobs).await }));
-        }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let waiting: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-            .fetch_one(stores[0].pool())
-            .await
-            .unwrap();
-            if waiting == 2 {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{waiting} statements wait"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        sqlx::raw_sql("COMMIT").execute(&mut holder).await.unwrap();
-        for w in writes {
-            w.await.unwrap();
-        }
-        let mut alice = Vec::new();
-        for batch in answers {
-            let mut batch = batch.into_iter();
-            alice.push(batch.next().unwrap().await.unwrap());
-            assert!(matches!(batch.next().unwrap().await.unwrap(), Ok(true)));
-        }
-        assert_eq!(
-            alice.iter().filter(|a| matches!(a, Ok(true))).count(),
-            1,
-            "{alice:?}"
-        );
-        assert!(
-            alice
-                .iter()
-                .any(|a| matches!(a, Err(StoreError::QuotaExceeded(_)))),
-            "{alice:?}"
-        );
-        let held: i64 = sqlx::query_scalar(
-            "SELECT bytes FROM storage_usage WHERE tenant = '' AND owner = 'alice'",
-        )
-        .fetch_one(stores[0].pool())
-        .await
-        .unwrap();
-        assert!(held <= 10_000, "{held}");
     }
 
     /// A row that breaks a constraint fails the statement; then every

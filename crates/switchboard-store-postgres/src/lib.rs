@@ -25,17 +25,15 @@
 //!
 //! Two tables, created by the embedded migrations in `migrations/` (run at
 //! every open under sqlx's advisory lock, so replicas starting together do
-//! not race; applied migrations are recorded in `_sqlx_migrations`), and
-//! the per-owner counts of the storage quota beside them:
+//! not race; applied migrations are recorded in `_sqlx_migrations`):
 //!
 //! - `tasks`: one row per `(tenant, id)` with the **latest snapshot** as JSON
 //!   (`task_json`, the A2A `Task` wire form: status, all artifacts, the whole
 //!   history) and the columns queries need: `context_id`, `owner`, `state`,
 //!   the status time (`status_micros` + `status_subus_nanos`, falling back to
 //!   the creation time like [`TaskRecord::status_time`]), the creation time
-//!   (`created_micros` + `created_subus_nanos`), `last_seq`, the sequence
-//!   number of the last logged event, and the bytes the task holds,
-//!   `snapshot_bytes` and `log_bytes` (see "Storage quota"). Two indexes serve ListTasks:
+//!   (`created_micros` + `created_subus_nanos`) and `last_seq`, the sequence
+//!   number of the last logged event. Two indexes serve ListTasks:
 //!   `(tenant, owner, status_micros, id)` and the same with `context_id`
 //!   after `owner`, read backward for the newest-first order. They are
 //!   ascending because new tasks have the latest status times: their entries
@@ -45,7 +43,6 @@
 //!   `(tenant, task_id, seq)`, the event as JSON (`event_json`, the A2A
 //!   `StreamResponse` wire form), and `is_task`, set when the event is a
 //!   whole task (the push trigger reads it).
-//! - `storage_usage`: per `(tenant, owner)`, the bytes its tasks hold.
 //!
 //! The wire form writes timestamps to the millisecond, but a store must give
 //! back exactly what was committed, so the exact status time is kept in
@@ -163,77 +160,6 @@
 //! tables gets PostgreSQL's warning and nothing else; autovacuum still runs
 //! as configured (migration `0010` takes its cost delay off these tables).
 //!
-//! ## Storage quota
-//!
-//! [`PgOptions::storage_quota`] bounds the bytes each owner (tenant,
-//! principal) keeps: its tasks' snapshots and event logs, counted as the
-//! JSON the store writes. The rules (a commit that would leave its owner
-//! over the quota and holding more is refused with
-//! [`StoreError::QuotaExceeded`] and writes nothing; finishing an existing
-//! task never is) are `switchboard_core::store::quota`'s.
-//!
-//! **Counting.** Each task row carries what it holds: `snapshot_bytes`, the
-//! size of its `task_json`, and `log_bytes`, the size of its events'
-//! JSON, both set by the commit statements from the JSON they send (so a
-//! commit never reads the stored JSON back to measure it).
-//! `storage_usage` holds the sum per owner, kept by statement-level
-//! triggers on `tasks` that read the statement's rows as transition tables
-//! (migration `0013`): one upsert per owner and statement, in the commit's
-//! own transaction, however many tasks a group commit writes; statements
-//! that change no size (lease renewals) write nothing there. Deleting a
-//! task row gives back its snapshot and its log at once, which is how
-//! retention returns the space: the purge deletes the log rows in the same
-//! statement (the log has no foreign key to its task, see migration
-//! `0008`), and the task row carries their size. The migration filled the
-//! counts from the rows already stored; commits by replicas of an earlier
-//! version still running after it are not counted.
-//!
-//! **Deciding.** A commit written alone (one statement per commit: the
-//! queue held no other, or a group statement is being retried) first
-//! upserts its owner's `storage_usage` row (`INSERT … ON CONFLICT DO
-//! UPDATE`, creating a missing one): this locks the row until the
-//! transaction ends and, unlike a plain read, returns its latest committed
-//! value even when the statement had to wait for the lock. The commit's
-//! growth is what it writes less the snapshot it replaces; its snapshot and
-//! events are written only if the owner stays within the quota (or does not
-//! grow, or the commit finishes a task), otherwise nothing is, and the
-//! statement reports the refusal with what the owner would hold, for the
-//! message of `quota::exceeded`.
-//!
-//! A group statement does not lock first: locked from the start, one
-//! owner's statements would run one at a time from their first row to
-//! their `COMMIT`, so a server whose tasks mostly have one owner (one
-//! principal, or anonymous callers) would lose the overlap of its writers
-//! (see "Group commit"). It decides against the counts its snapshot saw and
-//! leaves, in a transaction-local setting, each owner's **ceiling**: the
-//! highest count at which every growing commit it admitted for that owner
-//! still fits. The first trigger the statement fires locks those owners'
-//! counts, in `(tenant, owner)` order, and checks each against its
-//! ceiling; a count that another transaction's commit moved past it undoes
-//! the whole statement (SQLSTATE `SBQ01`), and its commits are written
-//! alone, each deciding under the lock as above. So the lock is held only
-//! from the statement's triggers to its `COMMIT`, as any count update holds
-//! it, and the quota is exact either way.
-//!
-//! **Concurrency.** Two commits of one owner, on two writers, two
-//! connections or two replicas, are therefore never both admitted on a
-//! count that only fits one: the later to lock the count either decides
-//! against what the earlier wrote, or (a group statement) verifies that its
-//! decision still holds against it, and is undone otherwise. The quota is
-//! exceeded only by finishing commits, as the rules allow. Every statement
-//! locks the counts it changes in `(tenant, owner)` order before it changes
-//! any (a one-commit statement has one), so statements never wait for each
-//! other's counts in a cycle.
-//!
-//! **Group commits.** A batch decides its commits per owner in batch order,
-//! as a running sum. A refused commit still counts against its owner's
-//! later commits in the same statement (one statement cannot take back what
-//! it counted), which may then be refused too; so each refused commit that
-//! fits beside what the statement wrote is written alone right after: the
-//! batch ends as its commits written one at a time, in some order, could
-//! have ended (see `group.rs`). A refused commit fails alone, like a
-//! sequence conflict.
-//!
 //! ## Durability
 //!
 //! `commit` returns after PostgreSQL's `COMMIT` returned. With the server's
@@ -269,7 +195,6 @@ use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
 pub(crate) use switchboard_core::store::backend;
-use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow, db_limit, from_split};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
@@ -321,10 +246,6 @@ pub struct PgOptions {
     /// it deleted them from (default 10,000; 0: leave it to autovacuum). See
     /// the crate docs, "Retention and vacuum".
     pub vacuum_after_purged: u64,
-    /// The bytes each owner (tenant, principal) may keep in the store
-    /// (default: no limit; the counts are kept all the same). See the crate
-    /// docs, "Storage quota".
-    pub storage_quota: StorageQuota,
 }
 
 impl Default for PgOptions {
@@ -336,7 +257,6 @@ impl Default for PgOptions {
             synchronous_commit: true,
             application_name: "switchboard".into(),
             vacuum_after_purged: VACUUM_AFTER_PURGED,
-            storage_quota: StorageQuota::default(),
         }
     }
 }
@@ -366,8 +286,6 @@ pub struct PgStore {
     vacuum_after_purged: u64,
     /// Whether commits succeed, for `health` (see the `health` module).
     writes: std::sync::Arc<switchboard_core::store::writes::WriteHealth>,
-    /// [`PgOptions::storage_quota`].
-    quota: StorageQuota,
 }
 
 impl fmt::Debug for PgStore {
@@ -428,8 +346,7 @@ impl PgStore {
         Ok(Self::on_migrated(pool, location, &options))
     }
 
-    /// A store on an existing pool (for sharing one pool with other tables),
-    /// with the default [`PgOptions`] otherwise (so no storage quota).
+    /// A store on an existing pool (for sharing one pool with other tables).
     /// Applies the schema migrations on one of its connections. The pool's
     /// settings are used as they are: give its connections
     /// `plan_cache_mode = force_generic_plan` (see "Generic plans" in the
@@ -466,7 +383,6 @@ impl PgStore {
             purged_since_vacuum: Default::default(),
             vacuum_after_purged: options.vacuum_after_purged,
             writes: Default::default(),
-            quota: options.storage_quota,
         }
     }
 
@@ -571,23 +487,10 @@ pub(crate) struct TaskRow {
     event_status_micros: Vec<Option<i64>>,
     event_status_nanos: Vec<Option<i32>>,
     event_is_task: Vec<bool>,
-    /// The owner's quota in bytes, if it applies to this commit (not to one
-    /// that finishes an existing task: see [`quota::finishes`]).
-    quota: Option<i64>,
-    /// The bytes of `task_json`, which the task row keeps as its
-    /// `snapshot_bytes` (see "Storage quota" in the crate docs).
-    snapshot_bytes: i64,
-    /// The bytes of the events' JSON, which the commit adds to the task
-    /// row's `log_bytes`.
-    events_bytes: i64,
 }
 
 impl TaskRow {
-    fn encode(
-        record: &TaskRecord,
-        events: &[StreamResponse],
-        storage: &StorageQuota,
-    ) -> Result<Self, StoreError> {
+    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
         let id = &record.task.id;
         let expected = record.expected_stored_seq(events.len());
         let mut event_seqs = Vec::with_capacity(events.len());
@@ -606,13 +509,6 @@ impl TaskRow {
             event_is_task.push(matches!(event, StreamResponse::Task(_)));
         }
         let status_time = record.status_time();
-        let task_json = serde_json::to_string(&record.task)
-            .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?;
-        let events_bytes = event_jsons.iter().map(String::len).sum::<usize>();
-        let quota = storage
-            .max_bytes_per_owner
-            .filter(|_| !quota::finishes(record, events.len()))
-            .map(|max| i64::try_from(max).unwrap_or(i64::MAX));
         Ok(Self {
             tenant: record.tenant.clone(),
             id: id.clone(),
@@ -625,23 +521,14 @@ impl TaskRow {
             created_subus_nanos: sub_nanos(record.created_at),
             last_seq: seq_to_i64(record.last_seq, id)?,
             expected: seq_to_i64(expected, id)?,
-            snapshot_bytes: i64::try_from(task_json.len()).unwrap_or(i64::MAX),
-            task_json,
+            task_json: serde_json::to_string(&record.task)
+                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
             event_seqs,
             event_jsons,
             event_status_micros,
             event_status_nanos,
             event_is_task,
-            quota,
-            events_bytes: i64::try_from(events_bytes).unwrap_or(i64::MAX),
         })
-    }
-
-    /// The refusal of this commit, which would bring its owner to
-    /// `would_hold` bytes, over its quota of `max`.
-    pub(crate) fn over_quota(&self, would_hold: i64, max: i64) -> StoreError {
-        let bytes = |n: i64| u64::try_from(n).unwrap_or(0);
-        quota::exceeded(&self.owner, bytes(would_hold), bytes(max))
     }
 }
 
@@ -652,51 +539,17 @@ impl TaskRow {
 // arrays (sequence, JSON, exact status time in micros and the sub-micro rest,
 // NULL where an event has none; whether it is a task; empty arrays: no
 // event), $17 the lease holder (NULL: none), $18 the lease length in
-// microseconds, $20 the owner's quota in bytes if it applies
-// (`TaskRow::quota`, NULL: none), $21 the bytes of the task JSON, $22 the
-// bytes of the events' JSON. Each returns one row: `applied`, 1 if the
-// commit was written, 0 if not (nothing was written); `over_quota`, set
-// when the quota refused it (the stored `last_seq` was the expected one);
-// and `would_hold`, what the owner would hold with the commit.
+// microseconds. Each returns one row,
+// `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
+// was written).
 //
 // Replicas are told of a commit by a `NOTIFY` sent *after* it, batched with
 // others by the replica's announcer (see `cluster::announce`): a NOTIFY inside the commit
 // would hold PostgreSQL's global notify lock across the WAL flush and so
 // serialize every commit of every replica.
 
-/// Locks the owner's row of `storage_usage` (creating it if missing) and
-/// decides the quota: `verdict` holds one row, `within` (the commit may be
-/// written), `over_quota` (it is refused by the quota alone) and
-/// `would_hold`. The upsert takes the row lock before the statement touches
-/// the task, and returns the row's latest committed bytes even when it had
-/// to wait for another transaction's commit (`ON CONFLICT DO UPDATE`
-/// works on the newest row version, not the statement's snapshot). What
-/// the commit adds is its JSON less the snapshot it replaces; the stored
-/// snapshot is read from the statement's snapshot, which is the one the
-/// commit replaces whenever the commit applies (a write only applies where
-/// the row seen already had the expected `last_seq`).
-macro_rules! decide_quota {
-    () => {
-        "WITH usage AS ( \
-             INSERT INTO storage_usage AS u (tenant, owner, bytes) VALUES ($1, $4, 0) \
-             ON CONFLICT (tenant, owner) DO UPDATE SET bytes = u.bytes \
-             RETURNING u.bytes \
-         ), growth AS ( \
-             SELECT $21::bigint + $22::bigint - COALESCE(t.snapshot_bytes, 0) AS bytes, \
-                 COALESCE(t.last_seq, 0) = $12 AS seq_ok \
-             FROM (SELECT 1) AS one LEFT JOIN tasks AS t ON t.tenant = $1 AND t.id = $2 \
-         ), verdict AS ( \
-             SELECT w.would_hold, w.within, w.seq_ok AND NOT w.within AS over_quota \
-             FROM (SELECT (SELECT bytes FROM usage) + g.bytes AS would_hold, g.seq_ok, \
-                       $20::bigint IS NULL OR g.bytes <= 0 \
-                           OR (SELECT bytes FROM usage) + g.bytes <= $20 AS within \
-                   FROM growth AS g) AS w \
-         ), "
-    };
-}
-
 /// Appends the events, only if the snapshot CTE `put` wrote a row, then
-/// reports whether it did, and the quota's verdict.
+/// reports whether it did.
 macro_rules! append_and_report {
     () => {
         "), appended AS ( \
@@ -708,8 +561,7 @@ macro_rules! append_and_report {
                               $19::boolean[]) \
                  AS e (seq, json, micros, nanos, is_task) \
          ) \
-         SELECT (SELECT count(*) FROM put) AS applied, v.over_quota, v.would_hold \
-         FROM verdict AS v"
+         SELECT count(*) AS applied FROM put"
     };
 }
 
@@ -723,8 +575,7 @@ macro_rules! lease_until {
 }
 
 /// The `ON CONFLICT` clause of a task's creation: the new row replaces the
-/// stored one (under the caller's `WHERE` on `tasks.last_seq`), and its
-/// log's bytes grow by what the commit appends.
+/// stored one (under the caller's `WHERE` on `tasks.last_seq`).
 macro_rules! replace_snapshot {
     () => {
         "ON CONFLICT (tenant, id) DO UPDATE SET \
@@ -734,27 +585,23 @@ macro_rules! replace_snapshot {
              created_micros = excluded.created_micros, \
              created_subus_nanos = excluded.created_subus_nanos, \
              last_seq = excluded.last_seq, task_json = excluded.task_json, \
-             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, \
-             snapshot_bytes = excluded.snapshot_bytes, \
-             log_bytes = tasks.log_bytes + excluded.log_bytes"
+             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until"
     };
 }
 pub(crate) use replace_snapshot;
 
 /// A commit to a task whose log is empty so far (`expected = 0`): creates
-/// the task, or replaces its snapshot if the stored `last_seq` is still 0,
-/// if the owner's quota allows it. Two creators of one task collide on the
-/// primary key; the second then finds `last_seq` moved on and writes
-/// nothing.
+/// the task, or replaces its snapshot if the stored `last_seq` is still 0.
+/// Two creators of one task collide on the primary key; the second then
+/// finds `last_seq` moved on and writes nothing.
 const COMMIT_FIRST: &str = concat!(
-    decide_quota!(),
-    "put AS ( \
+    "WITH put AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
-             lease_owner, lease_until, snapshot_bytes, log_bytes) \
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
+             lease_owner, lease_until) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
     lease_until!(),
-    ", $21, $22 FROM verdict WHERE verdict.within ",
+    ") ",
     replace_snapshot!(),
     " WHERE tasks.last_seq = $12 \
          RETURNING 1",
@@ -762,18 +609,15 @@ const COMMIT_FIRST: &str = concat!(
 );
 
 /// A commit after the log's event `expected`: replaces the snapshot if the
-/// stored `last_seq` is exactly `expected` (a missing task is a conflict)
-/// and the owner's quota allows it.
+/// stored `last_seq` is exactly `expected` (a missing task is a conflict).
 const COMMIT_NEXT: &str = concat!(
-    decide_quota!(),
-    "put AS ( \
+    "WITH put AS ( \
          UPDATE tasks SET context_id = $3, owner = $4, state = $5, status_micros = $6, \
              status_subus_nanos = $7, created_micros = $8, created_subus_nanos = $9, \
              last_seq = $10, task_json = $11::json, lease_owner = $17, lease_until = ",
     lease_until!(),
-    ", snapshot_bytes = $21, log_bytes = log_bytes + $22 \
+    " \
          WHERE tenant = $1 AND id = $2 AND last_seq = $12 \
-             AND (SELECT within FROM verdict) \
          RETURNING 1",
     append_and_report!()
 );
@@ -863,9 +707,7 @@ impl PgStore {
 }
 
 /// Writes one commit alone, with the one-row statements; whether it was
-/// applied (`false`: a sequence conflict, nothing written). A commit the
-/// owner's quota refuses is [`StoreError::QuotaExceeded`], and wrote
-/// nothing.
+/// applied (`false`: a sequence conflict, nothing written).
 pub(crate) async fn write_one(
     pool: &PgPool,
     row: &TaskRow,
@@ -877,7 +719,7 @@ pub(crate) async fn write_one(
     } else {
         COMMIT_NEXT
     };
-    let verdict = sqlx::query(sql)
+    let applied: i64 = sqlx::query_scalar(sql)
         .bind(row.tenant.as_str())
         .bind(row.id.as_str())
         .bind(row.context_id.as_str())
@@ -897,25 +739,13 @@ pub(crate) async fn write_one(
         .bind(lease_owner)
         .bind(lease_micros)
         .bind(&row.event_is_task)
-        .bind(row.quota)
-        .bind(row.snapshot_bytes)
-        .bind(row.events_bytes)
         .fetch_one(pool)
         .await
         .map_err(backend(format!(
             "committing event {} of task {}",
             row.last_seq, row.id
         )))?;
-    let applied: i64 = column(&verdict, "applied")?;
-    let over_quota: bool = column(&verdict, "over_quota")?;
-    match (applied, row.quota) {
-        (1, _) => Ok(true),
-        (_, Some(max)) if over_quota => {
-            let would_hold: i64 = column(&verdict, "would_hold")?;
-            Err(row.over_quota(would_hold, max))
-        }
-        _ => Ok(false),
-    }
+    Ok(applied == 1)
 }
 
 // ----------------------------------------------------------------------------
@@ -937,7 +767,7 @@ fn decode_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
     })
 }
 
-pub(crate) fn column<T>(row: &PgRow, name: &str) -> Result<T, StoreError>
+fn column<T>(row: &PgRow, name: &str) -> Result<T, StoreError>
 where
     T: for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
 {
@@ -1013,7 +843,7 @@ impl TaskStore for PgStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, events, &self.quota)?;
+        let row = TaskRow::encode(record, events)?;
         // A task being worked on is leased to this replica; see `cluster`.
         let active = matches!(
             record.task.status.state,

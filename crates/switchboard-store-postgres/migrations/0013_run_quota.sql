@@ -1,4 +1,4 @@
--- switchboard task store on PostgreSQL, schema version 14: the
+-- switchboard task store on PostgreSQL, schema version 13: the
 -- concurrent-task quota counted across replicas.
 --
 -- `Quotas::max_active_tasks_per_principal` bounds the tasks one caller has
