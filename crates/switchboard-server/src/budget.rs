@@ -10,7 +10,7 @@
 //! ([`ConnectionLimits::max_buffered_bytes`](crate::ConnectionLimits::max_buffered_bytes)):
 //!
 //! - a request body *charges* twice its bytes as they arrive, before the
-//!   binding buffers them ([`BODY_CHARGE_FACTOR`]: the bytes, and the
+//!   binding buffers them (`BODY_CHARGE_FACTOR`: the bytes, and the
 //!   request a binding decodes from them, which holds their text once
 //!   more), and keeps them charged until the request's answer is made (when
 //!   the bytes, and what was decoded from them, are gone);
