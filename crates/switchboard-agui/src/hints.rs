@@ -494,11 +494,32 @@ pub fn read_tool_result(part: &Part, hints: &PartHints) -> Option<ToolResultHint
 pub trait TaskEventsExt {
     /// Starts an artifact named `name` whose chunks are hinted parts.
     fn agui_writer(&self, name: &str) -> HintedWriter;
+
+    /// Pauses the task in `input-required` with `question` (for people and
+    /// plain clients) and `form` (a [`crate::hitl::form_part`]): AG-UI
+    /// frontends show it as an interrupt, and the answer comes back on the
+    /// same task, read with [`crate::hitl::form_values`].
+    fn ask_form(
+        &self,
+        question: &str,
+        form: Part,
+    ) -> impl std::future::Future<Output = Result<(), EmitError>> + Send;
 }
 
 impl TaskEventsExt for TaskEvents {
     fn agui_writer(&self, name: &str) -> HintedWriter {
         HintedWriter::new(self, name)
+    }
+
+    async fn ask_form(&self, question: &str, form: Part) -> Result<(), EmitError> {
+        let message = switchboard_protocol::Message::new(
+            switchboard_protocol::Role::Agent,
+            vec![Part::text(question), form],
+        );
+        let status =
+            switchboard_protocol::TaskStatus::new(switchboard_protocol::TaskState::InputRequired)
+                .with_message(message);
+        self.status(status, None).await
     }
 }
 

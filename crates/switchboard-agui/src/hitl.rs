@@ -123,11 +123,72 @@ impl HitlForm {
     }
 }
 
+/// The values `message` answers the form `form_id` with: the `values` of
+/// its first [`FORM_RESPONSE_TYPE`] data part naming that form (an object
+/// of the form's field names), `None` when it holds no such answer. A
+/// form answer is a data part, so `RequestContext::text` does not show
+/// it: an agent waiting on a form reads it here.
+pub fn form_values<'m>(message: &'m Message, form_id: &str) -> Option<&'m Value> {
+    message.parts.iter().find_map(|part| match &part.content {
+        PartContent::Data(d)
+            if d.get("type").and_then(Value::as_str) == Some(FORM_RESPONSE_TYPE)
+                && d.get("formId").and_then(Value::as_str) == Some(form_id) =>
+        {
+            d.get("values")
+        }
+        _ => None,
+    })
+}
+
+/// The data part of a form with id `form_id`, `title` and `fields`
+/// (`[{"name", "type", "label", "required", "options"}, …]`, see
+/// [`HitlForm::response_schema`]), for `TaskEventsExt::ask_form`.
+pub fn form_part(form_id: &str, title: &str, fields: Value) -> Part {
+    Part::data(json!({
+        "type": FORM_TYPE,
+        "formId": form_id,
+        "title": title,
+        "fields": fields,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use switchboard_protocol::Role;
 
     use super::*;
+
+    #[test]
+    fn form_values_are_read_from_the_answer_to_that_form_only() {
+        let form = |id: &str| HitlForm {
+            form_id: id.into(),
+            data: Map::new(),
+        };
+        let asked = form_part(
+            "f1",
+            "Go?",
+            json!([{"name": "approved", "type": "boolean"}]),
+        );
+        assert_eq!(
+            HitlForm::from_part(&asked).map(|f| f.form_id),
+            Some("f1".to_owned())
+        );
+        let answer = Message::new(
+            Role::User,
+            vec![
+                Part::text("here"),
+                form("other").response(json!({"approved": false})),
+                form("f1").response(json!({"approved": true})),
+            ],
+        );
+        assert_eq!(form_values(&answer, "f1"), Some(&json!({"approved": true})));
+        assert_eq!(
+            form_values(&answer, "other"),
+            Some(&json!({"approved": false}))
+        );
+        assert_eq!(form_values(&answer, "missing"), None);
+        assert_eq!(answer.text(), "here", "the answer is not text");
+    }
 
     #[test]
     fn finds_the_form_and_answers_it() {

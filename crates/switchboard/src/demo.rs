@@ -29,7 +29,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_agui::TaskEventsExt;
 use switchboard_agui::hints::{self, AGENT_STATE, PartHints};
-use switchboard_agui::hitl::{FORM_RESPONSE_TYPE, FORM_TYPE, HitlForm};
+use switchboard_agui::hitl::{FORM_TYPE, HitlForm, form_values};
 use switchboard_core::{AgentExecutor, BoxError, RequestContext, TaskEvents, async_trait};
 use switchboard_protocol::progress::ProgressLimits;
 use switchboard_protocol::{
@@ -240,15 +240,9 @@ impl AgentExecutor for DemoAgent {
 /// when the answer's `a2a.hitl.formResponse` says `approved: true`,
 /// declined otherwise (no such part, or anything else).
 async fn decide(form: &HitlForm, answer: &Message, events: &TaskEvents) -> Result<(), BoxError> {
-    let values = answer.parts.iter().find_map(|p| match &p.content {
-        PartContent::Data(d)
-            if d["type"] == FORM_RESPONSE_TYPE && d["formId"] == form.form_id.as_str() =>
-        {
-            Some(d["values"].clone())
-        }
-        _ => None,
-    });
-    let values = values.unwrap_or(Value::Null);
+    let values = form_values(answer, &form.form_id)
+        .cloned()
+        .unwrap_or(Value::Null);
     let subject = form
         .data
         .get("metadata")
