@@ -673,15 +673,7 @@ mod tests {
     #[test]
     fn a_connect_resumes_the_latest_task_and_sends_nothing_new() {
         let context = owner("key:alice").thread_context_id("t");
-        let mut sent = Message::user_text("hi");
-        for part in &mut sent.parts {
-            part.metadata = Some(
-                json!({"agui": {"messageId": "u1", "role": "user"}})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
-            );
-        }
+        let sent = crate::input::tagged_user_text("hi", "u1");
         let task = |id: &str, at: &str, history: Vec<Message>| {
             let mut status = TaskStatus::new(TaskState::Working);
             status.timestamp = Some(at.parse().unwrap());
@@ -723,15 +715,7 @@ mod tests {
     #[test]
     fn a_reloaded_page_gets_the_earlier_turns_of_its_thread() {
         let context = owner("key:alice").thread_context_id("t");
-        let mut asked = Message::user_text("hi");
-        for part in &mut asked.parts {
-            part.metadata = Some(
-                json!({"agui": {"messageId": "u1", "role": "user"}})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
-            );
-        }
+        let asked = crate::input::tagged_user_text("hi", "u1");
         let task = |id: &str, at: &str, history: Vec<Message>, chunks: &[&str]| {
             let mut status = TaskStatus::new(TaskState::Completed);
             status.timestamp = Some(at.parse().unwrap());

@@ -590,6 +590,20 @@ fn to_json(value: &impl serde::Serialize) -> Result<Value, BridgeError> {
         .map_err(|e| BridgeError::InvalidInput(format!("cannot forward a value as JSON: {e}")))
 }
 
+/// `text` as the bridge sends a user message with AG-UI id `id`: each part
+/// tagged `{"agui": {"messageId": id, "role": "user"}}` (for other modules'
+/// tests of what the agent already holds).
+#[cfg(test)]
+pub(crate) fn tagged_user_text(text: &str, id: &str) -> Message {
+    let mut message = Message::user_text(text);
+    for part in &mut message.parts {
+        let mut tag = Map::new();
+        tag.insert("agui".into(), json!({"messageId": id, "role": "user"}));
+        part.metadata = Some(tag);
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -1242,15 +1242,7 @@ mod tests {
 
     #[test]
     fn messages_the_task_holds_are_not_sent_again() {
-        let mut sent = Message::user_text("hi");
-        for part in &mut sent.parts {
-            part.metadata = Some(
-                json!({"agui": {"messageId": "u1", "role": "user"}})
-                    .as_object()
-                    .unwrap()
-                    .clone(),
-            );
-        }
+        let sent = crate::input::tagged_user_text("hi", "u1");
         let mut task = Task {
             id: "task-1".into(),
             context_id: "ctx-1".into(),
