@@ -324,6 +324,7 @@ impl Retention {
     }
 }
 
+mod json_size;
 pub mod quota;
 pub mod rows;
 pub mod writes;

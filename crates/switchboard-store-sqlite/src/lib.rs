@@ -51,7 +51,8 @@
 //! - `write_probe` (migration `0008_write_probe.sql`): one row, rewritten
 //!   when the store checks that writes work (see "When writes fail").
 //! - `storage_usage` (migration `0009_storage_usage.sql`): the bytes each
-//!   owner holds (see "Storage quota").
+//!   owner holds, and `tasks.log_bytes` (migration `0010_task_log_bytes.sql`)
+//!   the bytes of each task's log (see "Storage quota").
 //!
 //! A [`TaskStore::commit`] updates the snapshot row and appends the event row
 //! in **one transaction**, after checking that the stored `last_seq` is the
@@ -123,8 +124,10 @@
 //! [`SqliteOptions::storage_quota`] bounds the bytes each owner (tenant,
 //! principal) keeps: `storage_usage` (migration `0009_storage_usage.sql`)
 //! holds the bytes of each owner's snapshots and event logs as stored,
-//! kept by triggers in the transaction of every write and deletion, so
-//! retention gives the space back by itself. A commit is decided against it
+//! kept by triggers on `tasks` in the transaction of every write and
+//! deletion, so retention gives the space back by itself. A commit adds its
+//! events' size to its task's `log_bytes` in the statement that replaces the
+//! snapshot, so the counter moves once per commit, not once per event. A commit is decided against it
 //! in its own statements: the one-round-trip commit's conditional writes
 //! carry the check, and a group commit decides it per commit beside the
 //! sequence check, so a refused commit
@@ -523,7 +526,7 @@ struct TaskRow {
     /// finishing an existing task).
     quota: Option<i64>,
     /// The bytes the commit writes: its snapshot and events, as counted by
-    /// `storage_usage` (migration 0009).
+    /// `storage_usage` (migrations 0009 and 0010).
     added: i64,
 }
 
@@ -660,7 +663,8 @@ macro_rules! upsert_task {
              status_micros = excluded.status_micros, \
              status_subus_nanos = excluded.status_subus_nanos, \
              created_micros = excluded.created_micros, created_at = excluded.created_at, \
-             last_seq = excluded.last_seq, task_json = excluded.task_json"
+             last_seq = excluded.last_seq, task_json = excluded.task_json, \
+             log_bytes = tasks.log_bytes + excluded.log_bytes"
     };
 }
 
@@ -670,7 +674,8 @@ macro_rules! upsert_task {
 // ?15 the event's seq (the same number the group path writes; for a
 // well-formed commit it equals last_seq), ?16 whether the event is a task,
 // ?17 the owner's quota in bytes if it applies (`TaskRow::quota`), ?18 the
-// bytes the commit writes (`TaskRow::added`).
+// bytes the commit writes (`TaskRow::added`: its snapshot ?11 and its events,
+// which `tasks.log_bytes` adds up, migration 0010).
 
 /// How many bytes the commit adds to its owner: what it writes, less the
 /// snapshot it replaces.
@@ -689,18 +694,26 @@ macro_rules! used {
 }
 
 /// The commit keeps its owner within its quota, or does not grow it, or
-/// no quota applies (`store::quota::StorageQuota::admit`).
+/// no quota applies (`store::quota::StorageQuota::admit`). Most commits are
+/// within the quota, so that is asked first: two lookups, and no third.
 macro_rules! within_quota {
     () => {
         concat!(
             "(?17 IS NULL OR ",
-            growth!(),
-            " <= 0 OR ",
             used!(),
             " + ",
             growth!(),
-            " <= ?17)"
+            " <= ?17 OR ",
+            growth!(),
+            " <= 0)"
         )
+    };
+}
+
+/// The bytes of the commit's events, added to `tasks.log_bytes`.
+macro_rules! log_growth {
+    () => {
+        "(?18 - octet_length(?11))"
     };
 }
 
@@ -712,7 +725,9 @@ macro_rules! put_first {
         concat!(
             "INSERT INTO tasks (",
             task_columns!(),
-            ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ",
+            ", log_bytes) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ",
+            log_growth!(),
+            " WHERE ",
             within_quota!(),
             upsert_task!(),
             " WHERE tasks.last_seq = ?12;"
@@ -727,8 +742,9 @@ macro_rules! put_next {
         concat!(
             "UPDATE tasks SET context_id = ?3, owner = ?4, state = ?5, status_micros = ?6, \
                  status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
-                 task_json = ?11 \
-             WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
+                 task_json = ?11, log_bytes = log_bytes + ",
+            log_growth!(),
+            " WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
             within_quota!(),
             ";"
         )
@@ -743,18 +759,20 @@ macro_rules! append_event {
     };
 }
 
-/// Reports whether the commit applied (the last statement changed a row),
-/// where the task's log ends now and, for a refusal by quota, what the
-/// owner would have held.
+/// Reports whether the commit applied (the last statement changed a row)
+/// and, only when it did not, where the task's log ends now and what the
+/// owner would have held (the refusal's reason: a conflict or the quota).
 macro_rules! verdict {
     () => {
         concat!(
             "SELECT changes() AS applied, \
-                 (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) AS found, ",
+                 CASE WHEN changes() = 1 THEN NULL \
+                      ELSE (SELECT last_seq FROM tasks WHERE tenant = ?1 AND id = ?2) END AS found, \
+                 CASE WHEN changes() = 1 THEN NULL ELSE ",
             used!(),
             " + ",
             growth!(),
-            " AS would_hold;"
+            " END AS would_hold;"
         )
     };
 }
@@ -982,6 +1000,8 @@ async fn write_many(
 
     let mut outcomes = Vec::with_capacity(rows.len());
     let mut latest: Vec<Option<&TaskRow>> = vec![None; tasks.len()];
+    // What the accepted commits append to each task's log, in bytes.
+    let mut log_bytes = vec![0_i64; tasks.len()];
     let mut events = Vec::with_capacity(rows.len());
     for (row, &t) in rows.iter().zip(&row_task) {
         if seqs[t] != row.expected {
@@ -1000,19 +1020,28 @@ async fn write_many(
             continue;
         }
         *held = after;
-        snapshots[t] = i64::try_from(row.task_json.len()).unwrap_or(i64::MAX);
+        let snapshot = i64::try_from(row.task_json.len()).unwrap_or(i64::MAX);
+        snapshots[t] = snapshot;
+        log_bytes[t] = log_bytes[t].saturating_add(row.added.saturating_sub(snapshot));
         seqs[t] = row.last_seq;
         latest[t] = Some(*row);
         events.extend(row.events.iter().map(|e| (*row, e)));
         outcomes.push(Ok(()));
     }
 
-    let snapshots: Vec<&TaskRow> = latest.into_iter().flatten().collect();
+    let snapshots: Vec<(&TaskRow, i64)> = latest
+        .into_iter()
+        .zip(log_bytes)
+        .filter_map(|(row, log)| Some((row?, log)))
+        .collect();
     for chunk in chunks(&snapshots) {
-        let mut qb =
-            QueryBuilder::<Sqlite>::new(concat!("INSERT INTO tasks (", task_columns!(), ") "));
-        qb.push_values(chunk, |mut b, row| {
-            bind_task_columns!(b, push_bind, row);
+        let mut qb = QueryBuilder::<Sqlite>::new(concat!(
+            "INSERT INTO tasks (",
+            task_columns!(),
+            ", log_bytes) "
+        ));
+        qb.push_values(chunk, |mut b, (row, log)| {
+            bind_task_columns!(b, push_bind, row).push_bind(*log);
         });
         qb.push(upsert_task!());
         qb.build()

@@ -76,21 +76,4 @@ pub fn finishes(record: &TaskRecord, events: usize) -> bool {
     record.expected_stored_seq(events) > 0 && record.task.status.state.is_terminal()
 }
 
-/// The size of `value` as compact JSON, in bytes, without building it.
-pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len() as u64);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => u64::MAX,
-    }
-}
+pub use super::json_size::json_bytes;
