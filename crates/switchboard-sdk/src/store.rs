@@ -61,8 +61,7 @@ pub struct StoreOptions {
     /// finished tasks are dropped first, then new tasks refused (default
     /// 512 MiB).
     pub memory_max_bytes: u64,
-    /// `memory` and `sqlite`: bytes each owner may keep (default: no
-    /// limit). Not enforced on PostgreSQL yet (a warning says so).
+    /// Bytes each owner may keep, in every store (default: no limit).
     pub storage_quota: StorageQuota,
     /// `postgres`: the lease a replica holds on the tasks it runs; a dead
     /// replica's tasks are failed by a survivor within about this long
@@ -224,13 +223,11 @@ async fn open_postgres(url: &str, options: &StoreOptions) -> Result<OpenedStore,
         store: "PostgreSQL",
         source,
     };
-    if let Some(bytes) = options.storage_quota.max_bytes_per_owner {
-        tracing::warn!(
-            bytes,
-            "the storage quota per principal is not enforced on PostgreSQL yet"
-        );
-    }
-    let (store, cluster) = switchboard_store_postgres::PgStore::open(url)
+    let pg = switchboard_store_postgres::PgOptions {
+        storage_quota: options.storage_quota,
+        ..Default::default()
+    };
+    let (store, cluster) = switchboard_store_postgres::PgStore::open_with(url, pg)
         .await
         .map_err(failed)?
         .replica(options.replica_lease)

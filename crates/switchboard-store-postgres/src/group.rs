@@ -66,6 +66,22 @@ const MAX_BATCH: usize = 256;
 /// Commits waiting for a writer; senders wait when it is full.
 const QUEUE: usize = 4096;
 
+/// The `storage_usage` shards writers spread over (migration 0014): each
+/// writer adds to its own row of an owner's count, picked at random once,
+/// so writers (of this store or of other replicas) seldom wait for one
+/// another's lock on it.
+const USAGE_SHARDS: u64 = 64;
+
+/// A shard for a new writer: pseudo-random (a hash of the time and a
+/// counter), for spreading only.
+fn pick_shard() -> i16 {
+    use std::hash::{BuildHasher, Hasher};
+    static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    i16::try_from(h.finish() % USAGE_SHARDS).unwrap_or(0)
+}
+
 /// One commit waiting for its batch.
 pub(crate) struct Job {
     pub(crate) row: TaskRow,
@@ -149,7 +165,7 @@ pub(crate) fn start(pool: PgPool, writers: usize) -> (mpsc::Sender<Job>, Arc<Wri
         limit: Arc::new(WriterLimit::new(writers)),
     });
     for _ in 0..writers {
-        tokio::spawn(writer(pool.clone(), shared.clone()));
+        tokio::spawn(writer(pool.clone(), shared.clone(), pick_shard()));
     }
     (tx, shared.limit.clone())
 }
@@ -167,7 +183,7 @@ struct Shared {
 /// Takes a permit, then the commits set aside and whatever has queued
 /// (waiting only when nothing has), writes them, and answers each commit;
 /// commits of a task already in the batch are set aside for the next one.
-async fn writer(pool: PgPool, shared: Arc<Shared>) {
+async fn writer(pool: PgPool, shared: Arc<Shared>, shard: i16) {
     loop {
         let Ok(_permit) = shared.limit.permits.clone().acquire_owned().await else {
             return;
@@ -206,14 +222,15 @@ async fn writer(pool: PgPool, shared: Arc<Shared>) {
                 .extend(later);
         }
         batch.sort_by(|a, b| (&a.row.tenant, &a.row.id).cmp(&(&b.row.tenant, &b.row.id)));
-        write(&pool, batch).await;
+        write(&pool, batch, shard).await;
     }
 }
 
-/// Writes one batch and answers its commits.
-async fn write(pool: &PgPool, batch: Vec<Job>) {
+/// Writes one batch, adding to `shard` of its owners' counts, and answers
+/// its commits.
+async fn write(pool: &PgPool, batch: Vec<Job>, shard: i16) {
     if batch.len() > 1 {
-        match write_group(pool, &batch).await {
+        match write_group(pool, &batch, shard).await {
             Ok(applied) => {
                 for (job, applied) in batch.into_iter().zip(applied) {
                     // The caller may have given up waiting; nothing to do then.
@@ -232,6 +249,7 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
             &job.row,
             job.lease_owner.as_deref().map(String::as_str),
             job.lease_micros,
+            shard,
         )
         .await;
         let _ = job.done.send(outcome);
@@ -239,7 +257,7 @@ async fn write(pool: &PgPool, batch: Vec<Job>) {
 }
 
 /// The batch as one statement; which of its rows were applied, in order.
-async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreError> {
+async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<bool>, StoreError> {
     let n = batch.len();
     let mut tenants = Vec::with_capacity(n);
     let mut ids = Vec::with_capacity(n);
@@ -255,6 +273,9 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
     let mut expected = Vec::with_capacity(n);
     let mut lease_owners = Vec::with_capacity(n);
     let mut lease_micros = Vec::with_capacity(n);
+    let mut snapshot_bytes = Vec::with_capacity(n);
+    let mut log_bytes = Vec::with_capacity(n);
+    let mut quotas = Vec::with_capacity(n);
     let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
         Vec::new(),
         Vec::new(),
@@ -279,6 +300,9 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
         expected.push(r.expected);
         lease_owners.push(job.lease_owner.as_deref().map(String::as_str));
         lease_micros.push(job.lease_micros);
+        snapshot_bytes.push(r.snapshot_bytes);
+        log_bytes.push(r.log_bytes);
+        quotas.push(r.quota);
         for i in 0..r.event_seqs.len() {
             ev_ord.push(ord);
             ev_seq.push(r.event_seqs[i]);
@@ -309,6 +333,10 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
         .bind(&ev_micros)
         .bind(&ev_nanos)
         .bind(&ev_task)
+        .bind(&snapshot_bytes)
+        .bind(&log_bytes)
+        .bind(&quotas)
+        .bind(shard)
         .fetch_all(pool)
         .await
         .map_err(backend(format!("committing {n} tasks in one group")))?;
@@ -329,39 +357,69 @@ async fn write_group(pool: &PgPool, batch: &[Job]) -> Result<Vec<bool>, StoreErr
 /// creation time likewise, last_seq, task JSON, the expected stored
 /// last_seq, lease holder or NULL, lease length in µs); $15..$20 one entry
 /// per event (the 1-based position of its commit, seq, JSON, exact status
-/// time or NULLs, is it a task). Returns the positions of the commits it
-/// applied. The conditions are the one-row statements' (see `COMMIT_FIRST`
-/// and `COMMIT_NEXT`), row by row.
+/// time or NULLs, is it a task); $21..$23 one entry per commit again (the
+/// bytes of its snapshot and of its events, its owner's quota or NULL);
+/// $24 the `storage_usage` shard this writer adds to. Returns the positions
+/// of the commits it applied. The conditions are the one-row statements'
+/// (see `COMMIT_FIRST` and `COMMIT_NEXT`), row by row; under a quota each
+/// commit also counts what the earlier commits of its owner in the batch
+/// write (`before_me`), so a batch never passes a quota by itself.
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+         SELECT *, COALESCE(sum(snapshot_bytes + log_bytes) OVER ( \
+                 PARTITION BY tenant, owner ORDER BY ord \
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before_me \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
              $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
-             $12::bigint[], $13::text[], $14::bigint[]) WITH ORDINALITY \
+             $12::bigint[], $13::text[], $14::bigint[], $21::bigint[], $22::bigint[], \
+             $23::bigint[]) WITH ORDINALITY \
          AS i (tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
-               lease_owner, lease_micros, ord) \
+               lease_owner, lease_micros, snapshot_bytes, log_bytes, quota, ord) \
+     ), usage AS ( \
+         SELECT u.tenant, u.owner, sum(u.bytes) AS held FROM storage_usage AS u \
+         JOIN (SELECT DISTINCT tenant, owner FROM input WHERE quota IS NOT NULL) AS k \
+             ON u.tenant = k.tenant AND u.owner = k.owner \
+         GROUP BY u.tenant, u.owner \
      ), created AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
-             lease_owner, lease_until) \
-         SELECT tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
-             created_micros, created_subus_nanos, last_seq, task_json::json, lease_owner, \
-             CASE WHEN lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + lease_micros END \
-         FROM input WHERE expected = 0 ORDER BY ord ",
+             lease_owner, lease_until, snapshot_bytes, log_bytes, grew) \
+         SELECT i.tenant, i.id, i.context_id, i.owner, i.state, i.status_micros, \
+             i.status_subus_nanos, i.created_micros, i.created_subus_nanos, i.last_seq, \
+             i.task_json::json, i.lease_owner, \
+             CASE WHEN i.lease_owner IS NULL THEN NULL \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END, \
+             i.snapshot_bytes, i.log_bytes, i.snapshot_bytes + i.log_bytes \
+         FROM input AS i LEFT JOIN usage AS u ON u.tenant = i.tenant AND u.owner = i.owner \
+         WHERE i.expected = 0 AND (i.quota IS NULL \
+             OR COALESCE(u.held, 0) + i.before_me + i.snapshot_bytes + i.log_bytes <= i.quota) \
+         ORDER BY i.ord ",
     crate::replace_snapshot!(),
     " WHERE tasks.last_seq = 0 \
-         RETURNING tenant, id \
+         RETURNING tenant, id, owner, grew \
      ), updated AS ( \
          UPDATE tasks AS t SET context_id = i.context_id, owner = i.owner, state = i.state, \
              status_micros = i.status_micros, status_subus_nanos = i.status_subus_nanos, \
              created_micros = i.created_micros, created_subus_nanos = i.created_subus_nanos, \
              last_seq = i.last_seq, task_json = i.task_json::json, lease_owner = i.lease_owner, \
              lease_until = CASE WHEN i.lease_owner IS NULL THEN NULL \
-                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END \
-         FROM input AS i \
+                 ELSE (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + i.lease_micros END, \
+             snapshot_bytes = i.snapshot_bytes, log_bytes = t.log_bytes + i.log_bytes, \
+             grew = i.snapshot_bytes + i.log_bytes - t.snapshot_bytes \
+         FROM input AS i LEFT JOIN usage AS u ON u.tenant = i.tenant AND u.owner = i.owner \
          WHERE i.expected > 0 AND t.tenant = i.tenant AND t.id = i.id AND t.last_seq = i.expected \
-         RETURNING t.tenant, t.id \
+             AND (i.quota IS NULL OR i.snapshot_bytes + i.log_bytes - t.snapshot_bytes <= 0 \
+                  OR COALESCE(u.held, 0) + i.before_me + i.snapshot_bytes + i.log_bytes \
+                     - t.snapshot_bytes <= i.quota) \
+         RETURNING t.tenant, t.id, t.owner, t.grew \
+     ), counted AS ( \
+         INSERT INTO storage_usage AS s (tenant, owner, shard, bytes) \
+         SELECT tenant, owner, $24, sum(grew) FROM \
+             (SELECT tenant, owner, grew FROM created UNION ALL \
+              SELECT tenant, owner, grew FROM updated) AS g \
+         GROUP BY tenant, owner HAVING sum(grew) <> 0 ORDER BY tenant, owner \
+         ON CONFLICT (tenant, owner, shard) DO UPDATE SET bytes = s.bytes + excluded.bytes \
      ), put AS ( \
          SELECT i.ord FROM input AS i \
          JOIN (SELECT tenant, id FROM created UNION ALL SELECT tenant, id FROM updated) AS w \
@@ -416,7 +474,7 @@ mod tests {
         let events = vec![StreamResponse::Task(record.task.clone()); events];
         let (done, answer) = oneshot::channel();
         let job = Job {
-            row: TaskRow::encode(record, &events).unwrap(),
+            row: TaskRow::encode(record, &events, &Default::default()).unwrap(),
             lease_owner: None,
             lease_micros: 0,
             done,
@@ -441,7 +499,7 @@ mod tests {
         let Some(store) = store().await else { return };
         for (id, last) in [("taken", 1), ("moved-on", 3), ("next", 1)] {
             let (j, answer) = job(&record(id, TaskState::Working, last), last as usize);
-            write(store.pool(), vec![j]).await;
+            write(store.pool(), vec![j], 0).await;
             assert!(answer.await.unwrap().unwrap(), "seeding {id}");
         }
         let batch = [
@@ -458,7 +516,7 @@ mod tests {
             job(&record("fresh-empty", TaskState::Submitted, 0), 0),
         ];
         let (jobs, _answers): (Vec<Job>, Vec<_>) = batch.into_iter().unzip();
-        let applied = write_group(store.pool(), &jobs).await.unwrap();
+        let applied = write_group(store.pool(), &jobs, 0).await.unwrap();
         assert_eq!(applied, [true, false, false, true, false, true]);
 
         assert_eq!(seqs(&store, "fresh").await, [1]);
@@ -488,7 +546,7 @@ mod tests {
         // `a_failing_commit_changes_nothing`).
         let zero = record("zero", TaskState::Submitted, 0);
         let (j, answer) = job(&zero, 1);
-        write(store.pool(), vec![j]).await;
+        write(store.pool(), vec![j], 0).await;
         assert!(answer.await.unwrap().unwrap());
 
         let good = [
@@ -503,14 +561,14 @@ mod tests {
             jobs
         };
         // The statement as a whole is refused, and writes nothing...
-        assert!(write_group(store.pool(), &as_batch()).await.is_err());
+        assert!(write_group(store.pool(), &as_batch(), 0).await.is_err());
         assert_eq!(store.load("", "good-1").await.unwrap(), None);
         // ...so the writer falls back, and only the bad commit fails.
         let (jobs, answers): (Vec<Job>, Vec<_>) =
             [job(&good[0], 1), job(&bad, 1), job(&good[1], 1)]
                 .into_iter()
                 .unzip();
-        write(store.pool(), jobs).await;
+        write(store.pool(), jobs, 0).await;
         let mut outcomes = Vec::new();
         for answer in answers {
             outcomes.push(answer.await.unwrap());

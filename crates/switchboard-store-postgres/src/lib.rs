@@ -137,6 +137,29 @@
 //! - [`TaskStore::events`]: the log after a sequence number, ascending, with
 //!   `LIMIT`.
 //!
+//! ## Storage quota
+//!
+//! [`PgOptions::storage_quota`] bounds the bytes each owner (tenant,
+//! principal) keeps, counted as the JSON text of its tasks' snapshots and
+//! event logs, with the rules of `switchboard_core::store::quota` (finishing
+//! a task is never refused). Nothing is scanned and no trigger runs (migration
+//! `0014_storage_usage.sql`): each task row carries its sizes
+//! (`snapshot_bytes`, `log_bytes`), which the commit sets in the statement
+//! that writes the snapshot, and `grew`, what the commit added; the same
+//! statement adds its rows' `grew`, per owner, to `storage_usage`, and a
+//! purge takes off what the rows it deletes carry. An owner's count is
+//! spread over one row per group-commit writer (`shard`, picked at random by
+//! each writer) so that writers never wait for each other's lock on it.
+//!
+//! A commit is decided on the owner's count as its statement begins, plus
+//! what the earlier commits of the same owner in that statement write. One
+//! statement at a time, that is exact. Statements running at the same time
+//! (at most [`PgOptions::commit_writers`] per replica) do not see each
+//! other's bytes until they commit, so an owner whose commits meet in
+//! several of them can pass its quota by what those statements add: a
+//! bounded overshoot, never an unbounded one, since each statement admits
+//! only what fits the count it read.
+//!
 //! ## Retention and vacuum
 //!
 //! [`TaskStore::purge`] deletes finished tasks in batches of 500, each
@@ -195,6 +218,7 @@ use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, QueryBuilder, Row};
 pub(crate) use switchboard_core::store::backend;
+use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow, db_limit, from_split};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
@@ -246,6 +270,9 @@ pub struct PgOptions {
     /// it deleted them from (default 10,000; 0: leave it to autovacuum). See
     /// the crate docs, "Retention and vacuum".
     pub vacuum_after_purged: u64,
+    /// The bytes each owner may keep (default: no limit); see the crate
+    /// docs, "Storage quota".
+    pub storage_quota: StorageQuota,
 }
 
 impl Default for PgOptions {
@@ -257,6 +284,7 @@ impl Default for PgOptions {
             synchronous_commit: true,
             application_name: "switchboard".into(),
             vacuum_after_purged: VACUUM_AFTER_PURGED,
+            storage_quota: StorageQuota::default(),
         }
     }
 }
@@ -286,6 +314,8 @@ pub struct PgStore {
     vacuum_after_purged: u64,
     /// Whether commits succeed, for `health` (see the `health` module).
     writes: std::sync::Arc<switchboard_core::store::writes::WriteHealth>,
+    /// [`PgOptions::storage_quota`].
+    quota: StorageQuota,
 }
 
 impl fmt::Debug for PgStore {
@@ -383,6 +413,7 @@ impl PgStore {
             purged_since_vacuum: Default::default(),
             vacuum_after_purged: options.vacuum_after_purged,
             writes: Default::default(),
+            quota: options.storage_quota,
         }
     }
 
@@ -487,10 +518,22 @@ pub(crate) struct TaskRow {
     event_status_micros: Vec<Option<i64>>,
     event_status_nanos: Vec<Option<i32>>,
     event_is_task: Vec<bool>,
+    /// The length of `task_json`, and of the events' JSON added up: what
+    /// the commit writes, as `tasks.snapshot_bytes` and what it adds to
+    /// `tasks.log_bytes` (migration 0014).
+    snapshot_bytes: i64,
+    log_bytes: i64,
+    /// The owner's storage quota in bytes, if it applies to this commit (not
+    /// to one finishing an existing task, see `store::quota`).
+    quota: Option<i64>,
 }
 
 impl TaskRow {
-    fn encode(record: &TaskRecord, events: &[StreamResponse]) -> Result<Self, StoreError> {
+    fn encode(
+        record: &TaskRecord,
+        events: &[StreamResponse],
+        quota: &StorageQuota,
+    ) -> Result<Self, StoreError> {
         let id = &record.task.id;
         let expected = record.expected_stored_seq(events.len());
         let mut event_seqs = Vec::with_capacity(events.len());
@@ -509,6 +552,14 @@ impl TaskRow {
             event_is_task.push(matches!(event, StreamResponse::Task(_)));
         }
         let status_time = record.status_time();
+        let task_json = serde_json::to_string(&record.task)
+            .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?;
+        let bytes = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let log_bytes = bytes(event_jsons.iter().map(String::len).sum());
+        let quota = quota
+            .max_bytes_per_owner
+            .filter(|_| !quota::finishes(record, events.len()))
+            .map(|max| i64::try_from(max).unwrap_or(i64::MAX));
         Ok(Self {
             tenant: record.tenant.clone(),
             id: id.clone(),
@@ -521,14 +572,21 @@ impl TaskRow {
             created_subus_nanos: sub_nanos(record.created_at),
             last_seq: seq_to_i64(record.last_seq, id)?,
             expected: seq_to_i64(expected, id)?,
-            task_json: serde_json::to_string(&record.task)
-                .map_err(|e| StoreError::Backend(format!("encoding task {id}: {e}")))?,
+            snapshot_bytes: bytes(task_json.len()),
+            task_json,
             event_seqs,
             event_jsons,
             event_status_micros,
             event_status_nanos,
             event_is_task,
+            log_bytes,
+            quota,
         })
+    }
+
+    /// The bytes the commit writes: its snapshot and its events.
+    fn added(&self) -> i64 {
+        self.snapshot_bytes.saturating_add(self.log_bytes)
     }
 }
 
@@ -539,20 +597,36 @@ impl TaskRow {
 // arrays (sequence, JSON, exact status time in micros and the sub-micro rest,
 // NULL where an event has none; whether it is a task; empty arrays: no
 // event), $17 the lease holder (NULL: none), $18 the lease length in
-// microseconds. Each returns one row,
-// `applied`: 1 if the commit was written, 0 on a sequence conflict (nothing
-// was written).
+// microseconds, $20 the owner's quota in bytes if it applies (`TaskRow::quota`,
+// NULL: none), $21 and $22 the bytes of the snapshot and of the events
+// (`TaskRow::snapshot_bytes`, `log_bytes`), $23 the `storage_usage` shard
+// the commit adds to. Each returns one row, `applied`: 1 if the commit was
+// written, 0 on a sequence conflict or a refusal by the quota (nothing was
+// written).
 //
 // Replicas are told of a commit by a `NOTIFY` sent *after* it, batched with
 // others by the replica's announcer (see `cluster::announce`): a NOTIFY inside the commit
 // would hold PostgreSQL's global notify lock across the WAL flush and so
 // serialize every commit of every replica.
 
-/// Appends the events, only if the snapshot CTE `put` wrote a row, then
-/// reports whether it did.
+/// What the owner holds now: its `storage_usage` rows added up. Used only
+/// where a quota applies; PostgreSQL evaluates it only when asked.
+macro_rules! used {
+    () => {
+        "(SELECT COALESCE(sum(bytes), 0) FROM storage_usage WHERE tenant = $1 AND owner = $4)"
+    };
+}
+
+/// Adds what the snapshot CTE `put` grew its owner by to the owner's count
+/// (this writer's shard), appends the events only if `put` wrote a row,
+/// then reports whether it did.
 macro_rules! append_and_report {
     () => {
-        "), appended AS ( \
+        "), counted AS ( \
+             INSERT INTO storage_usage AS u (tenant, owner, shard, bytes) \
+             SELECT $1, owner, $23, grew FROM put WHERE grew <> 0 \
+             ON CONFLICT (tenant, owner, shard) DO UPDATE SET bytes = u.bytes + excluded.bytes \
+         ), appended AS ( \
              INSERT INTO task_events \
                  (tenant, task_id, seq, event_json, status_micros, status_subus_nanos, \
                   is_task) \
@@ -585,7 +659,10 @@ macro_rules! replace_snapshot {
              created_micros = excluded.created_micros, \
              created_subus_nanos = excluded.created_subus_nanos, \
              last_seq = excluded.last_seq, task_json = excluded.task_json, \
-             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until"
+             lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, \
+             snapshot_bytes = excluded.snapshot_bytes, \
+             log_bytes = tasks.log_bytes + excluded.log_bytes, \
+             grew = excluded.snapshot_bytes + excluded.log_bytes - tasks.snapshot_bytes"
     };
 }
 pub(crate) use replace_snapshot;
@@ -593,32 +670,41 @@ pub(crate) use replace_snapshot;
 /// A commit to a task whose log is empty so far (`expected = 0`): creates
 /// the task, or replaces its snapshot if the stored `last_seq` is still 0.
 /// Two creators of one task collide on the primary key; the second then
-/// finds `last_seq` moved on and writes nothing.
+/// finds `last_seq` moved on and writes nothing. Under a quota, nothing is
+/// written either if what it writes would take its owner past it.
 const COMMIT_FIRST: &str = concat!(
     "WITH put AS ( \
          INSERT INTO tasks (tenant, id, context_id, owner, state, status_micros, \
              status_subus_nanos, created_micros, created_subus_nanos, last_seq, task_json, \
-             lease_owner, lease_until) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
+             lease_owner, lease_until, snapshot_bytes, log_bytes, grew) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::json, $17, ",
     lease_until!(),
-    ") ",
+    ", $21, $22, $21 + $22 \
+         WHERE $20::bigint IS NULL OR ",
+    used!(),
+    " + $21 + $22 <= $20 ",
     replace_snapshot!(),
     " WHERE tasks.last_seq = $12 \
-         RETURNING 1",
+         RETURNING owner, grew",
     append_and_report!()
 );
 
 /// A commit after the log's event `expected`: replaces the snapshot if the
-/// stored `last_seq` is exactly `expected` (a missing task is a conflict).
+/// stored `last_seq` is exactly `expected` (a missing task is a conflict)
+/// and, under a quota, the commit does not grow its owner past it.
 const COMMIT_NEXT: &str = concat!(
     "WITH put AS ( \
          UPDATE tasks SET context_id = $3, owner = $4, state = $5, status_micros = $6, \
              status_subus_nanos = $7, created_micros = $8, created_subus_nanos = $9, \
              last_seq = $10, task_json = $11::json, lease_owner = $17, lease_until = ",
     lease_until!(),
-    " \
+    ", snapshot_bytes = $21, log_bytes = log_bytes + $22, grew = $21 + $22 - snapshot_bytes \
          WHERE tenant = $1 AND id = $2 AND last_seq = $12 \
-         RETURNING 1",
+             AND ($20::bigint IS NULL OR $21 + $22 - snapshot_bytes <= 0 \
+                  OR ",
+    used!(),
+    " + $21 + $22 - snapshot_bytes <= $20) \
+         RETURNING owner, grew",
     append_and_report!()
 );
 
@@ -658,20 +744,27 @@ impl PgStore {
              configs AS (DELETE FROM push_configs AS c USING victims AS v \
                  WHERE c.tenant = v.tenant AND c.task_id = v.id), \
              events AS (DELETE FROM task_events AS e USING victims AS v \
-                 WHERE e.tenant = v.tenant AND e.task_id = v.id) \
-             DELETE FROM tasks AS t USING victims AS v WHERE t.tenant = v.tenant AND t.id = v.id"
+                 WHERE e.tenant = v.tenant AND e.task_id = v.id), \
+             gone AS (DELETE FROM tasks AS t USING victims AS v \
+                 WHERE t.tenant = v.tenant AND t.id = v.id \
+                 RETURNING t.tenant, t.owner, t.snapshot_bytes + t.log_bytes AS bytes), \
+             counted AS (INSERT INTO storage_usage AS u (tenant, owner, shard, bytes) \
+                 SELECT tenant, owner, 0, -sum(bytes) FROM gone GROUP BY tenant, owner \
+                 ORDER BY tenant, owner \
+                 ON CONFLICT (tenant, owner, shard) DO UPDATE SET bytes = u.bytes + excluded.bytes) \
+             SELECT count(*) FROM gone"
         );
         let mut purged = 0;
         loop {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(param);
-            if let Some(id) = id {
-                query = query.bind(id);
+            let query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.as_str())).bind(param);
+            let done = match id {
+                Some(id) => query.bind(id),
+                None => query,
             }
-            let done = query
-                .execute(&self.pool)
-                .await
-                .map_err(backend("purging finished tasks"))?
-                .rows_affected();
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend("purging finished tasks"))?;
+            let done = u64::try_from(done).unwrap_or(0);
             purged += done;
             if done < PURGE_BATCH as u64 {
                 return Ok(purged);
@@ -713,6 +806,7 @@ pub(crate) async fn write_one(
     row: &TaskRow,
     lease_owner: Option<&str>,
     lease_micros: i64,
+    shard: i16,
 ) -> Result<bool, StoreError> {
     let sql = if row.expected == 0 {
         COMMIT_FIRST
@@ -739,6 +833,10 @@ pub(crate) async fn write_one(
         .bind(lease_owner)
         .bind(lease_micros)
         .bind(&row.event_is_task)
+        .bind(row.quota)
+        .bind(row.snapshot_bytes)
+        .bind(row.log_bytes)
+        .bind(shard)
         .fetch_one(pool)
         .await
         .map_err(backend(format!(
@@ -843,7 +941,7 @@ impl TaskStore for PgStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, events)?;
+        let row = TaskRow::encode(record, events, &self.quota)?;
         // A task being worked on is leased to this replica; see `cluster`.
         let active = matches!(
             record.task.status.state,
@@ -856,11 +954,13 @@ impl TaskStore for PgStore {
             .map(|r| r.id.clone());
         let lease_micros = self.replica.as_ref().map_or(0, |r| r.lease_micros);
         // What the answer needs after the row went to the writer.
-        let (tenant, id, last_seq, expected) = (
+        let (tenant, id, last_seq, expected, quota, added) = (
             row.tenant.clone(),
             row.id.clone(),
             row.last_seq,
             row.expected,
+            row.quota,
+            row.added(),
         );
         let (done, outcome) = tokio::sync::oneshot::channel();
         let job = group::Job {
@@ -882,6 +982,7 @@ impl TaskStore for PgStore {
                 &job.row,
                 job.lease_owner.as_deref().map(String::as_str),
                 job.lease_micros,
+                0,
             )
             .await),
         }
@@ -899,14 +1000,34 @@ impl TaskStore for PgStore {
             return Ok(());
         }
         // Nothing was written. Report where the log ends now (this may
-        // already be later than what made the commit fail).
-        let found: Option<i64> =
-            sqlx::query_scalar("SELECT last_seq FROM tasks WHERE tenant = $1 AND id = $2")
-                .bind(tenant.as_str())
-                .bind(id.as_str())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(backend(format!("reading the sequence of task {id}")))?;
+        // already be later than what made the commit fail): where it is the
+        // expected end, the quota refused the commit.
+        let (found, snapshot): (Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT max(last_seq), max(snapshot_bytes) FROM tasks WHERE tenant = $1 AND id = $2",
+        )
+        .bind(tenant.as_str())
+        .bind(id.as_str())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(backend(format!("reading the sequence of task {id}")))?;
+        if let Some(max) = quota
+            && found.unwrap_or(0) == expected
+        {
+            let held: i64 = sqlx::query_scalar(
+                "SELECT COALESCE(sum(bytes), 0)::bigint FROM storage_usage \
+                 WHERE tenant = $1 AND owner = $2",
+            )
+            .bind(tenant.as_str())
+            .bind(record.owner.as_str())
+            .fetch_one(&self.pool)
+            .await
+            .map_err(backend(format!("reading the storage of task {id}'s owner")))?;
+            let after = held
+                .saturating_add(added)
+                .saturating_sub(snapshot.unwrap_or(0));
+            let to_u64 = |n: i64| u64::try_from(n).unwrap_or(0);
+            return Err(quota::exceeded(&record.owner, to_u64(after), to_u64(max)));
+        }
         Err(StoreError::SequenceConflict {
             task_id: id,
             expected: u64::try_from(expected).unwrap_or(0),

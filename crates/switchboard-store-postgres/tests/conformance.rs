@@ -68,3 +68,21 @@ async fn conforms_on_a_shared_pool() {
         .unwrap();
     assert!(tasks > 0);
 }
+
+/// The storage quota case, with the default options (commits go through
+/// the group-commit writers; one at a time, each is decided on what the
+/// owner holds, exactly as the other stores decide it).
+#[tokio::test]
+async fn keeps_the_storage_quota() {
+    use switchboard_core::store::quota::StorageQuota;
+    let Some(url) = testing::fresh_database_or_skip("keeps_the_storage_quota").await else {
+        return;
+    };
+    let options = PgOptions {
+        storage_quota: StorageQuota::per_owner(store::conformance::QUOTA_BYTES),
+        ..Default::default()
+    };
+    let store = PgStore::open_with(&url, options).await.unwrap();
+    store::conformance::storage_quota_is_per_owner(&store).await;
+    store.close().await;
+}
