@@ -5,8 +5,9 @@
 //! commit and under its lock. Serializing into a counting writer costs as much
 //! as serializing: `serde_json` escapes each string byte by byte and hands
 //! each token to the writer. Here a [`serde::Serializer`] adds up the lengths
-//! instead: a string's length plus what escaping adds, found eight bytes at a
-//! time, and integers by their digit count. It follows `serde_json`'s compact
+//! instead: a string's length plus what escaping adds (nothing, for almost
+//! every string: one vectorized pass finds that out), and integers by their
+//! digit count. It follows `serde_json`'s compact
 //! format exactly (the tests compare both on the protocol's types and on
 //! arbitrary JSON), so a quota means the same bytes in every store.
 
@@ -72,38 +73,22 @@ static ESCAPE_EXTRA: [u8; 256] = {
     table
 };
 
-/// What escaping adds to `bytes`. Text rarely needs escaping, so eight
-/// bytes are checked at once and only a word holding a byte below 0x20, a
-/// quote or a backslash is looked at byte by byte.
+/// What escaping adds to `bytes`. Text rarely needs escaping, so the
+/// string is first checked whole for a byte below 0x20, a quote or a
+/// backslash (a fold without early exit, which the compiler vectorizes),
+/// and only a string holding one is counted byte by byte.
+#[inline]
 fn escape_extra(bytes: &[u8]) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero ⇔ its high bit is set in `zero_bytes(x)`
-    // (exact when no byte of `x` has its high bit set, a superset otherwise,
-    // which only sends a word down the slow path).
-    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let mut extra = 0u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
-        let quote = zero_bytes(x ^ (ONES * u64::from(b'"')));
-        let backslash = zero_bytes(x ^ (ONES * u64::from(b'\\')));
-        if control | quote | backslash != 0 {
-            extra += chunk
-                .iter()
-                .map(|&b| u64::from(ESCAPE_EXTRA[usize::from(b)]))
-                .sum::<u64>();
-        }
+    let clean = bytes
+        .iter()
+        .fold(true, |clean, &b| clean & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    if clean {
+        return 0;
     }
-    extra
-        + chunks
-            .remainder()
-            .iter()
-            .map(|&b| u64::from(ESCAPE_EXTRA[usize::from(b)]))
-            .sum::<u64>()
+    bytes
+        .iter()
+        .map(|&b| u64::from(ESCAPE_EXTRA[usize::from(b)]))
+        .sum()
 }
 
 /// A string with its quotes.
