@@ -1,16 +1,22 @@
--- switchboard task store, schema version 10: each task carries the size of
--- its event log, so the storage counter moves once per commit.
+-- switchboard task store, schema version 10: the storage counter moves
+-- once per commit statement, not once per written row.
 --
--- Version 9 kept `storage_usage` with a trigger per appended event (a
--- lookup of the event's task for its owner, then an update of the owner's
--- row) and summed a task's log when it was deleted. Now `tasks.log_bytes`
--- holds the `octet_length` of the task's `task_events.event_json` rows: the
--- commit that appends events adds their size to it in the same statement
--- that replaces the snapshot, and the triggers on `tasks` alone keep
--- `storage_usage` — one update per commit, and none per event; a deletion
--- reads the row it deletes and no log.
+-- Version 9 kept `storage_usage` with triggers: one per snapshot write and
+-- one per appended event (a lookup of the event's task for its owner, then
+-- an update of the owner's row), and a deletion summed the task's log. Now:
+--
+-- - `tasks.log_bytes` holds the `octet_length` of the task's
+--   `task_events.event_json` rows, added to by the statement that writes
+--   the snapshot, so a deletion reads the row it deletes and no log;
+-- - the commit itself adds what it grew its owner by to `storage_usage`:
+--   a group commit with one statement for all the owners it wrote (the
+--   writer knows each snapshot it replaced), a lone commit from
+--   `tasks.grew`, which its snapshot write sets to the new sizes less the
+--   old ones;
+-- - only deletions (retention) keep a trigger.
 
 ALTER TABLE tasks ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN grew INTEGER NOT NULL DEFAULT 0;
 
 UPDATE tasks
 SET log_bytes = COALESCE((SELECT SUM(octet_length(e.event_json)) FROM task_events AS e
@@ -20,21 +26,6 @@ DROP TRIGGER storage_usage_task_insert;
 DROP TRIGGER storage_usage_task_update;
 DROP TRIGGER storage_usage_task_delete;
 DROP TRIGGER storage_usage_event_insert;
-
-CREATE TRIGGER storage_usage_task_insert AFTER INSERT ON tasks
-BEGIN
-    INSERT INTO storage_usage (tenant, owner, bytes)
-    VALUES (NEW.tenant, NEW.owner, octet_length(NEW.task_json) + NEW.log_bytes)
-    ON CONFLICT (tenant, owner) DO UPDATE SET bytes = bytes + excluded.bytes;
-END;
-
-CREATE TRIGGER storage_usage_task_update AFTER UPDATE OF task_json, log_bytes ON tasks
-BEGIN
-    UPDATE storage_usage
-    SET bytes = bytes + octet_length(NEW.task_json) + NEW.log_bytes
-                - octet_length(OLD.task_json) - OLD.log_bytes
-    WHERE tenant = NEW.tenant AND owner = NEW.owner;
-END;
 
 CREATE TRIGGER storage_usage_task_delete AFTER DELETE ON tasks
 BEGIN

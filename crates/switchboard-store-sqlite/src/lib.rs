@@ -124,10 +124,12 @@
 //! [`SqliteOptions::storage_quota`] bounds the bytes each owner (tenant,
 //! principal) keeps: `storage_usage` (migration `0009_storage_usage.sql`)
 //! holds the bytes of each owner's snapshots and event logs as stored,
-//! kept by triggers on `tasks` in the transaction of every write and
-//! deletion, so retention gives the space back by itself. A commit adds its
-//! events' size to its task's `log_bytes` in the statement that replaces the
-//! snapshot, so the counter moves once per commit, not once per event. A commit is decided against it
+//! kept in the transaction of every write and deletion, so retention gives
+//! the space back by itself: a commit adds its events' size to its task's
+//! `log_bytes` in the statement that replaces the snapshot, and adds what it
+//! grew its owner by to the owner's count itself (a group commit in one
+//! statement for all its owners); a trigger takes a deleted task's sizes
+//! off. A commit is decided against it
 //! in its own statements: the one-round-trip commit's conditional writes
 //! carry the check, and a group commit decides it per commit beside the
 //! sequence check, so a refused commit
@@ -725,12 +727,12 @@ macro_rules! put_first {
         concat!(
             "INSERT INTO tasks (",
             task_columns!(),
-            ", log_bytes) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ",
+            ", log_bytes, grew) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ",
             log_growth!(),
-            " WHERE ",
+            ", ?18 WHERE ",
             within_quota!(),
             upsert_task!(),
-            " WHERE tasks.last_seq = ?12;"
+            ", grew = excluded.grew - octet_length(tasks.task_json) WHERE tasks.last_seq = ?12;"
         )
     };
 }
@@ -744,7 +746,7 @@ macro_rules! put_next {
                  status_subus_nanos = ?7, created_micros = ?8, created_at = ?9, last_seq = ?10, \
                  task_json = ?11, log_bytes = log_bytes + ",
             log_growth!(),
-            " WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
+            ", grew = ?18 - octet_length(task_json) WHERE tenant = ?1 AND id = ?2 AND last_seq = ?12 AND ",
             within_quota!(),
             ";"
         )
@@ -756,6 +758,19 @@ macro_rules! append_event {
     () => {
         "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at, is_task) \
          SELECT ?1, ?2, ?15, ?13, ?14, ?16 WHERE changes() = 1;"
+    };
+}
+
+/// Adds what the commit grew its owner by (`tasks.grew`, set by the
+/// snapshot write) to the owner's count, if the commit applied: `changes()`
+/// still answers for the last write (the snapshot's, or the event's, which
+/// is appended only with the snapshot), since the verdict only reads.
+macro_rules! count_growth {
+    () => {
+        "INSERT INTO storage_usage (tenant, owner, bytes) \
+         SELECT tenant, owner, grew FROM tasks \
+         WHERE tenant = ?1 AND id = ?2 AND changes() = 1 AND grew <> 0 \
+         ON CONFLICT (tenant, owner) DO UPDATE SET bytes = bytes + excluded.bytes;"
     };
 }
 
@@ -804,17 +819,31 @@ async fn write_alone(pool: &Writer, row: &TaskRow) -> Result<(), StoreError> {
             put_first!(),
             append_event!(),
             verdict!(),
+            count_growth!(),
             "COMMIT"
         ),
-        (true, false) => concat!("BEGIN IMMEDIATE;", put_first!(), verdict!(), "COMMIT"),
+        (true, false) => concat!(
+            "BEGIN IMMEDIATE;",
+            put_first!(),
+            verdict!(),
+            count_growth!(),
+            "COMMIT"
+        ),
         (false, true) => concat!(
             "BEGIN IMMEDIATE;",
             put_next!(),
             append_event!(),
             verdict!(),
+            count_growth!(),
             "COMMIT"
         ),
-        (false, false) => concat!("BEGIN IMMEDIATE;", put_next!(), verdict!(), "COMMIT"),
+        (false, false) => concat!(
+            "BEGIN IMMEDIATE;",
+            put_next!(),
+            verdict!(),
+            count_growth!(),
+            "COMMIT"
+        ),
     };
     let mut conn = pool.connection().await?;
     let result = bind_task_columns!(sqlx::query(sql), bind, row)
@@ -1002,6 +1031,8 @@ async fn write_many(
     let mut latest: Vec<Option<&TaskRow>> = vec![None; tasks.len()];
     // What the accepted commits append to each task's log, in bytes.
     let mut log_bytes = vec![0_i64; tasks.len()];
+    // What they grow each owner by.
+    let mut grew: HashMap<(&str, &str), i64> = HashMap::new();
     let mut events = Vec::with_capacity(rows.len());
     for (row, &t) in rows.iter().zip(&row_task) {
         if seqs[t] != row.expected {
@@ -1020,6 +1051,11 @@ async fn write_many(
             continue;
         }
         *held = after;
+        let growth = row.added.saturating_sub(snapshots[t]);
+        let owner_grew = grew
+            .entry((row.tenant.as_str(), row.owner.as_str()))
+            .or_default();
+        *owner_grew = owner_grew.saturating_add(growth);
         let snapshot = i64::try_from(row.task_json.len()).unwrap_or(i64::MAX);
         snapshots[t] = snapshot;
         log_bytes[t] = log_bytes[t].saturating_add(row.added.saturating_sub(snapshot));
@@ -1050,6 +1086,19 @@ async fn write_many(
             .map_err(backend(format!("writing {} tasks", chunk.len())))?;
     }
     insert_events(conn, &events).await?;
+    let grew: Vec<((&str, &str), i64)> = grew.into_iter().filter(|(_, g)| *g != 0).collect();
+    for chunk in chunks(&grew) {
+        let mut qb =
+            QueryBuilder::<Sqlite>::new("INSERT INTO storage_usage (tenant, owner, bytes) ");
+        qb.push_values(chunk, |mut b, ((tenant, owner), bytes)| {
+            b.push_bind(*tenant).push_bind(*owner).push_bind(*bytes);
+        });
+        qb.push(" ON CONFLICT (tenant, owner) DO UPDATE SET bytes = bytes + excluded.bytes");
+        qb.build()
+            .execute(&mut *conn)
+            .await
+            .map_err(backend("counting the owners' storage"))?;
+    }
     Ok(outcomes)
 }
 

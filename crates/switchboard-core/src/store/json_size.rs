@@ -79,9 +79,9 @@ static ESCAPE_EXTRA: [u8; 256] = {
 /// and only a string holding one is counted byte by byte.
 #[inline]
 fn escape_extra(bytes: &[u8]) -> u64 {
-    let clean = bytes
-        .iter()
-        .fold(true, |clean, &b| clean & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    let clean = bytes.iter().fold(true, |clean, &b| {
+        clean & (b >= 0x20) & (b != b'"') & (b != b'\\')
+    });
     if clean {
         return 0;
     }
