@@ -34,7 +34,7 @@ export function addConversation() {
   const inputId = `chat-input-${n}`;
   conv.log = h("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": `Conversation ${n} messages` });
   conv.status = h("div", { class: "conv-status" }, h("span", { class: "muted" }, "No task yet"));
-  conv.progress = h("div", { class: "progress-area", "aria-label": "Progress" });
+  conv.progress = h("div", { class: "progress-area", role: "group", "aria-label": `Conversation ${n} progress` });
   conv.input = h("textarea", { id: inputId, rows: 2, placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)" });
   conv.cancelButton = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => cancel(conv) }, "Cancel task");
   conv.resubscribeButton = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => resubscribe(conv) }, "Resubscribe");
@@ -258,6 +258,8 @@ async function run(conv, label, path, options) {
   } finally {
     if (conv.abort === abort) conv.abort = null;
     conv.el.classList.remove("busy");
+    // How many streams have ended: lets a script wait for this one.
+    conv.el.dataset.streams = String(Number(conv.el.dataset.streams || 0) + 1);
   }
 }
 
@@ -278,6 +280,7 @@ async function send(conv, parts, shown) {
     } catch (e) {
       note(conv, `Error: ${e.message}`, "error");
     }
+    conv.el.dataset.streams = String(Number(conv.el.dataset.streams || 0) + 1);
     return;
   }
   await run(conv, "send", "send", { method: "POST", body: { request: { message }, stream: true } });

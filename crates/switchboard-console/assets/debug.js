@@ -87,7 +87,7 @@ function frameView(record, frame) {
     h("details", {},
       h("summary", {}, h("span", { class: "badge" }, frame.kind), " ", frame.operation,
         frame.seq !== null && frame.seq !== undefined ? ` #${frame.seq}` : "", ` (call ${frame.call})`),
-      h("pre", { class: "code" }, pretty)));
+      h("pre", { class: "code", tabindex: "0" }, pretty)));
   if (frame.kind === "request") {
     const output = h("textarea", { class: "copy-output", readonly: true, rows: 3, hidden: true, "aria-label": "Command" });
     el.append(h("div", { class: "frame-actions" },

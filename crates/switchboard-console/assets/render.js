@@ -56,7 +56,7 @@ export function markdown(text) {
       i++;
       while (i < lines.length && !/^```/.test(lines[i])) body.push(lines[i++]);
       i++;
-      root.append(h("pre", { class: "code", "data-lang": lang || null }, h("code", {}, body.join("\n"))));
+      root.append(h("pre", { class: "code", tabindex: "0", "data-lang": lang || null }, h("code", {}, body.join("\n"))));
     } else if (/^#{1,6}\s/.test(line)) {
       const level = Math.min(line.match(/^#+/)[0].length + 2, 6);
       root.append(h(`h${level}`, {}, inline(line.replace(/^#+\s*/, ""))));
@@ -106,7 +106,7 @@ export function jsonTree(value, label = null, open = true) {
 /** Raw JSON, shown on demand. */
 export function rawJson(value, label = "Raw JSON") {
   return h("details", { class: "raw" }, h("summary", {}, label),
-    h("pre", { class: "code" }, JSON.stringify(value, null, 2)));
+    h("pre", { class: "code", tabindex: "0" }, JSON.stringify(value, null, 2)));
 }
 
 // ---- parts -----------------------------------------------------------------
@@ -169,14 +169,32 @@ export function renderParts(parts) {
       out.push(current.el);
     }
     const body = current.el.querySelector(".block-body");
+    if (type === "tool_call" && part.data && typeof part.data === "object") {
+      body.append(toolLine(part.data));
+      if (hint(part, "is_error")) current.el.classList.add("block-error");
+      continue;
+    }
     if (part.text !== undefined && body.lastChild && body.lastChild.classList && body.lastChild.classList.contains("text") && type !== "tool_call") {
       body.lastChild.textContent += part.text;
     } else {
-      body.append(part.text !== undefined && block === "code" ? h("pre", { class: "code" }, h("code", {}, part.text)) : partBody(part));
+      body.append(part.text !== undefined && block === "code" ? h("pre", { class: "code", tabindex: "0" }, h("code", {}, part.text)) : partBody(part));
     }
     if (hint(part, "is_error")) current.el.classList.add("block-error");
   }
   return out;
+}
+
+/** A tool call's arguments or its result, on one line. */
+function toolLine(data) {
+  if (typeof data.name === "string" && "arguments" in data) {
+    return h("div", { class: "tool-call" }, h("code", {}, `${data.name}(${JSON.stringify(data.arguments)})`));
+  }
+  if ("content" in data || "error" in data) {
+    if (data.error) return h("div", { class: "tool-result error" }, `✗ ${typeof data.error === "string" ? data.error : JSON.stringify(data.error)}`);
+    const content = typeof data.content === "string" ? data.content : JSON.stringify(data.content);
+    return h("div", { class: "tool-result" }, `→ ${content}`);
+  }
+  return jsonTree(data, null, true);
 }
 
 function blockFor(type, block, part) {
@@ -186,7 +204,7 @@ function blockFor(type, block, part) {
   else if (type === "tool_call") title = `Tool call: ${hint(part, "tool_name") || "?"}`;
   else if (type === "error") title = "Error";
   else if (block === "code") title = "Code";
-  else if (type === "content_block") title = block ? `Block: ${block}` : "Answer";
+  else if (type === "content_block") title = !block || block === "text" ? "Answer" : `Block: ${block}`;
   if (type === "content_block" && block !== "code") cls += " block-plain";
   return h("section", { class: cls, "aria-label": title },
     h("div", { class: "block-title" }, title),

@@ -21,7 +21,7 @@ use switchboard_client::protocol::{
     TaskState,
 };
 use switchboard_client::{A2AClient, ClientBuilder, ClientError, WireFrame, WireTap};
-use switchboard_server::Gate;
+use switchboard_server::{Authenticator, Gate, Identity};
 
 use crate::{BASE_PATH, ConsoleConfig};
 
@@ -186,22 +186,40 @@ pub(crate) fn routes(state: Shared) -> Router {
     api(state).layer(axum::middleware::from_fn(require_console_header))
 }
 
-/// The API behind `gate` (see [`crate::gated`]).
-pub(crate) fn gated_routes(state: Shared, gate: Gate) -> Router {
+/// The API behind `authenticator` (see [`crate::authenticated`]).
+pub(crate) fn authenticated_routes(state: Shared, authenticator: Arc<dyn Authenticator>) -> Router {
     api(state)
         .layer(axum::middleware::from_fn(
             move |request: Request, next: Next| {
-                let gate = gate.clone();
+                let authenticator = authenticator.clone();
                 async move {
                     let (head, body) = request.into_parts();
-                    match gate.authenticate(&head).await {
+                    match authenticator.authenticate(&head).await {
                         Ok(_) => next.run(Request::from_parts(head, body)).await,
-                        Err(error) => refusal(&error, gate.challenge()),
+                        Err(error) => refusal(&error, authenticator.challenge()),
                     }
                 }
             },
         ))
         .layer(axum::middleware::from_fn(require_console_header))
+}
+
+/// A server's gate as an authenticator: it lets in whom the server's A2A
+/// bindings let in, at their request rate.
+#[derive(Debug)]
+pub(crate) struct GateAuthenticator(pub Gate);
+
+impl Authenticator for GateAuthenticator {
+    fn authenticate<'a>(
+        &'a self,
+        head: &'a http::request::Parts,
+    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
+        Box::pin(self.0.authenticate(head))
+    }
+
+    fn challenge(&self) -> Option<header::HeaderValue> {
+        self.0.challenge()
+    }
 }
 
 /// A caller the gate refused: the REST binding's status and body, with the

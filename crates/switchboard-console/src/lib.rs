@@ -118,13 +118,23 @@ pub fn router(config: ConsoleConfig) -> Router {
     assets::routes().merge(api::routes(state))
 }
 
-/// The console's API behind `gate`: only callers the server's gate lets in
-/// (its authenticator, its request rate) reach the agent; others get the
-/// REST binding's 401 (with the scheme's challenge) or 403. The page's
-/// static files stay public (see the crate docs).
-pub fn gated(config: ConsoleConfig, gate: switchboard_server::Gate) -> Router {
+/// The console's API behind `authenticator`: only the callers it accepts
+/// reach the agent; others get the REST binding's 401 (with the scheme's
+/// challenge) or 403, before their body is read. The page's static files
+/// stay public (see the crate docs).
+pub fn authenticated(
+    config: ConsoleConfig,
+    authenticator: Arc<dyn switchboard_server::Authenticator>,
+) -> Router {
     let state = Arc::new(config);
-    assets::routes().merge(api::gated_routes(state, gate))
+    assets::routes().merge(api::authenticated_routes(state, authenticator))
+}
+
+/// The console's API behind a server's `gate` ([`authenticated`] with the
+/// gate's authenticator and request rate): it lets in whom the server's
+/// A2A bindings let in.
+pub fn gated(config: ConsoleConfig, gate: switchboard_server::Gate) -> Router {
+    authenticated(config, Arc::new(api::GateAuthenticator(gate)))
 }
 
 /// The console mounted on an [`A2aServer`](switchboard_server::A2aServer)
