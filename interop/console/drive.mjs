@@ -204,6 +204,19 @@ if (mode === "demo") {
     await axe("chat view");
   });
 
+  await step("chat: resubscribe follows a running task to its end", async () => {
+    await send(second, "/long 3", { wait: false });
+    await lastState(second, "working");
+    const task = await conv(second).locator(".task-id").textContent();
+    const before = Number((await conv(second).getAttribute("data-streams")) || 0);
+    await conv(second).getByRole("button", { name: "Resubscribe" }).click();
+    await lastState(second, "completed");
+    await page.waitForFunction(([n, before]) =>
+      Number(document.querySelector(`[data-conversation="${n}"]`).dataset.streams || 0) >= before + 2, [second, before], T);
+    check(await conv(second).locator(".task-id").textContent() === task, "the same task");
+    check((await conv(second).locator(".log").textContent()).includes("Resubscribed"), "noted");
+  });
+
   await step("agent text with <script> and <img onerror> renders inert", async () => {
     const evil = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>**bold** [x](javascript:window.__xss=3)`;
     await send(1, evil);

@@ -32,7 +32,7 @@ export function addConversation() {
   const n = counter;
   const conv = { n, contextId: null, taskId: null, state: null, artifacts: new Map(), trackers: new Map(), abort: null };
   const inputId = `chat-input-${n}`;
-  conv.log = h("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": `Conversation ${n} messages` });
+  conv.log = h("div", { class: "log", role: "log", tabindex: "0", "aria-live": "polite", "aria-label": `Conversation ${n} messages` });
   conv.status = h("div", { class: "conv-status" }, h("span", { class: "muted" }, "No task yet"));
   conv.progress = h("div", { class: "progress-area", role: "group", "aria-label": `Conversation ${n} progress` });
   conv.input = h("textarea", { id: inputId, rows: 2, placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)" });

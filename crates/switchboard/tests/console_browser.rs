@@ -58,7 +58,7 @@ fn every_flow_of_the_console_against_the_demo_agent_in_a_browser() {
         &node,
         "interop/console/drive.mjs",
         &["demo", &url, &screenshots()],
-        14,
+        15,
     );
     assert!(out.contains("ok - agent text with <script> and <img onerror> renders inert"));
 }
