@@ -160,6 +160,9 @@ if (mode === "demo") {
     await conv(1).locator(".tracker progress").first().waitFor(T);
     const trackers = await conv(1).locator(".tracker").count();
     check(trackers === 3, `three trackers, got ${trackers}`);
+    // The bars move while the task works.
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-conversation="1"] .tracker progress')]
+      .some((p) => p.hasAttribute("value") && p.value >= 10), null, T);
     await shot("progress");
     await lastState(1, "completed");
     const labels = await conv(1).locator(".tracker label").allTextContents();
