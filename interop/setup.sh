@@ -5,6 +5,7 @@
 #   interop/js03/node_modules  npm ci of js03/package.json / package-lock.json (@a2a-js/sdk 0.3.x)
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
 #   interop/agui/node_modules  npm ci of agui/package.json / package-lock.json (@ag-ui/client, core, encoder, proto 1.0.0; @copilotkit/core 1.75.0)
+#   chromium + interop/console/node_modules  console/setup.sh: Debian's chromium (apt-get, when missing), playwright-core, axe-core
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
 set -euo pipefail
@@ -95,3 +96,6 @@ else
   (cd agui && npm ci --no-audit --no-fund --loglevel=error)
   echo "$agui_want" > "$AGUI_STAMP"
 fi
+
+# ---- The console's browser tests: Debian's chromium, playwright-core, axe-core --
+bash console/setup.sh

@@ -5,7 +5,8 @@
 # It installs what the tests need beyond Rust by itself:
 #   interop/setup.sh  -> interop/.venv (PyPI a2a-sdk 1.x) and interop/node_modules (@a2a-js/sdk),
 #                        interop/.venv03 (with the grpc extra) and interop/js03/node_modules (their 0.3 lines),
-#                        interop/agui/node_modules (@ag-ui/client and @ag-ui/proto 1.0.0)
+#                        interop/agui/node_modules (@ag-ui/client and @ag-ui/proto 1.0.0),
+#                        chromium and interop/console/node_modules (the console's browser tests)
 #   crates/switchboard-store-postgres/install-postgres.sh -> Debian's PostgreSQL server binaries
 #   (the tests start throwaway servers on loopback ports themselves)
 set -euo pipefail

@@ -118,6 +118,7 @@ pub struct ClientBuilder {
     card_trust: Option<CardTrust>,
     roots: crate::tls::TrustedRoots,
     oauth: Option<crate::oauth::ClientCredentials>,
+    tap: Option<Arc<dyn crate::tap::WireTap>>,
 }
 
 impl ClientBuilder {
@@ -238,6 +239,13 @@ impl ClientBuilder {
         self.reconnect(ReconnectPolicy::disabled())
     }
 
+    /// Reports every call's request, answer and stream events to `tap`
+    /// (see [`crate::tap`]); without one, nothing is recorded.
+    pub fn tap(mut self, tap: Arc<dyn crate::tap::WireTap>) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
     /// Fetches the agent card at `url` (an agent base URL or the card's own
     /// URL) and builds a client for the best interface it offers.
     pub async fn connect(self, url: &str) -> Result<A2AClient, ClientError> {
@@ -265,11 +273,14 @@ impl ClientBuilder {
             tenant: None,
             protocol_version: switchboard_protocol::card::PROTOCOL_VERSION.to_string(),
         };
-        let transport = crate::oauth::authorize(
-            transport::build_http::<transport::jsonrpc::JsonRpcTransport, false>(
-                &interface, &http,
-            )?,
-            &http,
+        let transport = crate::tap::Tapped::wrap(
+            crate::oauth::authorize(
+                transport::build_http::<transport::jsonrpc::JsonRpcTransport, false>(
+                    &interface, &http,
+                )?,
+                &http,
+            ),
+            self.tap.clone(),
         );
         Ok(A2AClient::assemble(None, interface, transport, http).with_reconnect(self.reconnect))
     }
@@ -283,6 +294,22 @@ impl ClientBuilder {
         let card = fetch_card_with(&http, card_url.clone()).await?;
         self.check_signature(&http, &card, &card_url).await?;
         Ok(card)
+    }
+
+    /// The agent card at `url` as the JSON document it is, undecoded: for
+    /// tools that check it against the spec (a field the typed card would
+    /// default or drop is still there, or still missing). Returns the URL
+    /// the card was read from too. The signature is not checked.
+    pub async fn fetch_card_document(
+        &self,
+        url: &str,
+    ) -> Result<(String, serde_json::Value), ClientError> {
+        let http = self.http()?;
+        let card_url = card_url(url)?;
+        let body = get_json_body(&http, card_url.clone(), "application/json").await?;
+        let document = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("agent card at {card_url}: {e}")))?;
+        Ok((card_url.to_string(), document))
     }
 
     /// Verifies `card` as [`verify_card`](Self::verify_card) asked, if it did.
@@ -332,7 +359,10 @@ impl ClientBuilder {
         let factory = transport::factory_for(&interface).ok_or_else(|| {
             ClientError::Config(format!("no transport for {}", interface.protocol_binding))
         })?;
-        let transport = crate::oauth::authorize((factory.build)(&interface, &http)?, &http);
+        let transport = crate::tap::Tapped::wrap(
+            crate::oauth::authorize((factory.build)(&interface, &http)?, &http),
+            self.tap.clone(),
+        );
         Ok(A2AClient::assemble(Some(card), interface, transport, http)
             .with_reconnect(self.reconnect))
     }

@@ -90,6 +90,7 @@ pub mod oauth;
 pub mod push;
 mod request;
 pub mod resume;
+pub mod tap;
 pub mod tls;
 mod transport;
 
@@ -101,6 +102,7 @@ pub use error::{ClientError, flatten_chain};
 pub use oauth::ClientCredentials;
 pub use request::IntoRequest;
 pub use resume::ReconnectPolicy;
+pub use tap::{FrameKind, WireFrame, WireTap};
 
 /// The A2A protocol types ([`switchboard_protocol`]), re-exported so one
 /// dependency is enough.

@@ -367,3 +367,85 @@ async fn sse_error_member_and_bad_events_end_the_stream() {
     let err = client.subscribe_to_task("other").await.err().unwrap();
     assert_eq!(err.code(), Some(-32004));
 }
+
+/// Collects what a tap sees.
+#[derive(Debug, Default)]
+struct Recorder(std::sync::Mutex<Vec<switchboard_client::WireFrame>>);
+
+impl switchboard_client::WireTap for Recorder {
+    fn record(&self, frame: switchboard_client::WireFrame) {
+        self.0.lock().unwrap().push(frame);
+    }
+}
+
+#[tokio::test]
+async fn a_tap_sees_each_calls_request_answer_events_and_errors() {
+    use switchboard_client::FrameKind;
+    let (base, _log) = serve(|seen| {
+        let id = &seen.body["id"];
+        match seen.body["method"].as_str() {
+            Some("GetTask") => json_reply(json!({"jsonrpc": "2.0", "id": id, "result": task_json("t1", "TASK_STATE_WORKING")})),
+            Some("CancelTask") => json_reply(json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32002, "message": "not cancelable"}})),
+            _ => {
+                let mut body = String::from("id: 1\n");
+                body.push_str(&frame(id, json!({"task": task_json("t1", "TASK_STATE_SUBMITTED")})));
+                body.push_str("id: 2\n");
+                body.push_str(&frame(id, json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx",
+                    "status": {"state": "TASK_STATE_COMPLETED"}}})));
+                sse_reply(&body)
+            }
+        }
+    })
+    .await;
+    let tap = std::sync::Arc::new(Recorder::default());
+    let client = A2AClient::builder()
+        .tap(tap.clone())
+        .no_reconnect()
+        .from_endpoint(&base)
+        .unwrap();
+    client.get_task("t1").await.unwrap();
+    client.cancel_task("t1").await.unwrap_err();
+    let events: Vec<_> = client
+        .send_streaming_message(switchboard_client::protocol::Message::user_text("hi"))
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2);
+
+    let frames = tap.0.lock().unwrap().clone();
+    let seen: Vec<(u64, &str, FrameKind, Option<u64>)> = frames
+        .iter()
+        .map(|f| (f.call, f.operation, f.kind, f.seq))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, "GetTask", FrameKind::Request, None),
+            (1, "GetTask", FrameKind::Response, None),
+            (2, "CancelTask", FrameKind::Request, None),
+            (2, "CancelTask", FrameKind::Error, None),
+            (3, "SendStreamingMessage", FrameKind::Request, None),
+            (3, "SendStreamingMessage", FrameKind::Event, Some(1)),
+            (3, "SendStreamingMessage", FrameKind::Event, Some(2)),
+        ]
+    );
+    // Bodies are the 1.0 JSON of the objects, not the binding's envelope.
+    assert_eq!(
+        serde_json::from_str::<Value>(&frames[0].body).unwrap(),
+        json!({"id": "t1"})
+    );
+    let answer: Value = serde_json::from_str(&frames[1].body).unwrap();
+    assert_eq!(answer["id"], "t1");
+    assert!(
+        frames[3].body.contains("not cancelable"),
+        "{}",
+        frames[3].body
+    );
+    let event: Value = serde_json::from_str(&frames[6].body).unwrap();
+    assert_eq!(
+        event["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}

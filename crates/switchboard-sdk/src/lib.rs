@@ -123,6 +123,14 @@ pub use switchboard_telemetry as telemetry;
 #[cfg(feature = "printer")]
 pub use switchboard_printer as printer;
 
+/// The web console (feature `console`): `A2aServer::console`
+/// ([`console::A2aServerConsole`], in the prelude) serves the agent's card,
+/// a chat, its tasks and the wire frames of each call at `/console/`,
+/// behind the server's own gate; [`console::router`] serves it for any
+/// agent.
+#[cfg(feature = "console")]
+pub use switchboard_console as console;
+
 pub mod store;
 
 /// JSON values for metadata, extension payloads and data parts, as the
@@ -153,4 +161,7 @@ pub mod prelude {
 
     #[cfg(feature = "agui")]
     pub use switchboard_bridge::{AguiEndpoint, EndpointConfig};
+
+    #[cfg(feature = "console")]
+    pub use switchboard_console::A2aServerConsole;
 }

@@ -219,7 +219,7 @@ pub fn bridge_env(cmd: clap::Command) -> clap::Command {
     })
 }
 
-fn parse_header(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once(':')
         .ok_or_else(|| format!("expected `Name: value`, got {s:?}"))?;
@@ -230,7 +230,7 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     Ok((name.to_owned(), value.to_owned()))
 }
 
-fn parse_binding(s: &str) -> Result<String, String> {
+pub(crate) fn parse_binding(s: &str) -> Result<String, String> {
     use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
     let binding = s.trim().to_ascii_uppercase();
     if [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {

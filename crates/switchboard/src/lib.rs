@@ -1,5 +1,6 @@
 //! The `switchboard` binary's library half: the built-in agents, `serve`'s
 //! configuration and start-up, `bridge` (AG-UI in front of an A2A agent),
+//! `console` (the web console in front of an A2A agent),
 //! and the terminal client commands. `main.rs`
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
@@ -8,6 +9,8 @@ pub mod auth_args;
 pub mod bridge_cmd;
 pub mod client;
 pub mod config;
+#[cfg(feature = "console")]
+pub mod console_cmd;
 pub mod demo;
 pub mod limits_args;
 pub mod log_args;

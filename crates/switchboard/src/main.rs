@@ -29,6 +29,10 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Serve an AG-UI endpoint in front of an A2A agent: any AG-UI frontend drives it.
     Bridge(Box<bridge_cmd::BridgeArgs>),
+    /// Serve the web console in front of an A2A agent: its card, chat,
+    /// tasks and wire frames in a browser.
+    #[cfg(feature = "console")]
+    Console(Box<switchboard::console_cmd::ConsoleArgs>),
     /// Configuration: `config check` validates and prints what `serve` would use.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -85,6 +89,8 @@ fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     // `bridge` reads its own variables for the flags it shares with `serve`.
     let command = Cli::command().mut_subcommand("bridge", bridge_cmd::bridge_env);
+    #[cfg(feature = "console")]
+    let command = command.mut_subcommand("console", switchboard::console_cmd::console_env);
     let cli = Cli::from_arg_matches(&command.get_matches_from(&argv)).unwrap_or_else(|e| e.exit());
     // One rustls crypto provider in the process, ring: our own TLS configs
     // name it explicitly, and this default serves any library that asks for
@@ -114,6 +120,12 @@ fn main() -> ExitCode {
                 let result = bridge_main(&after(1)).await;
                 switchboard_telemetry::logging::flush();
                 exit_code("bridge", result)
+            }
+            #[cfg(feature = "console")]
+            Command::Console(_) => {
+                let result = console_main(&after(1)).await;
+                switchboard_telemetry::logging::flush();
+                exit_code("console", result)
             }
             Command::Config(ConfigCommand::Check(args)) => {
                 exit_code("config check", config_check(args.json, after(2)))
@@ -170,6 +182,15 @@ async fn serve_main(argv: &[OsString]) -> anyhow::Result<()> {
     result
 }
 
+/// `console`: its settings from `argv` (the tokens after `console`), the
+/// logs, the console.
+#[cfg(feature = "console")]
+async fn console_main(argv: &[OsString]) -> anyhow::Result<()> {
+    let args = switchboard::console_cmd::ConsoleArgs::resolve(argv)?;
+    args.logging.init(None);
+    switchboard::console_cmd::run(args).await
+}
+
 /// `bridge`: its settings from `argv` (the tokens after `bridge`), the
 /// logs, the bridge.
 async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
@@ -223,7 +244,7 @@ mod tests {
     }
 
     /// Every command that prints a result (each leaf of the command tree
-    /// but `serve` and `bridge`, which run servers) takes `--json`.
+    /// but `serve`, `bridge` and `console`, which run servers) takes `--json`.
     #[test]
     fn every_leaf_command_takes_json() {
         fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
@@ -238,7 +259,13 @@ mod tests {
         leaves(&super::Cli::command(), "switchboard".into(), &mut all);
         let mut checked = Vec::new();
         for (path, cmd) in &all {
-            if path == "switchboard serve" || path == "switchboard bridge" {
+            if [
+                "switchboard serve",
+                "switchboard bridge",
+                "switchboard console",
+            ]
+            .contains(&path.as_str())
+            {
                 continue;
             }
             let json = cmd.get_arguments().find(|a| a.get_id() == "json");

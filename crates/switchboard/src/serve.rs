@@ -188,6 +188,13 @@ pub struct ServeArgs {
     /// agent (as user content tagged with their role); dropped by default.
     #[arg(long, env = "SWITCHBOARD_AGUI_FORWARD_SYSTEM_MESSAGES")]
     pub agui_forward_system_messages: bool,
+    /// Do not serve the web console at `/console/` (the agent's card,
+    /// chat, tasks and wire frames in a browser; its API lets in whom the
+    /// A2A bindings let in, and calls the agent with each caller's own
+    /// credentials).
+    #[cfg(feature = "console")]
+    #[arg(long, env = "SWITCHBOARD_NO_CONSOLE")]
+    pub no_console: bool,
     /// Authentication (see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: crate::auth_args::AuthArgs,
@@ -591,6 +598,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             .agui_endpoint(agui_config(&cfg))
             .copilotkit_endpoint(copilotkit);
     }
+    #[cfg(feature = "console")]
+    if !cfg.no_console {
+        // The console's calls go back into this server with the caller's
+        // own credentials, through its gate: over loopback when it listens
+        // there or on every address, else to the address it listens on.
+        use switchboard_console::A2aServerConsole as _;
+        server = server.console(self_url(scheme, addr, &public_url));
+    }
     if let Some(options) = push {
         server = server
             .push(options)
@@ -625,6 +640,22 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     metrics_shutdown.cancel();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Where the server reaches itself: TLS certificates name the public host,
+/// so over TLS that is the public URL; plaintext goes to the listening
+/// address (loopback for a wildcard one).
+#[cfg(feature = "console")]
+fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> String {
+    if scheme == "https" {
+        return public_url.to_owned();
+    }
+    let ip = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
 }
 
 /// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's

@@ -814,6 +814,52 @@ impl Drop for BridgeProc {
     }
 }
 
+/// A running `switchboard console` in front of the agent at `agent`,
+/// listening on a loopback port it picked itself (read, like [`Serve`]'s,
+/// from the one line it prints once it accepts connections).
+pub struct ConsoleProc {
+    child: Child,
+    pub port: u16,
+    /// Its first line on stdout.
+    pub line: String,
+}
+
+impl ConsoleProc {
+    /// Starts `switchboard console --agent <agent> --listen 127.0.0.1:0`
+    /// with `extra` flags and waits until it accepts connections.
+    pub fn start(agent: &str, extra: &[&str]) -> ConsoleProc {
+        switchboard_client::tls::install_default_provider();
+        let (child, stdout) = spawn_reading_stdout(
+            switchboard_without_env()
+                .args(["console", "--agent", agent, "--listen", "127.0.0.1:0"])
+                .args(extra)
+                .env("SWITCHBOARD_CONSOLE_LOG", "warn")
+                .stderr(Stdio::inherit()),
+        );
+        // Owned before anything can panic, so that `Drop` stops the process.
+        let mut console = ConsoleProc {
+            child,
+            port: 0,
+            line: String::new(),
+        };
+        console.line = first_line(&stdout, &mut console.child, "console", String::new);
+        console.port = listening_port(&console.line);
+        console
+    }
+
+    /// The console page's URL.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/console/", self.port)
+    }
+}
+
+impl Drop for ConsoleProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Runs `script` of `interop/agui` (where its packages are) with `node` and
 /// `args`; the JSON report it prints (panics when the script fails or
 /// prints no report).

@@ -1,0 +1,280 @@
+//! `switchboard console`: the web console in front of any A2A agent.
+//!
+//! The console ([`switchboard_console`]) is served on its own port; its
+//! calls reach the agent through [`switchboard_client`], server-side, so a
+//! gRPC-only or A2A 0.3-only agent works from a browser. The agent's
+//! credentials (`--agent-bearer-token`, `--agent-header`) are the
+//! console's own and never reach the page.
+//!
+//! **Settings.** Each is a flag, a `SWITCHBOARD_CONSOLE_*` variable and a
+//! key of the `--config` TOML file (optionally in a `[console]` section),
+//! layered as `serve`'s are ([`crate::config`]). The caller-authentication,
+//! connection-limit and log flags are `serve`'s, read from
+//! `SWITCHBOARD_CONSOLE_<FLAG>` here ([`ConsoleArgs::command`]).
+//!
+//! **Callers.** The console lets in whom `serve` would: API keys or JWTs
+//! when configured; without them everyone, but only on a loopback address
+//! (else it refuses to start unless `--allow-anonymous`). Every caller acts
+//! with the console's credentials for the agent, so a console shared by
+//! several people shows each of them everyone's tasks: run one per person,
+//! on loopback, as the default does.
+//!
+//! **Start and stop.** One line on stdout once it accepts connections:
+//! `switchboard console listening on http://<addr>/console/ (agent: <name>
+//! at <endpoint>, <binding> <version>)`. A card that cannot be fetched or
+//! used is an error before anything listens (exit code 2). Ctrl-C or
+//! SIGTERM stop it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use switchboard_client::ClientBuilder;
+use switchboard_console::ConsoleConfig;
+use switchboard_protocol::A2AError;
+use switchboard_server::{Authenticator, Identity};
+
+use crate::{auth_args, config, limits_args};
+
+/// The settings of `switchboard console` (see the module docs).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConsoleArgs {
+    /// TOML config file: keys are the flags with `_` for `-` (optionally
+    /// in a `[console]` section); flags and variables win over it.
+    #[arg(long, env = "SWITCHBOARD_CONSOLE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The A2A agent: its base URL or its card's URL. Required (as a flag,
+    /// the variable or the file's key).
+    #[arg(long, env = "SWITCHBOARD_CONSOLE_AGENT", value_name = "URL")]
+    pub agent: Option<String>,
+    /// Address and port to listen on (port 0 picks a free one).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_CONSOLE_LISTEN",
+        default_value = "127.0.0.1:8091"
+    )]
+    pub listen: String,
+    /// A bearer token the console sends to the agent on every call.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_CONSOLE_AGENT_BEARER_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub agent_bearer_token: Option<String>,
+    /// A header the console sends to the agent on every call,
+    /// `Name: value`. Repeatable (one per line in the variable).
+    #[arg(
+        long = "agent-header",
+        alias = "agent-headers",
+        env = "SWITCHBOARD_CONSOLE_AGENT_HEADER",
+        hide_env_values = true,
+        value_delimiter = '\n',
+        value_parser = crate::bridge_cmd::parse_header,
+        value_name = "NAME: VALUE"
+    )]
+    pub agent_header: Vec<(String, String)>,
+    /// The bindings to reach the agent with, in order of preference
+    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
+    /// (comma-separated in the variable).
+    #[arg(
+        long = "prefer-binding",
+        alias = "prefer-bindings",
+        env = "SWITCHBOARD_CONSOLE_PREFER_BINDING",
+        value_delimiter = ',',
+        value_parser = crate::bridge_cmd::parse_binding,
+        value_name = "BINDING"
+    )]
+    pub prefer_binding: Vec<String>,
+    /// The A2A versions to reach the agent with, in order of preference
+    /// (`1.0`, `0.3`); default: 1.0 where the card offers it.
+    #[arg(
+        long = "prefer-version",
+        env = "SWITCHBOARD_CONSOLE_PREFER_VERSION",
+        value_delimiter = ',',
+        value_parser = ["1.0", "0.3"],
+        value_name = "VERSION"
+    )]
+    pub prefer_version: Vec<String>,
+    /// Who may use the console (`serve`'s flags, see [`crate::auth_args`]).
+    #[command(flatten)]
+    pub auth: auth_args::AuthArgs,
+    /// What one client may hold of the console's connections.
+    #[command(flatten)]
+    pub connections: limits_args::ConnectionArgs,
+    /// How and what to log (`serve`'s flags, see [`crate::log_args`]).
+    #[command(flatten)]
+    pub logging: crate::log_args::LogArgs,
+}
+
+/// The argument id of the config file setting.
+const CONFIG_ID: &str = "config";
+
+/// Gives every argument of `cmd` that reads a variable the console's own:
+/// `SWITCHBOARD_CONSOLE_` and its id in capitals.
+pub fn console_env(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_env().is_some() {
+            let name = format!(
+                "SWITCHBOARD_CONSOLE_{}",
+                arg.get_id().as_str().to_ascii_uppercase()
+            );
+            arg.env(name)
+        } else {
+            arg
+        }
+    })
+}
+
+impl ConsoleArgs {
+    /// The `console` command with every setting, each reading its
+    /// `SWITCHBOARD_CONSOLE_*` variable.
+    pub fn command() -> clap::Command {
+        console_env(<Self as clap::Args>::augment_args(clap::Command::new(
+            "console",
+        )))
+    }
+
+    /// Parses `argv` (the tokens after `console`) with the environment and
+    /// the config file layered under it (see [`crate::config`]).
+    pub fn resolve(argv: &[OsString]) -> anyhow::Result<ConsoleArgs> {
+        let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
+        let args = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        args.agent()?;
+        Ok(args)
+    }
+
+    /// The agent's URL.
+    pub fn agent(&self) -> anyhow::Result<&str> {
+        self.agent.as_deref().context(
+            "no agent: give its URL with --agent, SWITCHBOARD_CONSOLE_AGENT or `agent` in the config file",
+        )
+    }
+
+    /// The client settings every console call starts from.
+    pub fn client(&self) -> ClientBuilder {
+        let mut builder = ClientBuilder::new();
+        if !self.prefer_binding.is_empty() {
+            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
+        }
+        if !self.prefer_version.is_empty() {
+            builder = builder.preferred_versions(self.prefer_version.iter().cloned());
+        }
+        for (name, value) in &self.agent_header {
+            builder = builder.header(name, value);
+        }
+        if let Some(token) = &self.agent_bearer_token {
+            builder = builder.bearer_token(token);
+        }
+        builder
+    }
+}
+
+/// Every caller, as the anonymous principal (no scheme configured).
+#[derive(Debug)]
+struct Anyone;
+
+impl Authenticator for Anyone {
+    fn authenticate<'a>(
+        &'a self,
+        _head: &'a axum::http::request::Parts,
+    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
+        Box::pin(async { Ok(Identity::anonymous()) })
+    }
+}
+
+/// Runs the console until Ctrl-C or SIGTERM (see the module docs).
+pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
+    let agent = args.agent()?.to_owned();
+    // The agent must be usable before anything listens.
+    let client = args
+        .client()
+        .connect(&agent)
+        .await
+        .with_context(|| format!("cannot use the agent at {agent}"))?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let authenticator: Arc<dyn Authenticator> =
+        match auth_args::caller_schemes(&args.auth, addr.ip())? {
+            Some(schemes) => Arc::new(schemes),
+            None => Arc::new(Anyone),
+        };
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the console"
+        );
+    }
+    let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
+    let interface = client.interface().clone();
+    let console = ConsoleConfig::new(agent, args.client());
+    let router = switchboard_console::authenticated(console, authenticator).route(
+        "/",
+        axum::routing::get(|| async { axum::response::Redirect::to("/console/") }),
+    );
+    tracing::info!(%addr, agent = %name, endpoint = %client.endpoint(), "console");
+    // One line on stdout that scripts can wait for.
+    println!(
+        "switchboard console listening on http://{addr}{}/ (agent: {name} at {}, {} {})",
+        switchboard_console::BASE_PATH,
+        client.endpoint(),
+        interface.protocol_binding,
+        interface.protocol_version,
+    );
+    switchboard_server::serve_router(
+        listener,
+        router,
+        args.connections.connection_limits(),
+        switchboard_server::shutdown_signal(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn defaults_flags_and_the_file() {
+        let args = ConsoleArgs::resolve(&argv(&["--agent", "http://127.0.0.1:1"])).unwrap();
+        assert_eq!(args.listen, "127.0.0.1:8091");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console.toml");
+        std::fs::write(
+            &path,
+            "[console]\nagent = \"http://agent\"\nlisten = \"127.0.0.1:0\"\nprefer_binding = [\"GRPC\"]\n",
+        )
+        .unwrap();
+        let args = ConsoleArgs::resolve(&argv(&["--config", path.to_str().unwrap()])).unwrap();
+        assert_eq!(args.agent.as_deref(), Some("http://agent"));
+        assert_eq!(args.prefer_binding, ["GRPC"]);
+        for bad in [
+            &[][..],
+            &["--agent=a", "--prefer-binding=SOAP"],
+            &["--agent=a", "--agent-header=novalue"],
+            &["--agent=a", "--prefer-version=2.0"],
+        ] {
+            assert!(ConsoleArgs::resolve(&argv(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_stay_out_of_help() {
+        let cmd = ConsoleArgs::command();
+        for id in ["agent_bearer_token", "agent_header"] {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
+            assert!(arg.is_hide_env_values_set(), "{id}");
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The web console (`serve`'s `/console/`, `switchboard console --agent`)
+//! as users meet it.
+//!
+//! The browser tests drive real headless Chromium (Debian's `chromium`)
+//! through `interop/console/drive.mjs` (npm `playwright-core`, `axe-core`,
+//! installed by `interop/console/setup.sh`, which `interop/setup.sh` runs):
+//! every flow against the demo agent, and the official Python sample behind
+//! `switchboard console --agent`. Their screenshots go to `docs/console/`.
+//! Without Chromium or the npm packages they are skipped with a message,
+//! unless `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI), which makes that
+//! a failure.
+//!
+//! The API tests need no browser: the gate in front of the console's API,
+//! `--no-console`, each caller's own tasks, and a remote agent reached over
+//! gRPC and over A2A 0.3 through `switchboard console`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod proc;
+
+use serde_json::{Value, json};
+use switchboard_auth::hash_api_key;
+
+/// The Chromium the driver launches; `None` (skip) without it, unless
+/// `SWITCHBOARD_REQUIRE_INTEROP` is set.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    proc::interop_installed("chromium", &path).then_some(path)
+}
+
+/// `node` with the driver's packages, and Chromium.
+fn browser() -> Option<std::path::PathBuf> {
+    let node = proc::interop_node("console", "playwright-core")?;
+    proc::interop_node("console", "axe-core")?;
+    chromium()?;
+    Some(node)
+}
+
+fn screenshots() -> String {
+    proc::repo_root()
+        .join("docs/console")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn every_flow_of_the_console_against_the_demo_agent_in_a_browser() {
+    let Some(node) = browser() else {
+        return;
+    };
+    let serve = proc::Serve::start("memory");
+    let url = format!("{}/console/", serve.base());
+    let out = proc::run_interop_driver(
+        &node,
+        "interop/console/drive.mjs",
+        &["demo", &url, &screenshots()],
+        15,
+    );
+    assert!(out.contains("ok - agent text with <script> and <img onerror> renders inert"));
+}
+
+#[test]
+fn the_console_fronts_the_official_python_sample_in_a_browser() {
+    let Some(node) = browser() else {
+        return;
+    };
+    let Some(python) = proc::interop_python(".venv") else {
+        return;
+    };
+    let sample = proc::PythonServer::start(&python, "py/helloworld_sample.py");
+    let console = proc::ConsoleProc::start(&sample.base, &[]);
+    proc::run_interop_driver(
+        &node,
+        "interop/console/drive.mjs",
+        &["sample", &console.url(), &screenshots()],
+        4,
+    );
+}
+
+/// A console API call: status and JSON body.
+async fn api(
+    method: reqwest::Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .request(method, url)
+        .header("X-Switchboard-Console", "1");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// The events of a console stream (`POST api/send`), by SSE event name.
+async fn send_stream(base: &str, text: &str, headers: &[(&str, &str)]) -> Vec<(String, Value)> {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/console/api/send"))
+        .header("X-Switchboard-Console", "1")
+        .json(&json!({"request": {"message": {
+            "messageId": uuid::Uuid::new_v4().to_string(),
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }}}));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = request.send().await.unwrap().text().await.unwrap();
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event:") {
+                    name = Some(n.trim().to_owned());
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push_str(d.trim_start());
+                }
+            }
+            Some((name?, serde_json::from_str(&data).ok()?))
+        })
+        .collect()
+}
+
+const ALICE: &str = "sb_console-alice";
+const BOB: &str = "sb_console-bob";
+
+#[tokio::test]
+async fn serve_gates_the_console_api_and_shows_each_caller_its_own_tasks() {
+    let keys = format!("{}=alice,{}=bob", hash_api_key(ALICE), hash_api_key(BOB));
+    let serve = proc::Serve::start_with("memory", &["--api-key-hash", &keys]);
+    let base = serve.base();
+    // The page is there for anyone (it holds no agent data)…
+    let page = reqwest::get(format!("{base}/console/")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    // …its API only for callers the A2A bindings let in.
+    let tasks = format!("{base}/console/api/tasks");
+    let (status, body) = api(reqwest::Method::GET, &tasks, &[], None).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _) = api(
+        reqwest::Method::GET,
+        &tasks,
+        &[("x-api-key", "sb_wrong")],
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    // Without the console header, even a good key gets nothing.
+    let bare = reqwest::Client::new()
+        .get(&tasks)
+        .header("x-api-key", ALICE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 403);
+
+    // Alice's task, through the console: its frames come with it.
+    let events = send_stream(&base, "hello from alice", &[("x-api-key", ALICE)]).await;
+    let kinds: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"interface"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
+    assert!(!kinds.contains(&"error"), "{events:?}");
+    let frames: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| n == "frame")
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(frames[0]["kind"], "request");
+    assert_eq!(frames[0]["operation"], "SendStreamingMessage");
+    assert!(frames.iter().any(|f| f["kind"] == "event" && f["seq"] == 1));
+    let task_id = events
+        .iter()
+        .find_map(|(n, v)| {
+            (n == "event")
+                .then(|| v["event"]["task"]["id"].as_str())
+                .flatten()
+        })
+        .unwrap()
+        .to_owned();
+
+    // The console calls the agent as its caller: Alice sees her task, Bob
+    // does not, in the list or by id.
+    let (status, body) = api(reqwest::Method::GET, &tasks, &[("x-api-key", ALICE)], None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["tasks"][0]["id"], task_id.as_str());
+    assert_eq!(body["frames"][0]["operation"], "ListTasks");
+    let (status, body) = api(reqwest::Method::GET, &tasks, &[("x-api-key", BOB)], None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["tasks"], json!([]), "{body}");
+    let one = format!("{base}/console/api/tasks/{task_id}");
+    let (status, body) = api(reqwest::Method::GET, &one, &[("x-api-key", BOB)], None).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["error"]["code"], -32001, "TaskNotFound: {body}");
+    let (status, body) = api(reqwest::Method::GET, &one, &[("x-api-key", ALICE)], None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    // The card view names what the served card breaks (nothing here).
+    let card = format!("{base}/console/api/card");
+    let (status, body) = api(reqwest::Method::GET, &card, &[("x-api-key", ALICE)], None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["issues"], json!([]), "{body}");
+    assert_eq!(body["result"]["signature"]["status"], "unsigned");
+}
+
+#[tokio::test]
+async fn no_console_turns_it_off() {
+    let serve = proc::Serve::start_with("memory", &["--no-console"]);
+    let page = reqwest::get(format!("{}/console/", serve.base()))
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 404);
+}
+
+#[tokio::test]
+async fn the_console_reaches_a_remote_agent_over_grpc_and_a2a_0_3() {
+    let serve = proc::Serve::start("memory");
+    for (flags, binding, version) in [
+        (&["--prefer-binding", "GRPC"][..], "GRPC", "1.0"),
+        (&["--prefer-version", "0.3"], "JSONRPC", "0.3"),
+        (
+            &["--prefer-binding", "GRPC", "--prefer-version", "0.3"],
+            "GRPC",
+            "0.3",
+        ),
+    ] {
+        let console = proc::ConsoleProc::start(&serve.base(), flags);
+        assert!(
+            console.line.contains(&format!("{binding} {version}")),
+            "{}",
+            console.line
+        );
+        let base = format!("http://127.0.0.1:{}", console.port);
+        let events = send_stream(&base, "/steps 2", &[]).await;
+        let what = format!("{binding} {version}");
+        let interface = &events[0].1;
+        assert_eq!(interface["binding"], binding, "{what}: {events:?}");
+        assert_eq!(interface["version"], version, "{what}");
+        let states: Vec<&str> = events
+            .iter()
+            .filter(|(n, _)| n == "event")
+            .filter_map(|(_, v)| v["event"]["statusUpdate"]["status"]["state"].as_str())
+            .collect();
+        assert_eq!(
+            states.last(),
+            Some(&"TASK_STATE_COMPLETED"),
+            "{what}: {events:?}"
+        );
+        // Frames are the 1.0 JSON whatever the binding carried.
+        assert!(
+            events.iter().any(|(n, v)| n == "frame"
+                && v["kind"] == "event"
+                && v["body"].as_str().unwrap().contains("statusUpdate")),
+            "{what}: {events:?}"
+        );
+    }
+}
