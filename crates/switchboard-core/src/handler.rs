@@ -707,21 +707,19 @@ impl RequestHandler {
     }
 
     /// `call` in this handler's namespace (see
-    /// [`RequestHandlerBuilder::namespace`]): its tenant prefixed, unless
-    /// it is already (an operation calling another). A tenant naming the
-    /// separator is refused, so no caller reaches into a namespace.
+    /// [`RequestHandlerBuilder::namespace`]): its tenant prefixed. Each
+    /// operation scopes the caller's context once, at its top (no operation
+    /// passes a scoped one to another). A tenant naming the separator is
+    /// refused, so no caller reaches into a namespace.
     fn scoped<'c>(&self, call: &'c CallContext) -> Result<Cow<'c, CallContext>, A2AError> {
-        let reserved = || {
-            A2AError::invalid_field(
+        if call.tenant.contains(NAMESPACE_SEPARATOR) {
+            return Err(A2AError::invalid_field(
                 "tenant",
                 "contains a reserved character (U+001F, which separates agent namespaces)",
-            )
-        };
+            ));
+        }
         match &self.inner.namespace {
-            None if call.tenant.contains(NAMESPACE_SEPARATOR) => Err(reserved()),
             None => Ok(Cow::Borrowed(call)),
-            Some(prefix) if call.tenant.starts_with(prefix.as_str()) => Ok(Cow::Borrowed(call)),
-            Some(_) if call.tenant.contains(NAMESPACE_SEPARATOR) => Err(reserved()),
             Some(prefix) => {
                 let mut scoped = call.clone();
                 scoped.tenant = format!("{prefix}{}", call.tenant);
@@ -1297,11 +1295,11 @@ impl RequestHandler {
         req: SubscribeToTaskRequest,
     ) -> Result<EventStream, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::SubscribeToTask);
-        let scoped = self.scoped(call)?;
-        let call = &*scoped;
         if let Some(after) = call.resume_after {
             return self.resubscribe_to_task(call, req, after).await;
         }
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let OpenSubscription {
             runtime,
             slot,
