@@ -443,3 +443,29 @@ async fn the_environment_and_working_dir_are_explicit() {
     assert_eq!(lines.next(), Some("hi"));
     assert!(!dir.path().join("pwned").exists());
 }
+
+#[tokio::test]
+async fn canceling_a_task_waiting_for_an_answer_stops_its_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python(
+        &dir,
+        "import json, sys\nsys.stdin.readline()\nprint(json.dumps({'type': 'ask', 'text': 'well?'}), flush=True)\nsys.stdin.readline()\n",
+    )
+    .mode(ExecMode::Lines);
+    // ask_timeout stays at its default (10 minutes): only the cancel can free the slot.
+    let (h, agent) = serve(config);
+    let task = send(&h, Message::user_text("hi")).await;
+    assert_eq!(task.status.state, TaskState::InputRequired, "{task:?}");
+    assert_eq!(agent.running(), 1);
+    h.cancel_task(
+        &call(),
+        CancelTaskRequest {
+            tenant: None,
+            id: task.id.clone(),
+            metadata: None,
+        },
+    )
+    .await
+    .unwrap();
+    eventually("the waiting program to be stopped", || agent.running() == 0).await;
+}

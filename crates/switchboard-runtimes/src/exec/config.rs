@@ -75,7 +75,8 @@ pub struct ExecConfig {
     #[serde(default = "default_stderr_tail_bytes")]
     pub stderr_tail_bytes: usize,
     /// Lines mode: how long a program that asked a question waits for the
-    /// answer before it is stopped (the answer then fails the task).
+    /// answer before it is stopped (the answer then fails the task); a
+    /// cancel of the waiting task stops it at once.
     #[serde(default = "default_ask_timeout", deserialize_with = "seconds")]
     pub ask_timeout: Duration,
 }

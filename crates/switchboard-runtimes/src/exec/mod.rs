@@ -224,7 +224,7 @@ impl ExecAgent {
     ) -> Result<(), BoxError> {
         match self.lines(&mut program, &mut open, events).await {
             LinesEnd::Ask(open) => {
-                self.park(events.task_id(), program, open);
+                self.park(events, program, open);
                 Ok(())
             }
             LinesEnd::Stop(result) => {
@@ -309,8 +309,10 @@ impl ExecAgent {
         }
     }
 
-    /// Keeps `program` for the answer to its question, until `ask_timeout`.
-    fn park(&self, task_id: &str, program: Program, open: HashMap<String, String>) {
+    /// Keeps `program` for the answer to its question, until `ask_timeout`
+    /// or until the task ends without one (a cancel reaches no run then).
+    fn park(&self, events: &TaskEvents, program: Program, open: HashMap<String, String>) {
+        let task_id = events.task_id();
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         let Ok(mut waiting) = self.waiting.lock() else {
             return; // dropped: killed (kill_on_drop)
@@ -325,13 +327,17 @@ impl ExecAgent {
         );
         drop(waiting);
         let map: Weak<Mutex<HashMap<String, Waiting>>> = Arc::downgrade(&self.waiting);
-        let (task_id, wait, grace) = (
+        let (task_id, wait, grace, events) = (
             task_id.to_string(),
             self.config.ask_timeout,
             self.config.kill_grace,
+            events.clone(),
         );
         tokio::spawn(async move {
-            tokio::time::sleep(wait).await;
+            let why = tokio::select! {
+                _ = tokio::time::sleep(wait) => "no answer within ask_timeout",
+                _ = events.finished() => "the task ended while the program waited for an answer",
+            };
             let expired = map.upgrade().and_then(|map| {
                 let mut map = map.lock().ok()?;
                 match map.get(&task_id) {
@@ -340,10 +346,7 @@ impl ExecAgent {
                 }
             });
             if let Some(mut expired) = expired {
-                tracing::info!(
-                    task_id,
-                    "no answer within ask_timeout: stopping the program"
-                );
+                tracing::info!(task_id, why, "stopping the program");
                 expired.program.stop(grace).await;
             }
         });
