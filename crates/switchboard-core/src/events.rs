@@ -237,6 +237,36 @@ impl TaskEvents {
         self.inner.cancel.cancelled().await
     }
 
+    /// Resolves once the task is finished (completed, failed, canceled,
+    /// rejected), also after the run returned: what an agent that keeps
+    /// something alive past its run (a process waiting for the answer to an
+    /// input-required question) waits on, since a cancel then reaches no
+    /// run. Resolves at once when this run created no task.
+    pub async fn finished(&self) {
+        let runtime = match &*self.inner.state.lock().await {
+            EmitState::Task(runtime) => runtime.clone(),
+            _ => return,
+        };
+        // Holding the runtime keeps it the task's live one (the registry
+        // holds it weakly), so every later change is published here.
+        let (task, _, mut rx) = runtime.subscribe().await;
+        if task.status.state.is_terminal() {
+            return;
+        }
+        loop {
+            match rx.recv().await {
+                Ok(event) if event.event.state().is_some_and(TaskState::is_terminal) => return,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if runtime.state().await.is_terminal() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
     /// Answers with a direct message instead of a task. Must be the run's
     /// first and only emission.
     pub async fn reply(&self, mut message: Message) -> Result<(), EmitError> {

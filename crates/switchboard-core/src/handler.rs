@@ -6,6 +6,7 @@
 //! generation and matching, terminal-task immutability, blocking vs
 //! `returnImmediately`, `historyLength`, ListTasks paging, capability checks.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,6 +110,9 @@ struct Inner {
     /// The replica set this handler is one of, which also counts
     /// `active_runs` across replicas (see [`crate::cluster`]).
     cluster: Option<Arc<dyn Cluster>>,
+    /// The prefix (namespace and [`NAMESPACE_SEPARATOR`]) of every tenant
+    /// this handler stores (see [`RequestHandlerBuilder::namespace`]).
+    namespace: Option<String>,
     /// Open SubscribeToTask streams per (tenant, task), for
     /// [`crate::Quotas::max_subscribers_per_task`].
     subscribers: Arc<Counter>,
@@ -217,7 +221,14 @@ pub struct RequestHandlerBuilder {
     cluster: Option<Arc<dyn Cluster>>,
     extended_card: Option<AgentCard>,
     recover_abandoned: bool,
+    namespace: Option<String>,
 }
+
+/// Separates an agent's namespace from the tenant a caller names, in the
+/// tenant a namespaced handler stores (see
+/// [`RequestHandlerBuilder::namespace`]). No caller may name a tenant
+/// containing it.
+pub const NAMESPACE_SEPARATOR: char = '\u{1f}';
 
 impl std::fmt::Debug for dyn AgentExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -276,6 +287,19 @@ impl RequestHandlerBuilder {
     /// public card as served (see [`RequestHandler::complete_extended_card`]).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
+        self
+    }
+
+    /// Keeps this agent's tasks apart from other agents' in a shared store:
+    /// every tenant it stores and looks up is prefixed with `namespace` and
+    /// [`NAMESPACE_SEPARATOR`], so a task id (or context) of another agent
+    /// is not found here, and a follow-up can never run this agent on
+    /// another agent's task. Callers still name plain tenants and see them
+    /// in answers. Several agents on one store (each mounted with its own
+    /// handler, `A2aServer::mount`) need distinct namespaces; the root
+    /// agent needs none. Quotas per principal count per namespace.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(format!("{}{NAMESPACE_SEPARATOR}", namespace.into()));
         self
     }
 
@@ -374,6 +398,7 @@ impl RequestHandlerBuilder {
                 subscribers: Arc::default(),
                 recover_abandoned: self.recover_abandoned,
                 recovered: tokio::sync::OnceCell::new(),
+                namespace: self.namespace,
             }),
         };
         if handler.inner.recover_abandoned
@@ -449,6 +474,7 @@ impl RequestHandler {
             cluster: None,
             extended_card: None,
             recover_abandoned: true,
+            namespace: None,
         }
     }
 
@@ -602,6 +628,8 @@ impl RequestHandler {
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::SendMessage);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let blocking = req.is_blocking();
         let history_length = validate_history_length(req.history_length())?;
         let (outcome, mut run) = self.start(call, req, false).await?;
@@ -647,6 +675,8 @@ impl RequestHandler {
         req: SendMessageRequest,
     ) -> Result<EventStream, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::SendStreamingMessage);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         self.require_streaming()?;
         let history_length = validate_history_length(req.history_length())?;
         // Dropping `run` right away moves the agent onto its own task: the
@@ -674,6 +704,38 @@ impl RequestHandler {
                 Ok(self.filtered(call, runtime.stream(Some(snapshot), seq, seq, rx)))
             }
         }
+    }
+
+    /// `call` in this handler's namespace (see
+    /// [`RequestHandlerBuilder::namespace`]): its tenant prefixed. Each
+    /// operation scopes the caller's context once, at its top (no operation
+    /// passes a scoped one to another). A tenant naming the separator is
+    /// refused, so no caller reaches into a namespace.
+    fn scoped<'c>(&self, call: &'c CallContext) -> Result<Cow<'c, CallContext>, A2AError> {
+        if call.tenant.contains(NAMESPACE_SEPARATOR) {
+            return Err(A2AError::invalid_field(
+                "tenant",
+                "contains a reserved character (U+001F, which separates agent namespaces)",
+            ));
+        }
+        match &self.inner.namespace {
+            None => Ok(Cow::Borrowed(call)),
+            Some(prefix) => {
+                let mut scoped = call.clone();
+                scoped.tenant = format!("{prefix}{}", call.tenant);
+                Ok(Cow::Owned(scoped))
+            }
+        }
+    }
+
+    /// A stored push config as callers see it: the tenant they named.
+    fn wire(&self, mut config: PushConfig) -> switchboard_protocol::TaskPushNotificationConfig {
+        if let Some(prefix) = &self.inner.namespace
+            && let Some(tenant) = config.tenant.strip_prefix(prefix.as_str())
+        {
+            config.tenant = tenant.to_string();
+        }
+        config.to_wire()
     }
 
     /// What this caller may not see of extension data.
@@ -1073,6 +1135,8 @@ impl RequestHandler {
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::GetTask);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let limits = &self.inner.config.limits;
         let history_length = limits.history_length(validate_history_length(req.history_length)?);
         if req.id.is_empty() {
@@ -1120,6 +1184,8 @@ impl RequestHandler {
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::ListTasks);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let limits = &self.inner.config.limits;
         let history_length = limits.history_length(validate_history_length(req.history_length)?);
         if let Some(id) = &req.context_id {
@@ -1193,6 +1259,8 @@ impl RequestHandler {
         req: CancelTaskRequest,
     ) -> Result<Task, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::CancelTask);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
         }
@@ -1230,6 +1298,8 @@ impl RequestHandler {
         if let Some(after) = call.resume_after {
             return self.resubscribe_to_task(call, req, after).await;
         }
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let OpenSubscription {
             runtime,
             slot,
@@ -1300,6 +1370,8 @@ impl RequestHandler {
         after: u64,
     ) -> Result<EventStream, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::SubscribeToTask);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let OpenSubscription {
             runtime,
             slot,
@@ -1417,6 +1489,8 @@ impl RequestHandler {
         req: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::CreateTaskPushNotificationConfig);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let push = self.push_setup()?;
         let task_id = req.task_id.clone().unwrap_or_default();
         if task_id.is_empty() {
@@ -1428,7 +1502,7 @@ impl RequestHandler {
             self.inner.config.limits.check_id("id", id)?;
         }
         self.check_task_access(call, &task_id).await?;
-        Ok(self.store_push_config(call, &task_id, req).await?.to_wire())
+        Ok(self.wire(self.store_push_config(call, &task_id, req).await?))
     }
 
     /// GetTaskPushNotificationConfig: a missing config is TaskNotFound, as
@@ -1439,6 +1513,8 @@ impl RequestHandler {
         req: TaskPushNotificationConfigRef,
     ) -> Result<TaskPushNotificationConfig, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::GetTaskPushNotificationConfig);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let push = self.push_setup()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));
@@ -1450,7 +1526,7 @@ impl RequestHandler {
             .await
             .map_err(internal)?
         {
-            Some(c) => Ok(c.to_wire()),
+            Some(c) => Ok(self.wire(c)),
             // The error's string is the task id: it becomes
             // `ErrorInfo.metadata.taskId` on every binding.
             None => Err(A2AError::TaskNotFound(req.task_id)),
@@ -1465,6 +1541,8 @@ impl RequestHandler {
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::ListTaskPushNotificationConfigs);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let push = self.push_setup()?;
         let page_size = match req.page_size {
             // proto3: 0 is "not set".
@@ -1486,7 +1564,7 @@ impl RequestHandler {
             .await
             .map_err(internal)?;
         Ok(ListTaskPushNotificationConfigsResponse {
-            configs: page.configs.iter().map(PushConfig::to_wire).collect(),
+            configs: page.configs.into_iter().map(|c| self.wire(c)).collect(),
             next_page_token: page
                 .next
                 .map(|n| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("c:{n}")))
@@ -1502,6 +1580,8 @@ impl RequestHandler {
         req: TaskPushNotificationConfigRef,
     ) -> Result<(), A2AError> {
         switchboard_telemetry::probe::note_operation(Operation::DeleteTaskPushNotificationConfig);
+        let scoped = self.scoped(call)?;
+        let call = &*scoped;
         let push = self.push_setup()?;
         if req.id.is_empty() {
             return Err(A2AError::invalid_field("id", "is required"));

@@ -19,6 +19,7 @@
 //! | `logging` | no | `telemetry::logging`: the process's log subscriber, text or JSON lines, never blocking a request |
 //! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
 //! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |
+//! | `exec` | no | `runtimes::exec::ExecAgent`: any program as an agent (the `a2a-cli --exec` contract, or JSON lines) |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
@@ -130,6 +131,11 @@ pub use switchboard_printer as printer;
 /// agent.
 #[cfg(feature = "console")]
 pub use switchboard_console as console;
+
+/// Agents that need no Rust (feature per runtime, e.g. `exec`:
+/// `runtimes::exec::ExecAgent`, any program as an agent).
+#[cfg(feature = "exec")]
+pub use switchboard_runtimes as runtimes;
 
 pub mod store;
 

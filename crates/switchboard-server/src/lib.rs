@@ -30,7 +30,10 @@
 //!   one call: [`A2aServer::push`] (see [`push`]);
 //! - with the `ops` feature (on by default), health and readiness probes,
 //!   `/metrics`, request ids and the access log in one call:
-//!   `A2aServer::ops` (see the `ops` module).
+//!   `A2aServer::ops` (see the `ops` module);
+//! - more agents under path prefixes, each an `A2aServer` of its own with
+//!   its card at `<path>/.well-known/agent-card.json`, listed at
+//!   `GET /agents`: [`A2aServer::mount`] (see [`mount`]).
 //!
 //! ```no_run
 //! # async fn run(handler: switchboard_core::RequestHandler) -> std::io::Result<()> {
@@ -61,6 +64,7 @@ mod grpc_v03;
 mod jsonrpc;
 mod jsonrpc_v03;
 pub mod limits;
+pub mod mount;
 #[cfg(feature = "ops")]
 pub mod ops;
 pub mod params;
@@ -78,6 +82,7 @@ pub mod tls;
 pub use errors::ErrorTable;
 pub use gate::{Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
+pub use mount::MountError;
 pub use rate::RequestRate;
 pub use serve_router::{SHUTDOWN_GRACE, serve_router};
 pub use shutdown::shutdown_signal;
@@ -261,6 +266,11 @@ pub struct A2aServer {
     /// Sign the served card with the push keys (see [`A2aServer::sign_card`]).
     #[cfg(feature = "push")]
     sign_card: bool,
+    /// Agents served under path prefixes (see [`A2aServer::mount`]).
+    mounts: Vec<(String, A2aServer)>,
+    /// Whether the card lists a gRPC interface: a mounted agent's does not
+    /// (gRPC calls carry no path prefix; see [`mount`]).
+    grpc_interface: bool,
 }
 
 impl fmt::Debug for A2aServer {
@@ -308,7 +318,75 @@ impl A2aServer {
             push: None,
             #[cfg(feature = "push")]
             sign_card: false,
+            mounts: Vec::new(),
+            grpc_interface: true,
         }
+    }
+
+    /// Serves `agent` — another server's handler, card, limits and routes —
+    /// under `path` (e.g. `/support`) beside this one: its card at
+    /// `<path>/.well-known/agent-card.json` with interfaces under
+    /// `<path>`, its JSON-RPC endpoint at `<path>`, its REST routes below
+    /// it; `GET /agents` then lists every agent. Unless `agent` has its
+    /// own, this server's authenticator and request rate guard it; this
+    /// server's layers wrap it, and [`serve`](Self::serve) recovers, drains
+    /// and runs push for it too. gRPC reaches this (the root) agent only.
+    /// See [`mount`].
+    ///
+    /// ```
+    /// # fn f(root: switchboard_core::RequestHandler, support: switchboard_core::RequestHandler) -> Result<(), switchboard_server::MountError> {
+    /// use switchboard_server::A2aServer;
+    /// let server = A2aServer::new(root)
+    ///     .public_url("https://agents.example.com")
+    ///     .mount("/support", A2aServer::new(support))?;
+    /// # let _ = server; Ok(()) }
+    /// ```
+    pub fn mount(mut self, path: &str, agent: A2aServer) -> Result<Self, MountError> {
+        let path = mount::normalize(path)?;
+        let first = mount::first_segment(&path);
+        if self
+            .mounts
+            .iter()
+            .any(|(p, _)| mount::first_segment(p) == first)
+        {
+            return Err(MountError::Taken(path));
+        }
+        self.mounts.push((path, agent));
+        Ok(self)
+    }
+
+    /// The mounted agent at `path` as this server serves it: its URLs under
+    /// this server's public URL, no gRPC interface, this server's gate
+    /// where it has none of its own.
+    fn mounted(&self, path: &str, agent: &A2aServer) -> A2aServer {
+        let mut agent = agent.clone();
+        agent.public_url = format!("{}{path}", self.public_url);
+        agent.grpc_interface = false;
+        if agent.authenticator.is_none() {
+            agent.authenticator = self.authenticator.clone();
+        }
+        if agent.request_rate.is_none() {
+            agent.request_rate = self.request_rate.clone();
+        }
+        agent
+    }
+
+    /// `GET /agents`: this agent at `/`, then the mounted ones.
+    fn directory(&self, card: &AgentCard, mounted: &[(String, A2aServer)]) -> Bytes {
+        let row = |path: &str, base: &str, card: &AgentCard| mount::Listed {
+            name: card.name.clone(),
+            description: card.description.clone(),
+            path: path.to_string(),
+            url: format!("{base}/"),
+            card: format!("{base}{AGENT_CARD_PATH}"),
+        };
+        let mut rows = vec![row("/", &self.public_url, card)];
+        rows.extend(
+            mounted
+                .iter()
+                .map(|(path, agent)| row(path, &agent.public_url, agent.handler.card())),
+        );
+        mount::directory(&rows)
     }
 
     /// Authenticates every A2A call (JSON-RPC, REST and gRPC, both
@@ -560,7 +638,7 @@ impl A2aServer {
             // behind TLS `https://host:port`, since a bare target means
             // cleartext HTTP/2 to clients.
             #[cfg(feature = "grpc")]
-            {
+            if self.grpc_interface {
                 let target = match self.public_url.split_once("://") {
                     Some(("https", _)) => self.public_url.clone(),
                     Some((_, authority)) => authority.to_string(),
@@ -668,11 +746,29 @@ impl A2aServer {
         for path in &rpc.paths {
             router = router.route(path, post(jsonrpc::handle));
         }
-        let http = router
+        let mut http = router
             .merge(rest::routes())
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
+        let mounted: Vec<(String, A2aServer)> = self
+            .mounts
+            .iter()
+            .map(|(path, agent)| (path.clone(), self.mounted(path, agent)))
+            .collect();
+        for (path, agent) in &mounted {
+            http = http.nest_service(path, agent.router());
+        }
+        if !mounted.is_empty() {
+            let body = self.directory(&card, &mounted);
+            http = http.route(
+                mount::DIRECTORY_PATH,
+                get(move || {
+                    let body = body.clone();
+                    async move { ([(header::CONTENT_TYPE, "application/json")], body) }
+                }),
+            );
+        }
         let http = self
             .gated
             .iter()
@@ -708,22 +804,41 @@ impl A2aServer {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         self.handler.recover_abandoned().await;
+        let mounted: Vec<A2aServer> = self
+            .mounts
+            .iter()
+            .map(|(path, agent)| self.mounted(path, agent))
+            .collect();
+        for agent in &mounted {
+            agent.handler.recover_abandoned().await;
+        }
         #[cfg(feature = "push")]
-        let push = match &self.push {
-            Some(wired) => Some(
-                wired
-                    .start(&self.public_url)
-                    .map_err(std::io::Error::other)?,
-            ),
-            None => None,
-        };
-        let handler = self.handler.clone();
+        let mut push = Vec::new();
+        #[cfg(feature = "push")]
+        for server in std::iter::once(&self).chain(&mounted) {
+            if let Some(wired) = &server.push {
+                push.push(
+                    wired
+                        .start(&server.public_url)
+                        .map_err(std::io::Error::other)?,
+                );
+            }
+        }
+        let handlers: Vec<RequestHandler> = std::iter::once(self.handler.clone())
+            .chain(mounted.iter().map(|a| a.handler.clone()))
+            .collect();
         let stop = tokio_util::sync::CancellationToken::new();
         let stop2 = stop.clone();
         tokio::spawn(async move {
             shutdown.await;
-            // Settle running tasks first so streams deliver their final events.
-            handler.shutdown(Duration::from_secs(10)).await;
+            // Settle running tasks first so streams deliver their final
+            // events: every agent's at once, within the same 10 s.
+            futures::future::join_all(
+                handlers
+                    .iter()
+                    .map(|handler| handler.shutdown(Duration::from_secs(10))),
+            )
+            .await;
             stop2.cancel();
         });
         let limits = self.connection_limits.clone();
@@ -741,7 +856,7 @@ impl A2aServer {
         };
         // Last, so that the final events of settling tasks are queued first.
         #[cfg(feature = "push")]
-        if let Some(push) = push {
+        for push in push {
             push.stop().await;
         }
         served

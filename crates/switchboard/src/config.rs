@@ -25,7 +25,10 @@
 //! boolean of an on/off flag turns it on (`true`) or leaves it off, an
 //! array is one value per element, and a table (`[interface_urls]`) one
 //! `KEY=VALUE` per entry. A table whose name is no setting is a section
-//! (`[auth]`): its keys are settings, as if written at the top level.
+//! (`[auth]`): its keys are settings, as if written at the top level. An
+//! array of tables whose name is no setting (`[[agents]]`) is a list of
+//! structured entries, handed to the caller as it is ([`Layered::lists`]):
+//! such entries are not flags, and the caller says which names it takes.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -67,6 +70,8 @@ pub struct Layered {
     pub matches: clap::ArgMatches,
     /// The source of each argument id that has a value.
     pub sources: BTreeMap<String, Source>,
+    /// The file's arrays of tables (`[[agents]]`), by name.
+    pub lists: BTreeMap<String, Vec<toml::Table>>,
 }
 
 /// The environment variable a setting reads: `SWITCHBOARD_` and its id in
@@ -92,10 +97,12 @@ pub fn parse_layered(cmd: &Command, argv: &[OsString], config_id: &str) -> anyho
         return Ok(Layered {
             sources: sources(cmd, &first, &[]),
             matches: first,
+            lists: BTreeMap::new(),
         });
     };
-    let table = flatten_sections(cmd, read_table(&path)?)
-        .with_context(|| format!("config file {}", path.display()))?;
+    let (table, lists) = take_lists(cmd, read_table(&path)?);
+    let table =
+        flatten_sections(cmd, table).with_context(|| format!("config file {}", path.display()))?;
     let (tokens, from_file) = file_tokens(cmd, &first, &table, config_id)
         .with_context(|| format!("config file {}", path.display()))?;
     let matches = cmd
@@ -109,7 +116,39 @@ pub fn parse_layered(cmd: &Command, argv: &[OsString], config_id: &str) -> anyho
     Ok(Layered {
         sources: sources(cmd, &matches, &from_file),
         matches,
+        lists,
     })
+}
+
+/// Takes the arrays of tables that name no setting out of `table`.
+fn take_lists(
+    cmd: &Command,
+    table: toml::Table,
+) -> (toml::Table, BTreeMap<String, Vec<toml::Table>>) {
+    let mut rest = toml::Table::new();
+    let mut lists = BTreeMap::new();
+    for (key, value) in table {
+        match value {
+            toml::Value::Array(items)
+                if arg_for_key(cmd, &key).is_none()
+                    && !items.is_empty()
+                    && items.iter().all(toml::Value::is_table) =>
+            {
+                let tables = items
+                    .into_iter()
+                    .filter_map(|v| match v {
+                        toml::Value::Table(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect();
+                lists.insert(key, tables);
+            }
+            value => {
+                rest.insert(key, value);
+            }
+        }
+    }
+    (rest, lists)
 }
 
 fn read_table(path: &Path) -> anyhow::Result<toml::Table> {

@@ -5,6 +5,7 @@
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
 
+pub mod agents;
 pub mod auth_args;
 pub mod bridge_cmd;
 pub mod client;

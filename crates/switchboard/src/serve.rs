@@ -211,6 +211,10 @@ pub struct ServeArgs {
     /// dozen optional numbers would make every `Command` value large).
     #[command(flatten)]
     pub limits: Box<crate::limits_args::LimitsArgs>,
+    /// More agents under path prefixes: the file's `[[agents]]` tables
+    /// (see [`crate::agents`]; not a flag).
+    #[arg(skip)]
+    pub agents: Vec<crate::agents::AgentSpec>,
 }
 
 fn parse_interface_url(s: &str) -> Result<(String, String), String> {
@@ -260,8 +264,9 @@ impl ServeArgs {
     /// the config file layered under it (see [`crate::config`]).
     pub fn layered(argv: &[std::ffi::OsString]) -> anyhow::Result<(Config, config::Layered)> {
         let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
-        let cfg = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
+        let mut cfg = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        cfg.agents = crate::agents::parse(&layered.lists)?;
         cfg.validate()?;
         Ok((cfg, layered))
     }
@@ -274,14 +279,24 @@ impl ServeArgs {
     /// The effective configuration as TOML, secrets masked, with where each
     /// value came from (`switchboard config check`).
     pub fn check(argv: &[std::ffi::OsString]) -> anyhow::Result<String> {
-        let (_, layered) = Self::layered(argv)?;
-        Ok(config::render(&Self::command(), &layered, CONFIG_ID))
+        let (cfg, layered) = Self::layered(argv)?;
+        Ok(config::render(&Self::command(), &layered, CONFIG_ID)
+            + &crate::agents::render(&cfg.agents))
     }
 
     /// [`ServeArgs::check`] as one JSON object ([`config::render_json`]).
     pub fn check_json(argv: &[std::ffi::OsString]) -> anyhow::Result<serde_json::Value> {
-        let (_, layered) = Self::layered(argv)?;
-        Ok(config::render_json(&Self::command(), &layered, CONFIG_ID))
+        let (cfg, layered) = Self::layered(argv)?;
+        let mut json = config::render_json(&Self::command(), &layered, CONFIG_ID);
+        if !cfg.agents.is_empty()
+            && let Some(object) = json.as_object_mut()
+        {
+            object.insert(
+                crate::agents::LIST.into(),
+                crate::agents::render_json(&cfg.agents),
+            );
+        }
+        Ok(json)
     }
 
     /// Checks what clap's value parsers cannot: the store and agent names.
@@ -447,7 +462,8 @@ async fn push_options(
     Ok(Some(options))
 }
 
-fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+/// A built-in agent by name (`--agent`, and `[[agents]]`' built-in runtimes).
+pub(crate) fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
     Ok(match name {
         "demo" => (
             Arc::new(demo::DemoAgent {
@@ -520,22 +536,23 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .unwrap_or_else(|| format!("{scheme}://{addr}"));
     let push_shutdown = tokio_util::sync::CancellationToken::new();
     let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
+    let handler_config = switchboard_core::HandlerConfig {
+        // Look for orphans a few times per lease, at most every 2 s.
+        orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
+        retention: switchboard_core::Retention {
+            max_age: cfg
+                .retention_max_age_secs
+                .map(std::time::Duration::from_secs),
+            max_finished: cfg.retention_max_finished,
+        },
+        retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
+        limits: cfg.limits.engine_limits(),
+        quotas: cfg.limits.quotas(),
+        ..Default::default()
+    };
     let mut builder = RequestHandler::builder(executor, card)
         .store(stores.tasks.clone())
-        .config(switchboard_core::HandlerConfig {
-            // Look for orphans a few times per lease, at most every 2 s.
-            orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
-            retention: switchboard_core::Retention {
-                max_age: cfg
-                    .retention_max_age_secs
-                    .map(std::time::Duration::from_secs),
-                max_finished: cfg.retention_max_finished,
-            },
-            retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
-            limits: cfg.limits.engine_limits(),
-            quotas: cfg.limits.quotas(),
-            ..Default::default()
-        });
+        .config(handler_config.clone());
     if let Some(cluster) = stores.cluster.clone() {
         builder = builder.cluster(cluster);
     }
@@ -576,6 +593,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     };
     for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
+    }
+    for spec in &cfg.agents {
+        server = server
+            .mount(
+                &spec.path,
+                mounted_agent(&cfg, spec, &stores, &handler_config)?,
+            )
+            .with_context(|| format!("mounting agent {:?} at {}", spec.name, spec.path))?;
     }
     if let Some(auth) = authenticator {
         server = server.authenticator(auth);
@@ -656,6 +681,33 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
         ip => ip,
     };
     format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
+}
+
+/// An `[[agents]]` agent as a server of its own, on the same store and
+/// engine settings as the root agent, its tasks in a namespace of its own
+/// (its path: one agent never finds another's tasks). Retention and crash
+/// recovery are the root handler's (one store, purged and recovered once).
+fn mounted_agent(
+    cfg: &Config,
+    spec: &crate::agents::AgentSpec,
+    stores: &Stores,
+    handler_config: &switchboard_core::HandlerConfig,
+) -> anyhow::Result<A2aServer> {
+    let (executor, card) = spec.build()?;
+    let mut builder = RequestHandler::builder(executor, card)
+        .store(stores.tasks.clone())
+        .namespace(&spec.path)
+        .recover_abandoned(false)
+        .config(switchboard_core::HandlerConfig {
+            retention: switchboard_core::Retention::default(),
+            ..handler_config.clone()
+        });
+    if let Some(cluster) = stores.cluster.clone() {
+        builder = builder.cluster(cluster);
+    }
+    Ok(A2aServer::new(builder.build())
+        .max_body_bytes(cfg.max_body_bytes)
+        .hybrid_card(cfg.hybrid()))
 }
 
 /// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's

@@ -1,0 +1,20 @@
+//! # switchboard-runtimes
+//!
+//! Agents an operator configures instead of writing: each *runtime* is one
+//! module that implements the engine's [`AgentExecutor`](switchboard_core::AgentExecutor)
+//! over something that is not Rust, and is built from a table of settings
+//! (the `[[agents]]` tables of `switchboard serve`'s config file, or a
+//! struct an SDK user fills in). Everything else — bindings, tasks, stores,
+//! streaming, push, AG-UI — is the engine's and the server's, as for any
+//! agent.
+//!
+//! | runtime | feature | module | hosts |
+//! |---|---|---|---|
+//! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
+//!
+//! A runtime owns what its agent needs beyond the engine — processes,
+//! connections, concurrency slots — and bounds each: nothing a caller sends
+//! or a hosted program writes grows without a limit.
+
+#[cfg(feature = "exec")]
+pub mod exec;
