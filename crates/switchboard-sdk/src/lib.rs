@@ -134,8 +134,8 @@ pub use serde_json;
 pub mod prelude {
     pub use serde_json::{self, json};
     pub use switchboard_core::{
-        AgentExecutor, BoxError, CallContext, RequestContext, RequestHandler, TaskEvents, agent_fn,
-        async_trait,
+        AgentExecutor, BlockingRun, BoxError, CallContext, EmitError, RequestContext,
+        RequestHandler, TaskEvents, agent_fn, async_trait,
     };
     pub use switchboard_protocol::{
         A2AError, AgentCapabilities, AgentCard, AgentExtension, AgentSkill, Artifact, Message,
