@@ -103,7 +103,9 @@ impl BlockingRun {
     }
 
     /// Runs one of the run's async calls (a progress update, a status, an
-    /// artifact) to its end from the blocking thread.
+    /// artifact) to its end from the blocking thread. Only there: called on
+    /// a runtime worker (inside an async block), tokio refuses it with a
+    /// panic, as it does any nested `block_on`.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
