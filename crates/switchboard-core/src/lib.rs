@@ -51,6 +51,7 @@ macro_rules! pin_in_place {
     }};
 }
 
+pub mod blocking;
 pub mod cluster;
 pub mod context;
 mod dispatch;
@@ -67,6 +68,7 @@ pub mod visibility;
 
 /// Re-exported so agents can `#[switchboard_core::async_trait]` without another dependency.
 pub use async_trait::async_trait;
+pub use blocking::{BlockingError, BlockingRun, Cancelled};
 pub use cluster::{Announcement, Appended, Cluster};
 pub use context::{ANONYMOUS, CallContext};
 pub use dispatch::Answer;

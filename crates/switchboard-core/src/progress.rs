@@ -6,13 +6,17 @@
 //! the data model lives in
 //! [`switchboard_protocol::progress`]).
 //!
+//! An agent gets the run's emitter from [`TaskEvents::progress`] (one per
+//! run, flushed by the engine when the run ends) and declares the extension
+//! on its card, so that clients know to activate it:
+//!
 //! ```
-//! use switchboard_core::agent_fn;
-//! use switchboard_core::progress::ProgressEmitter;
+//! use switchboard_core::{RequestHandler, agent_fn};
+//! use switchboard_protocol::AgentCard;
 //! use switchboard_protocol::progress::ProgressLimits;
 //!
 //! let agent = agent_fn(|_ctx, events| async move {
-//!     let progress = ProgressEmitter::new(events.clone(), ProgressLimits::default());
+//!     let progress = events.progress();
 //!     let download = progress.tracker("download").total(100).message("fetching").start().await?;
 //!     for _ in 0..100 {
 //!         // ... fetch one file ...
@@ -22,7 +26,10 @@
 //!     events.artifact_text("result", "done").await?;
 //!     Ok(())
 //! });
-//! # let _ = agent;
+//! let card = AgentCard::new("fetcher", "Fetches", "1.0")
+//!     .with_extension(ProgressLimits::default().to_extension());
+//! let handler = RequestHandler::builder(agent, card).build();
+//! # let _ = handler;
 //! ```
 //!
 //! ## What goes on the wire

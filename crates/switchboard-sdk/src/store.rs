@@ -44,10 +44,12 @@ pub use switchboard_core::{Cluster, InMemoryStore, RequestHandlerBuilder, TaskSt
 
 /// The embedded SQLite store (feature `sqlite`).
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use switchboard_store_sqlite as sqlite;
 
 /// The PostgreSQL store for several replicas (feature `postgres`).
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use switchboard_store_postgres as postgres;
 
 /// How [`open_with`] opens a store. Each setting applies to the stores it
@@ -138,6 +140,7 @@ impl OpenedStore {
     /// The PostgreSQL store itself (it also holds the push signing keys
     /// the replicas share), when that is the store.
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub fn postgres(&self) -> Option<&switchboard_store_postgres::PgStore> {
         self.postgres.as_ref()
     }
