@@ -104,54 +104,105 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
+        // Written straight into one buffer: every request logs a line, and
+        // building a JSON map of owned strings first cost more than the
+        // request's own work.
         let meta = event.metadata();
-        let mut fields = Fields(serde_json::Map::new());
-        fields.0.insert(
-            "timestamp".into(),
-            chrono::Utc::now()
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-                .into(),
-        );
-        fields
-            .0
-            .insert("level".into(), meta.level().as_str().into());
-        fields.0.insert("target".into(), meta.target().into());
+        let mut line = JsonLine(Vec::with_capacity(256));
+        line.0.extend_from_slice(b"{\"timestamp\":\"");
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        line.0.extend_from_slice(now.as_bytes());
+        line.0.extend_from_slice(b"\"");
+        line.str_field("level", meta.level().as_str());
+        line.str_field("target", meta.target());
         if let Some(scope) = ctx.event_scope() {
-            let spans: Vec<serde_json::Value> =
-                scope.from_root().map(|s| s.name().into()).collect();
-            fields.0.insert("spans".into(), spans.into());
+            line.key("spans");
+            line.0.push(b'[');
+            for (i, span) in scope.from_root().enumerate() {
+                if i > 0 {
+                    line.0.push(b',');
+                }
+                line.string(span.name());
+            }
+            line.0.push(b']');
         }
-        event.record(&mut fields);
-        let line = serde_json::Value::Object(fields.0).to_string();
-        writeln!(writer, "{line}")
+        event.record(&mut line);
+        line.0.extend_from_slice(b"}\n");
+        writer.write_str(&String::from_utf8_lossy(&line.0))
     }
 }
 
-/// An event's fields as JSON values.
-struct Fields(serde_json::Map<String, serde_json::Value>);
+/// One JSON object being written, its opening brace and first member
+/// already in: each further member starts with a comma.
+struct JsonLine(Vec<u8>);
 
-impl Visit for Fields {
+/// The members [`JsonLines`] writes itself; an event's field of the same
+/// name is left out rather than written twice.
+const OWN_KEYS: [&str; 4] = ["timestamp", "level", "target", "spans"];
+
+impl JsonLine {
+    fn key(&mut self, key: &str) {
+        self.0.push(b',');
+        self.string(key);
+        self.0.push(b':');
+    }
+
+    fn string(&mut self, value: &str) {
+        // Writing to a Vec cannot fail; a string is always valid JSON.
+        let _ = serde_json::to_writer(&mut self.0, value);
+    }
+
+    fn str_field(&mut self, key: &str, value: &str) {
+        self.key(key);
+        self.string(value);
+    }
+
+    fn field(&mut self, field: &Field) -> bool {
+        if OWN_KEYS.contains(&field.name()) {
+            return false;
+        }
+        self.key(field.name());
+        true
+    }
+}
+
+impl Visit for JsonLine {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0
-            .insert(field.name().into(), format!("{value:?}").into());
+        if self.field(field) {
+            self.string(&format!("{value:?}"));
+        }
     }
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().into(), value.into());
+        if self.field(field) {
+            self.string(value);
+        }
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.insert(field.name().into(), value.into());
+        if self.field(field) {
+            let _ = serde_json::to_writer(&mut self.0, &value);
+        }
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().into(), value.into());
+        if self.field(field) {
+            let _ = serde_json::to_writer(&mut self.0, &value);
+        }
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.insert(field.name().into(), value.into());
+        if self.field(field) {
+            self.0
+                .extend_from_slice(if value { b"true" } else { b"false" });
+        }
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.insert(field.name().into(), value.into());
+        if self.field(field) {
+            // Not finite: null, as serde_json writes it.
+            let _ = serde_json::to_writer(&mut self.0, &value);
+        }
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.0.insert(field.name().into(), value.to_string().into());
+        if self.field(field) {
+            self.string(&value.to_string());
+        }
     }
 }
 

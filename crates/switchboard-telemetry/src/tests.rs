@@ -213,3 +213,69 @@ fn sampler_names_are_the_specifications() {
         );
     }
 }
+
+/// A JSON log line is one object with the fixed members first and each
+/// field once, typed as recorded; a field named like a fixed member is left
+/// out rather than written twice.
+#[cfg(feature = "logging")]
+#[test]
+fn json_lines_are_one_object_per_event_with_typed_fields() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let out = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .event_format(crate::logging::JsonLines)
+        .with_writer(move || out.clone())
+        .finish();
+    let error = std::io::Error::other("disk \"full\"");
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!("outer");
+        let _entered = span.enter();
+        tracing::warn!(
+            target: "switchboard::access",
+            path = "/a\"b\n",
+            status = 200_u64,
+            delta = -3_i64,
+            duration_ms = 1.5_f64,
+            nan = f64::NAN,
+            ok = true,
+            level = "spoofed",
+            error = &error as &(dyn std::error::Error + 'static),
+            id = ?Some(7),
+            "request {}",
+            1
+        );
+    });
+    let text = String::from_utf8(buffer.0.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        .unwrap_or_default();
+    assert_eq!(text.matches('\n').count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap_or_default();
+    assert_eq!(line["level"], "WARN", "{text}");
+    assert_eq!(line["target"], "switchboard::access");
+    assert_eq!(line["spans"], serde_json::json!(["outer"]));
+    assert_eq!(line["message"], "request 1");
+    assert_eq!(line["path"], "/a\"b\n");
+    assert_eq!(line["status"], 200);
+    assert_eq!(line["delta"], -3);
+    assert_eq!(line["duration_ms"], 1.5);
+    assert_eq!(line["nan"], serde_json::Value::Null);
+    assert_eq!(line["ok"], true);
+    assert_eq!(line["error"], "disk \"full\"");
+    assert_eq!(line["id"], "Some(7)");
+    assert!(line["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert_eq!(text.matches("\"level\"").count(), 1, "{text}");
+}
