@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{auth_args, bridge_cmd, client, push_cmd, serve};
+use switchboard::{auth_args, bridge_cmd, client, mcp_cmd, push_cmd, serve};
 
 use std::ffi::OsString;
 
@@ -29,6 +29,8 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Serve an AG-UI endpoint in front of an A2A agent: any AG-UI frontend drives it.
     Bridge(Box<bridge_cmd::BridgeArgs>),
+    /// Serve A2A agents as MCP tools (stdio, or streamable HTTP with --listen).
+    Mcp(Box<mcp_cmd::McpArgs>),
     /// Configuration: `config check` validates and prints what `serve` would use.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -84,7 +86,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     // `bridge` reads its own variables for the flags it shares with `serve`.
-    let command = Cli::command().mut_subcommand("bridge", bridge_cmd::bridge_env);
+    let command = Cli::command()
+        .mut_subcommand("bridge", bridge_cmd::bridge_env)
+        .mut_subcommand("mcp", mcp_cmd::mcp_env);
     let cli = Cli::from_arg_matches(&command.get_matches_from(&argv)).unwrap_or_else(|e| e.exit());
     // One rustls crypto provider in the process, ring: our own TLS configs
     // name it explicitly, and this default serves any library that asks for
@@ -114,6 +118,11 @@ fn main() -> ExitCode {
                 let result = bridge_main(&after(1)).await;
                 switchboard_telemetry::logging::flush();
                 exit_code("bridge", result)
+            }
+            Command::Mcp(_) => {
+                let result = mcp_main(&after(1)).await;
+                switchboard_telemetry::logging::flush();
+                exit_code("mcp", result)
             }
             Command::Config(ConfigCommand::Check(args)) => {
                 exit_code("config check", config_check(args.json, after(2)))
@@ -178,6 +187,14 @@ async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
     bridge_cmd::run(args).await
 }
 
+/// `mcp`: its settings from `argv` (the tokens after `mcp`), the logs (on
+/// stderr: over stdio, stdout is MCP's), the server.
+async fn mcp_main(argv: &[OsString]) -> anyhow::Result<()> {
+    let args = mcp_cmd::McpArgs::resolve(argv)?;
+    args.logging.init(None);
+    mcp_cmd::run(args).await
+}
+
 /// `config check`: the effective `serve` settings, as TOML or (`json`) one
 /// JSON object, on stdout. `argv` holds `serve`'s flags and `--json`,
 /// which is `config check`'s own and taken out first.
@@ -223,7 +240,7 @@ mod tests {
     }
 
     /// Every command that prints a result (each leaf of the command tree
-    /// but `serve` and `bridge`, which run servers) takes `--json`.
+    /// but `serve`, `bridge` and `mcp`, which run servers) takes `--json`.
     #[test]
     fn every_leaf_command_takes_json() {
         fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
@@ -238,7 +255,9 @@ mod tests {
         leaves(&super::Cli::command(), "switchboard".into(), &mut all);
         let mut checked = Vec::new();
         for (path, cmd) in &all {
-            if path == "switchboard serve" || path == "switchboard bridge" {
+            if ["switchboard serve", "switchboard bridge", "switchboard mcp"]
+                .contains(&path.as_str())
+            {
                 continue;
             }
             let json = cmd.get_arguments().find(|a| a.get_id() == "json");

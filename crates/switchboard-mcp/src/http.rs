@@ -1,0 +1,209 @@
+//! The front over MCP's streamable HTTP, as an axum [`Router`].
+//!
+//! One path (`/mcp` by default) takes MCP's POSTs (JSON-RPC messages;
+//! answers as JSON or an SSE stream carrying the call's progress), GETs
+//! (the session's own stream) and DELETEs (end a session), served by
+//! rmcp's `StreamableHttpService`. Around it:
+//!
+//! - **Callers.** The authentication layer the AG-UI bridge uses
+//!   ([`switchboard_bridge::authenticated`]): a caller the authenticator
+//!   refuses gets `401` (with the scheme's challenge) or `403` before its
+//!   body is read. Its principal scopes its tasks ([`crate::call`]).
+//! - **Sessions.** A legacy (pre-2026-07-28) MCP session is bound to the
+//!   caller that opened it: a request naming a session another caller
+//!   opened is answered `404`, exactly as a session that does not exist,
+//!   so session ids cannot be used to ride on another caller's session
+//!   (its elicitations, its progress).
+//! - **Bodies.** A body over [`HttpOptions::max_body_bytes`] is refused
+//!   with `413` while it is read; a body that is not JSON-RPC gets a
+//!   JSON-RPC parse error; the `Host` header must name one of
+//!   [`HttpOptions::allowed_hosts`] (DNS rebinding).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderName, Method, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use switchboard_bridge::Caller;
+use switchboard_server::Authenticator;
+
+use crate::McpFront;
+
+/// The header that names an MCP session.
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// How many session bindings are kept before the closed sessions' are
+/// dropped.
+const PRUNE_AT: usize = 1024;
+
+/// Settings of the HTTP endpoint.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The path MCP is served at.
+    pub path: String,
+    /// The largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// The `Host` values (with or without port) requests may carry.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: "/mcp".to_owned(),
+            max_body_bytes: 1 << 20,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Sets [`HttpOptions::path`].
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Sets [`HttpOptions::max_body_bytes`].
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Adds hosts to [`HttpOptions::allowed_hosts`].
+    pub fn allow_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// Which caller opened each live session.
+#[derive(Debug)]
+struct Sessions {
+    owners: Mutex<HashMap<String, String>>,
+    manager: Arc<LocalSessionManager>,
+}
+
+impl Sessions {
+    fn owner(&self, id: &str) -> Option<String> {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    async fn bind(&self, id: String, caller: String) {
+        let prune = {
+            let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+            owners.entry(id).or_insert(caller);
+            owners.len() > PRUNE_AT
+        };
+        if prune {
+            // Sessions rmcp closed (idle, deleted) leave their binding
+            // behind: keep only the live ones.
+            let live: Vec<String> = self
+                .manager
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(|k| k.to_string())
+                .collect();
+            self.owners
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|id, _| live.contains(id));
+        }
+    }
+
+    fn unbind(&self, id: &str) {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+}
+
+impl McpFront {
+    /// The streamable HTTP endpoint (see the module docs), letting in the
+    /// callers `authenticator` accepts.
+    pub fn router(&self, options: HttpOptions, authenticator: Arc<dyn Authenticator>) -> Router {
+        let manager = Arc::new(LocalSessionManager::default());
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_max_request_body_bytes(options.max_body_bytes);
+        let front = self.clone();
+        let service =
+            StreamableHttpService::new(move || Ok(front.clone()), manager.clone(), config);
+        let sessions = Arc::new(Sessions {
+            owners: Mutex::new(HashMap::new()),
+            manager,
+        });
+        let routes =
+            Router::new()
+                .route_service(&options.path, service)
+                .layer(axum::middleware::from_fn(
+                    move |request: Request, next: Next| {
+                        let sessions = sessions.clone();
+                        async move { bind_sessions(&sessions, request, next).await }
+                    },
+                ));
+        switchboard_bridge::authenticated(routes, authenticator)
+    }
+}
+
+/// Refuses a session of another caller; records who opens one.
+async fn bind_sessions(sessions: &Sessions, request: Request, next: Next) -> Response {
+    let caller = request
+        .extensions()
+        .get::<Caller>()
+        .map(|c| c.0.clone())
+        .unwrap_or_default();
+    let named = request
+        .headers()
+        .get(&SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(id) = &named
+        && sessions.owner(id).as_deref() != Some(caller.as_str())
+    {
+        return no_session();
+    }
+    let deleting = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    match (&named, deleting) {
+        (Some(id), true) if response.status().is_success() => sessions.unbind(id),
+        (None, _) => {
+            if let Some(id) = response
+                .headers()
+                .get(&SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+            {
+                sessions.bind(id.to_owned(), caller).await;
+            }
+        }
+        _ => {}
+    }
+    response
+}
+
+/// What a request naming a session that is not the caller's gets: what
+/// rmcp answers for a session it does not know.
+fn no_session() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
+        ),
+    )
+        .into_response()
+}
