@@ -15,9 +15,11 @@
 //!   so session ids cannot be used to ride on another caller's session
 //!   (its elicitations, its progress).
 //! - **Bodies.** A body over [`HttpOptions::max_body_bytes`] is refused
-//!   with `413` while it is read; a body that is not JSON-RPC gets a
-//!   JSON-RPC parse error; the `Host` header must name one of
-//!   [`HttpOptions::allowed_hosts`] (DNS rebinding).
+//!   with `413` while it is read (never buffered whole); a body that is not
+//!   JSON gets `400` and JSON-RPC's parse error, JSON that is not a
+//!   JSON-RPC message `400` and its invalid-request error; the `Host`
+//!   header must name one of [`HttpOptions::allowed_hosts`] (DNS
+//!   rebinding).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +32,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderName, Method, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
 use switchboard_bridge::Caller;
 use switchboard_server::Authenticator;
 
@@ -147,15 +150,18 @@ impl McpFront {
             owners: Mutex::new(HashMap::new()),
             manager,
         });
-        let routes =
-            Router::new()
-                .route_service(&options.path, service)
-                .layer(axum::middleware::from_fn(
-                    move |request: Request, next: Next| {
-                        let sessions = sessions.clone();
-                        async move { bind_sessions(&sessions, request, next).await }
-                    },
-                ));
+        let limit = options.max_body_bytes;
+        let routes = Router::new()
+            .route_service(&options.path, service)
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: Next| {
+                    let sessions = sessions.clone();
+                    async move { bind_sessions(&sessions, request, next).await }
+                },
+            ))
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: Next| check_body(limit, request, next),
+            ));
         switchboard_bridge::authenticated(routes, authenticator)
     }
 }
@@ -195,15 +201,63 @@ async fn bind_sessions(sessions: &Sessions, request: Request, next: Next) -> Res
     response
 }
 
+/// Reads a POST's body (at most `limit` bytes) and lets through only a
+/// JSON-RPC message (or batch): a body over the limit is `413`, one that is
+/// not JSON `400` with JSON-RPC's parse error, JSON that is no JSON-RPC
+/// message `400` with its invalid-request error; each a JSON-RPC error
+/// object that says what was wrong, where the transport would answer
+/// `415` with a line of text.
+async fn check_body(limit: usize, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (head, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            &format!("Invalid Request: the body exceeds {limit} bytes (or could not be read)"),
+        );
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Err(error) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            &format!("Parse error: the body is not JSON: {error}"),
+        ),
+        Ok(Value::Object(message)) if message.get("jsonrpc") == Some(&Value::from("2.0")) => {
+            next.run(Request::from_parts(head, Body::from(bytes))).await
+        }
+        Ok(Value::Array(batch)) if !batch.is_empty() => {
+            next.run(Request::from_parts(head, Body::from(bytes))).await
+        }
+        Ok(_) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Invalid Request: the body is not a JSON-RPC 2.0 message",
+        ),
+    }
+}
+
+/// JSON-RPC's parse error.
+const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's invalid-request error.
+const INVALID_REQUEST: i32 = -32600;
+
+/// An HTTP answer holding one JSON-RPC error (with no id: the request's
+/// could not be read).
+fn rpc_error(status: StatusCode, code: i32, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(body.to_string()),
+    )
+        .into_response()
+}
+
 /// What a request naming a session that is not the caller's gets: what
 /// rmcp answers for a session it does not know.
 fn no_session() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#,
-        ),
-    )
-        .into_response()
+    rpc_error(StatusCode::NOT_FOUND, -32001, "Session not found")
 }
