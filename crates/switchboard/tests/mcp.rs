@@ -164,6 +164,40 @@ async fn an_unreachable_agent_is_a_clear_error() {
     python_driver(&python, "gone", "legacy", &["--url".into(), http.url()], 1);
 }
 
+#[tokio::test]
+async fn the_typescript_sdk_drives_the_demo_agent_and_the_official_sample() {
+    let Some(node) = proc::interop_node("mcp", "@modelcontextprotocol/sdk") else {
+        return;
+    };
+    let serve = Serve::start("memory");
+    let http = McpProc::start(&[&serve.base()], &[]);
+    let mut canceled = 0;
+    for target in [
+        stdio_command(&serve.base()),
+        vec!["--url".into(), http.url()],
+    ] {
+        let mut args = vec!["demo"];
+        args.extend(target.iter().map(String::as_str));
+        let out = proc::run_interop_driver(&node, "interop/mcp/drive.mjs", &args, DEMO_STEPS);
+        assert!(out.contains("canceled-after: "), "{out}");
+        canceled += 1;
+        canceled_long_tasks(&serve.base(), canceled).await;
+    }
+    let Some(python) = proc::interop_python(".venv") else {
+        return;
+    };
+    let sample = proc::PythonServer::start(&python, "py/helloworld_sample.py");
+    let http = McpProc::start(&[&sample.base], &[]);
+    for target in [
+        stdio_command(&sample.base),
+        vec!["--url".into(), http.url()],
+    ] {
+        let mut args = vec!["sample"];
+        args.extend(target.iter().map(String::as_str));
+        proc::run_interop_driver(&node, "interop/mcp/drive.mjs", &args, 2);
+    }
+}
+
 /// A raw MCP client over streamable HTTP, for what the SDKs never send.
 struct Raw {
     url: String,
