@@ -212,12 +212,17 @@ async fn check_body(limit: usize, request: Request, next: Next) -> Response {
         return next.run(request).await;
     }
     let (head, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
-        return rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            INVALID_REQUEST,
-            &format!("Invalid Request: the body exceeds {limit} bytes (or could not be read)"),
-        );
+    // As the A2A bindings read theirs: an oversized body is read on (and
+    // dropped) for a while, so that its client reads the 413, not a reset.
+    let bytes = match switchboard_server::read_body(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                &error.to_string(),
+            );
+        }
     };
     match serde_json::from_slice::<Value>(&bytes) {
         Err(error) => rpc_error(

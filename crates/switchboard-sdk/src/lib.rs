@@ -19,6 +19,7 @@
 //! | `logging` | no | `telemetry::logging`: the process's log subscriber, text or JSON lines, never blocking a request |
 //! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
 //! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |
+//! | `mcp` | no | `mcp::McpFront`: A2A agents as MCP tools, over stdio or streamable HTTP (`switchboard mcp`) |
 //! | `full` | no | all of the above |
 //!
 //! Without a store feature, tasks live in memory (bounded with
@@ -122,6 +123,11 @@ pub use switchboard_telemetry as telemetry;
 /// parts, progress bars) or as JSON Lines.
 #[cfg(feature = "printer")]
 pub use switchboard_printer as printer;
+
+/// A2A agents as the tools of an MCP server: `McpFront::new(agents)`, then
+/// `serve_stdio()` or `router(..)` for MCP's streamable HTTP.
+#[cfg(feature = "mcp")]
+pub use switchboard_mcp as mcp;
 
 pub mod store;
 
