@@ -102,3 +102,60 @@ impl ResultBuilder {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+    use switchboard_protocol::{Artifact, Part};
+
+    use super::ResultBuilder;
+
+    #[test]
+    fn parts_become_text_structured_content_and_resources() {
+        let artifacts = [
+            Artifact::new(vec![Part::text("hello"), Part::data(json!({"n": 2}))])
+                .with_id("a1")
+                .with_name("reply"),
+            Artifact::new(vec![
+                Part::raw(b"\x00\x01".to_vec(), "application/octet-stream").with_filename("x.bin"),
+                Part::url("https://example.invalid/f.pdf").with_media_type("application/pdf"),
+            ])
+            .with_id("a2"),
+        ];
+        let mut builder = ResultBuilder::default();
+        builder.artifacts("t1", &artifacts);
+        let result = serde_json::to_value(builder.build(false)).unwrap();
+        let content = result["content"].as_array().unwrap();
+        assert_eq!(content[0], json!({"type": "text", "text": "[reply]"}));
+        assert_eq!(content[1]["text"], "hello");
+        assert_eq!(content[2]["text"], "{\"n\":2}");
+        assert_eq!(content[3]["type"], "resource");
+        assert_eq!(content[3]["resource"]["blob"], "AAE=");
+        assert_eq!(
+            content[3]["resource"]["uri"],
+            "a2a://tasks/t1/artifacts/a2/x.bin"
+        );
+        assert_eq!(content[4]["type"], "resource_link");
+        assert_eq!(content[4]["uri"], "https://example.invalid/f.pdf");
+        assert_eq!(content[4]["mimeType"], "application/pdf");
+        assert_eq!(result["structuredContent"], json!({"n": 2}));
+        assert!(result.get("isError").is_none_or(|e| e == false), "{result}");
+    }
+
+    #[test]
+    fn several_data_parts_and_scalars_are_wrapped() {
+        let mut one = ResultBuilder::default();
+        one.parts("m", &[Part::data(json!([1, 2]))]);
+        let result = one.build(true);
+        assert_eq!(result.structured_content, Some(json!({"value": [1, 2]})));
+        assert_eq!(result.is_error, Some(true));
+        let mut two = ResultBuilder::default();
+        two.parts("m", &[Part::data(json!(1)), Part::data(json!({"a": 1}))]);
+        assert_eq!(
+            two.build(false).structured_content,
+            Some(json!({"data": [1, {"a": 1}]}))
+        );
+    }
+}
