@@ -43,6 +43,13 @@ async function connect(elicits) {
   );
   if (elicits) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      // /approve asks with its own form: approve it.
+      if (request.params.message.includes("approve")) {
+        if (request.params.requestedSchema.properties.approved?.type !== "boolean") {
+          throw new Error(JSON.stringify(request.params.requestedSchema));
+        }
+        return { action: "accept", content: { approved: true, comment: "looks good" } };
+      }
       if (!request.params.message.includes("name")) throw new Error(request.params.message);
       return { action: "accept", content: { answer: "Ada" } };
     });
@@ -78,6 +85,12 @@ async function demo() {
 
   result = await client.callTool({ name: "lifecycle", arguments: { message: "/ask" } });
   step("elicitation answered", !result.isError && textOf(result).includes("Hello, Ada"), textOf(result));
+  result = await client.callTool({ name: "lifecycle", arguments: { message: "/approve the deploy" } });
+  step(
+    "form elicitation answered",
+    !result.isError && textOf(result).includes("approved: the deploy (looks good)"),
+    textOf(result),
+  );
 
   // Cancel a long task once it is under way.
   const abort = new AbortController();

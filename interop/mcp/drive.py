@@ -4,7 +4,8 @@
 
 SUITE:
   demo      in front of `switchboard serve --agent demo`: list tools, call one,
-            progress for `/steps 5`, an elicitation answered for `/ask`, the
+            progress for `/steps 5`, an elicitation answered for `/ask` (and a
+            form one for `/approve`), the
             question told (and answered by `task_id`) to a client without
             elicitation, `/long 30` canceled, errors for `/fail`, `/reject`,
             `/auth` and an unknown tool
@@ -54,6 +55,11 @@ def server_of(args):
 
 
 async def answer_ada(_context, params):
+    # /approve asks with its own form: approve it.
+    if "approve" in params.message:
+        schema = params.requested_schema
+        assert schema["properties"]["approved"]["type"] == "boolean", schema
+        return types.ElicitResult(action="accept", content={"approved": True, "comment": "looks good"})
     assert "name" in params.message, params.message
     return types.ElicitResult(action="accept", content={"answer": "Ada"})
 
@@ -88,6 +94,12 @@ async def demo(args):
 
         result = await client.call_tool("lifecycle", {"message": "/ask"})
         step("elicitation answered", not result.is_error and "Hello, Ada" in text_of(result), text_of(result))
+        result = await client.call_tool("lifecycle", {"message": "/approve the deploy"})
+        step(
+            "form elicitation answered",
+            not result.is_error and "approved: the deploy (looks good)" in text_of(result),
+            text_of(result),
+        )
 
         # Cancel a long task once it is under way.
         progressed = anyio.Event()

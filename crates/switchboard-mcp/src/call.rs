@@ -35,6 +35,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
+use switchboard_agui::hitl::HitlForm;
 use switchboard_bridge::{Caller, Owner};
 use switchboard_client::{A2AClient, ClientError};
 use switchboard_protocol::progress::{ProgressAggregate, ProgressPayload};
@@ -87,7 +88,7 @@ enum Settled {
 /// What asking the user gave.
 enum Asked {
     /// The user's answer: send it to the task.
-    Answer(String),
+    Answer(Vec<Part>),
     /// The call ends with this (an input-required result, or the question
     /// told in words).
     Return(CallToolResponse),
@@ -279,11 +280,13 @@ impl<'a> Call<'a> {
         let mut message = match retry.or(arguments.task_id.as_deref()) {
             Some(task_id) => {
                 self.adopt(task_id).await?;
-                let text = match retry {
-                    Some(_) => self.retry_answer(request)?,
-                    None => arguments.message.clone(),
-                };
-                self.message(text, None)
+                match retry {
+                    Some(_) => {
+                        let parts = self.retry_answer(request)?;
+                        self.message_of(parts)
+                    }
+                    None => self.message(arguments.message.clone(), arguments.data.clone()),
+                }
             }
             None => {
                 self.task.context_id = Some(self.owner.new_context_id());
@@ -345,7 +348,7 @@ impl<'a> Call<'a> {
                     });
                 }
                 Some(TaskState::InputRequired) => match self.ask().await? {
-                    Asked::Answer(text) => message = self.message(text, None),
+                    Asked::Answer(parts) => message = self.message_of(parts),
                     Asked::Return(response) => {
                         self.guard.armed = false;
                         return Ok(response);
@@ -372,6 +375,11 @@ impl<'a> Call<'a> {
         if let Some(data) = data {
             parts.push(Part::data(data));
         }
+        self.message_of(parts)
+    }
+
+    /// A user message of `parts` on the call's context (and task).
+    fn message_of(&self, parts: Vec<Part>) -> Message {
         let mut message = Message::new(Role::User, parts);
         message.context_id.clone_from(&self.task.context_id);
         message.task_id.clone_from(&self.task.id);
@@ -401,8 +409,17 @@ impl<'a> Call<'a> {
         Ok(())
     }
 
+    /// The form the agent's question holds, if any.
+    fn form(&self) -> Option<HitlForm> {
+        self.task
+            .status
+            .as_ref()
+            .and_then(|s| s.message.as_ref())
+            .and_then(HitlForm::find)
+    }
+
     /// The answer an input-required retry carries.
-    fn retry_answer(&self, request: &CallToolRequestParams) -> Result<String, CallError> {
+    fn retry_answer(&self, request: &CallToolRequestParams) -> Result<Vec<Part>, CallError> {
         let response = request
             .input_responses
             .as_ref()
@@ -416,12 +433,19 @@ impl<'a> Call<'a> {
         self.answer_of(result)
     }
 
-    /// The text of an elicitation's answer; a declined or dismissed one
-    /// is [`CallError::NotAnswered`] (and the caller cancels the task).
-    fn answer_of(&self, result: ElicitResult) -> Result<String, CallError> {
+    /// The parts that answer the agent: a form's response (its values)
+    /// when the agent asked with a form, else the text. A declined or
+    /// dismissed elicitation is [`CallError::NotAnswered`] (and the caller
+    /// cancels the task).
+    fn answer_of(&self, result: ElicitResult) -> Result<Vec<Part>, CallError> {
         let action = match result.action {
             ElicitationAction::Accept => {
-                return Ok(match result.content {
+                if let (Some(form), Some(values @ Value::Object(_))) =
+                    (self.form(), &result.content)
+                {
+                    return Ok(vec![form.response(values.clone())]);
+                }
+                return Ok(vec![Part::text(match result.content {
                     Some(Value::Object(map)) => match map.get(ANSWER) {
                         Some(Value::String(s)) => s.clone(),
                         Some(other) => other.to_string(),
@@ -429,7 +453,7 @@ impl<'a> Call<'a> {
                     },
                     Some(other) => other.to_string(),
                     None => String::new(),
-                });
+                })]);
             }
             ElicitationAction::Decline => "decline",
             _ => "cancel",
@@ -447,7 +471,7 @@ impl<'a> Call<'a> {
             .context
             .client_capabilities()
             .is_some_and(|c| c.elicitation.is_some());
-        let params = elicitation(&question);
+        let params = elicitation(&question, self.form().as_ref());
         let stateless = self
             .context
             .protocol_version()
@@ -476,7 +500,7 @@ impl<'a> Call<'a> {
             match asked {
                 Ok(result) => {
                     return match self.answer_of(result) {
-                        Ok(text) => Ok(Asked::Answer(text)),
+                        Ok(parts) => Ok(Asked::Answer(parts)),
                         Err(error) => {
                             self.cancel().await;
                             Err(error)
@@ -672,16 +696,24 @@ impl<'a> Call<'a> {
     }
 }
 
-/// The form that asks the agent's question: one text field, `answer`.
-fn elicitation(question: &str) -> ElicitRequestParams {
-    let answer = StringSchema::new()
-        .title("Answer")
-        .description(question.to_owned());
-    let mut properties = BTreeMap::new();
-    properties.insert(ANSWER.to_owned(), PrimitiveSchemaDefinition::String(answer));
+/// The form that asks the agent's question: the agent's own form (an
+/// `a2a.hitl.form`) when MCP can render its fields, else one text field,
+/// `answer`.
+fn elicitation(question: &str, form: Option<&HitlForm>) -> ElicitRequestParams {
+    let requested_schema = form
+        .and_then(HitlForm::response_schema)
+        .and_then(|schema| ElicitationSchema::from_json_schema(schema).ok())
+        .unwrap_or_else(|| {
+            let answer = StringSchema::new()
+                .title("Answer")
+                .description(question.to_owned());
+            let mut properties = BTreeMap::new();
+            properties.insert(ANSWER.to_owned(), PrimitiveSchemaDefinition::String(answer));
+            ElicitationSchema::new(properties).with_required(vec![ANSWER.to_owned()])
+        });
     ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: question.to_owned(),
-        requested_schema: ElicitationSchema::new(properties).with_required(vec![ANSWER.to_owned()]),
+        requested_schema,
     }
 }

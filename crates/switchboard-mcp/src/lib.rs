@@ -23,7 +23,7 @@
 //! |---|---|
 //! | working statuses, task-progress trackers | `notifications/progress` (when the call carried a progress token) |
 //! | completed | the tool result: text parts as text, data parts as structured content (and their JSON as text), files as embedded resources (bytes) or resource links (URLs) |
-//! | input-required | an elicitation: `elicitation/create` for a host that declared the capability, or an input-required result on 2026-07-28; the answer goes to the same task and the call goes on. Without either, the result says what the agent asks and how to answer (call again with `task_id`) |
+//! | input-required | an elicitation: `elicitation/create` for a host that declared the capability, or an input-required result on 2026-07-28; its form is the agent's own when the question holds an `a2a.hitl.form` (answered with an `a2a.hitl.formResponse`), else one text field. The answer goes to the same task and the call goes on. Without elicitation, the result says what the agent asks and how to answer (call again with `task_id`) |
 //! | auth-required | a tool error naming the card's security schemes (the task is canceled) |
 //! | failed, rejected, canceled | a tool error with the agent's reason |
 //! | the MCP call is canceled (or its caller goes away) | the A2A task is canceled |

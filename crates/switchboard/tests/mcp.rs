@@ -5,7 +5,7 @@
 //!
 //! The drivers (`interop/mcp/drive.py`, `interop/mcp/drive.mjs`) list the
 //! tools, call one, count the progress of `/steps 5`, answer `/ask`'s
-//! elicitation, cancel `/long 30`, and check the errors of `/fail`,
+//! elicitation (and `/approve`'s form), cancel `/long 30`, and check the errors of `/fail`,
 //! `/reject`, `/auth` and an unknown tool; each test then checks at the
 //! agent that the canceled call's task ended canceled. Hostile callers of
 //! the HTTP endpoint (no credentials, another caller's session, huge and
@@ -29,7 +29,7 @@ use switchboard_client::A2AClient;
 use switchboard_protocol::{ListTasksRequest, TaskState};
 
 /// The steps of the driver's `demo` suite.
-const DEMO_STEPS: u32 = 14;
+const DEMO_STEPS: u32 = 15;
 
 /// `switchboard mcp --agent <agent>` over stdio, as a driver's command line.
 fn stdio_command(agent: &str) -> Vec<String> {
