@@ -6,6 +6,7 @@
 #   interop/node_modules  npm ci of package.json / package-lock.json (@a2a-js/sdk 1.3.0, express 5)
 #   interop/agui/node_modules  npm ci of agui/package.json / package-lock.json (@ag-ui/client, core, encoder, proto 1.0.0; @copilotkit/core 1.75.0)
 #   chromium + interop/console/node_modules  console/setup.sh: Debian's chromium (apt-get, when missing), playwright-core, axe-core
+#   interop/mcp/node_modules   npm ci of mcp/package.json / package-lock.json (@modelcontextprotocol/sdk 1.32.2)
 # Each part is skipped when its stamp file records the same inputs (requirements,
 # lock file, interpreter version). Needs only python3 (+ pip/venv) and node/npm.
 set -euo pipefail
@@ -28,8 +29,10 @@ else
       python3 -m venv --without-pip .venv
     fi
   fi
-  if [ -x .venv/bin/pip ]; then
-    .venv/bin/pip install -q --disable-pip-version-check -r py/requirements.txt
+  # `python -m pip`, not bin/pip: the scripts of a venv copied elsewhere (a work tree's)
+  # still name the original's interpreter on their `#!` line, and would install there.
+  if .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r py/requirements.txt
   else
     python3 -m pip --python .venv/bin/python install -q --disable-pip-version-check -r py/requirements.txt
   fi
@@ -49,8 +52,8 @@ else
       python3 -m venv --without-pip .venv03
     fi
   fi
-  if [ -x .venv03/bin/pip ]; then
-    .venv03/bin/pip install -q --disable-pip-version-check -r py03/requirements.txt
+  if .venv03/bin/python -m pip --version >/dev/null 2>&1; then
+    .venv03/bin/python -m pip install -q --disable-pip-version-check -r py03/requirements.txt
   else
     python3 -m pip --python .venv03/bin/python install -q --disable-pip-version-check -r py03/requirements.txt
   fi
@@ -99,3 +102,13 @@ fi
 
 # ---- The console's browser tests: Debian's chromium, playwright-core, axe-core --
 bash console/setup.sh
+# ---- Node, MCP (@modelcontextprotocol/sdk: the official TypeScript MCP client) --
+MCP_STAMP=mcp/node_modules/.interop-stamp
+mcp_want="$(hash_of mcp/package.json mcp/package-lock.json) $(node --version)"
+if [ -d mcp/node_modules ] && [ "$(cat "$MCP_STAMP" 2>/dev/null)" = "$mcp_want" ]; then
+  echo "setup: mcp/node_modules up to date"
+else
+  echo "setup: installing npm packages into interop/mcp/node_modules"
+  (cd mcp && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$mcp_want" > "$MCP_STAMP"
+fi

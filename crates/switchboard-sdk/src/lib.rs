@@ -27,6 +27,7 @@
 //! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
 //! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |
 //! | `exec` | no | `runtimes::exec::ExecAgent`: any program as an agent (the `a2a-cli --exec` contract, or JSON lines) |
+//! | `mcp` | no | `mcp::McpFront`: A2A agents as MCP tools, over stdio or streamable HTTP (`switchboard mcp`) |
 //! | `full` | no | all of the above |
 //!
 //! Always there: the protocol types ([`protocol`]) and the engine
@@ -372,6 +373,11 @@ pub use switchboard_console as console;
 /// `runtimes::exec::ExecAgent`, any program as an agent).
 #[cfg(feature = "exec")]
 pub use switchboard_runtimes as runtimes;
+
+/// A2A agents as the tools of an MCP server: `McpFront::new(agents)`, then
+/// `serve_stdio()` or `router(..)` for MCP's streamable HTTP.
+#[cfg(feature = "mcp")]
+pub use switchboard_mcp as mcp;
 
 pub mod store;
 

@@ -34,7 +34,7 @@ use crate::sse::add_headers;
 /// more than its bytes (each chunk is dropped as it comes, its memory
 /// budget charge with it), and the client reads why it was refused. A
 /// body that declares more than that, or sends more, is not waited for.
-pub(crate) async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
+pub async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, A2AError> {
     read_limited(body, max_bytes, true).await
 }
 

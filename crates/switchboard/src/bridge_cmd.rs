@@ -334,7 +334,7 @@ impl BridgeArgs {
 
 /// Every caller, as the anonymous principal (no scheme configured).
 #[derive(Debug)]
-struct Anyone;
+pub(crate) struct Anyone;
 
 impl Authenticator for Anyone {
     fn authenticate<'a>(

@@ -1,6 +1,7 @@
 //! The `switchboard` binary's library half: the built-in agents, `serve`'s
 //! configuration and start-up, `bridge` (AG-UI in front of an A2A agent),
 //! `console` (the web console in front of an A2A agent),
+//! `mcp` (A2A agents as MCP tools),
 //! and the terminal client commands. `main.rs`
 //! only parses flags and calls into here, so tests can use the same code
 //! in-process.
@@ -15,5 +16,6 @@ pub mod console_cmd;
 pub mod demo;
 pub mod limits_args;
 pub mod log_args;
+pub mod mcp_cmd;
 pub mod push_cmd;
 pub mod serve;

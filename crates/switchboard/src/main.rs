@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 the task failed, was rejected or canceled;
 //! 2 usage, connection or protocol error.
 
-use switchboard::{auth_args, bridge_cmd, client, push_cmd, serve};
+use switchboard::{auth_args, bridge_cmd, client, mcp_cmd, push_cmd, serve};
 
 use std::ffi::OsString;
 
@@ -33,6 +33,8 @@ enum Command {
     /// tasks and wire frames in a browser.
     #[cfg(feature = "console")]
     Console(Box<switchboard::console_cmd::ConsoleArgs>),
+    /// Serve A2A agents as MCP tools (stdio, or streamable HTTP with --listen).
+    Mcp(Box<mcp_cmd::McpArgs>),
     /// Configuration: `config check` validates and prints what `serve` would use.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -88,7 +90,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     // `bridge` reads its own variables for the flags it shares with `serve`.
-    let command = Cli::command().mut_subcommand("bridge", bridge_cmd::bridge_env);
+    let command = Cli::command()
+        .mut_subcommand("bridge", bridge_cmd::bridge_env)
+        .mut_subcommand("mcp", mcp_cmd::mcp_env);
     #[cfg(feature = "console")]
     let command = command.mut_subcommand("console", switchboard::console_cmd::console_env);
     let cli = Cli::from_arg_matches(&command.get_matches_from(&argv)).unwrap_or_else(|e| e.exit());
@@ -126,6 +130,11 @@ fn main() -> ExitCode {
                 let result = console_main(&after(1)).await;
                 switchboard_telemetry::logging::flush();
                 exit_code("console", result)
+            }
+            Command::Mcp(_) => {
+                let result = mcp_main(&after(1)).await;
+                switchboard_telemetry::logging::flush();
+                exit_code("mcp", result)
             }
             Command::Config(ConfigCommand::Check(args)) => {
                 exit_code("config check", config_check(args.json, after(2)))
@@ -199,6 +208,14 @@ async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
     bridge_cmd::run(args).await
 }
 
+/// `mcp`: its settings from `argv` (the tokens after `mcp`), the logs (on
+/// stderr: over stdio, stdout is MCP's), the server.
+async fn mcp_main(argv: &[OsString]) -> anyhow::Result<()> {
+    let args = mcp_cmd::McpArgs::resolve(argv)?;
+    args.logging.init(None);
+    mcp_cmd::run(args).await
+}
+
 /// `config check`: the effective `serve` settings, as TOML or (`json`) one
 /// JSON object, on stdout. `argv` holds `serve`'s flags and `--json`,
 /// which is `config check`'s own and taken out first.
@@ -244,7 +261,7 @@ mod tests {
     }
 
     /// Every command that prints a result (each leaf of the command tree
-    /// but `serve`, `bridge` and `console`, which run servers) takes `--json`.
+    /// but `serve`, `bridge`, `console` and `mcp`, which run servers) takes `--json`.
     #[test]
     fn every_leaf_command_takes_json() {
         fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
@@ -263,6 +280,7 @@ mod tests {
                 "switchboard serve",
                 "switchboard bridge",
                 "switchboard console",
+                "switchboard mcp",
             ]
             .contains(&path.as_str())
             {

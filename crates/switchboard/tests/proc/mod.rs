@@ -926,3 +926,54 @@ fn terminate_child(child: &mut Child, within: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A running `switchboard mcp` over streamable HTTP in front of the agents
+/// `agents` (each an `--agent` value), listening on a loopback port it
+/// picked itself (read, like [`Serve`]'s, from the one line it prints once
+/// it accepts connections).
+pub struct McpProc {
+    child: Child,
+    pub port: u16,
+    /// Its first line on stdout.
+    pub line: String,
+}
+
+impl McpProc {
+    /// Starts `switchboard mcp --agent … --listen 127.0.0.1:0` with `extra`
+    /// flags and waits until it accepts connections.
+    pub fn start(agents: &[&str], extra: &[&str]) -> McpProc {
+        switchboard_client::tls::install_default_provider();
+        let mut cmd = switchboard_without_env();
+        cmd.arg("mcp");
+        for agent in agents {
+            cmd.args(["--agent", agent]);
+        }
+        let (child, stdout) = spawn_reading_stdout(
+            cmd.args(["--listen", "127.0.0.1:0"])
+                .args(extra)
+                .env("SWITCHBOARD_MCP_LOG", "warn")
+                .stderr(Stdio::inherit()),
+        );
+        // Owned before anything can panic, so that `Drop` stops the process.
+        let mut mcp = McpProc {
+            child,
+            port: 0,
+            line: String::new(),
+        };
+        mcp.line = first_line(&stdout, &mut mcp.child, "mcp", String::new);
+        mcp.port = listening_port(&mcp.line);
+        mcp
+    }
+
+    /// The streamable HTTP endpoint's URL (at the default path).
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for McpProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

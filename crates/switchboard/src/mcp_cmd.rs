@@ -1,0 +1,335 @@
+//! `switchboard mcp`: A2A agents as the tools of an MCP server.
+//!
+//! The process fetches each agent's card once at start (a card that cannot
+//! be fetched is an error before anything is served, exit code 2) and
+//! serves [`switchboard_mcp::McpFront`] over them: each skill a tool, each
+//! call an A2A task followed to its result (the library's docs say how).
+//! This module is the flags, the callers and the socket.
+//!
+//! **Agents.** `--agent URL` (an agent's base URL or its card's URL),
+//! repeatable; `--agent PREFIX=URL` names the prefix of that agent's tools
+//! (with several agents each tool is `<prefix>__<skill>`, the prefix made
+//! from the card's name by default). The agents are called with the
+//! client's credential flags and variables (`--header`, `--api-key` /
+//! `SWITCHBOARD_API_KEY`, `--token` / `SWITCHBOARD_TOKEN`, `--oauth-*`,
+//! `--ca-cert`, `--verify-card`, `--binding`, `--protocol-version`), over
+//! whichever binding the card offers.
+//!
+//! **Transports.** Without `--listen`, MCP over stdin/stdout (what an MCP
+//! host's `mcpServers` entry starts): stdout carries MCP only, logs go to
+//! stderr. With `--listen ADDR`, MCP's streamable HTTP at `--path` (`/mcp`),
+//! behind `serve`'s caller authentication ([`crate::auth_args`]: API keys
+//! or JWTs; without them everyone, on a loopback address only) and its
+//! connection limits; one line on stdout once it accepts connections:
+//! `switchboard mcp listening on http://<addr><path> (<n> tools from <agents>)`.
+//! The server-side settings read `SWITCHBOARD_MCP_<FLAG>` variables
+//! ([`McpArgs::command`]), so one environment can configure `serve` and
+//! `mcp` apart; the agents' credentials keep the client's variables.
+//!
+//! **Stop.** stdio: when the host closes stdin. HTTP: Ctrl-C or SIGTERM.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use switchboard_client::A2AClient;
+use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
+use switchboard_server::Authenticator;
+
+use crate::client::{Binding, ConnectArgs, client_builder};
+use crate::{auth_args, limits_args};
+
+/// The settings of `switchboard mcp` (see the module docs).
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpArgs {
+    /// An A2A agent whose skills become tools: its base URL or its card's
+    /// URL, optionally `PREFIX=URL`. Repeatable.
+    #[arg(long = "agent", required = true, value_name = "[PREFIX=]URL")]
+    pub agents: Vec<String>,
+    /// Serve MCP's streamable HTTP on this address (port 0 picks a free
+    /// one) instead of stdio.
+    #[arg(long, env = "SWITCHBOARD_MCP_LISTEN", value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// The path of the streamable HTTP endpoint.
+    #[arg(long, env = "SWITCHBOARD_MCP_PATH", default_value = "/mcp")]
+    pub path: String,
+    /// A `Host` the HTTP endpoint accepts besides the loopback names (the
+    /// name clients reach it by when it listens on another address).
+    /// Repeatable.
+    #[arg(
+        long = "allowed-host",
+        env = "SWITCHBOARD_MCP_ALLOWED_HOST",
+        value_delimiter = ',',
+        value_name = "HOST"
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Largest MCP request body accepted over HTTP, in bytes.
+    #[arg(long, env = "SWITCHBOARD_MCP_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+    /// The longest an agent may stay silent during a tool call, in seconds;
+    /// past it the call is a tool error and the task is canceled.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_MCP_AGENT_TIMEOUT_SECS",
+        default_value_t = 300
+    )]
+    pub agent_timeout_secs: u64,
+    /// Extra HTTP header for every call to the agents, `Name: value`
+    /// (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// API key for agents that ask for one (sent as `X-API-Key`).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
+    /// Bearer token (e.g. a JWT) sent to the agents as `Authorization: Bearer TOKEN`.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Use this protocol binding of each card instead of its first usable one.
+    #[arg(long, value_enum, value_name = "BINDING")]
+    pub binding: Option<Binding>,
+    /// Speak this A2A version to the agents (1.0 or 0.3).
+    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
+    pub protocol_version: Option<String>,
+    /// Refuse an agent unless its card is signed by a key on its own origin.
+    #[arg(long, env = "SWITCHBOARD_VERIFY_CARD")]
+    pub verify_card: bool,
+    /// Also trust this CA certificate (PEM) for `https` agents.
+    #[arg(long, env = "SWITCHBOARD_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// OAuth 2.0 client credentials for the agents (the client's flags).
+    #[command(flatten)]
+    pub oauth: Box<crate::client::OAuthArgs>,
+    /// Who may call the HTTP endpoint (`serve`'s flags, see [`crate::auth_args`]).
+    #[command(flatten)]
+    pub auth: auth_args::AuthArgs,
+    /// What one client may hold of the HTTP endpoint's connections.
+    #[command(flatten)]
+    pub connections: limits_args::ConnectionArgs,
+    /// How and what to log, on stderr (`serve`'s flags).
+    #[command(flatten)]
+    pub logging: crate::log_args::LogArgs,
+}
+
+/// The arguments that keep the client's variables: the agents' credentials.
+const CLIENT_ENV: [&str; 4] = ["api_key", "token", "verify_card", "ca_cert"];
+
+/// Gives every server-side argument of `cmd` that reads a variable
+/// `SWITCHBOARD_MCP_<ID>` (the flags shared with `serve` are declared with
+/// `serve`'s variables); the agents' credentials keep the client's.
+pub fn mcp_env(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        let id = arg.get_id().as_str().to_owned();
+        if arg.get_env().is_some() && !CLIENT_ENV.contains(&id.as_str()) && !id.starts_with("oauth")
+        {
+            arg.env(format!("SWITCHBOARD_MCP_{}", id.to_ascii_uppercase()))
+        } else {
+            arg
+        }
+    })
+}
+
+impl McpArgs {
+    /// The `mcp` command with every setting.
+    pub fn command() -> clap::Command {
+        mcp_env(<Self as clap::Args>::augment_args(clap::Command::new(
+            "mcp",
+        )))
+    }
+
+    /// Parses `argv` (the tokens after `mcp`) with the environment.
+    pub fn resolve(argv: &[std::ffi::OsString]) -> anyhow::Result<McpArgs> {
+        let matches = Self::command()
+            .no_binary_name(true)
+            .try_get_matches_from(argv)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let args = <Self as clap::FromArgMatches>::from_arg_matches(&matches)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !args.path.starts_with('/') {
+            anyhow::bail!("--path {:?} must start with `/`", args.path);
+        }
+        if args.agent_timeout_secs == 0 {
+            anyhow::bail!("--agent-timeout-secs must be at least 1");
+        }
+        Ok(args)
+    }
+
+    /// Each `--agent` as (prefix, URL).
+    pub fn agent_urls(&self) -> Vec<(Option<&str>, &str)> {
+        self.agents
+            .iter()
+            .map(|a| match a.split_once('=') {
+                // `=` may be part of a URL's query: only a prefix before
+                // any `:` or `/` is one.
+                Some((prefix, url)) if !prefix.contains([':', '/']) && !prefix.is_empty() => {
+                    (Some(prefix), url)
+                }
+                _ => (None, a.as_str()),
+            })
+            .collect()
+    }
+
+    /// The client connection flags, for `url`.
+    fn connect_args(&self, url: &str) -> ConnectArgs {
+        ConnectArgs {
+            url: url.to_owned(),
+            json: false,
+            headers: self.headers.clone(),
+            api_key: self.api_key.clone(),
+            token: self.token.clone(),
+            timeout: None,
+            binding: self.binding,
+            protocol_version: self.protocol_version.clone(),
+            verify_card: self.verify_card,
+            ca_cert: self.ca_cert.clone(),
+            oauth: self.oauth.clone(),
+        }
+    }
+
+    /// The clients of the agents, their cards fetched.
+    pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
+        let mut agents = Vec::new();
+        for (prefix, url) in self.agent_urls() {
+            let builder = client_builder(&self.connect_args(url))?;
+            let client: A2AClient = builder
+                .connect(url)
+                .await
+                .with_context(|| format!("cannot use the agent at {url}"))?;
+            let agent = McpAgent::new(client);
+            agents.push(match prefix {
+                Some(prefix) => agent.with_prefix(prefix),
+                None => agent,
+            });
+        }
+        Ok(agents)
+    }
+}
+
+/// Runs the MCP server (see the module docs).
+pub async fn run(args: McpArgs) -> anyhow::Result<()> {
+    let agents = args.connect().await?;
+    let options =
+        McpOptions::default().with_agent_timeout(Duration::from_secs(args.agent_timeout_secs));
+    let front = McpFront::with_options(agents, options)?;
+    let Some(listen) = &args.listen else {
+        tracing::info!(tools = front.tools().len(), "serving MCP on stdio");
+        front.serve_stdio().await?;
+        return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    let addr = listener.local_addr()?;
+    let authenticator: Arc<dyn Authenticator> =
+        match auth_args::caller_schemes(&args.auth, addr.ip())? {
+            Some(schemes) => Arc::new(schemes),
+            None => Arc::new(crate::bridge_cmd::Anyone),
+        };
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of it"
+        );
+    }
+    let http = HttpOptions::default()
+        .with_path(args.path.clone())
+        .with_max_body_bytes(args.max_body_bytes)
+        .allow_hosts(args.allowed_hosts.iter().cloned())
+        .allow_hosts([addr.to_string(), addr.ip().to_string()]);
+    let router = front.router(http, authenticator);
+    let tools = front.tools().len();
+    let names = args
+        .agent_urls()
+        .iter()
+        .map(|(_, url)| *url)
+        .collect::<Vec<_>>()
+        .join(", ");
+    tracing::info!(%addr, path = %args.path, tools, "serving MCP over streamable HTTP");
+    // One line on stdout that scripts can wait for.
+    println!(
+        "switchboard mcp listening on http://{addr}{} ({tools} tools from {names})",
+        args.path
+    );
+    switchboard_server::serve_router(
+        listener,
+        router,
+        args.connections.connection_limits(),
+        switchboard_server::shutdown_signal(),
+    )
+    .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::ffi::OsString;
+
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn agents_take_an_optional_prefix() {
+        let args = McpArgs::resolve(&argv(&[
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "w=http://127.0.0.1:2/?a=b",
+            "--agent",
+            "http://127.0.0.1:3/?a=b",
+        ]))
+        .unwrap();
+        assert_eq!(
+            args.agent_urls(),
+            [
+                (None, "http://127.0.0.1:1"),
+                (Some("w"), "http://127.0.0.1:2/?a=b"),
+                (None, "http://127.0.0.1:3/?a=b"),
+            ]
+        );
+        assert_eq!(args.path, "/mcp");
+        assert!(args.listen.is_none());
+        for bad in [
+            &[][..],
+            &["--agent=a", "--path=mcp"],
+            &["--agent=a", "--agent-timeout-secs=0"],
+        ] {
+            assert!(McpArgs::resolve(&argv(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn server_settings_read_mcp_variables_and_credentials_the_clients() {
+        let cmd = McpArgs::command();
+        let env = |id: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|e| e.to_string_lossy().into_owned())
+        };
+        assert_eq!(env("listen").as_deref(), Some("SWITCHBOARD_MCP_LISTEN"));
+        assert_eq!(
+            env("api_key_hash").as_deref(),
+            Some("SWITCHBOARD_MCP_API_KEY_HASH")
+        );
+        assert_eq!(env("api_key").as_deref(), Some("SWITCHBOARD_API_KEY"));
+        assert_eq!(env("token").as_deref(), Some("SWITCHBOARD_TOKEN"));
+        assert_eq!(
+            env("oauth_token_url").as_deref(),
+            Some("SWITCHBOARD_OAUTH_TOKEN_URL")
+        );
+    }
+}
