@@ -197,6 +197,7 @@ impl InMemoryStore {
         key: &(String, String),
         record: &TaskRecord,
         events: &[StreamResponse],
+        sizes: &[u64],
     ) -> Result<CommitSize, StoreError> {
         // The snapshot is not serialized to be measured: that would cost its
         // whole size on every commit, under the store's lock, however small
@@ -208,8 +209,7 @@ impl InMemoryStore {
         let replaced = tasks.by_key.get(key).map_or(0, |e| e.snapshot_bytes);
         let mut snapshot = replaced;
         let mut logged = 0u64;
-        for event in events {
-            let n = quota::json_bytes(event);
+        for (event, &n) in events.iter().zip(sizes) {
             logged = logged.saturating_add(n);
             snapshot = match event {
                 StreamResponse::Task(_) => n,
@@ -269,6 +269,13 @@ impl TaskStore for InMemoryStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
+        // Each event's size, measured before the lock is taken: commits of
+        // other tasks need not wait while this one's events are walked.
+        let sizes: Vec<u64> = if self.counts_bytes() {
+            events.iter().map(quota::json_bytes).collect()
+        } else {
+            Vec::new()
+        };
         let mut guard = self.lock();
         let tasks = &mut *guard;
         let key = (record.tenant.clone(), record.task.id.clone());
@@ -284,7 +291,7 @@ impl TaskStore for InMemoryStore {
             });
         }
         let size = if self.counts_bytes() {
-            Some(self.admit(tasks, &key, record, events)?)
+            Some(self.admit(tasks, &key, record, events, &sizes)?)
         } else {
             None
         };
