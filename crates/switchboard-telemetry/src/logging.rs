@@ -17,7 +17,8 @@
 //! **Nothing waits for stderr.** A line is formatted where it happens and
 //! handed to one writer thread through a bounded queue
 //! ([`BackgroundWriter`]); the thread writes what has queued up in one
-//! go. A request thus never blocks on a pipe whose reader is slow (a log
+//! go, and while lines keep coming it lets them gather for 10 ms between
+//! writes, so a busy server does not wake it for every line. A request thus never blocks on a pipe whose reader is slow (a log
 //! shipper, a terminal), and a burst costs one `write` per batch rather
 //! than one per line. When the queue is full the line is dropped, never
 //! waited for, and the writer reports how many were lost as soon as it
@@ -30,6 +31,7 @@
 //! run that used each kind of secret.
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 
 use tracing::field::{Field, Visit};
@@ -104,52 +106,79 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        // Written straight into one buffer: every request logs a line, and
+        // Written straight into one string: every request logs a line, and
         // building a JSON map of owned strings first cost more than the
         // request's own work.
         let meta = event.metadata();
-        let mut line = JsonLine(Vec::with_capacity(256));
-        line.0.extend_from_slice(b"{\"timestamp\":\"");
-        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-        line.0.extend_from_slice(now.as_bytes());
-        line.0.extend_from_slice(b"\"");
+        let mut line = JsonLine(String::with_capacity(256));
+        line.0.push_str("{\"timestamp\":\"");
+        let now = chrono::Utc::now();
+        let _ = write!(line.0, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
+        line.0.push('"');
         line.str_field("level", meta.level().as_str());
         line.str_field("target", meta.target());
         if let Some(scope) = ctx.event_scope() {
             line.key("spans");
-            line.0.push(b'[');
+            line.0.push('[');
             for (i, span) in scope.from_root().enumerate() {
                 if i > 0 {
-                    line.0.push(b',');
+                    line.0.push(',');
                 }
                 line.string(span.name());
             }
-            line.0.push(b']');
+            line.0.push(']');
         }
         event.record(&mut line);
-        line.0.extend_from_slice(b"}\n");
-        writer.write_str(&String::from_utf8_lossy(&line.0))
+        line.0.push_str("}\n");
+        writer.write_str(&line.0)
     }
 }
 
 /// One JSON object being written, its opening brace and first member
 /// already in: each further member starts with a comma.
-struct JsonLine(Vec<u8>);
+struct JsonLine(String);
 
 /// The members [`JsonLines`] writes itself; an event's field of the same
 /// name is left out rather than written twice.
 const OWN_KEYS: [&str; 4] = ["timestamp", "level", "target", "spans"];
 
+/// Appends what it is given as the inside of a JSON string.
+struct Escaped<'a>(&'a mut String);
+
+impl fmt::Write for Escaped<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            self.0.push_str(s);
+            return Ok(());
+        }
+        for c in s.chars() {
+            match c {
+                '"' => self.0.push_str("\\\""),
+                '\\' => self.0.push_str("\\\\"),
+                '\n' => self.0.push_str("\\n"),
+                '\r' => self.0.push_str("\\r"),
+                '\t' => self.0.push_str("\\t"),
+                c if u32::from(c) < 0x20 => {
+                    let _ = write!(self.0, "\\u{:04x}", u32::from(c));
+                }
+                c => self.0.push(c),
+            }
+        }
+        Ok(())
+    }
+}
+
 impl JsonLine {
     fn key(&mut self, key: &str) {
-        self.0.push(b',');
+        self.0.push(',');
         self.string(key);
-        self.0.push(b':');
+        self.0.push(':');
     }
 
     fn string(&mut self, value: &str) {
-        // Writing to a Vec cannot fail; a string is always valid JSON.
-        let _ = serde_json::to_writer(&mut self.0, value);
+        self.0.push('"');
+        let _ = Escaped(&mut self.0).write_str(value);
+        self.0.push('"');
     }
 
     fn str_field(&mut self, key: &str, value: &str) {
@@ -169,7 +198,9 @@ impl JsonLine {
 impl Visit for JsonLine {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         if self.field(field) {
-            self.string(&format!("{value:?}"));
+            self.0.push('"');
+            let _ = write!(Escaped(&mut self.0), "{value:?}");
+            self.0.push('"');
         }
     }
     fn record_str(&mut self, field: &Field, value: &str) {
@@ -179,29 +210,35 @@ impl Visit for JsonLine {
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
         if self.field(field) {
-            let _ = serde_json::to_writer(&mut self.0, &value);
+            let _ = write!(self.0, "{value}");
         }
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
         if self.field(field) {
-            let _ = serde_json::to_writer(&mut self.0, &value);
+            let _ = write!(self.0, "{value}");
         }
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
         if self.field(field) {
-            self.0
-                .extend_from_slice(if value { b"true" } else { b"false" });
+            self.0.push_str(if value { "true" } else { "false" });
         }
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
         if self.field(field) {
-            // Not finite: null, as serde_json writes it.
-            let _ = serde_json::to_writer(&mut self.0, &value);
+            // Rust writes a finite f64 as a plain decimal, valid JSON; JSON
+            // has no NaN or infinity: null, as serde_json writes them.
+            if value.is_finite() {
+                let _ = write!(self.0, "{value}");
+            } else {
+                self.0.push_str("null");
+            }
         }
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         if self.field(field) {
-            self.string(&value.to_string());
+            self.0.push('"');
+            let _ = write!(Escaped(&mut self.0), "{value}");
+            self.0.push('"');
         }
     }
 }
@@ -209,6 +246,10 @@ impl Visit for JsonLine {
 /// Lines the queue holds before new ones are dropped (a line is a few
 /// hundred bytes: a full queue is a few MiB).
 const QUEUE_LINES: usize = 16_384;
+
+/// How long the writer thread lets lines gather while they keep coming
+/// (the most a line waits before it is written).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// How long [`flush`] waits for the writer thread.
 const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -254,8 +295,7 @@ impl BackgroundWriter {
             .name("switchboard-log".into())
             .spawn(move || {
                 let mut out = std::io::BufWriter::with_capacity(64 * 1024, open());
-                let mut next = items.recv().ok();
-                while let Some(item) = next {
+                let handle = |item: Item, out: &mut std::io::BufWriter<W>| {
                     // Errors writing stderr have nowhere to be reported.
                     let _ = match item {
                         Item::Line(line) => out.write_all(&line),
@@ -263,20 +303,33 @@ impl BackgroundWriter {
                             let _ = done.try_send(());
                         }),
                     };
-                    next = match items.try_recv() {
-                        Ok(item) => Some(item),
-                        Err(_) => {
-                            let n = lost.swap(0, Ordering::Relaxed);
-                            if n > 0 {
-                                let _ = writeln!(
-                                    out,
-                                    "switchboard: {n} log lines dropped: stderr was not read fast enough"
-                                );
-                            }
-                            let _ = out.flush();
-                            items.recv().ok()
+                };
+                // Idle, the thread waits for a line; once one came, it
+                // lets the next ones gather for `GATHER` before it looks
+                // again, and goes back to waiting only when none came. A
+                // busy server thus wakes it about once per `GATHER`, not
+                // once per line (a wake-up cost more than the line).
+                while let Ok(first) = items.recv() {
+                    handle(first, &mut out);
+                    loop {
+                        let mut gathered = 0usize;
+                        while let Ok(item) = items.try_recv() {
+                            handle(item, &mut out);
+                            gathered += 1;
                         }
-                    };
+                        let n = lost.swap(0, Ordering::Relaxed);
+                        if n > 0 {
+                            let _ = writeln!(
+                                out,
+                                "switchboard: {n} log lines dropped: stderr was not read fast enough"
+                            );
+                        }
+                        let _ = out.flush();
+                        if gathered == 0 {
+                            break;
+                        }
+                        std::thread::sleep(GATHER);
+                    }
                 }
             });
         if let Err(e) = spawned {
