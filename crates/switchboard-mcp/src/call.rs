@@ -10,9 +10,9 @@
 //!   step per status, its message the status text. MCP wants progress to
 //!   grow with each notification, so one that would not is left out.
 //! - **Artifacts** are collected (appended chunks joined) and become the
-//!   result when the task completes ([`crate::content`]).
+//!   result when the task completes (the `content` module).
 //! - **Input required.** The agent's question goes to the user
-//!   ([`Call::ask`]); the answer is sent on the same task and the call goes
+//!   (`Call::ask`); the answer is sent on the same task and the call goes
 //!   on following it.
 //! - **Cancellation.** An MCP cancellation (or a call whose caller went
 //!   away: the call's future dropped) cancels the A2A task. A cancellation

@@ -26,7 +26,7 @@ use crate::sse::add_headers;
 /// joined copy, nor in a buffer grown by doubling to twice its size.
 ///
 /// A body found too large is then read on and dropped, up to
-/// [`OVERSIZE_DRAIN_BYTES`] past the limit, before the caller answers
+/// 8 MiB past the limit, before the caller answers
 /// 413: a connection closed with request bytes still unread is *reset*
 /// (TCP sends RST, not FIN, when unread data is discarded), and the reset
 /// throws away the 413 the client has not read yet, so the client would
