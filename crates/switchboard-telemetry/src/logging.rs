@@ -312,6 +312,11 @@ impl BackgroundWriter {
                 while let Ok(first) = items.recv() {
                     handle(first, &mut out);
                     loop {
+                        // Sleep first: right after a line came, the next
+                        // ones are still on their way, and looking at once
+                        // would find none and go back to waiting, to be
+                        // woken by the next line.
+                        std::thread::sleep(GATHER);
                         let mut gathered = 0usize;
                         while let Ok(item) = items.try_recv() {
                             handle(item, &mut out);
@@ -328,7 +333,6 @@ impl BackgroundWriter {
                         if gathered == 0 {
                             break;
                         }
-                        std::thread::sleep(GATHER);
                     }
                 }
             });
