@@ -126,10 +126,11 @@ impl Call {
         })
     }
 
-    /// The answer to a unary call: its result, or its error, with the frames.
-    fn answer(&self, result: Result<Value, ConsoleError>) -> Response {
+    /// The answer to a unary call: its result as JSON, or its error, with
+    /// the frames.
+    fn answer<T: serde::Serialize, E: Into<ConsoleError>>(&self, result: Result<T, E>) -> Response {
         let frames = self.frames.take();
-        match result {
+        match result.map_err(Into::into).and_then(|r| to_value(&r)) {
             Ok(result) => axum::Json(json!({
                 "result": result,
                 "frames": frames,
@@ -350,11 +351,7 @@ async fn send(State(config): State<Shared>, head: HeaderMap, body: axum::body::B
         Err(response) => return response,
     };
     if !stream {
-        let result = call.client.send_message(request).await;
-        let result = result
-            .map_err(ConsoleError::from)
-            .and_then(|r| to_value(&r));
-        return call.answer(result);
+        return call.answer(call.client.send_message(request).await);
     }
     let opened = call.client.send_streaming_message(request).await;
     stream_answer(call, opened)
@@ -459,11 +456,7 @@ async fn list_tasks(
         ..Default::default()
     };
     let result = call.client.list_tasks(request).await;
-    call.answer(
-        result
-            .map_err(ConsoleError::from)
-            .and_then(|r| to_value(&r)),
-    )
+    call.answer(result)
 }
 
 async fn get_task(
@@ -476,11 +469,7 @@ async fn get_task(
         Err(response) => return response,
     };
     let result = call.client.get_task(id.as_str()).await;
-    call.answer(
-        result
-            .map_err(ConsoleError::from)
-            .and_then(|r| to_value(&r)),
-    )
+    call.answer(result)
 }
 
 async fn cancel_task(
@@ -493,11 +482,7 @@ async fn cancel_task(
         Err(response) => return response,
     };
     let result = call.client.cancel_task(id.as_str()).await;
-    call.answer(
-        result
-            .map_err(ConsoleError::from)
-            .and_then(|r| to_value(&r)),
-    )
+    call.answer(result)
 }
 
 async fn push_configs(
@@ -516,9 +501,5 @@ async fn push_configs(
         page_token: None,
     };
     let result = call.client.list_push_configs(request).await;
-    call.answer(
-        result
-            .map_err(ConsoleError::from)
-            .and_then(|r| to_value(&r)),
-    )
+    call.answer(result)
 }
