@@ -8,7 +8,42 @@ use serde::{Deserialize, Deserializer, Serializer};
 
 /// Formats a timestamp the way A2A wants it: UTC, millisecond precision, `Z`.
 pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
-    ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+    match millis_form(ts) {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => ts.to_rfc3339_opts(SecondsFormat::Millis, true),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form [`format_timestamp`] gives, written
+/// into a fixed buffer; `None` where the form is not fixed-width (a year
+/// outside 0–9999, a leap second), for which chrono formats it.
+///
+/// Every stored and streamed event carries a timestamp, and chrono's
+/// general formatter (format items, a `String`) cost several times the
+/// rest of writing the event's status; this writes the digits directly.
+fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
+    use chrono::{Datelike, Timelike};
+    let year = u32::try_from(ts.year()).ok().filter(|y| *y <= 9999)?;
+    let nanos = ts.nanosecond();
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut value: u32| {
+        for i in (at..at + width).rev() {
+            // `value % 10` is a digit, so the cast keeps it whole.
+            out[i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, ts.month());
+    put(8, 2, ts.day());
+    put(11, 2, ts.hour());
+    put(14, 2, ts.minute());
+    put(17, 2, ts.second());
+    put(20, 3, nanos / 1_000_000);
+    Some(out)
 }
 
 /// Parses an RFC 3339 timestamp in any offset and normalises it to UTC.
@@ -23,7 +58,13 @@ pub mod opt_timestamp {
     /// Serializes an optional timestamp.
     pub fn serialize<S: Serializer>(v: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
         match v {
-            Some(ts) => s.serialize_str(&format_timestamp(ts)),
+            Some(ts) => match millis_form(ts) {
+                Some(bytes) => match std::str::from_utf8(&bytes) {
+                    Ok(text) => s.serialize_str(text),
+                    Err(_) => s.serialize_str(&format_timestamp(ts)),
+                },
+                None => s.serialize_str(&format_timestamp(ts)),
+            },
             None => s.serialize_none(),
         }
     }

@@ -261,6 +261,24 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
+    /// The fixed-width timestamp writer gives exactly chrono's RFC 3339 form
+    /// (millis, `Z`) for any instant, leap seconds and years past 9999 included
+    /// (those take chrono's own path).
+    #[test]
+    fn timestamps_are_written_as_chrono_writes_them(
+        secs in -62_167_219_200i64..=253_402_300_799 * 2,
+        nanos in prop_oneof![0u32..1_000_000_000, 1_000_000_000u32..2_000_000_000],
+    ) {
+        use chrono::{DateTime, SecondsFormat, Utc};
+        if let Some(ts) = DateTime::<Utc>::from_timestamp(secs, nanos) {
+            let want = ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+            prop_assert_eq!(serde_util::format_timestamp(&ts), want.clone());
+            let st = TaskStatus { state: TaskState::Working, message: None, timestamp: Some(ts) };
+            let json = serde_json::to_value(&st).unwrap();
+            prop_assert_eq!(json["timestamp"].as_str(), Some(want.as_str()));
+        }
+    }
+
     /// Arbitrary bytes never panic the envelope parser, and every failure
     /// is one of the two envelope errors.
     #[test]

@@ -968,16 +968,21 @@ async fn write_group(
     pool: &Writer,
     rows: &[&TaskRow],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    pool.transaction("committing", async |tx| write_many(tx, rows).await)
-        .await
+    let mut conn = pool.connection().await?;
+    let outcome = write_many(conn.begin(), rows).await;
+    // On failure this rolls back whatever is still open (see `writer`).
+    conn.finish(outcome).await
 }
 
-/// Several commits at once, in a constant number of statements per chunk:
-/// read where every task's log ends, decide each commit in order (later
-/// commits of the same task see the earlier ones), then write the last
-/// accepted snapshot of each task and all accepted events with multi-row
-/// statements. The caller holds the write lock (`BEGIN IMMEDIATE`), so
-/// nothing changes between the read and the writes.
+/// Several commits at once, in two round trips to SQLite whatever their
+/// number: `BEGIN IMMEDIATE` with the read of where every task's log ends and
+/// what its owner holds, then (decided here, in order: later commits of the
+/// same task see the earlier ones) the last accepted snapshot of each task,
+/// all accepted events and the owners' new counts as multi-row statements,
+/// with `COMMIT`, in one multi-statement query. Each round trip to the
+/// connection's worker thread costs about as much as a small statement, so
+/// the statements travel together. The write lock is held from `BEGIN
+/// IMMEDIATE`, so nothing changes between the read and the writes.
 async fn write_many(
     conn: &mut sqlx::SqliteConnection,
     rows: &[&TaskRow],
@@ -1000,17 +1005,32 @@ async fn write_many(
     let mut seqs = vec![0_i64; tasks.len()];
     // The size of each task's stored snapshot, for the quota.
     let mut snapshots = vec![0_i64; tasks.len()];
+    // What each owner holds now (`storage_usage`).
+    let mut usage: HashMap<(&str, &str), i64> = HashMap::new();
+    let mut begun = false;
     for chunk in chunks(&tasks) {
         // A join from the keys, not `(tenant, id) IN (VALUES …)`, which
-        // SQLite answers with a full scan of `tasks`. `CROSS JOIN` pins the
-        // keys as the outer loop: one primary-key lookup per task.
-        let mut qb = QueryBuilder::<Sqlite>::new(
-            "SELECT t.tenant, t.id, t.last_seq, octet_length(t.task_json) AS snapshot_bytes FROM (",
+        // SQLite answers with a full scan of `tasks`. A `LEFT JOIN` keeps the
+        // keys as the outer loop: one primary-key lookup per task and owner.
+        let mut qb = QueryBuilder::<Sqlite>::new(if begun {
+            "SELECT "
+        } else {
+            "BEGIN IMMEDIATE; SELECT "
+        });
+        begun = true;
+        qb.push(
+            "k.column1 AS tenant, k.column2 AS id, k.column3 AS owner, t.last_seq, \
+             octet_length(t.task_json) AS snapshot_bytes, u.bytes AS used FROM (",
         );
         qb.push_values(chunk, |mut b, row| {
-            b.push_bind(row.tenant.as_str()).push_bind(row.id.as_str());
+            b.push_bind(row.tenant.as_str())
+                .push_bind(row.id.as_str())
+                .push_bind(row.owner.as_str());
         });
-        qb.push(") AS k CROSS JOIN tasks AS t ON t.tenant = k.column1 AND t.id = k.column2");
+        qb.push(
+            ") AS k LEFT JOIN tasks AS t ON t.tenant = k.column1 AND t.id = k.column2 \
+             LEFT JOIN storage_usage AS u ON u.tenant = k.column1 AND u.owner = k.column3",
+        );
         let found = qb
             .build()
             .fetch_all(&mut *conn)
@@ -1019,13 +1039,20 @@ async fn write_many(
         for r in &found {
             let tenant: String = column(r, "tenant")?;
             let id: String = column(r, "id")?;
-            if let Some(&t) = index.get(&(tenant.as_str(), id.as_str())) {
-                seqs[t] = column(r, "last_seq")?;
-                snapshots[t] = column(r, "snapshot_bytes")?;
+            let Some(&t) = index.get(&(tenant.as_str(), id.as_str())) else {
+                continue;
+            };
+            let last_seq: Option<i64> = column(r, "last_seq")?;
+            let snapshot: Option<i64> = column(r, "snapshot_bytes")?;
+            seqs[t] = last_seq.unwrap_or(0);
+            snapshots[t] = snapshot.unwrap_or(0);
+            let used: Option<i64> = column(r, "used")?;
+            if let Some(used) = used {
+                let task = tasks[t];
+                usage.insert((task.tenant.as_str(), task.owner.as_str()), used);
             }
         }
     }
-    let mut usage = owners_usage(conn, rows).await?;
 
     let mut outcomes = Vec::with_capacity(rows.len());
     let mut latest: Vec<Option<&TaskRow>> = vec![None; tasks.len()];
@@ -1070,8 +1097,12 @@ async fn write_many(
         .zip(log_bytes)
         .filter_map(|(row, log)| Some((row?, log)))
         .collect();
+    let grew: Vec<((&str, &str), i64)> = grew.into_iter().filter(|(_, g)| *g != 0).collect();
+    // Every write and the `COMMIT`, as one query: the anonymous parameters
+    // of its statements are bound in order across them.
+    let mut qb = QueryBuilder::<Sqlite>::new(if begun { "" } else { "BEGIN IMMEDIATE;" });
     for chunk in chunks(&snapshots) {
-        let mut qb = QueryBuilder::<Sqlite>::new(concat!(
+        qb.push(concat!(
             "INSERT INTO tasks (",
             task_columns!(),
             ", log_bytes) "
@@ -1079,76 +1110,10 @@ async fn write_many(
         qb.push_values(chunk, |mut b, (row, log)| {
             bind_task_columns!(b, push_bind, row).push_bind(*log);
         });
-        qb.push(upsert_task!());
-        qb.build()
-            .execute(&mut *conn)
-            .await
-            .map_err(backend(format!("writing {} tasks", chunk.len())))?;
+        qb.push(upsert_task!()).push(";");
     }
-    insert_events(conn, &events).await?;
-    let grew: Vec<((&str, &str), i64)> = grew.into_iter().filter(|(_, g)| *g != 0).collect();
-    for chunk in chunks(&grew) {
-        let mut qb =
-            QueryBuilder::<Sqlite>::new("INSERT INTO storage_usage (tenant, owner, bytes) ");
-        qb.push_values(chunk, |mut b, ((tenant, owner), bytes)| {
-            b.push_bind(*tenant).push_bind(*owner).push_bind(*bytes);
-        });
-        qb.push(" ON CONFLICT (tenant, owner) DO UPDATE SET bytes = bytes + excluded.bytes");
-        qb.build()
-            .execute(&mut *conn)
-            .await
-            .map_err(backend("counting the owners' storage"))?;
-    }
-    Ok(outcomes)
-}
-
-/// What the owners of the commits in `rows` that a quota applies to hold
-/// now (`storage_usage`); owners without a quota are not read.
-async fn owners_usage<'r>(
-    conn: &mut sqlx::SqliteConnection,
-    rows: &[&'r TaskRow],
-) -> Result<HashMap<(&'r str, &'r str), i64>, StoreError> {
-    let mut owners: Vec<(&str, &str)> = rows
-        .iter()
-        .filter(|row| row.quota.is_some())
-        .map(|row| (row.tenant.as_str(), row.owner.as_str()))
-        .collect();
-    owners.sort_unstable();
-    owners.dedup();
-    let mut usage = HashMap::with_capacity(owners.len());
-    for chunk in chunks(&owners) {
-        let mut qb = QueryBuilder::<Sqlite>::new("SELECT u.tenant, u.owner, u.bytes FROM (");
-        qb.push_values(chunk, |mut b, (tenant, owner)| {
-            b.push_bind(*tenant).push_bind(*owner);
-        });
-        qb.push(
-            ") AS k CROSS JOIN storage_usage AS u ON u.tenant = k.column1 AND u.owner = k.column2",
-        );
-        let found = qb
-            .build()
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(backend("reading storage usage"))?;
-        for r in &found {
-            let tenant: String = column(r, "tenant")?;
-            let owner: String = column(r, "owner")?;
-            if let Some(key) = chunk.iter().find(|k| (k.0, k.1) == (&*tenant, &*owner)) {
-                usage.insert(*key, column(r, "bytes")?);
-            }
-        }
-    }
-    Ok(usage)
-}
-
-/// Appends `events`, each with the commit it belongs to, to the log.
-async fn insert_events(
-    conn: &mut sqlx::SqliteConnection,
-    events: &[(&TaskRow, &EventRow)],
-) -> Result<(), StoreError> {
-    for chunk in chunks(events) {
-        let mut qb = QueryBuilder::<Sqlite>::new(
-            "INSERT INTO task_events (tenant, task_id, seq, event_json, status_at, is_task) ",
-        );
+    for chunk in chunks(&events) {
+        qb.push("INSERT INTO task_events (tenant, task_id, seq, event_json, status_at, is_task) ");
         qb.push_values(chunk, |mut b, (row, event)| {
             b.push_bind(row.tenant.as_str())
                 .push_bind(row.id.as_str())
@@ -1157,17 +1122,28 @@ async fn insert_events(
                 .push_bind(event.status_at.as_deref())
                 .push_bind(event.is_task);
         });
-        qb.build()
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| match chunk {
-                [(row, event)] => {
-                    backend(format!("appending event {} of task {}", event.seq, row.id))(e)
-                }
-                _ => backend(format!("appending {} events", chunk.len()))(e),
-            })?;
+        qb.push(";");
     }
-    Ok(())
+    for chunk in chunks(&grew) {
+        qb.push("INSERT INTO storage_usage (tenant, owner, bytes) ");
+        qb.push_values(chunk, |mut b, ((tenant, owner), bytes)| {
+            b.push_bind(*tenant).push_bind(*owner).push_bind(*bytes);
+        });
+        qb.push(" ON CONFLICT (tenant, owner) DO UPDATE SET bytes = bytes + excluded.bytes;");
+    }
+    qb.push("COMMIT");
+    qb.build().execute(&mut *conn).await.map_err(|e| {
+        let what = match events.as_slice() {
+            [(row, event)] => format!("appending event {} of task {}", event.seq, row.id),
+            _ => format!(
+                "writing {} tasks and appending {} events",
+                snapshots.len(),
+                events.len()
+            ),
+        };
+        backend(what)(e)
+    })?;
+    Ok(outcomes)
 }
 
 /// Splits `items` into chunks whose sizes are powers of two up to
