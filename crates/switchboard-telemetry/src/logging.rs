@@ -112,8 +112,7 @@ where
         let meta = event.metadata();
         let mut line = JsonLine(String::with_capacity(256));
         line.0.push_str("{\"timestamp\":\"");
-        let now = chrono::Utc::now();
-        let _ = write!(line.0, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
+        push_timestamp(&mut line.0, chrono::Utc::now());
         line.0.push('"');
         line.str_field("level", meta.level().as_str());
         line.str_field("target", meta.target());
@@ -132,6 +131,36 @@ where
         line.0.push_str("}\n");
         writer.write_str(&line.0)
     }
+}
+
+/// Appends `now` as `YYYY-MM-DDTHH:MM:SS.ffffffZ`. Every request logs a
+/// line, and chrono's `format` parses its pattern on each call, which cost
+/// more than the rest of the line; this writes the digits. A year outside
+/// 0–9999 or a leap second (not a fixed-width form) is left to chrono.
+fn push_timestamp(out: &mut String, now: chrono::DateTime<chrono::Utc>) {
+    use chrono::{Datelike, Timelike};
+    let year = u32::try_from(now.year()).ok().filter(|y| *y <= 9999);
+    let nanos = now.nanosecond();
+    let Some(year) = year.filter(|_| nanos < 1_000_000_000) else {
+        let _ = write!(out, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
+        return;
+    };
+    let mut digits = *b"0000-00-00T00:00:00.000000Z";
+    let mut put = |at: usize, width: usize, mut value: u32| {
+        for i in (at..at + width).rev() {
+            // `value % 10` is a digit, so the cast keeps it whole.
+            digits[i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, now.month());
+    put(8, 2, now.day());
+    put(11, 2, now.hour());
+    put(14, 2, now.minute());
+    put(17, 2, now.second());
+    put(20, 6, nanos / 1_000);
+    out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
 }
 
 /// One JSON object being written, its opening brace and first member
@@ -170,9 +199,19 @@ impl fmt::Write for Escaped<'_> {
 
 impl JsonLine {
     fn key(&mut self, key: &str) {
-        self.0.push(',');
-        self.string(key);
-        self.0.push(':');
+        // Field names are nearly always identifiers: no escaping to look for.
+        if key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        {
+            self.0.push_str(",\"");
+            self.0.push_str(key);
+            self.0.push_str("\":");
+        } else {
+            self.0.push(',');
+            self.string(key);
+            self.0.push(':');
+        }
     }
 
     fn string(&mut self, value: &str) {
@@ -424,6 +463,30 @@ mod writer_tests {
 
     fn text(sink: &Sink) -> String {
         String::from_utf8_lossy(&sink.bytes.lock().unwrap_or_else(|e| e.into_inner())).into()
+    }
+
+    #[test]
+    fn timestamps_are_written_as_chrono_formats_them() {
+        // Instants spread over years 0..=9999 and beyond, every sub-second
+        // digit, and a leap second (which chrono formats itself).
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut instants = Vec::new();
+        for _ in 0..5000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let secs = (seed >> 11) as i64 % 320_000_000_000 - 62_200_000_000;
+            let nanos = (seed >> 3) as u32 % 1_000_000_000;
+            instants.extend(chrono::DateTime::from_timestamp(secs, nanos));
+        }
+        instants.extend(chrono::DateTime::from_timestamp(
+            1_483_228_799,
+            1_500_000_000,
+        ));
+        instants.extend(chrono::DateTime::from_timestamp(0, 0));
+        for at in instants {
+            let mut mine = String::new();
+            push_timestamp(&mut mine, at);
+            assert_eq!(mine, at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string());
+        }
     }
 
     #[test]

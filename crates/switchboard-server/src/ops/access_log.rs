@@ -76,13 +76,16 @@ impl Line {
             .unwrap_or_default();
         tracing::info!(
             target: "switchboard::access",
-            method = %self.method,
-            path = %self.path,
+            // Strings rather than `Display` values: a subscriber takes a
+            // `&str` as it is, where a `Display` goes through a formatter.
+            method = self.method.as_str(),
+            path = self.path.as_str(),
             binding = self.binding,
             status = resp.status().as_u16(),
-            grpc_status = %grpc_status,
+            grpc_status = grpc_status,
             duration_ms = elapsed.as_secs_f64() * 1000.0,
-            request_id = %String::from_utf8_lossy(id.as_bytes()),
+            // Ids are ASCII: `sane` ones as checked, new ones as made.
+            request_id = id.to_str().unwrap_or_default(),
             "request"
         );
     }
