@@ -83,8 +83,8 @@ pub use progress::{ProgressEmitter, ProgressError, Tracker};
 pub use push::{ConfigQuery, PushConfig, PushConfigLimits, PushStore, Requeue};
 pub use runtime::EventStream;
 pub use store::{
-    EventQuery, ListCursor, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord,
-    TaskStore,
+    EventQuery, ListCursor, LoggedEvent, Retention, StoreError, StoredEvent, TaskPage, TaskQuery,
+    TaskRecord, TaskStore,
 };
 
 /// The maps of live tasks, by (tenant, task id), hashed with foldhash

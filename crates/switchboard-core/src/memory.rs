@@ -33,6 +33,8 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use std::sync::Arc;
+
 use switchboard_protocol::StreamResponse;
 
 use chrono::{DateTime, Utc};
@@ -120,7 +122,8 @@ impl Tasks {
 #[derive(Debug)]
 struct Entry {
     record: TaskRecord,
-    log: Vec<LoggedEvent>,
+    /// Shared with the subscribers the engine published them to.
+    log: Vec<Arc<LoggedEvent>>,
     /// The snapshot's and the log's bytes (0 when bytes are not counted).
     bytes: u64,
     /// The snapshot's share of `bytes`.
@@ -196,7 +199,7 @@ impl InMemoryStore {
         tasks: &mut Tasks,
         key: &(String, String),
         record: &TaskRecord,
-        events: &[StreamResponse],
+        events: &[Arc<LoggedEvent>],
         sizes: &[u64],
     ) -> Result<CommitSize, StoreError> {
         // The snapshot is not serialized to be measured: that would cost its
@@ -211,7 +214,7 @@ impl InMemoryStore {
         let mut logged = 0u64;
         for (event, &n) in events.iter().zip(sizes) {
             logged = logged.saturating_add(n);
-            snapshot = match event {
+            snapshot = match event.event {
                 StreamResponse::Task(_) => n,
                 _ => snapshot.saturating_add(n.saturating_mul(2)),
             };
@@ -269,10 +272,31 @@ impl TaskStore for InMemoryStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
+        let first_seq = record.first_event_seq(events.len());
+        let logged: Vec<Arc<LoggedEvent>> = events
+            .iter()
+            .zip(first_seq..)
+            .map(|(event, seq)| {
+                Arc::new(LoggedEvent {
+                    seq,
+                    event: event.clone(),
+                })
+            })
+            .collect();
+        self.commit_shared(record, &logged).await
+    }
+
+    /// Keeps the engine's `Arc`s: an event is in memory once, whether the
+    /// log or a subscriber holds it.
+    async fn commit_shared(
+        &self,
+        record: &TaskRecord,
+        logged: &[Arc<LoggedEvent>],
+    ) -> Result<(), StoreError> {
         // Each event's size, measured before the lock is taken: commits of
         // other tasks need not wait while this one's events are walked.
         let sizes: Vec<u64> = if self.counts_bytes() {
-            events.iter().map(quota::json_bytes).collect()
+            logged.iter().map(|e| quota::json_bytes(&e.event)).collect()
         } else {
             Vec::new()
         };
@@ -282,7 +306,14 @@ impl TaskStore for InMemoryStore {
         let stored = tasks.by_key.get(&key);
         let stored_seq = stored.map(|e| e.record.last_seq).unwrap_or(0);
         let was_terminal = stored.is_some_and(|e| e.record.task.status.state.is_terminal());
-        let expected = record.expected_stored_seq(events.len());
+        let first_seq = record.first_event_seq(logged.len());
+        if logged.iter().zip(first_seq..).any(|(e, seq)| e.seq != seq) {
+            return Err(StoreError::Backend(format!(
+                "task {}: events numbered out of order for its snapshot",
+                record.task.id
+            )));
+        }
+        let expected = record.expected_stored_seq(logged.len());
         if stored_seq != expected {
             return Err(StoreError::SequenceConflict {
                 task_id: record.task.id.clone(),
@@ -291,14 +322,14 @@ impl TaskStore for InMemoryStore {
             });
         }
         let size = if self.counts_bytes() {
-            Some(self.admit(tasks, &key, record, events, &sizes)?)
+            Some(self.admit(tasks, &key, record, logged, &sizes)?)
         } else {
             None
         };
         // Encoded before anything changes, so a failure leaves the store as it was.
-        let queued = events
+        let queued = logged
             .iter()
-            .map(|ev| tasks.push.prepare(&key, ev, &record.task))
+            .map(|e| tasks.push.prepare(&key, &e.event, &record.task))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(size) = &size {
             let owner = (record.tenant.clone(), record.owner.clone());
@@ -332,13 +363,7 @@ impl TaskStore for InMemoryStore {
                 .saturating_add(size.added);
             entry.snapshot_bytes = size.snapshot;
         }
-        let first_seq = record.first_event_seq(events.len());
-        entry
-            .log
-            .extend(events.iter().zip(first_seq..).map(|(ev, seq)| LoggedEvent {
-                seq,
-                event: ev.clone(),
-            }));
+        entry.log.extend(logged.iter().cloned());
         let mut notify = false;
         for (payload, seq) in queued.into_iter().zip(first_seq..) {
             if let Some(payload) = payload {
@@ -452,7 +477,7 @@ impl TaskStore for InMemoryStore {
                     .iter()
                     .filter(|l| l.seq > query.after)
                     .take(query.limit)
-                    .cloned()
+                    .map(|l| LoggedEvent::clone(l))
                     .collect()
             })
             .unwrap_or_default())

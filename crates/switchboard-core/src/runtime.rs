@@ -261,27 +261,29 @@ impl TaskRuntime {
         let prepared = (!changes.is_empty()).then(|| Self::prepare_all(&st, changes));
         let (first, published, change_result) = match prepared {
             Some(Ok((next, events))) => {
-                let mut all = Vec::with_capacity(events.len() + 1);
-                all.push(first);
-                all.extend(events);
-                timed_commit(rt.store.commit_events(&next.record, &all)).await?;
-                count_transitions(None, &all);
+                // Committed as the `Arc`s the bus then carries (a store that
+                // keeps events in memory keeps these, not copies).
+                let mut all = logged_from(1, std::iter::once(first).chain(events));
+                timed_commit(rt.store.commit_shared(&next.record, &all)).await?;
+                count_transitions(None, all.iter().map(|e| &e.event));
                 switchboard_telemetry::trace::remember_origin(&rt.key.1);
-                let mut all = all.into_iter();
-                let first = all.next();
-                let logged = logged_from(2, all);
+                let logged = all.split_off(1);
+                // The snapshot handed back: moved out unless the store kept it.
+                let first = all
+                    .pop()
+                    .map(|e| Arc::try_unwrap(e).map_or_else(|e| e.event.clone(), |e| e.event));
                 *st = next;
                 rt.known_seq.store(st.record.last_seq, Ordering::Release);
                 (first, logged, Some(Ok(())))
             }
             Some(Err(e)) => {
                 timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
-                count_transitions(None, std::slice::from_ref(&first));
+                count_transitions(None, std::iter::once(&first));
                 (Some(first), Vec::new(), Some(Err(e)))
             }
             None => {
                 timed_commit(rt.store.commit(&st.record, Some(&first))).await?;
-                count_transitions(None, std::slice::from_ref(&first));
+                count_transitions(None, std::iter::once(&first));
                 (Some(first), Vec::new(), None)
             }
         };
@@ -437,17 +439,18 @@ impl TaskRuntime {
         event: StreamResponse,
     ) -> Result<(), EmitError> {
         rec.last_seq += 1;
-        timed_commit(self.store.commit(&rec, Some(&event))).await?;
-        count_transitions(
-            Some(st.record.task.status.state),
-            std::slice::from_ref(&event),
-        );
-        switchboard_telemetry::trace::remember_origin(&self.key.1);
-        self.known_seq.store(rec.last_seq, Ordering::Release);
         let logged = Arc::new(LoggedEvent {
             seq: rec.last_seq,
             event,
         });
+        timed_commit(
+            self.store
+                .commit_shared(&rec, std::slice::from_ref(&logged)),
+        )
+        .await?;
+        count_transitions(Some(st.record.task.status.state), [&logged.event]);
+        switchboard_telemetry::trace::remember_origin(&self.key.1);
+        self.known_seq.store(rec.last_seq, Ordering::Release);
         st.record = rec;
         // No receivers is fine: nobody is watching right now.
         let _ = self.bus.send(logged);
@@ -477,14 +480,17 @@ impl TaskRuntime {
             let retry =
                 (self.registry.shared && attempt < MAX_CONFLICT_RETRIES).then(|| changes.clone());
             let (next, events) = Self::prepare_all(&st, changes)?;
-            match timed_commit(self.store.commit_events(&next.record, &events)).await {
+            let logged = logged_from(st.record.last_seq + 1, events);
+            match timed_commit(self.store.commit_shared(&next.record, &logged)).await {
                 Ok(()) => {
-                    count_transitions(Some(st.record.task.status.state), &events);
+                    count_transitions(
+                        Some(st.record.task.status.state),
+                        logged.iter().map(|e| &e.event),
+                    );
                     switchboard_telemetry::trace::remember_origin(&self.key.1);
-                    let first_seq = st.record.last_seq + 1;
                     *st = next;
                     self.known_seq.store(st.record.last_seq, Ordering::Release);
-                    for logged in logged_from(first_seq, events) {
+                    for logged in logged {
                         // No receivers is fine: nobody is watching right now.
                         let _ = self.bus.send(logged);
                     }
@@ -789,7 +795,10 @@ async fn timed_commit<T>(commit: impl std::future::Future<Output = T>) -> T {
 /// state before them; `None` for a new task), for
 /// `switchboard_task_transitions_total`: a status update that keeps the
 /// state is no transition.
-fn count_transitions(mut from: Option<TaskState>, events: &[StreamResponse]) {
+fn count_transitions<'e>(
+    mut from: Option<TaskState>,
+    events: impl IntoIterator<Item = &'e StreamResponse>,
+) {
     for event in events {
         if let Some(to) = event.state()
             && from != Some(to)

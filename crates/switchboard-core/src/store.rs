@@ -106,6 +106,26 @@ pub struct LoggedEvent {
     pub event: StreamResponse,
 }
 
+/// An event as a store is handed it: plain ([`TaskStore::commit_events`]) or
+/// numbered and shared ([`TaskStore::commit_shared`]), so one encoder serves
+/// both.
+pub trait StoredEvent: Send + Sync {
+    /// The event itself.
+    fn event(&self) -> &StreamResponse;
+}
+
+impl StoredEvent for StreamResponse {
+    fn event(&self) -> &StreamResponse {
+        self
+    }
+}
+
+impl StoredEvent for Arc<LoggedEvent> {
+    fn event(&self) -> &StreamResponse {
+        &self.event
+    }
+}
+
 /// A position in the ListTasks order: status time descending, then id descending.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListCursor {
@@ -236,6 +256,21 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError>;
+
+    /// [`commit_events`](Self::commit_events) for events the engine has
+    /// already numbered and shares with the task's subscribers (the same
+    /// `Arc`s go out on its bus); `events[i].seq` is what `commit_events`
+    /// would give the `i`-th. The default commits copies of their payloads;
+    /// a store that keeps events in memory keeps the `Arc`s themselves, and
+    /// one that encodes events reads them where they are.
+    async fn commit_shared(
+        &self,
+        record: &TaskRecord,
+        events: &[Arc<LoggedEvent>],
+    ) -> Result<(), StoreError> {
+        let events: Vec<StreamResponse> = events.iter().map(|e| e.event.clone()).collect();
+        self.commit_events(record, &events).await
+    }
 
     /// Atomically stores the snapshot and, if given, appends the event: the
     /// common one-event form of [`commit_events`](Self::commit_events).

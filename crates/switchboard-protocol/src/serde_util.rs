@@ -23,8 +23,12 @@ pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
 /// rest of writing the event's status; this writes the digits directly.
 fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
     use chrono::{Datelike, Timelike};
-    let year = u32::try_from(ts.year()).ok().filter(|y| *y <= 9999)?;
-    let nanos = ts.nanosecond();
+    // The accessors of a `DateTime` each convert it to local time first
+    // (even for UTC); the naive parts are read directly.
+    let naive = ts.naive_utc();
+    let (date, time) = (naive.date(), naive.time());
+    let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999)?;
+    let nanos = time.nanosecond();
     if nanos >= 1_000_000_000 {
         return None;
     }
@@ -37,11 +41,11 @@ fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
         }
     };
     put(0, 4, year);
-    put(5, 2, ts.month());
-    put(8, 2, ts.day());
-    put(11, 2, ts.hour());
-    put(14, 2, ts.minute());
-    put(17, 2, ts.second());
+    put(5, 2, date.month());
+    put(8, 2, date.day());
+    put(11, 2, time.hour());
+    put(14, 2, time.minute());
+    put(17, 2, time.second());
     put(20, 3, nanos / 1_000_000);
     Some(out)
 }

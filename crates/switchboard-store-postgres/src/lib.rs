@@ -211,6 +211,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -222,7 +223,8 @@ use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow, db_limit, from_split};
 use switchboard_core::store::{seq_to_i64, to_micros};
 use switchboard_core::{
-    EventQuery, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    EventQuery, LoggedEvent, Retention, StoreError, StoredEvent, TaskPage, TaskQuery, TaskRecord,
+    TaskStore,
 };
 use switchboard_protocol::{StreamResponse, TaskState};
 
@@ -529,9 +531,9 @@ pub(crate) struct TaskRow {
 }
 
 impl TaskRow {
-    fn encode(
+    fn encode<E: StoredEvent>(
         record: &TaskRecord,
-        events: &[StreamResponse],
+        events: &[E],
         quota: &StorageQuota,
     ) -> Result<Self, StoreError> {
         let id = &record.task.id;
@@ -542,6 +544,7 @@ impl TaskRow {
         let mut event_status_nanos = Vec::with_capacity(events.len());
         let mut event_is_task = Vec::with_capacity(events.len());
         for (event, seq) in events.iter().zip(record.first_event_seq(events.len())..) {
+            let event = event.event();
             event_seqs.push(seq_to_i64(seq, id)?);
             event_jsons.push(serde_json::to_string(event).map_err(|e| {
                 StoreError::Backend(format!("encoding event {seq} of task {id}: {e}"))
@@ -922,24 +925,12 @@ fn push_filters(qb: &mut QueryBuilder<Postgres>, q: &TaskQuery) {
     }
 }
 
-#[async_trait]
-impl TaskStore for PgStore {
-    /// The `health` module: reachable, migrated, and (a replica) its lease renewed.
-    async fn health(&self) -> Result<(), StoreError> {
-        health::check(&self.pool, &MIGRATOR, self.replica.as_ref(), &self.writes).await
-    }
-
-    /// Push configs and the outbox live beside the tasks.
-    fn push_store(
-        self: std::sync::Arc<Self>,
-    ) -> Option<std::sync::Arc<dyn switchboard_core::PushStore>> {
-        Some(self)
-    }
-
-    async fn commit_events(
+impl PgStore {
+    /// Both commits: the events are encoded where they are.
+    async fn commit_encoded<E: StoredEvent>(
         &self,
         record: &TaskRecord,
-        events: &[StreamResponse],
+        events: &[E],
     ) -> Result<(), StoreError> {
         let row = TaskRow::encode(record, events, &self.quota)?;
         // A task being worked on is leased to this replica; see `cluster`.
@@ -1033,6 +1024,37 @@ impl TaskStore for PgStore {
             expected: u64::try_from(expected).unwrap_or(0),
             found: u64::try_from(found.unwrap_or(0)).unwrap_or(0),
         })
+    }
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    /// The `health` module: reachable, migrated, and (a replica) its lease renewed.
+    async fn health(&self) -> Result<(), StoreError> {
+        health::check(&self.pool, &MIGRATOR, self.replica.as_ref(), &self.writes).await
+    }
+
+    /// Push configs and the outbox live beside the tasks.
+    fn push_store(
+        self: std::sync::Arc<Self>,
+    ) -> Option<std::sync::Arc<dyn switchboard_core::PushStore>> {
+        Some(self)
+    }
+
+    async fn commit_events(
+        &self,
+        record: &TaskRecord,
+        events: &[StreamResponse],
+    ) -> Result<(), StoreError> {
+        self.commit_encoded(record, events).await
+    }
+
+    async fn commit_shared(
+        &self,
+        record: &TaskRecord,
+        events: &[Arc<LoggedEvent>],
+    ) -> Result<(), StoreError> {
+        self.commit_encoded(record, events).await
     }
 
     async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {

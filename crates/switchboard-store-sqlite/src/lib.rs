@@ -200,6 +200,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -213,7 +214,8 @@ use switchboard_core::store::quota::{self, StorageQuota};
 use switchboard_core::store::rows::{self, SqlRow};
 use switchboard_core::store::{backend, seq_to_i64, to_micros};
 use switchboard_core::{
-    EventQuery, LoggedEvent, Retention, StoreError, TaskPage, TaskQuery, TaskRecord, TaskStore,
+    EventQuery, LoggedEvent, Retention, StoreError, StoredEvent, TaskPage, TaskQuery, TaskRecord,
+    TaskStore,
 };
 use switchboard_protocol::StreamResponse;
 use tokio::sync::{mpsc, oneshot};
@@ -544,9 +546,9 @@ struct EventRow {
 }
 
 impl TaskRow {
-    fn encode(
+    fn encode<E: StoredEvent>(
         record: &TaskRecord,
-        events: &[StreamResponse],
+        events: &[E],
         quota: &StorageQuota,
     ) -> Result<Self, StoreError> {
         let id = &record.task.id;
@@ -555,6 +557,7 @@ impl TaskRow {
             .iter()
             .zip(record.first_event_seq(events.len())..)
             .map(|(event, seq)| {
+                let event = event.event();
                 Ok(EventRow {
                     seq: seq_to_i64(seq, id)?,
                     json: serde_json::to_string(event).map_err(|e| {
@@ -1237,6 +1240,33 @@ fn push_filters(qb: &mut QueryBuilder<Sqlite>, q: &TaskQuery) {
     }
 }
 
+impl SqliteStore {
+    /// Both commits: the events are encoded where they are.
+    async fn commit_encoded<E: StoredEvent>(
+        &self,
+        record: &TaskRecord,
+        events: &[E],
+    ) -> Result<(), StoreError> {
+        let row = TaskRow::encode(record, events, &self.quota)?;
+        let (reply, result) = oneshot::channel();
+        let stopped = || {
+            StoreError::Backend(format!(
+                "the SQLite writer for {:?} has stopped",
+                self.location
+            ))
+        };
+        self.writes
+            .send(Job { row, reply })
+            .await
+            .map_err(|_| stopped())?;
+        result.await.map_err(|_| stopped())??;
+        if !events.is_empty() {
+            self.push.committed(&record.tenant, &record.task.id);
+        }
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl TaskStore for SqliteStore {
     fn take_abandoned_runs(&self) -> Vec<(String, String)> {
@@ -1277,23 +1307,15 @@ impl TaskStore for SqliteStore {
         record: &TaskRecord,
         events: &[StreamResponse],
     ) -> Result<(), StoreError> {
-        let row = TaskRow::encode(record, events, &self.quota)?;
-        let (reply, result) = oneshot::channel();
-        let stopped = || {
-            StoreError::Backend(format!(
-                "the SQLite writer for {:?} has stopped",
-                self.location
-            ))
-        };
-        self.writes
-            .send(Job { row, reply })
-            .await
-            .map_err(|_| stopped())?;
-        result.await.map_err(|_| stopped())??;
-        if !events.is_empty() {
-            self.push.committed(&record.tenant, &record.task.id);
-        }
-        Ok(())
+        self.commit_encoded(record, events).await
+    }
+
+    async fn commit_shared(
+        &self,
+        record: &TaskRecord,
+        events: &[Arc<LoggedEvent>],
+    ) -> Result<(), StoreError> {
+        self.commit_encoded(record, events).await
     }
 
     async fn purge(&self, retention: &Retention, now: DateTime<Utc>) -> Result<u64, StoreError> {

@@ -139,8 +139,11 @@ where
 /// 0–9999 or a leap second (not a fixed-width form) is left to chrono.
 fn push_timestamp(out: &mut String, now: chrono::DateTime<chrono::Utc>) {
     use chrono::{Datelike, Timelike};
-    let year = u32::try_from(now.year()).ok().filter(|y| *y <= 9999);
-    let nanos = now.nanosecond();
+    // A `DateTime`'s accessors each convert it to local time first.
+    let naive = now.naive_utc();
+    let (date, time) = (naive.date(), naive.time());
+    let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999);
+    let nanos = time.nanosecond();
     let Some(year) = year.filter(|_| nanos < 1_000_000_000) else {
         let _ = write!(out, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
         return;
@@ -154,11 +157,11 @@ fn push_timestamp(out: &mut String, now: chrono::DateTime<chrono::Utc>) {
         }
     };
     put(0, 4, year);
-    put(5, 2, now.month());
-    put(8, 2, now.day());
-    put(11, 2, now.hour());
-    put(14, 2, now.minute());
-    put(17, 2, now.second());
+    put(5, 2, date.month());
+    put(8, 2, date.day());
+    put(11, 2, time.hour());
+    put(14, 2, time.minute());
+    put(17, 2, time.second());
     put(20, 6, nanos / 1_000);
     out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
 }
