@@ -21,8 +21,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use http::{HeaderValue, header};
@@ -54,6 +53,49 @@ impl SseFrame {
         }
     }
 
+    /// The frame in the SSE format: its `event:` and `id:` lines, the
+    /// payload as one `data:` line per line it has (a CR, an LF or a CRLF
+    /// ends one), and the blank line that ends the event. A line break in
+    /// the name or the id, which would end the field early, is left out.
+    pub fn encode(&self) -> Bytes {
+        fn field(out: &mut Vec<u8>, name: &[u8], value: &str) {
+            out.extend_from_slice(name);
+            out.extend(value.bytes().filter(|b| !matches!(b, b'\r' | b'\n')));
+            out.push(b'\n');
+        }
+        let mut out = Vec::with_capacity(self.data.len() + 32);
+        if let Some(name) = self.event {
+            field(&mut out, b"event: ", name);
+        }
+        if let Some(id) = &self.id {
+            field(&mut out, b"id: ", id);
+        }
+        let data = self.data.as_bytes();
+        if !data.iter().any(|b| matches!(b, b'\r' | b'\n')) {
+            // Every A2A event: compact JSON has no raw line breaks.
+            out.extend_from_slice(b"data: ");
+            out.extend_from_slice(data);
+            out.push(b'\n');
+        } else {
+            let mut rest = data;
+            loop {
+                let end = rest.iter().position(|b| matches!(b, b'\r' | b'\n'));
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(&rest[..end.unwrap_or(rest.len())]);
+                out.push(b'\n');
+                let Some(end) = end else { break };
+                let skip = if rest[end..].starts_with(b"\r\n") {
+                    2
+                } else {
+                    1
+                };
+                rest = &rest[end + skip..];
+            }
+        }
+        out.push(b'\n');
+        Bytes::from(out)
+    }
+
     /// A named event without an id (e.g. `error`).
     pub fn named(event: &'static str, data: String) -> Self {
         SseFrame {
@@ -70,22 +112,8 @@ pub fn sse_response<S>(frames: S, extra: &[(&'static str, String)]) -> Response
 where
     S: Stream<Item = SseFrame> + Send + 'static,
 {
-    let events = frames.map(|frame| {
-        // Field lines in the usual order: event, id, then the data.
-        let mut event = Event::default();
-        if let Some(name) = frame.event {
-            event = event.event(name);
-        }
-        if let Some(id) = frame.id {
-            event = event.id(id);
-        }
-        Ok::<_, Infallible>(event.data(frame.data))
-    });
-    let mut resp = Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response();
-    add_headers(&mut resp, extra);
-    resp
+    // Each frame encoded once, straight into the bytes that are sent.
+    sse_encoded_response(frames.map(|frame| frame.encode()), extra)
 }
 
 /// An SSE answer (`200`, `text/event-stream`) sending `chunks`, each one
@@ -176,6 +204,28 @@ mod tests {
 
     /// An encoded stream that goes quiet gets the keep-alive comment after
     /// [`KEEP_ALIVE`] of silence, again and again, and its chunks as they come.
+    #[test]
+    fn frames_are_encoded_as_the_sse_format_wants() {
+        let frame = SseFrame::data(Some("7".into()), r#"{"a":"b\nc"}"#.into());
+        assert_eq!(&frame.encode()[..], b"id: 7\ndata: {\"a\":\"b\\nc\"}\n\n");
+        let frame = SseFrame::named("error", "x".into());
+        assert_eq!(&frame.encode()[..], b"event: error\ndata: x\n\n");
+        // A payload's line breaks (LF, CR, CRLF) each start a data line;
+        // an empty payload is one empty data line.
+        let frame = SseFrame::data(None, "one\ntwo\r\nthree\rfour\n".into());
+        assert_eq!(
+            &frame.encode()[..],
+            b"data: one\ndata: two\ndata: three\ndata: four\ndata: \n\n"
+        );
+        assert_eq!(
+            &SseFrame::data(None, String::new()).encode()[..],
+            b"data: \n\n"
+        );
+        // A line break cannot end the id or the name early.
+        let frame = SseFrame::data(Some("1\r\nevent: x".into()), "y".into());
+        assert_eq!(&frame.encode()[..], b"id: 1event: x\ndata: y\n\n");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn an_idle_encoded_stream_sends_keep_alive_comments() {
         let frame = Bytes::from_static(b"id: 1\ndata: {}\n\n");
