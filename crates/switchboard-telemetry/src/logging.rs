@@ -77,13 +77,16 @@ pub fn init_with(
         LogFormat::Text => false,
         LogFormat::Auto => !terminal,
     };
-    let writer = tracing_subscriber::fmt::layer()
-        .with_writer(BackgroundWriter::stderr())
-        .with_ansi(terminal && !json);
     let writer = if json {
-        writer.event_format(JsonLines).with_filter(filter).boxed()
+        JsonLayer(BackgroundWriter::stderr())
+            .with_filter(filter)
+            .boxed()
     } else {
-        writer.with_filter(filter).boxed()
+        tracing_subscriber::fmt::layer()
+            .with_writer(BackgroundWriter::stderr())
+            .with_ansi(terminal)
+            .with_filter(filter)
+            .boxed()
     };
     let _ = tracing_subscriber::registry()
         .with(extra)
@@ -106,31 +109,57 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        // Written straight into one string: every request logs a line, and
-        // building a JSON map of owned strings first cost more than the
-        // request's own work.
-        let meta = event.metadata();
-        let mut line = JsonLine(String::with_capacity(256));
-        line.0.push_str("{\"timestamp\":\"");
-        push_timestamp(&mut line.0, chrono::Utc::now());
-        line.0.push('"');
-        line.str_field("level", meta.level().as_str());
-        line.str_field("target", meta.target());
-        if let Some(scope) = ctx.event_scope() {
-            line.key("spans");
-            line.0.push('[');
-            for (i, span) in scope.from_root().enumerate() {
-                if i > 0 {
-                    line.0.push(',');
-                }
-                line.string(span.name());
-            }
-            line.0.push(']');
-        }
-        event.record(&mut line);
-        line.0.push_str("}\n");
-        writer.write_str(&line.0)
+        let spans = ctx.event_scope().map(|scope| scope.from_root());
+        writer.write_str(&json_line(
+            event,
+            spans.into_iter().flatten().map(|s| s.name()),
+        ))
     }
+}
+
+/// The [`JsonLines`] form as a layer of its own, handing each line to the
+/// [`BackgroundWriter`] as it is: what [`init`] installs for JSON. (The
+/// formatting layer would copy the line into a buffer of its own, and the
+/// writer copy it again.)
+struct JsonLayer(BackgroundWriter);
+
+impl<S> Layer<S> for JsonLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_event(&self, event: &Event<'_>, ctx: tracing_subscriber::layer::Context<'_, S>) {
+        let spans = ctx.event_scope(event).map(|scope| scope.from_root());
+        let line = json_line(event, spans.into_iter().flatten().map(|s| s.name()));
+        self.0.send(line.into_bytes());
+    }
+}
+
+/// One event as a JSON object on one line (newline included): written
+/// straight into one string, since every request logs a line and building a
+/// JSON map of owned strings first cost more than the request's own work.
+fn json_line<'a>(event: &Event<'_>, spans: impl Iterator<Item = &'a str>) -> String {
+    let meta = event.metadata();
+    let mut line = JsonLine(String::with_capacity(320));
+    line.0.push_str("{\"timestamp\":\"");
+    push_timestamp(&mut line.0, chrono::Utc::now());
+    line.0.push('"');
+    line.str_field("level", meta.level().as_str());
+    line.str_field("target", meta.target());
+    let mut spans = spans.peekable();
+    if spans.peek().is_some() {
+        line.key("spans");
+        line.0.push('[');
+        for (i, span) in spans.enumerate() {
+            if i > 0 {
+                line.0.push(',');
+            }
+            line.string(span);
+        }
+        line.0.push(']');
+    }
+    event.record(&mut line);
+    line.0.push_str("}\n");
+    line.0
 }
 
 /// Appends `now` as `YYYY-MM-DDTHH:MM:SS.ffffffZ`. Every request logs a
@@ -386,6 +415,24 @@ impl BackgroundWriter {
         BackgroundWriter { queue, dropped }
     }
 
+    /// Queues one whole line (dropped, and counted, when the queue is
+    /// full; written in place when the thread is gone).
+    fn send(&self, line: Vec<u8>) {
+        use std::sync::mpsc::TrySendError;
+        match self.queue.try_send(Item::Line(line)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Err(TrySendError::Disconnected(Item::Line(line))) => {
+                // Errors writing stderr have nowhere to be reported.
+                let _ = std::io::stderr().write_all(&line);
+            }
+            Err(TrySendError::Disconnected(Item::Flush(_))) => {}
+        }
+    }
+
     /// Writes out everything queued before this call, waiting at most
     /// `within`.
     fn flush(&self, within: std::time::Duration) {
@@ -410,17 +457,7 @@ pub struct LineWriter<'a>(&'a BackgroundWriter);
 
 impl std::io::Write for LineWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        use std::sync::mpsc::TrySendError;
-        match self.0.queue.try_send(Item::Line(buf.to_vec())) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.0
-                    .dropped
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            // The thread is gone (or never started): write in place.
-            Err(TrySendError::Disconnected(_)) => std::io::stderr().write_all(buf)?,
-        }
+        self.0.send(buf.to_vec());
         Ok(buf.len())
     }
 
@@ -490,6 +527,35 @@ mod writer_tests {
             push_timestamp(&mut mine, at);
             assert_eq!(mine, at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string());
         }
+    }
+
+    #[test]
+    fn the_json_layer_writes_one_object_per_event() {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let sink = Sink::default();
+        let s = sink.clone();
+        let writer = BackgroundWriter::spawn(64, move || s);
+        let subscriber = tracing_subscriber::registry().with(JsonLayer(writer.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("outer");
+            let _entered = span.enter();
+            tracing::info!(target: "switchboard::access", path = "/a\"b", status = 200_u64, "request");
+            tracing::warn!("plain");
+        });
+        writer.flush(std::time::Duration::from_secs(10));
+        let out = text(&sink);
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert_eq!(lines[0]["target"], "switchboard::access");
+        assert_eq!(lines[0]["spans"], serde_json::json!(["outer"]));
+        assert_eq!(lines[0]["path"], "/a\"b");
+        assert_eq!(lines[0]["status"], 200);
+        assert_eq!(lines[0]["message"], "request");
+        assert_eq!(lines[1]["level"], "WARN");
+        assert_eq!(lines[1]["message"], "plain");
     }
 
     #[test]
