@@ -312,6 +312,29 @@ impl ClientBuilder {
         Ok((card_url.to_string(), document))
     }
 
+    /// The agents the server at `url` (its base URL, or an agent's card
+    /// URL at its root) hosts, from its `GET /agents` listing (see
+    /// [`crate::directory`]): `None` when it has no listing (404), as a
+    /// server with one agent, or one that is not switchboard's.
+    pub async fn list_agents(
+        &self,
+        url: &str,
+    ) -> Result<Option<Vec<crate::directory::ListedAgent>>, ClientError> {
+        let http = self.http()?;
+        let base = crate::directory::server_base(url);
+        let listing = format!("{base}{}", crate::directory::DIRECTORY_PATH);
+        let listing = reqwest::Url::parse(&listing)
+            .map_err(|e| ClientError::Config(format!("invalid server URL {url:?}: {e}")))?;
+        let body = match get_json_body(&http, listing.clone(), "application/json").await {
+            Ok(body) => body,
+            Err(ClientError::Http { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let directory: crate::directory::Directory = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("agent listing at {listing}: {e}")))?;
+        Ok(Some(directory.agents))
+    }
+
     /// Verifies `card` as [`verify_card`](Self::verify_card) asked, if it did.
     async fn check_signature(
         &self,
