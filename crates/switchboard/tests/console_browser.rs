@@ -4,15 +4,24 @@
 //! The browser tests drive real headless Chromium (Debian's `chromium`)
 //! through `interop/console/drive.mjs` (npm `playwright-core`, `axe-core`,
 //! installed by `interop/console/setup.sh`, which `interop/setup.sh` runs):
-//! every flow against the demo agent, and the official Python sample behind
-//! `switchboard console --agent`. Their screenshots go to `docs/console/`.
+//! every flow against the demo agent, the agent picker of a `serve` with
+//! several agents, and the official Python sample behind `switchboard
+//! console --agent`.
+//!
+//! Screenshots: each run writes them under the target directory
+//! (`target/tmp/console-screenshots/`), so running the tests leaves the work
+//! tree as it was. `SWITCHBOARD_UPDATE_SCREENSHOTS=1` writes them into
+//! `docs/console/` instead, where the README links them: set it to refresh
+//! the committed ones after a change to the page.
+//!
 //! Without Chromium or the npm packages they are skipped with a message,
 //! unless `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI), which makes that
 //! a failure.
 //!
 //! The API tests need no browser: the gate in front of the console's API,
-//! `--no-console`, each caller's own tasks, and a remote agent reached over
-//! gRPC and over A2A 0.3 through `switchboard console`.
+//! `--no-console`, each caller's own tasks, the agents a picker may reach
+//! (and every other path refused), and a remote agent reached over gRPC and
+//! over A2A 0.3 through `switchboard console`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -40,11 +49,72 @@ fn browser() -> Option<std::path::PathBuf> {
     Some(node)
 }
 
+/// Where the browser tests save their screenshots (see the module docs).
 fn screenshots() -> String {
-    proc::repo_root()
-        .join("docs/console")
+    screenshot_dir(std::env::var_os("SWITCHBOARD_UPDATE_SCREENSHOTS").as_deref())
         .to_string_lossy()
         .into_owned()
+}
+
+/// `docs/console/` when `update` is `1`, else a directory under the
+/// target directory.
+fn screenshot_dir(update: Option<&std::ffi::OsStr>) -> std::path::PathBuf {
+    if update.is_some_and(|v| v == "1") {
+        proc::repo_root().join("docs/console")
+    } else {
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots")
+    }
+}
+
+#[test]
+fn screenshots_go_to_the_docs_only_when_asked() {
+    let docs = proc::repo_root().join("docs/console");
+    assert_eq!(screenshot_dir(Some("1".as_ref())), docs);
+    for other in [None, Some("0".as_ref()), Some("".as_ref())] {
+        let dir = screenshot_dir(other);
+        assert_ne!(dir, docs, "{other:?}");
+        assert!(
+            dir.starts_with(proc::repo_root().join("target"))
+                || !dir.starts_with(proc::repo_root()),
+            "{} is not under the target directory",
+            dir.display()
+        );
+    }
+}
+
+/// A `serve` config with the demo at `/`, a second demo at `/demo` and an
+/// echo agent at `/echo`.
+const TWO_AGENTS: &str = r#"
+agent = "demo"
+
+[[agents]]
+name = "demo agent"
+path = "/demo"
+runtime = "demo"
+description = "The demo agent, under a prefix"
+
+[[agents]]
+name = "echo agent"
+path = "/echo"
+runtime = "echo-task"
+description = "Echoes what you send, as a task"
+"#;
+
+#[test]
+fn the_console_picks_each_agent_of_serve_in_a_browser() {
+    let Some(node) = browser() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let serve = proc::Serve::start_configured(dir.path(), "agents", "memory", TWO_AGENTS, &[]);
+    let url = format!("{}/console/", serve.base());
+    let out = proc::run_interop_driver(
+        &node,
+        "interop/console/drive.mjs",
+        &["agents", &url, &screenshots()],
+        5,
+    );
+    assert!(out.contains("ok - keyboard alone picks /echo"), "{out}");
 }
 
 #[test]
@@ -217,6 +287,124 @@ async fn serve_gates_the_console_api_and_shows_each_caller_its_own_tasks() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["result"]["issues"], json!([]), "{body}");
     assert_eq!(body["result"]["signature"]["status"], "unsigned");
+}
+
+#[tokio::test]
+async fn the_console_reaches_the_listed_agents_only_with_the_callers_credentials() {
+    let keys = format!("{}=alice,{}=bob", hash_api_key(ALICE), hash_api_key(BOB));
+    let dir = tempfile::tempdir().unwrap();
+    let serve = proc::Serve::start_configured(
+        dir.path(),
+        "agents",
+        "memory",
+        TWO_AGENTS,
+        &["--api-key-hash", &keys],
+    );
+    let base = serve.base();
+    let alice = ("x-api-key", ALICE);
+    let (status, body) = api(
+        reqwest::Method::GET,
+        &format!("{base}/console/api/agents"),
+        &[alice],
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Vec<(&str, &str)> = body["result"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["path"].as_str().unwrap(), a["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("/", "switchboard demo"),
+            ("/demo", "demo agent"),
+            ("/echo", "echo agent")
+        ]
+    );
+
+    // Alice's message to the echo agent goes to its own URL…
+    let events = send_stream(
+        &base,
+        "hello echo",
+        &[alice, ("x-switchboard-agent", "/echo")],
+    )
+    .await;
+    assert_eq!(events[0].0, "interface", "{events:?}");
+    let url = events[0].1["url"].as_str().unwrap();
+    assert!(url.trim_end_matches('/').ends_with("/echo"), "{url}");
+    let task = events
+        .iter()
+        .find_map(|(n, v)| {
+            (n == "event")
+                .then(|| v["event"]["task"]["id"].as_str())
+                .flatten()
+        })
+        .expect("a task")
+        .to_owned();
+    // …and its card, tasks and task are the echo agent's, as Alice.
+    let at = |agent: &'static str, who: &'static str| {
+        [("x-api-key", who), ("x-switchboard-agent", agent)]
+    };
+    let card = format!("{base}/console/api/card");
+    let (status, body) = api(reqwest::Method::GET, &card, &at("/echo", ALICE), None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["card"]["name"], "echo agent");
+    let tasks = format!("{base}/console/api/tasks");
+    let ids = |body: &Value| -> Vec<String> {
+        body["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, body) = api(reqwest::Method::GET, &tasks, &at("/echo", ALICE), None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(ids(&body), std::slice::from_ref(&task));
+    // Another agent does not have it; another caller does not see it.
+    for (agent, who) in [("/demo", ALICE), ("/", ALICE), ("/echo", BOB)] {
+        let (status, body) = api(reqwest::Method::GET, &tasks, &at(agent, who), None).await;
+        assert_eq!(status, 200, "{agent} as {who}: {body}");
+        assert!(ids(&body).is_empty(), "{agent} as {who}: {body}");
+    }
+    let one = format!("{base}/console/api/tasks/{task}");
+    let (status, body) = api(reqwest::Method::GET, &one, &at("/demo", ALICE), None).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["error"]["code"], -32001, "TaskNotFound: {body}");
+    // Without credentials the picked agent's gate refuses the caller.
+    let (status, _) = api(
+        reqwest::Method::GET,
+        &tasks,
+        &[("x-switchboard-agent", "/echo")],
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+
+    // No open relay: a path the server does not list, or anything else,
+    // reaches nothing.
+    for agent in [
+        "/nope",
+        "/echo/",
+        "/echo/../demo",
+        "//127.0.0.1:9/",
+        "http://127.0.0.1:9",
+        "@127.0.0.1:9",
+    ] {
+        let headers = [alice, ("x-switchboard-agent", agent)];
+        let (status, body) = api(reqwest::Method::GET, &tasks, &headers, None).await;
+        assert_eq!(status, 404, "{agent}: {body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no agent at"),
+            "{agent}: {body}"
+        );
+    }
 }
 
 #[tokio::test]
