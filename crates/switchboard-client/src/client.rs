@@ -421,6 +421,7 @@ impl ClientBuilder {
             client,
             headers,
             timeout: self.timeout,
+            #[cfg(feature = "grpc")]
             roots: self.roots.clone(),
             tokens,
         })
@@ -1001,10 +1002,13 @@ mod tests {
         let got = select_versioned(&card, &[], &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
         assert_eq!(got.url, "http://h/v1");
         // gRPC: 1.x by default, the 0.3 service when 0.3 is asked for.
-        let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
-        assert_eq!(got.url, "h:2");
-        let got = select_versioned(&card, &["0.3".into()], &["GRPC".into()]).unwrap();
-        assert_eq!(got.url, "h:3");
+        #[cfg(feature = "grpc")]
+        {
+            let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
+            assert_eq!(got.url, "h:2");
+            let got = select_versioned(&card, &["0.3".into()], &["GRPC".into()]).unwrap();
+            assert_eq!(got.url, "h:3");
+        }
         let got = select_versioned(&card, &["0.3".into()], &[]).unwrap();
         assert_eq!(got.url, "http://h/v03");
         let got = select_versioned(&card, &["0.3".into(), "1.0".into()], &[]).unwrap();
@@ -1013,6 +1017,26 @@ mod tests {
         // Card order still decides among bindings of one version.
         let got = select_interface(&card, &[]).unwrap();
         assert_eq!(got.url, "http://h/v03");
+    }
+
+    /// Without the `grpc` feature, gRPC interfaces are not usable: a card's
+    /// other bindings are picked before them, and a gRPC-only card has no
+    /// interface for this client.
+    #[cfg(not(feature = "grpc"))]
+    #[test]
+    fn without_grpc_grpc_interfaces_are_passed_over() {
+        let card = card_with(vec![
+            iface("GRPC", "1.0", "h:2"),
+            iface("JSONRPC", "1.0", "http://h/v1"),
+        ]);
+        let got = select_versioned(&card, &[], &["GRPC".into(), "JSONRPC".into()]).unwrap();
+        assert_eq!(got.url, "http://h/v1");
+        let only = card_with(vec![iface("GRPC", "1.0", "h:2")]);
+        let err = ClientBuilder::new().from_card(only).unwrap_err();
+        assert!(
+            matches!(err, ClientError::NoSupportedInterface { .. }),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -8,19 +8,22 @@
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
 //!   Both are [`HttpBinding`]s: the request goes out as its 1.0 JSON params
 //!   and the answer is read back from 1.0 JSON, once for both, here.
-//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0),
-//!   typed: each operation's prost messages through `switchboard_proto`.
+//! * `grpc` (feature `grpc`, default): gRPC (`lf.a2a.v1.A2AService`) on
+//!   tonic, server streams (A2A 1.0), typed: each operation's prost messages
+//!   through `switchboard_proto`.
 //! * [`v03`]: A2A 0.3 over JSON-RPC and HTTP+JSON: [`jsonrpc`] and [`rest`]
 //!   in 0.3 mode, translating 1.0 ⇄ 0.3 JSON at the edge.
-//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), typed like
-//!   [`grpc`] and on its connection code.
+//! * `grpc_v03` (feature `grpc`): A2A 0.3 over gRPC (`a2a.v1.A2AService`),
+//!   typed like `grpc` and on its connection code.
 //!
 //! Another binding is one more module here: implement [`Transport`] (or
 //! [`HttpBinding`], for one over HTTP that speaks JSON) and add one
 //! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
 //! handling and stream termination stay in the client.
 
+#[cfg(feature = "grpc")]
 pub(crate) mod grpc;
+#[cfg(feature = "grpc")]
 pub(crate) mod grpc_v03;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
@@ -336,6 +339,7 @@ pub(crate) struct Http {
     pub timeout: Option<Duration>,
     /// The CAs `https` servers are checked against (gRPC builds its TLS
     /// from them).
+    #[cfg(feature = "grpc")]
     pub roots: crate::tls::TrustedRoots,
     /// OAuth 2.0 access tokens, when the client uses them (see [`crate::oauth`]).
     pub tokens: Option<std::sync::Arc<crate::oauth::TokenSource>>,
@@ -600,9 +604,11 @@ impl fmt::Debug for TransportFactory {
 pub(crate) static FACTORIES: &[TransportFactory] = &[
     TransportFactory::http::<JsonRpcTransport, false>(BINDING_JSONRPC),
     TransportFactory::http::<RestTransport, false>(BINDING_HTTP_JSON),
+    #[cfg(feature = "grpc")]
     grpc::FACTORY,
     TransportFactory::http::<JsonRpcTransport, true>(BINDING_JSONRPC),
     TransportFactory::http::<RestTransport, true>(BINDING_HTTP_JSON),
+    #[cfg(feature = "grpc")]
     grpc_v03::FACTORY,
 ];
 
