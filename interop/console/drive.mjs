@@ -283,6 +283,13 @@ if (mode === "demo") {
     check(await call.locator(".frame-event").count() > 1, "stream event frames");
     await call.locator(".frame-request summary").click();
     check((await call.locator(".frame-request pre").textContent()).includes("\"messageId\""), "request frame body");
+    // The bytes on the wire: the HTTP request as sent, the stream as it arrived.
+    await call.locator(".frame-wire-request summary").first().click();
+    const sent = await call.locator(".frame-wire-request pre").first().textContent();
+    check(sent.startsWith("POST http") && sent.includes("a2a-version: 1.0") && sent.includes('"jsonrpc":"2.0"'), `request bytes: ${sent}`);
+    check(await call.locator(".frame-wire-chunk").count() > 0, "the stream's bytes");
+    await call.locator(".frame-wire-chunk summary").first().click();
+    check((await call.locator(".frame-wire-chunk pre").first().textContent()).includes("data:"), "SSE as received");
     await call.getByRole("button", { name: "Copy as curl" }).click();
     const curl = await call.locator(".copy-output").inputValue();
     check(curl.startsWith("curl -sN -X POST") && curl.includes("SendStreamingMessage"), `curl: ${curl}`);

@@ -154,6 +154,11 @@ impl ConsoleError {
 struct Frames(Mutex<Vec<WireFrame>>);
 
 impl WireTap for Frames {
+    /// The Debug view shows the bytes on the wire of every call.
+    fn wire_bytes(&self) -> bool {
+        true
+    }
+
     fn record(&self, mut frame: WireFrame) {
         if frame.body.len() > MAX_FRAME_BYTES {
             let mut cut = MAX_FRAME_BYTES;

@@ -21,9 +21,12 @@
 //!   several conversations (contexts) side by side.
 //! - **Tasks**: a filtered, paged list; a task's timeline (each event with
 //!   its sequence number, raw JSON on demand) and its push configs.
-//! - **Debug**: every frame of every call (request, answer, stream events,
-//!   through the client's [`switchboard_client::tap`]), copied as `curl` or
-//!   as a `switchboard client` command.
+//! - **Debug**: every frame of every call through the client's
+//!   [`switchboard_client::tap`]: the bytes on the wire of the HTTP bindings
+//!   (request, answer, a stream as it arrived; header secrets masked,
+//!   bounded per frame and per call) and the A2A 1.0 JSON of each request,
+//!   answer and stream event (all a gRPC call has: protobuf is not text),
+//!   copied as `curl` or as a `switchboard client` command.
 //!
 //! Agent text reaches the page's DOM as text only (`textContent`), never as
 //! HTML.

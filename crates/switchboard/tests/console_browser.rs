@@ -254,6 +254,42 @@ async fn serve_gates_the_console_api_and_shows_each_caller_its_own_tasks() {
     assert_eq!(frames[0]["kind"], "request");
     assert_eq!(frames[0]["operation"], "SendStreamingMessage");
     assert!(frames.iter().any(|f| f["kind"] == "event" && f["seq"] == 1));
+    // The bytes on the wire too: the HTTP request as sent, her key masked…
+    let wire = |kind: &str| -> Vec<&str> {
+        frames
+            .iter()
+            .filter(|f| f["kind"] == kind)
+            .map(|f| f["body"].as_str().unwrap())
+            .collect()
+    };
+    let sent = wire("wire-request");
+    assert_eq!(sent.len(), 1, "{frames:?}");
+    assert!(sent[0].starts_with("POST http://127.0.0.1:"), "{}", sent[0]);
+    assert!(sent[0].contains("\na2a-version: 1.0\n"), "{}", sent[0]);
+    assert!(sent[0].contains("\nx-api-key: •••• ("), "{}", sent[0]);
+    assert!(!sent[0].contains(ALICE), "{}", sent[0]);
+    assert!(
+        sent[0].contains(r#""method":"SendStreamingMessage""#)
+            && sent[0].contains("hello from alice"),
+        "the body as sent: {}",
+        sent[0]
+    );
+    // …the answer's head, and its event stream as it arrived.
+    let head = wire("wire-response");
+    assert!(
+        head[0].starts_with("HTTP 200 OK\n") && head[0].contains("content-type: text/event-stream"),
+        "{head:?}"
+    );
+    let streamed: String = wire("wire-chunk").concat();
+    assert!(
+        streamed.contains("id: 1\n") || streamed.contains("id:1\n"),
+        "{streamed}"
+    );
+    assert!(
+        streamed.contains("data: {") || streamed.contains("data:{"),
+        "{streamed}"
+    );
+    assert!(streamed.contains("TASK_STATE_COMPLETED"), "{streamed}");
     let task_id = events
         .iter()
         .find_map(|(n, v)| {
@@ -408,6 +444,42 @@ async fn the_console_reaches_the_listed_agents_only_with_the_callers_credentials
 }
 
 #[tokio::test]
+async fn the_debug_frames_of_a_large_call_are_cut_and_say_how_much() {
+    let serve = proc::Serve::start("memory");
+    let text = "x".repeat(300_000);
+    let events = send_stream(&serve.base(), &text, &[]).await;
+    let frames: Vec<&Value> = events
+        .iter()
+        .filter(|(n, _)| n == "frame")
+        .map(|(_, v)| v)
+        .collect();
+    let sent = frames
+        .iter()
+        .find(|f| f["kind"] == "wire-request")
+        .expect("the request's bytes");
+    let body = sent["body"].as_str().unwrap();
+    assert!(
+        body.len() < 80_000,
+        "one frame is bounded: {} bytes",
+        body.len()
+    );
+    let more: usize = body
+        .rsplit_once("… ")
+        .and_then(|(_, tail)| tail.strip_suffix(" bytes more"))
+        .unwrap_or_else(|| panic!("cut with what is left: {}", &body[body.len() - 100..]))
+        .parse()
+        .unwrap();
+    assert!(more > 230_000, "{more}");
+    // The whole call's frames stay within its budget too.
+    let wire: usize = frames
+        .iter()
+        .filter(|f| f["kind"].as_str().unwrap().starts_with("wire-"))
+        .map(|f| f["body"].as_str().unwrap().len())
+        .sum();
+    assert!(wire < 1_200_000, "{wire} bytes of wire frames");
+}
+
+#[tokio::test]
 async fn no_console_turns_it_off() {
     let serve = proc::Serve::start_with("memory", &["--no-console"]);
     let page = reqwest::get(format!("{}/console/", serve.base()))
@@ -420,7 +492,8 @@ async fn no_console_turns_it_off() {
 async fn the_console_reaches_a_remote_agent_over_grpc_and_a2a_0_3() {
     let serve = proc::Serve::start("memory");
     for (flags, binding, version) in [
-        (&["--prefer-binding", "GRPC"][..], "GRPC", "1.0"),
+        (&["--prefer-binding", "HTTP+JSON"][..], "HTTP+JSON", "1.0"),
+        (&["--prefer-binding", "GRPC"], "GRPC", "1.0"),
         (&["--prefer-version", "0.3"], "JSONRPC", "0.3"),
         (
             &["--prefer-binding", "GRPC", "--prefer-version", "0.3"],
@@ -457,5 +530,23 @@ async fn the_console_reaches_a_remote_agent_over_grpc_and_a2a_0_3() {
                 && v["body"].as_str().unwrap().contains("statusUpdate")),
             "{what}: {events:?}"
         );
+        // The HTTP bindings' bytes as sent, in their own dialect; gRPC
+        // (protobuf) has only the decoded frames.
+        let sent: Vec<&str> = events
+            .iter()
+            .filter(|(n, v)| n == "frame" && v["kind"] == "wire-request")
+            .map(|(_, v)| v["body"].as_str().unwrap())
+            .collect();
+        match (binding, version) {
+            ("GRPC", _) => assert!(sent.is_empty(), "{what}: {sent:?}"),
+            ("HTTP+JSON", _) => {
+                assert!(sent[0].starts_with("POST http://"), "{what}: {sent:?}");
+                assert!(sent[0].contains("/message:stream\n"), "{what}: {sent:?}");
+            }
+            _ => assert!(
+                sent[0].contains(r#""method":"message/stream""#),
+                "{what}: 0.3's method name on the wire: {sent:?}"
+            ),
+        }
     }
 }

@@ -45,6 +45,7 @@ use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
 use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
+use crate::tap::WireRecorder;
 use jsonrpc::JsonRpcTransport;
 use rest::RestTransport;
 use v03::is_v03;
@@ -318,6 +319,21 @@ fn mismatch(op: Operation, e: &serde_json::Error) -> ClientError {
 /// id a client saw, sent when it reconnects.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
+/// Sends `req`, shown first to the call's wire recorder when there is one
+/// (see [`crate::tap`]).
+async fn send(
+    req: reqwest::RequestBuilder,
+    wire: Option<&WireRecorder>,
+) -> reqwest::Result<reqwest::Response> {
+    let Some(wire) = wire else {
+        return req.send().await;
+    };
+    let (client, request) = req.build_split();
+    let request = request?;
+    wire.request(&request);
+    client.execute(request).await
+}
+
 /// Adds the current span's `traceparent` (W3C Trace Context) when tracing
 /// is on; see `switchboard_telemetry::trace`.
 fn with_traceparent(req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -402,6 +418,8 @@ where
         ready: std::collections::VecDeque<Event>,
         result: F,
         done: bool,
+        /// The call's wire recorder, taken while the stream is opened.
+        wire: Option<WireRecorder>,
     }
     let reading = Reading {
         body: resp.bytes_stream().boxed(),
@@ -409,6 +427,7 @@ where
         ready: std::collections::VecDeque::new(),
         result,
         done: false,
+        wire: WireRecorder::current(),
     };
     stream::unfold(reading, |mut r| async move {
         if r.done {
@@ -427,10 +446,15 @@ where
             match r.body.next().await {
                 None => return None,
                 Some(Err(e)) => break Err(ClientError::transport(&e)),
-                Some(Ok(chunk)) => match r.parser.push(&chunk) {
-                    Ok(events) => r.ready.extend(events),
-                    Err(e) => break Err(ClientError::Decode(e.to_string())),
-                },
+                Some(Ok(chunk)) => {
+                    if let Some(wire) = &r.wire {
+                        wire.chunk(&chunk);
+                    }
+                    match r.parser.push(&chunk) {
+                        Ok(events) => r.ready.extend(events),
+                        Err(e) => break Err(ClientError::Decode(e.to_string())),
+                    }
+                }
             }
         };
         r.done = item.is_err();
@@ -460,9 +484,16 @@ impl Http {
         if let Some(t) = self.timeout {
             req = req.timeout(t);
         }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let wire = WireRecorder::current();
+        let resp = send(req, wire.as_ref())
+            .await
+            .map_err(|e| ClientError::transport(&e))?;
         let status = resp.status();
+        let headers = wire.as_ref().map(|_| resp.headers().clone());
         let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        if let (Some(wire), Some(headers)) = (wire, headers) {
+            wire.response(status, &headers, &body);
+        }
         Ok((status, body))
     }
 
@@ -520,21 +551,28 @@ impl Http {
             req = req.header(LAST_EVENT_ID, after);
         }
         req = with_traceparent(req);
+        let wire = WireRecorder::current();
         let resp = match self.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
+            Some(t) => tokio::time::timeout(t, send(req, wire.as_ref()))
                 .await
                 .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
+            None => send(req, wire.as_ref()).await,
         }
         .map_err(|e| ClientError::transport(&e))?;
         let status = resp.status();
         if status.is_success() && is_sse(&resp) {
+            // The body follows chunk by chunk, as the stream reads it.
+            if let Some(wire) = wire {
+                wire.response(status, resp.headers(), &[]);
+            }
             return Ok(StreamAnswer::Sse(resp));
         }
-        Ok(StreamAnswer::Whole(
-            status,
-            self.read_body(resp, method).await?,
-        ))
+        let headers = wire.as_ref().map(|_| resp.headers().clone());
+        let body = self.read_body(resp, method).await?;
+        if let (Some(wire), Some(headers)) = (wire, headers) {
+            wire.response(status, &headers, &body);
+        }
+        Ok(StreamAnswer::Whole(status, body))
     }
 
     /// Reads a whole (non-SSE) answer to a streaming call, within the
