@@ -17,14 +17,14 @@
 //! lane is requested only by the calls that carry a config message.
 //!
 //! Two implementations:
-//! - `RemoteBackend` (feature `remote`, default): an agent elsewhere, through
-//!   [`switchboard_client::A2AClient`] (any binding its card offers), as
-//!   the bridge's own caller: the agent cannot tell the bridge's callers
-//!   apart, so each request's backend carries the [`Owner`] of its
-//!   [`Caller`] and the run driver scopes tasks and contexts to it
-//!   ([`crate::owner`]). The
-//!   extensions of a call go out in `A2A-Extensions` through a second client
-//!   made once per extension set (`A2AClient::with_extensions`).
+//! - `RemoteBackend` (feature `remote`, default; `crate::remote`): an agent
+//!   elsewhere, through `switchboard_client::A2AClient` (any binding its
+//!   card offers), as the bridge's own caller: the agent cannot tell the
+//!   bridge's callers apart, so each request's backend carries the
+//!   [`Owner`] of its [`Caller`](crate::Caller) and the run driver scopes
+//!   tasks and contexts to it ([`crate::owner`]). The extensions of a call
+//!   go out in `A2A-Extensions` through a second client made once per
+//!   extension set (`A2AClient::with_extensions`).
 //! - [`HostedBackend`]: the agent this process hosts, called through its
 //!   [`RequestHandler`] with the *caller's* [`CallContext`], so a bridged
 //!   run sees exactly the tasks and tenant the caller would see over A2A.

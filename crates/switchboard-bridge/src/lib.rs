@@ -20,7 +20,7 @@
 //! 3. [`owner`]: over a remote agent, whose tasks and contexts the run may
 //!    touch (the caller's, told by the context ids the bridge mints).
 //! 4. [`backend`]: the A2A operations the bridge needs, behind one trait
-//!    ([`Backend`]), implemented for a remote agent ([`RemoteBackend`]) and
+//!    ([`Backend`]), implemented for a remote agent (`RemoteBackend`, feature `remote`) and
 //!    for the hosted one as its caller ([`HostedBackend`]), failures mapped
 //!    to [`BridgeError`]s once.
 //! 5. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
