@@ -114,6 +114,8 @@ if (mode === "demo") {
     check((await page.textContent("#panel-card")).includes("Spec check"), "spec check section");
     check((await page.textContent("#panel-card")).includes("signature: unsigned"), "signature status");
     check((await page.textContent("#panel-card")).includes("task-progress"), "extensions listed");
+    const agents = await page.locator("#agent-picker option").allTextContents();
+    check(agents.length === 1 && agents[0] === "switchboard demo (/)", `a server with one agent: the picker shows just it (${agents})`);
     await shot("card");
     await axe("card view");
   });
