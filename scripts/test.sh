@@ -30,6 +30,27 @@ if [ -n "$heavy" ]; then
 fi
 echo "hello-agent: $(cargo tree -p hello-agent -e normal --prefix none | sort -u | wc -l) crates, none of tonic/prost/protox/sqlx/opentelemetry"
 
+echo "== an SDK feature pulls in only what it needs"
+# crate names in the SDK's tree with features $1 (normal dependencies)
+sdk_tree() { cargo tree -p switchboard-sdk --no-default-features --features "$1" -e normal --prefix none | sort -u | cut -d' ' -f1; }
+refuse() { # features, crates that must not be there, why
+  local found
+  found=$(sdk_tree "$1" | grep -xE "$2" || true)
+  if [ -n "$found" ]; then
+    echo "switchboard-sdk --features $1 depends on $(echo "$found" | tr '\n' ' ')($3)" >&2
+    exit 1
+  fi
+}
+# The console adds nothing to an SDK build without its feature.
+refuse server 'switchboard-console' "the console is feature console's"
+refuse "server,ops,grpc,sqlite,push,client,agui,bridge,auth,printer" 'switchboard-console' "the console is feature console's"
+# A JSON-RPC/REST client compiles no gRPC; gRPC comes with the SDK's grpc.
+refuse client 'tonic|tonic-prost|prost|switchboard-proto' "the client's gRPC is feature grpc's"
+refuse printer 'tonic|tonic-prost|switchboard-proto' "the client's gRPC is feature grpc's"
+# Serving /agui over the hosted agent needs no client.
+refuse agui 'switchboard-client|reqwest' "only bridge (a remote agent) needs the client"
+echo "console, client gRPC and the AG-UI endpoint's client: only with their features"
+
 echo "== interop clients and sample servers (official SDKs)"
 bash interop/setup.sh
 # From here on a missing interop install is a failure, not a skip.

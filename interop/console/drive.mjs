@@ -3,6 +3,7 @@
 //
 //   node interop/console/drive.mjs demo   <console URL> <screenshot dir>
 //   node interop/console/drive.mjs sample <console URL> <screenshot dir>
+//   node interop/console/drive.mjs agents <console URL> <screenshot dir>
 //
 // `demo`: a console on `switchboard serve --agent demo` — the card, chat
 // for each demo behaviour (text, reasoning, tools, progress bars, a form
@@ -11,6 +12,9 @@
 // a call copied as curl and as a command, keyboard navigation, both themes.
 // `sample`: `switchboard console --agent` in front of the official Python
 // helloworld sample — its card (with the spec rule it breaks) and a chat.
+// `agents`: a console on a `serve` hosting the demo at `/`, a demo agent at
+// `/demo` and an echo agent at `/echo` — the picker lists the three; picked
+// with the keyboard alone, each one's card, chat and tasks are its own.
 // Every view is scanned with axe-core (no serious or critical violation);
 // any browser console error or page error fails the run. Prints `ok`/`not
 // ok` per step and `interop: N passed, M failed` last.
@@ -24,7 +28,7 @@ const require = createRequire(import.meta.url);
 const AXE = require.resolve("axe-core/axe.min.js");
 const [mode, url, shots] = process.argv.slice(2);
 if (!mode || !url || !shots) {
-  console.error("usage: drive.mjs demo|sample <console URL> <screenshot dir>");
+  console.error("usage: drive.mjs demo|sample|agents <console URL> <screenshot dir>");
   process.exit(2);
 }
 mkdirSync(shots, { recursive: true });
@@ -110,6 +114,8 @@ if (mode === "demo") {
     check((await page.textContent("#panel-card")).includes("Spec check"), "spec check section");
     check((await page.textContent("#panel-card")).includes("signature: unsigned"), "signature status");
     check((await page.textContent("#panel-card")).includes("task-progress"), "extensions listed");
+    const agents = await page.locator("#agent-picker option").allTextContents();
+    check(agents.length === 1 && agents[0] === "switchboard demo (/)", `a server with one agent: the picker shows just it (${agents})`);
     await shot("card");
     await axe("card view");
   });
@@ -279,6 +285,13 @@ if (mode === "demo") {
     check(await call.locator(".frame-event").count() > 1, "stream event frames");
     await call.locator(".frame-request summary").click();
     check((await call.locator(".frame-request pre").textContent()).includes("\"messageId\""), "request frame body");
+    // The bytes on the wire: the HTTP request as sent, the stream as it arrived.
+    await call.locator(".frame-wire-request summary").first().click();
+    const sent = await call.locator(".frame-wire-request pre").first().textContent();
+    check(sent.startsWith("POST http") && sent.includes("a2a-version: 1.0") && sent.includes('"jsonrpc":"2.0"'), `request bytes: ${sent}`);
+    check(await call.locator(".frame-wire-chunk").count() > 0, "the stream's bytes");
+    await call.locator(".frame-wire-chunk summary").first().click();
+    check((await call.locator(".frame-wire-chunk pre").first().textContent()).includes("data:"), "SSE as received");
     await call.getByRole("button", { name: "Copy as curl" }).click();
     const curl = await call.locator(".copy-output").inputValue();
     check(curl.startsWith("curl -sN -X POST") && curl.includes("SendStreamingMessage"), `curl: ${curl}`);
@@ -303,6 +316,58 @@ if (mode === "demo") {
     check(overflow <= 1, `no horizontal scrolling on a narrow screen (${overflow}px)`);
     await page.setViewportSize({ width: 1360, height: 900 });
     await page.click("#theme-button");
+  });
+} else if (mode === "agents") {
+  await step("the picker lists every agent of the server", async () => {
+    await page.waitForSelector("#agent-picker option[value='/echo']", { ...T, state: "attached" });
+    const options = await page.locator("#agent-picker option").allTextContents();
+    check(options.length === 3, `three agents: ${options}`);
+    check(options[0].includes("(/)") && options.some((o) => o.includes("demo agent (/demo)")) && options.some((o) => o.includes("echo agent (/echo)")), `names and paths: ${options}`);
+    await page.waitForSelector(".card-title", T);
+    check((await page.textContent("#agent-name")).includes("switchboard demo"), "the server's own agent first");
+    await shot("agents");
+    await axe("agent picker");
+  });
+
+  const taskIds = {};
+  for (const [path, name, text, reply] of [
+    ["/echo", "echo agent", "hello echo", "hello echo"],
+    ["/demo", "demo agent", "hello demo", "You said: hello demo"],
+  ]) {
+    await step(`keyboard alone picks ${path}: its card, its chat, its tasks, its frames`, async () => {
+      await page.focus("#agent-picker");
+      const paths = await page.locator("#agent-picker option").evaluateAll((os) => os.map((o) => o.value));
+      for (let i = 0; i < paths.length && (await page.inputValue("#agent-picker")) !== path; i += 1) {
+        const at = paths.indexOf(await page.inputValue("#agent-picker"));
+        await page.keyboard.press(paths.indexOf(path) > at ? "ArrowDown" : "ArrowUp");
+      }
+      check((await page.inputValue("#agent-picker")) === path, `picked ${path}`);
+      await page.waitForFunction((name) => (document.querySelector(".card-title") || {}).textContent?.startsWith(name), name, T);
+      check((await page.textContent("#agent-name")) === name, "the header names it");
+      check((await page.textContent("#panel-card")).includes(`${path}/.well-known/agent-card.json`), "its own card URL");
+      await tab("chat");
+      await send(1, text);
+      await lastState(1, "completed");
+      const log = await conv(1).locator(".log").textContent();
+      check(log.includes(reply), `reply from ${path}: ${log}`);
+      taskIds[path] = await conv(1).locator(".task-id").textContent();
+      await tab("tasks");
+      await page.click("#task-filters button[type=submit]");
+      await page.waitForSelector("table.tasks", T);
+      const listed = await page.locator("table.tasks button.link").allTextContents();
+      check(listed.length === 1 && listed[0] === taskIds[path], `only ${path}'s task: ${listed} (want ${taskIds[path]})`);
+      await tab("debug");
+      const call = page.locator(".debug-call").filter({ hasText: `send · ${path}` }).first();
+      await call.waitFor(T);
+      const head = await call.locator("h3").textContent();
+      check(new RegExp(`:\\d+${path}\\b`).test(head), `the call went to the agent's URL: ${head}`);
+      await shot(`agents-${path.slice(1)}`);
+      await axe(`${path} views`);
+      await tab("card");
+    });
+  }
+  await step("each agent's task is its own", async () => {
+    check(taskIds["/echo"] && taskIds["/demo"] && taskIds["/echo"] !== taskIds["/demo"], `two tasks: ${JSON.stringify(taskIds)}`);
   });
 } else {
   await step("the sample's card, with the rule it breaks", async () => {

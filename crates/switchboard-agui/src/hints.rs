@@ -492,8 +492,10 @@ pub fn read_tool_result(part: &Part, hints: &PartHints) -> Option<ToolResultHint
 
 /// Emitting hinted parts from an agent; implemented for [`TaskEvents`].
 pub trait TaskEventsExt {
-    /// Starts an artifact named `name` whose chunks are hinted parts.
-    fn agui_writer(&self, name: &str) -> HintedWriter;
+    /// Starts an artifact named `name` whose chunks are hinted parts (the
+    /// name as [`TaskEvents::artifact_writer`] takes it: a `&str`, a
+    /// `String`, a `format!`).
+    fn agui_writer(&self, name: impl Into<String>) -> HintedWriter;
 
     /// Pauses the task in `input-required` with `question` (for people and
     /// plain clients) and `form` (a [`crate::hitl::form_part`]): AG-UI
@@ -507,7 +509,7 @@ pub trait TaskEventsExt {
 }
 
 impl TaskEventsExt for TaskEvents {
-    fn agui_writer(&self, name: &str) -> HintedWriter {
+    fn agui_writer(&self, name: impl Into<String>) -> HintedWriter {
         HintedWriter::new(self, name)
     }
 
@@ -548,7 +550,7 @@ pub struct HintedWriter {
 
 impl HintedWriter {
     /// A writer for a new artifact named `name` on `events`' task.
-    pub fn new(events: &TaskEvents, name: &str) -> Self {
+    pub fn new(events: &TaskEvents, name: impl Into<String>) -> Self {
         HintedWriter {
             writer: events.artifact_writer(name),
             next_index: 0,

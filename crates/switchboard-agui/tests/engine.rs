@@ -109,3 +109,35 @@ async fn live_stream_and_replayed_log_give_the_same_events() {
         assert_eq!(rest, frames[k + 1..].to_vec());
     }
 }
+
+/// `agui_writer` takes its name as `artifact_writer` does (`impl
+/// Into<String>`): an owned, formatted name needs no `&`.
+#[tokio::test]
+async fn a_hinted_writer_is_named_like_an_artifact_writer() {
+    let agent = agent_fn(|ctx, events| async move {
+        let name: String = format!("report for {}", ctx.text());
+        let mut w = events.agui_writer(name);
+        w.text("all good").await?;
+        w.finish().await?;
+        let plain = events.artifact_writer(String::from("plain"));
+        plain.finish(switchboard_protocol::Part::text("ok")).await?;
+        Ok(())
+    });
+    let card = AgentCard::new("named", "names its artifacts", "1.0").with_streaming(true);
+    let h = RequestHandler::builder(agent, card).build();
+    let call = CallContext::anonymous();
+    let live = collect(
+        h.send_streaming_message(&call, SendMessageRequest::new(Message::user_text("src")))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let names: Vec<String> = live
+        .iter()
+        .filter_map(|e| match &e.event {
+            StreamResponse::ArtifactUpdate(u) if !u.append => u.artifact.name.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["report for src", "plain"]);
+}

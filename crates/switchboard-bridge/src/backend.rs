@@ -17,14 +17,14 @@
 //! lane is requested only by the calls that carry a config message.
 //!
 //! Two implementations:
-//! - [`RemoteBackend`]: an agent elsewhere, through
-//!   [`switchboard_client::A2AClient`] (any binding its card offers), as
-//!   the bridge's own caller: the agent cannot tell the bridge's callers
-//!   apart, so each request's backend carries the [`Owner`] of its
-//!   [`Caller`] and the run driver scopes tasks and contexts to it
-//!   ([`crate::owner`]). The
-//!   extensions of a call go out in `A2A-Extensions` through a second client
-//!   made once per extension set ([`A2AClient::with_extensions`]).
+//! - `RemoteBackend` (feature `remote`, default; `crate::remote`): an agent
+//!   elsewhere, through `switchboard_client::A2AClient` (any binding its
+//!   card offers), as the bridge's own caller: the agent cannot tell the
+//!   bridge's callers apart, so each request's backend carries the
+//!   [`Owner`] of its [`Caller`](crate::Caller) and the run driver scopes
+//!   tasks and contexts to it ([`crate::owner`]). The extensions of a call
+//!   go out in `A2A-Extensions` through a second client made once per
+//!   extension set (`A2AClient::with_extensions`).
 //! - [`HostedBackend`]: the agent this process hosts, called through its
 //!   [`RequestHandler`] with the *caller's* [`CallContext`], so a bridged
 //!   run sees exactly the tasks and tenant the caller would see over A2A.
@@ -34,22 +34,23 @@
 //! [`HostedAgent`] admits each request (authenticates the caller) and
 //! wraps the handler with that caller's context.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use http::request::Parts;
-use switchboard_client::{A2AClient, ClientError, IntoRequest};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::{
-    A2AError, ListTasksRequest, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    A2AError, CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest,
+    SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
 };
 
 use crate::BridgeError;
-use crate::owner::{Caller, Owner};
+use crate::owner::Owner;
+#[cfg(feature = "remote")]
+pub use crate::remote::{RemoteBackend, client_error};
 
 /// One item of an agent's stream: the event and, when the agent numbers
 /// its events, its sequence number (the converter's frame ids use it).
@@ -118,7 +119,7 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 pub const CONTEXT_TASKS_READ: i32 = 20;
 
 /// The `ListTasks` request of a context's most recent tasks.
-fn context_tasks(context_id: &str) -> ListTasksRequest {
+pub(crate) fn context_tasks(context_id: &str) -> ListTasksRequest {
     ListTasksRequest {
         context_id: Some(context_id.to_owned()),
         page_size: Some(CONTEXT_TASKS_READ),
@@ -133,20 +134,6 @@ pub trait BackendFactory: Send + Sync + 'static {
     async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError>;
 }
 
-/// What a client error means to a run.
-pub fn client_error(error: ClientError) -> BridgeError {
-    match error {
-        ClientError::Protocol(e) => agent_error(e),
-        ClientError::TooLarge { message } => BridgeError::RequestTooLarge(message),
-        ClientError::Transport { message, .. } => BridgeError::AgentUnavailable(message),
-        ClientError::OAuth(message) => BridgeError::AgentUnavailable(format!("OAuth2: {message}")),
-        ClientError::Http {
-            status: 502..=504, ..
-        } => BridgeError::AgentUnavailable(error.to_string()),
-        other => BridgeError::AgentProtocol(other.to_string()),
-    }
-}
-
 /// An A2A error, as the agent's answer.
 pub fn agent_error(error: A2AError) -> BridgeError {
     BridgeError::Agent {
@@ -159,136 +146,6 @@ pub fn agent_error(error: A2AError) -> BridgeError {
 impl From<A2AError> for BridgeError {
     fn from(error: A2AError) -> Self {
         agent_error(error)
-    }
-}
-
-/// An agent reached through [`A2AClient`].
-#[derive(Debug, Clone)]
-pub struct RemoteBackend {
-    client: A2AClient,
-    /// Clients that also request an extension set, made on first use
-    /// (a gRPC client opens a connection of its own: one per set, not per call).
-    with_extensions: Arc<Mutex<HashMap<Vec<String>, A2AClient>>>,
-    /// The caller this backend's runs are scoped to (set by the factory).
-    owner: Option<Owner>,
-}
-
-impl RemoteBackend {
-    /// A backend that sends every operation through `client`.
-    pub fn new(client: A2AClient) -> Self {
-        RemoteBackend {
-            client,
-            with_extensions: Arc::default(),
-            owner: None,
-        }
-    }
-
-    /// This backend, its runs scoped to the caller `principal`.
-    pub fn for_caller(&self, principal: &str) -> Self {
-        RemoteBackend {
-            owner: Some(Owner::of(principal)),
-            ..self.clone()
-        }
-    }
-
-    /// The client of a call that requests `extensions`.
-    fn client_for(&self, extensions: &[String]) -> Result<A2AClient, BridgeError> {
-        if extensions.is_empty() {
-            return Ok(self.client.clone());
-        }
-        // A poisoned cache only lost an entry that is made again.
-        let mut cache = self
-            .with_extensions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(client) = cache.get(extensions) {
-            return Ok(client.clone());
-        }
-        let client = self
-            .client
-            .with_extensions(extensions.iter().cloned())
-            .map_err(client_error)?;
-        cache.insert(extensions.to_vec(), client.clone());
-        Ok(client)
-    }
-}
-
-fn remote_stream(stream: switchboard_client::EventStream) -> A2aStream {
-    stream
-        .map_ok(|item| A2aEvent {
-            seq: item.seq,
-            event: item.event,
-        })
-        .map_err(client_error)
-        .boxed()
-}
-
-#[async_trait]
-impl Backend for RemoteBackend {
-    async fn send_message(
-        &self,
-        request: SendMessageRequest,
-        extensions: &[String],
-    ) -> Result<SendMessageResponse, BridgeError> {
-        let client = self.client_for(extensions)?;
-        client.send_message(request).await.map_err(client_error)
-    }
-
-    async fn send_streaming_message(
-        &self,
-        request: SendMessageRequest,
-        extensions: &[String],
-    ) -> Result<A2aStream, BridgeError> {
-        let client = self.client_for(extensions)?;
-        let stream = client
-            .send_streaming_message(request)
-            .await
-            .map_err(client_error)?;
-        Ok(remote_stream(stream))
-    }
-
-    async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        self.client.get_task(task_id).await.map_err(client_error)
-    }
-
-    async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
-        let stream = self
-            .client
-            .subscribe_to_task(task_id)
-            .await
-            .map_err(client_error)?;
-        Ok(remote_stream(stream))
-    }
-
-    async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        self.client.cancel_task(task_id).await.map_err(client_error)
-    }
-
-    async fn list_tasks(&self, context_id: &str) -> Result<Vec<Task>, BridgeError> {
-        let page = self
-            .client
-            .list_tasks(context_tasks(context_id))
-            .await
-            .map_err(client_error)?;
-        Ok(page.tasks)
-    }
-
-    fn owner(&self) -> Option<&Owner> {
-        self.owner.as_ref()
-    }
-}
-
-/// Every request of a remote agent shares its client; each is scoped to
-/// the [`Caller`] in the request's extensions (the anonymous principal's
-/// when there is none).
-#[async_trait]
-impl BackendFactory for RemoteBackend {
-    async fn backend(&self, head: &Parts) -> Result<Arc<dyn Backend>, BridgeError> {
-        let principal = head
-            .extensions
-            .get::<Caller>()
-            .map_or(switchboard_core::ANONYMOUS, |c| c.0.as_str());
-        Ok(Arc::new(self.for_caller(principal)))
     }
 }
 
@@ -363,18 +220,29 @@ impl Backend for HostedBackend {
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        let request = task_id.into_request();
+        let request = GetTaskRequest {
+            tenant: None,
+            id: task_id.to_owned(),
+            history_length: None,
+        };
         Ok(self.handler.get_task(&self.call, request).await?)
     }
 
     async fn subscribe_to_task(&self, task_id: &str) -> Result<A2aStream, BridgeError> {
-        let request = task_id.into_request();
+        let request = SubscribeToTaskRequest {
+            tenant: None,
+            id: task_id.to_owned(),
+        };
         let stream = self.handler.subscribe_to_task(&self.call, request).await?;
         Ok(hosted_stream(stream))
     }
 
     async fn cancel_task(&self, task_id: &str) -> Result<Task, BridgeError> {
-        let request = task_id.into_request();
+        let request = CancelTaskRequest {
+            tenant: None,
+            id: task_id.to_owned(),
+            metadata: None,
+        };
         Ok(self.handler.cancel_task(&self.call, request).await?)
     }
 

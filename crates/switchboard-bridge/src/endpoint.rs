@@ -2,7 +2,7 @@
 //! events out.
 //!
 //! [`router`] is an axum [`Router`] with one route ([`EndpointConfig::path`],
-//! `/agui` by default) over any [`BackendFactory`]: a [`RemoteBackend`]
+//! `/agui` by default) over any [`BackendFactory`]: a `RemoteBackend`
 //! for `switchboard bridge`, a [`HostedAgent`] for `serve`. Mount it
 //! as it is (`Router::merge`) or nest it under a prefix.
 //!
@@ -33,7 +33,6 @@
 //! A client that goes away drops the run (see [`crate::run`](mod@crate::run)): the A2A task
 //! keeps running, unless the bridge cancels on disconnect.
 //!
-//! [`RemoteBackend`]: crate::backend::RemoteBackend
 //! [`HostedAgent`]: crate::backend::HostedAgent
 
 use std::convert::Infallible;

@@ -20,7 +20,7 @@
 //! 3. [`owner`]: over a remote agent, whose tasks and contexts the run may
 //!    touch (the caller's, told by the context ids the bridge mints).
 //! 4. [`backend`]: the A2A operations the bridge needs, behind one trait
-//!    ([`Backend`]), implemented for a remote agent ([`RemoteBackend`]) and
+//!    ([`Backend`]), implemented for a remote agent (`RemoteBackend`, feature `remote`) and
 //!    for the hosted one as its caller ([`HostedBackend`]), failures mapped
 //!    to [`BridgeError`]s once.
 //! 5. [`run`](mod@run): the run modes — a streamed run follows the task until it ends
@@ -40,9 +40,10 @@
 //!
 //! Serving it: `endpoint::router(factory, EndpointConfig::default())` is
 //! an axum `Router` to merge into a server; the factory is a
-//! [`RemoteBackend`] (an [`switchboard_client::A2AClient`] for the agent's
-//! card) or a [`HostedAgent`] (the server's `RequestHandler` and how it
-//! admits a caller).
+//! `RemoteBackend` (an `A2AClient` for the agent's card; feature `remote`,
+//! default) or a [`HostedAgent`] (the server's `RequestHandler` and how it
+//! admits a caller). Without `remote` the crate does not depend on
+//! `switchboard-client`: serving the hosted agent's `/agui` needs no client.
 //!
 //! [`BridgeError`] is every way a run can fail, each with the `code` its
 //! `RUN_ERROR` carries.
@@ -57,10 +58,12 @@ pub mod gated;
 pub mod input;
 pub mod options;
 pub mod owner;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod run;
 
 #[doc(inline)]
-pub use backend::{Backend, BackendFactory, HostedAgent, HostedBackend, RemoteBackend};
+pub use backend::{Backend, BackendFactory, HostedAgent, HostedBackend};
 #[doc(inline)]
 pub use copilotkit::CopilotKitConfig;
 #[doc(inline)]
@@ -75,5 +78,8 @@ pub use gated::{
 pub use options::{BridgeConfig, Mode, RunOptions};
 #[doc(inline)]
 pub use owner::{Caller, Owner};
+#[cfg(feature = "remote")]
+#[doc(inline)]
+pub use remote::RemoteBackend;
 #[doc(inline)]
 pub use run::{RunConfig, run};

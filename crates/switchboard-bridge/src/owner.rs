@@ -110,7 +110,7 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
 
 /// The principal of the caller of one request, put in the request's
 /// extensions by whatever authenticated it (`switchboard bridge`'s
-/// authentication layer); a [`crate::RemoteBackend`] scopes the request's
+/// authentication layer); a `RemoteBackend` scopes the request's
 /// runs to it. A request without one is the anonymous caller's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller(pub String);

@@ -312,6 +312,29 @@ impl ClientBuilder {
         Ok((card_url.to_string(), document))
     }
 
+    /// The agents the server at `url` (its base URL, or an agent's card
+    /// URL at its root) hosts, from its `GET /agents` listing (see
+    /// [`crate::directory`]): `None` when it has no listing (404), as a
+    /// server with one agent, or one that is not switchboard's.
+    pub async fn list_agents(
+        &self,
+        url: &str,
+    ) -> Result<Option<Vec<crate::directory::ListedAgent>>, ClientError> {
+        let http = self.http()?;
+        let base = crate::directory::server_base(url);
+        let listing = format!("{base}{}", crate::directory::DIRECTORY_PATH);
+        let listing = reqwest::Url::parse(&listing)
+            .map_err(|e| ClientError::Config(format!("invalid server URL {url:?}: {e}")))?;
+        let body = match get_json_body(&http, listing.clone(), "application/json").await {
+            Ok(body) => body,
+            Err(ClientError::Http { status: 404, .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let directory: crate::directory::Directory = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Decode(format!("agent listing at {listing}: {e}")))?;
+        Ok(Some(directory.agents))
+    }
+
     /// Verifies `card` as [`verify_card`](Self::verify_card) asked, if it did.
     async fn check_signature(
         &self,
@@ -398,6 +421,7 @@ impl ClientBuilder {
             client,
             headers,
             timeout: self.timeout,
+            #[cfg(feature = "grpc")]
             roots: self.roots.clone(),
             tokens,
         })
@@ -978,10 +1002,13 @@ mod tests {
         let got = select_versioned(&card, &[], &["HTTP+JSON".into(), "JSONRPC".into()]).unwrap();
         assert_eq!(got.url, "http://h/v1");
         // gRPC: 1.x by default, the 0.3 service when 0.3 is asked for.
-        let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
-        assert_eq!(got.url, "h:2");
-        let got = select_versioned(&card, &["0.3".into()], &["GRPC".into()]).unwrap();
-        assert_eq!(got.url, "h:3");
+        #[cfg(feature = "grpc")]
+        {
+            let got = select_versioned(&card, &[], &["GRPC".into()]).unwrap();
+            assert_eq!(got.url, "h:2");
+            let got = select_versioned(&card, &["0.3".into()], &["GRPC".into()]).unwrap();
+            assert_eq!(got.url, "h:3");
+        }
         let got = select_versioned(&card, &["0.3".into()], &[]).unwrap();
         assert_eq!(got.url, "http://h/v03");
         let got = select_versioned(&card, &["0.3".into(), "1.0".into()], &[]).unwrap();
@@ -990,6 +1017,26 @@ mod tests {
         // Card order still decides among bindings of one version.
         let got = select_interface(&card, &[]).unwrap();
         assert_eq!(got.url, "http://h/v03");
+    }
+
+    /// Without the `grpc` feature, gRPC interfaces are not usable: a card's
+    /// other bindings are picked before them, and a gRPC-only card has no
+    /// interface for this client.
+    #[cfg(not(feature = "grpc"))]
+    #[test]
+    fn without_grpc_grpc_interfaces_are_passed_over() {
+        let card = card_with(vec![
+            iface("GRPC", "1.0", "h:2"),
+            iface("JSONRPC", "1.0", "http://h/v1"),
+        ]);
+        let got = select_versioned(&card, &[], &["GRPC".into(), "JSONRPC".into()]).unwrap();
+        assert_eq!(got.url, "http://h/v1");
+        let only = card_with(vec![iface("GRPC", "1.0", "h:2")]);
+        let err = ClientBuilder::new().from_card(only).unwrap_err();
+        assert!(
+            matches!(err, ClientError::NoSupportedInterface { .. }),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -85,6 +85,7 @@
 pub mod agui;
 pub mod card_signature;
 mod client;
+pub mod directory;
 mod error;
 pub mod oauth;
 pub mod push;
@@ -98,6 +99,7 @@ mod transport;
 pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
+pub use directory::ListedAgent;
 pub use error::{ClientError, flatten_chain};
 pub use oauth::ClientCredentials;
 pub use request::IntoRequest;

@@ -72,6 +72,7 @@ impl TrustedRoots {
     }
 
     /// tonic's TLS settings for a gRPC channel: the same roots.
+    #[cfg(feature = "grpc")]
     pub(crate) fn grpc_config(&self) -> tonic::transport::ClientTlsConfig {
         self.pems.iter().fold(
             tonic::transport::ClientTlsConfig::new().with_webpki_roots(),

@@ -381,6 +381,7 @@ async fn python_sdk_sample_server_over_rest() {
 
 /// Our gRPC transport against the official Python SDK's gRPC server
 /// (`GrpcHandler` on grpc.aio): the same scenario.
+#[cfg(feature = "grpc")]
 #[tokio::test]
 async fn python_sdk_sample_server_over_grpc() {
     let Some(server) = start(Sdk::Python).await else {

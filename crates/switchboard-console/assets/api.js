@@ -7,6 +7,17 @@ import { debugRecord } from "./debug.js";
 
 const base = new URL("api/", document.baseURI).pathname;
 let credential = null; // {name, value}
+let agentPath = "/"; // the picked agent's path in the server's listing
+
+/** Sends every later call to the agent at `path` (`/`: the server's own). */
+export function setAgent(path) {
+  agentPath = path || "/";
+}
+
+/** The picked agent's path. */
+export function currentAgent() {
+  return agentPath;
+}
 
 export function setCredential(kind, value) {
   if (!value) {
@@ -19,7 +30,7 @@ export function setCredential(kind, value) {
 }
 
 function headers(extra = {}) {
-  const out = { "X-Switchboard-Console": "1", ...extra };
+  const out = { "X-Switchboard-Console": "1", "X-Switchboard-Agent": agentPath, ...extra };
   if (credential) out[credential.name] = credential.value;
   return out;
 }
@@ -33,6 +44,11 @@ export class ApiError extends Error {
   }
 }
 
+/** A Debug record's label: the action, and the agent it went to. */
+function labelled(label) {
+  return agentPath === "/" ? label : `${label} · ${agentPath}`;
+}
+
 function askForCredentials(status) {
   if (status === 401 || status === 403) {
     document.dispatchEvent(new CustomEvent("console-auth", { detail: { status } }));
@@ -41,6 +57,7 @@ function askForCredentials(status) {
 
 /** A unary API call: the `result`, after recording the frames. */
 export async function call(label, path, { method = "GET", body } = {}) {
+  label = labelled(label);
   const response = await fetch(base + path, {
     method,
     headers: headers(body ? { "Content-Type": "application/json" } : {}),
@@ -66,6 +83,7 @@ export async function call(label, path, { method = "GET", body } = {}) {
  * `signal` aborts it.
  */
 export async function stream(label, path, { method = "GET", body, onEvent, onError, signal }) {
+  label = labelled(label);
   const response = await fetch(base + path, {
     method,
     headers: headers(body ? { "Content-Type": "application/json" } : {}),

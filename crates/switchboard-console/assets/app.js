@@ -1,11 +1,12 @@
 // The console's entry point: tabs (arrow keys move between them), theme,
-// credentials, and the first load of each view.
+// credentials, the agent picker, and the first load of each view.
 
-import { setCredential } from "./api.js";
+import { call, currentAgent, setAgent, setCredential } from "./api.js";
 import { loadCard, onSkillExample } from "./card.js";
-import { addConversation, prefill, setStreaming } from "./chat.js";
-import { initTasks, loadTasks } from "./tasks.js";
+import { addConversation, prefill, resetConversations, setStreaming } from "./chat.js";
+import { initTasks, loadTasks, resetTasks } from "./tasks.js";
 import { clearDebug } from "./debug.js";
+import { h, replace, announce } from "./dom.js";
 
 const tabs = [...document.querySelectorAll('[role="tab"]')];
 const loaded = new Set();
@@ -69,7 +70,7 @@ document.addEventListener("console-auth", (e) =>
 dialog.addEventListener("close", () => {
   if (dialog.returnValue === "save") {
     setCredential(document.getElementById("credential-kind").value, document.getElementById("credential-value").value.trim());
-    start();
+    loadAgents().then(start);
   }
 });
 
@@ -89,6 +90,49 @@ async function start() {
   }
 }
 
+// The agent picker: the server's agents (`GET api/agents`); the card, chat,
+// tasks and debug views then talk to the one picked. The choice is kept in
+// the page's URL (`?agent=/path`), so a reload stays with it.
+const picker = document.getElementById("agent-picker");
+let agents = [];
+
+function describe(path) {
+  const agent = agents.find((a) => a.path === path);
+  document.getElementById("agent-description").textContent = agent ? agent.description || "" : "";
+  return agent;
+}
+
+async function loadAgents() {
+  try {
+    agents = (await call("agents", "agents")).agents || [];
+  } catch {
+    agents = [];
+  }
+  if (!agents.some((a) => a.path === currentAgent())) setAgent(agents.length ? agents[0].path : "/");
+  replace(picker, agents.map((a) =>
+    h("option", { value: a.path, selected: a.path === currentAgent() }, `${a.name || "(no name)"} (${a.path})`)));
+  picker.value = currentAgent();
+  describe(currentAgent());
+}
+
+picker.addEventListener("change", () => {
+  setAgent(picker.value);
+  const agent = describe(picker.value);
+  const url = new URL(location.href);
+  url.searchParams.set("agent", picker.value);
+  history.replaceState(null, "", url);
+  // Another agent: its own conversations and tasks.
+  resetConversations();
+  resetTasks();
+  if (loaded.has("tasks")) {
+    if (document.getElementById("panel-tasks").hidden) loaded.delete("tasks");
+    else loadTasks();
+  }
+  start();
+  announce(`Now talking to ${agent ? agent.name : picker.value} at ${picker.value}`);
+});
+
 const initial = tabs.find((t) => `#${t.id.slice(4)}` === location.hash);
 if (initial) select(initial, false);
-start();
+setAgent(new URLSearchParams(location.search).get("agent") || "/");
+loadAgents().then(start);

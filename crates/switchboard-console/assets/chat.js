@@ -61,6 +61,16 @@ export function addConversation() {
   return conv;
 }
 
+/** Closes every conversation (their streams end) and opens a new one. */
+export function resetConversations() {
+  for (const conv of conversations.splice(0)) {
+    if (conv.abort) conv.abort.abort();
+    conv.el.remove();
+  }
+  counter = 0;
+  return addConversation();
+}
+
 function close(conv) {
   if (conv.abort) conv.abort.abort();
   conv.el.remove();

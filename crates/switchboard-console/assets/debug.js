@@ -1,6 +1,10 @@
 // The Debug view: each console action's calls to the agent, frame by
-// frame (request, answer, stream events, errors), each copyable as `curl`
-// (for the HTTP bindings of A2A 1.0) or as a `switchboard client` command.
+// frame: the bytes on the wire of the HTTP bindings (the request, the
+// answer, a stream's body as it arrived; credentials masked by the server)
+// and the A2A 1.0 JSON of each object (request, answer, stream events,
+// errors; for gRPC, which carries protobuf, only these, decoded). A request
+// is copyable as `curl` (HTTP bindings of A2A 1.0) or as a `switchboard
+// client` command.
 
 import { h, replace } from "./dom.js";
 
@@ -83,9 +87,13 @@ function frameView(record, frame) {
   } catch {
     parsed = null;
   }
-  const el = h("li", { class: `frame frame-${frame.kind}` },
+  const wire = String(frame.kind).startsWith("wire-");
+  const what = wire
+    ? (frame.kind === "wire-chunk" ? `${frame.body.length} characters as received` : frame.body.split("\n", 1)[0])
+    : frame.operation;
+  const el = h("li", { class: `frame frame-${frame.kind}${wire ? " frame-wire" : ""}` },
     h("details", {},
-      h("summary", {}, h("span", { class: "badge" }, frame.kind), " ", frame.operation,
+      h("summary", {}, h("span", { class: "badge" }, wire ? frame.kind.replace("wire-", "wire: ") : `${frame.kind} JSON`), " ", what,
         frame.seq !== null && frame.seq !== undefined ? ` #${frame.seq}` : "", ` (call ${frame.call})`),
       h("pre", { class: "code", tabindex: "0" }, pretty)));
   if (frame.kind === "request") {
@@ -103,14 +111,19 @@ export function debugRecord(label, iface, frames, error) {
   const list = h("ol", { class: "frames" });
   const errorEl = h("p", { class: "error" });
   const ifaceEl = h("span", { class: "muted" });
+  const noteEl = h("p", { class: "muted" });
   const record = { label, iface, frames: [], el: null };
   record.el = h("li", { class: "debug-call" },
     h("h3", {}, label, " ", ifaceEl),
+    noteEl,
     list,
     errorEl);
   record.setInterface = (i) => {
     record.iface = i;
     ifaceEl.textContent = i ? `${i.binding} ${i.version} → ${i.url}` : "";
+    noteEl.textContent = i && i.binding === "GRPC"
+      ? "gRPC carries protobuf, not text: its messages are shown decoded, as A2A JSON."
+      : "";
   };
   record.addFrame = (f) => {
     record.frames.push(f);

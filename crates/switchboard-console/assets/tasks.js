@@ -52,6 +52,17 @@ export function initTasks() {
   });
 }
 
+/** Forgets the list's pages and the open task (another agent's tasks). */
+export function resetTasks() {
+  pages.length = 1;
+  page = 0;
+  replace(document.getElementById("tasks-list"));
+  document.getElementById("tasks-page").textContent = "";
+  document.getElementById("tasks-prev").disabled = true;
+  document.getElementById("tasks-next").disabled = true;
+  replace(document.getElementById("task-detail"), h("p", { class: "muted" }, "Pick a task to see its timeline."));
+}
+
 export async function loadTasks() {
   const body = document.getElementById("tasks-list");
   const params = new URLSearchParams();

@@ -5,6 +5,7 @@
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Path, Query, Request, State};
@@ -20,15 +21,90 @@ use switchboard_client::protocol::{
     A2AError, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
     TaskState,
 };
-use switchboard_client::{A2AClient, ClientBuilder, ClientError, WireFrame, WireTap};
+use switchboard_client::{A2AClient, ClientBuilder, ClientError, ListedAgent, WireFrame, WireTap};
 use switchboard_server::{Authenticator, Gate, Identity};
 
 use crate::{BASE_PATH, ConsoleConfig};
 
-type Shared = Arc<ConsoleConfig>;
+type Shared = Arc<Console>;
 
 /// The header every API request carries (see the crate docs).
 pub(crate) const CONSOLE_HEADER: &str = "x-switchboard-console";
+/// The header naming the agent a call is for: its path in the server's
+/// listing (`/support`); without it, the server's own agent (`/`).
+pub(crate) const AGENT_HEADER: &str = "x-switchboard-agent";
+
+/// How long a fetched agent listing is trusted before it is read again.
+const DIRECTORY_TTL: Duration = Duration::from_secs(30);
+
+/// A console's settings and what it learnt of the server.
+#[derive(Debug)]
+pub(crate) struct Console {
+    config: ConsoleConfig,
+    /// The server's agent listing, when it was read.
+    directory: Mutex<Option<(Instant, Arc<Vec<ListedAgent>>)>>,
+}
+
+impl Console {
+    pub(crate) fn new(config: ConsoleConfig) -> Shared {
+        Arc::new(Console {
+            config,
+            directory: Mutex::new(None),
+        })
+    }
+
+    /// The server's agents (`None`: it lists none, so it has one), read
+    /// with `builder` (the caller's client settings) at most every
+    /// [`DIRECTORY_TTL`].
+    async fn directory(
+        &self,
+        builder: &ClientBuilder,
+    ) -> Result<Option<Arc<Vec<ListedAgent>>>, ClientError> {
+        if let Ok(cached) = self.directory.lock()
+            && let Some((at, agents)) = cached.as_ref()
+            && at.elapsed() < DIRECTORY_TTL
+        {
+            return Ok(Some(agents.clone()));
+        }
+        let Some(agents) = builder.list_agents(&self.config.agent_url).await? else {
+            return Ok(None);
+        };
+        let agents = Arc::new(agents);
+        if let Ok(mut cached) = self.directory.lock() {
+            *cached = Some((Instant::now(), agents.clone()));
+        }
+        Ok(Some(agents))
+    }
+
+    /// The URL of the agent the caller picked ([`AGENT_HEADER`]): the
+    /// server's own, or one its listing names, under the console's agent
+    /// URL. Any other path is refused: the console relays to the server's
+    /// agents only, never to a URL a caller makes up.
+    async fn agent_url(
+        &self,
+        head: &HeaderMap,
+        builder: &ClientBuilder,
+    ) -> Result<String, ConsoleError> {
+        let path = match head.get(AGENT_HEADER) {
+            None => return Ok(self.config.agent_url.clone()),
+            Some(value) => value
+                .to_str()
+                .map_err(|_| ConsoleError::UnknownAgent("(not text)".into()))?,
+        };
+        if path == "/" {
+            return Ok(self.config.agent_url.clone());
+        }
+        let listed = self
+            .directory(builder)
+            .await?
+            .is_some_and(|agents| agents.iter().any(|a| a.path == path));
+        if !listed {
+            return Err(ConsoleError::UnknownAgent(path.to_owned()));
+        }
+        let base = switchboard_client::directory::server_base(&self.config.agent_url);
+        Ok(format!("{base}{path}"))
+    }
+}
 
 /// The most frames one answer carries; a longer stream's frames are still
 /// shown as they pass, the count caps what one unary answer buffers.
@@ -45,6 +121,11 @@ pub(crate) enum ConsoleError {
     /// The page sent something the API cannot use.
     #[error("{0}")]
     BadRequest(String),
+    /// The agent picked is not one the server lists.
+    #[error(
+        "no agent at {0:?}: the console reaches the agents the server lists (GET api/agents) only"
+    )]
+    UnknownAgent(String),
     /// The agent (or the way to it) failed.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -54,6 +135,7 @@ impl ConsoleError {
     fn status(&self) -> StatusCode {
         match self {
             ConsoleError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ConsoleError::UnknownAgent(_) => StatusCode::NOT_FOUND,
             ConsoleError::Client(_) => StatusCode::BAD_GATEWAY,
         }
     }
@@ -61,7 +143,7 @@ impl ConsoleError {
     fn body(&self) -> Value {
         let code = match self {
             ConsoleError::Client(e) => e.code(),
-            ConsoleError::BadRequest(_) => None,
+            ConsoleError::BadRequest(_) | ConsoleError::UnknownAgent(_) => None,
         };
         json!({"message": self.to_string(), "code": code})
     }
@@ -72,6 +154,11 @@ impl ConsoleError {
 struct Frames(Mutex<Vec<WireFrame>>);
 
 impl WireTap for Frames {
+    /// The Debug view shows the bytes on the wire of every call.
+    fn wire_bytes(&self) -> bool {
+        true
+    }
+
     fn record(&self, mut frame: WireFrame) {
         if frame.body.len() > MAX_FRAME_BYTES {
             let mut cut = MAX_FRAME_BYTES;
@@ -167,14 +254,17 @@ fn builder(config: &ConsoleConfig, head: &HeaderMap, frames: &Arc<Frames>) -> Cl
     builder
 }
 
-async fn connect(config: &ConsoleConfig, head: &HeaderMap) -> Result<Call, Response> {
+/// A client for the caller's picked agent, with the caller's settings.
+async fn connect(console: &Console, head: &HeaderMap) -> Result<Call, Response> {
     let frames = Arc::new(Frames::default());
-    match builder(config, head, &frames)
-        .connect(&config.agent_url)
-        .await
-    {
+    let builder = builder(&console.config, head, &frames);
+    let connected = match console.agent_url(head, &builder).await {
+        Ok(url) => builder.connect(&url).await.map_err(ConsoleError::Client),
+        Err(e) => Err(e),
+    };
+    match connected {
         Ok(client) => Ok(Call { client, frames }),
-        Err(e) => Err(error_response(&ConsoleError::Client(e), frames.take())),
+        Err(e) => Err(error_response(&e, frames.take())),
     }
 }
 
@@ -260,6 +350,7 @@ async fn require_console_header(request: Request, next: Next) -> Response {
 fn api(state: Shared) -> Router {
     let at = |path: &str| format!("{BASE_PATH}/api/{path}");
     Router::new()
+        .route(&at("agents"), get(agents))
         .route(&at("card"), get(card))
         .route(&at("send"), post(send))
         .route(&at("tasks"), get(list_tasks))
@@ -273,16 +364,20 @@ fn api(state: Shared) -> Router {
 
 /// The card as served (undecoded), what it breaks, its signature's status
 /// and the interface the console's client picks from it.
-async fn card(State(config): State<Shared>, head: HeaderMap) -> Response {
+async fn card(State(console): State<Shared>, head: HeaderMap) -> Response {
     let frames = Arc::new(Frames::default());
-    let builder = builder(&config, &head, &frames);
-    let (card_url, document) = match builder.fetch_card_document(&config.agent_url).await {
+    let builder = builder(&console.config, &head, &frames);
+    let agent_url = match console.agent_url(&head, &builder).await {
+        Ok(url) => url,
+        Err(e) => return error_response(&e, frames.take()),
+    };
+    let (card_url, document) = match builder.fetch_card_document(&agent_url).await {
         Ok(found) => found,
         Err(e) => return error_response(&ConsoleError::Client(e), frames.take()),
     };
     let issues = crate::validate_card(&document);
-    let signature = signature_status(&builder, &config.agent_url, &document).await;
-    let chosen = match builder.clone().connect(&config.agent_url).await {
+    let signature = signature_status(&builder, &agent_url, &document).await;
+    let chosen = match builder.clone().connect(&agent_url).await {
         Ok(client) => {
             let i = client.interface();
             json!({"url": client.endpoint(), "binding": i.protocol_binding, "version": i.protocol_version})
@@ -300,6 +395,30 @@ async fn card(State(config): State<Shared>, head: HeaderMap) -> Response {
         "frames": frames.take(),
     }))
     .into_response()
+}
+
+/// `GET api/agents`: the agents the console can talk to — the server's
+/// listing, or its one agent (from its card) when it has none — each with
+/// the path the page names it by in [`AGENT_HEADER`].
+async fn agents(State(console): State<Shared>, head: HeaderMap) -> Response {
+    let frames = Arc::new(Frames::default());
+    let builder = builder(&console.config, &head, &frames);
+    let rows = match console.directory(&builder).await {
+        Ok(Some(agents)) => agents
+            .iter()
+            .map(|a| json!({"name": a.name, "description": a.description, "path": a.path}))
+            .collect::<Vec<_>>(),
+        Ok(None) => match builder.fetch_card_document(&console.config.agent_url).await {
+            Ok((_, card)) => vec![json!({
+                "name": card.get("name").and_then(Value::as_str).unwrap_or_default(),
+                "description": card.get("description").and_then(Value::as_str).unwrap_or_default(),
+                "path": "/",
+            })],
+            Err(e) => return error_response(&ConsoleError::Client(e), frames.take()),
+        },
+        Err(e) => return error_response(&ConsoleError::Client(e), frames.take()),
+    };
+    axum::Json(json!({"result": {"agents": rows}, "frames": frames.take()})).into_response()
 }
 
 /// `unsigned`, `verified` (against the JWKS its `jku` names on the card's
@@ -333,7 +452,7 @@ fn yes() -> bool {
     true
 }
 
-async fn send(State(config): State<Shared>, head: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn send(State(console): State<Shared>, head: HeaderMap, body: axum::body::Bytes) -> Response {
     let parsed = serde_json::from_slice::<SendBody>(&body)
         .map_err(|e| ConsoleError::BadRequest(format!("send: {e}")))
         .and_then(|b| {
@@ -346,7 +465,7 @@ async fn send(State(config): State<Shared>, head: HeaderMap, body: axum::body::B
         Ok(p) => p,
         Err(e) => return error_response(&e, Vec::new()),
     };
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
@@ -358,11 +477,11 @@ async fn send(State(config): State<Shared>, head: HeaderMap, body: axum::body::B
 }
 
 async fn subscribe(
-    State(config): State<Shared>,
+    State(console): State<Shared>,
     head: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
@@ -429,7 +548,7 @@ struct ListQuery {
 }
 
 async fn list_tasks(
-    State(config): State<Shared>,
+    State(console): State<Shared>,
     head: HeaderMap,
     Query(query): Query<ListQuery>,
 ) -> Response {
@@ -443,7 +562,7 @@ async fn list_tasks(
             }
         },
     };
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
@@ -460,11 +579,11 @@ async fn list_tasks(
 }
 
 async fn get_task(
-    State(config): State<Shared>,
+    State(console): State<Shared>,
     head: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
@@ -473,11 +592,11 @@ async fn get_task(
 }
 
 async fn cancel_task(
-    State(config): State<Shared>,
+    State(console): State<Shared>,
     head: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
@@ -486,11 +605,11 @@ async fn cancel_task(
 }
 
 async fn push_configs(
-    State(config): State<Shared>,
+    State(console): State<Shared>,
     head: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let call = match connect(&config, &head).await {
+    let call = match connect(&console, &head).await {
         Ok(call) => call,
         Err(response) => return response,
     };

@@ -1,6 +1,7 @@
 //! # switchboard-console
 //!
-//! A web console for one A2A agent, as an axum [`Router`]: a page (plain
+//! A web console for an A2A agent, or for each agent a server hosts, as an
+//! axum [`Router`]: a page (plain
 //! HTML, CSS and JavaScript modules embedded in the binary; no build step,
 //! no CDN, works offline) and a small JSON/SSE API the page calls. The API
 //! reaches the agent through [`switchboard_client`], server-side, so the
@@ -20,16 +21,30 @@
 //!   several conversations (contexts) side by side.
 //! - **Tasks**: a filtered, paged list; a task's timeline (each event with
 //!   its sequence number, raw JSON on demand) and its push configs.
-//! - **Debug**: every frame of every call (request, answer, stream events,
-//!   through the client's [`switchboard_client::tap`]), copied as `curl` or
-//!   as a `switchboard client` command.
+//! - **Debug**: every frame of every call through the client's
+//!   [`switchboard_client::tap`]: the bytes on the wire of the HTTP bindings
+//!   (request, answer, a stream as it arrived; header secrets masked,
+//!   bounded per frame and per call) and the A2A 1.0 JSON of each request,
+//!   answer and stream event (all a gRPC call has: protobuf is not text),
+//!   copied as `curl` or as a `switchboard client` command.
 //!
 //! Agent text reaches the page's DOM as text only (`textContent`), never as
 //! HTML.
 //!
+//! ## Several agents
+//! A server that hosts several agents (`[[agents]]` on `switchboard serve`,
+//! [`A2aServer::mount`](switchboard_server::A2aServer::mount)) lists them at
+//! `GET /agents`; the page's agent picker shows that list (or the one agent
+//! of a server without it), and every later call names the picked agent by
+//! its path in the header `X-Switchboard-Agent`. The console reaches the
+//! agent at that path under its own agent URL, with the same caller
+//! credentials; a path the listing does not hold is refused (404), so the
+//! console relays to the server's agents and nowhere else. The listing is
+//! read through the console's client and kept for 30 s.
+//!
 //! ## The API
 //! Under the router's root (`/console` when mounted there):
-//! `GET api/card`, `POST api/send` (SSE), `GET api/tasks`,
+//! `GET api/agents`, `GET api/card`, `POST api/send` (SSE), `GET api/tasks`,
 //! `GET api/tasks/{id}`, `POST api/tasks/{id}/cancel`,
 //! `GET api/tasks/{id}/subscribe` (SSE), `GET api/tasks/{id}/push-configs`.
 //! Unary answers are `{"result": …, "frames": […], "interface": …}`, errors
@@ -114,7 +129,7 @@ pub const BASE_PATH: &str = "/console";
 /// whose callers are let in by a layer around it (`switchboard console`);
 /// [`gated`] puts a server's gate in front of the API.
 pub fn router(config: ConsoleConfig) -> Router {
-    let state = Arc::new(config);
+    let state = api::Console::new(config);
     assets::routes().merge(api::routes(state))
 }
 
@@ -126,7 +141,7 @@ pub fn authenticated(
     config: ConsoleConfig,
     authenticator: Arc<dyn switchboard_server::Authenticator>,
 ) -> Router {
-    let state = Arc::new(config);
+    let state = api::Console::new(config);
     assets::routes().merge(api::authenticated_routes(state, authenticator))
 }
 

@@ -39,7 +39,12 @@
 //! `WORKING` status through [`TaskEvents::transient_status`], whose message
 //! text is a short summary such as `download 50/100, index 3`. Transient
 //! messages do not pile up in the task history. A tracker that completes or
-//! fails is sent once with that status and left out of later snapshots.
+//! fails stays in every later snapshot with its final values, so a snapshot
+//! lists every tracker of the run, finished ones included, and a client that
+//! joins late (or reads `GetTask`) still sees what was done. Only to stay
+//! within `maxTrackers` are the oldest finished trackers left out (the
+//! extension allows omitting a terminal tracker); the aggregate keeps
+//! counting them.
 //! The engine hides the entry from callers that did not activate the
 //! extension, so the emitter always writes it.
 //!
@@ -237,9 +242,10 @@ struct Inner {
 
 struct State {
     /// Trackers in the next snapshot, in start order: the active ones and
-    /// those whose final update was not sent yet.
+    /// the finished ones (until they make room for new ones).
     entries: Vec<Entry>,
-    /// Finished trackers whose final update was sent.
+    /// Finished trackers left out of snapshots to stay within
+    /// `maxTrackers`.
     retired: HashMap<String, TrackerStatus>,
     /// The sum of their final progress, for the aggregate.
     retired_progress: f64,
@@ -289,6 +295,13 @@ impl Entry {
 
     fn status(&self) -> TrackerStatus {
         self.current.status.unwrap_or(TrackerStatus::Running)
+    }
+
+    /// Finished, and its final values sent: it may leave the snapshot.
+    fn retirable(&self) -> bool {
+        self.shown
+            .as_ref()
+            .is_some_and(ProgressTracker::is_terminal)
     }
 }
 
@@ -437,9 +450,14 @@ impl TrackerBuilder {
                 return Err(ProgressError::DuplicateId(id));
             }
             if st.entries.len() >= limits.max_trackers {
-                return Err(ProgressError::TooManyTrackers {
-                    max: limits.max_trackers,
-                });
+                // Room for the new tracker: the oldest finished one leaves
+                // the snapshot, or none has finished yet.
+                let Some(oldest) = st.entries.iter().position(Entry::retirable) else {
+                    return Err(ProgressError::TooManyTrackers {
+                        max: limits.max_trackers,
+                    });
+                };
+                st.retire(oldest);
             }
             let now = Utc::now();
             st.entries.push(Entry {
@@ -496,8 +514,9 @@ impl Tracker {
         &self.id
     }
 
-    /// The newest values (pending ones included); `None` once the final
-    /// update was sent.
+    /// The newest values (pending ones included), the final ones once it
+    /// finished; `None` once it left the snapshot to make room (see the
+    /// module docs).
     pub fn current(&self) -> Option<ProgressTracker> {
         self.emitter
             .inner
@@ -539,7 +558,8 @@ impl Tracker {
     }
 
     /// Marks the tracker completed (progress = total when the total is
-    /// known) and sends it before returning. Later snapshots omit it. If the
+    /// known) and sends it before returning. Later snapshots show it
+    /// completed. If the
     /// engine refuses the write for a passing reason (a store error), the
     /// completion stays pending and [`ProgressEmitter::flush`] retries it.
     pub async fn complete(&self) -> Result<(), ProgressError> {
@@ -548,7 +568,7 @@ impl Tracker {
 
     /// Marks the tracker failed with `reason` as its message (cut to the
     /// message limit: a failure is never refused for its length) and sends
-    /// it before returning. Later snapshots omit it.
+    /// it before returning. Later snapshots show it failed.
     pub async fn fail(&self, reason: impl Into<String>) -> Result<(), ProgressError> {
         self.update(Update::Fail(reason.into())).await
     }
@@ -745,6 +765,20 @@ fn summary_text(trackers: &[ProgressTracker]) -> String {
 }
 
 impl State {
+    /// Leaves the finished tracker at `index` out of later snapshots; the
+    /// aggregate keeps its amounts.
+    fn retire(&mut self, index: usize) {
+        let entry = self.entries.remove(index);
+        let t = entry.shown.unwrap_or(entry.current);
+        self.retired_progress += t.progress.unwrap_or(0.0);
+        self.retired_total = match (self.retired_total, t.total) {
+            (Some(sum), Some(total)) => Some(sum + total),
+            _ => None,
+        };
+        self.retired
+            .insert(t.id, t.status.unwrap_or(TrackerStatus::Completed));
+    }
+
     fn check_task_over(&self) -> Result<(), ProgressError> {
         match &self.task_over {
             Some((task_id, state)) => Err(ProgressError::Emit(EmitError::TaskTerminal {
@@ -844,23 +878,6 @@ impl Inner {
                 e.shown = Some(t);
                 e.last_sent = Some(now);
             }
-        }
-        let mut finished = Vec::new();
-        st.entries.retain(|e| match &e.shown {
-            Some(s) if s.is_terminal() => {
-                finished.push(s.clone());
-                false
-            }
-            _ => true,
-        });
-        for t in finished {
-            st.retired_progress += t.progress.unwrap_or(0.0);
-            st.retired_total = match (st.retired_total, t.total) {
-                (Some(sum), Some(total)) => Some(sum + total),
-                _ => None,
-            };
-            st.retired
-                .insert(t.id.clone(), t.status.unwrap_or(TrackerStatus::Completed));
         }
         this.schedule(&mut st);
         Ok(())

@@ -426,7 +426,11 @@ async fn streams_start_with_the_task_and_chunks_assemble() {
         Some(TaskState::Completed)
     );
     let t = h.get_task(&call, get_req(&first.id)).await.unwrap();
-    assert_eq!(t.artifacts()[0].text(), "c0\nc1\nc2\nc3\nend");
+    assert_eq!(
+        t.artifacts()[0].text(),
+        "c0c1c2c3end",
+        "chunks are one text"
+    );
     // The store's log equals what the stream showed.
     let log = log_of(h.store().as_ref(), "", &first.id).await;
     assert_eq!(log, events);

@@ -102,12 +102,14 @@ async fn start_set_complete_emit_full_snapshots() {
     assert_eq!(
         texts(&snaps),
         vec![
-            "download 0/100",
-            "download 0/100, index 0",
-            "download 50/100, index 0",
-            "download 50/100, index 3",
+            // The tracker's message, not its id, where it has one.
+            "fetching (0/100)",
+            "fetching (0/100), index 0",
+            "fetching (50/100), index 0",
+            "fetching (50/100), index 3",
             "download done, index 3",
-            "index 5",
+            // A finished tracker stays in every later snapshot.
+            "download done, index 5",
         ]
     );
     let (first, _) = &snaps[0];
@@ -119,10 +121,12 @@ async fn start_set_complete_emit_full_snapshots() {
     let d = done.tracker("download").unwrap();
     assert_eq!(d.status, Some(TrackerStatus::Completed));
     assert_eq!(d.progress, Some(100.0), "completion sets progress to total");
-    // The aggregate counts the finished tracker even after it is omitted:
+    // The finished tracker is listed with its final values, and counted:
     // total unknown (index has none), progress = 100 + 5.
     let (last, _) = &snaps[5];
-    assert!(last.tracker("download").is_none(), "omitted once finished");
+    let d = last.tracker("download").expect("listed once finished");
+    assert_eq!(d.status, Some(TrackerStatus::Completed));
+    assert_eq!(d.progress, Some(100.0));
     let agg = last.aggregate.as_ref().unwrap();
     assert_eq!((agg.progress, agg.total), (Some(105.0), None));
     let (third, _) = &snaps[2];
@@ -164,7 +168,12 @@ async fn the_aggregate_sums_totals_when_all_are_known() {
     assert_eq!(b.status, Some(TrackerStatus::Failed));
     assert_eq!(b.message.as_deref(), Some("disk full"));
     assert_eq!(b.progress, Some(5.0), "a failure keeps its progress");
-    assert_eq!(text, "b 5/30 failed");
+    assert_eq!(
+        last.tracker("a").unwrap().status,
+        Some(TrackerStatus::Completed),
+        "a finished tracker stays listed"
+    );
+    assert_eq!(text, "a done, b 5/30 failed: disk full");
 }
 
 #[tokio::test(start_paused = true)]
@@ -354,7 +363,7 @@ async fn clones_work_from_concurrent_tasks() {
     })
     .await;
     let mut last = std::collections::HashMap::new();
-    let mut done = 0;
+    let mut done = std::collections::HashSet::new();
     for (p, _) in &snaps {
         validate(p, &limits()).unwrap();
         for t in &p.trackers {
@@ -362,12 +371,17 @@ async fn clones_work_from_concurrent_tasks() {
             let prev = last.insert(t.id.clone(), v).unwrap_or(0.0);
             assert!(v >= prev, "{} went back from {prev} to {v}", t.id);
             if t.status == Some(TrackerStatus::Completed) {
-                done += 1;
+                done.insert(t.id.clone());
                 assert_eq!(v, 50.0);
             }
         }
     }
-    assert_eq!(done, 5, "every completion arrives exactly once");
+    assert_eq!(done.len(), 5, "every completion arrives");
+    let (final_snap, _) = snaps.last().unwrap();
+    assert!(
+        final_snap.trackers.iter().all(|t| t.is_terminal()) && final_snap.trackers.len() == 5,
+        "the last snapshot lists every tracker, finished: {final_snap:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -5,10 +5,12 @@
 //! A small model predicts which calls must be accepted and which refused.
 //! Then the task's event log is read back and every progress snapshot must
 //! be valid for our validator *and* for the normative JSON Schema, progress
-//! must never go down per tracker, a finished tracker must appear once with
-//! its final status and never again, no value from a refused call may ever
-//! appear, and after the final flush the last snapshot must show exactly
-//! the model's running trackers with their latest values.
+//! must never go down per tracker, a finished tracker must keep appearing
+//! with its final values until it makes room for a new one (and never come
+//! back after), no value from a refused call may ever appear, and after the
+//! final flush the last snapshot must show exactly the model's running
+//! trackers with their latest values, and every tracker started, up to
+//! `maxTrackers`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -370,19 +372,26 @@ fn check(ops: Vec<Op>, rate: f64) -> Result<(), TestCaseError> {
         snaps.push(p.unwrap());
     }
 
-    // 3. Monotonic, finished once, only accepted values.
+    // 3. Monotonic, finished ones unchanged until they leave, only
+    //    accepted values.
     let mut last: HashMap<String, f64> = HashMap::new();
-    let mut finished: HashSet<String> = HashSet::new();
+    let mut finished: HashMap<String, ProgressTracker> = HashMap::new();
+    let mut left: HashSet<String> = HashSet::new();
     for (n, p) in snaps.iter().enumerate() {
         if n > 0 {
             prop_assert!(check_monotonic(&snaps[n - 1], p).is_empty());
         }
+        for id in finished.keys() {
+            if p.tracker(id).is_none() {
+                left.insert(id.clone());
+            }
+        }
         for t in &p.trackers {
-            prop_assert!(
-                !finished.contains(&t.id),
-                "{} reappeared after finishing",
-                t.id
-            );
+            prop_assert!(!left.contains(&t.id), "{} came back after leaving", t.id);
+            if let Some(before) = finished.get(&t.id) {
+                prop_assert_eq!(before, t, "a finished tracker changed");
+                continue;
+            }
             let slot: usize = t.id[1..].parse().unwrap();
             let progress = t.progress.unwrap();
             let before = last.insert(t.id.clone(), progress).unwrap_or(0.0);
@@ -400,7 +409,7 @@ fn check(ops: Vec<Op>, rate: f64) -> Result<(), TestCaseError> {
                 prop_assert!(model.messages_seen[slot].contains(m), "message {:?}", m);
             }
             if t.is_terminal() {
-                finished.insert(t.id.clone());
+                finished.insert(t.id.clone(), t.clone());
             }
         }
     }
@@ -442,6 +451,13 @@ fn check(ops: Vec<Op>, rate: f64) -> Result<(), TestCaseError> {
             })
             .collect();
         prop_assert_eq!(running, expected);
+        // Finished trackers are listed too, as long as there is room.
+        let started = model
+            .slots
+            .iter()
+            .filter(|s| !matches!(s, Slot::Never))
+            .count();
+        prop_assert_eq!(final_snap.trackers.len(), started.min(MAX_TRACKERS));
         // The aggregate covers every tracker ever started.
         let agg = final_snap.aggregate.as_ref().unwrap();
         let mut sum = 0.0;

@@ -25,10 +25,11 @@
 //!   do: `0 <= progress <= total`, and a `total` of 0 forces `progress` 0.
 //!   While `total` is known, `progress` never goes down across updates
 //!   ([`check_monotonic`]).
-//! - Each payload ([`ProgressPayload`]) is a **snapshot**: it lists every
-//!   tracker that is still active. A finished tracker appears once with
-//!   `status` `completed` or `failed`, and may then be left out; a tracker
-//!   that disappears is "no longer active".
+//! - Each payload ([`ProgressPayload`]) is a **snapshot** of the task's
+//!   trackers. A finished tracker carries `status` `completed` or `failed`
+//!   and may be left out of later snapshots (our emitter keeps listing it,
+//!   leaving out the oldest finished ones only to stay within
+//!   `maxTrackers`); a tracker that disappears is "no longer active".
 //! - The optional **aggregate** ([`ProgressAggregate`]) is one number for one
 //!   progress bar. It is *advisory*: if it does not add up with the trackers,
 //!   that is not an error.
@@ -268,18 +269,45 @@ impl ProgressTracker {
         }
     }
 
-    /// A short human summary: `download 50/100`, `index 3`, `fetch done`.
+    /// A short human summary, for a status message or a log line: the
+    /// tracker's message when it has one (what the agent wrote for people),
+    /// else its id, with the amounts: `fetching files (50/100)`,
+    /// `index 3`, `download done`, `upload 5/30 failed: disk full`.
+    ///
+    /// ```
+    /// use switchboard_protocol::progress::{ProgressTracker, TrackerStatus};
+    /// let walk = ProgressTracker::new("walk").with_progress(0.0).with_total(26.0);
+    /// assert_eq!(walk.summary(), "walk 0/26");
+    /// let walk = walk.with_message("walking src/");
+    /// assert_eq!(walk.summary(), "walking src/ (0/26)");
+    /// assert_eq!(walk.with_status(TrackerStatus::Completed).summary(), "walk done");
+    /// ```
     pub fn summary(&self) -> String {
         let amount = match (self.progress, self.total) {
-            (Some(p), Some(t)) => format!(" {}/{}", format_amount(p), format_amount(t)),
-            (Some(p), None) => format!(" {}", format_amount(p)),
-            (None, Some(t)) => format!(" ?/{}", format_amount(t)),
-            (None, None) => String::new(),
+            (Some(p), Some(t)) => Some(format!("{}/{}", format_amount(p), format_amount(t))),
+            (Some(p), None) => Some(format_amount(p)),
+            (None, Some(t)) => Some(format!("?/{}", format_amount(t))),
+            (None, None) => None,
+        };
+        let message = self.message.as_deref().filter(|m| !m.trim().is_empty());
+        let id_amount = match &amount {
+            Some(a) => format!("{} {a}", self.id),
+            None => self.id.clone(),
         };
         match self.status {
+            // The running message described work in progress; the id names
+            // what finished.
             Some(TrackerStatus::Completed) => format!("{} done", self.id),
-            Some(TrackerStatus::Failed) => format!("{}{amount} failed", self.id),
-            _ => format!("{}{amount}", self.id),
+            // A failed tracker's message is the reason.
+            Some(TrackerStatus::Failed) => match message {
+                Some(reason) => format!("{id_amount} failed: {reason}"),
+                None => format!("{id_amount} failed"),
+            },
+            _ => match (message, amount) {
+                (Some(m), Some(a)) => format!("{m} ({a})"),
+                (Some(m), None) => m.to_owned(),
+                (None, _) => id_amount,
+            },
         }
     }
 }
@@ -337,7 +365,8 @@ impl ProgressAggregate {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressPayload {
-    /// Every active tracker (and, once, each one that just finished).
+    /// The task's trackers: every active one, and finished ones (which a
+    /// sender may leave out once it has sent them finished).
     pub trackers: Vec<ProgressTracker>,
     /// A single overall figure, advisory.
     pub aggregate: Option<ProgressAggregate>,

@@ -508,9 +508,19 @@ impl Artifact {
         self
     }
 
-    /// All text parts joined with newlines.
+    /// The artifact's text: its text parts concatenated, nothing between
+    /// them. An artifact streamed in chunks (`append: true`) keeps each
+    /// chunk's parts after the earlier ones, so this is the text as the agent
+    /// wrote it, chunk after chunk; a separator would split words and lines
+    /// wherever a chunk happened to end.
+    ///
+    /// ```
+    /// use switchboard_protocol::{Artifact, Part};
+    /// let a = Artifact::new(vec![Part::text("Hel"), Part::text("lo\n"), Part::text("world")]);
+    /// assert_eq!(a.text(), "Hello\nworld");
+    /// ```
     pub fn text(&self) -> String {
-        join_text(&self.parts)
+        self.parts.iter().filter_map(Part::as_text).collect()
     }
 }
 

@@ -15,14 +15,14 @@
 //! |---|---|---|
 //! | `server` | yes | [`server::A2aServer`]: JSON-RPC 2.0 + SSE and HTTP+JSON, A2A 1.0 and 0.3 |
 //! | `ops` | yes | `A2aServer::ops`: `/healthz`, `/readyz`, `/metrics`, request ids and the access log |
-//! | `grpc` | no | the gRPC binding on the same port (tonic, prost) |
+//! | `grpc` | no | the gRPC binding on the same port (tonic, prost), and the client's gRPC bindings with `client` |
 //! | `sqlite` | no | `store::sqlite::SqliteStore`: tasks that survive a crash, in one file |
 //! | `postgres` | no | `store::postgres::PgStore`: several replicas on one database |
 //! | `push` | no | `server::push`: `A2aServer::push(PushOptions)`, signed webhook delivery with retries and an SSRF guard |
 //! | `auth` | no | `auth`: API keys and JWTs for `A2aServer::authenticator`, advertised on the card |
 //! | `agui` | no | `agui`: AG-UI events, part hints and forms; `A2aServer::agui_endpoint`: `POST /agui` behind the server's gate |
 //! | `bridge` | no | `bridge::RemoteBackend`: the AG-UI endpoint in front of a remote A2A agent |
-//! | `client` | no | `client::A2AClient`: talk to any A2A agent |
+//! | `client` | no | `client::A2AClient`: talk to any A2A agent over JSON-RPC and REST (gRPC too with `grpc`) |
 //! | `logging` | no | `telemetry::logging`: the process's log subscriber, text or JSON lines, never blocking a request |
 //! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
 //! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |

@@ -8,19 +8,22 @@
 //! * [`rest`]: HTTP+JSON, one route per operation, streams as SSE (A2A 1.0).
 //!   Both are [`HttpBinding`]s: the request goes out as its 1.0 JSON params
 //!   and the answer is read back from 1.0 JSON, once for both, here.
-//! * [`grpc`]: gRPC (`lf.a2a.v1.A2AService`) on tonic, server streams (A2A 1.0),
-//!   typed: each operation's prost messages through `switchboard_proto`.
+//! * `grpc` (feature `grpc`, default): gRPC (`lf.a2a.v1.A2AService`) on
+//!   tonic, server streams (A2A 1.0), typed: each operation's prost messages
+//!   through `switchboard_proto`.
 //! * [`v03`]: A2A 0.3 over JSON-RPC and HTTP+JSON: [`jsonrpc`] and [`rest`]
 //!   in 0.3 mode, translating 1.0 ⇄ 0.3 JSON at the edge.
-//! * [`grpc_v03`]: A2A 0.3 over gRPC (`a2a.v1.A2AService`), typed like
-//!   [`grpc`] and on its connection code.
+//! * `grpc_v03` (feature `grpc`): A2A 0.3 over gRPC (`a2a.v1.A2AService`),
+//!   typed like `grpc` and on its connection code.
 //!
 //! Another binding is one more module here: implement [`Transport`] (or
 //! [`HttpBinding`], for one over HTTP that speaks JSON) and add one
 //! [`TransportFactory`] line to [`FACTORIES`]. Interface selection, tenant
 //! handling and stream termination stay in the client.
 
+#[cfg(feature = "grpc")]
 pub(crate) mod grpc;
+#[cfg(feature = "grpc")]
 pub(crate) mod grpc_v03;
 pub(crate) mod jsonrpc;
 pub(crate) mod rest;
@@ -42,6 +45,7 @@ use switchboard_protocol::{A2aRequest, A2aResponse, AgentInterface, Operation};
 
 use crate::client::{EventStream, StreamEvent};
 use crate::error::ClientError;
+use crate::tap::WireRecorder;
 use jsonrpc::JsonRpcTransport;
 use rest::RestTransport;
 use v03::is_v03;
@@ -315,6 +319,21 @@ fn mismatch(op: Operation, e: &serde_json::Error) -> ClientError {
 /// id a client saw, sent when it reconnects.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
+/// Sends `req`, shown first to the call's wire recorder when there is one
+/// (see [`crate::tap`]).
+async fn send(
+    req: reqwest::RequestBuilder,
+    wire: Option<&WireRecorder>,
+) -> reqwest::Result<reqwest::Response> {
+    let Some(wire) = wire else {
+        return req.send().await;
+    };
+    let (client, request) = req.build_split();
+    let request = request?;
+    wire.request(&request);
+    client.execute(request).await
+}
+
 /// Adds the current span's `traceparent` (W3C Trace Context) when tracing
 /// is on; see `switchboard_telemetry::trace`.
 fn with_traceparent(req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -336,6 +355,7 @@ pub(crate) struct Http {
     pub timeout: Option<Duration>,
     /// The CAs `https` servers are checked against (gRPC builds its TLS
     /// from them).
+    #[cfg(feature = "grpc")]
     pub roots: crate::tls::TrustedRoots,
     /// OAuth 2.0 access tokens, when the client uses them (see [`crate::oauth`]).
     pub tokens: Option<std::sync::Arc<crate::oauth::TokenSource>>,
@@ -398,6 +418,8 @@ where
         ready: std::collections::VecDeque<Event>,
         result: F,
         done: bool,
+        /// The call's wire recorder, taken while the stream is opened.
+        wire: Option<WireRecorder>,
     }
     let reading = Reading {
         body: resp.bytes_stream().boxed(),
@@ -405,6 +427,7 @@ where
         ready: std::collections::VecDeque::new(),
         result,
         done: false,
+        wire: WireRecorder::current(),
     };
     stream::unfold(reading, |mut r| async move {
         if r.done {
@@ -423,10 +446,15 @@ where
             match r.body.next().await {
                 None => return None,
                 Some(Err(e)) => break Err(ClientError::transport(&e)),
-                Some(Ok(chunk)) => match r.parser.push(&chunk) {
-                    Ok(events) => r.ready.extend(events),
-                    Err(e) => break Err(ClientError::Decode(e.to_string())),
-                },
+                Some(Ok(chunk)) => {
+                    if let Some(wire) = &r.wire {
+                        wire.chunk(&chunk);
+                    }
+                    match r.parser.push(&chunk) {
+                        Ok(events) => r.ready.extend(events),
+                        Err(e) => break Err(ClientError::Decode(e.to_string())),
+                    }
+                }
             }
         };
         r.done = item.is_err();
@@ -456,9 +484,16 @@ impl Http {
         if let Some(t) = self.timeout {
             req = req.timeout(t);
         }
-        let resp = req.send().await.map_err(|e| ClientError::transport(&e))?;
+        let wire = WireRecorder::current();
+        let resp = send(req, wire.as_ref())
+            .await
+            .map_err(|e| ClientError::transport(&e))?;
         let status = resp.status();
+        let headers = wire.as_ref().map(|_| resp.headers().clone());
         let body = resp.bytes().await.map_err(|e| ClientError::transport(&e))?;
+        if let (Some(wire), Some(headers)) = (wire, headers) {
+            wire.response(status, &headers, &body);
+        }
         Ok((status, body))
     }
 
@@ -516,21 +551,28 @@ impl Http {
             req = req.header(LAST_EVENT_ID, after);
         }
         req = with_traceparent(req);
+        let wire = WireRecorder::current();
         let resp = match self.timeout {
-            Some(t) => tokio::time::timeout(t, req.send())
+            Some(t) => tokio::time::timeout(t, send(req, wire.as_ref()))
                 .await
                 .map_err(|_| ClientError::timeout(method, t))?,
-            None => req.send().await,
+            None => send(req, wire.as_ref()).await,
         }
         .map_err(|e| ClientError::transport(&e))?;
         let status = resp.status();
         if status.is_success() && is_sse(&resp) {
+            // The body follows chunk by chunk, as the stream reads it.
+            if let Some(wire) = wire {
+                wire.response(status, resp.headers(), &[]);
+            }
             return Ok(StreamAnswer::Sse(resp));
         }
-        Ok(StreamAnswer::Whole(
-            status,
-            self.read_body(resp, method).await?,
-        ))
+        let headers = wire.as_ref().map(|_| resp.headers().clone());
+        let body = self.read_body(resp, method).await?;
+        if let (Some(wire), Some(headers)) = (wire, headers) {
+            wire.response(status, &headers, &body);
+        }
+        Ok(StreamAnswer::Whole(status, body))
     }
 
     /// Reads a whole (non-SSE) answer to a streaming call, within the
@@ -600,9 +642,11 @@ impl fmt::Debug for TransportFactory {
 pub(crate) static FACTORIES: &[TransportFactory] = &[
     TransportFactory::http::<JsonRpcTransport, false>(BINDING_JSONRPC),
     TransportFactory::http::<RestTransport, false>(BINDING_HTTP_JSON),
+    #[cfg(feature = "grpc")]
     grpc::FACTORY,
     TransportFactory::http::<JsonRpcTransport, true>(BINDING_JSONRPC),
     TransportFactory::http::<RestTransport, true>(BINDING_HTTP_JSON),
+    #[cfg(feature = "grpc")]
     grpc_v03::FACTORY,
 ];
 
