@@ -44,6 +44,9 @@
 //! card) or a [`HostedAgent`] (the server's `RequestHandler` and how it
 //! admits a caller).
 //!
+//! In front of a remote agent on a port of its own (`switchboard bridge`),
+//! [`remote`] is the whole process: connect, then serve until a signal.
+//!
 //! [`BridgeError`] is every way a run can fail, each with the `code` its
 //! `RUN_ERROR` carries.
 
@@ -57,6 +60,7 @@ pub mod gated;
 pub mod input;
 pub mod options;
 pub mod owner;
+pub mod remote;
 pub mod run;
 
 #[doc(inline)]
@@ -75,5 +79,7 @@ pub use gated::{
 pub use options::{BridgeConfig, Mode, RunOptions};
 #[doc(inline)]
 pub use owner::{Caller, Owner};
+#[doc(inline)]
+pub use remote::{RemoteBridge, RemoteBridgeConfig};
 #[doc(inline)]
 pub use run::{RunConfig, run};

@@ -4,7 +4,9 @@
 //! [`A2AClient`] for the best interface the card offers (or the bindings
 //! `--prefer-binding` names), and serves the bridge's AG-UI endpoint
 //! (`switchboard_bridge::endpoint`, `POST /agui` by default) over it: every
-//! run is a [`RemoteBackend`] call sequence against that agent. The
+//! run is a `RemoteBackend` call sequence against that agent
+//! ([`switchboard_bridge::remote`] does all that; this module turns the
+//! flags into its [`RemoteBridgeConfig`]). The
 //! bridge's own behaviour (run modes, history, `/view` state, HITL, Engram)
 //! is the library's; this module is the flags, the callers and the socket.
 //!
@@ -56,17 +58,14 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use axum::http::{self, HeaderValue};
 use switchboard_bridge::{
-    BridgeConfig, CopilotKitConfig, EndpointConfig, RemoteBackend, RunConfig,
+    BridgeConfig, EndpointConfig, RemoteBridge, RemoteBridgeConfig, RunConfig,
 };
 use switchboard_client::A2AClient;
-use switchboard_protocol::A2AError;
-use switchboard_server::{Authenticator, Identity};
 
 use crate::{auth_args, config, limits_args};
 
@@ -312,76 +311,40 @@ impl BridgeArgs {
         }
     }
 
-    /// The client for the agent, its card fetched.
-    pub async fn connect(&self) -> anyhow::Result<A2AClient> {
-        let mut builder = A2AClient::builder();
+    /// What the library serves: the agent, the client for it and the
+    /// routes' settings.
+    pub fn remote_config(&self) -> anyhow::Result<RemoteBridgeConfig> {
+        let mut client = A2AClient::builder();
         if !self.prefer_binding.is_empty() {
-            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
+            client = client.preferred_bindings(self.prefer_binding.iter().cloned());
         }
         for (name, value) in &self.agent_header {
-            builder = builder.header(name, value);
+            client = client.header(name, value);
         }
         if let Some(token) = &self.agent_bearer_token {
-            builder = builder.bearer_token(token);
+            client = client.bearer_token(token);
         }
-        let agent = self.agent()?;
-        builder
-            .connect(agent)
-            .await
-            .with_context(|| format!("cannot use the agent at {agent}"))
-    }
-}
-
-/// Every caller, as the anonymous principal (no scheme configured).
-#[derive(Debug)]
-pub(crate) struct Anyone;
-
-impl Authenticator for Anyone {
-    fn authenticate<'a>(
-        &'a self,
-        _head: &'a http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
-        Box::pin(async { Ok(Identity::anonymous()) })
+        let mut config = RemoteBridgeConfig::new(self.agent()?);
+        config.client = client;
+        config.endpoint = self.endpoint_config();
+        config.copilotkit_path = self.copilotkit_path.clone();
+        config.copilotkit_agent_id = self.copilotkit_agent_id.clone();
+        Ok(config)
     }
 }
 
 /// Runs the bridge until Ctrl-C or SIGTERM (see the module docs).
 pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
-    let client = args.connect().await?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let agent = args.agent()?;
+    let bridge = RemoteBridge::connect(args.remote_config()?)
         .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the bridge"
-        );
-    }
+        .with_context(|| format!("cannot use the agent at {agent}"))?;
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let addr = front.local_addr();
+    let client = bridge.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
-    let description = client
-        .card()
-        .map(|c| c.description.clone())
-        .unwrap_or_default();
-    let endpoint = client.endpoint().to_owned();
-    let binding = client.interface().protocol_binding.clone();
-    let backend = RemoteBackend::new(client);
-    let copilotkit = CopilotKitConfig {
-        base_path: args.copilotkit_path.clone(),
-        agent_id: args.copilotkit_agent_id.clone().unwrap_or(name.clone()),
-        description,
-        endpoint: args.endpoint_config(),
-    };
-    let router = switchboard_bridge::authenticated(
-        switchboard_bridge::router(backend.clone(), args.endpoint_config())
-            .merge(switchboard_bridge::copilotkit::router(backend, copilotkit)),
-        authenticator,
-    );
+    let endpoint = client.endpoint();
+    let binding = &client.interface().protocol_binding;
     tracing::info!(
         %addr,
         agent = %name,
@@ -395,25 +358,14 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
         args.path
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
-    Ok(())
+    crate::front::serve(front, bridge.router(authenticator), &args.connections).await
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn defaults_and_flags() {

@@ -1,8 +1,8 @@
 //! `switchboard console`: the web console in front of any A2A agent.
 //!
-//! The console ([`switchboard_console`]) is served on its own port; its
-//! calls reach the agent through [`switchboard_client`], server-side, so a
-//! gRPC-only or A2A 0.3-only agent works from a browser. The agent's
+//! The console ([`switchboard_console::RemoteConsole`]) is served on its
+//! own port; its calls reach the agent through [`switchboard_client`],
+//! server-side, so a gRPC-only or A2A 0.3-only agent works from a browser. The agent's
 //! credentials (`--agent-bearer-token`, `--agent-header`) are the
 //! console's own and never reach the page.
 //!
@@ -27,13 +27,10 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context;
 use switchboard_client::ClientBuilder;
-use switchboard_console::ConsoleConfig;
-use switchboard_protocol::A2AError;
-use switchboard_server::{Authenticator, Identity};
+use switchboard_console::{ConsoleConfig, RemoteConsole};
 
 use crate::{auth_args, config, limits_args};
 
@@ -172,50 +169,18 @@ impl ConsoleArgs {
     }
 }
 
-/// Every caller, as the anonymous principal (no scheme configured).
-#[derive(Debug)]
-struct Anyone;
-
-impl Authenticator for Anyone {
-    fn authenticate<'a>(
-        &'a self,
-        _head: &'a axum::http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
-        Box::pin(async { Ok(Identity::anonymous()) })
-    }
-}
-
 /// Runs the console until Ctrl-C or SIGTERM (see the module docs).
 pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
     let agent = args.agent()?.to_owned();
     // The agent must be usable before anything listens.
-    let client = args
-        .client()
-        .connect(&agent)
+    let console = RemoteConsole::connect(ConsoleConfig::new(&agent, args.client()))
         .await
         .with_context(|| format!("cannot use the agent at {agent}"))?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the console"
-        );
-    }
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let addr = front.local_addr();
+    let client = console.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
-    let interface = client.interface().clone();
-    let console = ConsoleConfig::new(agent, args.client());
-    let router = switchboard_console::authenticated(console, authenticator).route(
-        "/",
-        axum::routing::get(|| async { axum::response::Redirect::to("/console/") }),
-    );
+    let interface = client.interface();
     tracing::info!(%addr, agent = %name, endpoint = %client.endpoint(), "console");
     // One line on stdout that scripts can wait for.
     println!(
@@ -225,25 +190,14 @@ pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
         interface.protocol_binding,
         interface.protocol_version,
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
-    Ok(())
+    crate::front::serve(front, console.router(authenticator), &args.connections).await
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn defaults_flags_and_the_file() {

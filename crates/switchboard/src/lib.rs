@@ -13,6 +13,7 @@ pub mod client;
 pub mod config;
 #[cfg(feature = "console")]
 pub mod console_cmd;
+pub mod front;
 pub mod limits_args;
 pub mod log_args;
 pub mod mcp_cmd;

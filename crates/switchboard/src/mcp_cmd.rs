@@ -28,13 +28,10 @@
 //!
 //! **Stop.** stdio: when the host closes stdin. HTTP: Ctrl-C or SIGTERM.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use switchboard_client::A2AClient;
 use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
-use switchboard_server::Authenticator;
 
 use crate::client::{Binding, ConnectArgs, client_builder};
 use crate::{auth_args, limits_args};
@@ -199,12 +196,9 @@ impl McpArgs {
     pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
         let mut agents = Vec::new();
         for (prefix, url) in self.agent_urls() {
-            let builder = client_builder(&self.connect_args(url))?;
-            let client: A2AClient = builder
-                .connect(url)
+            let agent = McpAgent::connect(client_builder(&self.connect_args(url))?, url)
                 .await
                 .with_context(|| format!("cannot use the agent at {url}"))?;
-            let agent = McpAgent::new(client);
             agents.push(match prefix {
                 Some(prefix) => agent.with_prefix(prefix),
                 None => agent,
@@ -225,27 +219,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         front.serve_stdio().await?;
         return Ok(());
     };
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("binding {listen}"))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(crate::bridge_cmd::Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of it"
-        );
-    }
+    let (front_port, authenticator) = crate::front::bind(listen, &args.auth).await?;
+    let addr = front_port.local_addr();
     let http = HttpOptions::default()
         .with_path(args.path.clone())
         .with_max_body_bytes(args.max_body_bytes)
-        .allow_hosts(args.allowed_hosts.iter().cloned())
-        .allow_hosts([addr.to_string(), addr.ip().to_string()]);
-    let router = front.router(http, authenticator);
+        .allow_hosts(args.allowed_hosts.iter().cloned());
     let tools = front.tools().len();
     let names = args
         .agent_urls()
@@ -259,27 +238,22 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         "switchboard mcp listening on http://{addr}{} ({tools} tools from {names})",
         args.path
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
+    front
+        .serve_http(
+            front_port,
+            http,
+            authenticator,
+            args.connections.connection_limits(),
+        )
+        .await?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use std::ffi::OsString;
-
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn agents_take_an_optional_prefix() {
