@@ -32,6 +32,7 @@ use anyhow::Context;
 use switchboard_client::ClientBuilder;
 use switchboard_console::{ConsoleConfig, RemoteConsole};
 
+use crate::client::FrontAgentArgs;
 use crate::{auth_args, config, limits_args};
 
 /// The settings of `switchboard console` (see the module docs).
@@ -52,48 +53,10 @@ pub struct ConsoleArgs {
         default_value = "127.0.0.1:8091"
     )]
     pub listen: String,
-    /// A bearer token the console sends to the agent on every call.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_CONSOLE_AGENT_BEARER_TOKEN",
-        hide_env_values = true,
-        value_name = "TOKEN"
-    )]
-    pub agent_bearer_token: Option<String>,
-    /// A header the console sends to the agent on every call,
-    /// `Name: value`. Repeatable (one per line in the variable).
-    #[arg(
-        long = "agent-header",
-        alias = "agent-headers",
-        env = "SWITCHBOARD_CONSOLE_AGENT_HEADER",
-        hide_env_values = true,
-        value_delimiter = '\n',
-        value_parser = crate::bridge_cmd::parse_header,
-        value_name = "NAME: VALUE"
-    )]
-    pub agent_header: Vec<(String, String)>,
-    /// The bindings to reach the agent with, in order of preference
-    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
-    /// (comma-separated in the variable).
-    #[arg(
-        long = "prefer-binding",
-        alias = "prefer-bindings",
-        env = "SWITCHBOARD_CONSOLE_PREFER_BINDING",
-        value_delimiter = ',',
-        value_parser = crate::bridge_cmd::parse_binding,
-        value_name = "BINDING"
-    )]
-    pub prefer_binding: Vec<String>,
-    /// The A2A versions to reach the agent with, in order of preference
-    /// (`1.0`, `0.3`); default: 1.0 where the card offers it.
-    #[arg(
-        long = "prefer-version",
-        env = "SWITCHBOARD_CONSOLE_PREFER_VERSION",
-        value_delimiter = ',',
-        value_parser = ["1.0", "0.3"],
-        value_name = "VERSION"
-    )]
-    pub prefer_version: Vec<String>,
+    /// How the console reaches the agent (`--agent-bearer-token`,
+    /// `--agent-header`, `--prefer-binding`, `--prefer-version`).
+    #[command(flatten)]
+    pub agent_access: FrontAgentArgs,
     /// Who may use the console (`serve`'s flags, see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: auth_args::AuthArgs,
@@ -152,20 +115,7 @@ impl ConsoleArgs {
 
     /// The client settings every console call starts from.
     pub fn client(&self) -> ClientBuilder {
-        let mut builder = ClientBuilder::new();
-        if !self.prefer_binding.is_empty() {
-            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
-        }
-        if !self.prefer_version.is_empty() {
-            builder = builder.preferred_versions(self.prefer_version.iter().cloned());
-        }
-        for (name, value) in &self.agent_header {
-            builder = builder.header(name, value);
-        }
-        if let Some(token) = &self.agent_bearer_token {
-            builder = builder.bearer_token(token);
-        }
-        builder
+        self.agent_access.options().builder()
     }
 }
 
@@ -212,7 +162,7 @@ mod tests {
         .unwrap();
         let args = ConsoleArgs::resolve(&argv(&["--config", path.to_str().unwrap()])).unwrap();
         assert_eq!(args.agent.as_deref(), Some("http://agent"));
-        assert_eq!(args.prefer_binding, ["GRPC"]);
+        assert_eq!(args.agent_access.prefer_binding, ["GRPC"]);
         for bad in [
             &[][..],
             &["--agent=a", "--prefer-binding=SOAP"],

@@ -12,8 +12,9 @@
 //! from the card's name by default). The agents are called with the
 //! client's credential flags and variables (`--header`, `--api-key` /
 //! `SWITCHBOARD_API_KEY`, `--token` / `SWITCHBOARD_TOKEN`, `--oauth-*`,
-//! `--ca-cert`, `--verify-card`, `--binding`, `--protocol-version`), over
-//! whichever binding the card offers.
+//! `--ca-cert`, `--verify-card`, `--binding`, `--protocol-version`,
+//! `--timeout`: [`AgentArgs`], the client's own), over whichever binding
+//! the card offers.
 //!
 //! **Transports.** Without `--listen`, MCP over stdin/stdout (what an MCP
 //! host's `mcpServers` entry starts): stdout carries MCP only, logs go to
@@ -33,7 +34,7 @@ use std::time::Duration;
 use anyhow::Context;
 use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
 
-use crate::client::{Binding, ConnectArgs, client_builder};
+use crate::client::{AgentArgs, connect_options};
 use crate::{auth_args, limits_args};
 
 /// The settings of `switchboard mcp` (see the module docs).
@@ -71,41 +72,10 @@ pub struct McpArgs {
         default_value_t = 300
     )]
     pub agent_timeout_secs: u64,
-    /// Extra HTTP header for every call to the agents, `Name: value`
-    /// (repeatable).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// API key for agents that ask for one (sent as `X-API-Key`).
-    #[arg(
-        long,
-        env = "SWITCHBOARD_API_KEY",
-        value_name = "KEY",
-        hide_env_values = true
-    )]
-    pub api_key: Option<String>,
-    /// Bearer token (e.g. a JWT) sent to the agents as `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    pub token: Option<String>,
-    /// Use this protocol binding of each card instead of its first usable one.
-    #[arg(long, value_enum, value_name = "BINDING")]
-    pub binding: Option<Binding>,
-    /// Speak this A2A version to the agents (1.0 or 0.3).
-    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
-    pub protocol_version: Option<String>,
-    /// Refuse an agent unless its card is signed by a key on its own origin.
-    #[arg(long, env = "SWITCHBOARD_VERIFY_CARD")]
-    pub verify_card: bool,
-    /// Also trust this CA certificate (PEM) for `https` agents.
-    #[arg(long, env = "SWITCHBOARD_CA_CERT", value_name = "FILE")]
-    pub ca_cert: Option<std::path::PathBuf>,
-    /// OAuth 2.0 client credentials for the agents (the client's flags).
+    /// How the agents are reached: the client's credential, binding,
+    /// version and trust flags (each agent gets the same).
     #[command(flatten)]
-    pub oauth: Box<crate::client::OAuthArgs>,
+    pub agent: AgentArgs,
     /// Who may call the HTTP endpoint (`serve`'s flags, see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: auth_args::AuthArgs,
@@ -175,28 +145,12 @@ impl McpArgs {
             .collect()
     }
 
-    /// The client connection flags, for `url`.
-    fn connect_args(&self, url: &str) -> ConnectArgs {
-        ConnectArgs {
-            url: url.to_owned(),
-            json: false,
-            headers: self.headers.clone(),
-            api_key: self.api_key.clone(),
-            token: self.token.clone(),
-            timeout: None,
-            binding: self.binding,
-            protocol_version: self.protocol_version.clone(),
-            verify_card: self.verify_card,
-            ca_cert: self.ca_cert.clone(),
-            oauth: self.oauth.clone(),
-        }
-    }
-
     /// The clients of the agents, their cards fetched.
     pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
+        let options = connect_options(&self.agent)?;
         let mut agents = Vec::new();
         for (prefix, url) in self.agent_urls() {
-            let agent = McpAgent::connect(client_builder(&self.connect_args(url))?, url)
+            let agent = McpAgent::connect(options.builder(), url)
                 .await
                 .with_context(|| format!("cannot use the agent at {url}"))?;
             agents.push(match prefix {

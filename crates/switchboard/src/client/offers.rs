@@ -112,10 +112,10 @@ pub(super) fn interfaces_note(conn: &ConnectArgs, offered: &[String]) -> String 
         .map(|o| o.split(" at ").next().unwrap_or(o))
         .collect();
     let mut asked = Vec::new();
-    if let Some(b) = conn.binding {
+    if let Some(b) = conn.agent.binding {
         asked.push(format!("--binding {}", b.card_name()));
     }
-    if let Some(v) = &conn.protocol_version {
+    if let Some(v) = &conn.agent.protocol_version {
         asked.push(format!("--protocol-version {v}"));
     }
     let offers = format!("the agent offers {}", list_or_none(&short));
