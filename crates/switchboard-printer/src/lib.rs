@@ -32,6 +32,7 @@ pub mod bars;
 pub mod output;
 pub mod parts;
 pub mod progress;
+pub mod push_config;
 pub mod sanitize;
 pub mod status_line;
 #[cfg(test)]
