@@ -29,6 +29,7 @@
 
 pub mod agui;
 pub mod bars;
+pub mod offers;
 pub mod output;
 pub mod parts;
 pub mod progress;
