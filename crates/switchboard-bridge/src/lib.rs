@@ -45,6 +45,10 @@
 //! admits a caller). Without `remote` the crate does not depend on
 //! `switchboard-client`: serving the hosted agent's `/agui` needs no client.
 //!
+//! In front of a remote agent on a port of its own (`switchboard bridge`),
+//! [`remote_bridge`] is the whole process: connect, then serve until a signal
+//! (feature `remote`).
+//!
 //! [`BridgeError`] is every way a run can fail, each with the `code` its
 //! `RUN_ERROR` carries.
 
@@ -60,6 +64,8 @@ pub mod options;
 pub mod owner;
 #[cfg(feature = "remote")]
 pub mod remote;
+#[cfg(feature = "remote")]
+pub mod remote_bridge;
 pub mod run;
 
 #[doc(inline)]
@@ -81,5 +87,8 @@ pub use owner::{Caller, Owner};
 #[cfg(feature = "remote")]
 #[doc(inline)]
 pub use remote::RemoteBackend;
+#[cfg(feature = "remote")]
+#[doc(inline)]
+pub use remote_bridge::{RemoteBridge, RemoteBridgeConfig};
 #[doc(inline)]
 pub use run::{RunConfig, run};

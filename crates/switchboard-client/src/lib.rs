@@ -67,7 +67,9 @@
 //! and the order of preferred protocol bindings. When the chosen interface
 //! declares a `tenant`, it is copied into every request. An extension wanted
 //! on some calls only goes through a second client made with
-//! [`A2AClient::with_extensions`].
+//! [`A2AClient::with_extensions`]. [`ConnectOptions`] is the same settings
+//! as plain data (credentials, bindings, versions, trust), for a program
+//! that reads them from flags or a file.
 //!
 //! Streams resume by themselves: when the connection drops, the client
 //! resubscribes with `Last-Event-ID` (the last event number it saw) and
@@ -86,6 +88,7 @@ pub mod agui;
 pub mod card_signature;
 mod client;
 pub mod directory;
+pub mod connect;
 mod error;
 pub mod oauth;
 pub mod push;
@@ -100,6 +103,7 @@ pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
 pub use directory::ListedAgent;
+pub use connect::ConnectOptions;
 pub use error::{ClientError, flatten_chain};
 pub use oauth::ClientCredentials;
 pub use request::IntoRequest;

@@ -62,7 +62,7 @@
 //! server's gate and forwards each caller's own `Authorization` and
 //! `X-API-Key` to the agent, so a caller sees exactly the tasks it would see
 //! over A2A. A console in front of a remote agent (`switchboard console
-//! --agent URL`) calls it with the credentials it was given. The page
+//! --agent URL`, [`RemoteConsole`]) calls it with the credentials it was given. The page
 //! itself (the static shell, no agent data) is served to anyone, since a
 //! browser cannot send a bearer token with a navigation; the page asks for a
 //! token or key when the API answers 401 and keeps it in the tab's memory.
@@ -70,6 +70,7 @@
 
 mod api;
 mod assets;
+mod remote;
 mod validate;
 
 #[cfg(test)]
@@ -80,6 +81,7 @@ use std::sync::Arc;
 use axum::Router;
 use switchboard_client::ClientBuilder;
 
+pub use remote::RemoteConsole;
 pub use validate::{CardIssue, validate_card};
 
 /// What a console talks to and how.

@@ -20,6 +20,10 @@
 //!   JSON-RPC message `400` and its invalid-request error; the `Host`
 //!   header must name one of [`HttpOptions::allowed_hosts`] (DNS
 //!   rebinding).
+//!
+//! [`McpFront::serve_http`] serves the router on a port of its own (a
+//! [`Front`]: until Ctrl-C or SIGTERM, then drained), accepting the address
+//! it is bound on as a `Host` besides the configured ones.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,7 +38,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use switchboard_bridge::Caller;
-use switchboard_server::Authenticator;
+use switchboard_server::{Authenticator, ConnectionLimits, Front};
 
 use crate::McpFront;
 
@@ -136,6 +140,23 @@ impl Sessions {
 }
 
 impl McpFront {
+    /// Serves [`router`](Self::router) on `front` under `limits` until
+    /// Ctrl-C or SIGTERM ([`Front::serve`]); requests may name the bound
+    /// address (with and without its port) as their `Host`.
+    pub async fn serve_http(
+        &self,
+        front: Front,
+        options: HttpOptions,
+        authenticator: Arc<dyn Authenticator>,
+        limits: ConnectionLimits,
+    ) -> std::io::Result<()> {
+        let addr = front.local_addr();
+        let options = options.allow_hosts([addr.to_string(), addr.ip().to_string()]);
+        front
+            .serve(self.router(options, authenticator), limits)
+            .await
+    }
+
     /// The streamable HTTP endpoint (see the module docs), letting in the
     /// callers `authenticator` accepts.
     pub fn router(&self, options: HttpOptions, authenticator: Arc<dyn Authenticator>) -> Router {

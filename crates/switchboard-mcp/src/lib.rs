@@ -37,7 +37,8 @@
 //! host's `mcpServers` entry starts); [`McpFront::router`] is MCP's
 //! streamable HTTP as an axum [`Router`](axum::Router), behind an
 //! authenticator and with each MCP session bound to the caller that opened
-//! it ([`http`]).
+//! it ([`http`]); [`McpFront::serve_http`] serves it on a port of its own
+//! until Ctrl-C or SIGTERM.
 //!
 //! ## Whose tasks
 //! The agent sees every call as the front's (its credentials), so the front
@@ -72,7 +73,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use switchboard_client::A2AClient;
+use switchboard_client::{A2AClient, ClientBuilder, ClientError};
 use switchboard_protocol::progress::{ProgressLimits, TASK_PROGRESS_URI};
 
 pub use error::{CallError, FrontError};
@@ -98,6 +99,13 @@ impl McpAgent {
             client,
             prefix: None,
         }
+    }
+
+    /// The agent at `url` (its base URL or its card's URL), reached with
+    /// `client`'s settings: its card is fetched here, so an agent that
+    /// cannot be used is an error before the front serves anything.
+    pub async fn connect(client: ClientBuilder, url: &str) -> Result<Self, ClientError> {
+        Ok(McpAgent::new(client.connect(url).await?))
     }
 
     /// Starts each of its tool names with `prefix` and `__`. With several

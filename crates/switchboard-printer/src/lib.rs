@@ -29,9 +29,11 @@
 
 pub mod agui;
 pub mod bars;
+pub mod offers;
 pub mod output;
 pub mod parts;
 pub mod progress;
+pub mod push_config;
 pub mod sanitize;
 pub mod status_line;
 #[cfg(test)]

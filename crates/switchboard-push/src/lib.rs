@@ -33,6 +33,9 @@
 //! `switchboard_client::push::PushVerifier`, which checks the signature by
 //! `kid`, the audience, freshness, the body hash, and replays.
 //!
+//! Dead letters are requeued, and keys rotated and retired, from outside
+//! the server with [`admin`]'s calls (`switchboard push …`).
+//!
 //! ## The SSRF guard
 //!
 //! On by default ([`ssrf`]): every special-purpose address and every
@@ -65,6 +68,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admin;
 pub mod deliver;
 pub mod keys;
 #[cfg(feature = "postgres")]

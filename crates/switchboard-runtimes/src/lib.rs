@@ -11,10 +11,13 @@
 //! | runtime | feature | module | hosts |
 //! |---|---|---|---|
 //! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
+//! | `demo`, `echo-message`, `echo-task`, `relay` | `demo` | [`builtin`] | nothing: agents built in, to try a server, show every A2A and AG-UI behaviour, and test or load-test what sits around an agent |
 //!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
 //! or a hosted program writes grows without a limit.
 
+#[cfg(feature = "demo")]
+pub mod builtin;
 #[cfg(feature = "exec")]
 pub mod exec;

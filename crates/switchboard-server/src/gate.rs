@@ -105,6 +105,18 @@ pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
     }
 }
 
+/// Lets every caller in, as the anonymous principal: the authenticator of a
+/// router served with no scheme configured (whether that is acceptable —
+/// on a loopback address, say — is the caller's decision, made before).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Anyone;
+
+impl Authenticator for Anyone {
+    fn authenticate<'a>(&'a self, _head: &'a Parts) -> BoxFuture<'a, Result<Identity, A2AError>> {
+        Box::pin(async { Ok(Identity::anonymous()) })
+    }
+}
+
 /// Who a caller is, as its credentials say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -80,14 +80,14 @@ pub mod sse;
 pub mod tls;
 
 pub use errors::ErrorTable;
-pub use gate::{Authenticator, Gate, Identity};
+pub use gate::{Anyone, Authenticator, Gate, Identity};
 pub use limits::ConnectionLimits;
 pub use mount::MountError;
 /// The one way a route reads a request body under a limit (routes added
 /// from outside, such as the MCP front's, read theirs as the bindings do).
 pub use preamble::read_body;
 pub use rate::RequestRate;
-pub use serve_router::{SHUTDOWN_GRACE, serve_router};
+pub use serve_router::{Front, SHUTDOWN_GRACE, serve_router};
 pub use shutdown::shutdown_signal;
 pub use tls::ServerTls;
 

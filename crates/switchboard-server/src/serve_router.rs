@@ -16,8 +16,16 @@
 //! are closed, and requests in flight may finish for up to
 //! [`SHUTDOWN_GRACE`]; a stream still open then is cut, so a long AG-UI run
 //! cannot hold the process up.
+//!
+//! [`Front`] is the whole life of such a process's port: bound first (what
+//! the router lets in may depend on the address it got: anonymous callers
+//! only on loopback, say), then served until Ctrl-C or SIGTERM
+//! ([`shutdown_signal`](crate::shutdown_signal)) and drained as above. The
+//! bridge, the console and the MCP endpoint in front of remote agents are
+//! served this way.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
@@ -56,5 +64,42 @@ pub async fn serve_router(
             );
             Ok(())
         }
+    }
+}
+
+/// A port a router is served on by itself, until Ctrl-C or SIGTERM (see the
+/// module docs).
+#[derive(Debug)]
+pub struct Front {
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+}
+
+impl Front {
+    /// Binds `addr` (`host:port`; port 0 picks a free one). Plain HTTP
+    /// beyond loopback is logged as a warning: TLS belongs in front of it.
+    pub async fn bind(addr: &str) -> std::io::Result<Front> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "serving plaintext HTTP on a non-loopback address: terminate TLS in front of it"
+            );
+        }
+        Ok(Front { listener, addr })
+    }
+
+    /// The address bound (the port picked, for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves `router` under `limits` until Ctrl-C or SIGTERM, then lets
+    /// requests in flight finish for up to [`SHUTDOWN_GRACE`].
+    pub async fn serve(self, router: Router, limits: ConnectionLimits) -> std::io::Result<()> {
+        serve_router(self.listener, router, limits, crate::shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok(())
     }
 }

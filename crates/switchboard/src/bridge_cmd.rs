@@ -1,10 +1,12 @@
 //! `switchboard bridge`: any AG-UI frontend in front of any A2A agent.
 //!
 //! The process fetches the agent's card once at start, builds one
-//! [`A2AClient`] for the best interface the card offers (or the bindings
+//! `A2AClient` for the best interface the card offers (or the bindings
 //! `--prefer-binding` names), and serves the bridge's AG-UI endpoint
 //! (`switchboard_bridge::endpoint`, `POST /agui` by default) over it: every
-//! run is a [`RemoteBackend`] call sequence against that agent. The
+//! run is a `RemoteBackend` call sequence against that agent
+//! ([`switchboard_bridge::remote`] does all that; this module turns the
+//! flags into its [`RemoteBridgeConfig`]). The
 //! bridge's own behaviour (run modes, history, `/view` state, HITL, Engram)
 //! is the library's; this module is the flags, the callers and the socket.
 //!
@@ -56,18 +58,14 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::http::{self, HeaderValue};
 use switchboard_bridge::{
-    BridgeConfig, CopilotKitConfig, EndpointConfig, RemoteBackend, RunConfig,
+    BridgeConfig, EndpointConfig, RemoteBridge, RemoteBridgeConfig, RunConfig,
 };
-use switchboard_client::A2AClient;
-use switchboard_protocol::A2AError;
-use switchboard_server::{Authenticator, Identity};
 
+use crate::client::FrontAgentArgs;
 use crate::{auth_args, config, limits_args};
 
 /// The settings of `switchboard bridge` (see the module docs).
@@ -138,38 +136,10 @@ pub struct BridgeArgs {
         default_value_t = switchboard_bridge::options::DEFAULT_HISTORY_BYTES
     )]
     pub max_history_bytes: usize,
-    /// A bearer token the bridge sends to the agent on every call.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_BRIDGE_AGENT_BEARER_TOKEN",
-        hide_env_values = true,
-        value_name = "TOKEN"
-    )]
-    pub agent_bearer_token: Option<String>,
-    /// A header the bridge sends to the agent on every call, `Name: value`.
-    /// Repeatable (one per line in the variable); adds to the file's list.
-    #[arg(
-        long = "agent-header",
-        alias = "agent-headers",
-        env = "SWITCHBOARD_BRIDGE_AGENT_HEADER",
-        hide_env_values = true,
-        value_delimiter = '\n',
-        value_parser = parse_header,
-        value_name = "NAME: VALUE"
-    )]
-    pub agent_header: Vec<(String, String)>,
-    /// The bindings to reach the agent with, in order of preference
-    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
-    /// (comma-separated in the variable).
-    #[arg(
-        long = "prefer-binding",
-        alias = "prefer-bindings",
-        env = "SWITCHBOARD_BRIDGE_PREFER_BINDING",
-        value_delimiter = ',',
-        value_parser = parse_binding,
-        value_name = "BINDING"
-    )]
-    pub prefer_binding: Vec<String>,
+    /// How the bridge reaches the agent (`--agent-bearer-token`,
+    /// `--agent-header`, `--prefer-binding`, `--prefer-version`).
+    #[command(flatten)]
+    pub agent_access: FrontAgentArgs,
     /// The longest the agent may stay silent in a run (an answer, or the
     /// next event of a stream), in seconds; past it the run ends with
     /// RUN_ERROR and the task is left as it is.
@@ -217,29 +187,6 @@ pub fn bridge_env(cmd: clap::Command) -> clap::Command {
             arg
         }
     })
-}
-
-pub(crate) fn parse_header(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s
-        .split_once(':')
-        .ok_or_else(|| format!("expected `Name: value`, got {s:?}"))?;
-    let (name, value) = (name.trim(), value.trim());
-    http::HeaderName::from_bytes(name.as_bytes())
-        .map_err(|_| format!("{name:?} is not a valid header name"))?;
-    HeaderValue::from_str(value).map_err(|_| format!("the value of {name} is not valid"))?;
-    Ok((name.to_owned(), value.to_owned()))
-}
-
-pub(crate) fn parse_binding(s: &str) -> Result<String, String> {
-    use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
-    let binding = s.trim().to_ascii_uppercase();
-    if [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {
-        Ok(binding)
-    } else {
-        Err(format!(
-            "unknown binding {s:?}: use JSONRPC, HTTP+JSON or GRPC"
-        ))
-    }
 }
 
 impl BridgeArgs {
@@ -312,76 +259,30 @@ impl BridgeArgs {
         }
     }
 
-    /// The client for the agent, its card fetched.
-    pub async fn connect(&self) -> anyhow::Result<A2AClient> {
-        let mut builder = A2AClient::builder();
-        if !self.prefer_binding.is_empty() {
-            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
-        }
-        for (name, value) in &self.agent_header {
-            builder = builder.header(name, value);
-        }
-        if let Some(token) = &self.agent_bearer_token {
-            builder = builder.bearer_token(token);
-        }
-        let agent = self.agent()?;
-        builder
-            .connect(agent)
-            .await
-            .with_context(|| format!("cannot use the agent at {agent}"))
-    }
-}
-
-/// Every caller, as the anonymous principal (no scheme configured).
-#[derive(Debug)]
-pub(crate) struct Anyone;
-
-impl Authenticator for Anyone {
-    fn authenticate<'a>(
-        &'a self,
-        _head: &'a http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
-        Box::pin(async { Ok(Identity::anonymous()) })
+    /// What the library serves: the agent, the client for it and the
+    /// routes' settings.
+    pub fn remote_config(&self) -> anyhow::Result<RemoteBridgeConfig> {
+        let mut config = RemoteBridgeConfig::new(self.agent()?);
+        config.client = self.agent_access.options().builder();
+        config.endpoint = self.endpoint_config();
+        config.copilotkit_path = self.copilotkit_path.clone();
+        config.copilotkit_agent_id = self.copilotkit_agent_id.clone();
+        Ok(config)
     }
 }
 
 /// Runs the bridge until Ctrl-C or SIGTERM (see the module docs).
 pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
-    let client = args.connect().await?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let agent = args.agent()?;
+    let bridge = RemoteBridge::connect(args.remote_config()?)
         .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the bridge"
-        );
-    }
+        .with_context(|| format!("cannot use the agent at {agent}"))?;
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let addr = front.local_addr();
+    let client = bridge.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
-    let description = client
-        .card()
-        .map(|c| c.description.clone())
-        .unwrap_or_default();
-    let endpoint = client.endpoint().to_owned();
-    let binding = client.interface().protocol_binding.clone();
-    let backend = RemoteBackend::new(client);
-    let copilotkit = CopilotKitConfig {
-        base_path: args.copilotkit_path.clone(),
-        agent_id: args.copilotkit_agent_id.clone().unwrap_or(name.clone()),
-        description,
-        endpoint: args.endpoint_config(),
-    };
-    let router = switchboard_bridge::authenticated(
-        switchboard_bridge::router(backend.clone(), args.endpoint_config())
-            .merge(switchboard_bridge::copilotkit::router(backend, copilotkit)),
-        authenticator,
-    );
+    let endpoint = client.endpoint();
+    let binding = &client.interface().protocol_binding;
     tracing::info!(
         %addr,
         agent = %name,
@@ -395,25 +296,14 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
         args.path
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
-    Ok(())
+    crate::front::serve(front, bridge.router(authenticator), &args.connections).await
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn defaults_and_flags() {
@@ -439,8 +329,11 @@ mod tests {
         ]))
         .unwrap();
         assert!(args.endpoint_config().run.bridge.engram);
-        assert_eq!(args.prefer_binding, ["HTTP+JSON", "GRPC"]);
-        assert_eq!(args.agent_header, [("X-Team".into(), "blue".into())]);
+        assert_eq!(args.agent_access.prefer_binding, ["HTTP+JSON", "GRPC"]);
+        assert_eq!(
+            args.agent_access.agent_header,
+            [("X-Team".into(), "blue".into())]
+        );
         for bad in [
             &["--agent=a", "--prefer-binding=SOAP"][..],
             &["--agent=a", "--agent-header=novalue"],
@@ -477,7 +370,11 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(args.path, "/x", "the flag wins");
-        assert_eq!(args.agent_header.len(), 2, "flags add to the file");
+        assert_eq!(
+            args.agent_access.agent_header.len(),
+            2,
+            "flags add to the file"
+        );
     }
 
     #[test]

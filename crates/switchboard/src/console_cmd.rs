@@ -1,8 +1,8 @@
 //! `switchboard console`: the web console in front of any A2A agent.
 //!
-//! The console ([`switchboard_console`]) is served on its own port; its
-//! calls reach the agent through [`switchboard_client`], server-side, so a
-//! gRPC-only or A2A 0.3-only agent works from a browser. The agent's
+//! The console ([`switchboard_console::RemoteConsole`]) is served on its
+//! own port; its calls reach the agent through [`switchboard_client`],
+//! server-side, so a gRPC-only or A2A 0.3-only agent works from a browser. The agent's
 //! credentials (`--agent-bearer-token`, `--agent-header`) are the
 //! console's own and never reach the page.
 //!
@@ -27,14 +27,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context;
 use switchboard_client::ClientBuilder;
-use switchboard_console::ConsoleConfig;
-use switchboard_protocol::A2AError;
-use switchboard_server::{Authenticator, Identity};
+use switchboard_console::{ConsoleConfig, RemoteConsole};
 
+use crate::client::FrontAgentArgs;
 use crate::{auth_args, config, limits_args};
 
 /// The settings of `switchboard console` (see the module docs).
@@ -55,48 +53,10 @@ pub struct ConsoleArgs {
         default_value = "127.0.0.1:8091"
     )]
     pub listen: String,
-    /// A bearer token the console sends to the agent on every call.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_CONSOLE_AGENT_BEARER_TOKEN",
-        hide_env_values = true,
-        value_name = "TOKEN"
-    )]
-    pub agent_bearer_token: Option<String>,
-    /// A header the console sends to the agent on every call,
-    /// `Name: value`. Repeatable (one per line in the variable).
-    #[arg(
-        long = "agent-header",
-        alias = "agent-headers",
-        env = "SWITCHBOARD_CONSOLE_AGENT_HEADER",
-        hide_env_values = true,
-        value_delimiter = '\n',
-        value_parser = crate::bridge_cmd::parse_header,
-        value_name = "NAME: VALUE"
-    )]
-    pub agent_header: Vec<(String, String)>,
-    /// The bindings to reach the agent with, in order of preference
-    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
-    /// (comma-separated in the variable).
-    #[arg(
-        long = "prefer-binding",
-        alias = "prefer-bindings",
-        env = "SWITCHBOARD_CONSOLE_PREFER_BINDING",
-        value_delimiter = ',',
-        value_parser = crate::bridge_cmd::parse_binding,
-        value_name = "BINDING"
-    )]
-    pub prefer_binding: Vec<String>,
-    /// The A2A versions to reach the agent with, in order of preference
-    /// (`1.0`, `0.3`); default: 1.0 where the card offers it.
-    #[arg(
-        long = "prefer-version",
-        env = "SWITCHBOARD_CONSOLE_PREFER_VERSION",
-        value_delimiter = ',',
-        value_parser = ["1.0", "0.3"],
-        value_name = "VERSION"
-    )]
-    pub prefer_version: Vec<String>,
+    /// How the console reaches the agent (`--agent-bearer-token`,
+    /// `--agent-header`, `--prefer-binding`, `--prefer-version`).
+    #[command(flatten)]
+    pub agent_access: FrontAgentArgs,
     /// Who may use the console (`serve`'s flags, see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: auth_args::AuthArgs,
@@ -155,33 +115,7 @@ impl ConsoleArgs {
 
     /// The client settings every console call starts from.
     pub fn client(&self) -> ClientBuilder {
-        let mut builder = ClientBuilder::new();
-        if !self.prefer_binding.is_empty() {
-            builder = builder.preferred_bindings(self.prefer_binding.iter().cloned());
-        }
-        if !self.prefer_version.is_empty() {
-            builder = builder.preferred_versions(self.prefer_version.iter().cloned());
-        }
-        for (name, value) in &self.agent_header {
-            builder = builder.header(name, value);
-        }
-        if let Some(token) = &self.agent_bearer_token {
-            builder = builder.bearer_token(token);
-        }
-        builder
-    }
-}
-
-/// Every caller, as the anonymous principal (no scheme configured).
-#[derive(Debug)]
-struct Anyone;
-
-impl Authenticator for Anyone {
-    fn authenticate<'a>(
-        &'a self,
-        _head: &'a axum::http::request::Parts,
-    ) -> futures::future::BoxFuture<'a, Result<Identity, A2AError>> {
-        Box::pin(async { Ok(Identity::anonymous()) })
+        self.agent_access.options().builder()
     }
 }
 
@@ -189,33 +123,14 @@ impl Authenticator for Anyone {
 pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
     let agent = args.agent()?.to_owned();
     // The agent must be usable before anything listens.
-    let client = args
-        .client()
-        .connect(&agent)
+    let console = RemoteConsole::connect(ConsoleConfig::new(&agent, args.client()))
         .await
         .with_context(|| format!("cannot use the agent at {agent}"))?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of the console"
-        );
-    }
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let addr = front.local_addr();
+    let client = console.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
-    let interface = client.interface().clone();
-    let console = ConsoleConfig::new(agent, args.client());
-    let router = switchboard_console::authenticated(console, authenticator).route(
-        "/",
-        axum::routing::get(|| async { axum::response::Redirect::to("/console/") }),
-    );
+    let interface = client.interface();
     tracing::info!(%addr, agent = %name, endpoint = %client.endpoint(), "console");
     // One line on stdout that scripts can wait for.
     println!(
@@ -225,25 +140,14 @@ pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
         interface.protocol_binding,
         interface.protocol_version,
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
-    Ok(())
+    crate::front::serve(front, console.router(authenticator), &args.connections).await
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn defaults_flags_and_the_file() {
@@ -258,7 +162,7 @@ mod tests {
         .unwrap();
         let args = ConsoleArgs::resolve(&argv(&["--config", path.to_str().unwrap()])).unwrap();
         assert_eq!(args.agent.as_deref(), Some("http://agent"));
-        assert_eq!(args.prefer_binding, ["GRPC"]);
+        assert_eq!(args.agent_access.prefer_binding, ["GRPC"]);
         for bad in [
             &[][..],
             &["--agent=a", "--prefer-binding=SOAP"],

@@ -1,4 +1,4 @@
-//! The `switchboard` binary's library half: the built-in agents, `serve`'s
+//! The `switchboard` binary's library half: `serve`'s
 //! configuration and start-up, `bridge` (AG-UI in front of an A2A agent),
 //! `console` (the web console in front of an A2A agent),
 //! `mcp` (A2A agents as MCP tools),
@@ -13,7 +13,7 @@ pub mod client;
 pub mod config;
 #[cfg(feature = "console")]
 pub mod console_cmd;
-pub mod demo;
+pub mod front;
 pub mod limits_args;
 pub mod log_args;
 pub mod mcp_cmd;

@@ -12,8 +12,9 @@
 //! from the card's name by default). The agents are called with the
 //! client's credential flags and variables (`--header`, `--api-key` /
 //! `SWITCHBOARD_API_KEY`, `--token` / `SWITCHBOARD_TOKEN`, `--oauth-*`,
-//! `--ca-cert`, `--verify-card`, `--binding`, `--protocol-version`), over
-//! whichever binding the card offers.
+//! `--ca-cert`, `--verify-card`, `--binding`, `--protocol-version`,
+//! `--timeout`: [`AgentArgs`], the client's own), over whichever binding
+//! the card offers.
 //!
 //! **Transports.** Without `--listen`, MCP over stdin/stdout (what an MCP
 //! host's `mcpServers` entry starts): stdout carries MCP only, logs go to
@@ -28,15 +29,12 @@
 //!
 //! **Stop.** stdio: when the host closes stdin. HTTP: Ctrl-C or SIGTERM.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use switchboard_client::A2AClient;
 use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
-use switchboard_server::Authenticator;
 
-use crate::client::{Binding, ConnectArgs, client_builder};
+use crate::client::{AgentArgs, connect_options};
 use crate::{auth_args, limits_args};
 
 /// The settings of `switchboard mcp` (see the module docs).
@@ -74,41 +72,10 @@ pub struct McpArgs {
         default_value_t = 300
     )]
     pub agent_timeout_secs: u64,
-    /// Extra HTTP header for every call to the agents, `Name: value`
-    /// (repeatable).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// API key for agents that ask for one (sent as `X-API-Key`).
-    #[arg(
-        long,
-        env = "SWITCHBOARD_API_KEY",
-        value_name = "KEY",
-        hide_env_values = true
-    )]
-    pub api_key: Option<String>,
-    /// Bearer token (e.g. a JWT) sent to the agents as `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        env = "SWITCHBOARD_TOKEN",
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    pub token: Option<String>,
-    /// Use this protocol binding of each card instead of its first usable one.
-    #[arg(long, value_enum, value_name = "BINDING")]
-    pub binding: Option<Binding>,
-    /// Speak this A2A version to the agents (1.0 or 0.3).
-    #[arg(long, value_name = "VERSION", value_parser = ["1.0", "0.3"])]
-    pub protocol_version: Option<String>,
-    /// Refuse an agent unless its card is signed by a key on its own origin.
-    #[arg(long, env = "SWITCHBOARD_VERIFY_CARD")]
-    pub verify_card: bool,
-    /// Also trust this CA certificate (PEM) for `https` agents.
-    #[arg(long, env = "SWITCHBOARD_CA_CERT", value_name = "FILE")]
-    pub ca_cert: Option<std::path::PathBuf>,
-    /// OAuth 2.0 client credentials for the agents (the client's flags).
+    /// How the agents are reached: the client's credential, binding,
+    /// version and trust flags (each agent gets the same).
     #[command(flatten)]
-    pub oauth: Box<crate::client::OAuthArgs>,
+    pub agent: AgentArgs,
     /// Who may call the HTTP endpoint (`serve`'s flags, see [`crate::auth_args`]).
     #[command(flatten)]
     pub auth: auth_args::AuthArgs,
@@ -178,33 +145,14 @@ impl McpArgs {
             .collect()
     }
 
-    /// The client connection flags, for `url`.
-    fn connect_args(&self, url: &str) -> ConnectArgs {
-        ConnectArgs {
-            url: url.to_owned(),
-            json: false,
-            headers: self.headers.clone(),
-            api_key: self.api_key.clone(),
-            token: self.token.clone(),
-            timeout: None,
-            binding: self.binding,
-            protocol_version: self.protocol_version.clone(),
-            verify_card: self.verify_card,
-            ca_cert: self.ca_cert.clone(),
-            oauth: self.oauth.clone(),
-        }
-    }
-
     /// The clients of the agents, their cards fetched.
     pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
+        let options = connect_options(&self.agent)?;
         let mut agents = Vec::new();
         for (prefix, url) in self.agent_urls() {
-            let builder = client_builder(&self.connect_args(url))?;
-            let client: A2AClient = builder
-                .connect(url)
+            let agent = McpAgent::connect(options.builder(), url)
                 .await
                 .with_context(|| format!("cannot use the agent at {url}"))?;
-            let agent = McpAgent::new(client);
             agents.push(match prefix {
                 Some(prefix) => agent.with_prefix(prefix),
                 None => agent,
@@ -225,27 +173,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         front.serve_stdio().await?;
         return Ok(());
     };
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("binding {listen}"))?;
-    let addr = listener.local_addr()?;
-    let authenticator: Arc<dyn Authenticator> =
-        match auth_args::caller_schemes(&args.auth, addr.ip())? {
-            Some(schemes) => Arc::new(schemes),
-            None => Arc::new(crate::bridge_cmd::Anyone),
-        };
-    if !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: terminate TLS in front of it"
-        );
-    }
+    let (front_port, authenticator) = crate::front::bind(listen, &args.auth).await?;
+    let addr = front_port.local_addr();
     let http = HttpOptions::default()
         .with_path(args.path.clone())
         .with_max_body_bytes(args.max_body_bytes)
-        .allow_hosts(args.allowed_hosts.iter().cloned())
-        .allow_hosts([addr.to_string(), addr.ip().to_string()]);
-    let router = front.router(http, authenticator);
+        .allow_hosts(args.allowed_hosts.iter().cloned());
     let tools = front.tools().len();
     let names = args
         .agent_urls()
@@ -259,27 +192,22 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         "switchboard mcp listening on http://{addr}{} ({tools} tools from {names})",
         args.path
     );
-    switchboard_server::serve_router(
-        listener,
-        router,
-        args.connections.connection_limits(),
-        switchboard_server::shutdown_signal(),
-    )
-    .await?;
-    tracing::info!("stopped");
+    front
+        .serve_http(
+            front_port,
+            http,
+            authenticator,
+            args.connections.connection_limits(),
+        )
+        .await?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use std::ffi::OsString;
-
     use super::*;
-
-    fn argv(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
-    }
+    use crate::front::argv;
 
     #[test]
     fn agents_take_an_optional_prefix() {

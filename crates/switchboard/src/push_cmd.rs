@@ -34,6 +34,9 @@
 //! create an empty database); `memory` is a fresh, empty store, accepted so
 //! scripts can treat every store alike.
 //!
+//! What each command changes is `switchboard_push::admin`'s; this module
+//! is the flags, the store or key set they name, and the output.
+//!
 //! Exit codes: 0 success; 1 some requested dead letter could not be
 //! requeued, or the key cannot be retired (it is the current one, or no
 //! published key has that `kid`); 2 usage or store error.
@@ -44,6 +47,10 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde_json::json;
 use switchboard_core::push::{OutboxItem, PushStore, Requeue};
+use switchboard_push::KeyError;
+use switchboard_push::admin::{
+    DeadLetters, KeyAdminError, Rotated, SigningKeys, requeue_dead_letters, retire_key, rotate_key,
+};
 
 use crate::serve::{Config, open_stores};
 
@@ -205,24 +212,17 @@ async fn run_inner(
             json,
         } => {
             let push = open(&store.store).await?;
-            let ids = if all {
-                push.list_dead_letters(&store.tenant, task.as_deref(), usize::MAX >> 1)
-                    .await
-                    .context("listing dead letters")?
-                    .iter()
-                    .map(|d| d.id)
-                    .collect()
+            let which = if all {
+                DeadLetters::All {
+                    task: task.as_deref(),
+                }
             } else {
-                ids
+                DeadLetters::Ids(&ids)
             };
             let mut failed = Vec::new();
             let mut requeued = Vec::new();
-            for id in ids {
-                let reason = match push
-                    .requeue_dead_letter(&store.tenant, id)
-                    .await
-                    .with_context(|| format!("requeueing dead letter {id}"))?
-                {
+            for (id, outcome) in requeue_dead_letters(push.as_ref(), &store.tenant, which).await? {
+                let reason = match outcome {
                     Requeue::Requeued => {
                         requeued.push(id);
                         if !json {
@@ -244,22 +244,7 @@ async fn run_inner(
             Ok(if failed.is_empty() { 0 } else { 1 })
         }
         PushCommand::RotateKey { keys, json } => {
-            let (kid, old) = match key_set(&keys)? {
-                KeySetAt::File(path) => {
-                    let set = load_key_file(&path)?;
-                    let old = set.current_kid();
-                    (set.rotate()?, old)
-                }
-                KeySetAt::Postgres(url) => {
-                    let store = open_pg(&url).await?;
-                    let (set, _) = switchboard_push::shared_keys::load(&store).await?;
-                    let old = set.current_kid();
-                    (
-                        switchboard_push::shared_keys::rotate(&store, &set).await?,
-                        old,
-                    )
-                }
-            };
+            let Rotated { kid, previous: old } = rotate_key(&signing_keys(&keys).await?).await?;
             if json {
                 writeln!(out, "{}", json!({ "kid": kid, "previous": old }))?;
             } else {
@@ -272,20 +257,7 @@ async fn run_inner(
             Ok(0)
         }
         PushCommand::RetireKey { kid, keys, json } => {
-            let retired = match key_set(&keys)? {
-                KeySetAt::File(path) => load_key_file(&path)?.retire(&kid),
-                KeySetAt::Postgres(url) => {
-                    let store = open_pg(&url).await?;
-                    match switchboard_push::shared_keys::retire(&store, &kid).await {
-                        Ok(done) => Ok(done),
-                        Err(switchboard_push::shared_keys::SharedKeysError::Keys(key_error)) => {
-                            Err(key_error)
-                        }
-                        Err(other) => return Err(other.into()),
-                    }
-                }
-            };
-            match retired {
+            match retire_key(&signing_keys(&keys).await?, &kid).await {
                 Ok(true) => {
                     if json {
                         writeln!(out, "{}", json!({ "retired": kid }))?;
@@ -295,11 +267,11 @@ async fn run_inner(
                     Ok(0)
                 }
                 Ok(false) => {
-                    let e = switchboard_push::KeyError::UnknownKid(kid);
+                    let e = KeyError::UnknownKid(kid);
                     writeln!(err, "switchboard push: {e}")?;
                     Ok(1)
                 }
-                Err(e @ switchboard_push::KeyError::RetireCurrent(_)) => {
+                Err(KeyAdminError::Keys(e @ KeyError::RetireCurrent(_))) => {
                     writeln!(err, "switchboard push: {e} (`switchboard push rotate-key`)")?;
                     Ok(1)
                 }
@@ -307,6 +279,15 @@ async fn run_inner(
             }
         }
     }
+}
+
+/// The key set the flags name, opened: a key file must exist, the shared
+/// set's database must answer.
+async fn signing_keys(args: &KeyArgs) -> anyhow::Result<SigningKeys> {
+    Ok(match key_set(args)? {
+        KeySetAt::File(path) => SigningKeys::File(Box::new(load_key_file(&path)?)),
+        KeySetAt::Postgres(url) => SigningKeys::Shared(open_pg(&url).await?),
+    })
 }
 
 /// Where a signing key set lives.

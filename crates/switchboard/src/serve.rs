@@ -26,7 +26,8 @@ use switchboard_protocol::AgentCard;
 use switchboard_server::A2aServer;
 use switchboard_server::push::PushOptions;
 
-use crate::{config, demo};
+use crate::config;
+use switchboard_runtimes::builtin as demo;
 
 /// The settings of `switchboard serve`: each one a flag, a `SWITCHBOARD_*`
 /// variable and a TOML key at once (see [`crate::config`]). Structs of

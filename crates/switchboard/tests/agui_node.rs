@@ -21,11 +21,11 @@ use std::path::Path;
 
 use futures::StreamExt;
 use serde_json::Value;
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_agui::{Converter, ConverterOptions, Frame, proto, sse};
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{CancelTaskRequest, Message, SendMessageRequest, StreamResponse};
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 
 /// Runs `text` on the demo agent and converts its stream. With `cancel`,
 /// the task is canceled once its second item arrived.

@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use jsonwebtoken::jwk::JwkSet;
 use serde_json::{Value, json};
-use switchboard::demo::{EchoTask, echo_card};
 use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes, hash_api_key};
 use switchboard_client::{A2AClient, ClientError};
 use switchboard_core::{InMemoryStore, RequestHandler};
 use switchboard_protocol::error::UNAUTHENTICATED_CODE;
 use switchboard_protocol::{A2AError, SendMessageResponse, TaskState};
 use switchboard_push::KeySet;
+use switchboard_runtimes::builtin::{EchoTask, echo_card};
 use util::{COMBOS, TestServer};
 
 const ISSUER: &str = "https://idp.test";

@@ -12,11 +12,11 @@ use std::process::Command;
 
 use axum::routing::get;
 use serde_json::Value;
-use switchboard::demo::{EchoTask, echo_card};
 use switchboard_client::card_signature::{JwkSet, verify_card};
 use switchboard_client::{CardSignatureError, CardTrust, ClientBuilder, ClientError};
 use switchboard_core::RequestHandler;
 use switchboard_protocol::{AgentCard, TaskState};
+use switchboard_runtimes::builtin::{EchoTask, echo_card};
 use switchboard_server::push::PushOptions;
 use util::{TestServer, failure_stderr, success_stdout, task_of};
 

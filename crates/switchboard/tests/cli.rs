@@ -60,7 +60,7 @@ fn arguments_parse() {
             assert_eq!(message.reference_tasks, ["a", "b"]);
             assert_eq!(message.context_id.as_deref(), Some("c1"));
             assert!(return_immediately);
-            assert_eq!(conn.headers, ["Authorization: Bearer t"]);
+            assert_eq!(conn.agent.headers, ["Authorization: Bearer t"]);
         }
         other => panic!("{other:?}"),
     }

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_core::RequestHandler;
 use switchboard_proto::v1 as pb;
 use switchboard_proto::v03 as pb03;
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use switchboard_server::push::PushOptions;
 use tonic_types::StatusExt;
 use util::{TestServer, result};

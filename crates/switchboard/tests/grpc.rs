@@ -9,13 +9,13 @@ mod util;
 use std::time::Duration;
 
 use futures::StreamExt;
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::A2AClient;
 use switchboard_core::RequestHandler;
 use switchboard_proto::v1 as pb;
 use switchboard_proto::v1::a2a_service_client::A2aServiceClient;
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{A2AError, ListTasksRequest, Message, SendMessageResponse, TaskState};
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use switchboard_server::ErrorTable;
 use tonic::transport::Channel;
 use tonic_types::StatusExt;

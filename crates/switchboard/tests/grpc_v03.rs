@@ -7,11 +7,11 @@
 
 mod util;
 
-use switchboard::demo::demo_card;
 use switchboard_client::A2AClient;
 use switchboard_proto::v03 as pb;
 use switchboard_proto::v03::a2a_service_client::A2aServiceClient;
 use switchboard_protocol::{A2AError, ListTasksRequest, Message, TaskState};
+use switchboard_runtimes::builtin::demo_card;
 use tonic::transport::Channel;
 use tonic_types::StatusExt;
 use util::*;

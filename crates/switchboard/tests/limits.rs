@@ -8,8 +8,8 @@ mod proc;
 mod util;
 
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_core::{HandlerConfig, Limits, RequestHandler};
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use util::*;
 
 fn limits() -> Limits {

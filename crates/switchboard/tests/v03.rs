@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use util::*;
 
 async fn server_with(

@@ -16,6 +16,17 @@ pub struct ConnectArgs {
     /// Print JSON Lines: one {"type": ..., "data": ...} object per line.
     #[arg(long)]
     pub json: bool,
+    /// Credentials, binding, version and trust for the agent.
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// How to reach an agent: credentials, time limit, binding, version, card
+/// trust. Flattened into every client command and `switchboard mcp`
+/// (whose agents are reached the same way); [`super::connect_options`]
+/// turns it into the client's [`switchboard_client::ConnectOptions`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentArgs {
     /// Extra HTTP header for every request, e.g. "Authorization: Bearer TOKEN"
     /// (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
@@ -60,6 +71,95 @@ pub struct ConnectArgs {
     /// value large).
     #[command(flatten)]
     pub oauth: Box<OAuthArgs>,
+}
+
+/// How a front (`bridge`, `console`) reaches its one agent: the
+/// credential it sends and its preferences, as `--agent-*` and
+/// `--prefer-*` flags. Each front renames the variables to its own
+/// (`SWITCHBOARD_BRIDGE_*`, `SWITCHBOARD_CONSOLE_*`); [`Self::options`]
+/// is the client's [`switchboard_client::ConnectOptions`].
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FrontAgentArgs {
+    /// A bearer token sent to the agent on every call.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_AGENT_BEARER_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub agent_bearer_token: Option<String>,
+    /// A header sent to the agent on every call, `Name: value`.
+    /// Repeatable (one per line in the variable); adds to the file's list.
+    #[arg(
+        long = "agent-header",
+        alias = "agent-headers",
+        env = "SWITCHBOARD_AGENT_HEADER",
+        hide_env_values = true,
+        value_delimiter = '\n',
+        value_parser = parse_header,
+        value_name = "NAME: VALUE"
+    )]
+    pub agent_header: Vec<(String, String)>,
+    /// The bindings to reach the agent with, in order of preference
+    /// (JSONRPC, HTTP+JSON, GRPC); default: the card's order. Repeatable
+    /// (comma-separated in the variable).
+    #[arg(
+        long = "prefer-binding",
+        alias = "prefer-bindings",
+        env = "SWITCHBOARD_PREFER_BINDING",
+        value_delimiter = ',',
+        value_parser = parse_binding,
+        value_name = "BINDING"
+    )]
+    pub prefer_binding: Vec<String>,
+    /// The A2A versions to reach the agent with, in order of preference
+    /// (`1.0`, `0.3`); default: 1.0 where the card offers it.
+    #[arg(
+        long = "prefer-version",
+        env = "SWITCHBOARD_PREFER_VERSION",
+        value_delimiter = ',',
+        value_parser = ["1.0", "0.3"],
+        value_name = "VERSION"
+    )]
+    pub prefer_version: Vec<String>,
+}
+
+impl FrontAgentArgs {
+    /// The client's options these flags make.
+    pub fn options(&self) -> switchboard_client::ConnectOptions {
+        let mut options = switchboard_client::ConnectOptions::default();
+        options.headers = self.agent_header.clone();
+        options.bearer_token = self.agent_bearer_token.clone();
+        options.bindings = self.prefer_binding.clone();
+        options.versions = self.prefer_version.clone();
+        options
+    }
+}
+
+/// A `Name: value` header, both parts valid in HTTP.
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected `Name: value`, got {s:?}"))?;
+    let (name, value) = (name.trim(), value.trim());
+    axum::http::HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("{name:?} is not a valid header name"))?;
+    axum::http::HeaderValue::from_str(value)
+        .map_err(|_| format!("the value of {name} is not valid"))?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// A binding's card name (`JSONRPC`, `HTTP+JSON`, `GRPC`), any case.
+fn parse_binding(s: &str) -> Result<String, String> {
+    use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
+    let binding = s.trim().to_ascii_uppercase();
+    if [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {
+        Ok(binding)
+    } else {
+        Err(format!(
+            "unknown binding {s:?}: use JSONRPC, HTTP+JSON or GRPC"
+        ))
+    }
 }
 
 /// `--oauth-*`: OAuth 2.0 client credentials for every request.

@@ -42,12 +42,13 @@ pub(super) fn next_step(conn: &ConnectArgs, seen: &Seen) -> Option<String> {
     };
     let mut cmd = format!("switchboard send --url {}", shell_word(&conn.url));
     if let Some(value) = conn
+        .agent
         .binding
         .and_then(|b| clap::ValueEnum::to_possible_value(&b))
     {
         cmd.push_str(&format!(" --binding {}", value.get_name()));
     }
-    if let Some(v) = &conn.protocol_version {
+    if let Some(v) = &conn.agent.protocol_version {
         cmd.push_str(&format!(" --protocol-version {}", shell_word(v)));
     }
     cmd.push_str(&access_flags(conn, |var| std::env::var_os(var).is_some()));
@@ -72,15 +73,15 @@ fn access_flags(conn: &ConnectArgs, in_env: impl Fn(&str) -> bool) -> String {
     };
     flag(
         "SWITCHBOARD_API_KEY",
-        conn.api_key.is_some(),
+        conn.agent.api_key.is_some(),
         "--api-key <KEY>".into(),
     );
     flag(
         "SWITCHBOARD_TOKEN",
-        conn.token.is_some(),
+        conn.agent.token.is_some(),
         "--token <TOKEN>".into(),
     );
-    for header in &conn.headers {
+    for header in &conn.agent.headers {
         let name = header
             .split_once(':')
             .map_or(header.as_str(), |(n, _)| n)
@@ -91,16 +92,16 @@ fn access_flags(conn: &ConnectArgs, in_env: impl Fn(&str) -> bool) -> String {
             format!("--header {}", shell_word(&format!("{name}: <VALUE>"))),
         );
     }
-    if let Some(path) = &conn.ca_cert {
+    if let Some(path) = &conn.agent.ca_cert {
         let path = shell_word(&path.to_string_lossy());
         flag("SWITCHBOARD_CA_CERT", true, format!("--ca-cert {path}"));
     }
     flag(
         "SWITCHBOARD_VERIFY_CARD",
-        conn.verify_card,
+        conn.agent.verify_card,
         "--verify-card".into(),
     );
-    let oauth = &conn.oauth;
+    let oauth = &conn.agent.oauth;
     if let Some(url) = &oauth.oauth_token_url {
         let url = shell_word(url);
         flag(

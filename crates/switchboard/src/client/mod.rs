@@ -95,15 +95,17 @@ use std::process::ExitCode;
 
 use indicatif::ProgressDrawTarget;
 
-pub use args::{Binding, ClientCommand, ConnectArgs, MessageArgs, OAuthArgs};
+pub use args::{
+    AgentArgs, Binding, ClientCommand, ConnectArgs, FrontAgentArgs, MessageArgs, OAuthArgs,
+};
 pub use push_config::PushConfigCommand;
 
-/// A client builder with everything the connection flags say (headers,
-/// API key, token, timeout, binding, version, card verification, CA,
-/// OAuth) but the URL: how `switchboard mcp` reaches its agents with the
-/// client's own credential flags.
-pub fn client_builder(conn: &ConnectArgs) -> anyhow::Result<switchboard_client::ClientBuilder> {
-    run::builder(conn).map_err(|failure| match failure {
+/// What the connection flags say (headers, API key, token, timeout,
+/// binding, version, card verification, CA, OAuth), checked, as the
+/// client's options: how `switchboard mcp` reaches its agents with the
+/// client's own flags.
+pub fn connect_options(agent: &AgentArgs) -> anyhow::Result<switchboard_client::ConnectOptions> {
+    run::options(agent).map_err(|failure| match failure {
         switchboard_printer::Failure::Usage(message) => anyhow::anyhow!(message),
         switchboard_printer::Failure::Client(error)
         | switchboard_printer::Failure::Offered { error, .. } => anyhow::Error::new(error),

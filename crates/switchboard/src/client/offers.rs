@@ -16,16 +16,19 @@
 //! relies on one (`stream`, `subscribe`, `push-config`): the same error
 //! also refuses a message to a finished task, which no capability explains.
 //!
+//! The notes are the printer's (`switchboard_printer::offers`); this
+//! module decides when a refusal gets one and fetches the card for it.
+//!
 //! For the operation refusals the card is fetched again (the failed call
 //! may have been made before any card was at hand, and it is one request
 //! on a path that already failed); when that fetch fails too, the original
 //! error is reported as it was.
 
 use switchboard_client::ClientError;
-use switchboard_protocol::{A2AError, AgentCard};
+use switchboard_protocol::A2AError;
 
 use super::args::ConnectArgs;
-use switchboard_printer::Failure;
+use switchboard_printer::{Failure, offers};
 
 use super::run::builder;
 
@@ -50,7 +53,7 @@ pub(super) async fn explain(conn: &ConnectArgs, capabilities: bool, failure: Fai
         Ok(b) => b.fetch_card(&conn.url).await.ok(),
         Err(_) => None,
     };
-    match card.and_then(|card| card_note(protocol, &card)) {
+    match card.and_then(|card| offers::card_note(protocol, &card)) {
         Some(note) => Failure::Offered { error, note },
         None => Failure::Client(error),
     }
@@ -67,117 +70,15 @@ fn explained_by_card(error: &A2AError) -> bool {
     )
 }
 
-/// What the card offers, for a refusal it explains.
-pub(super) fn card_note(error: &A2AError, card: &AgentCard) -> Option<String> {
-    match error {
-        A2AError::PushNotificationNotSupported | A2AError::UnsupportedOperation(_) => {
-            let caps = &card.capabilities;
-            let yes_no = |v: Option<bool>| if v == Some(true) { "yes" } else { "no" };
-            Some(format!(
-                "the agent's card offers: streaming {}, push notifications {}, extended card {}",
-                yes_no(caps.streaming),
-                yes_no(caps.push_notifications),
-                yes_no(caps.extended_agent_card)
-            ))
-        }
-        A2AError::ContentTypeNotSupported(_) => Some(format!(
-            "the agent accepts {} and answers in {}",
-            list_or_none(&card.default_input_modes),
-            list_or_none(&card.default_output_modes)
-        )),
-        A2AError::ExtensionSupportRequired(_) => {
-            let extensions: Vec<String> = card
-                .capabilities
-                .extensions
-                .iter()
-                .map(|e| {
-                    let required = if e.required { " (required)" } else { "" };
-                    format!("{}{required}", e.uri)
-                })
-                .collect();
-            Some(format!(
-                "the agent's extensions: {}",
-                list_or_none(&extensions)
-            ))
-        }
-        _ => None,
-    }
-}
-
 /// `--binding grpc: the agent offers JSONRPC 1.0, HTTP+JSON 1.0, JSONRPC 0.3`.
 /// `offered` holds the card's interfaces as `BINDING VERSION at URL`.
-pub(super) fn interfaces_note(conn: &ConnectArgs, offered: &[String]) -> String {
-    let short: Vec<&str> = offered
-        .iter()
-        .map(|o| o.split(" at ").next().unwrap_or(o))
-        .collect();
+fn interfaces_note(conn: &ConnectArgs, offered: &[String]) -> String {
     let mut asked = Vec::new();
-    if let Some(b) = conn.binding {
+    if let Some(b) = conn.agent.binding {
         asked.push(format!("--binding {}", b.card_name()));
     }
-    if let Some(v) = &conn.protocol_version {
+    if let Some(v) = &conn.agent.protocol_version {
         asked.push(format!("--protocol-version {v}"));
     }
-    let offers = format!("the agent offers {}", list_or_none(&short));
-    if asked.is_empty() {
-        offers
-    } else {
-        format!("{} asked for; {offers}", asked.join(" "))
-    }
-}
-
-fn list_or_none<S: AsRef<str>>(items: &[S]) -> String {
-    if items.is_empty() {
-        "nothing".to_string()
-    } else {
-        items
-            .iter()
-            .map(AsRef::as_ref)
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use switchboard_protocol::AgentExtension;
-
-    fn card() -> AgentCard {
-        let mut card = AgentCard::new("a", "b", "1");
-        card.default_input_modes = vec!["text/plain".into(), "application/json".into()];
-        card.default_output_modes = vec!["text/plain".into()];
-        card.capabilities.streaming = Some(true);
-        card.capabilities.push_notifications = Some(false);
-        let mut ext = AgentExtension::new("urn:x:needed");
-        ext.required = true;
-        card.capabilities.extensions = vec![ext];
-        card
-    }
-
-    #[test]
-    fn each_refusal_names_the_cards_offer() {
-        let card = card();
-        let push = card_note(&A2AError::PushNotificationNotSupported, &card);
-        assert_eq!(
-            push.as_deref(),
-            Some("the agent's card offers: streaming yes, push notifications no, extended card no")
-        );
-        let op = card_note(&A2AError::UnsupportedOperation("x".into()), &card);
-        assert_eq!(op, push);
-        let content = card_note(
-            &A2AError::ContentTypeNotSupported("image/png".into()),
-            &card,
-        );
-        assert_eq!(
-            content.as_deref(),
-            Some("the agent accepts text/plain, application/json and answers in text/plain")
-        );
-        let ext = card_note(&A2AError::ExtensionSupportRequired("urn:x".into()), &card);
-        assert_eq!(
-            ext.as_deref(),
-            Some("the agent's extensions: urn:x:needed (required)")
-        );
-        assert!(card_note(&A2AError::TaskNotFound("t".into()), &card).is_none());
-    }
+    offers::interfaces_note(&asked, offered)
 }

@@ -14,7 +14,7 @@
 //!
 //! A config carries secrets for the receiver: its `token` and its
 //! authentication `credentials`. They are sent, but never printed back,
-//! in human output or in `--json`: both show [`MASK`] instead (a script
+//! in human output or in `--json`: both show `****` instead (`switchboard_printer::push_config`) (a script
 //! that needs them already has them; a terminal log or a CI transcript
 //! must not).
 //!
@@ -26,10 +26,9 @@
 
 use std::io::Write;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard_protocol::{
-    AuthenticationInfo, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
+    AuthenticationInfo, ListTaskPushNotificationConfigsRequest, TaskPushNotificationConfig,
     TaskPushNotificationConfigRef,
 };
 
@@ -37,9 +36,6 @@ use super::args::ConnectArgs;
 use switchboard_printer::{Failure, Output};
 
 use super::run::connect;
-
-/// What a secret is printed as.
-pub(super) const MASK: &str = "****";
 
 /// `switchboard push-config …` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -160,7 +156,7 @@ pub(super) async fn execute<O: Write, E: Write>(
                 }),
             };
             let created = client.create_push_config(config).await?;
-            print_config(out, &created);
+            out.push_config(&created);
         }
         PushConfigCommand::Get { task_id, id, .. } => {
             let config = client
@@ -170,7 +166,7 @@ pub(super) async fn execute<O: Write, E: Write>(
                     id,
                 })
                 .await?;
-            print_config(out, &config);
+            out.push_config(&config);
         }
         PushConfigCommand::List {
             task_id,
@@ -186,7 +182,7 @@ pub(super) async fn execute<O: Write, E: Write>(
                     page_token,
                 })
                 .await?;
-            print_list(out, &page);
+            out.push_config_list(&page);
         }
         PushConfigCommand::Delete { task_id, id, .. } => {
             client
@@ -204,112 +200,4 @@ pub(super) async fn execute<O: Write, E: Write>(
         }
     }
     Ok(0)
-}
-
-/// The config with its secrets replaced by [`MASK`].
-pub(super) fn masked(config: &TaskPushNotificationConfig) -> TaskPushNotificationConfig {
-    let mut config = config.clone();
-    if config.token.is_some() {
-        config.token = Some(MASK.into());
-    }
-    if let Some(auth) = config.authentication.as_mut()
-        && auth.credentials.is_some()
-    {
-        auth.credentials = Some(MASK.into());
-    }
-    config
-}
-
-fn to_json(config: &TaskPushNotificationConfig) -> Value {
-    serde_json::to_value(masked(config)).unwrap_or(Value::Null)
-}
-
-fn print_config<O: Write, E: Write>(out: &mut Output<O, E>, config: &TaskPushNotificationConfig) {
-    if out.is_json() {
-        return out.json_line("pushConfig", to_json(config), None);
-    }
-    let config = masked(config);
-    out.line(format!(
-        "push config {}  task {}",
-        config.id.as_deref().unwrap_or("-"),
-        config.task_id.as_deref().unwrap_or("-")
-    ));
-    out.line(format!("  url: {}", config.url));
-    if let Some(token) = &config.token {
-        out.line(format!("  token: {token}"));
-    }
-    if let Some(auth) = &config.authentication {
-        let credentials = auth
-            .credentials
-            .as_deref()
-            .map(|c| format!(" {c}"))
-            .unwrap_or_default();
-        out.line(format!("  authentication: {}{credentials}", auth.scheme));
-    }
-}
-
-fn print_list<O: Write, E: Write>(
-    out: &mut Output<O, E>,
-    page: &ListTaskPushNotificationConfigsResponse,
-) {
-    if out.is_json() {
-        let configs: Vec<Value> = page.configs.iter().map(to_json).collect();
-        return out.json_line(
-            "pushConfigList",
-            json!({ "configs": configs, "nextPageToken": page.next_page_token }),
-            None,
-        );
-    }
-    for config in &page.configs {
-        let auth = config
-            .authentication
-            .as_ref()
-            .map(|a| format!("  ({})", a.scheme))
-            .unwrap_or_default();
-        out.line(format!(
-            "{}  {}{auth}",
-            config.id.as_deref().unwrap_or("-"),
-            config.url
-        ));
-    }
-    out.line(format!("{} push config(s)", page.configs.len()));
-    if !page.next_page_token.is_empty() {
-        out.line(format!("next page: --page-token {}", page.next_page_token));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_masked_and_the_rest_kept() {
-        let config = TaskPushNotificationConfig {
-            tenant: None,
-            id: Some("c1".into()),
-            task_id: Some("t1".into()),
-            url: "http://127.0.0.1:9/hook".into(),
-            token: Some("tok-secret".into()),
-            authentication: Some(AuthenticationInfo {
-                scheme: "Bearer".into(),
-                credentials: Some("cred-secret".into()),
-            }),
-        };
-        let text = to_json(&config).to_string();
-        assert!(!text.contains("secret"), "{text}");
-        let shown = masked(&config);
-        assert_eq!(shown.token.as_deref(), Some(MASK));
-        assert_eq!(
-            shown.authentication.and_then(|a| a.credentials).as_deref(),
-            Some(MASK)
-        );
-        assert_eq!(shown.url, config.url);
-        // Nothing to mask: nothing invented.
-        let bare = TaskPushNotificationConfig {
-            token: None,
-            authentication: None,
-            ..config
-        };
-        assert_eq!(masked(&bare), bare);
-    }
 }

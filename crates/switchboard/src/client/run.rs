@@ -7,14 +7,14 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
-use switchboard_client::{A2AClient, ClientBuilder, EventStream};
+use switchboard_client::{A2AClient, ClientBuilder, ConnectOptions, EventStream};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
     A2aRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
 
-use super::args::{ClientCommand, ConnectArgs, MessageArgs};
+use super::args::{AgentArgs, ClientCommand, ConnectArgs, MessageArgs};
 use switchboard_printer::{Failure, Output};
 
 /// Exit code: the task ended in a state the caller should notice.
@@ -180,51 +180,51 @@ pub(super) fn exit_for(state: Option<TaskState>, canceled_is_failure: bool) -> u
 }
 
 pub(super) fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
-    let mut b = A2AClient::builder();
-    for h in &conn.headers {
+    Ok(options(&conn.agent)?.builder())
+}
+
+/// What the flags say about reaching the agent, checked: the client's
+/// [`ConnectOptions`] (secret values trimmed, files read).
+pub(super) fn options(agent: &AgentArgs) -> Result<ConnectOptions, Failure> {
+    let mut options = ConnectOptions::default();
+    for h in &agent.headers {
         let Some((name, value)) = h.split_once(':') else {
             return Err(Failure::Usage(format!(
                 "--header {h:?} is not in the form \"Name: value\""
             )));
         };
-        b = b.header(name.trim(), value.trim());
+        options
+            .headers
+            .push((name.trim().to_owned(), value.trim().to_owned()));
     }
-    if let Some(key) = &conn.api_key {
-        b = b.header("X-API-Key", key.trim());
-    }
-    if let Some(token) = &conn.token {
-        b = b.bearer_token(token.trim());
-    }
-    if let Some(secs) = conn.timeout {
+    options.api_key = agent.api_key.as_ref().map(|key| key.trim().to_owned());
+    options.bearer_token = agent.token.as_ref().map(|token| token.trim().to_owned());
+    if let Some(secs) = agent.timeout {
         let t = Duration::try_from_secs_f64(secs)
             .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;
-        b = b.timeout(t);
+        options.timeout = Some(t);
     }
-    if let Some(binding) = conn.binding {
-        b = b.preferred_bindings([binding.card_name()]);
-    }
-    if let Some(v) = &conn.protocol_version {
-        b = b.preferred_versions([v.clone()]);
-    }
-    if conn.verify_card {
-        b = b.verify_card(switchboard_client::CardTrust::SameOrigin);
-    }
-    if let Some(path) = &conn.ca_cert {
+    options.bindings = agent
+        .binding
+        .map(|b| b.card_name().to_owned())
+        .into_iter()
+        .collect();
+    options.versions = agent.protocol_version.iter().cloned().collect();
+    options.verify_card = agent.verify_card;
+    if let Some(path) = &agent.ca_cert {
         let pem = std::fs::read(path)
             .map_err(|e| Failure::Usage(format!("--ca-cert {}: {e}", path.display())))?;
-        b = b.add_root_certificate_pem(pem);
+        options.root_certificates_pem.push(pem);
     }
-    if let Some(credentials) = oauth_credentials(conn)? {
-        b = b.oauth(credentials);
-    }
-    Ok(b)
+    options.oauth = oauth_credentials(agent)?;
+    Ok(options)
 }
 
 /// The OAuth 2.0 client credentials the flags ask for, if any.
 fn oauth_credentials(
-    conn: &ConnectArgs,
+    agent: &AgentArgs,
 ) -> Result<Option<switchboard_client::ClientCredentials>, Failure> {
-    let conn = &conn.oauth;
+    let conn = &agent.oauth;
     let Some(token_url) = &conn.oauth_token_url else {
         if conn.oauth_client_id.is_some() || conn.oauth_client_secret_file.is_some() {
             return Err(Failure::Usage(

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_client::{A2AClient, ClientError, StreamEvent};
 use switchboard_core::{InMemoryStore, PushConfigLimits, RequestHandler};
 use switchboard_protocol::{
@@ -15,6 +14,7 @@ use switchboard_protocol::{
     SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
     TaskPushNotificationConfigRef, TaskState,
 };
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use switchboard_server::A2aServer;
 use tokio::sync::oneshot;
 

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchboard::demo::{DemoAgent, demo_card};
 use switchboard_core::push::PushStore;
 use switchboard_core::{PushConfigLimits, RequestHandler, TaskStore};
 use switchboard_push::{KeySet, PushWorker};
+use switchboard_runtimes::builtin::{DemoAgent, demo_card};
 use tokio_util::sync::CancellationToken;
 
 use super::TestServer;
