@@ -11,6 +11,7 @@
 //! | runtime | feature | module | hosts |
 //! |---|---|---|---|
 //! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
+//! | `proxy` | `proxy` | [`proxy`] | a remote A2A agent: each message forwarded, the remote task mirrored into a local one (durable, resumable, push, AG-UI), the card rewritten to this server's interfaces, an audit line per call |
 //!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
@@ -18,3 +19,6 @@
 
 #[cfg(feature = "exec")]
 pub mod exec;
+
+#[cfg(feature = "proxy")]
+pub mod proxy;

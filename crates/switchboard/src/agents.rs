@@ -4,7 +4,7 @@
 //! [[agents]]
 //! name = "support"                 # the card's name
 //! path = "/support"                # card at /support/.well-known/agent-card.json
-//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay or exec
+//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay, exec or proxy
 //! description = "Answers support questions"
 //! command = "python3"              # exec: the runtime's own keys
 //! args = ["-u", "agents/support.py"]
@@ -19,11 +19,28 @@
 //!
 //! The keys `name`, `path`, `runtime`, `description`, `version` and
 //! `skills` are every agent's; the rest belong to its runtime (exec:
-//! [`switchboard_runtimes::exec::ExecConfig`]) and an unknown one is an
+//! [`switchboard_runtimes::exec::ExecConfig`], proxy:
+//! [`switchboard_runtimes::proxy::ProxyConfig`]) and an unknown one is an
 //! error naming the table. `--agent` stays the agent at `/`. Every agent
 //! shares the server's store, limits and authentication; its card, runtime
 //! and concurrency are its own. The server mounts them with
 //! [`switchboard_server::A2aServer::mount`] (gRPC reaches the root agent only).
+//!
+//! A proxy agent reads its remote's card when the server starts (an
+//! unreachable remote stops the start, naming the table), and its card is
+//! the remote's rewritten: `description`, `version` and `skills` given here
+//! replace the remote's.
+//!
+//! ```toml
+//! [[agents]]
+//! name = "weather"
+//! path = "/weather"
+//! runtime = "proxy"
+//! url = "https://weather.example.com"   # the remote agent (or its card URL)
+//! token_env = "WEATHER_TOKEN"           # its credential, from the environment
+//! header = ["X-Team: support"]          # plain headers (never a credential)
+//! timeout = 120                         # longest silence from the remote, seconds
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,12 +50,21 @@ use serde::Deserialize;
 use switchboard_core::AgentExecutor;
 use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_runtimes::exec::{ExecAgent, ExecConfig};
+use switchboard_runtimes::proxy::{ProxyAgent, ProxyConfig};
 
 /// The file's name for the list.
 pub const LIST: &str = "agents";
 
 /// The runtimes an `[[agents]]` table may name.
-pub const RUNTIMES: &[&str] = &["demo", "echo", "echo-message", "echo-task", "relay", "exec"];
+pub const RUNTIMES: &[&str] = &[
+    "demo",
+    "echo",
+    "echo-message",
+    "echo-task",
+    "relay",
+    "exec",
+    "proxy",
+];
 
 /// First path segments `serve` answers itself besides the A2A routes
 /// (probes, metrics, AG-UI, CopilotKit): no agent may be mounted there.
@@ -80,6 +106,8 @@ pub enum Runtime {
     Builtin(String),
     /// A program ([`ExecAgent`]).
     Exec(Box<ExecConfig>),
+    /// A remote A2A agent ([`ProxyAgent`]).
+    Proxy(Box<ProxyConfig>),
 }
 
 #[derive(Deserialize)]
@@ -172,6 +200,14 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
                 .map_err(|e| anyhow::anyhow!("runtime exec: {e}"))?;
             Runtime::Exec(Box::new(config))
         }
+        "proxy" => {
+            let config = ProxyConfig::deserialize(toml::Value::Table(rest))
+                .map_err(|e| anyhow::anyhow!("runtime proxy: {}", e.to_string().trim()))?;
+            config
+                .validate()
+                .map_err(|e| anyhow::anyhow!("runtime proxy: {e}"))?;
+            Runtime::Proxy(Box::new(config))
+        }
         builtin if RUNTIMES.contains(&builtin) => {
             if let Some(key) = rest.keys().next() {
                 bail!("unknown key `{key}` for runtime {builtin} (it takes none of its own)");
@@ -200,13 +236,21 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
 
 impl AgentSpec {
     /// The agent and its card (interfaces are the server's to fill in).
-    pub fn build(&self) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+    /// A proxy reads its remote's card here.
+    pub async fn build(&self) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
         let (agent, mut card): (Arc<dyn AgentExecutor>, AgentCard) = match &self.runtime {
             Runtime::Builtin(name) => crate::serve::agent(name)?,
             Runtime::Exec(config) => {
                 let agent = ExecAgent::new((**config).clone())
                     .with_context(|| format!("agent {:?}", self.name))?;
                 let card = agent.card(&self.name, format!("runs {}", config.command));
+                (Arc::new(agent), card)
+            }
+            Runtime::Proxy(config) => {
+                let agent = ProxyAgent::connect(self.name.clone(), (**config).clone())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("agent {:?}: {e}", self.name))?;
+                let card = agent.card();
                 (Arc::new(agent), card)
             }
         };
@@ -294,8 +338,8 @@ mod tests {
         format!("{:#}", parse(&lists(text)).unwrap_err())
     }
 
-    #[test]
-    fn agents_parse_with_their_runtime_keys() {
+    #[tokio::test]
+    async fn agents_parse_with_their_runtime_keys() {
         let specs = parse(&lists(
             r#"
             [[agents]]
@@ -325,7 +369,7 @@ mod tests {
         };
         assert_eq!(config.args, ["-u", "x.py"]);
         assert_eq!(config.timeout, std::time::Duration::from_millis(1500));
-        let (_, card) = specs[0].build().unwrap();
+        let (_, card) = specs[0].build().await.unwrap();
         assert_eq!(card.name, "support");
         assert_eq!(card.skills[0].id, "faq");
         assert!(matches!(&specs[1].runtime, Runtime::Builtin(n) if n == "echo-message"));
@@ -360,6 +404,13 @@ mod tests {
         let e =
             error("[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"demo\"\ncommand = \"x\"\n");
         assert!(e.contains("unknown key `command` for runtime demo"), "{e}");
+        let e = error(
+            "[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"proxy\"\nurl = \"http://127.0.0.1:1\"\nheader = [\"Authorization: Bearer x\"]\n",
+        );
+        assert!(
+            e.contains("runtime proxy") && e.contains("token_env"),
+            "{e}"
+        );
         let e = error("[[bots]]\nname = \"a\"\n");
         assert!(e.contains("[[bots]]"), "{e}");
     }

@@ -598,7 +598,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         server = server
             .mount(
                 &spec.path,
-                mounted_agent(&cfg, spec, &stores, &handler_config)?,
+                mounted_agent(&cfg, spec, &stores, &handler_config).await?,
             )
             .with_context(|| format!("mounting agent {:?} at {}", spec.name, spec.path))?;
     }
@@ -687,13 +687,13 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
 /// engine settings as the root agent, its tasks in a namespace of its own
 /// (its path: one agent never finds another's tasks). Retention and crash
 /// recovery are the root handler's (one store, purged and recovered once).
-fn mounted_agent(
+async fn mounted_agent(
     cfg: &Config,
     spec: &crate::agents::AgentSpec,
     stores: &Stores,
     handler_config: &switchboard_core::HandlerConfig,
 ) -> anyhow::Result<A2aServer> {
-    let (executor, card) = spec.build()?;
+    let (executor, card) = spec.build().await?;
     let mut builder = RequestHandler::builder(executor, card)
         .store(stores.tasks.clone())
         .namespace(&spec.path)
