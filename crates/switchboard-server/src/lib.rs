@@ -371,6 +371,18 @@ impl A2aServer {
         if agent.request_rate.is_none() {
             agent.request_rate = self.request_rate.clone();
         }
+        // Push as this server's: the same store's outbox, drained by this
+        // server's worker, signed with its keys (published under the
+        // agent's path too).
+        #[cfg(feature = "push")]
+        if let Some(wired) = &self.push
+            && agent.push.is_none()
+        {
+            match wired.share_with(&agent.handler) {
+                Ok(()) => agent.jwks = Some(wired.keys.clone()),
+                Err(e) => tracing::warn!(path, error = %e, "push stays off for the mounted agent"),
+            }
+        }
         agent
     }
 

@@ -686,7 +686,9 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
 /// An `[[agents]]` agent as a server of its own, on the same store and
 /// engine settings as the root agent, its tasks in a namespace of its own
 /// (its path: one agent never finds another's tasks). Retention and crash
-/// recovery are the root handler's (one store, purged and recovered once).
+/// recovery are the root handler's (one store, purged and recovered once);
+/// push is the root server's, shared by [`A2aServer::mount`]. Each agent
+/// serves AG-UI at `<path>/agui` when `agui_endpoint` is on.
 async fn mounted_agent(
     cfg: &Config,
     spec: &crate::agents::AgentSpec,
@@ -705,9 +707,15 @@ async fn mounted_agent(
     if let Some(cluster) = stores.cluster.clone() {
         builder = builder.cluster(cluster);
     }
-    Ok(A2aServer::new(builder.build())
+    let mut server = A2aServer::new(builder.build())
         .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid()))
+        .hybrid_card(cfg.hybrid());
+    if cfg.agui_endpoint {
+        // `<path>/agui`, behind the agent's gate as its bindings are.
+        use switchboard_bridge::AguiEndpoint as _;
+        server = server.agui_endpoint(agui_config(cfg));
+    }
+    Ok(server)
 }
 
 /// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's

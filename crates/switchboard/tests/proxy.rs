@@ -65,7 +65,12 @@ fn start(dir: &std::path::Path, store: &str, hello: &str, slow: &str) -> Serve {
     std::fs::write(&file, config(hello, slow)).unwrap();
     Serve::start_env(
         store,
-        &["--config", file.to_str().unwrap()],
+        &[
+            "--config",
+            file.to_str().unwrap(),
+            "--push-allow-host",
+            "127.0.0.1",
+        ],
         &[
             ("SLOW_TOKEN", TOKEN),
             ("WRONG_TOKEN", "not-the-token"),
@@ -190,6 +195,34 @@ async fn the_official_sample_behind_our_proxy() {
     assert!(out.contains("hello Bob"), "{out}");
     let task = rpc_task(&slow_url, &asked).await;
     let remote_id = remote_task_of(&task);
+
+    // Push, on the mounted agent: a webhook of a task waiting for input
+    // hears it complete once answered.
+    let card: Value = proc::get_json(&format!("{slow_url}/.well-known/agent-card.json")).await;
+    assert_eq!(card["capabilities"]["pushNotifications"], true, "{card}");
+    let (hook, mut heard) =
+        proc::webhook(|_, body| serde_json::from_slice::<Value>(body).unwrap_or_default()).await;
+    let (out, _) = cli(&["send", "--url", &slow_url, "ask"]);
+    let pushed = task_id_of(&out);
+    proc::rpc(
+        &format!("{slow_url}/"),
+        "CreateTaskPushNotificationConfig",
+        serde_json::json!({"taskId": pushed, "url": hook}),
+    )
+    .await;
+    let (out, ok) = cli(&["send", "--url", &slow_url, "--task-id", &pushed, "Ann"]);
+    assert!(ok && out.contains("hello Ann"), "{out}");
+    let completed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let body = heard.recv().await.unwrap();
+            if body.to_string().contains("TASK_STATE_COMPLETED") {
+                return body;
+            }
+        }
+    })
+    .await
+    .expect("a push of the completed task");
+    assert!(completed.to_string().contains(&pushed), "{completed}");
 
     // A cancel of a task waiting for input cancels the remote one.
     let (out, _) = cli(&["send", "--url", &slow_url, "ask"]);
@@ -384,4 +417,63 @@ fn an_unreachable_remote_stops_the_start_naming_the_agent() {
         stderr.contains("\"gone\"") && stderr.contains("unreachable"),
         "{stderr}"
     );
+}
+
+/// The official Python SDK's sample agent (the demo agent's contract:
+/// text → an artifact "echo: …", `/message X` → a direct reply, `/ask` →
+/// input-required) behind our proxy, driven by the official
+/// `@ag-ui/client` through the proxy agent's own `<path>/agui`.
+#[test]
+fn the_agui_client_drives_the_proxied_sample_at_its_path() {
+    let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
+        return;
+    };
+    let Some(python) = interop_python(".venv") else {
+        return;
+    };
+    let sample = PythonServer::start(&python, "py/sample_server.py");
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[[agents]]\nname = \"sample\"\npath = \"/sample\"\nruntime = \"proxy\"\nurl = \"{}\"\n",
+        sample.base
+    );
+    let serve = Serve::start_configured(dir.path(), "agui", "memory", &config, &[]);
+    let url = format!("{}/sample/agui", serve.base());
+    let report = proc::agui_node_report(&node, "bridge.mjs", [url.as_str(), "sample"]);
+    let sample_run = &report["sample"];
+    let runs = &sample_run["runs"];
+    for (name, outcome) in [
+        ("echo", "success"),
+        ("message", "success"),
+        ("ask", "interrupt"),
+        ("answer", "success"),
+    ] {
+        let run = &runs[name];
+        assert_eq!(run["failure"], Value::Null, "{name}: {run}");
+        assert_eq!(run["runErrors"], serde_json::json!([]), "{name}: {run}");
+        assert_eq!(run["outcome"], outcome, "{name}: {run}");
+    }
+    let echo = &runs["echo"];
+    let text: String = echo["state"]["view"]["artifacts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|a| a["parts"].as_array().unwrap())
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(text, "echo: hello sample", "{echo}");
+    let new = runs["message"]["newMessages"].as_array().unwrap();
+    assert_eq!(new[0]["content"], "hi there", "{}", runs["message"]);
+    let task_id = sample_run["taskId"].as_str().unwrap();
+    let view = &sample_run["final"]["state"]["view"];
+    assert_eq!(view["tasksById"][task_id]["state"], "completed", "{view}");
+    let greeting: String = view["artifacts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|a| a["taskId"] == task_id)
+        .flat_map(|a| a["parts"].as_array().unwrap())
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(greeting, "Hello, Ada!", "{view}");
 }
