@@ -17,13 +17,26 @@
 //! tags = ["support"]
 //! ```
 //!
-//! The keys `name`, `path`, `runtime`, `description`, `version` and
-//! `skills` are every agent's; the rest belong to its runtime (exec:
+//! The keys `name`, `path`, `runtime`, `description`, `version`,
+//! `skills`, `auth` and `limits` are every agent's; the rest belong to its runtime (exec:
 //! [`switchboard_runtimes::exec::ExecConfig`], proxy:
 //! [`switchboard_runtimes::proxy::ProxyConfig`]) and an unknown one is an
 //! error naming the table. `--agent` stays the agent at `/`. Every agent
-//! shares the server's store, limits and authentication; its card, runtime
-//! and concurrency are its own. The server mounts them with
+//! shares the server's store; its card, runtime and concurrency are its
+//! own, and so are its authentication and limits when it has them:
+//!
+//! ```toml
+//! [agents.auth]                     # instead of the server's [auth]: the same keys
+//! api_key_hashes = ["sha256:9f86…=support-team"]
+//! allow_anonymous = false
+//! [agents.limits]                   # over the server's limits
+//! max_concurrent_tasks = 4          # per caller (max_active_tasks_per_principal)
+//! rate_per_second = 5
+//! rate_burst = 10
+//! ```
+//!
+//! An agent with an `auth` table lets in only whom it names (its card
+//! advertises its schemes); without one it lets in whom the server does. The server mounts them with
 //! [`switchboard_server::A2aServer::mount`] (gRPC reaches the root agent only).
 //!
 //! A proxy agent reads its remote's card when the server starts (an
@@ -52,6 +65,9 @@ use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_runtimes::exec::{ExecAgent, ExecConfig};
 use switchboard_runtimes::proxy::{ProxyAgent, ProxyConfig};
 
+use crate::auth_args::AuthArgs;
+use crate::limits_args::LimitsArgs;
+
 /// The file's name for the list.
 pub const LIST: &str = "agents";
 
@@ -78,6 +94,8 @@ const COMMON_KEYS: &[&str] = &[
     "description",
     "version",
     "skills",
+    "auth",
+    "limits",
 ];
 
 /// One `[[agents]]` table, checked.
@@ -95,6 +113,10 @@ pub struct AgentSpec {
     pub version: Option<String>,
     /// The card's skills (default: the runtime's).
     pub skills: Option<Vec<AgentSkill>>,
+    /// Who may call it (default: whom the server lets in).
+    pub auth: Option<AuthArgs>,
+    /// Its own limits over the server's.
+    pub limits: Option<AgentLimits>,
     /// The table as written (for `config check`).
     table: toml::Table,
 }
@@ -122,6 +144,65 @@ struct Common {
     version: Option<String>,
     #[serde(default)]
     skills: Option<Vec<AgentSkill>>,
+    #[serde(default)]
+    auth: Option<AuthArgs>,
+    #[serde(default)]
+    limits: Option<AgentLimits>,
+}
+
+/// An agent's own limits (`[agents.limits]`): each one set replaces the
+/// server's for this agent; the rest are the server's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentLimits {
+    /// Tasks one caller may have running on this agent at once.
+    #[serde(alias = "max_concurrent_tasks")]
+    pub max_active_tasks_per_principal: Option<usize>,
+    /// Streams open on one task of this agent.
+    pub max_subscribers_per_task: Option<usize>,
+    /// Requests per second per caller to this agent (its own buckets).
+    pub rate_per_second: Option<f64>,
+    /// The burst of `rate_per_second`.
+    pub rate_burst: Option<u32>,
+}
+
+impl AgentLimits {
+    /// The server's limits with this agent's over them.
+    pub fn over(&self, server: &LimitsArgs) -> LimitsArgs {
+        let mut limits = server.clone();
+        let set = |mine: Option<usize>, theirs: &mut Option<usize>| {
+            if mine.is_some() {
+                *theirs = mine;
+            }
+        };
+        set(
+            self.max_active_tasks_per_principal,
+            &mut limits.max_active_tasks_per_principal,
+        );
+        set(
+            self.max_subscribers_per_task,
+            &mut limits.max_subscribers_per_task,
+        );
+        if self.rate_per_second.is_some() {
+            limits.rate_per_second = self.rate_per_second;
+        }
+        if self.rate_burst.is_some() {
+            limits.rate_burst = self.rate_burst;
+        }
+        limits
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if self.rate_per_second.is_some_and(|r| r.is_nan() || r <= 0.0) {
+            bail!(
+                "`limits.rate_per_second` must be above 0 (leave it out to keep the server's rate)"
+            );
+        }
+        if self.max_active_tasks_per_principal == Some(0) {
+            bail!("`limits.max_active_tasks_per_principal` is 0: the agent could never run");
+        }
+        Ok(())
+    }
 }
 
 /// The agents of the config file's lists (only `[[agents]]` is one).
@@ -223,7 +304,15 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
             RUNTIMES.join(", ")
         ),
     };
+    if let Some(limits) = &common.limits {
+        limits.validate()?;
+    }
+    if let Some(auth) = &common.auth {
+        crate::auth_args::schemes(auth).context("`auth`")?;
+    }
     Ok(AgentSpec {
+        auth: common.auth,
+        limits: common.limits,
         name: common.name,
         path,
         runtime,

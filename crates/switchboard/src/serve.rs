@@ -598,7 +598,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         server = server
             .mount(
                 &spec.path,
-                mounted_agent(&cfg, spec, &stores, &handler_config).await?,
+                mounted_agent(&cfg, spec, &stores, &handler_config, addr.ip()).await?,
             )
             .with_context(|| format!("mounting agent {:?} at {}", spec.name, spec.path))?;
     }
@@ -694,14 +694,19 @@ async fn mounted_agent(
     spec: &crate::agents::AgentSpec,
     stores: &Stores,
     handler_config: &switchboard_core::HandlerConfig,
+    listen: std::net::IpAddr,
 ) -> anyhow::Result<A2aServer> {
     let (executor, card) = spec.build().await?;
+    let limits = spec.limits.as_ref().map(|l| l.over(&cfg.limits));
     let mut builder = RequestHandler::builder(executor, card)
         .store(stores.tasks.clone())
         .namespace(&spec.path)
         .recover_abandoned(false)
         .config(switchboard_core::HandlerConfig {
             retention: switchboard_core::Retention::default(),
+            quotas: limits
+                .as_ref()
+                .map_or_else(|| handler_config.quotas.clone(), |l| l.quotas()),
             ..handler_config.clone()
         });
     if let Some(cluster) = stores.cluster.clone() {
@@ -710,6 +715,17 @@ async fn mounted_agent(
     let mut server = A2aServer::new(builder.build())
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid());
+    // Without its own, an agent keeps the server's gate and rate
+    // (`A2aServer::mount`).
+    if let Some(limits) = &limits {
+        server = server.request_rate(limits.request_rate());
+    }
+    if let Some(auth) = &spec.auth {
+        let schemes = crate::auth_args::caller_schemes(auth, listen)
+            .with_context(|| format!("the auth of agent {:?}", spec.name))?
+            .unwrap_or_else(|| switchboard_auth::Schemes::new().allow_anonymous(true));
+        server = server.authenticator(schemes);
+    }
     if cfg.agui_endpoint {
         // `<path>/agui`, behind the agent's gate as its bindings are.
         use switchboard_bridge::AguiEndpoint as _;

@@ -228,3 +228,154 @@ fn config_check_shows_the_agents_and_names_a_bad_table() {
         assert!(stderr.contains(error), "{stderr}");
     }
 }
+
+const ROOT_KEY: &str = "root-key-4c1d";
+const REVERSE_KEY: &str = "reverse-key-9e2a";
+const ECHO_KEY: &str = "echo-key-77f0";
+
+/// Two agents of different runtimes, each with its own API key (and the
+/// echo agent with its own rate), beside a root agent with the server's.
+fn keyed_config() -> String {
+    let hash = switchboard_auth::hash_api_key;
+    let reverse = repo_root().join("examples/exec/a2a_cli_reverse.py");
+    format!(
+        r#"
+agent = "echo-task"
+
+[auth]
+api_key_hashes = ["{root}=root-caller"]
+
+[[agents]]
+name = "reverse"
+path = "/reverse"
+runtime = "exec"
+command = "python3"
+args = ["-u", {reverse:?}]
+[agents.auth]
+api_key_hashes = ["{rev}=reverse-caller"]
+
+[[agents]]
+name = "echo"
+path = "/echo"
+runtime = "echo-task"
+[agents.auth]
+api_key_hashes = ["{echo}=echo-caller"]
+[agents.limits]
+rate_per_second = 0.001
+rate_burst = 3
+"#,
+        root = hash(ROOT_KEY),
+        rev = hash(REVERSE_KEY),
+        echo = hash(ECHO_KEY),
+        reverse = reverse.to_str().unwrap()
+    )
+}
+
+/// POSTs a JSON-RPC SendMessage to `url` with `key`: the status and body.
+async fn send_with(url: &str, key: &str, text: &str) -> (u16, Value) {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .header("X-API-Key", key)
+        .json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"role": "ROLE_USER", "messageId": uuid(), "parts": [{"text": text}]}}
+        }))
+        .send()
+        .await
+        .unwrap();
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or_default(),
+    )
+}
+
+/// The same over REST (`POST /message:send`): the status.
+async fn rest_send_with(url: &str, key: &str, text: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{url}/message:send"))
+        .header("A2A-Version", "1.0")
+        .header("X-API-Key", key)
+        .json(&serde_json::json!({
+            "message": {"role": "ROLE_USER", "messageId": uuid(), "parts": [{"text": text}]}
+        }))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn uuid() -> String {
+    format!(
+        "m-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+#[tokio::test]
+async fn each_agent_lets_in_its_own_callers_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start_configured(dir.path(), "keyed", "memory", &keyed_config(), &[]);
+    let base = serve.base();
+    let (root, reverse, echo) = (
+        base.clone(),
+        format!("{base}/reverse"),
+        format!("{base}/echo"),
+    );
+
+    // Each card advertises the API key scheme of its own agent.
+    for url in [&root, &reverse, &echo] {
+        let card = json(&format!("{url}/.well-known/agent-card.json")).await;
+        assert_eq!(
+            card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"]["name"], "X-API-Key",
+            "{url}: {card}"
+        );
+    }
+
+    // Its own key lets a caller in; any other key is refused, on JSON-RPC
+    // (401, -31401) and on REST (401).
+    for (url, own, others) in [
+        (&reverse, REVERSE_KEY, [ROOT_KEY, ECHO_KEY]),
+        (&echo, ECHO_KEY, [ROOT_KEY, REVERSE_KEY]),
+        (&root, ROOT_KEY, [REVERSE_KEY, ECHO_KEY]),
+    ] {
+        let (status, body) = send_with(url, own, "abc").await;
+        assert_eq!(status, 200, "{url} with its key: {body}");
+        assert!(body["result"]["task"]["id"].is_string(), "{url}: {body}");
+        for other in others {
+            let (status, body) = send_with(url, other, "abc").await;
+            assert_eq!(status, 401, "{url} with {other}: {body}");
+            assert_eq!(body["error"]["code"], -31401, "{url} with {other}: {body}");
+            assert_eq!(
+                rest_send_with(url, other, "abc").await,
+                401,
+                "{url} REST {other}"
+            );
+        }
+    }
+    let (_, body) = send_with(&reverse, REVERSE_KEY, "hello agents").await;
+    assert!(body.to_string().contains("stnega olleh"), "{body}");
+
+    // The AG-UI endpoint of an agent is behind its gate too.
+    let agui = reqwest::Client::new()
+        .post(format!("{reverse}/agui"))
+        .header("X-API-Key", ECHO_KEY)
+        .json(&serde_json::json!({"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "state": {}, "forwardedProps": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(agui.status(), 401);
+
+    // The echo agent's own rate: a burst of 3 (the first request taken
+    // above), then refused; the root's rate is untouched.
+    assert_eq!(rest_send_with(&echo, ECHO_KEY, "two").await, 200);
+    assert_eq!(rest_send_with(&echo, ECHO_KEY, "three").await, 200);
+    let (status, body) = send_with(&echo, ECHO_KEY, "four").await;
+    assert_eq!(status, 429, "{body}");
+    let (status, body) = send_with(&root, ROOT_KEY, "still in").await;
+    assert_eq!(status, 200, "{body}");
+}
