@@ -357,6 +357,43 @@ impl AgentSpec {
     }
 }
 
+/// The config file's agents again (SIGHUP): the whole file is read and
+/// checked as at start (a mistake anywhere refuses it), then each agent
+/// whose table is unchanged is kept as it is serving (its tasks, runs and
+/// streams carry on), and every new or changed one is built with `build`.
+/// What was dropped is simply not in the result (see
+/// [`switchboard_server::mount`] for what happens to its running tasks).
+/// Settings other than `[[agents]]` are not reloaded.
+pub async fn reload<T, F, Fut>(
+    file: &std::path::Path,
+    serving: &[(AgentSpec, T)],
+    build: F,
+) -> anyhow::Result<Vec<(AgentSpec, T)>>
+where
+    T: Clone,
+    F: Fn(AgentSpec) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<(AgentSpec, T)>>,
+{
+    let argv = [
+        std::ffi::OsString::from("--config"),
+        file.as_os_str().to_os_string(),
+    ];
+    let layered =
+        crate::config::parse_layered(&crate::serve::ServeArgs::command(), &argv, "config")?;
+    let specs = parse(&layered.lists)?;
+    let mut next = Vec::with_capacity(specs.len());
+    for spec in specs {
+        match serving.iter().find(|(s, _)| s.table == spec.table) {
+            Some(kept) => next.push(kept.clone()),
+            None => {
+                let label = format!("agent {:?} at {}", spec.name, spec.path);
+                next.push(build(spec).await.with_context(|| label)?);
+            }
+        }
+    }
+    Ok(next)
+}
+
 /// The agents as `config check` prints them: their tables as TOML, the
 /// values of secret-looking `env` variables masked.
 pub fn render(specs: &[AgentSpec]) -> String {

@@ -303,6 +303,15 @@ impl Serve {
         terminate_child(&mut self.child, within)
     }
 
+    /// Sends it `signal` (a `kill` name: `HUP`, `TERM`, …).
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+    }
+
     /// SIGKILL: the process gets no chance to flush or finish anything.
     pub fn kill(mut self) {
         self.child.kill().unwrap();
