@@ -184,6 +184,30 @@ async fn the_official_sample_behind_our_proxy() {
         "{line}"
     );
 
+    // One local conversation is one remote conversation.
+    let hello_url = format!("{base}/hello");
+    let (out, _) = cli(&["send", "--url", &hello_url, "--context-id", "conv-1", "one"]);
+    let first = rpc_task(&hello_url, &task_id_of(&out)).await;
+    let (out, _) = cli(&["send", "--url", &hello_url, "--context-id", "conv-1", "two"]);
+    let second = rpc_task(&hello_url, &task_id_of(&out)).await;
+    let (out, _) = cli(&[
+        "send",
+        "--url",
+        &hello_url,
+        "--context-id",
+        "conv-2",
+        "three",
+    ]);
+    let other = rpc_task(&hello_url, &task_id_of(&out)).await;
+    let remote_context = |task: &Value| remote_meta(task, "switchboard.proxy.remoteContextId");
+    assert_eq!(remote_context(&first), remote_context(&second));
+    assert_ne!(remote_context(&first), remote_context(&other));
+    assert_ne!(
+        remote_context(&first),
+        "conv-1",
+        "never the caller's own id"
+    );
+
     // A question: the answer goes to the remote task; the token reached it.
     let slow_url = format!("{base}/slow");
     let (out, ok) = cli(&["send", "--url", &slow_url, "ask"]);
@@ -315,12 +339,17 @@ async fn rpc_task(agent_url: &str, id: &str) -> Value {
 
 /// The remote task id our task keeps in its history's metadata.
 fn remote_task_of(task: &Value) -> String {
+    remote_meta(task, "switchboard.proxy.remoteTaskId")
+}
+
+/// The metadata `key` our task keeps in its history (or status message).
+fn remote_meta(task: &Value, key: &str) -> String {
     let mut messages: Vec<&Value> = task["history"].as_array().into_iter().flatten().collect();
     messages.extend(task["status"].get("message"));
     messages
         .iter()
-        .find_map(|m| m["metadata"]["switchboard.proxy.remoteTaskId"].as_str())
-        .unwrap_or_else(|| panic!("no remote task id in {task}"))
+        .find_map(|m| m["metadata"][key].as_str())
+        .unwrap_or_else(|| panic!("no {key} in {task}"))
         .to_string()
 }
 

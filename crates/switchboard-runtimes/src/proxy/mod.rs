@@ -9,6 +9,11 @@
 //! durable event log, resubscribe, push, progress, `/agui`, tenancy, limits
 //! and authentication — applies to an agent that has none of it.
 //!
+//! A local conversation is one remote conversation: a new message in a
+//! local context goes to a remote context derived from it (a digest of the
+//! tenant, the caller and the context id, so callers who pick the same
+//! context id never share one).
+//!
 //! The local task remembers its remote task: the first status it mirrors
 //! carries the remote task and context ids in its metadata (the event's and
 //! the status message's, under [`REMOTE_TASK_ID`] and [`REMOTE_CONTEXT_ID`]),
@@ -194,7 +199,12 @@ impl ProxyAgent {
         let client = self.client_for(ctx)?;
         let mut message = ctx.message.clone();
         message.task_id.clone_from(&remote.task_id);
-        message.context_id.clone_from(&remote.context_id);
+        message.context_id = Some(
+            remote
+                .context_id
+                .clone()
+                .unwrap_or_else(|| remote_context(ctx)),
+        );
         // Ids of our tasks mean nothing to the remote.
         message.reference_task_ids.clear();
         let mut mirror = Mirror::new(events, self.url(), remote.task_id.is_some());
@@ -404,6 +414,32 @@ async fn cancel_remote(client: &A2AClient, url: &str, remote_task: &str) {
             tracing::warn!(remote = %url, remote_task_id = %remote_task, "canceling the remote task timed out");
         }
     }
+}
+
+/// The remote context of the local context of `ctx`: one remote
+/// conversation per local one, so the remote agent's memory of earlier
+/// tasks carries on. A digest of the tenant, the caller and the context id,
+/// since callers choose context ids: two callers naming the same one never
+/// share a remote conversation.
+fn remote_context(ctx: &RequestContext) -> String {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    for part in [&ctx.call.tenant, &ctx.call.principal, &ctx.context_id] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    let hex: String = hash.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// The remote task of a local task, from the metadata its first mirrored
