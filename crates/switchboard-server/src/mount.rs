@@ -1,6 +1,6 @@
-//! Several agents on one server: [`A2aServer::mount`](crate::A2aServer::mount).
+//! Several agents on one server: [`A2aServer::mount`].
 //!
-//! Each mounted agent is an [`A2aServer`](crate::A2aServer) of its own (its
+//! Each mounted agent is an [`A2aServer`] of its own (its
 //! handler, card, limits) served under a path prefix: its card at
 //! `<path>/.well-known/agent-card.json`, its JSON-RPC endpoint at `<path>`
 //! and its REST routes under `<path>/` (0.3's under `<path>/v1/`), the
@@ -16,7 +16,7 @@
 //! within one agent here.)
 //!
 //! The mounted set can be replaced while the server runs
-//! ([`A2aServer::mount_reloader`](crate::A2aServer::mount_reloader),
+//! ([`A2aServer::mount_reloader`],
 //! [`MountReloader::replace`]): new requests are routed by the new set at
 //! once; requests, streams and runs already under way keep the agent they
 //! started with (its handler lives as long as they hold it), so a running
@@ -72,7 +72,7 @@ pub enum MountError {
     Invalid(String),
 }
 
-/// `path` as [`A2aServer::mount`](crate::A2aServer::mount) takes it: one
+/// `path` as [`A2aServer::mount`] takes it: one
 /// leading `/`, no trailing `/`, a plain path, no reserved first segment.
 pub fn normalize(path: &str) -> Result<String, MountError> {
     let trimmed = path.trim_matches('/');
@@ -181,7 +181,7 @@ impl LiveMounts {
 }
 
 /// Replaces the agents a running server has mounted; from
-/// [`A2aServer::mount_reloader`](crate::A2aServer::mount_reloader). See the
+/// [`A2aServer::mount_reloader`]. See the
 /// [module docs](self) for what happens to requests under way.
 #[derive(Clone)]
 pub struct MountReloader {
