@@ -20,8 +20,8 @@
 //! which stays in the task's history. A follow-up message on a local task
 //! waiting for input goes to that remote task. A cancel of the local task
 //! cancels the remote one — while a run forwards, and also while the task
-//! waits for input (a watcher held until the task finishes). A server shutting
-//! down does not cancel remote tasks.
+//! waits for input (a watcher held until the task finishes, for at most a
+//! day). A server shutting down does not cancel remote tasks.
 //!
 //! A remote that answers with a message (no task) answers the caller with
 //! that message. A remote that cannot be reached, refuses our credentials,
@@ -71,6 +71,10 @@ pub const REMOTE_TASK_ID: &str = "switchboard.proxy.remoteTaskId";
 
 /// Metadata key of the remote task's context id, beside [`REMOTE_TASK_ID`].
 pub const REMOTE_CONTEXT_ID: &str = "switchboard.proxy.remoteContextId";
+
+/// How long a local task waiting for input is watched for a cancel to
+/// pass on to its remote task.
+const WATCH_WAITING: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// How long a cancel of the remote task may take before it is given up.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -381,7 +385,10 @@ impl ProxyAgent {
         let map: Weak<Mutex<HashMap<String, (u64, String)>>> = Arc::downgrade(&self.waiting);
         let (events, client, url) = (events.clone(), self.client.clone(), self.config.url.clone());
         tokio::spawn(async move {
-            events.finished().await;
+            // Bounded: a task nobody answers does not hold a watcher (and
+            // its task's runtime) for ever; after this, a cancel of it no
+            // longer reaches the remote.
+            let finished = tokio::time::timeout(WATCH_WAITING, events.finished()).await;
             let still = map.upgrade().and_then(|map| {
                 let mut map = map.lock().ok()?;
                 match map.get(&task_id) {
@@ -390,6 +397,7 @@ impl ProxyAgent {
                 }
             });
             if let Some((_, remote_task)) = still
+                && finished.is_ok()
                 && events.state().await == Some(TaskState::Canceled)
             {
                 cancel_remote(&client, &url, &remote_task).await;
