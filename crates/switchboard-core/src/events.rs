@@ -237,6 +237,18 @@ impl TaskEvents {
         self.inner.cancel.cancelled().await
     }
 
+    /// The task's state now; `None` while this run has created no task (or
+    /// answered with a message). After [`cancelled`](Self::cancelled) it
+    /// tells a caller's cancel (the task is already `CANCELED`) from the
+    /// server shutting down (the task is not finished).
+    pub async fn state(&self) -> Option<TaskState> {
+        let runtime = match &*self.inner.state.lock().await {
+            EmitState::Task(runtime) => runtime.clone(),
+            _ => return None,
+        };
+        Some(runtime.state().await)
+    }
+
     /// Resolves once the task is finished (completed, failed, canceled,
     /// rejected), also after the run returned: what an agent that keeps
     /// something alive past its run (a process waiting for the answer to an

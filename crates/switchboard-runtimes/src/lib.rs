@@ -12,6 +12,7 @@
 //! |---|---|---|---|
 //! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
 //! | `demo`, `echo-message`, `echo-task`, `relay` | `demo` | [`builtin`] | nothing: agents built in, to try a server, show every A2A and AG-UI behaviour, and test or load-test what sits around an agent |
+//! | `proxy` | `proxy` | [`proxy`] | a remote A2A agent: each message forwarded, the remote task mirrored into a local one (durable, resumable, push, AG-UI), the card rewritten to this server's interfaces, an audit line per call |
 //!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
@@ -21,3 +22,6 @@
 pub mod builtin;
 #[cfg(feature = "exec")]
 pub mod exec;
+
+#[cfg(feature = "proxy")]
+pub mod proxy;

@@ -271,6 +271,10 @@ pub struct A2aServer {
     sign_card: bool,
     /// Agents served under path prefixes (see [`A2aServer::mount`]).
     mounts: Vec<(String, A2aServer)>,
+    /// The mounted agents requests are routed to now (see [`mount`]).
+    live: mount::LiveMounts,
+    /// Whether a [`mount::MountReloader`] may change the mounted set.
+    reloadable: bool,
     /// Whether the card lists a gRPC interface: a mounted agent's does not
     /// (gRPC calls carry no path prefix; see [`mount`]).
     grpc_interface: bool,
@@ -322,6 +326,8 @@ impl A2aServer {
             #[cfg(feature = "push")]
             sign_card: false,
             mounts: Vec::new(),
+            live: mount::LiveMounts::default(),
+            reloadable: false,
             grpc_interface: true,
         }
     }
@@ -358,10 +364,25 @@ impl A2aServer {
         Ok(self)
     }
 
+    /// A handle that replaces the mounted agents while the server runs
+    /// ([`mount::MountReloader::replace`]; e.g. on SIGHUP). Call it once
+    /// the server is configured (authenticator, rate, push): agents mounted
+    /// through it get this server's settings as they are now. Without
+    /// mounts at start, `GET /agents` is served from then on too.
+    pub fn mount_reloader(&mut self) -> mount::MountReloader {
+        self.reloadable = true;
+        let mut root = self.clone();
+        root.mounts.clear();
+        mount::MountReloader {
+            root,
+            live: self.live.clone(),
+        }
+    }
+
     /// The mounted agent at `path` as this server serves it: its URLs under
     /// this server's public URL, no gRPC interface, this server's gate
     /// where it has none of its own.
-    fn mounted(&self, path: &str, agent: &A2aServer) -> A2aServer {
+    pub(crate) fn mounted(&self, path: &str, agent: &A2aServer) -> A2aServer {
         let mut agent = agent.clone();
         agent.public_url = format!("{}{path}", self.public_url);
         agent.grpc_interface = false;
@@ -371,11 +392,23 @@ impl A2aServer {
         if agent.request_rate.is_none() {
             agent.request_rate = self.request_rate.clone();
         }
+        // Push as this server's: the same store's outbox, drained by this
+        // server's worker, signed with its keys (published under the
+        // agent's path too).
+        #[cfg(feature = "push")]
+        if let Some(wired) = &self.push
+            && agent.push.is_none()
+        {
+            match wired.share_with(&agent.handler) {
+                Ok(()) => agent.jwks = Some(wired.keys.clone()),
+                Err(e) => tracing::warn!(path, error = %e, "push stays off for the mounted agent"),
+            }
+        }
         agent
     }
 
     /// `GET /agents`: this agent at `/`, then the mounted ones.
-    fn directory(&self, card: &AgentCard, mounted: &[(String, A2aServer)]) -> Bytes {
+    fn directory(public_url: &str, card: &AgentCard, mounted: &[mount::Live]) -> Bytes {
         let row = |path: &str, base: &str, card: &AgentCard| mount::Listed {
             name: card.name.clone(),
             description: card.description.clone(),
@@ -383,11 +416,11 @@ impl A2aServer {
             url: format!("{base}/"),
             card: format!("{base}{AGENT_CARD_PATH}"),
         };
-        let mut rows = vec![row("/", &self.public_url, card)];
+        let mut rows = vec![row("/", public_url, card)];
         rows.extend(
             mounted
                 .iter()
-                .map(|(path, agent)| row(path, &agent.public_url, agent.handler.card())),
+                .map(|m| row(&m.path, &m.server.public_url, m.server.handler.card())),
         );
         mount::directory(&rows)
     }
@@ -754,20 +787,27 @@ impl A2aServer {
             .fallback(not_found)
             .with_state(state)
             .merge(self.extra.clone());
-        let mounted: Vec<(String, A2aServer)> = self
-            .mounts
-            .iter()
-            .map(|(path, agent)| (path.clone(), self.mounted(path, agent)))
-            .collect();
-        for (path, agent) in &mounted {
-            http = http.nest_service(path, agent.router());
-        }
-        if !mounted.is_empty() {
-            let body = self.directory(&card, &mounted);
+        self.live.start(|| {
+            self.mounts
+                .iter()
+                .map(|(path, agent)| {
+                    let server = self.mounted(path, agent);
+                    let router = server.router();
+                    mount::Live {
+                        path: path.clone(),
+                        server,
+                        router,
+                    }
+                })
+                .collect()
+        });
+        let mounts = (self.reloadable || !self.mounts.is_empty()).then(|| self.live.clone());
+        if let Some(live) = mounts.clone() {
+            let (public_url, card) = (self.public_url.clone(), card.clone());
             http = http.route(
                 mount::DIRECTORY_PATH,
                 get(move || {
-                    let body = body.clone();
+                    let body = Self::directory(&public_url, &card, &live.current());
                     async move { ([(header::CONTENT_TYPE, "application/json")], body) }
                 }),
             );
@@ -779,6 +819,7 @@ impl A2aServer {
         Dispatch(Arc::new(DispatchInner {
             rpc,
             http,
+            mounts,
             #[cfg(feature = "grpc")]
             grpc: grpc_front::GrpcFront::new(
                 &self.handler,
@@ -827,13 +868,16 @@ impl A2aServer {
                 );
             }
         }
-        let handlers: Vec<RequestHandler> = std::iter::once(self.handler.clone())
-            .chain(mounted.iter().map(|a| a.handler.clone()))
-            .collect();
+        let root = self.handler.clone();
+        let live = self.live.clone();
         let stop = tokio_util::sync::CancellationToken::new();
         let stop2 = stop.clone();
         tokio::spawn(async move {
             shutdown.await;
+            // The agents mounted at the end (a reload may have changed them).
+            let handlers: Vec<RequestHandler> = std::iter::once(root)
+                .chain(live.current().iter().map(|m| m.server.handler.clone()))
+                .collect();
             // Settle running tasks first so streams deliver their final
             // events: every agent's at once, within the same 10 s.
             futures::future::join_all(
@@ -878,6 +922,8 @@ struct DispatchInner {
     /// `http` too, for users of `router()` alone.
     rpc: RpcRoute,
     http: Router,
+    /// The mounted agents, matched by path prefix before `http`.
+    mounts: Option<mount::LiveMounts>,
     /// Authenticates gRPC calls (the HTTP bindings run it themselves).
     gate: Gate,
     #[cfg(feature = "grpc")]
@@ -910,6 +956,11 @@ impl tower::Service<axum::extract::Request> for Dispatch {
             }));
         }
         if !grpc {
+            if let Some(mounts) = &self.0.mounts
+                && let Some((mut router, inner)) = mounts.find(req.uri().path())
+            {
+                return Either::Left(router.call(mount::strip(req, &inner)));
+            }
             // The router is always ready (axum's `poll_ready` is `Ready`).
             return Either::Left(self.0.http.clone().call(req));
         }

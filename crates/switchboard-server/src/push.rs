@@ -139,6 +139,10 @@ pub enum PushError {
 #[derive(Debug, Clone)]
 pub(crate) struct Wired {
     store: Arc<dyn PushStore>,
+    /// What the handler checks new configs against; agents mounted on the
+    /// server are given the same ([`Wired::share_with`]).
+    limits: PushConfigLimits,
+    check: Arc<GuardedResolver>,
     pub(crate) keys: Arc<KeySet>,
     ssrf: SsrfPolicy,
     resolver: Arc<dyn Resolve>,
@@ -165,16 +169,33 @@ pub(crate) fn wire(handler: &RequestHandler, options: PushOptions) -> Result<Wir
         ssrf.local = local;
     }
     let resolver = options.resolver.unwrap_or_else(|| Arc::new(SystemResolver));
-    let check = GuardedResolver::new(resolver.clone(), Arc::new(ssrf.clone()));
-    let store = handler.enable_push(options.limits, Some(Arc::new(check)))?;
+    let check = Arc::new(GuardedResolver::new(
+        resolver.clone(),
+        Arc::new(ssrf.clone()),
+    ));
+    let store = handler.enable_push(options.limits.clone(), Some(check.clone()))?;
     Ok(Wired {
         store,
+        limits: options.limits,
+        check,
         keys,
         ssrf,
         resolver,
         retry: options.retry,
         lease: options.lease,
     })
+}
+
+impl Wired {
+    /// Push on another handler of the same store (an agent mounted on the
+    /// server): its configs checked as this one's, its notifications
+    /// delivered by this one's worker (the outbox is the store's, one for
+    /// every agent), signed with the same keys.
+    pub(crate) fn share_with(&self, handler: &RequestHandler) -> Result<(), PushUnavailable> {
+        handler
+            .enable_push(self.limits.clone(), Some(self.check.clone()))
+            .map(|_| ())
+    }
 }
 
 /// A running delivery worker and the token that stops it.

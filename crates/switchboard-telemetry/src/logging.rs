@@ -77,7 +77,33 @@ pub fn init_with(
         LogFormat::Text => false,
         LogFormat::Auto => !terminal,
     };
-    let writer = if json {
+    // Without `extra`, no `Option` layer in the stack: a `None` one is
+    // interested in every callsite, which turns the callsites the writer's
+    // filter disables into "sometimes" ones; a `tracing::enabled!` check of
+    // such a callsite (the access log's, per request) then leaves the
+    // per-layer filter's state set on its thread, and the next event there
+    // that the filter enables (an audit line) was dropped.
+    let _ = match extra {
+        Some(extra) => tracing_subscriber::registry()
+            .with(extra)
+            .with(writer_layer(json, terminal, filter))
+            .try_init(),
+        None => tracing_subscriber::registry()
+            .with(writer_layer(json, terminal, filter))
+            .try_init(),
+    };
+}
+
+/// The log writer, `filter` its own, for a subscriber stack `S`.
+fn writer_layer<S>(
+    json: bool,
+    terminal: bool,
+    filter: tracing_subscriber::EnvFilter,
+) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    if json {
         JsonLayer(BackgroundWriter::stderr())
             .with_filter(filter)
             .boxed()
@@ -87,11 +113,7 @@ pub fn init_with(
             .with_ansi(terminal)
             .with_filter(filter)
             .boxed()
-    };
-    let _ = tracing_subscriber::registry()
-        .with(extra)
-        .with(writer)
-        .try_init();
+    }
 }
 
 /// Formats each event as one JSON object on one line.

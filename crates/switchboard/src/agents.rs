@@ -4,7 +4,7 @@
 //! [[agents]]
 //! name = "support"                 # the card's name
 //! path = "/support"                # card at /support/.well-known/agent-card.json
-//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay or exec
+//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay, exec or proxy
 //! description = "Answers support questions"
 //! command = "python3"              # exec: the runtime's own keys
 //! args = ["-u", "agents/support.py"]
@@ -17,13 +17,43 @@
 //! tags = ["support"]
 //! ```
 //!
-//! The keys `name`, `path`, `runtime`, `description`, `version` and
-//! `skills` are every agent's; the rest belong to its runtime (exec:
-//! [`switchboard_runtimes::exec::ExecConfig`]) and an unknown one is an
+//! The keys `name`, `path`, `runtime`, `description`, `version`,
+//! `skills`, `auth` and `limits` are every agent's; the rest belong to its runtime (exec:
+//! [`switchboard_runtimes::exec::ExecConfig`], proxy:
+//! [`switchboard_runtimes::proxy::ProxyConfig`]) and an unknown one is an
 //! error naming the table. `--agent` stays the agent at `/`. Every agent
-//! shares the server's store, limits and authentication; its card, runtime
-//! and concurrency are its own. The server mounts them with
+//! shares the server's store; its card, runtime and concurrency are its
+//! own, and so are its authentication and limits when it has them:
+//!
+//! ```toml
+//! [agents.auth]                     # instead of the server's [auth]: the same keys
+//! api_key_hashes = ["sha256:9f86…=support-team"]
+//! allow_anonymous = false
+//! [agents.limits]                   # over the server's limits
+//! max_concurrent_tasks = 4          # per caller (max_active_tasks_per_principal)
+//! rate_per_second = 5
+//! rate_burst = 10
+//! ```
+//!
+//! An agent with an `auth` table lets in only whom it names (its card
+//! advertises its schemes); without one it lets in whom the server does. The server mounts them with
 //! [`switchboard_server::A2aServer::mount`] (gRPC reaches the root agent only).
+//!
+//! A proxy agent reads its remote's card when the server starts (an
+//! unreachable remote stops the start, naming the table), and its card is
+//! the remote's rewritten: `description`, `version` and `skills` given here
+//! replace the remote's.
+//!
+//! ```toml
+//! [[agents]]
+//! name = "weather"
+//! path = "/weather"
+//! runtime = "proxy"
+//! url = "https://weather.example.com"   # the remote agent (or its card URL)
+//! token_env = "WEATHER_TOKEN"           # its credential, from the environment
+//! header = ["X-Team: support"]          # plain headers (never a credential)
+//! timeout = 120                         # longest silence from the remote, seconds
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,12 +63,24 @@ use serde::Deserialize;
 use switchboard_core::AgentExecutor;
 use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_runtimes::exec::{ExecAgent, ExecConfig};
+use switchboard_runtimes::proxy::{ProxyAgent, ProxyConfig};
+
+use crate::auth_args::AuthArgs;
+use crate::limits_args::LimitsArgs;
 
 /// The file's name for the list.
 pub const LIST: &str = "agents";
 
 /// The runtimes an `[[agents]]` table may name.
-pub const RUNTIMES: &[&str] = &["demo", "echo", "echo-message", "echo-task", "relay", "exec"];
+pub const RUNTIMES: &[&str] = &[
+    "demo",
+    "echo",
+    "echo-message",
+    "echo-task",
+    "relay",
+    "exec",
+    "proxy",
+];
 
 /// First path segments `serve` answers itself besides the A2A routes
 /// (probes, metrics, AG-UI, CopilotKit): no agent may be mounted there.
@@ -52,6 +94,8 @@ const COMMON_KEYS: &[&str] = &[
     "description",
     "version",
     "skills",
+    "auth",
+    "limits",
 ];
 
 /// One `[[agents]]` table, checked.
@@ -69,6 +113,10 @@ pub struct AgentSpec {
     pub version: Option<String>,
     /// The card's skills (default: the runtime's).
     pub skills: Option<Vec<AgentSkill>>,
+    /// Who may call it (default: whom the server lets in).
+    pub auth: Option<AuthArgs>,
+    /// Its own limits over the server's.
+    pub limits: Option<AgentLimits>,
     /// The table as written (for `config check`).
     table: toml::Table,
 }
@@ -80,6 +128,8 @@ pub enum Runtime {
     Builtin(String),
     /// A program ([`ExecAgent`]).
     Exec(Box<ExecConfig>),
+    /// A remote A2A agent ([`ProxyAgent`]).
+    Proxy(Box<ProxyConfig>),
 }
 
 #[derive(Deserialize)]
@@ -94,6 +144,65 @@ struct Common {
     version: Option<String>,
     #[serde(default)]
     skills: Option<Vec<AgentSkill>>,
+    #[serde(default)]
+    auth: Option<AuthArgs>,
+    #[serde(default)]
+    limits: Option<AgentLimits>,
+}
+
+/// An agent's own limits (`[agents.limits]`): each one set replaces the
+/// server's for this agent; the rest are the server's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentLimits {
+    /// Tasks one caller may have running on this agent at once.
+    #[serde(alias = "max_concurrent_tasks")]
+    pub max_active_tasks_per_principal: Option<usize>,
+    /// Streams open on one task of this agent.
+    pub max_subscribers_per_task: Option<usize>,
+    /// Requests per second per caller to this agent (its own buckets).
+    pub rate_per_second: Option<f64>,
+    /// The burst of `rate_per_second`.
+    pub rate_burst: Option<u32>,
+}
+
+impl AgentLimits {
+    /// The server's limits with this agent's over them.
+    pub fn over(&self, server: &LimitsArgs) -> LimitsArgs {
+        let mut limits = server.clone();
+        let set = |mine: Option<usize>, theirs: &mut Option<usize>| {
+            if mine.is_some() {
+                *theirs = mine;
+            }
+        };
+        set(
+            self.max_active_tasks_per_principal,
+            &mut limits.max_active_tasks_per_principal,
+        );
+        set(
+            self.max_subscribers_per_task,
+            &mut limits.max_subscribers_per_task,
+        );
+        if self.rate_per_second.is_some() {
+            limits.rate_per_second = self.rate_per_second;
+        }
+        if self.rate_burst.is_some() {
+            limits.rate_burst = self.rate_burst;
+        }
+        limits
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if self.rate_per_second.is_some_and(|r| r.is_nan() || r <= 0.0) {
+            bail!(
+                "`limits.rate_per_second` must be above 0 (leave it out to keep the server's rate)"
+            );
+        }
+        if self.max_active_tasks_per_principal == Some(0) {
+            bail!("`limits.max_active_tasks_per_principal` is 0: the agent could never run");
+        }
+        Ok(())
+    }
 }
 
 /// The agents of the config file's lists (only `[[agents]]` is one).
@@ -172,6 +281,14 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
                 .map_err(|e| anyhow::anyhow!("runtime exec: {e}"))?;
             Runtime::Exec(Box::new(config))
         }
+        "proxy" => {
+            let config = ProxyConfig::deserialize(toml::Value::Table(rest))
+                .map_err(|e| anyhow::anyhow!("runtime proxy: {}", e.to_string().trim()))?;
+            config
+                .validate()
+                .map_err(|e| anyhow::anyhow!("runtime proxy: {e}"))?;
+            Runtime::Proxy(Box::new(config))
+        }
         builtin if RUNTIMES.contains(&builtin) => {
             if let Some(key) = rest.keys().next() {
                 bail!("unknown key `{key}` for runtime {builtin} (it takes none of its own)");
@@ -187,7 +304,15 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
             RUNTIMES.join(", ")
         ),
     };
+    if let Some(limits) = &common.limits {
+        limits.validate()?;
+    }
+    if let Some(auth) = &common.auth {
+        crate::auth_args::schemes(auth).context("`auth`")?;
+    }
     Ok(AgentSpec {
+        auth: common.auth,
+        limits: common.limits,
         name: common.name,
         path,
         runtime,
@@ -200,13 +325,21 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
 
 impl AgentSpec {
     /// The agent and its card (interfaces are the server's to fill in).
-    pub fn build(&self) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+    /// A proxy reads its remote's card here.
+    pub async fn build(&self) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
         let (agent, mut card): (Arc<dyn AgentExecutor>, AgentCard) = match &self.runtime {
             Runtime::Builtin(name) => crate::serve::agent(name)?,
             Runtime::Exec(config) => {
                 let agent = ExecAgent::new((**config).clone())
                     .with_context(|| format!("agent {:?}", self.name))?;
                 let card = agent.card(&self.name, format!("runs {}", config.command));
+                (Arc::new(agent), card)
+            }
+            Runtime::Proxy(config) => {
+                let agent = ProxyAgent::connect(self.name.clone(), (**config).clone())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("agent {:?}: {e}", self.name))?;
+                let card = agent.card();
                 (Arc::new(agent), card)
             }
         };
@@ -222,6 +355,43 @@ impl AgentSpec {
         }
         Ok((agent, card))
     }
+}
+
+/// The config file's agents again (SIGHUP): the whole file is read and
+/// checked as at start (a mistake anywhere refuses it), then each agent
+/// whose table is unchanged is kept as it is serving (its tasks, runs and
+/// streams carry on), and every new or changed one is built with `build`.
+/// What was dropped is simply not in the result (see
+/// [`switchboard_server::mount`] for what happens to its running tasks).
+/// Settings other than `[[agents]]` are not reloaded.
+pub async fn reload<T, F, Fut>(
+    file: &std::path::Path,
+    serving: &[(AgentSpec, T)],
+    build: F,
+) -> anyhow::Result<Vec<(AgentSpec, T)>>
+where
+    T: Clone,
+    F: Fn(AgentSpec) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<(AgentSpec, T)>>,
+{
+    let argv = [
+        std::ffi::OsString::from("--config"),
+        file.as_os_str().to_os_string(),
+    ];
+    let layered =
+        crate::config::parse_layered(&crate::serve::ServeArgs::command(), &argv, "config")?;
+    let specs = parse(&layered.lists)?;
+    let mut next = Vec::with_capacity(specs.len());
+    for spec in specs {
+        match serving.iter().find(|(s, _)| s.table == spec.table) {
+            Some(kept) => next.push(kept.clone()),
+            None => {
+                let label = format!("agent {:?} at {}", spec.name, spec.path);
+                next.push(build(spec).await.with_context(|| label)?);
+            }
+        }
+    }
+    Ok(next)
 }
 
 /// The agents as `config check` prints them: their tables as TOML, the
@@ -294,8 +464,8 @@ mod tests {
         format!("{:#}", parse(&lists(text)).unwrap_err())
     }
 
-    #[test]
-    fn agents_parse_with_their_runtime_keys() {
+    #[tokio::test]
+    async fn agents_parse_with_their_runtime_keys() {
         let specs = parse(&lists(
             r#"
             [[agents]]
@@ -325,7 +495,7 @@ mod tests {
         };
         assert_eq!(config.args, ["-u", "x.py"]);
         assert_eq!(config.timeout, std::time::Duration::from_millis(1500));
-        let (_, card) = specs[0].build().unwrap();
+        let (_, card) = specs[0].build().await.unwrap();
         assert_eq!(card.name, "support");
         assert_eq!(card.skills[0].id, "faq");
         assert!(matches!(&specs[1].runtime, Runtime::Builtin(n) if n == "echo-message"));
@@ -360,6 +530,13 @@ mod tests {
         let e =
             error("[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"demo\"\ncommand = \"x\"\n");
         assert!(e.contains("unknown key `command` for runtime demo"), "{e}");
+        let e = error(
+            "[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"proxy\"\nurl = \"http://127.0.0.1:1\"\nheader = [\"Authorization: Bearer x\"]\n",
+        );
+        assert!(
+            e.contains("runtime proxy") && e.contains("token_env"),
+            "{e}"
+        );
         let e = error("[[bots]]\nname = \"a\"\n");
         assert!(e.contains("[[bots]]"), "{e}");
     }

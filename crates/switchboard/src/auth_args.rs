@@ -43,8 +43,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use switchboard_auth::{ApiKeys, JwtBearer, JwtConfig, Schemes};
 
-/// The authentication flags of `switchboard serve`.
-#[derive(Debug, Default, Clone, clap::Args)]
+/// The authentication flags of `switchboard serve`; also the `auth`
+/// table of an `[[agents]]` entry (the same keys, for that agent only; see
+/// [`crate::agents`]).
+#[derive(Debug, Default, Clone, clap::Args, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AuthArgs {
     /// Serve callers that present no credentials, as the anonymous
     /// principal. Required to serve without authentication on a
@@ -61,6 +64,7 @@ pub struct AuthArgs {
         value_delimiter = ',',
         value_name = "HASH=PRINCIPAL[@TENANT][;admin]"
     )]
+    #[serde(alias = "api_key_hashes")]
     pub api_key_hash: Vec<String>,
     /// Accept bearer JWTs verified with the keys published at this JWKS URL.
     #[arg(long, env = "SWITCHBOARD_JWKS_URL")]

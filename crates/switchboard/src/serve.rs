@@ -595,13 +595,20 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     for (binding, url) in &cfg.interface_url {
         server = server.interface_url(binding, url);
     }
+    let mount_env = MountEnv {
+        cfg: cfg.clone(),
+        tasks: stores.tasks.clone(),
+        cluster: stores.cluster.clone(),
+        handler_config: handler_config.clone(),
+        listen: addr.ip(),
+    };
+    let mut serving = Vec::new();
     for spec in &cfg.agents {
+        let agent = mounted_agent(&mount_env, spec).await?;
         server = server
-            .mount(
-                &spec.path,
-                mounted_agent(&cfg, spec, &stores, &handler_config)?,
-            )
+            .mount(&spec.path, agent.clone())
             .with_context(|| format!("mounting agent {:?} at {}", spec.name, spec.path))?;
+        serving.push((spec.clone(), agent));
     }
     if let Some(auth) = authenticator {
         server = server.authenticator(auth);
@@ -641,6 +648,12 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         bail!(
             "sign_card signs the card with the push signing keys: turn push on, or sign_card off"
         );
+    }
+    if let Some(file) = cfg.config.clone() {
+        // Last: agents mounted at a reload get the server's settings as
+        // they are now.
+        let reloader = server.mount_reloader();
+        reload_on_sighup(file, mount_env, reloader, serving);
     }
     // Never the store URL's password, in the log or on stdout.
     let store = config::mask_url_credentials(&cfg.store);
@@ -687,28 +700,117 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
 /// An `[[agents]]` agent as a server of its own, on the same store and
 /// engine settings as the root agent, its tasks in a namespace of its own
 /// (its path: one agent never finds another's tasks). Retention and crash
-/// recovery are the root handler's (one store, purged and recovered once).
-fn mounted_agent(
-    cfg: &Config,
+/// recovery are the root handler's (one store, purged and recovered once);
+/// push is the root server's, shared by [`A2aServer::mount`]. Each agent
+/// serves AG-UI at `<path>/agui` when `agui_endpoint` is on.
+async fn mounted_agent(
+    env: &MountEnv,
     spec: &crate::agents::AgentSpec,
-    stores: &Stores,
-    handler_config: &switchboard_core::HandlerConfig,
 ) -> anyhow::Result<A2aServer> {
-    let (executor, card) = spec.build()?;
+    let MountEnv {
+        cfg,
+        tasks,
+        cluster,
+        handler_config,
+        listen,
+    } = env;
+    let (executor, card) = spec.build().await?;
+    let limits = spec.limits.as_ref().map(|l| l.over(&cfg.limits));
     let mut builder = RequestHandler::builder(executor, card)
-        .store(stores.tasks.clone())
+        .store(tasks.clone())
         .namespace(&spec.path)
         .recover_abandoned(false)
         .config(switchboard_core::HandlerConfig {
             retention: switchboard_core::Retention::default(),
+            quotas: limits
+                .as_ref()
+                .map_or_else(|| handler_config.quotas.clone(), |l| l.quotas()),
             ..handler_config.clone()
         });
-    if let Some(cluster) = stores.cluster.clone() {
+    if let Some(cluster) = cluster.clone() {
         builder = builder.cluster(cluster);
     }
-    Ok(A2aServer::new(builder.build())
+    let mut server = A2aServer::new(builder.build())
         .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid()))
+        .hybrid_card(cfg.hybrid());
+    // Without its own, an agent keeps the server's gate and rate
+    // (`A2aServer::mount`).
+    if let Some(limits) = &limits {
+        server = server.request_rate(limits.request_rate());
+    }
+    if let Some(auth) = &spec.auth {
+        let schemes = crate::auth_args::caller_schemes(auth, *listen)
+            .with_context(|| format!("the auth of agent {:?}", spec.name))?
+            .unwrap_or_else(|| switchboard_auth::Schemes::new().allow_anonymous(true));
+        server = server.authenticator(schemes);
+    }
+    if cfg.agui_endpoint {
+        // `<path>/agui`, behind the agent's gate as its bindings are.
+        use switchboard_bridge::AguiEndpoint as _;
+        server = server.agui_endpoint(agui_config(cfg));
+    }
+    Ok(server)
+}
+
+/// What every `[[agents]]` agent is built with, at start and at a reload.
+#[derive(Clone)]
+struct MountEnv {
+    cfg: Config,
+    tasks: Arc<dyn TaskStore>,
+    cluster: Option<Arc<dyn Cluster>>,
+    handler_config: switchboard_core::HandlerConfig,
+    listen: std::net::IpAddr,
+}
+
+/// On each SIGHUP, the config file's `[[agents]]` again
+/// ([`crate::agents::reload`]); a file that does not parse, or an agent that
+/// cannot be built, is refused with a log line and the agents serving keep
+/// serving.
+fn reload_on_sighup(
+    file: PathBuf,
+    env: MountEnv,
+    reloader: switchboard_server::mount::MountReloader,
+    mut serving: Vec<(crate::agents::AgentSpec, A2aServer)>,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangups = match signal(SignalKind::hangup()) {
+        Ok(hangups) => hangups,
+        Err(e) => {
+            tracing::warn!(error = %e, "SIGHUP cannot be handled: the agents are not reloaded");
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            let build = |spec: crate::agents::AgentSpec| {
+                let env = env.clone();
+                async move {
+                    let server = mounted_agent(&env, &spec).await?;
+                    Ok::<_, anyhow::Error>((spec, server))
+                }
+            };
+            match crate::agents::reload(&file, &serving, build).await {
+                Ok(next) => {
+                    let mounts = next
+                        .iter()
+                        .map(|(spec, server)| (spec.path.clone(), server.clone()))
+                        .collect();
+                    match reloader.replace(mounts) {
+                        Ok(()) => {
+                            tracing::info!(file = %file.display(), agents = ?reloader.paths(), "agents reloaded");
+                            serving = next;
+                        }
+                        Err(e) => {
+                            tracing::error!(file = %file.display(), error = %e, "agents not reloaded; the old ones keep serving");
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(file = %file.display(), error = format!("{e:#}"), "agents not reloaded; the old ones keep serving");
+                }
+            }
+        }
+    });
 }
 
 /// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's

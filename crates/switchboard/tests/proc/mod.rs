@@ -99,6 +99,11 @@ impl PythonServer {
     /// Starts it and waits until it accepts connections (uvicorn accepts
     /// them once the app, card route included, is up).
     pub fn start(python: &std::path::Path, script: &str) -> PythonServer {
+        PythonServer::start_with(python, script, &[])
+    }
+
+    /// [`PythonServer::start`] with more arguments for the script.
+    pub fn start_with(python: &std::path::Path, script: &str, args: &[&str]) -> PythonServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -107,6 +112,7 @@ impl PythonServer {
         let child = Command::new(python)
             .arg(repo_root().join("interop").join(script))
             .args(["--port", &port.to_string()])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -295,6 +301,15 @@ impl Serve {
     /// process to exit. Returns whether it exited successfully in time.
     pub fn terminate(&mut self, within: Duration) -> bool {
         terminate_child(&mut self.child, within)
+    }
+
+    /// Sends it `signal` (a `kill` name: `HUP`, `TERM`, …).
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
     }
 
     /// SIGKILL: the process gets no chance to flush or finish anything.
