@@ -11,6 +11,7 @@
 //! | runtime | feature | module | hosts |
 //! |---|---|---|---|
 //! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
+//! | `llm` | `llm` | [`llm`](crate::llm) | a model behind any OpenAI-compatible Chat Completions endpoint: streamed tokens and reasoning, other A2A agents as tools, multi-turn memory from the context's earlier tasks |
 //!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
@@ -18,3 +19,5 @@
 
 #[cfg(feature = "exec")]
 pub mod exec;
+#[cfg(feature = "llm")]
+pub mod llm;

@@ -27,6 +27,7 @@
 //! | `otel` | no | `telemetry::otel`: OpenTelemetry traces over OTLP from the `OTEL_*` variables |
 //! | `printer` | no | `printer::Output`: what agents say, printed for people (bars, hinted parts) or as JSON Lines |
 //! | `exec` | no | `runtimes::exec::ExecAgent`: any program as an agent (the `a2a-cli --exec` contract, or JSON lines) |
+//! | `llm` | no | `runtimes::llm::LlmAgent`: a model behind any OpenAI-compatible Chat Completions endpoint (streamed tokens, reasoning, A2A agents as tools, multi-turn memory) |
 //! | `mcp` | no | `mcp::McpFront`: A2A agents as MCP tools, over stdio or streamable HTTP (`switchboard mcp`) |
 //! | `full` | no | all of the above |
 //!
@@ -371,7 +372,7 @@ pub use switchboard_console as console;
 
 /// Agents that need no Rust (feature per runtime, e.g. `exec`:
 /// `runtimes::exec::ExecAgent`, any program as an agent).
-#[cfg(feature = "exec")]
+#[cfg(any(feature = "exec", feature = "llm"))]
 pub use switchboard_runtimes as runtimes;
 
 /// A2A agents as the tools of an MCP server: `McpFront::new(agents)`, then
