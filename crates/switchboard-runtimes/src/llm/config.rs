@@ -50,10 +50,15 @@ pub struct LlmConfig {
     pub ask_user: bool,
     /// `tool_choice` of the first request of a task: `auto`, `required`,
     /// `none`, or a tool's function name (forces that call; small models
-    /// call tools reliably only when forced). Later rounds of the same task
-    /// use `auto`, so the model can answer with the results.
+    /// call tools reliably only when forced). Unset: the server's default.
     #[serde(default)]
     pub tool_choice: Option<String>,
+    /// `tool_choice` of the requests after a round of tool calls (default
+    /// `auto`, so the model may call more or answer with the results;
+    /// `none` makes it answer, and is what servers that cannot stream
+    /// automatic tool choice, such as llama-cpp-python's, need).
+    #[serde(default)]
+    pub followup_tool_choice: Option<String>,
     /// Longest wait for a connection to the model's server.
     #[serde(default = "default_connect_timeout", deserialize_with = "seconds")]
     pub connect_timeout: Duration,
@@ -203,6 +208,7 @@ impl LlmConfig {
             tools: Vec::new(),
             ask_user: false,
             tool_choice: None,
+            followup_tool_choice: None,
             connect_timeout: default_connect_timeout(),
             first_token_timeout: default_first_token_timeout(),
             idle_timeout: default_idle_timeout(),

@@ -226,15 +226,19 @@ impl LlmAgent {
         }
         if !functions.is_empty() {
             body.insert("tools".into(), Value::Array(functions));
-            // The configured choice opens a task; later rounds answer.
-            let choice = match cfg.tool_choice.as_deref() {
-                Some(choice) if conv.rounds <= 1 => match choice {
+            // One choice opens a task, another follows tool results.
+            let choice = if conv.rounds <= 1 {
+                cfg.tool_choice.as_deref()
+            } else {
+                Some(cfg.followup_tool_choice.as_deref().unwrap_or("auto"))
+            };
+            if let Some(choice) = choice {
+                let choice = match choice {
                     "auto" | "none" | "required" => json!(choice),
                     name => json!({"type": "function", "function": {"name": name}}),
-                },
-                _ => json!("auto"),
-            };
-            body.insert("tool_choice".into(), choice);
+                };
+                body.insert("tool_choice".into(), choice);
+            }
         }
         Value::Object(body)
     }
@@ -271,11 +275,9 @@ impl LlmAgent {
                            "function": {"name": c.name, "arguments": c.arguments}})
                 })
                 .collect();
-            let content = if answer.text.is_empty() {
-                Value::Null
-            } else {
-                json!(answer.text)
-            };
+            // A string even when empty: OpenAI takes null there, but
+            // llama.cpp's Python server refuses it.
+            let content = json!(answer.text);
             conv.messages
                 .push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
             out.end_block();

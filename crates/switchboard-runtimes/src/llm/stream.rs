@@ -362,12 +362,20 @@ fn apply_chunk(
         {
             let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
             let entry = calls.entry(index).or_default();
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
+            let id = call.get("id").and_then(Value::as_str);
+            if let Some(id) = id {
                 entry.id = id.to_owned();
             }
             if let Some(function) = call.get("function") {
                 if let Some(name) = function.get("name").and_then(Value::as_str) {
-                    entry.name.push_str(name);
+                    // A delta with the call's id carries its whole name
+                    // (OpenAI sends both once; llama.cpp's servers repeat
+                    // both in every delta); a name without one continues it.
+                    if id.is_some() {
+                        entry.name = name.to_owned();
+                    } else {
+                        entry.name.push_str(name);
+                    }
                 }
                 if let Some(args) = function.get("arguments").and_then(Value::as_str) {
                     entry.arguments.push_str(args);
@@ -429,6 +437,8 @@ mod tests {
             json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"{\"mes"}}]}}]}),
             json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"y","arguments":"{}"}}]}}]}),
             json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"sage\":\"hi\"}"}}]}}]}),
+            // llama.cpp's servers repeat the id and the whole name in every delta.
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"y","arguments":""}}]}}]}),
             json!({"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}),
             json!({"choices":[{"index":0,"delta":{"content":"A"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}),
         ] {
