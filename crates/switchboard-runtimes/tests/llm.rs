@@ -614,3 +614,52 @@ async fn a_silent_stream_fails_the_task_after_idle_timeout_and_is_dropped() {
     );
     model.wait_closed(1).await;
 }
+
+#[tokio::test]
+async fn tool_calls_beyond_max_tool_calls_are_not_made_and_results_are_cut_at_their_limit() {
+    switchboard_client::tls::install_default_provider();
+    let (url, tool) = tool_agent("shouter", shout).await;
+    let long = "a".repeat(100);
+    let args = format!("{{\"message\":\"{long}\"}}");
+    let model = Model::start(vec![
+        Reply::Stream(vec![
+            tool_call(0, Some("c1"), Some("shouter"), &args),
+            tool_call(1, Some("c2"), Some("shouter"), &args),
+            tool_call(2, Some("c3"), Some("shouter"), &args),
+            finish("tool_calls"),
+        ]),
+        answer(&["ok"]),
+    ])
+    .await;
+    let mut cfg = config(&model);
+    cfg.max_tool_calls = 2;
+    cfg.max_tool_result_bytes = 10;
+    cfg.tools = vec![ToolConfig {
+        a2a: url,
+        name: None,
+        description: None,
+    }];
+    let h = serve(cfg);
+    let task = send(&h, Message::user_text("three at once")).await;
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let requests = model.requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let results: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results.len(), 3, "{messages:?}");
+    for cut in &results[..2] {
+        assert!(
+            cut.starts_with("AAAAAAAAAA\n") && cut.contains("max_tool_result_bytes"),
+            "{cut}"
+        );
+    }
+    assert!(results[2].contains("max_tool_calls"), "{}", results[2]);
+    let listed = tool
+        .list_tasks(&call(), switchboard_protocol::ListTasksRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.tasks.len(), 2, "two calls were made");
+}

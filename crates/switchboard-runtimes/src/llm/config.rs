@@ -104,6 +104,14 @@ pub struct LlmConfig {
     /// Most tasks waiting for an `ask_user` answer at once.
     #[serde(default = "default_max_waiting")]
     pub max_waiting: usize,
+    /// Most tool calls the model may make in one answer; the ones beyond
+    /// are not made, and the model is told so in their results.
+    #[serde(default = "default_max_tool_calls")]
+    pub max_tool_calls: usize,
+    /// Most bytes of a tool's result kept (and sent to the model); the
+    /// rest is cut off, and the result says so.
+    #[serde(default = "default_max_tool_result_bytes")]
+    pub max_tool_result_bytes: usize,
 }
 
 /// A tool: another A2A agent, called with one `message` string.
@@ -159,6 +167,12 @@ fn default_max_concurrent() -> usize {
 }
 fn default_max_waiting() -> usize {
     256
+}
+fn default_max_tool_calls() -> usize {
+    8
+}
+fn default_max_tool_result_bytes() -> usize {
+    64 * 1024
 }
 
 fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
@@ -222,6 +236,8 @@ impl LlmConfig {
             history_tasks: default_history_tasks(),
             max_concurrent: default_max_concurrent(),
             max_waiting: default_max_waiting(),
+            max_tool_calls: default_max_tool_calls(),
+            max_tool_result_bytes: default_max_tool_result_bytes(),
         }
     }
 
@@ -241,6 +257,8 @@ impl LlmConfig {
             ("max_response_bytes", self.max_response_bytes),
             ("max_line_bytes", self.max_line_bytes),
             ("max_waiting", self.max_waiting),
+            ("max_tool_calls", self.max_tool_calls),
+            ("max_tool_result_bytes", self.max_tool_result_bytes),
         ] {
             if value == 0 {
                 return Err(ConfigError::Zero(name));

@@ -333,7 +333,14 @@ impl LlmAgent {
     ) -> Result<ToolsEnd, BoxError> {
         let mut ask: Option<&ToolCall> = None;
         let mut started = Vec::new();
-        for call in calls {
+        let max = self.config.max_tool_calls;
+        for (i, call) in calls.iter().enumerate() {
+            if i >= max {
+                let refusal =
+                    format!("not called: at most {max} tool calls per answer (max_tool_calls)");
+                started.push((call, None, Err(refusal)));
+                continue;
+            }
             if call.name == ASK_USER && self.config.ask_user {
                 if ask.is_none() {
                     ask = Some(call);
@@ -351,7 +358,10 @@ impl LlmAgent {
         }
         let starts = futures::future::join_all(started.iter().map(|(call, tool, ok)| async move {
             match (tool, ok) {
-                (Some(tool), Ok(())) => Some(tool.start(&call.arguments).await),
+                (Some(tool), Ok(())) => Some(
+                    tool.start(&call.arguments, self.config.max_tool_result_bytes)
+                        .await,
+                ),
                 _ => None,
             }
         }));

@@ -96,7 +96,8 @@ impl A2aTool {
     }
 
     /// Starts the call: the task's first event read, so its id is known.
-    pub(crate) async fn start(&self, arguments: &str) -> Started {
+    /// Its result keeps at most `max_result` bytes.
+    pub(crate) async fn start(&self, arguments: &str, max_result: usize) -> Started {
         let message = message_argument(arguments);
         let mut stream = match self
             .client
@@ -118,7 +119,10 @@ impl A2aTool {
                     }
                     _ => (None, None),
                 };
-                let mut outcome = Outcome::default();
+                let mut outcome = Outcome {
+                    max: max_result,
+                    ..Outcome::default()
+                };
                 outcome.take(first.event);
                 Started::Running(Box::new(Call {
                     task_id: task,
@@ -184,6 +188,10 @@ struct Outcome {
     state: Option<TaskState>,
     status_text: String,
     reply: Option<String>,
+    /// Most bytes of artifact text kept, all artifacts together.
+    max: usize,
+    kept: usize,
+    cut: bool,
 }
 
 impl Outcome {
@@ -216,24 +224,57 @@ impl Outcome {
     }
 
     fn artifact(&mut self, id: &str, text: &str, append: bool) {
-        match self.artifacts.iter_mut().find(|(i, _)| i == id) {
-            Some((_, t)) if append => t.push_str(text),
-            Some((_, t)) => *t = text.to_owned(),
-            None => self.artifacts.push((id.to_owned(), text.to_owned())),
-        }
+        let index = match self.artifacts.iter().position(|(i, _)| i == id) {
+            Some(i) => {
+                if !append {
+                    self.kept -= self.artifacts[i].1.len();
+                    self.artifacts[i].1.clear();
+                }
+                i
+            }
+            None => {
+                self.artifacts.push((id.to_owned(), String::new()));
+                self.artifacts.len() - 1
+            }
+        };
+        let room = self.max.saturating_sub(self.kept);
+        let take = if text.len() <= room {
+            text
+        } else {
+            self.cut = true;
+            let mut end = room;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            &text[..end]
+        };
+        self.kept += take.len();
+        self.artifacts[index].1.push_str(take);
     }
 
     fn result(self) -> Result<String, String> {
-        if let Some(reply) = self.reply {
+        if let Some(mut reply) = self.reply {
+            if reply.len() > self.max {
+                let mut end = self.max;
+                while !reply.is_char_boundary(end) {
+                    end -= 1;
+                }
+                reply.truncate(end);
+                reply.push_str(CUT_NOTE);
+            }
             return Ok(reply);
         }
-        let text = self
+        let cut = self.cut;
+        let mut text = self
             .artifacts
             .into_iter()
             .map(|(_, t)| t)
             .filter(|t| !t.is_empty())
             .collect::<Vec<_>>()
             .join("\n");
+        if cut {
+            text.push_str(CUT_NOTE);
+        }
         match self.state {
             Some(TaskState::Completed) if text.is_empty() => Ok(self.status_text),
             Some(TaskState::Completed) => Ok(text),
@@ -254,6 +295,9 @@ impl Outcome {
         }
     }
 }
+
+/// What a result cut at `max_tool_result_bytes` ends with.
+const CUT_NOTE: &str = "\n[the tool's result was cut off here: max_tool_result_bytes]";
 
 /// The text parts of a chunk, as streamed (no separator).
 fn concat(parts: &[switchboard_protocol::Part]) -> String {
