@@ -7,6 +7,7 @@
 
 mod scripted_model;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -662,4 +663,78 @@ async fn tool_calls_beyond_max_tool_calls_are_not_made_and_results_are_cut_at_th
         .await
         .unwrap();
     assert_eq!(listed.tasks.len(), 2, "two calls were made");
+}
+
+/// An MCP server (streamable HTTP, on loopback) whose tools are `agent`'s:
+/// switchboard's own MCP front, on the official Rust MCP SDK.
+async fn mcp_server(agent_url: &str) -> String {
+    let client = switchboard_client::A2AClient::connect(agent_url)
+        .await
+        .unwrap();
+    let front =
+        switchboard_mcp::McpFront::new(vec![switchboard_mcp::McpAgent::new(client)]).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = switchboard_mcp::HttpOptions::default().allow_hosts([addr.to_string()]);
+    let auth: Arc<dyn switchboard_server::gate::Authenticator> =
+        Arc::new(switchboard_auth::Schemes::new().allow_anonymous(true));
+    let router = front.router(options, auth);
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn an_mcp_servers_tools_are_offered_and_called_over_streamable_http() {
+    switchboard_client::tls::install_default_provider();
+    let (agent_url, _agent) = tool_agent("word counter", count_words).await;
+    let mcp_url = mcp_server(&agent_url).await;
+    let model = Model::start(vec![
+        Reply::Stream(vec![
+            tool_call(
+                0,
+                Some("m1"),
+                Some("words__send_message"),
+                "{\"message\":\"one two\"}",
+            ),
+            finish("tool_calls"),
+        ]),
+        answer(&["Two."]),
+    ])
+    .await;
+    let mut cfg = config(&model);
+    cfg.mcp = vec![switchboard_runtimes::llm::mcp::McpConfig {
+        command: None,
+        args: Vec::new(),
+        env: Default::default(),
+        pass_env: Vec::new(),
+        url: Some(mcp_url.clone()),
+        prefix: Some("words".into()),
+    }];
+    let h = serve(cfg);
+    let task = send(&h, Message::user_text("count: one two")).await;
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let requests = model.requests();
+    let function = &requests[0]["tools"][0]["function"];
+    assert_eq!(function["name"], "words__send_message", "{function}");
+    assert!(
+        function["parameters"]["properties"]["message"].is_object(),
+        "{function}"
+    );
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = messages.last().unwrap();
+    assert_eq!(result["tool_call_id"], "m1");
+    assert!(
+        result["content"].as_str().unwrap().contains("2 words"),
+        "{result}"
+    );
+    let call_part = response_parts(&task)
+        .into_iter()
+        .find(|p| PartHints::read(p).role() == PartRole::ToolCall)
+        .unwrap();
+    assert_eq!(
+        call_part.metadata.as_ref().unwrap()[switchboard_runtimes::llm::mcp::MCP_SERVER],
+        mcp_url.as_str()
+    );
 }

@@ -218,6 +218,68 @@ async fn cancel_through_the_cli_closes_the_models_stream() {
     model.wait_closed(1).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_over_stdio_is_a_tool_switchboard_mcp_in_front_of_an_agent() {
+    // The tool: an echo agent on its own serve, as MCP tools by `switchboard mcp` over stdio.
+    let echo = Serve::start_with("memory", &["--agent", "echo-task"]);
+    let model = Model::start(vec![
+        Reply::Stream(vec![
+            scripted_model::tool_call(0, Some("t1"), Some("echo"), "{\"message\":\"ping\"}"),
+            finish("tool_calls"),
+        ]),
+        answer(&["It said ping."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+agent = "echo-message"
+
+[[agents]]
+name = "assistant"
+path = "/assistant"
+runtime = "llm"
+base_url = "{base}"
+model = "scripted"
+mcp = [{{ command = {bin:?}, args = ["mcp", "--agent", "{echo}"] }}]
+"#,
+        base = model.base_url,
+        bin = env!("CARGO_BIN_EXE_switchboard"),
+        echo = echo.base(),
+    );
+    let store = format!("sqlite://{}", dir.path().join("mcp.db").display());
+    let serve = Serve::start_configured(dir.path(), "mcp", &store, &config, &[]);
+    let url = format!("{}/assistant", serve.base());
+    let lines = cli(&["send", "--json", "--url", &url, "say", "ping"]);
+    let task = lines
+        .iter()
+        .find_map(|l| (l["type"] == "task").then(|| l["data"].clone()))
+        .unwrap_or_else(|| panic!("a task: {lines:#?}"));
+    assert_eq!(
+        task["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{task}\n{}",
+        serve.log()
+    );
+    let requests = model.requests();
+    assert_eq!(
+        requests[0]["tools"][0]["function"]["name"], "echo",
+        "{}",
+        requests[0]
+    );
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(result["tool_call_id"], "t1", "{result}");
+    assert!(
+        result["content"].as_str().unwrap().contains("ping"),
+        "{result}"
+    );
+}
+
 fn find_key(v: &Value, key: &str) -> Option<String> {
     match v {
         Value::Object(map) => map

@@ -43,6 +43,11 @@ pub struct LlmConfig {
     /// (`tools = [{ a2a = "http://127.0.0.1:8081" }]`).
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
+    /// MCP servers whose tools the model may call: a program over stdio
+    /// (`mcp = [{ command = "npx", args = ["-y", "some-mcp-server"] }]`) or
+    /// a streamable HTTP endpoint (`mcp = [{ url = "http://127.0.0.1:8090/mcp" }]`).
+    #[serde(default)]
+    pub mcp: Vec<super::mcp::McpConfig>,
     /// Offer the built-in `ask_user` tool: the task turns input-required
     /// with the model's question, and the answer (a message on the same
     /// task) goes back to the model as the tool's result.
@@ -220,6 +225,7 @@ impl LlmConfig {
             seed: None,
             stop: Vec::new(),
             tools: Vec::new(),
+            mcp: Vec::new(),
             ask_user: false,
             tool_choice: None,
             followup_tool_choice: None,
@@ -270,6 +276,17 @@ impl LlmConfig {
         for tool in &self.tools {
             if tool.a2a.trim().is_empty() {
                 return Err(ConfigError::Tool("has an empty `a2a` URL".into()));
+            }
+        }
+        for server in &self.mcp {
+            match (&server.command, &server.url) {
+                (Some(c), None) if !c.trim().is_empty() => {}
+                (None, Some(u)) if u.starts_with("http://") || u.starts_with("https://") => {}
+                _ => {
+                    return Err(ConfigError::Tool(
+                        "`mcp` entries name either a `command` or an http(s) `url`".into(),
+                    ));
+                }
             }
         }
         Ok(())

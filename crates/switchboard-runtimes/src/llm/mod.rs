@@ -13,8 +13,9 @@
 //! - tool calls (deltas assembled by index, parallel calls included) as
 //!   tool-call parts, then each result as a tool-result part, after which
 //!   the results go back to the model and the loop continues, at most
-//!   `max_rounds` requests per run. Tools are other A2A agents ([`tools`])
-//!   and, when `ask_user` is on, a built-in tool that turns the task
+//!   `max_rounds` requests per run. Tools are other A2A agents ([`tools`]),
+//!   the tools of MCP servers over stdio or streamable HTTP ([`mcp`]) and,
+//!   when `ask_user` is on, a built-in tool that turns the task
 //!   input-required with the model's question; the answer on the same task
 //!   is the tool's result and the loop goes on.
 //!
@@ -36,6 +37,7 @@
 
 mod config;
 mod error;
+pub mod mcp;
 mod sse;
 mod stream;
 pub mod tools;
@@ -54,6 +56,7 @@ use switchboard_core::{
 use switchboard_protocol::{A2AError, AgentCard, Part, Role, Task, TaskState, TaskStatus};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use mcp::{McpTool, McpTools};
 use stream::{ToolCall, Usage};
 use tools::{A2aTool, ASK_USER, Started};
 
@@ -69,6 +72,9 @@ pub struct LlmAgent {
     slots: Arc<Semaphore>,
     /// The tool agents, once their cards were read.
     tools: tokio::sync::Mutex<Option<Arc<Vec<A2aTool>>>>,
+    /// The MCP servers, once connected (dropped after a failed call, so the
+    /// next run connects again).
+    mcp: tokio::sync::Mutex<Option<Arc<McpTools>>>,
     /// Conversations waiting for an `ask_user` answer, by task id.
     waiting: Arc<Mutex<HashMap<String, Parked>>>,
 }
@@ -127,6 +133,7 @@ impl LlmAgent {
             http,
             api_key,
             tools: tokio::sync::Mutex::new(None),
+            mcp: tokio::sync::Mutex::new(None),
             waiting: Arc::new(Mutex::new(HashMap::new())),
         })
     }
@@ -176,6 +183,23 @@ impl LlmAgent {
         Ok(tools)
     }
 
+    /// The MCP servers, connected on first use.
+    async fn mcp_tools(&self) -> Result<Arc<McpTools>, LlmError> {
+        let mut slot = self.mcp.lock().await;
+        if let Some(tools) = &*slot {
+            return Ok(tools.clone());
+        }
+        let tools =
+            Arc::new(McpTools::connect(&self.config.mcp, self.config.connect_timeout).await?);
+        *slot = Some(tools.clone());
+        Ok(tools)
+    }
+
+    /// Forgets the MCP connections (after a failed call).
+    async fn reset_mcp(&self) {
+        *self.mcp.lock().await = None;
+    }
+
     /// The conversation a new task starts: system prompt, history, message.
     async fn opening(
         &self,
@@ -198,7 +222,7 @@ impl LlmAgent {
         })
     }
 
-    fn request_body(&self, conv: &Conversation, tools: &[A2aTool]) -> Value {
+    fn request_body(&self, conv: &Conversation, tools: &[A2aTool], mcp: &McpTools) -> Value {
         let cfg = &self.config;
         let mut body = Map::new();
         body.insert("model".into(), json!(cfg.model));
@@ -221,6 +245,7 @@ impl LlmAgent {
             body.insert("stop".into(), json!(cfg.stop));
         }
         let mut functions: Vec<Value> = tools.iter().map(A2aTool::function).collect();
+        functions.extend(mcp.tools().iter().map(McpTool::function));
         if cfg.ask_user {
             functions.push(tools::ask_user_function());
         }
@@ -247,13 +272,14 @@ impl LlmAgent {
     /// the model answers, asks the user, or the task is canceled.
     async fn converse(&self, mut conv: Conversation, events: &TaskEvents) -> Result<(), BoxError> {
         let tools = self.tools().await?;
+        let mcp = self.mcp_tools().await?;
         let mut out = Output::new(events);
         loop {
             if conv.rounds >= self.config.max_rounds {
                 return Err(LlmError::Rounds(self.config.max_rounds).into());
             }
             conv.rounds += 1;
-            let body = self.request_body(&conv, &tools);
+            let body = self.request_body(&conv, &tools, &mcp);
             let Some(answer) = self.ask_model(&body, events, &mut out).await? else {
                 return Ok(()); // canceled: the stream is dropped
             };
@@ -282,7 +308,14 @@ impl LlmAgent {
                 .push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
             out.end_block();
             match self
-                .call_tools(&answer.tool_calls, &tools, &mut conv, events, &mut out)
+                .call_tools(
+                    &answer.tool_calls,
+                    &tools,
+                    &mcp,
+                    &mut conv,
+                    events,
+                    &mut out,
+                )
                 .await?
             {
                 ToolsEnd::Next => {}
@@ -327,12 +360,14 @@ impl LlmAgent {
         &self,
         calls: &[ToolCall],
         tools: &[A2aTool],
+        mcp: &McpTools,
         conv: &mut Conversation,
         events: &TaskEvents,
         out: &mut Output,
     ) -> Result<ToolsEnd, BoxError> {
         let mut ask: Option<&ToolCall> = None;
         let mut started = Vec::new();
+        let mut mcp_calls: Vec<(&ToolCall, &McpTool)> = Vec::new();
         let max = self.config.max_tool_calls;
         for (i, call) in calls.iter().enumerate() {
             if i >= max {
@@ -347,6 +382,10 @@ impl LlmAgent {
                     continue;
                 }
                 started.push((call, None, Err("ask one question at a time".to_owned())));
+                continue;
+            }
+            if let Some(tool) = mcp.tools().iter().find(|t| t.function == call.name) {
+                mcp_calls.push((call, tool));
                 continue;
             }
             match tools.iter().find(|t| t.name == call.name) {
@@ -389,13 +428,21 @@ impl LlmAgent {
             match (start, refused) {
                 (Some(Started::Running(run)), _) => {
                     let ids = (run.task_id.clone(), run.context_id.clone());
-                    out.tool_call(call, tool.map(|t| t.url.as_str()), Some(ids))
-                        .await?;
+                    out.tool_call(
+                        call,
+                        tool.map(|t| (tools::A2A_AGENT_URL, t.url.as_str())),
+                        Some(ids),
+                    )
+                    .await?;
                     running.push((*call, Some(run), None));
                 }
                 (Some(Started::Failed(e)), _) => {
-                    out.tool_call(call, tool.map(|t| t.url.as_str()), None)
-                        .await?;
+                    out.tool_call(
+                        call,
+                        tool.map(|t| (tools::A2A_AGENT_URL, t.url.as_str())),
+                        None,
+                    )
+                    .await?;
                     running.push((*call, None, Some(e)));
                 }
                 (None, Err(e)) => {
@@ -405,6 +452,10 @@ impl LlmAgent {
                 (None, Ok(())) => {}
             }
         }
+        for (call, tool) in &mcp_calls {
+            out.tool_call(call, Some((mcp::MCP_SERVER, mcp.label(tool))), None)
+                .await?;
+        }
         if let Some(call) = ask {
             out.tool_call(call, None, None).await?;
         }
@@ -412,15 +463,27 @@ impl LlmAgent {
             .iter()
             .filter_map(|(_, run, _)| run.as_ref().map(|r| r.canceler()))
             .collect();
-        let results =
+        let max_result = self.config.max_tool_result_bytes;
+        let a2a_results =
             futures::future::join_all(running.into_iter().map(|(call, run, error)| async move {
                 let result = match (run, error) {
                     (Some(run), _) => run.finish().await,
                     (None, Some(e)) => Err(e),
                     (None, None) => Err("not called".to_owned()),
                 };
-                (call, result)
+                (call, result, false)
             }));
+        let mcp_results =
+            futures::future::join_all(mcp_calls.iter().map(|(call, tool)| async move {
+                let result = mcp.call(tool, &call.arguments, max_result).await;
+                let broken = matches!(&result, Err(e) if e.starts_with("tools/call failed"));
+                (*call, result, broken)
+            }));
+        let results = async {
+            let (mut a, m) = futures::join!(a2a_results, mcp_results);
+            a.extend(m);
+            a
+        };
         let results = tokio::select! {
             biased;
             _ = events.cancelled() => {
@@ -440,7 +503,13 @@ impl LlmAgent {
                 .into());
             }
         };
-        for (call, result) in results {
+        if results.iter().any(|(_, _, broken)| *broken) {
+            self.reset_mcp().await;
+        }
+        // In the order the model made the calls.
+        let mut results = results;
+        results.sort_by_key(|(call, _, _)| calls.iter().position(|c| c.id == call.id));
+        for (call, result, _) in results {
             let text = match &result {
                 Ok(text) => {
                     out.tool_result(&call.id, text, None).await?;
@@ -640,7 +709,7 @@ impl Output {
     async fn tool_call(
         &mut self,
         call: &ToolCall,
-        agent_url: Option<&str>,
+        origin: Option<(&str, &str)>,
         task: Option<(Option<String>, Option<String>)>,
     ) -> Result<(), EmitError> {
         let index = self.take_index();
@@ -651,8 +720,8 @@ impl Output {
             index,
         );
         let metadata = part.metadata.get_or_insert_with(Default::default);
-        if let Some(url) = agent_url {
-            metadata.insert(tools::A2A_AGENT_URL.into(), json!(url));
+        if let Some((key, value)) = origin {
+            metadata.insert(key.into(), json!(value));
         }
         if let Some((task_id, context_id)) = task {
             if let Some(id) = task_id {
