@@ -270,7 +270,15 @@ impl LlmAgent {
 
     /// The model loop from `conv`: rounds of requests and tool calls until
     /// the model answers, asks the user, or the task is canceled.
-    async fn converse(&self, mut conv: Conversation, events: &TaskEvents) -> Result<(), BoxError> {
+    /// `note`: the working status to set as the first request goes out
+    /// (the two overlap, so the store's commit adds nothing to the time to
+    /// the first token).
+    async fn converse(
+        &self,
+        mut conv: Conversation,
+        events: &TaskEvents,
+        mut note: Option<&str>,
+    ) -> Result<(), BoxError> {
         let tools = self.tools().await?;
         let mcp = self.mcp_tools().await?;
         let mut out = Output::new(events);
@@ -280,7 +288,7 @@ impl LlmAgent {
             }
             conv.rounds += 1;
             let body = self.request_body(&conv, &tools, &mcp);
-            let Some(answer) = self.ask_model(&body, events, &mut out).await? else {
+            let Some(answer) = self.ask_model(&body, events, &mut out, note.take()).await? else {
                 return Ok(()); // canceled: the stream is dropped
             };
             if let Some(usage) = answer.usage {
@@ -590,12 +598,10 @@ impl AgentExecutor for LlmAgent {
             let mut conv = parked.conversation;
             conv.messages
                 .push(tool_message(&parked.call_id, &ctx.text()));
-            events.working("answered").await?;
-            return self.converse(conv, &events).await;
+            return self.converse(conv, &events, Some("answered")).await;
         }
         let conv = self.opening(&ctx, &events).await?;
-        events.working("asking the model").await?;
-        self.converse(conv, &events).await
+        self.converse(conv, &events, Some("asking the model")).await
     }
 }
 

@@ -74,6 +74,7 @@ impl LlmAgent {
         body: &Value,
         events: &TaskEvents,
         out: &mut Output,
+        mut note: Option<&str>,
     ) -> Result<Option<Answer>, BoxError> {
         let cfg = &self.config;
         let endpoint = cfg.endpoint();
@@ -86,11 +87,26 @@ impl LlmAgent {
             if let Some(key) = &self.api_key {
                 request = request.bearer_auth(key);
             }
+            // The working status (first attempt only) is committed while the
+            // request goes out; both are done before the stream is read.
+            let working = async {
+                match note.take() {
+                    Some(note) => events.working(note).await,
+                    None => Ok(()),
+                }
+            };
+            let send = async {
+                let (working, sent) = tokio::join!(working, request.send());
+                (working, sent)
+            };
             let sent = tokio::select! {
                 biased;
                 _ = events.cancelled() => return Ok(None),
                 _ = tokio::time::sleep_until(first_deadline) => Err(None),
-                r = request.send() => r.map_err(Some),
+                (working, sent) = send => {
+                    working?;
+                    sent.map_err(Some)
+                }
             };
             let wait = match sent {
                 Err(None) => {
