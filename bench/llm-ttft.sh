@@ -22,9 +22,19 @@ esac
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
+  local rc=$?
+  set +e
+  # SIGTERM, up to 5 s to exit, then SIGKILL (uvicorn may wait on open streams).
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  for _ in $(seq 50); do
+    alive=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   rm -rf "$WORK"
+  exit "$rc"
 }
 trap cleanup EXIT
 GGUF=$(bash scripts/llm-setup.sh | tail -n 1)

@@ -37,7 +37,7 @@ def first_event(url: str, body: dict, headers: dict, is_first) -> float:
         # (closing early would leave a serve task generating on, or stop a
         # direct one, and the paths would not be measured alike).
         while True:
-            line = resp.fp.readline()
+            line = resp.readline()
             if not line:
                 break
             line = line.strip()
