@@ -31,6 +31,7 @@
 //! system_prompt = "You are terse."
 //! temperature = 0
 //! tools = [{ a2a = "http://127.0.0.1:8081" }]   # other A2A agents as tools
+//! mcp = [{ url = "http://127.0.0.1:8090/mcp" }]  # MCP servers' tools (or `command`, stdio)
 //! ```
 //!
 //! The keys `name`, `path`, `runtime`, `description`, `version` and
