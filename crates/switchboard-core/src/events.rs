@@ -342,8 +342,59 @@ impl TaskEvents {
             status,
             metadata,
             transient: true,
+            task_metadata: None,
         })
         .await
+    }
+
+    /// Sets a status and merges `metadata` into the task's own metadata
+    /// (the snapshot's `metadata`, which GetTask shows); the status update
+    /// event carries the same keys. For what a run records about the whole
+    /// task, such as the tokens a model used.
+    pub async fn status_with_task_metadata(
+        &self,
+        status: TaskStatus,
+        metadata: Metadata,
+    ) -> Result<(), EmitError> {
+        self.apply(Change::Status {
+            status,
+            metadata: Some(metadata.clone()),
+            transient: false,
+            task_metadata: Some(metadata),
+        })
+        .await
+    }
+
+    /// The caller's earlier tasks in this run's context (the conversation),
+    /// oldest first, at most `limit` (the most recent ones; 1..=100), this
+    /// run's own task left out. What an agent with multi-turn memory reads
+    /// its history from: the store's snapshots, so it survives restarts.
+    pub async fn context_tasks(&self, limit: usize) -> Result<Vec<Task>, StoreError> {
+        let s = &self.inner;
+        let query = crate::store::TaskQuery {
+            tenant: s.tenant.clone(),
+            owner: s.owner.clone(),
+            all_owners: false,
+            context_id: Some(s.context_id.clone()),
+            state: None,
+            status_after: None,
+            // One more: this run's own task may be among them.
+            limit: limit.clamp(1, 100) + 1,
+            after: None,
+        };
+        let page = s.env.store.list(&query).await?;
+        let mut records: Vec<TaskRecord> = page
+            .records
+            .into_iter()
+            .filter(|r| r.task.id != s.task_id)
+            .collect();
+        records.truncate(limit.clamp(1, 100));
+        records.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.task.id.cmp(&b.task.id))
+        });
+        Ok(records.into_iter().map(|r| r.task).collect())
     }
 
     /// Sets `state` with an optional agent text message.
@@ -599,6 +650,7 @@ impl TaskEvents {
             },
             metadata: None,
             transient: false,
+            task_metadata: None,
         };
         // A run that emitted nothing gets its task created and settled in
         // one commit.

@@ -131,6 +131,9 @@ pub(crate) enum Change {
         metadata: Option<Metadata>,
         /// See `State::transient_status`.
         transient: bool,
+        /// Keys merged into the task's own metadata (the snapshot's), so
+        /// that what they record outlives the event (token usage, say).
+        task_metadata: Option<Metadata>,
     },
     Artifact {
         artifact: Artifact,
@@ -148,6 +151,7 @@ impl Change {
             status,
             metadata,
             transient: false,
+            task_metadata: None,
         }
     }
 }
@@ -600,6 +604,7 @@ impl TaskRuntime {
                 mut status,
                 metadata,
                 transient,
+                task_metadata,
             } => {
                 let to = status.state;
                 // A task is submitted exactly once, when it is created.
@@ -618,6 +623,11 @@ impl TaskRuntime {
                 retire_status_message(task, st.transient_status);
                 st.transient_status = transient;
                 task.status = status.clone();
+                if let Some(extra) = task_metadata {
+                    task.metadata
+                        .get_or_insert_with(Default::default)
+                        .extend(extra);
+                }
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: task.id.clone(),
                     context_id: task.context_id.clone(),

@@ -29,6 +29,7 @@
 //! | `exec` | no | `runtimes::exec::ExecAgent`: any program as an agent (the `a2a-cli --exec` contract, or JSON lines) |
 //! | `demo` | no | `runtimes::builtin`: the built-in agents — demo (every task behaviour on demand), echo, relay |
 //! | `proxy` | no | `runtimes::proxy::ProxyAgent`: a remote A2A agent behind this server, its task mirrored into a local one |
+//! | `llm` | no | `runtimes::llm::LlmAgent`: a model behind any OpenAI-compatible Chat Completions endpoint (streamed tokens, reasoning, A2A agents as tools, multi-turn memory) |
 //! | `mcp` | no | `mcp::McpFront`: A2A agents as MCP tools, over stdio or streamable HTTP (`switchboard mcp`) |
 //! | `full` | no | all of the above |
 //!
@@ -373,9 +374,10 @@ pub use switchboard_console as console;
 
 /// Agents that need no Rust (feature per runtime: `exec`,
 /// `runtimes::exec::ExecAgent`, any program as an agent; `proxy`,
-/// `runtimes::proxy::ProxyAgent`, a remote agent behind this server;
-/// `demo`: `runtimes::builtin`, the demo, echo and relay agents).
-#[cfg(any(feature = "exec", feature = "proxy", feature = "demo"))]
+/// `runtimes::proxy::ProxyAgent`, a remote agent behind this server; `llm`,
+/// `runtimes::llm::LlmAgent`, a model; `demo`: `runtimes::builtin`, the
+/// demo, echo and relay agents).
+#[cfg(any(feature = "exec", feature = "proxy", feature = "llm", feature = "demo"))]
 pub use switchboard_runtimes as runtimes;
 
 /// A2A agents as the tools of an MCP server: `McpFront::new(agents)`, then

@@ -55,6 +55,10 @@ impl Counter {
     pub fn inc(&self) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
     /// The count.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
@@ -264,6 +268,10 @@ pub struct Metrics {
     pub open_connections: Gauge,
     /// Client connections accepted.
     pub connections: Counter,
+    /// Prompt (input) tokens that hosted LLM agents' models reported using.
+    pub llm_prompt_tokens: Counter,
+    /// Completion (output) tokens that hosted LLM agents' models reported.
+    pub llm_completion_tokens: Counter,
 }
 
 /// The process's metrics.
@@ -292,6 +300,8 @@ impl Metrics {
             push_dead_lettered: Counter::new(),
             open_connections: Gauge::new(),
             connections: Counter::new(),
+            llm_prompt_tokens: Counter::new(),
+            llm_completion_tokens: Counter::new(),
         }
     }
 
@@ -452,6 +462,22 @@ pub fn render_metrics(m: &Metrics) -> String {
         "Client connections accepted.",
         &m.connections,
     );
+    header(
+        &mut out,
+        "switchboard_llm_tokens_total",
+        "Tokens the models of hosted LLM agents reported (their usage), by kind.",
+        "counter",
+    );
+    for (kind, c) in [
+        ("prompt", &m.llm_prompt_tokens),
+        ("completion", &m.llm_completion_tokens),
+    ] {
+        let _ = writeln!(
+            out,
+            "switchboard_llm_tokens_total{{kind=\"{kind}\"}} {}",
+            c.get()
+        );
+    }
     out
 }
 

@@ -4,7 +4,7 @@
 //! [[agents]]
 //! name = "support"                 # the card's name
 //! path = "/support"                # card at /support/.well-known/agent-card.json
-//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay, exec or proxy
+//! runtime = "exec"                 # demo, echo, echo-message, echo-task, relay, exec, proxy or llm
 //! description = "Answers support questions"
 //! command = "python3"              # exec: the runtime's own keys
 //! args = ["-u", "agents/support.py"]
@@ -17,10 +17,28 @@
 //! tags = ["support"]
 //! ```
 //!
+//! An `llm` agent (a model behind an OpenAI-compatible endpoint; its keys
+//! are [`switchboard_runtimes::llm::LlmConfig`]'s):
+//!
+//! ```toml
+//! [[agents]]
+//! name = "assistant"
+//! path = "/assistant"
+//! runtime = "llm"
+//! base_url = "http://127.0.0.1:8000/v1"
+//! model = "smollm2"
+//! api_key_env = "OPENAI_API_KEY"    # the variable's name; its value is never shown
+//! system_prompt = "You are terse."
+//! temperature = 0
+//! tools = [{ a2a = "http://127.0.0.1:8081" }]   # other A2A agents as tools
+//! mcp = [{ url = "http://127.0.0.1:8090/mcp" }]  # MCP servers' tools (or `command`, stdio)
+//! ```
+//!
 //! The keys `name`, `path`, `runtime`, `description`, `version`,
 //! `skills`, `auth` and `limits` are every agent's; the rest belong to its runtime (exec:
 //! [`switchboard_runtimes::exec::ExecConfig`], proxy:
-//! [`switchboard_runtimes::proxy::ProxyConfig`]) and an unknown one is an
+//! [`switchboard_runtimes::proxy::ProxyConfig`], llm:
+//! [`switchboard_runtimes::llm::LlmConfig`]) and an unknown one is an
 //! error naming the table. `--agent` stays the agent at `/`. Every agent
 //! shares the server's store; its card, runtime and concurrency are its
 //! own, and so are its authentication and limits when it has them:
@@ -63,6 +81,7 @@ use serde::Deserialize;
 use switchboard_core::AgentExecutor;
 use switchboard_protocol::{AgentCard, AgentSkill};
 use switchboard_runtimes::exec::{ExecAgent, ExecConfig};
+use switchboard_runtimes::llm::{LlmAgent, LlmConfig};
 use switchboard_runtimes::proxy::{ProxyAgent, ProxyConfig};
 
 use crate::auth_args::AuthArgs;
@@ -80,6 +99,7 @@ pub const RUNTIMES: &[&str] = &[
     "relay",
     "exec",
     "proxy",
+    "llm",
 ];
 
 /// First path segments `serve` answers itself besides the A2A routes
@@ -130,6 +150,8 @@ pub enum Runtime {
     Exec(Box<ExecConfig>),
     /// A remote A2A agent ([`ProxyAgent`]).
     Proxy(Box<ProxyConfig>),
+    /// A model behind an OpenAI-compatible endpoint ([`LlmAgent`]).
+    Llm(Box<LlmConfig>),
 }
 
 #[derive(Deserialize)]
@@ -289,6 +311,14 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
                 .map_err(|e| anyhow::anyhow!("runtime proxy: {e}"))?;
             Runtime::Proxy(Box::new(config))
         }
+        "llm" => {
+            let config = LlmConfig::deserialize(toml::Value::Table(rest))
+                .map_err(|e| anyhow::anyhow!("runtime llm: {}", e.to_string().trim()))?;
+            config
+                .validate()
+                .map_err(|e| anyhow::anyhow!("runtime llm: {e}"))?;
+            Runtime::Llm(Box::new(config))
+        }
         builtin if RUNTIMES.contains(&builtin) => {
             if let Some(key) = rest.keys().next() {
                 bail!("unknown key `{key}` for runtime {builtin} (it takes none of its own)");
@@ -340,6 +370,12 @@ impl AgentSpec {
                     .await
                     .map_err(|e| anyhow::anyhow!("agent {:?}: {e}", self.name))?;
                 let card = agent.card();
+                (Arc::new(agent), card)
+            }
+            Runtime::Llm(config) => {
+                let agent = LlmAgent::new((**config).clone())
+                    .with_context(|| format!("agent {:?}", self.name))?;
+                let card = agent.card(&self.name, format!("answers with {}", config.model));
                 (Arc::new(agent), card)
             }
         };
@@ -501,6 +537,39 @@ mod tests {
         assert!(matches!(&specs[1].runtime, Runtime::Builtin(n) if n == "echo-message"));
     }
 
+    #[tokio::test]
+    async fn llm_agents_parse_and_show_only_the_key_variable_name() {
+        let specs = parse(&lists(
+            r#"
+            [[agents]]
+            name = "assistant"
+            path = "/assistant"
+            runtime = "llm"
+            base_url = "http://127.0.0.1:9/v1"
+            model = "tiny"
+            api_key_env = "SWITCHBOARD_TEST_LLM_KEY_UNSET"
+            temperature = 0
+            idle_timeout = 2.5
+            tools = [{ a2a = "http://127.0.0.1:9" }]
+            "#,
+        ))
+        .unwrap();
+        let Runtime::Llm(config) = &specs[0].runtime else {
+            panic!("llm")
+        };
+        assert_eq!(config.model, "tiny");
+        assert_eq!(config.idle_timeout, std::time::Duration::from_millis(2500));
+        assert_eq!(config.tools[0].a2a, "http://127.0.0.1:9");
+        // The key's variable is read when the agent is built: unset, an error naming it.
+        let e = format!("{:#}", specs[0].build().await.unwrap_err());
+        assert!(e.contains("SWITCHBOARD_TEST_LLM_KEY_UNSET"), "{e}");
+        let shown = render(&specs);
+        assert!(
+            shown.contains("api_key_env = \"SWITCHBOARD_TEST_LLM_KEY_UNSET\""),
+            "{shown}"
+        );
+    }
+
     #[test]
     fn mistakes_are_errors_naming_the_table() {
         let e = error("[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"llama\"\n");
@@ -537,6 +606,10 @@ mod tests {
             e.contains("runtime proxy") && e.contains("token_env"),
             "{e}"
         );
+        let e = error(
+            "[[agents]]\nname = \"a\"\npath = \"/a\"\nruntime = \"llm\"\nbase_url = \"ftp://x\"\nmodel = \"m\"\n",
+        );
+        assert!(e.contains("runtime llm") && e.contains("base_url"), "{e}");
         let e = error("[[bots]]\nname = \"a\"\n");
         assert!(e.contains("[[bots]]"), "{e}");
     }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/llm-ttft.sh - time to first token of a real model (SmolLM2-135M,
+# llama-cpp-python's OpenAI-compatible server, 1 thread) called directly vs
+# through `switchboard serve`'s llm agent: p50 over N short chats (default
+# 100), alternating the two paths. Everything on 127.0.0.1.
+#
+#   SWITCHBOARD_BIN=/path/to/release/switchboard bash bench/llm-ttft.sh [N]
+#
+# Needs a RELEASE binary with the llm runtime (debug numbers are not for the
+# record; the script refuses a binary under target/debug unless
+# LLM_TTFT_ALLOW_DEBUG=1, for trying the script itself). Installs the model
+# with scripts/llm-setup.sh (10-25 min the first time).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+N=${1:-100}
+BIN=${SWITCHBOARD_BIN:-target/release/switchboard}
+[ -x "$BIN" ] || { echo "llm-ttft: no binary at $BIN (set SWITCHBOARD_BIN to a release build)" >&2; exit 2; }
+case "$BIN" in
+  *target/debug/*) [ "${LLM_TTFT_ALLOW_DEBUG:-0}" = 1 ] || { echo "llm-ttft: $BIN is a debug build; use a release one" >&2; exit 2; } ;;
+esac
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  local rc=$?
+  set +e
+  # SIGTERM, up to 5 s to exit, then SIGKILL (uvicorn may wait on open streams).
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+  for _ in $(seq 50); do
+    alive=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+GGUF=$(bash scripts/llm-setup.sh | tail -n 1)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { local deadline=$((SECONDS + $2)); until curl -fsS -o /dev/null "$1" 2>/dev/null; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done; }
+
+MODEL_PORT=$(free_port)
+interop/.venv-llm/bin/python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --n_ctx 2048 \
+  --n_threads 1 --interrupt_requests False --host 127.0.0.1 --port "$MODEL_PORT" > "$WORK/model.log" 2>&1 &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$MODEL_PORT/v1/models" 120 || { tail -20 "$WORK/model.log"; exit 1; }
+
+SERVE_PORT=$(free_port)
+cat > "$WORK/serve.toml" <<TOML
+agent = "echo-message"
+[[agents]]
+name = "chat"
+path = "/chat"
+runtime = "llm"
+base_url = "http://127.0.0.1:$MODEL_PORT/v1"
+model = "smollm2"
+temperature = 0
+max_tokens = 8
+history_tasks = 0
+TOML
+SWITCHBOARD_LOG=warn "$BIN" serve --config "$WORK/serve.toml" --listen "127.0.0.1:$SERVE_PORT" \
+  --store "sqlite://$WORK/ttft.db" > "$WORK/serve.out" 2> "$WORK/serve.log" &
+PIDS+=($!)
+wait_http "http://127.0.0.1:$SERVE_PORT/chat/.well-known/agent-card.json" 30 || { cat "$WORK/serve.log"; exit 1; }
+
+echo "binary: $BIN ($("$BIN" --version))"
+interop/.venv-llm/bin/python bench/llm_ttft.py "http://127.0.0.1:$MODEL_PORT/v1" "http://127.0.0.1:$SERVE_PORT/chat" "$N"
