@@ -13,7 +13,7 @@
 //! | `exec` | `exec` | [`exec`] | any program: the `a2a-cli --exec` contract (message text on stdin, stdout the answer), or JSON lines (statuses, artifact chunks, progress, questions) |
 //! | `demo`, `echo-message`, `echo-task`, `relay` | `demo` | [`builtin`] | nothing: agents built in, to try a server, show every A2A and AG-UI behaviour, and test or load-test what sits around an agent |
 //! | `proxy` | `proxy` | [`proxy`] | a remote A2A agent: each message forwarded, the remote task mirrored into a local one (durable, resumable, push, AG-UI), the card rewritten to this server's interfaces, an audit line per call |
-//! | `llm` | `llm` | [`llm`](crate::llm) | a model behind any OpenAI-compatible Chat Completions endpoint: streamed tokens and reasoning, other A2A agents as tools, multi-turn memory from the context's earlier tasks |
+//! | `llm` | `llm` | [`llm`] | a model behind any OpenAI-compatible Chat Completions endpoint: streamed tokens and reasoning, other A2A agents as tools, multi-turn memory from the context's earlier tasks |
 //!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
