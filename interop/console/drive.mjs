@@ -164,6 +164,10 @@ if (mode === "demo") {
   await step("chat: live progress bars from the task-progress trackers", async () => {
     await send(1, "/progress 3", { wait: false });
     await conv(1).locator(".tracker progress").first().waitFor(T);
+    // The trackers arrive one event at a time: wait for all three, then
+    // check that no more came.
+    await page.waitForFunction(() => document.querySelectorAll('[data-conversation="1"] .tracker').length >= 3, null, T)
+      .catch(() => {});
     const trackers = await conv(1).locator(".tracker").count();
     check(trackers === 3, `three trackers, got ${trackers}`);
     // The bars move while the task works.
