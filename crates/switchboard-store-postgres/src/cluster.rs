@@ -375,18 +375,7 @@ fn free_places_of(gone: &str) -> String {
 /// Takes a place: $1 the quota's name, $2 its size, $3 this replica. Counts
 /// 1 when taken. The total's row is locked by the upsert and its `WHERE`
 /// re-read on the latest version, so concurrent takers never overshoot.
-///
-/// It and [`RELEASE_RUN`] commit without waiting for the WAL flush
-/// (`synchronous_commit` off for their own transaction): every task of one
-/// caller takes and gives back a place in the same row, and a flush per
-/// statement, the row locked until it is done, made that caller's task
-/// starts wait on each other's disk writes one by one. Nothing is torn by
-/// it: the next commit that waits for its flush (the task's own, a moment
-/// later) makes these durable too, and what a crash of PostgreSQL itself may
-/// lose is the last fraction of a second of counts, which the replica's
-/// expiry corrects as it does a dead replica's.
-const ACQUIRE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key, \
-         set_config('synchronous_commit', 'off', true) AS async_commit), \
+const ACQUIRE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key), \
      total AS (INSERT INTO run_quota AS q (key, held) SELECT key, 1 FROM k \
          ON CONFLICT (key) DO UPDATE SET held = q.held + 1 WHERE q.held < $2 \
          RETURNING q.key), \
@@ -397,8 +386,7 @@ const ACQUIRE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS k
 /// Gives a place back: $1 the quota's name, $2 this replica. The total drops
 /// only if this replica still holds a place there (its places may have been
 /// given back already, had its row expired while it lived).
-const RELEASE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key, \
-         set_config('synchronous_commit', 'off', true) AS async_commit), \
+const RELEASE_RUN: &str = "WITH k AS (SELECT sha256(convert_to($1, 'UTF8')) AS key), \
      mine AS (UPDATE run_quota_held AS h SET held = h.held - 1 FROM k \
          WHERE h.replica = $2 AND h.key = k.key AND h.held > 0 RETURNING h.key) \
      UPDATE run_quota AS q SET held = q.held - 1 FROM mine WHERE q.key = mine.key AND q.held > 0";
