@@ -10,10 +10,11 @@
 //! format requires). An idle stream sends a comment every
 //! [`KEEP_ALIVE`] so proxies and clients with read timeouts keep it open.
 //!
-//! A stream that encodes its own frames (the AG-UI answers: a batch of
-//! `id:`/`data:` frames per A2A event, serialized straight into one buffer)
-//! goes out through [`sse_encoded_response`] instead: the same headers and
-//! keep-alive, without a `String` and an `Event` buffer per frame.
+//! Each frame is encoded once, straight into the bytes that are sent
+//! ([`SseFrame::encode`]). A stream that encodes its own frames (the AG-UI
+//! answers: a batch of `id:`/`data:` frames per A2A event, serialized
+//! straight into one buffer) goes out through [`sse_encoded_response`],
+//! which [`sse_response`] also ends in: the same headers and keep-alive.
 
 use std::convert::Infallible;
 use std::pin::Pin;
