@@ -30,11 +30,9 @@
 //! store of their own.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use std::sync::Arc;
-
 use switchboard_protocol::StreamResponse;
 
 use chrono::{DateTime, Utc};
