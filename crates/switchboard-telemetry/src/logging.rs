@@ -388,13 +388,28 @@ impl BackgroundWriter {
             .name("switchboard-log".into())
             .spawn(move || {
                 let mut out = std::io::BufWriter::with_capacity(64 * 1024, open());
+                // Says how many lines were dropped since it last said so.
+                let report = |out: &mut std::io::BufWriter<W>| {
+                    let n = lost.swap(0, Ordering::Relaxed);
+                    if n > 0 {
+                        let _ = writeln!(
+                            out,
+                            "switchboard: {n} log lines dropped: stderr was not read fast enough"
+                        );
+                    }
+                };
                 let handle = |item: Item, out: &mut std::io::BufWriter<W>| {
                     // Errors writing stderr have nowhere to be reported.
                     let _ = match item {
                         Item::Line(line) => out.write_all(&line),
-                        Item::Flush(done) => out.flush().map(|()| {
-                            let _ = done.try_send(());
-                        }),
+                        // What was dropped before the flush is part of what
+                        // the flush writes out.
+                        Item::Flush(done) => {
+                            report(out);
+                            out.flush().map(|()| {
+                                let _ = done.try_send(());
+                            })
+                        }
                     };
                 };
                 // Idle, the thread waits for a line; once one came, it
@@ -415,13 +430,7 @@ impl BackgroundWriter {
                             handle(item, &mut out);
                             gathered += 1;
                         }
-                        let n = lost.swap(0, Ordering::Relaxed);
-                        if n > 0 {
-                            let _ = writeln!(
-                                out,
-                                "switchboard: {n} log lines dropped: stderr was not read fast enough"
-                            );
-                        }
+                        report(&mut out);
                         let _ = out.flush();
                         if gathered == 0 {
                             break;
