@@ -14,15 +14,22 @@ pub fn format_timestamp(ts: &DateTime<Utc>) -> String {
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form [`format_timestamp`] gives, written
-/// into a fixed buffer; `None` where the form is not fixed-width (a year
-/// outside 0–9999, a leap second), for which chrono formats it.
-///
-/// Every stored and streamed event carries a timestamp, and chrono's
-/// general formatter (format items, a `String`) cost several times the
-/// rest of writing the event's status; this writes the digits directly.
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form [`format_timestamp`] gives.
 fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
+    fixed_width_utc(ts)
+}
+
+/// `ts` as `YYYY-MM-DDTHH:MM:SS.<fraction>Z` with `N - 21` digits of the
+/// second (1 to 9: `N` is 22 to 30), written into a fixed buffer; `None`
+/// where the form is not fixed-width (a year outside 0–9999, a leap second)
+/// or `N` is out of range, for which the caller lets chrono format it.
+///
+/// Every stored and streamed event carries a timestamp, and every log line
+/// one: chrono's general formatter (format items, a `String`) cost several
+/// times the rest of writing an event's status; this writes the digits.
+pub fn fixed_width_utc<const N: usize>(ts: &DateTime<Utc>) -> Option<[u8; N]> {
     use chrono::{Datelike, Timelike};
+    let fraction = N.checked_sub(21).filter(|f| (1..=9).contains(f))?;
     // The accessors of a `DateTime` each convert it to local time first
     // (even for UTC); the naive parts are read directly.
     let naive = ts.naive_utc();
@@ -32,7 +39,18 @@ fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
     if nanos >= 1_000_000_000 {
         return None;
     }
-    let mut out = *b"0000-00-00T00:00:00.000Z";
+    let mut out = [b'0'; N];
+    for (at, separator) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+    ] {
+        out[at] = separator;
+    }
+    out[N - 1] = b'Z';
     let mut put = |at: usize, width: usize, mut value: u32| {
         for i in (at..at + width).rev() {
             // `value % 10` is a digit, so the cast keeps it whole.
@@ -46,7 +64,8 @@ fn millis_form(ts: &DateTime<Utc>) -> Option<[u8; 24]> {
     put(11, 2, time.hour());
     put(14, 2, time.minute());
     put(17, 2, time.second());
-    put(20, 3, nanos / 1_000_000);
+    // `fraction` is at most 9, so the power fits.
+    put(20, fraction, nanos / 10u32.pow(9 - fraction as u32));
     Some(out)
 }
 

@@ -189,32 +189,12 @@ fn json_line<'a>(event: &Event<'_>, spans: impl Iterator<Item = &'a str>) -> Str
 /// more than the rest of the line; this writes the digits. A year outside
 /// 0–9999 or a leap second (not a fixed-width form) is left to chrono.
 fn push_timestamp(out: &mut String, now: chrono::DateTime<chrono::Utc>) {
-    use chrono::{Datelike, Timelike};
-    // A `DateTime`'s accessors each convert it to local time first.
-    let naive = now.naive_utc();
-    let (date, time) = (naive.date(), naive.time());
-    let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999);
-    let nanos = time.nanosecond();
-    let Some(year) = year.filter(|_| nanos < 1_000_000_000) else {
-        let _ = write!(out, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
-        return;
-    };
-    let mut digits = *b"0000-00-00T00:00:00.000000Z";
-    let mut put = |at: usize, width: usize, mut value: u32| {
-        for i in (at..at + width).rev() {
-            // `value % 10` is a digit, so the cast keeps it whole.
-            digits[i] = b'0' + (value % 10) as u8;
-            value /= 10;
+    match switchboard_protocol::serde_util::fixed_width_utc::<27>(&now) {
+        Some(digits) => out.push_str(std::str::from_utf8(&digits).unwrap_or_default()),
+        None => {
+            let _ = write!(out, "{}", now.format("%Y-%m-%dT%H:%M:%S%.6fZ"));
         }
-    };
-    put(0, 4, year);
-    put(5, 2, date.month());
-    put(8, 2, date.day());
-    put(11, 2, time.hour());
-    put(14, 2, time.minute());
-    put(17, 2, time.second());
-    put(20, 6, nanos / 1_000);
-    out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
+    }
 }
 
 /// One JSON object being written, its opening brace and first member
