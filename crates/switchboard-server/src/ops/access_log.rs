@@ -24,6 +24,9 @@ use axum::response::Response;
 /// The request id header, read and written.
 pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// A trailers-only gRPC answer's status, looked up by a name parsed once.
+static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
+
 /// The request's id: the caller's if sane, else a new one; set on the
 /// request for the handlers.
 pub(crate) fn request_id(req: &mut Request) -> HeaderValue {
@@ -71,7 +74,7 @@ impl Line {
     pub(crate) fn write(self, resp: &Response, id: &HeaderValue, elapsed: Duration) {
         let grpc_status = resp
             .headers()
-            .get("grpc-status")
+            .get(&GRPC_STATUS)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         tracing::info!(
