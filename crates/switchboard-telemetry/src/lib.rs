@@ -10,7 +10,7 @@
 //!   requests by operation without decoding bodies.
 //! - [`trace`]: W3C Trace Context (`traceparent`) parsing and formatting,
 //!   and the hook through which an OpenTelemetry pipeline, when one is
-//!   installed ([`otel`]), links spans to remote parents and reads the
+//!   installed (feature `otel`), links spans to remote parents and reads the
 //!   context to send on. Without one, no span is created and no header is
 //!   read or written.
 //! - `logging` (feature `logging`): the process's subscriber — text or JSON
