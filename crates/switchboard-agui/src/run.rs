@@ -25,8 +25,11 @@
 //! assert!(failed.check_succeeded().is_err());
 //! ```
 
+use serde_json::Value;
+
 use crate::Verifier;
 use crate::events::{Event, EventKind, RunFinishedOutcome};
+use crate::patch::{self, PatchError};
 
 /// The events of one run, in the order they came, and what they say.
 pub trait RunEvents {
@@ -64,6 +67,21 @@ pub trait RunEvents {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The shared state after the run: its last STATE_SNAPSHOT with every
+    /// later STATE_DELTA applied in order (`null` before any snapshot). The
+    /// error is a delta that does not apply to the state before it.
+    fn final_state(&self) -> Result<Value, PatchError> {
+        let mut state = Value::Null;
+        for e in self.events() {
+            match &e.kind {
+                EventKind::StateSnapshot(s) => state = s.snapshot.clone(),
+                EventKind::StateDelta(d) => patch::apply(&mut state, &d.delta)?,
+                _ => {}
+            }
+        }
+        Ok(state)
     }
 
     /// Checks the official client's ordering rules, and that the run ended

@@ -351,6 +351,38 @@ fn every_event() -> Vec<Event> {
         .collect()
 }
 
+/// A run's final state is its last snapshot with the deltas after it
+/// applied in order; a delta that does not apply is the error.
+#[test]
+fn the_final_state_folds_snapshots_and_deltas() {
+    use crate::run::RunEvents;
+    let snapshot = |v: Value| {
+        Event::new(StateSnapshot {
+            snapshot: v,
+            subagent_run_id: None,
+        })
+    };
+    let delta = |ops: Vec<PatchOp>| {
+        Event::new(StateDelta {
+            delta: ops,
+            subagent_run_id: None,
+        })
+    };
+    assert_eq!(Vec::<Event>::new().final_state().unwrap(), Value::Null);
+    let run = vec![
+        snapshot(json!({"old": true})),
+        snapshot(json!({"n": 1, "list": []})),
+        delta(vec![PatchOp::replace("/n", json!(2))]),
+        delta(vec![PatchOp::add("/list/-", json!("a"))]),
+    ];
+    assert_eq!(run.final_state().unwrap(), json!({"n": 2, "list": ["a"]}));
+    let broken = vec![
+        snapshot(json!({})),
+        delta(vec![PatchOp::remove("/missing")]),
+    ];
+    assert!(broken.final_state().is_err());
+}
+
 #[test]
 fn every_event_type_is_covered_once() {
     let events = every_event();

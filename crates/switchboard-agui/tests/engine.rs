@@ -40,6 +40,12 @@ async fn collect(s: switchboard_core::EventStream) -> Vec<LoggedEvent> {
     s.map(|r| r.expect("stream item")).collect().await
 }
 
+/// The whole live stream of a streamed message of `text`.
+async fn stream_text(h: &RequestHandler, call: &CallContext, text: &str) -> Vec<LoggedEvent> {
+    let request = SendMessageRequest::new(Message::user_text(text));
+    collect(h.send_streaming_message(call, request).await.unwrap()).await
+}
+
 fn convert(conv: &mut Converter, items: &[LoggedEvent]) -> Vec<Frame> {
     items.iter().flat_map(|i| conv.convert_logged(i)).collect()
 }
@@ -48,12 +54,7 @@ fn convert(conv: &mut Converter, items: &[LoggedEvent]) -> Vec<Frame> {
 async fn live_stream_and_replayed_log_give_the_same_events() {
     let h = handler();
     let call = CallContext::anonymous();
-    let live = collect(
-        h.send_streaming_message(&call, SendMessageRequest::new(Message::user_text("hi")))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let live = stream_text(&h, &call, "hi").await;
     // The parts are ordinary A2A parts with hints in their metadata.
     let hinted: Vec<PartRole> = live
         .iter()
@@ -126,12 +127,7 @@ async fn a_hinted_writer_is_named_like_an_artifact_writer() {
     let card = AgentCard::new("named", "names its artifacts", "1.0").with_streaming(true);
     let h = RequestHandler::builder(agent, card).build();
     let call = CallContext::anonymous();
-    let live = collect(
-        h.send_streaming_message(&call, SendMessageRequest::new(Message::user_text("src")))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let live = stream_text(&h, &call, "src").await;
     let names: Vec<String> = live
         .iter()
         .filter_map(|e| match &e.event {

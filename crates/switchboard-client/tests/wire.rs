@@ -46,6 +46,19 @@ fn echo_result(result: Value) -> impl Fn(&Seen) -> Reply {
     move |seen| json_reply(json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": result}))
 }
 
+/// Every item of a streamed "hi", errors included, to the stream's end.
+async fn stream_hi(
+    client: &A2AClient,
+) -> Vec<Result<switchboard_client::StreamEvent, ClientError>> {
+    let message = switchboard_client::protocol::Message::user_text("hi");
+    client
+        .send_streaming_message(message)
+        .await
+        .unwrap()
+        .collect()
+        .await
+}
+
 #[tokio::test]
 async fn requests_carry_headers_ids_and_params() {
     let (base, log) = serve(echo_result(task_json("t1", "TASK_STATE_WORKING"))).await;
@@ -278,12 +291,7 @@ async fn sse_events_ids_and_error_frames() {
     })
     .await;
     let client = A2AClient::from_endpoint(&base).unwrap();
-    let items: Vec<_> = client
-        .send_streaming_message(switchboard_client::protocol::Message::user_text("hi"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let items = stream_hi(&client).await;
     assert_eq!(items.len(), 3, "{items:?}");
     let first = items[0].as_ref().unwrap();
     assert_eq!(first.seq, Some(1));
@@ -406,12 +414,7 @@ async fn a_tap_sees_each_calls_request_answer_events_and_errors() {
         .unwrap();
     client.get_task("t1").await.unwrap();
     client.cancel_task("t1").await.unwrap_err();
-    let events: Vec<_> = client
-        .send_streaming_message(switchboard_client::protocol::Message::user_text("hi"))
-        .await
-        .unwrap()
-        .collect()
-        .await;
+    let events = stream_hi(&client).await;
     assert_eq!(events.len(), 2);
 
     let frames = tap.0.lock().unwrap().clone();

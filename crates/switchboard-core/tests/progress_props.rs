@@ -14,12 +14,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "../../switchboard-protocol/tests/schema/mod.rs"]
+mod schema;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use proptest::prelude::*;
+use schema::progress_schema;
 use serde_json::Value;
 use switchboard_core::progress::{ProgressEmitter, Tracker};
 use switchboard_core::store::conformance::fixtures::log_of;
@@ -241,15 +244,6 @@ impl Model {
     }
 }
 
-fn schema() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(TASK_PROGRESS_SCHEMA).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap()
-}
-
 /// Runs the ops in an agent; returns each op's outcome (`None`: skipped)
 /// and the raw progress entries of the task's log, in order.
 async fn execute(ops: Vec<Op>, limits: ProgressLimits) -> (Vec<Option<bool>>, Vec<Value>) {
@@ -363,7 +357,7 @@ fn check(ops: Vec<Op>, rate: f64) -> Result<(), TestCaseError> {
     }
 
     // 2. Every snapshot is valid, for us and for the schema.
-    let validator = schema();
+    let validator = progress_schema();
     let mut snaps = Vec::new();
     for v in &entries {
         prop_assert!(validator.is_valid(v), "schema rejects {}", v);

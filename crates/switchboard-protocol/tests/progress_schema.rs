@@ -10,18 +10,12 @@
 //! random payloads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod schema;
+
 use proptest::prelude::*;
+use schema::progress_schema;
 use serde_json::{Value, json};
 use switchboard_protocol::progress::*;
-
-fn schema() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(TASK_PROGRESS_SCHEMA).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap()
-}
 
 /// Asserts agreement and returns our violations.
 fn agree(v: &jsonschema::Validator, payload: &Value) -> Vec<ProgressViolation> {
@@ -54,7 +48,7 @@ fn the_schema_constant_is_the_spec_schema() {
 
 #[test]
 fn corpus_agrees_with_the_normative_schema() {
-    let v = schema();
+    let v = progress_schema();
     let valid = [
         json!({"trackers": []}),
         json!({"trackers": [{"id": "a"}]}),
@@ -123,7 +117,7 @@ fn corpus_agrees_with_the_normative_schema() {
 
 #[test]
 fn everything_we_emit_from_typed_payloads_is_schema_valid() {
-    let v = schema();
+    let v = progress_schema();
     let p = ProgressPayload::new(vec![
         ProgressTracker::new("a")
             .with_progress(50.0)
@@ -265,7 +259,7 @@ proptest! {
 
     #[test]
     fn random_payloads_agree_with_the_schema(p in payload()) {
-        let v = schema();
+        let v = progress_schema();
         agree(&v, &p);
         // A payload we accept decodes, and re-encodes to something we accept.
         if let Ok(decoded) = ProgressPayload::from_value(&p, &ProgressLimits::schema_caps()) {

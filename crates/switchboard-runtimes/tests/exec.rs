@@ -3,16 +3,15 @@
 //! message a real process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod engine;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use engine::status_text;
 use switchboard_core::{CallContext, RequestHandler};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
-use switchboard_protocol::{
-    A2AError, CancelTaskRequest, GetTaskRequest, Message, PartContent, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
-};
+use switchboard_protocol::{A2AError, Message, PartContent, StreamResponse, Task, TaskState};
 use switchboard_runtimes::exec::{ExecAgent, ExecConfig, ExecMode};
 
 fn example(name: &str) -> String {
@@ -55,40 +54,16 @@ fn call() -> CallContext {
 }
 
 async fn send(h: &RequestHandler, message: Message) -> Task {
-    match h
-        .send_message(&call(), SendMessageRequest::new(message))
-        .await
-        .unwrap()
-    {
-        SendMessageResponse::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    }
+    engine::send(h, &call(), message).await
 }
 
 /// Starts a task and returns as soon as it exists.
 async fn start(h: &RequestHandler, text: &str) -> Result<Task, A2AError> {
-    let mut req = SendMessageRequest::new(Message::user_text(text));
-    req.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    match h.send_message(&call(), req).await? {
-        SendMessageResponse::Task(task) => Ok(task),
-        other => panic!("expected a task, got {other:?}"),
-    }
+    engine::start(h, &call(), text).await
 }
 
 async fn get(h: &RequestHandler, id: &str) -> Task {
-    h.get_task(
-        &call(),
-        GetTaskRequest {
-            tenant: None,
-            id: id.to_string(),
-            history_length: None,
-        },
-    )
-    .await
-    .unwrap()
+    engine::get(h, &call(), id).await
 }
 
 fn artifact_text(task: &Task, name: &str) -> String {
@@ -104,14 +79,6 @@ fn artifact_text(task: &Task, name: &str) -> String {
             _ => "",
         })
         .collect()
-}
-
-fn status_text(task: &Task) -> String {
-    task.status
-        .message
-        .as_ref()
-        .map(Message::text)
-        .unwrap_or_default()
 }
 
 /// Polls `cond` every 20 ms until it holds, for at most 20 s.
@@ -141,7 +108,7 @@ async fn a_program_written_for_a2a_cli_exec_runs_unchanged() {
     // Its failure: exit 2, stderr quoted in the failed status.
     let task = send(&h, Message::user_text("   ")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    let why = status_text(&task);
+    let why = status_text(&task.status);
     assert!(why.contains("exited with code 2"), "{why}");
     assert!(why.contains("nothing to reverse"), "{why}");
 }
@@ -155,23 +122,9 @@ async fn text_mode_streams_chunks_at_the_delimiter() {
     );
     config.chunk = Some("\n".into());
     let (h, _) = serve(config);
-    let stream = h
-        .send_streaming_message(
-            &call(),
-            SendMessageRequest::new(Message::user_text("one two three")),
-        )
-        .await
-        .unwrap();
-    let events: Vec<_> = stream.map(|e| e.unwrap().event).collect().await;
-    let chunks: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            StreamResponse::ArtifactUpdate(u) => Some((u.artifact.text(), u.append, u.last_chunk)),
-            _ => None,
-        })
-        .collect();
+    let events = engine::stream(&h, &call(), "one two three").await;
     assert_eq!(
-        chunks,
+        chunks(&events),
         vec![
             ("one".to_string(), false, false),
             ("two".to_string(), true, false),
@@ -185,27 +138,24 @@ async fn text_mode_streams_chunks_at_the_delimiter() {
     assert_eq!(last.status.state, TaskState::Completed);
 }
 
-/// The Python and Node examples hold the same conversation: artifact
-/// chunks with a progress tracker, a question, the answer on stdin.
-async fn lines_conversation(config: ExecConfig) {
-    let (h, agent) = serve(config.mode(ExecMode::Lines));
-    let stream = h
-        .send_streaming_message(
-            &call(),
-            SendMessageRequest::new(Message::user_text("to be or not")),
-        )
-        .await
-        .unwrap();
-    let events: Vec<_> = stream.map(|e| e.unwrap().event).collect().await;
-    let chunks: Vec<_> = events
+/// Each artifact update's text, `append` and `last_chunk`, in order.
+fn chunks(events: &[StreamResponse]) -> Vec<(String, bool, bool)> {
+    events
         .iter()
         .filter_map(|e| match e {
             StreamResponse::ArtifactUpdate(u) => Some((u.artifact.text(), u.append, u.last_chunk)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The Python and Node examples hold the same conversation: artifact
+/// chunks with a progress tracker, a question, the answer on stdin.
+async fn lines_conversation(config: ExecConfig) {
+    let (h, agent) = serve(config.mode(ExecMode::Lines));
+    let events = engine::stream(&h, &call(), "to be or not").await;
     assert_eq!(
-        chunks,
+        chunks(&events),
         vec![
             ("TO ".to_string(), false, false),
             ("BE ".to_string(), true, false),
@@ -228,7 +178,7 @@ async fn lines_conversation(config: ExecConfig) {
         panic!("ends with a status: {events:?}")
     };
     assert_eq!(asked.status.state, TaskState::InputRequired);
-    assert!(status_text_of(&asked.status).contains("What is your name?"));
+    assert!(status_text(&asked.status).contains("What is your name?"));
     assert_eq!(agent.running(), 1, "the program waits for the answer");
 
     let answer = Message::user_text("Ada")
@@ -245,14 +195,6 @@ async fn lines_conversation(config: ExecConfig) {
         agent.running() == 0
     })
     .await;
-}
-
-fn status_text_of(status: &switchboard_protocol::TaskStatus) -> String {
-    status
-        .message
-        .as_ref()
-        .map(Message::text)
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -285,7 +227,7 @@ async fn an_answer_with_no_program_waiting_fails_the_task() {
     let task = send(&h, answer).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
     assert!(
-        status_text(&task).contains("no program is waiting"),
+        status_text(&task.status).contains("no program is waiting"),
         "{task:?}"
     );
 }
@@ -301,7 +243,7 @@ async fn a_crash_fails_the_task_with_a_bounded_stderr_tail() {
     let (h, _) = serve(config);
     let task = send(&h, Message::user_text("go")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    let why = status_text(&task);
+    let why = status_text(&task.status);
     assert!(why.contains("exited with code 3"), "{why}");
     assert!(why.ends_with("Traceback: boom"), "{why}");
     assert!(why.len() < 400, "the tail is bounded: {} bytes", why.len());
@@ -318,7 +260,10 @@ async fn a_malformed_line_fails_the_task_and_names_it() {
     let (h, agent) = serve(config);
     let task = send(&h, Message::user_text("go")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    assert!(status_text(&task).contains("stdout line 2"), "{task:?}");
+    assert!(
+        status_text(&task.status).contains("stdout line 2"),
+        "{task:?}"
+    );
     eventually("the program to be stopped", || agent.running() == 0).await;
 }
 
@@ -347,17 +292,7 @@ async fn cancel_sends_sigterm_then_sigkill_to_a_program_ignoring_it() {
     let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().parse().unwrap();
     assert!(alive(pid));
 
-    let canceled = h
-        .cancel_task(
-            &call(),
-            CancelTaskRequest {
-                tenant: None,
-                id: task.id.clone(),
-                metadata: None,
-            },
-        )
-        .await
-        .unwrap();
+    let canceled = engine::cancel(&h, &call(), &task.id).await;
     assert_eq!(canceled.status.state, TaskState::Canceled);
     eventually("the program to be killed and reaped", || !alive(pid)).await;
     let signals = std::fs::read_to_string(&marker).unwrap_or_default();
@@ -408,7 +343,7 @@ async fn huge_output_is_cut_off_at_max_output_bytes() {
     let task = send(&h, Message::user_text("go")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
     assert!(
-        status_text(&task).contains("more than 100000 bytes"),
+        status_text(&task.status).contains("more than 100000 bytes"),
         "{task:?}"
     );
     assert!(
@@ -457,15 +392,6 @@ async fn canceling_a_task_waiting_for_an_answer_stops_its_program() {
     let task = send(&h, Message::user_text("hi")).await;
     assert_eq!(task.status.state, TaskState::InputRequired, "{task:?}");
     assert_eq!(agent.running(), 1);
-    h.cancel_task(
-        &call(),
-        CancelTaskRequest {
-            tenant: None,
-            id: task.id.clone(),
-            metadata: None,
-        },
-    )
-    .await
-    .unwrap();
+    engine::cancel(&h, &call(), &task.id).await;
     eventually("the waiting program to be stopped", || agent.running() == 0).await;
 }

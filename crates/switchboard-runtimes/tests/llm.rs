@@ -5,20 +5,18 @@
 //! multi-turn memory and usage.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod engine;
 mod scripted_model;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use engine::status_text;
 use scripted_model::{Model, Reply, answer, content, finish, reasoning, tool_call, usage};
 use serde_json::{Value, json};
 use switchboard_agui::hints::{PartHints, PartRole};
 use switchboard_core::{CallContext, RequestHandler, agent_fn};
-use switchboard_protocol::{
-    AgentCard, CancelTaskRequest, GetTaskRequest, Message, Part, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
-};
+use switchboard_protocol::{AgentCard, Message, Part, StreamResponse, Task, TaskState};
 use switchboard_runtimes::llm::{LlmAgent, LlmConfig, ToolConfig, tools};
 
 fn config(model: &Model) -> LlmConfig {
@@ -39,27 +37,11 @@ fn call() -> CallContext {
 }
 
 async fn send(h: &RequestHandler, message: Message) -> Task {
-    match h
-        .send_message(&call(), SendMessageRequest::new(message))
-        .await
-        .unwrap()
-    {
-        SendMessageResponse::Task(task) => task,
-        other => panic!("expected a task, got {other:?}"),
-    }
+    engine::send(h, &call(), message).await
 }
 
 async fn get(h: &RequestHandler, id: &str) -> Task {
-    h.get_task(
-        &call(),
-        GetTaskRequest {
-            tenant: None,
-            id: id.to_string(),
-            history_length: None,
-        },
-    )
-    .await
-    .unwrap()
+    engine::get(h, &call(), id).await
 }
 
 /// The `response` artifact's parts.
@@ -80,14 +62,6 @@ fn answer_text(task: &Task) -> String {
         .filter(|p| PartHints::read(p).role() == PartRole::Text)
         .filter_map(Part::as_text)
         .collect()
-}
-
-fn status_text(task: &Task) -> String {
-    task.status
-        .message
-        .as_ref()
-        .map(Message::text)
-        .unwrap_or_default()
 }
 
 /// An A2A agent on its own loopback port whose card is named `name`: it
@@ -138,11 +112,7 @@ async fn tokens_and_reasoning_stream_as_chunks_of_one_artifact_with_usage_in_met
     let before = switchboard_telemetry::metrics::METRICS
         .llm_completion_tokens
         .get();
-    let stream = h
-        .send_streaming_message(&call(), SendMessageRequest::new(Message::user_text("hi")))
-        .await
-        .unwrap();
-    let events: Vec<StreamResponse> = stream.map(|e| e.unwrap().event).collect().await;
+    let events = engine::stream(&h, &call(), "hi").await;
     let chunks: Vec<(PartRole, String, bool)> = events
         .iter()
         .filter_map(|e| match e {
@@ -387,7 +357,7 @@ async fn server_errors_beyond_the_retry_budget_fail_the_task_with_the_reason() {
     let h = serve(cfg);
     let task = send(&h, Message::user_text("hi")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    let why = status_text(&task);
+    let why = status_text(&task.status);
     assert!(
         why.contains("503") && why.contains("3 attempt(s)") && why.contains("scripted 503"),
         "{why}"
@@ -405,7 +375,7 @@ async fn a_stream_cut_after_tokens_fails_the_task_and_is_not_retried() {
     let h = serve(config(&model));
     let task = send(&h, Message::user_text("hi")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    let why = status_text(&task);
+    let why = status_text(&task.status);
     assert!(why.contains("cut"), "{why}");
     assert_eq!(answer_text(&task), "Hello", "what streamed stays");
     assert_eq!(model.requests().len(), 1, "no retry after tokens went out");
@@ -415,14 +385,7 @@ async fn a_stream_cut_after_tokens_fails_the_task_and_is_not_retried() {
 async fn cancel_drops_the_upstream_stream() {
     let model = Model::start(vec![Reply::Hang(vec![content("thinking very long")])]).await;
     let h = serve(config(&model));
-    let mut req = SendMessageRequest::new(Message::user_text("go on forever"));
-    req.configuration = Some(SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    let SendMessageResponse::Task(task) = h.send_message(&call(), req).await.unwrap() else {
-        panic!("a task")
-    };
+    let task = engine::start(&h, &call(), "go on forever").await.unwrap();
     // Wait for the first token, so the stream is surely open.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -434,17 +397,7 @@ async fn cancel_drops_the_upstream_stream() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(model.closed(), 0);
-    let canceled = h
-        .cancel_task(
-            &call(),
-            CancelTaskRequest {
-                tenant: None,
-                id: task.id.clone(),
-                metadata: None,
-            },
-        )
-        .await
-        .unwrap();
+    let canceled = engine::cancel(&h, &call(), &task.id).await;
     assert_eq!(canceled.status.state, TaskState::Canceled);
     model.wait_closed(1).await;
 }
@@ -508,7 +461,7 @@ async fn ask_user_turns_the_task_input_required_and_the_answer_continues_the_loo
     let h = serve(cfg);
     let task = send(&h, Message::user_text("book a hotel")).await;
     assert_eq!(task.status.state, TaskState::InputRequired, "{task:?}");
-    assert_eq!(status_text(&task), "Which city?");
+    assert_eq!(status_text(&task.status), "Which city?");
     let functions: Vec<Value> = model.requests()[0]["tools"]
         .as_array()
         .unwrap()
@@ -564,9 +517,9 @@ async fn a_model_that_keeps_calling_tools_is_stopped_after_max_rounds() {
     let task = send(&h, Message::user_text("loop")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
     assert!(
-        status_text(&task).contains("max_rounds"),
+        status_text(&task.status).contains("max_rounds"),
         "{}",
-        status_text(&task)
+        status_text(&task.status)
     );
     assert_eq!(model.requests().len(), 2);
 }
@@ -609,9 +562,9 @@ async fn a_silent_stream_fails_the_task_after_idle_timeout_and_is_dropped() {
     let task = send(&h, Message::user_text("hi")).await;
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
     assert!(
-        status_text(&task).contains("idle_timeout"),
+        status_text(&task.status).contains("idle_timeout"),
         "{}",
-        status_text(&task)
+        status_text(&task.status)
     );
     model.wait_closed(1).await;
 }

@@ -4,9 +4,12 @@
 //! `max_concurrent`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod engine;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine::status_text;
 use switchboard_core::{AgentExecutor, CallContext, RequestHandler, agent_fn};
 use switchboard_protocol::{
     A2AError, AgentCard, Message, SendMessageConfiguration, SendMessageRequest,
@@ -39,14 +42,6 @@ async fn send(h: &RequestHandler, text: &str) -> Result<Task, A2AError> {
         SendMessageResponse::Task(task) => Ok(task),
         other => panic!("a task: {other:?}"),
     }
-}
-
-fn status_text(task: &Task) -> String {
-    task.status
-        .message
-        .as_ref()
-        .map(Message::text)
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -94,7 +89,7 @@ async fn a_silent_remote_fails_the_task_at_the_timeout_naming_it() {
     let h = proxy(config).await;
     let task = send(&h, "hello?").await.unwrap();
     assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
-    let reason = status_text(&task);
+    let reason = status_text(&task.status);
     assert!(
         reason.contains("timeout") && reason.contains(&base),
         "{reason}"

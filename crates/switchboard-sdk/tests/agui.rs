@@ -2,8 +2,10 @@
 //! one call mounts it, behind the same gate as the A2A bindings.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{Running, key_holder};
 use serde_json::{Value, json};
-use switchboard_sdk::auth::{ApiKeys, Schemes, hash_api_key};
 use switchboard_sdk::prelude::*;
 
 const KEY: &str = "sdk-agui-key-0123456789";
@@ -40,21 +42,16 @@ async fn an_sdk_agent_answers_agui_behind_its_gate() {
     });
     let card = AgentCard::new("echo", "Echoes", "1.0").with_streaming(true);
     let handler = RequestHandler::builder(agent, card).build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let keys = ApiKeys::new()
-        .key(&hash_api_key(KEY), "alpha", None, false)
-        .unwrap();
     // The endpoint before the authenticator: the gate it gets is the
     // server's as served, whatever the order of the calls.
-    let server = A2aServer::new(handler)
-        .public_url(&base)
-        .agui_endpoint(EndpointConfig::default())
-        .authenticator(Schemes::new().with(keys));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let running = Running::start(|base| {
+        A2aServer::new(handler)
+            .public_url(base)
+            .agui_endpoint(EndpointConfig::default())
+            .authenticator(key_holder(KEY))
+    })
+    .await;
+    let base = running.base.clone();
     let http = reqwest::Client::new();
     let url = format!("{base}/agui");
 
@@ -92,6 +89,5 @@ async fn an_sdk_agent_answers_agui_behind_its_gate() {
     );
     assert!(body.contains("echo: hello"), "{body}");
 
-    stop.send(()).unwrap();
-    serving.await.unwrap().unwrap();
+    running.stop().await;
 }

@@ -3,10 +3,13 @@
 //! no further call; an extended card nobody could fetch is warned about.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
+use common::{Running, json_of, key_holder};
 use serde_json::{Value, json};
-use switchboard_sdk::auth::{ApiKeys, Schemes, hash_api_key};
+use switchboard_sdk::auth::Schemes;
 use switchboard_sdk::prelude::*;
 
 const KEY: &str = "sdk-test-key-0123456789";
@@ -25,11 +28,7 @@ fn handler(extended: bool) -> RequestHandler {
 }
 
 fn schemes() -> Schemes {
-    Schemes::new().with(
-        ApiKeys::new()
-            .key(&hash_api_key(KEY), "alpha", None, false)
-            .unwrap(),
-    )
+    key_holder(KEY)
 }
 
 fn send(id: u32) -> Value {
@@ -42,26 +41,17 @@ fn send(id: u32) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_authenticator_guards_the_server_and_is_on_its_card() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = A2aServer::new(handler(false))
-        .public_url(&base)
-        .authenticator(schemes());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let running = Running::start(|base| {
+        A2aServer::new(handler(false))
+            .public_url(base)
+            .authenticator(schemes())
+    })
+    .await;
+    let base = running.base.clone();
     let http = reqwest::Client::new();
 
     // The card says how to get in, though the card was never described.
-    let card: Value = http
-        .get(format!("{base}/.well-known/agent-card.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = json_of(http.get(format!("{base}/.well-known/agent-card.json"))).await;
     let schemes = card["securitySchemes"]
         .as_object()
         .expect("no securitySchemes");
@@ -78,20 +68,10 @@ async fn the_authenticator_guards_the_server_and_is_on_its_card() {
     let refused = http.post(&base).json(&send(1)).send().await.unwrap();
     assert_eq!(refused.status(), 401);
     // With it: served.
-    let served: Value = http
-        .post(&base)
-        .header("x-api-key", KEY)
-        .json(&send(2))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let served = json_of(http.post(&base).header("x-api-key", KEY).json(&send(2))).await;
     assert!(served["result"].is_object(), "{served}");
 
-    stop.send(()).unwrap();
-    serving.await.unwrap().unwrap();
+    running.stop().await;
 }
 
 /// A `tracing` writer into a shared buffer.

@@ -3,8 +3,9 @@
 //! agent as each caller.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use serde_json::Value;
-use switchboard_sdk::auth::{ApiKeys, Schemes, hash_api_key};
+mod common;
+
+use common::{Running, json_of, key_holder};
 use switchboard_sdk::prelude::*;
 
 const KEY: &str = "sdk-console-key-0123456789";
@@ -16,19 +17,14 @@ async fn the_console_is_one_call_behind_the_servers_gate() {
         Ok(())
     });
     let handler = RequestHandler::builder(agent, AgentCard::new("echo", "Echoes", "1.0")).build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let keys = ApiKeys::new()
-        .key(&hash_api_key(KEY), "alpha", None, false)
-        .unwrap();
-    let server = A2aServer::new(handler)
-        .public_url(&base)
-        .authenticator(Schemes::new().with(keys))
-        .console(&base);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.serve(listener, async move {
-        let _ = stopped.await;
-    }));
+    let running = Running::start(|base| {
+        A2aServer::new(handler)
+            .public_url(base)
+            .authenticator(key_holder(KEY))
+            .console(base)
+    })
+    .await;
+    let base = running.base.clone();
     let http = reqwest::Client::new();
     let page = http.get(format!("{base}/console/")).send().await.unwrap();
     assert_eq!(page.status(), 200);
@@ -40,17 +36,12 @@ async fn the_console_is_one_call_behind_the_servers_gate() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let answer: Value = http
-        .get(&card)
-        .header("X-Switchboard-Console", "1")
-        .header("X-API-Key", KEY)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = json_of(
+        http.get(&card)
+            .header("X-Switchboard-Console", "1")
+            .header("X-API-Key", KEY),
+    )
+    .await;
     assert_eq!(answer["result"]["card"]["name"], "echo", "{answer}");
-    stop.send(()).unwrap();
-    serving.await.unwrap().unwrap();
+    running.stop().await;
 }

@@ -556,35 +556,8 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for BackgroundWriter {
 
 #[cfg(test)]
 mod writer_tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use super::*;
-
-    /// A sink the test can read, that blocks while `gate` is held.
-    #[derive(Clone, Default)]
-    struct Sink {
-        bytes: Arc<Mutex<Vec<u8>>>,
-        gate: Arc<Mutex<()>>,
-    }
-
-    impl Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let _open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
-            self.bytes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    fn text(sink: &Sink) -> String {
-        String::from_utf8_lossy(&sink.bytes.lock().unwrap_or_else(|e| e.into_inner())).into()
-    }
+    use crate::tests::Sink;
 
     #[test]
     fn timestamps_are_written_as_chrono_formats_them() {
@@ -624,7 +597,7 @@ mod writer_tests {
             tracing::warn!("plain");
         });
         writer.flush(std::time::Duration::from_secs(10));
-        let out = text(&sink);
+        let out = sink.text();
         let lines: Vec<serde_json::Value> = out
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_default())
@@ -650,7 +623,7 @@ mod writer_tests {
         }
         writer.flush(std::time::Duration::from_secs(10));
         let expected: String = (0..500).map(|i| format!("line {i}\n")).collect();
-        assert_eq!(text(&sink), expected);
+        assert_eq!(sink.text(), expected);
     }
 
     #[test]
@@ -681,7 +654,7 @@ mod writer_tests {
         assert!(dropped >= 90, "lines past the queue are dropped: {dropped}");
         drop(stalled);
         writer.flush(std::time::Duration::from_secs(10));
-        let out = text(&sink);
+        let out = sink.text();
         assert!(out.starts_with(&big), "the first line is whole");
         assert!(out.contains("line 1\n"), "queued lines follow");
         assert!(!out.contains("line 99\n"), "dropped lines are not written");

@@ -433,23 +433,17 @@ pub fn render_metrics(m: &Metrics) -> String {
         "",
         &m.store_commit,
     );
-    header(
+    labelled_counters(
         &mut out,
         "switchboard_push_deliveries_total",
         "Push notification attempts, by outcome.",
-        "counter",
+        "outcome",
+        &[
+            ("delivered", &m.push_delivered),
+            ("retried", &m.push_retried),
+            ("dead_lettered", &m.push_dead_lettered),
+        ],
     );
-    for (outcome, c) in [
-        ("delivered", &m.push_delivered),
-        ("retried", &m.push_retried),
-        ("dead_lettered", &m.push_dead_lettered),
-    ] {
-        let _ = writeln!(
-            out,
-            "switchboard_push_deliveries_total{{outcome=\"{outcome}\"}} {}",
-            c.get()
-        );
-    }
     write_gauge(
         &mut out,
         "switchboard_open_connections",
@@ -462,22 +456,16 @@ pub fn render_metrics(m: &Metrics) -> String {
         "Client connections accepted.",
         &m.connections,
     );
-    header(
+    labelled_counters(
         &mut out,
         "switchboard_llm_tokens_total",
         "Tokens the models of hosted LLM agents reported (their usage), by kind.",
-        "counter",
+        "kind",
+        &[
+            ("prompt", &m.llm_prompt_tokens),
+            ("completion", &m.llm_completion_tokens),
+        ],
     );
-    for (kind, c) in [
-        ("prompt", &m.llm_prompt_tokens),
-        ("completion", &m.llm_completion_tokens),
-    ] {
-        let _ = writeln!(
-            out,
-            "switchboard_llm_tokens_total{{kind=\"{kind}\"}} {}",
-            c.get()
-        );
-    }
     out
 }
 
@@ -504,6 +492,20 @@ fn header(out: &mut String, name: &str, help: &str, kind: &str) {
 fn counter(out: &mut String, name: &str, help: &str, c: &Counter) {
     header(out, name, help, "counter");
     let _ = writeln!(out, "{name} {}", c.get());
+}
+
+/// One counter family with a sample per value of `label`, zeros included.
+fn labelled_counters(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: &str,
+    samples: &[(&str, &Counter)],
+) {
+    header(out, name, help, "counter");
+    for (value, c) in samples {
+        let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {}", c.get());
+    }
 }
 
 /// Writes one unlabelled gauge (`# HELP`, `# TYPE` and its sample), for

@@ -7,6 +7,38 @@ use switchboard_protocol::{Operation, TaskState};
 use crate::metrics::{Metrics, Outcome, render_metrics};
 use crate::trace::TraceParent;
 
+/// A log sink a test can read, that blocks its writers while `gate` is
+/// held.
+#[cfg(feature = "logging")]
+#[derive(Clone, Default)]
+pub(crate) struct Sink {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    pub(crate) gate: std::sync::Arc<std::sync::Mutex<()>>,
+}
+
+#[cfg(feature = "logging")]
+impl Sink {
+    /// What was written so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes.lock().unwrap_or_else(|e| e.into_inner())).into()
+    }
+}
+
+#[cfg(feature = "logging")]
+impl std::io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+        self.bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[test]
 fn traceparent_round_trips_and_refuses_what_the_spec_refuses() {
     let v = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -220,22 +252,7 @@ fn sampler_names_are_the_specifications() {
 #[cfg(feature = "logging")]
 #[test]
 fn json_lines_are_one_object_per_event_with_typed_fields() {
-    use std::sync::{Arc, Mutex};
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
+    let buffer = Sink::default();
     let out = buffer.clone();
     let subscriber = tracing_subscriber::fmt()
         .event_format(crate::logging::JsonLines)
@@ -260,8 +277,7 @@ fn json_lines_are_one_object_per_event_with_typed_fields() {
             1
         );
     });
-    let text = String::from_utf8(buffer.0.lock().unwrap_or_else(|e| e.into_inner()).clone())
-        .unwrap_or_default();
+    let text = buffer.text();
     assert_eq!(text.matches('\n').count(), 1, "{text}");
     let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap_or_default();
     assert_eq!(line["level"], "WARN", "{text}");

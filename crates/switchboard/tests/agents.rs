@@ -7,7 +7,10 @@
 
 mod proc;
 
-use proc::{Serve, get, interop_python, repo_root, run_interop_driver, switchboard_without_env};
+use proc::{
+    Serve, get, interop_python, repo_root, run_interop_driver, success_stdout_of,
+    switchboard_without_env, uuid,
+};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -41,8 +44,7 @@ runtime = "echo-task"
 }
 
 fn start(dir: &tempfile::TempDir) -> Serve {
-    let store = format!("sqlite://{}", dir.path().join("agents.db").display());
-    Serve::start_configured(dir.path(), "agents", &store, &config(), &[])
+    Serve::start_configured_sqlite(dir.path(), "agents", &config(), &[])
 }
 
 async fn json(url: &str) -> Value {
@@ -58,13 +60,7 @@ fn send(url: &str, args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "send to {url} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    success_stdout_of(&format!("send to {url} failed: "), &out)
 }
 
 #[tokio::test]
@@ -101,11 +97,7 @@ async fn two_agents_of_different_runtimes_each_at_its_path() {
     for (path, name) in [("/reverse", "reverse"), ("/echo", "echo")] {
         let card = json(&format!("{base}{path}/.well-known/agent-card.json")).await;
         assert_eq!(card["name"], name, "{card}");
-        let interfaces = card["supportedInterfaces"].as_array().unwrap();
-        assert!(!interfaces.is_empty(), "{card}");
-        for i in interfaces {
-            let url = i["url"].as_str().unwrap();
-            assert!(url.starts_with(&format!("{base}{path}")), "{url} in {card}");
+        for i in proc::interfaces_under(&card, &format!("{base}{path}")) {
             assert_ne!(
                 i["protocolBinding"], "GRPC",
                 "gRPC reaches the root agent only"
@@ -306,16 +298,6 @@ async fn rest_send_with(url: &str, key: &str, text: &str) -> u16 {
         .as_u16()
 }
 
-fn uuid() -> String {
-    format!(
-        "m-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
-
 #[tokio::test]
 async fn each_agent_lets_in_its_own_callers_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -447,14 +429,8 @@ async fn sighup_adds_and_drops_agents_while_a_long_task_runs_on() {
     use futures::StreamExt as _;
     use switchboard_client::protocol::{Message, StreamResponse, TaskState};
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("reload.db").display());
-    let serve = Serve::start_configured(
-        dir.path(),
-        "reload",
-        &store,
-        &reload_config(dir.path(), false, true),
-        &[],
-    );
+    let config = reload_config(dir.path(), false, true);
+    let serve = Serve::start_configured_sqlite(dir.path(), "reload", &config, &[]);
     let base = serve.base();
     let file = dir.path().join("reload.toml");
     let gate = dir.path().join("gate");

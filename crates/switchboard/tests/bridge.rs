@@ -12,7 +12,7 @@ mod proc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use proc::{BridgeProc, Serve, switchboard_without_env};
+use proc::{BridgeProc, Serve, api_key_hashes, switchboard_without_env, whole_answer};
 use serde_json::{Value, json};
 use switchboard_agui::events::{Event, EventKind, RunFinishedOutcome};
 use switchboard_agui::run::RunEvents;
@@ -65,42 +65,16 @@ impl Answer {
         }
         self
     }
-
-    /// The state after the run: the snapshot with every delta applied.
-    fn final_state(&self) -> Value {
-        let mut state = Value::Null;
-        for e in &self.events {
-            match &e.kind {
-                EventKind::StateSnapshot(s) => state = s.snapshot.clone(),
-                EventKind::StateDelta(d) => {
-                    switchboard_agui::patch::apply(&mut state, &d.delta).unwrap();
-                }
-                _ => {}
-            }
-        }
-        state
-    }
 }
 
 /// POSTs `body` to `url` with `headers` and reads the whole answer.
 async fn post(url: &str, body: &Value, headers: &[(&str, &str)]) -> Answer {
-    let mut request = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
         .body(body.to_string());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = tokio::time::timeout(Duration::from_secs(30), request.send())
-        .await
-        .expect("the endpoint answers")
-        .unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = tokio::time::timeout(Duration::from_secs(60), response.bytes())
-        .await
-        .expect("the run ends")
-        .unwrap();
+    let (status, headers, body) = whole_answer(request, headers).await;
+    let status = status.as_u16();
     let events = if status == 200 {
         let mut decoder = SseDecoder::new();
         let events = decoder.push(&body).unwrap();
@@ -127,7 +101,7 @@ async fn plain_run(url: &str, headers: &[(&str, &str)]) {
         "{}",
         answer.text()
     );
-    let state = answer.final_state();
+    let state = answer.final_state().unwrap();
     let tasks = state["view"]["tasksById"].as_object().unwrap();
     assert_eq!(tasks.len(), 1, "{state}");
     let task = tasks.values().next().unwrap();
@@ -146,7 +120,7 @@ async fn approve_and_resume(url: &str) {
     };
     assert_eq!(interrupts.len(), 1);
     let interrupt_id = interrupts[0].id.clone();
-    let state = first.final_state();
+    let state = first.final_state().unwrap();
     assert!(
         state["view"]["pendingInterrupts"][&interrupt_id].is_object(),
         "{state}"
@@ -167,7 +141,7 @@ async fn approve_and_resume(url: &str) {
         .verified();
     second.check_succeeded().unwrap();
     assert!(second.text().contains("approved"), "{}", second.text());
-    let state = second.final_state();
+    let state = second.final_state().unwrap();
     assert_eq!(
         state["view"]["pendingInterrupts"],
         json!({}),
@@ -413,6 +387,13 @@ fn run_input(messages: Value, state: Value, a2a: Value, resume: Option<Value>) -
     input
 }
 
+/// A run of `messages` on `bridge` from `state`, read to its end and
+/// verified.
+async fn run_on(bridge: &BridgeProc, messages: Value, state: Value) -> Answer {
+    let input = run_input(messages, state, Value::Null, None);
+    post(&bridge.url(), &input, &[]).await.verified()
+}
+
 /// The one task in the `/view` of a run's final state: its id and state.
 fn view_task(state: &Value) -> (String, String) {
     let tasks = state["view"]["tasksById"].as_object().unwrap();
@@ -472,11 +453,7 @@ async fn the_bridge_scopes_every_task_and_context_to_its_caller() {
     const BOB: &str = "sb_bob-key";
     let agent_key = format!("{}=bridge", switchboard_auth::hash_api_key(AGENT_KEY));
     let serve = Serve::start_with("memory", &["--api-key-hash", &agent_key]);
-    let callers = format!(
-        "{}=alice,{}=bob",
-        switchboard_auth::hash_api_key(ALICE),
-        switchboard_auth::hash_api_key(BOB)
-    );
+    let callers = api_key_hashes(&[(ALICE, "alice"), (BOB, "bob")]);
     let header = format!("X-API-Key: {AGENT_KEY}");
     let flags = ["--api-key-hash", &callers, "--agent-header", &header];
     // Two replicas of the bridge, and later a third: no bridge state.
@@ -497,7 +474,7 @@ async fn the_bridge_scopes_every_task_and_context_to_its_caller() {
         panic!("{:?} {:?}", first.types(), first.error());
     };
     let interrupt = interrupts[0].id.clone();
-    let alice_state = first.final_state();
+    let alice_state = first.final_state().unwrap();
     let (task, _) = view_task(&alice_state);
     let context = alice_state["view"]["contextId"]
         .as_str()
@@ -594,7 +571,7 @@ async fn the_bridge_scopes_every_task_and_context_to_its_caller() {
     .await
     .verified();
     his.check_succeeded().unwrap();
-    let his_state = his.final_state();
+    let his_state = his.final_state().unwrap();
     assert_ne!(
         his_state["view"]["contextId"],
         json!(context),
@@ -615,7 +592,7 @@ async fn the_bridge_scopes_every_task_and_context_to_its_caller() {
     )
     .await
     .verified();
-    assert_eq!(view_task(&view.final_state()).1, "input-required");
+    assert_eq!(view_task(&view.final_state().unwrap()).1, "input-required");
     let resume = json!([{"interruptId": interrupt, "status": "resolved", "payload": "Alice"}]);
     let done = post(
         &two.url(),
@@ -633,25 +610,13 @@ async fn a_user_message_reaches_the_agent_once_after_a_run_without_text() {
     let serve = Serve::start("memory");
     let bridge = BridgeProc::start(&serve.base(), &[]);
     let reject = json!({"id": "u1", "role": "user", "content": "/reject"});
-    let first = post(
-        &bridge.url(),
-        &run_input(json!([reject]), json!({}), Value::Null, None),
-        &[],
-    )
-    .await
-    .verified();
-    let state = first.final_state();
+    let first = run_on(&bridge, json!([reject]), json!({})).await;
+    let state = first.final_state().unwrap();
     assert!(state["view"]["contextId"].is_string(), "{state}");
     // The client sends the whole thread again: the rejected message has
     // no assistant answer after it.
     let again = json!({"id": "u2", "role": "user", "content": "still there?"});
-    let second = post(
-        &bridge.url(),
-        &run_input(json!([reject, again]), state, Value::Null, None),
-        &[],
-    )
-    .await
-    .verified();
+    let second = run_on(&bridge, json!([reject, again]), state).await;
     second.check_succeeded().unwrap();
     assert!(
         second.text().contains("You said: still there?"),
@@ -673,40 +638,18 @@ async fn a_run_can_cancel_its_task_and_a_disconnect_can_too() {
     )
     .await
     .verified();
-    let (task, state) = view_task(&started.final_state());
+    let (task, state) = view_task(&started.final_state().unwrap());
     assert!(state == "working" || state == "submitted", "{state}");
-    let cancel = post(
-        &bridge.url(),
-        &run_input(
-            json!([]),
-            json!({}),
-            json!({"mode": "cancel", "taskId": task}),
-            None,
-        ),
-        &[],
-    )
-    .await
-    .verified();
+    let cancel = cancel_run(&bridge, &task).await;
     assert!(cancel.error().is_none(), "{:?}", cancel.error());
-    assert_eq!(view_task(&cancel.final_state()).1, "canceled");
+    assert_eq!(view_task(&cancel.final_state().unwrap()).1, "canceled");
     assert_eq!(
         agent_task(&serve, &task, &[]).await["status"]["state"],
         "TASK_STATE_CANCELED"
     );
     // Cancelling an ended task reports it, and changes nothing.
-    let again = post(
-        &bridge.url(),
-        &run_input(
-            json!([]),
-            json!({}),
-            json!({"mode": "cancel", "taskId": task}),
-            None,
-        ),
-        &[],
-    )
-    .await
-    .verified();
-    assert_eq!(view_task(&again.final_state()).1, "canceled");
+    let again = cancel_run(&bridge, &task).await;
+    assert_eq!(view_task(&again.final_state().unwrap()).1, "canceled");
 
     // A client that goes away: the task keeps running, unless the bridge
     // is told to cancel it then.
@@ -719,6 +662,13 @@ async fn a_run_can_cancel_its_task_and_a_disconnect_can_too() {
         agent_task(&serve, &kept, &[]).await["status"]["state"],
         "TASK_STATE_WORKING"
     );
+}
+
+/// A cancel-mode run of `task` on `bridge`, read to its end.
+async fn cancel_run(bridge: &BridgeProc, task: &str) -> Answer {
+    let forwarded = json!({"mode": "cancel", "taskId": task});
+    let input = run_input(json!([]), json!({}), forwarded, None);
+    post(&bridge.url(), &input, &[]).await.verified()
 }
 
 /// Starts a streamed run of `messages` on `bridge`, reads it until its
@@ -747,7 +697,7 @@ async fn leave_a_run(bridge: &BridgeProc, messages: &Value) -> String {
         answer
             .events
             .extend(decoder.push(&chunk).unwrap().into_iter().map(|e| e.event));
-        let state = answer.final_state();
+        let state = answer.final_state().unwrap();
         if let Some(id) = state["view"]["tasksById"]
             .as_object()
             .and_then(|t| t.keys().next())
@@ -771,20 +721,14 @@ async fn a_long_thread_without_client_state_fits_the_agent() {
         }));
     }
     messages.push(json!({"id": "last", "role": "user", "content": "the last word"}));
-    let answer = post(
-        &bridge.url(),
-        &run_input(Value::from(messages), json!({}), Value::Null, None),
-        &[],
-    )
-    .await
-    .verified();
+    let answer = run_on(&bridge, Value::from(messages), json!({})).await;
     answer.check_succeeded().unwrap();
     assert!(
         answer.text().contains("You said: the last word"),
         "{}",
         answer.text()
     );
-    let (task, _) = view_task(&answer.final_state());
+    let (task, _) = view_task(&answer.final_state().unwrap());
     let task = agent_task(&serve, &task, &[]).await;
     let agui = &task["history"][0]["metadata"]["agui"];
     let kept = agui["history"].as_array().unwrap().len();
@@ -807,13 +751,7 @@ async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
     let serve = Serve::start("memory");
     let bridge = BridgeProc::start(&serve.base(), &[]);
     let ask = json!([{"id": "u1", "role": "user", "content": "/ask"}]);
-    let first = post(
-        &bridge.url(),
-        &run_input(ask.clone(), json!({}), Value::Null, None),
-        &[],
-    )
-    .await
-    .verified();
+    let first = run_on(&bridge, ask.clone(), json!({})).await;
     let Some(RunFinishedOutcome::Interrupt { interrupts }) = first.outcome() else {
         panic!("{:?}", first.types());
     };
@@ -835,7 +773,7 @@ async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
         "{messages}"
     );
     let resume = json!([{"interruptId": interrupts[0].id, "status": "resolved", "payload": "Ann"}]);
-    let state = first.final_state();
+    let state = first.final_state().unwrap();
     for _ in 0..2 {
         let answer = post(
             &bridge.url(),
@@ -850,7 +788,7 @@ async fn a_repeated_resume_of_an_answered_interrupt_shows_the_task() {
         .await
         .verified();
         answer.check_succeeded().unwrap();
-        assert_eq!(view_task(&answer.final_state()).1, "completed");
+        assert_eq!(view_task(&answer.final_state().unwrap()).1, "completed");
     }
 }
 

@@ -92,11 +92,9 @@ fn form_activity(what: &str, of: &Value) -> Value {
 
 #[test]
 fn the_official_client_drives_the_demo_agent_through_the_bridge() {
-    let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
+    let Some((node, serve, bridge)) = proc::agui_node_and_bridge("@ag-ui/client", &[], &[]) else {
         return;
     };
-    let serve = proc::Serve::start("memory");
-    let bridge = proc::BridgeProc::start(&serve.base(), &[]);
     let url = bridge.url();
     let report = drive(
         &node,
@@ -325,11 +323,11 @@ fn list_tasks(base: &str, context: &str) -> Vec<String> {
 
 #[test]
 fn a_text_only_agent_through_the_bridge_is_plain_text() {
-    let Some(node) = proc::interop_node("agui", "@ag-ui/client") else {
+    let text_only = ["--agent", "echo-message"];
+    let Some((node, _serve, bridge)) = proc::agui_node_and_bridge("@ag-ui/client", &text_only, &[])
+    else {
         return;
     };
-    let serve = proc::Serve::start_with("memory", &["--agent", "echo-message"]);
-    let bridge = proc::BridgeProc::start(&serve.base(), &[]);
     let url = bridge.url();
     let report = drive(&node, &url, &["text"]);
     let text = &report["text"];
@@ -417,14 +415,7 @@ fn the_bridge_fronts_the_python_sdk_sample_over_each_binding() {
         let view = &done["state"]["view"];
         assert_eq!(view["tasksById"][task_id]["state"], "completed", "{done}");
         assert_eq!(view["pendingInterrupts"], json!({}));
-        let greeting = view["artifacts"]
-            .as_object()
-            .unwrap()
-            .values()
-            .filter(|a| a["taskId"] == task_id)
-            .flat_map(|a| a["parts"].as_array().unwrap())
-            .filter_map(|p| p["text"].as_str())
-            .collect::<String>();
+        let greeting = proc::view_artifact_text(view, Some(task_id));
         assert_eq!(greeting, "Hello, Ada!", "{done}");
         // One conversation: the later tasks continue the first's context.
         let context = view["contextId"].as_str().unwrap();

@@ -7,9 +7,7 @@
 
 mod proc;
 
-use std::time::Duration;
-
-use proc::{BridgeProc, Serve};
+use proc::{BridgeProc, Serve, api_key_hashes, whole_answer};
 use serde_json::{Value, json};
 use switchboard_agui::events::{Event, EventKind};
 use switchboard_agui::run::RunEvents;
@@ -34,24 +32,9 @@ impl RunEvents for Answer {
 }
 
 impl Answer {
-    /// The state after the run: the snapshot with every delta applied.
-    fn final_state(&self) -> Value {
-        let mut state = Value::Null;
-        for e in &self.events {
-            match &e.kind {
-                EventKind::StateSnapshot(s) => state = s.snapshot.clone(),
-                EventKind::StateDelta(d) => {
-                    switchboard_agui::patch::apply(&mut state, &d.delta).unwrap();
-                }
-                _ => {}
-            }
-        }
-        state
-    }
-
     /// The one task of the run's `/view`: its id and state.
     fn only_task(&self) -> (String, String) {
-        let state = self.final_state();
+        let state = self.final_state().unwrap();
         let tasks = state["view"]["tasksById"].as_object().unwrap();
         assert_eq!(tasks.len(), 1, "{state}");
         let (id, task) = tasks.iter().next().unwrap();
@@ -71,19 +54,8 @@ async fn call(
     if let Some((content_type, body)) = body {
         request = request.header("content-type", content_type).body(body);
     }
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = tokio::time::timeout(Duration::from_secs(30), request.send())
-        .await
-        .expect("the route answers")
-        .unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = tokio::time::timeout(Duration::from_secs(60), response.bytes())
-        .await
-        .expect("the answer ends")
-        .unwrap();
+    let (status, headers, body) = whole_answer(request, headers).await;
+    let status = status.as_u16();
     let sse = headers
         .get("content-type")
         .is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
@@ -128,6 +100,19 @@ fn input(thread: &str, text: &str, forwarded: Value) -> Value {
         "state": {},
         "forwardedProps": forwarded,
     })
+}
+
+/// A bridge (with `flags`) in front of `serve` whose CopilotKit agent id is
+/// `demo`, and that agent's routes.
+fn demo_bridge(serve: &Serve, flags: &[&str]) -> (BridgeProc, Routes) {
+    let mut flags = flags.to_vec();
+    flags.extend(["--copilotkit-agent-id", "demo"]);
+    let bridge = BridgeProc::start(&serve.base(), &flags);
+    let routes = Routes {
+        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
+        agent: "demo".into(),
+    };
+    (bridge, routes)
 }
 
 /// The routes of one agent under `base`.
@@ -192,25 +177,14 @@ async fn a_thread_is_its_callers_only(
 }
 
 fn keys() -> String {
-    format!(
-        "{}=alice,{}=bob",
-        switchboard_auth::hash_api_key(ALICE),
-        switchboard_auth::hash_api_key(BOB)
-    )
+    api_key_hashes(&[(ALICE, "alice"), (BOB, "bob")])
 }
 
 #[tokio::test]
 async fn the_bridge_keeps_each_callers_threads_to_the_caller() {
     let serve = Serve::start("memory");
     let keys = keys();
-    let bridge = BridgeProc::start(
-        &serve.base(),
-        &["--api-key-hash", &keys, "--copilotkit-agent-id", "demo"],
-    );
-    let routes = Routes {
-        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
-        agent: "demo".into(),
-    };
+    let (_bridge, routes) = demo_bridge(&serve, &["--api-key-hash", &keys]);
     a_thread_is_its_callers_only(&routes, &[("x-api-key", ALICE)], &[("x-api-key", BOB)]).await;
 }
 
@@ -252,11 +226,7 @@ fn snapshot(answer: &Answer) -> Vec<String> {
 #[tokio::test]
 async fn a_reloaded_page_gets_its_whole_thread_back_and_sends_nothing() {
     let serve = Serve::start("memory");
-    let bridge = BridgeProc::start(&serve.base(), &["--copilotkit-agent-id", "demo"]);
-    let routes = Routes {
-        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
-        agent: "demo".into(),
-    };
+    let (_bridge, routes) = demo_bridge(&serve, &[]);
     let thread = "thread-of-two-turns";
     let first = post(&routes.run(), &input(thread, "first words", json!({})), &[]).await;
     first.check_succeeded().unwrap();
@@ -447,11 +417,7 @@ async fn serve_turns_its_copilotkit_routes_off_with_its_agui_endpoint() {
 #[tokio::test]
 async fn a_connect_to_a_running_task_follows_it_to_its_end() {
     let serve = Serve::start("memory");
-    let bridge = BridgeProc::start(&serve.base(), &["--copilotkit-agent-id", "demo"]);
-    let routes = Routes {
-        base: format!("http://127.0.0.1:{}/api/copilotkit", bridge.port),
-        agent: "demo".into(),
-    };
+    let (_bridge, routes) = demo_bridge(&serve, &[]);
     let thread = "thread-still-working";
     // The task starts; the run that started it is over (a closed page).
     let started = post(

@@ -101,11 +101,10 @@ fn check(report: &Value, transport: &str) {
 
 #[test]
 fn copilotkits_client_drives_the_demo_agent_through_the_bridge() {
-    let Some(node) = proc::interop_node("agui", "@copilotkit/core") else {
+    let Some((node, _serve, bridge)) = proc::agui_node_and_bridge("@copilotkit/core", &[], &[])
+    else {
         return;
     };
-    let serve = proc::Serve::start("memory");
-    let bridge = proc::BridgeProc::start(&serve.base(), &[]);
     let runtime = format!("http://127.0.0.1:{}/api/copilotkit", bridge.port);
     check(&drive(&node, &runtime, "auto"), "rest");
     check(&drive(&node, &runtime, "single"), "single");

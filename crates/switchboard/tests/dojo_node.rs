@@ -26,9 +26,7 @@ fn dojo(feature: &str) -> Option<Value> {
 /// Runs `feature` of `dojo.mjs` against a bridge (with `flags`) in front
 /// of the demo agent; `None` when the node packages are not installed.
 fn dojo_with(feature: &str, flags: &[&str]) -> Option<Value> {
-    let node = proc::interop_node("agui", "@ag-ui/client")?;
-    let serve = proc::Serve::start("memory");
-    let bridge = proc::BridgeProc::start(&serve.base(), flags);
+    let (node, _serve, bridge) = proc::agui_node_and_bridge("@ag-ui/client", &[], flags)?;
     let report = proc::agui_node_report(&node, "dojo.mjs", [bridge.url().as_str(), feature]);
     assert_no_warnings(&report);
     Some(report)

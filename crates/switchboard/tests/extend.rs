@@ -19,7 +19,7 @@ use switchboard_protocol::{A2AError, SendMessageResponse, TaskState};
 use switchboard_runtimes::builtin::{EchoTask, echo_card};
 use switchboard_server::{A2aServer, Authenticator, Identity};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use util::{COMBOS, TestServer};
+use util::{COMBOS, TestServer, V1};
 
 /// `Authorization: Bearer NAME` is principal NAME; `NAME@TENANT` is bound
 /// to TENANT; anything else is refused.
@@ -159,17 +159,10 @@ async fn refusals_have_each_bindings_form() {
     let rpc = json!({"jsonrpc": "2.0", "id": 7, "method": "ListTasks", "params": {}});
 
     // JSON-RPC: HTTP 401 with the challenge and a JSON-RPC error body.
-    let resp = http
-        .post(s.url())
-        .header("A2A-Version", "1.0")
-        .json(&rpc)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 401);
-    assert_eq!(resp.headers()["www-authenticate"], "Bearer realm=\"test\"");
-    assert_eq!(resp.headers()[LAYER_HEADER], "yes");
-    let body: Value = resp.json().await.unwrap();
+    let (status, body, headers) = s.post_json(&rpc.to_string(), V1).await;
+    assert_eq!(status, 401);
+    assert_eq!(headers["www-authenticate"], "Bearer realm=\"test\"");
+    assert_eq!(headers[LAYER_HEADER], "yes");
     assert_eq!(body["error"]["code"], UNAUTHENTICATED_CODE);
 
     // A tenant the credentials do not grant: 403 on JSON-RPC ...

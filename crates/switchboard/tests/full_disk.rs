@@ -131,6 +131,19 @@ async fn readyz(base: &str) -> (u16, Value) {
     (resp.status().as_u16(), resp.json().await.unwrap())
 }
 
+/// Polls `/readyz` until it answers 200 (`what` names the moment on a
+/// failure): readiness comes back in the background.
+async fn until_ready(base: &str, what: &str) {
+    poll_until(
+        WITHIN,
+        EVERY,
+        what,
+        || readyz(base),
+        |(status, _)| *status == 200,
+    )
+    .await;
+}
+
 /// A SendMessage that must succeed: the task it answered.
 async fn send_ok(base: &str, text: &str) -> Value {
     let v = call(base, "SendMessage", message(text)).await;
@@ -170,14 +183,7 @@ async fn a_full_disk_fails_sqlite_writes_until_space_is_back_without_a_restart()
 
     std::fs::remove_file(&filler).unwrap();
     // Ready again, and writes work again, without a restart.
-    poll_until(
-        WITHIN,
-        EVERY,
-        "/readyz answers 200 once space is back",
-        || readyz(&base),
-        |(status, _)| *status == 200,
-    )
-    .await;
+    until_ready(&base, "/readyz answers 200 once space is back").await;
     for i in 0..5 {
         let task = send_ok(&base, &format!("after {i}")).await;
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
@@ -291,14 +297,7 @@ async fn a_full_disk_fails_postgres_writes_until_space_is_back_without_a_restart
         task["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{task}"
     );
-    poll_until(
-        WITHIN,
-        EVERY,
-        "/readyz answers 200 once writes work",
-        || readyz(&base),
-        |(status, _)| *status == 200,
-    )
-    .await;
+    until_ready(&base, "/readyz answers 200 once writes work").await;
     for i in 0..3 {
         send_ok(&base, &format!("after {i}")).await;
     }

@@ -98,6 +98,13 @@ fn over_the_limits() -> Vec<(&'static str, Value, &'static str)> {
     ]
 }
 
+/// The JSON-RPC error in `r`'s body says `what`.
+async fn assert_error_says(r: reqwest::Response, what: &str) {
+    let r: Value = r.json().await.unwrap();
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains(what), "{r}");
+}
+
 #[tokio::test]
 async fn each_limit_is_invalid_params_on_jsonrpc_and_the_server_keeps_serving() {
     let s = server().await;
@@ -129,15 +136,9 @@ async fn a_huge_jsonrpc_id_is_refused_not_echoed() {
     let s = server().await;
     let body =
         json!({"jsonrpc": "2.0", "id": "i".repeat(1 << 20), "method": "ListTasks", "params": {}});
-    let resp = s
-        .http
-        .post(s.url())
-        .header("A2A-Version", "1.0")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let text = resp.text().await.unwrap();
+    let (_, text, _) = s
+        .send(reqwest::Method::POST, "/", Some(body.to_string()), V1)
+        .await;
     assert!(
         text.len() < 1024,
         "the answer is small: {} bytes",
@@ -583,14 +584,7 @@ async fn one_anonymous_address_cannot_take_the_quotas_of_another() {
     }
     let r = send(&a, long).await.unwrap();
     assert_eq!(r.status(), 429);
-    let r: Value = r.json().await.unwrap();
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("concurrent tasks"),
-        "{r}"
-    );
+    assert_error_says(r, "concurrent tasks").await;
     // 127.0.0.3 is another caller: its quota is its own.
     let r: Value = send(&b, long).await.unwrap().json().await.unwrap();
     assert!(r["result"]["task"]["id"].is_string(), "b's task: {r}");
@@ -604,14 +598,7 @@ async fn one_anonymous_address_cannot_take_the_quotas_of_another() {
     let r = get(&a).await.unwrap();
     assert_eq!(r.status(), 429);
     assert!(r.headers().contains_key("retry-after"));
-    let r: Value = r.json().await.unwrap();
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("request rate"),
-        "{r}"
-    );
+    assert_error_says(r, "request rate").await;
     let r: Value = send(&b, "hi").await.unwrap().json().await.unwrap();
     assert!(
         r.get("result").is_some(),

@@ -10,12 +10,14 @@ mod proc;
 #[path = "../../switchboard-runtimes/tests/scripted_model/mod.rs"]
 mod scripted_model;
 
-use proc::{Serve, get, switchboard_without_env};
+use proc::{Serve, get, success_stdout_of, switchboard_without_env};
 use scripted_model::{Model, Reply, answer, content, finish, reasoning, usage};
 use serde_json::{Value, json};
 
-fn start(dir: &tempfile::TempDir, model: &Model) -> Serve {
-    let config = format!(
+/// A config whose `/assistant` is an `llm` agent on the scripted model at
+/// `base`, with `extra` lines added to its table.
+fn assistant_config(base: &str, extra: &str) -> String {
+    format!(
         r#"
 agent = "echo-message"
 
@@ -25,14 +27,19 @@ path = "/assistant"
 runtime = "llm"
 base_url = "{base}"
 model = "scripted"
-system_prompt = "Be brief."
-temperature = 0
-retry_backoff = 0.01
-"#,
-        base = model.base_url
-    );
-    let store = format!("sqlite://{}", dir.path().join("llm.db").display());
-    Serve::start_configured(dir.path(), "llm", &store, &config, &[])
+{extra}
+"#
+    )
+}
+
+fn start(dir: &tempfile::TempDir, model: &Model) -> Serve {
+    let extra = "system_prompt = \"Be brief.\"\ntemperature = 0\nretry_backoff = 0.01";
+    Serve::start_configured_sqlite(
+        dir.path(),
+        "llm",
+        &assistant_config(&model.base_url, extra),
+        &[],
+    )
 }
 
 /// Runs the CLI with `args`; its stdout as JSON lines (it must succeed).
@@ -40,13 +47,7 @@ retry_backoff = 0.01
 /// scripted model keeps answering meanwhile.
 fn cli(args: &[&str]) -> Vec<Value> {
     let out = switchboard_without_env().args(args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    success_stdout_of(&format!("{args:?} failed: "), &out)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -231,24 +232,13 @@ async fn an_mcp_server_over_stdio_is_a_tool_switchboard_mcp_in_front_of_an_agent
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        r#"
-agent = "echo-message"
-
-[[agents]]
-name = "assistant"
-path = "/assistant"
-runtime = "llm"
-base_url = "{base}"
-model = "scripted"
-mcp = [{{ command = {bin:?}, args = ["mcp", "--agent", "{echo}"] }}]
-"#,
-        base = model.base_url,
+    let mcp = format!(
+        "mcp = [{{ command = {bin:?}, args = [\"mcp\", \"--agent\", \"{echo}\"] }}]",
         bin = env!("CARGO_BIN_EXE_switchboard"),
         echo = echo.base(),
     );
-    let store = format!("sqlite://{}", dir.path().join("mcp.db").display());
-    let serve = Serve::start_configured(dir.path(), "mcp", &store, &config, &[]);
+    let config = assistant_config(&model.base_url, &mcp);
+    let serve = Serve::start_configured_sqlite(dir.path(), "mcp", &config, &[]);
     let url = format!("{}/assistant", serve.base());
     let lines = cli(&["send", "--json", "--url", &url, "say", "ping"]);
     let task = lines

@@ -22,7 +22,7 @@ mod proc;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use proc::{McpProc, Serve};
+use proc::{McpProc, Serve, api_key_hashes};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use switchboard_client::A2AClient;
@@ -280,11 +280,7 @@ const ALICE: &str = "alice-mcp-key";
 const BOB: &str = "bob-mcp-key";
 
 fn keys() -> String {
-    format!(
-        "{}=alice,{}=bob",
-        switchboard_auth::hash_api_key(ALICE),
-        switchboard_auth::hash_api_key(BOB)
-    )
+    api_key_hashes(&[(ALICE, "alice"), (BOB, "bob")])
 }
 
 #[tokio::test]

@@ -16,7 +16,10 @@ mod proc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use proc::{PythonServer, Serve, interop_python, log_replay, poll_until, switchboard_without_env};
+use proc::{
+    PythonServer, Serve, interop_python, log_replay, poll_until, switchboard_without_env,
+    view_artifact_text,
+};
 use serde_json::Value;
 use switchboard_client::A2AClient;
 use switchboard_client::protocol::{Message, StreamResponse, TaskState};
@@ -124,13 +127,33 @@ fn task_id_of(cli_out: &str) -> String {
         .to_string()
 }
 
-#[tokio::test]
-async fn the_official_sample_behind_our_proxy() {
-    let Some(python) = interop_python(".venv") else {
-        return;
-    };
+/// Polls `remote` until its task `id` is canceled (`what` names it on a
+/// failure): a proxy cancels the remote task in the background.
+async fn until_canceled(remote: &A2AClient, id: &str, what: &str) {
+    poll_until(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        what,
+        || async { remote.get_task(id).await.unwrap().status.state },
+        |s: &TaskState| *s == TaskState::Canceled,
+    )
+    .await;
+}
+
+/// The official Python samples the proxy goes in front of: helloworld, and
+/// the slow one behind a bearer token (none without the interop venv).
+fn samples() -> Option<(PythonServer, PythonServer)> {
+    let python = interop_python(".venv")?;
     let hello = PythonServer::start(&python, "py/helloworld_sample.py");
     let slow = PythonServer::start_with(&python, "py/slow_sample.py", &["--token", TOKEN]);
+    Some((hello, slow))
+}
+
+#[tokio::test]
+async fn the_official_sample_behind_our_proxy() {
+    let Some((hello, slow)) = samples() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let serve = start(dir.path(), "memory", &hello.base, &slow.base);
     let base = serve.base();
@@ -142,12 +165,7 @@ async fn the_official_sample_behind_our_proxy() {
     assert_eq!(card["skills"][0]["id"], "echo_bot", "{card}");
     assert_eq!(card["capabilities"]["streaming"], true, "{card}");
     assert_ne!(card["capabilities"]["extendedAgentCard"], true, "{card}");
-    let interfaces = card["supportedInterfaces"].as_array().unwrap();
-    assert!(!interfaces.is_empty(), "{card}");
-    for i in interfaces {
-        let url = i["url"].as_str().unwrap();
-        assert!(url.starts_with(&format!("{base}/hello")), "{url} in {card}");
-    }
+    proc::interfaces_under(&card, &format!("{base}/hello"));
     assert!(
         !card.to_string().contains(&hello.base),
         "the remote's URL is not in our card: {card}"
@@ -259,21 +277,7 @@ async fn the_official_sample_behind_our_proxy() {
         .connect(&slow.base)
         .await
         .unwrap();
-    poll_until(
-        Duration::from_secs(10),
-        Duration::from_millis(50),
-        "the remote task canceled",
-        || async {
-            remote
-                .get_task(remote_waiting.clone())
-                .await
-                .unwrap()
-                .status
-                .state
-        },
-        |s: &TaskState| *s == TaskState::Canceled,
-    )
-    .await;
+    until_canceled(&remote, &remote_waiting, "the remote task canceled").await;
 
     // A cancel while the remote works cancels it too.
     let ours = A2AClient::connect(&slow_url).await.unwrap();
@@ -292,21 +296,7 @@ async fn the_official_sample_behind_our_proxy() {
     };
     let canceled = ours.cancel_task(task_id.clone()).await.unwrap();
     assert_eq!(canceled.status.state, TaskState::Canceled);
-    poll_until(
-        Duration::from_secs(10),
-        Duration::from_millis(50),
-        "the working remote task canceled",
-        || async {
-            remote
-                .get_task(remote_working.clone())
-                .await
-                .unwrap()
-                .status
-                .state
-        },
-        |s: &TaskState| *s == TaskState::Canceled,
-    )
-    .await;
+    until_canceled(&remote, &remote_working, "the working remote task canceled").await;
 
     // Refused credentials: the task fails saying so.
     let (out, _) = cli(&["send", "--url", &format!("{base}/wrong"), "hi"]);
@@ -354,11 +344,9 @@ fn remote_meta(task: &Value, key: &str) -> String {
 
 #[tokio::test]
 async fn kill_9_mid_task_loses_nothing_shown() {
-    let Some(python) = interop_python(".venv") else {
+    let Some((hello, slow)) = samples() else {
         return;
     };
-    let hello = PythonServer::start(&python, "py/helloworld_sample.py");
-    let slow = PythonServer::start_with(&python, "py/slow_sample.py", &["--token", TOKEN]);
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("proxy.db").display());
     let serve = start(dir.path(), &store, &hello.base, &slow.base);
@@ -482,26 +470,13 @@ fn the_agui_client_drives_the_proxied_sample_at_its_path() {
         assert_eq!(run["outcome"], outcome, "{name}: {run}");
     }
     let echo = &runs["echo"];
-    let text: String = echo["state"]["view"]["artifacts"]
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|a| a["parts"].as_array().unwrap())
-        .filter_map(|p| p["text"].as_str())
-        .collect();
+    let text = view_artifact_text(&echo["state"]["view"], None);
     assert_eq!(text, "echo: hello sample", "{echo}");
     let new = runs["message"]["newMessages"].as_array().unwrap();
     assert_eq!(new[0]["content"], "hi there", "{}", runs["message"]);
     let task_id = sample_run["taskId"].as_str().unwrap();
     let view = &sample_run["final"]["state"]["view"];
     assert_eq!(view["tasksById"][task_id]["state"], "completed", "{view}");
-    let greeting: String = view["artifacts"]
-        .as_object()
-        .unwrap()
-        .values()
-        .filter(|a| a["taskId"] == task_id)
-        .flat_map(|a| a["parts"].as_array().unwrap())
-        .filter_map(|p| p["text"].as_str())
-        .collect();
+    let greeting = view_artifact_text(view, Some(task_id));
     assert_eq!(greeting, "Hello, Ada!", "{view}");
 }

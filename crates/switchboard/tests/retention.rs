@@ -25,14 +25,8 @@ async fn send(base: &str, text: &str, wait: bool) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn retention_keeps_the_newest_finished_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("ret.db").display());
-    let serve = Serve::start_configured(
-        dir.path(),
-        "sb",
-        &store,
-        "retention_max_finished = 3\nretention_interval_secs = 1\n",
-        &[],
-    );
+    let config = "retention_max_finished = 3\nretention_interval_secs = 1\n";
+    let serve = Serve::start_configured_sqlite(dir.path(), "ret", config, &[]);
     let base = serve.base();
 
     let long = send(&base, "/long 60", false).await;

@@ -17,6 +17,14 @@ use switchboard_client::protocol::{AgentCard, StreamResponse, Task, TaskState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+// Also `util::io`: a binary may hold both harnesses.
+#[allow(clippy::duplicate_mod)]
+pub mod io;
+
+// Each test binary uses some of them.
+#[allow(unused_imports)]
+pub use io::{api_key_hashes, success_stdout, success_stdout_of, uuid, whole_answer};
+
 /// The repository's root.
 pub fn repo_root() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -151,6 +159,21 @@ pub fn interop_node(dir: &str, package: &str) -> Option<std::path::PathBuf> {
     interop_installed(package, &modules).then(|| std::path::PathBuf::from("node"))
 }
 
+/// An AG-UI client's set-up: `node` with the npm package `package` of
+/// `interop/agui`, and a bridge (with `bridge_flags`) in front of `serve`
+/// (with `serve_flags`) on the memory store. `None` (skip) as
+/// [`interop_node`].
+pub fn agui_node_and_bridge(
+    package: &str,
+    serve_flags: &[&str],
+    bridge_flags: &[&str],
+) -> Option<(std::path::PathBuf, Serve, BridgeProc)> {
+    let node = interop_node("agui", package)?;
+    let serve = Serve::start_with("memory", serve_flags);
+    let bridge = BridgeProc::start(&serve.base(), bridge_flags);
+    Some((node, serve, bridge))
+}
+
 /// Whether `what`, an interop dependency expected at `path`, is installed.
 /// A missing one skips the test with a message, or fails it when
 /// `SWITCHBOARD_REQUIRE_INTEROP` is set (as in CI).
@@ -211,6 +234,18 @@ impl Serve {
         let mut args = vec!["--config", config_file.to_str().unwrap()];
         args.extend_from_slice(extra);
         Serve::spawn(store, &args, Some(dir.join(format!("{name}.log"))))
+    }
+
+    /// [`Serve::start_configured`] on a SQLite file of its own,
+    /// `dir/{name}.db`.
+    pub fn start_configured_sqlite(
+        dir: &std::path::Path,
+        name: &str,
+        config: &str,
+        extra: &[&str],
+    ) -> Serve {
+        let store = format!("sqlite://{}", dir.join(format!("{name}.db")).display());
+        Serve::start_configured(dir, name, &store, config, extra)
     }
 
     /// [`Serve::start_with`] with stderr going to `log` ([`Serve::log`]).
@@ -777,43 +812,86 @@ pub fn interop_driver_passed(what: &str, out: &std::process::Output, steps: u32)
     stdout
 }
 
-/// A running `switchboard bridge` in front of the agent at `agent`,
+/// Which front a [`FrontProc`] runs: its subcommand, the variable that sets
+/// its log level, and the path it serves at.
+pub trait Front {
+    const COMMAND: &'static str;
+    const LOG_VAR: &'static str;
+    const PATH: &'static str;
+}
+
+/// `switchboard bridge`: AG-UI at `/agui`.
+pub enum Bridge {}
+/// `switchboard console`: the console page at `/console/`.
+pub enum Console {}
+/// `switchboard mcp` over streamable HTTP at `/mcp`.
+pub enum Mcp {}
+
+impl Front for Bridge {
+    const COMMAND: &'static str = "bridge";
+    const LOG_VAR: &'static str = "SWITCHBOARD_BRIDGE_LOG";
+    const PATH: &'static str = "/agui";
+}
+
+impl Front for Console {
+    const COMMAND: &'static str = "console";
+    const LOG_VAR: &'static str = "SWITCHBOARD_CONSOLE_LOG";
+    const PATH: &'static str = "/console/";
+}
+
+impl Front for Mcp {
+    const COMMAND: &'static str = "mcp";
+    const LOG_VAR: &'static str = "SWITCHBOARD_MCP_LOG";
+    const PATH: &'static str = "/mcp";
+}
+
+/// A running `switchboard bridge`, `console` or `mcp` in front of agents,
 /// listening on a loopback port it picked itself (read, like [`Serve`]'s,
 /// from the one line it prints once it accepts connections).
-pub struct BridgeProc {
+pub struct FrontProc<F: Front> {
     child: Child,
     pub port: u16,
     /// Its first line on stdout.
     pub line: String,
+    front: std::marker::PhantomData<F>,
 }
 
-impl BridgeProc {
-    /// Starts `switchboard bridge --agent <agent> --listen 127.0.0.1:0`
+pub type BridgeProc = FrontProc<Bridge>;
+pub type ConsoleProc = FrontProc<Console>;
+pub type McpProc = FrontProc<Mcp>;
+
+impl<F: Front> FrontProc<F> {
+    /// Starts `switchboard <command> --agent <agent>… --listen 127.0.0.1:0`
     /// with `extra` flags and waits until it accepts connections.
-    pub fn start(agent: &str, extra: &[&str]) -> BridgeProc {
+    fn spawn(agents: &[&str], extra: &[&str]) -> FrontProc<F> {
         switchboard_client::tls::install_default_provider();
+        let mut cmd = switchboard_without_env();
+        cmd.arg(F::COMMAND);
+        for agent in agents {
+            cmd.args(["--agent", agent]);
+        }
         let (child, stdout) = spawn_reading_stdout(
-            switchboard_without_env()
-                .args(["bridge", "--agent", agent, "--listen", "127.0.0.1:0"])
+            cmd.args(["--listen", "127.0.0.1:0"])
                 .args(extra)
-                .env("SWITCHBOARD_BRIDGE_LOG", "warn")
+                .env(F::LOG_VAR, "warn")
                 .stderr(Stdio::inherit()),
         );
         // Owned before anything can panic, so that `Drop` stops the process.
-        let mut bridge = BridgeProc {
+        let mut front = FrontProc {
             child,
             port: 0,
             line: String::new(),
+            front: std::marker::PhantomData,
         };
         // Its stderr is the test's own: nothing to add on a failure.
-        bridge.line = first_line(&stdout, &mut bridge.child, "bridge", String::new);
-        bridge.port = listening_port(&bridge.line);
-        bridge
+        front.line = first_line(&stdout, &mut front.child, F::COMMAND, String::new);
+        front.port = listening_port(&front.line);
+        front
     }
 
-    /// The AG-UI endpoint's URL (at the default path).
+    /// The URL it serves at (at the default path).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/agui", self.port)
+        format!("http://127.0.0.1:{}{}", self.port, F::PATH)
     }
 
     /// SIGTERM, then waits up to `within`; whether it exited successfully.
@@ -822,53 +900,29 @@ impl BridgeProc {
     }
 }
 
-impl Drop for BridgeProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl BridgeProc {
+    /// Starts `switchboard bridge` in front of the agent at `agent`.
+    pub fn start(agent: &str, extra: &[&str]) -> BridgeProc {
+        FrontProc::spawn(&[agent], extra)
     }
-}
-
-/// A running `switchboard console` in front of the agent at `agent`,
-/// listening on a loopback port it picked itself (read, like [`Serve`]'s,
-/// from the one line it prints once it accepts connections).
-pub struct ConsoleProc {
-    child: Child,
-    pub port: u16,
-    /// Its first line on stdout.
-    pub line: String,
 }
 
 impl ConsoleProc {
-    /// Starts `switchboard console --agent <agent> --listen 127.0.0.1:0`
-    /// with `extra` flags and waits until it accepts connections.
+    /// Starts `switchboard console` in front of the agent at `agent`.
     pub fn start(agent: &str, extra: &[&str]) -> ConsoleProc {
-        switchboard_client::tls::install_default_provider();
-        let (child, stdout) = spawn_reading_stdout(
-            switchboard_without_env()
-                .args(["console", "--agent", agent, "--listen", "127.0.0.1:0"])
-                .args(extra)
-                .env("SWITCHBOARD_CONSOLE_LOG", "warn")
-                .stderr(Stdio::inherit()),
-        );
-        // Owned before anything can panic, so that `Drop` stops the process.
-        let mut console = ConsoleProc {
-            child,
-            port: 0,
-            line: String::new(),
-        };
-        console.line = first_line(&stdout, &mut console.child, "console", String::new);
-        console.port = listening_port(&console.line);
-        console
-    }
-
-    /// The console page's URL.
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/console/", self.port)
+        FrontProc::spawn(&[agent], extra)
     }
 }
 
-impl Drop for ConsoleProc {
+impl McpProc {
+    /// Starts `switchboard mcp` in front of the agents `agents` (each an
+    /// `--agent` value).
+    pub fn start(agents: &[&str], extra: &[&str]) -> McpProc {
+        FrontProc::spawn(agents, extra)
+    }
+}
+
+impl<F: Front> Drop for FrontProc<F> {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -901,6 +955,31 @@ where
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// The interfaces a card offers: at least one, each at a URL under
+/// `prefix`.
+pub fn interfaces_under<'a>(card: &'a Value, prefix: &str) -> &'a [Value] {
+    let interfaces = card["supportedInterfaces"].as_array().unwrap();
+    assert!(!interfaces.is_empty(), "{card}");
+    for i in interfaces {
+        let url = i["url"].as_str().unwrap();
+        assert!(url.starts_with(prefix), "{url} in {card}");
+    }
+    interfaces
+}
+
+/// The text of the artifacts in an AG-UI bridge's state view (those of
+/// `task_id` only, if given), joined in order.
+pub fn view_artifact_text(view: &Value, task_id: Option<&str>) -> String {
+    view["artifacts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|a| task_id.is_none_or(|id| a["taskId"] == id))
+        .flat_map(|a| a["parts"].as_array().unwrap())
+        .filter_map(|p| p["text"].as_str())
+        .collect()
 }
 
 /// The `role` messages of an AG-UI client's report (`interop/agui/summary.mjs`).
@@ -939,56 +1018,5 @@ fn terminate_child(child: &mut Child, within: Duration) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A running `switchboard mcp` over streamable HTTP in front of the agents
-/// `agents` (each an `--agent` value), listening on a loopback port it
-/// picked itself (read, like [`Serve`]'s, from the one line it prints once
-/// it accepts connections).
-pub struct McpProc {
-    child: Child,
-    pub port: u16,
-    /// Its first line on stdout.
-    pub line: String,
-}
-
-impl McpProc {
-    /// Starts `switchboard mcp --agent … --listen 127.0.0.1:0` with `extra`
-    /// flags and waits until it accepts connections.
-    pub fn start(agents: &[&str], extra: &[&str]) -> McpProc {
-        switchboard_client::tls::install_default_provider();
-        let mut cmd = switchboard_without_env();
-        cmd.arg("mcp");
-        for agent in agents {
-            cmd.args(["--agent", agent]);
-        }
-        let (child, stdout) = spawn_reading_stdout(
-            cmd.args(["--listen", "127.0.0.1:0"])
-                .args(extra)
-                .env("SWITCHBOARD_MCP_LOG", "warn")
-                .stderr(Stdio::inherit()),
-        );
-        // Owned before anything can panic, so that `Drop` stops the process.
-        let mut mcp = McpProc {
-            child,
-            port: 0,
-            line: String::new(),
-        };
-        mcp.line = first_line(&stdout, &mut mcp.child, "mcp", String::new);
-        mcp.port = listening_port(&mcp.line);
-        mcp
-    }
-
-    /// The streamable HTTP endpoint's URL (at the default path).
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-}
-
-impl Drop for McpProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -19,7 +19,15 @@ use switchboard_server::A2aServer;
 use tokio::sync::oneshot;
 
 pub mod edge;
+// The same file as `proc::io`: a binary may hold both harnesses.
+#[allow(clippy::duplicate_mod)]
+#[path = "../proc/io.rs"]
+pub mod io;
 pub mod push;
+
+// Each test binary uses some of them.
+#[allow(unused_imports)]
+pub use io::{failure_stderr, success_stdout, uuid};
 
 /// The header of a 1.0 call.
 pub const V1: &[(&str, &str)] = &[("A2A-Version", "1.0")];
@@ -334,28 +342,6 @@ pub async fn subscribe_then_cancel(c: &A2AClient, long: &Task) {
     );
 }
 
-/// The standard output of a command that must have succeeded (a failure
-/// shows both outputs).
-pub fn success_stdout(out: &std::process::Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-/// The standard error of a command that must have failed.
-pub fn failure_stderr(out: &std::process::Output) -> String {
-    assert!(
-        !out.status.success(),
-        "it succeeded: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A server running in this process on 127.0.0.1:<free port>.
 pub struct TestServer {
     pub base: String,
@@ -514,7 +500,8 @@ impl TestServer {
 
     /// Sends `method path` (below the base URL) with exactly these headers
     /// and `body`, if any (its Content-Type defaults to JSON); returns the
-    /// status, the body as text and the headers. Fails after 30 s.
+    /// status, the body as text and the headers. Fails after 30 s without
+    /// an answer, or 60 s more without its end.
     pub async fn send(
         &self,
         method: reqwest::Method,
@@ -532,16 +519,8 @@ impl TestServer {
             }
             req = req.body(b);
         }
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let resp = tokio::time::timeout(Duration::from_secs(30), req.send())
-            .await
-            .expect("request timed out")
-            .unwrap();
-        let status = resp.status();
-        let hdrs = resp.headers().clone();
-        (status, resp.text().await.unwrap(), hdrs)
+        let (status, hdrs, body) = io::whole_answer(req, headers).await;
+        (status, String::from_utf8_lossy(&body).into_owned(), hdrs)
     }
 
     /// Opens an SSE call; returns a stream of (id, JSON-RPC response) frames.
@@ -676,16 +655,6 @@ where
 /// A user message in 1.0 JSON.
 pub fn user_msg(text: &str) -> Value {
     json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}]})
-}
-
-pub fn uuid() -> String {
-    format!(
-        "m-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 /// The error code of a JSON-RPC error body (panics on success).

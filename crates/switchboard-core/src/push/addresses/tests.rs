@@ -5,28 +5,44 @@ fn class_of(ip: IpAddr) -> Option<&'static str> {
     blocked_address(ip).map(|s| s.class)
 }
 
-/// Every IPv4 row: its last address is in it; the addresses just before
-/// its first and just after its last are not (they may be in another row).
+/// A row of `bits`-bit addresses from `first`, `len` bits of prefix: its
+/// last address is in it; the addresses just before its first and just
+/// after its last are not (they may be in another row).
+fn assert_row_holds_its_range(
+    first: u128,
+    len: u8,
+    bits: u32,
+    class: &str,
+    ip: impl Fn(u128) -> IpAddr,
+) {
+    let last = first
+        | (u128::MAX >> (128 - bits))
+            .checked_shr(u32::from(len))
+            .unwrap_or(0);
+    let row = format!("{}/{len}", ip(first));
+    // Its last or first address is in it (the other may be in a more
+    // specific row, like 255.255.255.255 in 240.0.0.0/4); both are refused.
+    let inside = [last, first].map(|a| class_of(ip(a)));
+    assert!(inside.iter().all(Option::is_some), "{row}: {inside:?}");
+    assert!(inside.contains(&Some(class)), "{row}: {inside:?}");
+    let max = u128::MAX >> (128 - bits);
+    for outside in [
+        first.checked_sub(1),
+        last.checked_add(1).filter(|a| *a <= max),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        assert_ne!(class_of(ip(outside)), Some(class), "{row}: {}", ip(outside));
+    }
+}
+
+/// Every IPv4 row holds its range and nothing next to it.
 #[test]
 fn every_v4_row_holds_its_range_and_nothing_next_to_it() {
     for &(prefix, len, class) in V4 {
-        let first = prefix.to_bits();
-        let last = first | (u32::MAX.checked_shr(u32::from(len)).unwrap_or(0));
-        // Its last or first address is in it (the other may be in a more
-        // specific row, like 255.255.255.255 in 240.0.0.0/4); both are refused.
-        let inside = [last, first].map(|a| class_of(Ipv4Addr::from(a).into()));
-        assert!(
-            inside.iter().all(Option::is_some),
-            "{prefix}/{len}: {inside:?}"
-        );
-        assert!(inside.contains(&Some(class)), "{prefix}/{len}: {inside:?}");
-        for outside in [first.checked_sub(1), last.checked_add(1)]
-            .into_iter()
-            .flatten()
-        {
-            let ip = Ipv4Addr::from(outside);
-            assert_ne!(class_of(ip.into()), Some(class), "{prefix}/{len}: {ip}");
-        }
+        let to_ip = |a: u128| IpAddr::from(Ipv4Addr::from(u32::try_from(a).unwrap()));
+        assert_row_holds_its_range(u128::from(prefix.to_bits()), len, 32, class, to_ip);
     }
 }
 
@@ -34,23 +50,8 @@ fn every_v4_row_holds_its_range_and_nothing_next_to_it() {
 #[test]
 fn every_v6_row_holds_its_range_and_nothing_next_to_it() {
     for &(prefix, len, class, _) in V6 {
-        let first = prefix.to_bits();
-        let last = first | (u128::MAX.checked_shr(u32::from(len)).unwrap_or(0));
-        // Its last or first address is in it (the other may be in a more
-        // specific row, like 255.255.255.255 in 240.0.0.0/4); both are refused.
-        let inside = [last, first].map(|a| class_of(Ipv6Addr::from(a).into()));
-        assert!(
-            inside.iter().all(Option::is_some),
-            "{prefix}/{len}: {inside:?}"
-        );
-        assert!(inside.contains(&Some(class)), "{prefix}/{len}: {inside:?}");
-        for outside in [first.checked_sub(1), last.checked_add(1)]
-            .into_iter()
-            .flatten()
-        {
-            let ip = Ipv6Addr::from(outside);
-            assert_ne!(class_of(ip.into()), Some(class), "{prefix}/{len}: {ip}");
-        }
+        let to_ip = |a: u128| IpAddr::from(Ipv6Addr::from(a));
+        assert_row_holds_its_range(prefix.to_bits(), len, 128, class, to_ip);
     }
 }
 
