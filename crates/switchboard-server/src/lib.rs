@@ -840,8 +840,10 @@ impl A2aServer {
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
     /// the delivery worker last. Before the first connection is accepted,
     /// the runs a previous process left unfinished in a durable store are
-    /// failed ([`RequestHandler::recover_abandoned`]), so no caller sees
-    /// them working.
+    /// resumed by their agents or failed ([`RequestHandler::recover_abandoned`],
+    /// each agent its own; [`RequestHandler::fail_unclaimed_abandoned`],
+    /// what no mounted agent took), so no caller sees them working
+    /// without a run.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
@@ -856,6 +858,8 @@ impl A2aServer {
         for agent in &mounted {
             agent.handler.recover_abandoned().await;
         }
+        // What no agent took back: tasks of agents no longer mounted.
+        self.handler.fail_unclaimed_abandoned().await;
         #[cfg(feature = "push")]
         let mut push = Vec::new();
         #[cfg(feature = "push")]

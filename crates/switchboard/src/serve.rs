@@ -580,8 +580,9 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
 
 /// An `[[agents]]` agent as a server of its own, on the same store and
 /// engine settings as the root agent, its tasks in a namespace of its own
-/// (its path: one agent never finds another's tasks). Retention and crash
-/// recovery are the root handler's (one store, purged and recovered once);
+/// (its path: one agent never finds another's tasks). Retention is the
+/// root handler's (one store, purged once); crash recovery is each
+/// agent's, of its own namespace (its runtime may resume its tasks);
 /// push is the root server's, shared by [`A2aServer::mount`]. Each agent
 /// serves AG-UI at `<path>/agui` when `agui_endpoint` is on.
 async fn mounted_agent(
@@ -600,7 +601,6 @@ async fn mounted_agent(
     let mut builder = RequestHandler::builder(executor, card)
         .store(tasks.clone())
         .namespace(&spec.path)
-        .recover_abandoned(false)
         .config(switchboard_core::HandlerConfig {
             retention: switchboard_core::Retention::default(),
             quotas: limits
