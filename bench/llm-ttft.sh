@@ -6,6 +6,9 @@
 #
 #   SWITCHBOARD_BIN=/path/to/release/switchboard bash bench/llm-ttft.sh [N]
 #
+# STORE=sqlite (default, the durable store as shipped) or memory (what the
+# store's commits add, by difference).
+#
 # Needs a RELEASE binary with the llm runtime (debug numbers are not for the
 # record; the script refuses a binary under target/debug unless
 # LLM_TTFT_ALLOW_DEBUG=1, for trying the script itself). Installs the model
@@ -14,6 +17,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 N=${1:-100}
+STORE=${STORE:-sqlite}
+case "$STORE" in sqlite|memory) ;; *) echo "llm-ttft: STORE is sqlite or memory" >&2; exit 2 ;; esac
 BIN=${SWITCHBOARD_BIN:-target/release/switchboard}
 [ -x "$BIN" ] || { echo "llm-ttft: no binary at $BIN (set SWITCHBOARD_BIN to a release build)" >&2; exit 2; }
 case "$BIN" in
@@ -61,9 +66,9 @@ max_tokens = 8
 history_tasks = 0
 TOML
 SWITCHBOARD_LOG=warn "$BIN" serve --config "$WORK/serve.toml" --listen "127.0.0.1:$SERVE_PORT" \
-  --store "sqlite://$WORK/ttft.db" > "$WORK/serve.out" 2> "$WORK/serve.log" &
+  --store "$([ "$STORE" = sqlite ] && echo "sqlite://$WORK/ttft.db" || echo memory)" > "$WORK/serve.out" 2> "$WORK/serve.log" &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$SERVE_PORT/chat/.well-known/agent-card.json" 30 || { cat "$WORK/serve.log"; exit 1; }
 
-echo "binary: $BIN ($("$BIN" --version))"
+echo "binary: $BIN ($("$BIN" --version)), store: $STORE, loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"
 interop/.venv-llm/bin/python bench/llm_ttft.py "http://127.0.0.1:$MODEL_PORT/v1" "http://127.0.0.1:$SERVE_PORT/chat" "$N"

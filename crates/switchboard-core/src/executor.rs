@@ -15,6 +15,15 @@
 //! engine fails it with the error's text. Returning an
 //! [`A2AError`](switchboard_protocol::A2AError) before
 //! anything was emitted sends that error to the caller instead.
+//!
+//! A run lives in the process that executes it. When that process dies
+//! with a task still submitted or working, a single-process store reports
+//! the task at the next start and the engine fails it, saying its run was
+//! lost ([`RequestHandlerBuilder::recover_abandoned`](crate::RequestHandlerBuilder::recover_abandoned)).
+//! An agent whose work outlives the process (a remote task it mirrors, a
+//! job it can look up again) may take such a task back instead:
+//! [`AgentExecutor::resumes`] says which, and [`AgentExecutor::resume`]
+//! continues it, from what the task's stored snapshot remembers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -51,7 +60,34 @@ pub trait AgentExecutor: Send + Sync + 'static {
     /// Handles one incoming message. See the module docs for what the
     /// return value means.
     async fn execute(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError>;
+
+    /// Whether this agent continues `task`, whose run a previous process
+    /// abandoned (it stopped while the task was submitted or working),
+    /// rather than the engine failing it. Asked once per such task at
+    /// start-up. The default, `false`, leaves the task to be failed with a
+    /// message saying its run was lost.
+    fn resumes(&self, task: &Task) -> bool {
+        let _ = task;
+        false
+    }
+
+    /// Continues a task [`resumes`](Self::resumes) accepted: `ctx.task` is
+    /// its stored snapshot, `ctx.message` the last message of its history
+    /// (what the lost run was handling; an empty user message if it has
+    /// none), `ctx.call` its tenant and owner
+    /// (no extensions, no push preference: the caller is gone). `events`
+    /// goes on from the stored log, and the return value means what
+    /// [`execute`](Self::execute)'s does (an error fails the task). The
+    /// default fails it, as if `resumes` had said no.
+    async fn resume(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        let _ = (ctx, events);
+        Err(ABANDONED_RUN.into())
+    }
 }
+
+/// The status message of a task whose run was lost and not resumed.
+pub(crate) const ABANDONED_RUN: &str =
+    "the server stopped while this task was running; its run was lost and it cannot continue";
 
 /// The future `#[async_trait]` makes of [`AgentExecutor::execute`].
 type ExecuteFuture<'a> = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send + 'a>>;
@@ -67,6 +103,18 @@ impl<T: AgentExecutor + ?Sized> AgentExecutor for Arc<T> {
         Self: 'b,
     {
         (**self).execute(ctx, events)
+    }
+
+    fn resumes(&self, task: &Task) -> bool {
+        (**self).resumes(task)
+    }
+
+    fn resume<'a, 'b>(&'a self, ctx: RequestContext, events: TaskEvents) -> ExecuteFuture<'b>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        (**self).resume(ctx, events)
     }
 }
 

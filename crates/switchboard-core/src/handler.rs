@@ -27,7 +27,7 @@ use tokio_util::task::TaskTracker;
 use crate::cluster::Cluster;
 use crate::context::{CallContext, media_type_matches};
 use crate::events::{EmitError, Outcome, RunEnv, TaskEvents};
-use crate::executor::{AgentExecutor, RequestContext};
+use crate::executor::{ABANDONED_RUN, AgentExecutor, RequestContext};
 use crate::limits::{Counter, Quotas, Slot};
 use crate::push::{
     ConfigQuery, DestinationCheck, PushConfig, PushConfigLimits, PushStore, PutConfig,
@@ -313,7 +313,9 @@ impl RequestHandlerBuilder {
     /// ends. So the store reports the runs it found unfinished when it was
     /// opened ([`TaskStore::take_abandoned_runs`]: the SQLite store does),
     /// and the handler fails each with a status message saying its run was
-    /// lost, which ends every stream on it. This starts when the handler is
+    /// lost, which ends every stream on it — unless its agent takes the task
+    /// back ([`AgentExecutor::resumes`]), when the run starts again in
+    /// [`AgentExecutor::resume`]. This starts when the handler is
     /// built (within a Tokio runtime) and is complete before
     /// `A2aServer::serve` accepts its first connection; see
     /// [`RequestHandler::recover_abandoned`].
@@ -414,10 +416,6 @@ impl RequestHandlerBuilder {
         handler
     }
 }
-
-/// The status message of a task failed by [`RequestHandler::recover_abandoned`].
-const ABANDONED_RUN: &str =
-    "the server stopped while this task was running; its run was lost and it cannot continue";
 
 /// Purges what `retention` no longer keeps, every `every`, until `stop`.
 fn spawn_retention(
@@ -582,12 +580,18 @@ impl RequestHandler {
         failed
     }
 
-    /// Fails the runs a previous process left unfinished in the store (see
-    /// [`RequestHandlerBuilder::recover_abandoned`]) and returns how many.
-    /// Done once per handler: `build` starts it, and every call waits for
-    /// that one pass to end, so a server that awaits this before accepting
-    /// connections never shows an abandoned task as still working. Returns
-    /// 0 when recovery is turned off or the store found nothing.
+    /// Settles the runs a previous process left unfinished in the store
+    /// (see [`RequestHandlerBuilder::recover_abandoned`]) and returns how
+    /// many: each is resumed when the agent [`resumes`](AgentExecutor::resumes)
+    /// it (a run started again, as a follow-up's would be), else failed.
+    /// Only this handler's own tasks are taken: those of its namespace, or,
+    /// without one, those of no namespace (agents sharing the store take
+    /// theirs; [`RequestHandler::fail_unclaimed_abandoned`] fails what no
+    /// agent took). Done once per handler: `build` starts it, and every call
+    /// waits for that one pass to end, so a server that awaits this before
+    /// accepting connections never shows an abandoned task as still
+    /// working without a run. Returns 0 when recovery is turned off or the
+    /// store found nothing.
     pub async fn recover_abandoned(&self) -> usize {
         *self
             .inner
@@ -596,18 +600,134 @@ impl RequestHandler {
                 if !self.inner.recover_abandoned {
                     return 0;
                 }
-                let abandoned = self.inner.store.take_abandoned_runs();
+                let namespace = self.inner.namespace.as_deref();
+                let abandoned = self
+                    .inner
+                    .store
+                    .take_abandoned_runs_where(&|tenant| match namespace {
+                        Some(prefix) => tenant.starts_with(prefix),
+                        None => !tenant.contains(NAMESPACE_SEPARATOR),
+                    });
                 if abandoned.is_empty() {
                     return 0;
                 }
-                let failed = self.fail_abandoned(&abandoned, ABANDONED_RUN).await;
-                tracing::warn!(
-                    failed,
-                    "failed tasks the previous server process left running"
-                );
-                failed
+                let (mut resumed, mut to_fail) = (0, Vec::new());
+                for (tenant, task_id) in abandoned {
+                    match self.resume_abandoned(&tenant, &task_id).await {
+                        Ok(true) => resumed += 1,
+                        Ok(false) => to_fail.push((tenant, task_id)),
+                        Err(e) => {
+                            tracing::warn!(%task_id, error = %e, "could not resume an abandoned task; failing it");
+                            to_fail.push((tenant, task_id));
+                        }
+                    }
+                }
+                let failed = self.fail_abandoned(&to_fail, ABANDONED_RUN).await;
+                if failed > 0 {
+                    tracing::warn!(
+                        failed,
+                        "failed tasks the previous server process left running"
+                    );
+                }
+                if resumed > 0 {
+                    tracing::info!(
+                        resumed,
+                        "resumed tasks the previous server process left running"
+                    );
+                }
+                failed + resumed
             })
             .await
+    }
+
+    /// Fails the abandoned runs no handler took (see
+    /// [`RequestHandler::recover_abandoned`]): those of a namespace no agent
+    /// serves any more. A server calls this on its root handler once every
+    /// handler sharing the store has recovered its own. Nothing when this
+    /// handler's recovery is off.
+    pub async fn fail_unclaimed_abandoned(&self) -> usize {
+        if !self.inner.recover_abandoned {
+            return 0;
+        }
+        let left = self.inner.store.take_abandoned_runs();
+        if left.is_empty() {
+            return 0;
+        }
+        let failed = self.fail_abandoned(&left, ABANDONED_RUN).await;
+        tracing::warn!(
+            failed,
+            "failed tasks the previous server process left running for agents no longer served"
+        );
+        failed
+    }
+
+    /// Starts the agent's [`resume`](AgentExecutor::resume) of an abandoned
+    /// task if it [`resumes`](AgentExecutor::resumes) it: `Ok(true)`. `Ok(false)`:
+    /// the agent does not, or the task is gone, finished or running
+    /// meanwhile (nothing to resume; failing it then changes nothing).
+    async fn resume_abandoned(&self, tenant: &str, task_id: &str) -> Result<bool, StoreError> {
+        let key = (tenant.to_string(), task_id.to_string());
+        let runtime = match self.inner.registry.get(&key) {
+            Some(rt) => rt,
+            None => match self.inner.store.load(tenant, task_id).await? {
+                Some(record) => TaskRuntime::loaded(
+                    record,
+                    self.inner.store.clone(),
+                    self.inner.registry.clone(),
+                ),
+                None => return Ok(false),
+            },
+        };
+        let task = runtime.snapshot().await;
+        if runtime.is_running()
+            || task.status.state.is_terminal()
+            || !self.inner.executor.resumes(&task)
+        {
+            return Ok(false);
+        }
+        // What the lost run was handling: the last message in the history.
+        let message = task
+            .history
+            .as_ref()
+            .and_then(|h| h.last())
+            .cloned()
+            .unwrap_or_else(|| {
+                let mut m = Message::user_text("");
+                m.task_id = Some(task.id.clone());
+                m.context_id = Some(task.context_id.clone());
+                m
+            });
+        let mut call = CallContext::anonymous().with_tenant(tenant);
+        call.principal.clone_from(&runtime.owner);
+        // Admitted when it started; counted again, never refused.
+        let Some(slot) = self
+            .inner
+            .active_runs
+            .try_acquire((&call.tenant, &call.principal, call.client), usize::MAX)
+        else {
+            return Ok(false);
+        };
+        let cancel = self.inner.shutdown.child_token();
+        runtime.begin_run(cancel.clone());
+        let events = TaskEvents::for_task(
+            runtime.clone(),
+            task.context_id.clone(),
+            self.inner.env.clone(),
+            cancel,
+        );
+        let ctx = RequestContext {
+            message,
+            task_id: task_id.to_string(),
+            context_id: task.context_id.clone(),
+            task: Some(task),
+            configuration: None,
+            metadata: None,
+            call,
+            streaming: false,
+        };
+        // Dropped undriven: it goes on on its own tokio task.
+        drop(self.run_as(ctx, events, slot, RunKind::Resume));
+        Ok(true)
     }
 
     /// Stops every run (their `TaskEvents` report cancellation) and waits up
@@ -1054,11 +1174,21 @@ impl RequestHandler {
     /// One execution of the agent, not yet started; see [`Run`]. It holds
     /// its caller's `slot` of the concurrent-task quota until it ends.
     fn run(&self, ctx: RequestContext, events: TaskEvents, slot: Slot) -> Run {
+        self.run_as(ctx, events, slot, RunKind::Execute)
+    }
+
+    /// [`RequestHandler::run`] of `kind`.
+    fn run_as(&self, ctx: RequestContext, events: TaskEvents, slot: Slot, kind: RunKind) -> Run {
         let span = switchboard_telemetry::trace::agent_span(&ctx.task_id, &ctx.context_id);
         // Built in its box: the run's future holds the agent's state, and
         // `Box::pin` would make it on the stack and copy it over.
-        let run: RunFuture =
-            crate::pin_in_place!(run_agent(self.inner.executor.clone(), ctx, events, slot));
+        let run: RunFuture = crate::pin_in_place!(run_agent(
+            self.inner.executor.clone(),
+            ctx,
+            events,
+            slot,
+            kind
+        ));
         // The run is the request span's child, wherever it goes on running;
         // without a tracing pipeline the span is none and needs no wrapper.
         let run = if span.is_none() {
@@ -1672,6 +1802,15 @@ pub(crate) struct Run {
 /// A run's future, boxed (see [`RequestHandler::run`]).
 type RunFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
+/// Which of the agent's methods a [`Run`] calls.
+#[derive(Debug, Clone, Copy)]
+enum RunKind {
+    /// [`AgentExecutor::execute`]: a message arrived.
+    Execute,
+    /// [`AgentExecutor::resume`]: a previous process abandoned the run.
+    Resume,
+}
+
 /// The agent's execution and the engine's settling of it: the body of a
 /// [`Run`]. `slot` is held until it ends.
 async fn run_agent(
@@ -1679,6 +1818,7 @@ async fn run_agent(
     ctx: RequestContext,
     events: TaskEvents,
     slot: Slot,
+    kind: RunKind,
 ) {
     use futures::FutureExt as _;
     let _slot = slot;
@@ -1688,11 +1828,13 @@ async fn run_agent(
     // called inside the caught future: an agent's synchronous part (an
     // `agent_fn` closure before its `async` block) may panic too.
     let agent_events = events.clone();
-    let run =
-        std::panic::AssertUnwindSafe(
-            async move { executor.as_ref().execute(ctx, agent_events).await },
-        )
-        .catch_unwind();
+    let run = std::panic::AssertUnwindSafe(async move {
+        match kind {
+            RunKind::Execute => executor.as_ref().execute(ctx, agent_events).await,
+            RunKind::Resume => executor.as_ref().resume(ctx, agent_events).await,
+        }
+    })
+    .catch_unwind();
     let result = match run.await {
         Ok(r) => r,
         Err(panic) => {

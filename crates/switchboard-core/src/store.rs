@@ -324,6 +324,17 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// ([`crate::cluster`]). Nothing is found after opening, so a run of
     /// this process is never taken for an abandoned one.
     fn take_abandoned_runs(&self) -> Vec<(String, String)> {
+        self.take_abandoned_runs_where(&|_| true)
+    }
+
+    /// [`take_abandoned_runs`](Self::take_abandoned_runs) of the tenants
+    /// `tenant` accepts; the others stay for a later call. Agents sharing a
+    /// store ([`RequestHandlerBuilder::namespace`](crate::RequestHandlerBuilder::namespace))
+    /// each take their own namespace's this way, so each agent decides
+    /// about its own tasks (see [`AgentExecutor::resumes`](crate::AgentExecutor::resumes)).
+    /// A store that reports abandoned runs implements this one.
+    fn take_abandoned_runs_where(&self, tenant: &dyn Fn(&str) -> bool) -> Vec<(String, String)> {
+        let _ = tenant;
         Vec::new()
     }
 

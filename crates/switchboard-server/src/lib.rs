@@ -275,6 +275,9 @@ pub struct A2aServer {
     live: mount::LiveMounts,
     /// Whether a [`mount::MountReloader`] may change the mounted set.
     reloadable: bool,
+    /// Whether the root's card describes the server as a directory of the
+    /// mounted agents (see [`A2aServer::directory_card`]).
+    directory_card: bool,
     /// Whether the card lists a gRPC interface: a mounted agent's does not
     /// (gRPC calls carry no path prefix; see [`mount`]).
     grpc_interface: bool,
@@ -328,6 +331,7 @@ impl A2aServer {
             mounts: Vec::new(),
             live: mount::LiveMounts::default(),
             reloadable: false,
+            directory_card: false,
             grpc_interface: true,
         }
     }
@@ -521,6 +525,17 @@ impl A2aServer {
     /// must accept the card and no 0.3 client needs to read it.
     pub fn hybrid_card(mut self, on: bool) -> Self {
         self.hybrid_card = on;
+        self
+    }
+
+    /// Serves, at the root's `/.well-known/agent-card.json`, a card that
+    /// describes this server as a directory of its mounted agents: the
+    /// root's card with one skill per mounted agent, following reloads
+    /// (see [`mount`]). For a server whose root agent only points callers
+    /// to the mounted ones. Off by default; without mounted agents (or a
+    /// [`mount_reloader`](Self::mount_reloader)) it changes nothing.
+    pub fn directory_card(mut self, on: bool) -> Self {
+        self.directory_card = on;
         self
     }
 
@@ -759,7 +774,20 @@ impl A2aServer {
             card_etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\"")),
             card_modified: whole_seconds(std::time::SystemTime::now()),
         }));
-        let mut router = Router::new().route(AGENT_CARD_PATH, get(agent_card));
+        let mounts = (self.reloadable || !self.mounts.is_empty()).then(|| self.live.clone());
+        let mut router = match mounts.clone().filter(|_| self.directory_card) {
+            Some(live) => {
+                let (root, hybrid) = (card.clone(), self.hybrid_card);
+                Router::new().route(
+                    AGENT_CARD_PATH,
+                    get(move |headers: HeaderMap| {
+                        let card = mount::directory_card(&root, &live.current());
+                        async move { directory_card(&card, hybrid, &headers) }
+                    }),
+                )
+            }
+            None => Router::new().route(AGENT_CARD_PATH, get(agent_card)),
+        };
         if let Some(jwks) = self.jwks.clone().filter(|_| self.handler.push_enabled()) {
             router = router.route(
                 switchboard_core::push::JWKS_PATH,
@@ -801,7 +829,6 @@ impl A2aServer {
                 })
                 .collect()
         });
-        let mounts = (self.reloadable || !self.mounts.is_empty()).then(|| self.live.clone());
         if let Some(live) = mounts.clone() {
             let (public_url, card) = (self.public_url.clone(), card.clone());
             http = http.route(
@@ -840,8 +867,10 @@ impl A2aServer {
     /// [`push`](Self::push), delivers push notifications meanwhile and stops
     /// the delivery worker last. Before the first connection is accepted,
     /// the runs a previous process left unfinished in a durable store are
-    /// failed ([`RequestHandler::recover_abandoned`]), so no caller sees
-    /// them working.
+    /// resumed by their agents or failed ([`RequestHandler::recover_abandoned`],
+    /// each agent its own; [`RequestHandler::fail_unclaimed_abandoned`],
+    /// what no mounted agent took), so no caller sees them working
+    /// without a run.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
@@ -856,6 +885,8 @@ impl A2aServer {
         for agent in &mounted {
             agent.handler.recover_abandoned().await;
         }
+        // What no agent took back: tasks of agents no longer mounted.
+        self.handler.fail_unclaimed_abandoned().await;
         #[cfg(feature = "push")]
         let mut push = Vec::new();
         #[cfg(feature = "push")]
@@ -1100,6 +1131,40 @@ async fn agent_card(State(app): State<AppState>, headers: HeaderMap) -> Response
         )],
         cache,
         app.card_json.clone(),
+    )
+        .into_response()
+}
+
+/// The directory card (see [`A2aServer::directory_card`]): made at each
+/// request from the agents mounted then, so caches must ask again each
+/// time (`no-cache`); its `ETag` (a hash of the bytes) lets them do that
+/// with a `304 Not Modified`.
+fn directory_card(card: &AgentCard, hybrid: bool, headers: &HeaderMap) -> Response {
+    let json = if hybrid {
+        serde_json::to_vec(&switchboard_protocol::v03::card::hybrid_card(card))
+    } else {
+        serde_json::to_vec(card)
+    };
+    let json = Bytes::from(json.unwrap_or_default());
+    let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&json)))
+        .unwrap_or(HeaderValue::from_static("\"0\""));
+    let cache = [
+        (header::ETAG, etag.clone()),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ];
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|tags| etag_matches(tags, &etag))
+    {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        cache,
+        json,
     )
         .into_response()
 }

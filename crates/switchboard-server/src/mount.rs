@@ -9,6 +9,18 @@
 //! its own, and the outer server's layers (access log, metrics) wrap it.
 //! `GET /agents` lists every agent with its card's URL.
 //!
+//! A server whose root serves no agent of its own can describe itself as a
+//! directory instead ([`A2aServer::directory_card`]): its public card at
+//! `/.well-known/agent-card.json` is then a valid A2A card whose skills are
+//! the mounted agents, one each (id: the agent's name; its description,
+//! ending with the URL of the agent's own card; the tags of its skills),
+//! built anew from the agents mounted at each request, so it follows a
+//! reload as `GET /agents` does. A2A defines one card per agent at a
+//! well-known path and leaves registries to deployments; skills are where a
+//! card says what can be asked of the server, and the card's schema has no
+//! field for another card's URL, so it goes in the skill's description.
+//! Such a card is never signed (it changes with the mounted set).
+//!
 //! gRPC is served for the outer (root) agent only: a gRPC call names a
 //! service and method, not a path, so it cannot reach a prefix, and a
 //! mounted agent's card lists no gRPC interface. (The A2A 1.0 `tenant`
@@ -32,6 +44,7 @@
 use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
+use switchboard_protocol::{AGENT_CARD_PATH, AgentCard, AgentSkill};
 
 use crate::A2aServer;
 
@@ -117,6 +130,39 @@ pub(crate) struct Listed {
     pub(crate) path: String,
     pub(crate) url: String,
     pub(crate) card: String,
+}
+
+/// The directory card: `root` (the root's card as served: its name,
+/// interfaces, security) with one skill per mounted agent.
+pub(crate) fn directory_card(root: &AgentCard, mounted: &[Live]) -> AgentCard {
+    let mut card = root.clone();
+    card.signatures.clear();
+    card.skills = mounted
+        .iter()
+        .map(|m| {
+            let agent = m.server.handler.card();
+            let url = format!("{}{AGENT_CARD_PATH}", m.server.public_url);
+            let mut tags: Vec<String> = Vec::new();
+            for tag in agent.skills.iter().flat_map(|s| &s.tags) {
+                if !tags.contains(tag) {
+                    tags.push(tag.clone());
+                }
+            }
+            if tags.is_empty() {
+                tags.push(agent.name.clone());
+            }
+            let description = if agent.description.is_empty() {
+                format!("Agent card: {url}")
+            } else {
+                format!("{} (agent card: {url})", agent.description.trim_end())
+            };
+            let mut skill =
+                AgentSkill::new(agent.name.clone(), agent.name.clone(), description, &[]);
+            skill.tags = tags;
+            skill
+        })
+        .collect();
+    card
 }
 
 /// The body of `GET /agents`.

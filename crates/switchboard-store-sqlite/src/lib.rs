@@ -1269,11 +1269,15 @@ impl SqliteStore {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
-    fn take_abandoned_runs(&self) -> Vec<(String, String)> {
-        self.abandoned
-            .lock()
-            .map(|mut runs| std::mem::take(&mut *runs))
-            .unwrap_or_default()
+    fn take_abandoned_runs_where(&self, tenant: &dyn Fn(&str) -> bool) -> Vec<(String, String)> {
+        let Ok(mut runs) = self.abandoned.lock() else {
+            return Vec::new();
+        };
+        let (taken, left) = std::mem::take(&mut *runs)
+            .into_iter()
+            .partition(|(t, _)| tenant(t));
+        *runs = left;
+        taken
     }
 
     /// A read on a reader connection: the file is readable and every

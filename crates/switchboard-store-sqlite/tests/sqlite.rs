@@ -441,3 +441,121 @@ async fn runs_left_unfinished_are_failed_at_start_unless_recovery_is_off() {
     );
     assert!(store.take_abandoned_runs().is_empty(), "handed out once");
 }
+
+/// An agent that takes back the abandoned tasks whose id starts with
+/// "resume" and completes them, saying for whom.
+struct Resumer;
+
+#[switchboard_core::async_trait]
+impl switchboard_core::AgentExecutor for Resumer {
+    async fn execute(
+        &self,
+        _ctx: switchboard_core::RequestContext,
+        _events: switchboard_core::TaskEvents,
+    ) -> Result<(), switchboard_core::BoxError> {
+        Ok(())
+    }
+
+    fn resumes(&self, task: &switchboard_protocol::Task) -> bool {
+        task.id.starts_with("resume")
+    }
+
+    async fn resume(
+        &self,
+        ctx: switchboard_core::RequestContext,
+        events: switchboard_core::TaskEvents,
+    ) -> Result<(), switchboard_core::BoxError> {
+        let from = ctx.task.map(|t| t.status.state.to_string());
+        events
+            .artifact_text(
+                "resumed",
+                format!("resumed for {} from {from:?}", ctx.call.principal),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// Polls the store until `task_id` of `tenant` is in a terminal state.
+async fn terminal(
+    store: &SqliteStore,
+    tenant: &str,
+    task_id: &str,
+) -> switchboard_core::TaskRecord {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = store.load(tenant, task_id).await.unwrap().unwrap();
+        if r.task.status.state.is_terminal() {
+            return r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{task_id} never ended: {r:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_agent_resumes_the_runs_it_takes_back_each_agent_its_own() {
+    let (_dir, path) = common::temp_db("resumed.db");
+    let ns = |name: &str| format!("{name}{}", switchboard_core::handler::NAMESPACE_SEPARATOR);
+    let store = SqliteStore::open(&path).await.unwrap();
+    for (tenant, id) in [
+        (String::new(), "resume-root"),
+        (String::new(), "lost-root"),
+        (ns("/mounted"), "resume-mounted"),
+        (ns("/removed"), "resume-removed"),
+    ] {
+        commit_task(&store, &tenant, id, 2).await;
+    }
+    drop(store);
+
+    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let card = switchboard_protocol::AgentCard::new("a", "b", "1.0");
+    let root = switchboard_core::RequestHandler::builder(Resumer, card.clone())
+        .store(store.clone())
+        .build();
+    let mounted = switchboard_core::RequestHandler::builder(Resumer, card)
+        .store(store.clone())
+        .namespace("/mounted")
+        .build();
+    // Each takes its own: the root those of no namespace, one resumed and
+    // one failed; the mounted agent its namespace's.
+    assert_eq!(root.recover_abandoned().await, 2);
+    assert_eq!(mounted.recover_abandoned().await, 1);
+    // What no agent took (a namespace no longer served) is failed.
+    assert_eq!(root.fail_unclaimed_abandoned().await, 1);
+    assert!(store.take_abandoned_runs().is_empty());
+
+    for (tenant, id) in [
+        (String::new(), "resume-root"),
+        (ns("/mounted"), "resume-mounted"),
+    ] {
+        let done = terminal(&store, &tenant, id).await;
+        assert_eq!(done.task.status.state, TaskState::Completed, "{done:?}");
+        let text = done.task.artifacts()[0].text();
+        let from = Some(TaskState::Working.to_string());
+        assert_eq!(text, format!("resumed for alice from {from:?}"));
+        // Continued from the stored log: numbered on from it.
+        let seqs: Vec<u64> = log_of(store.as_ref(), &tenant, id)
+            .await
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+        assert!(seqs.len() > 2, "{seqs:?}");
+    }
+    for (tenant, id) in [
+        (String::new(), "lost-root"),
+        (ns("/removed"), "resume-removed"),
+    ] {
+        let failed = terminal(&store, &tenant, id).await;
+        assert_eq!(failed.task.status.state, TaskState::Failed, "{failed:?}");
+        let why = failed.task.status.message.as_ref().map(Message::text);
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("run was lost")),
+            "{why:?}"
+        );
+    }
+}

@@ -59,7 +59,9 @@ pub struct ServeArgs {
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Which built-in agent to serve: demo, echo-message, echo-task or
-    /// relay (forwards `URL TEXT` to another agent; trusted callers only).
+    /// relay (forwards `URL TEXT` to another agent; trusted callers only);
+    /// or none, with `[[agents]]`: the root then serves a directory card
+    /// listing them and refuses messages.
     #[arg(long, env = "SWITCHBOARD_AGENT", default_value = "demo")]
     pub agent: String,
     /// Largest request body accepted, in bytes.
@@ -306,7 +308,7 @@ impl ServeArgs {
     /// Checks what clap's value parsers cannot: the store and agent names.
     pub fn validate(&self) -> anyhow::Result<()> {
         store_kind(&self.store)?;
-        agent(&self.agent)?;
+        root_agent(self)?;
         Ok(())
     }
 
@@ -342,6 +344,20 @@ fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
             config::mask_url_credentials(url)
         )
     }
+}
+
+/// `--agent` naming no agent: the root lists the `[[agents]]` instead.
+const NO_ROOT_AGENT: &str = "none";
+
+/// The root agent: `--agent`, or with `none` the directory of the `[[agents]]`.
+fn root_agent(cfg: &Config) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+    if cfg.agent != NO_ROOT_AGENT {
+        return agent(&cfg.agent);
+    }
+    if cfg.agents.is_empty() {
+        bail!("agent = \"none\" serves only the [[agents]] of the config file, and it has none");
+    }
+    Ok((Arc::new(demo::Directory), demo::directory_card()))
 }
 
 /// A built-in agent by name (`--agent`, and `[[agents]]`' built-in runtimes).
@@ -391,7 +407,7 @@ pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> anyhow::Result
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
-    let (executor, card) = agent(&cfg.agent)?;
+    let (executor, card) = root_agent(&cfg)?;
     let stores = open_stores(&cfg).await?;
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
@@ -447,6 +463,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid())
+        .directory_card(cfg.agent == NO_ROOT_AGENT)
         .connection_limits(cfg.limits.connection_limits())
         .request_rate(cfg.limits.request_rate());
     let metrics_shutdown = tokio_util::sync::CancellationToken::new();
@@ -580,8 +597,9 @@ fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> Strin
 
 /// An `[[agents]]` agent as a server of its own, on the same store and
 /// engine settings as the root agent, its tasks in a namespace of its own
-/// (its path: one agent never finds another's tasks). Retention and crash
-/// recovery are the root handler's (one store, purged and recovered once);
+/// (its path: one agent never finds another's tasks). Retention is the
+/// root handler's (one store, purged once); crash recovery is each
+/// agent's, of its own namespace (its runtime may resume its tasks);
 /// push is the root server's, shared by [`A2aServer::mount`]. Each agent
 /// serves AG-UI at `<path>/agui` when `agui_endpoint` is on.
 async fn mounted_agent(
@@ -600,7 +618,6 @@ async fn mounted_agent(
     let mut builder = RequestHandler::builder(executor, card)
         .store(tasks.clone())
         .namespace(&spec.path)
-        .recover_abandoned(false)
         .config(switchboard_core::HandlerConfig {
             retention: switchboard_core::Retention::default(),
             quotas: limits

@@ -518,3 +518,78 @@ async fn sighup_adds_and_drops_agents_while_a_long_task_runs_on() {
         "every event shown is in the log, in order"
     );
 }
+
+#[tokio::test]
+async fn a_root_without_an_agent_serves_a_directory_card_that_follows_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = |third: bool| {
+        reload_config(dir.path(), third, true).replace("agent = \"demo\"", "agent = \"none\"")
+    };
+    let serve = Serve::start_configured(dir.path(), "reload", "memory", &config(false), &[]);
+    let base = serve.base();
+    let file = dir.path().join("reload.toml");
+    let skills = |card: &Value| -> Vec<String> {
+        card["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    // The server's card: one skill per agent, each naming its card.
+    let card = json(&format!("{base}/.well-known/agent-card.json")).await;
+    assert_eq!(skills(&card), ["gated", "echo"], "{card}");
+    assert!(
+        !card["supportedInterfaces"].as_array().unwrap().is_empty(),
+        "{card}"
+    );
+    let echo = &card["skills"][1];
+    assert!(
+        echo["description"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{base}/echo/.well-known/agent-card.json")),
+        "{echo}"
+    );
+    assert_eq!(echo["tags"], serde_json::json!(["echo"]), "{echo}");
+    let gated = &card["skills"][0];
+    assert!(!gated["tags"].as_array().unwrap().is_empty(), "{gated}");
+
+    // The root itself answers no message, and says where the agents are.
+    let out = switchboard_without_env()
+        .args(["send", "--url", &base, "hello"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("serves no agent"), "{said}");
+
+    // A third agent after SIGHUP: in the card as in `/agents`.
+    std::fs::write(&file, config(true)).unwrap();
+    serve.signal("HUP");
+    let card = proc::poll_until(
+        std::time::Duration::from_secs(20),
+        std::time::Duration::from_millis(50),
+        "the third agent in the directory card",
+        || async { json(&format!("{base}/.well-known/agent-card.json")).await },
+        |card: &Value| skills(card).iter().any(|s| s == "third"),
+    )
+    .await;
+    assert_eq!(skills(&card), ["gated", "echo", "third"], "{card}");
+
+    // The official Python SDK reads it as an agent card, and follows each
+    // skill to its agent's own card.
+    if let Some(python) = interop_python(".venv") {
+        run_interop_driver(
+            &python,
+            "interop/py/directory_card.py",
+            &[&base, "gated", "echo", "third"],
+            4,
+        );
+    }
+}

@@ -4,8 +4,8 @@
 //! gate file, ask for input and can be canceled, behind a bearer token)
 //! reached through our server: the card rewritten to our URLs, our CLI and
 //! client driving them, follow-ups and cancels reaching the remote task,
-//! failures named, `kill -9` of our server mid-task losing nothing it
-//! showed, and one audit line per call without the credential.
+//! failures named, `kill -9` of our server mid-task re-attached to the
+//! remote task after the restart (nothing shown lost or repeated), and one audit line per call without the credential.
 //!
 //! The Python venv comes from `interop/setup.sh`; without it the tests are
 //! skipped with a message, unless `SWITCHBOARD_REQUIRE_INTEROP` is set.
@@ -343,7 +343,7 @@ fn remote_meta(task: &Value, key: &str) -> String {
 }
 
 #[tokio::test]
-async fn kill_9_mid_task_loses_nothing_shown() {
+async fn kill_9_mid_task_reattaches_to_the_remote_task() {
     let Some((hello, slow)) = samples() else {
         return;
     };
@@ -378,10 +378,51 @@ async fn kill_9_mid_task_loses_nothing_shown() {
     serve.kill();
     drop(stream);
 
+    // Restarted, the task is re-attached to its remote task, which still
+    // waits: a client resubscribing to us sees it through to the end.
     let serve = start(dir.path(), &store, &hello.base, &slow.base);
     let slow_url = format!("{}/slow", serve.base());
+    let client = A2AClient::builder()
+        .no_reconnect()
+        .connect(&slow_url)
+        .await
+        .unwrap();
+    let mut resumed = client.subscribe_to_task(task_id.clone()).await.unwrap();
+    let first = resumed.next().await.unwrap().unwrap();
+    let StreamResponse::Task(at) = &first.event else {
+        panic!("a subscription starts with the task: {first:?}");
+    };
+    assert_eq!(
+        at.status.state,
+        TaskState::Working,
+        "still working after the restart: {at:?}"
+    );
     std::fs::write(&gate, b"open").unwrap();
-    // Every event shown is in the log, unchanged, and the task ended.
+    let mut seqs = vec![first.seq.unwrap()];
+    let end = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let event = resumed.next().await.unwrap().unwrap();
+            seqs.push(event.seq.unwrap());
+            if let StreamResponse::StatusUpdate(u) = &event.event
+                && u.status.state.is_terminal()
+            {
+                return u.status.state;
+            }
+        }
+    })
+    .await
+    .expect("the re-attached task ends");
+    assert_eq!(end, TaskState::Completed, "the remote's end, mirrored");
+    for pair in seqs.windows(2) {
+        assert_eq!(
+            pair[1],
+            pair[0] + 1,
+            "contiguous after the restart: {seqs:?}"
+        );
+    }
+
+    // The log: every event shown before the kill, unchanged; then the
+    // rest, numbered on without a gap, each remote chunk in it once.
     let log = log_replay(&format!("{slow_url}/"), &task_id, u64::MAX).await;
     for (seq, event) in &shown {
         let logged = log.iter().find(|(s, _)| s == seq);
@@ -391,13 +432,34 @@ async fn kill_9_mid_task_loses_nothing_shown() {
             (None, _) => panic!("event {seq} lost: {log:?}"),
         }
     }
-    let task = rpc_task(&slow_url, &task_id).await;
-    let state: TaskState = serde_json::from_value(task["status"]["state"].clone()).unwrap();
-    assert!(state.is_terminal(), "{task}");
-    assert!(
-        task["artifacts"][0]["parts"][0]["text"] == "before",
-        "the chunk shown before the kill is kept: {task}"
+    let numbers: Vec<u64> = log.iter().map(|(s, _)| *s).collect();
+    assert_eq!(
+        numbers,
+        (1..=numbers.len() as u64).collect::<Vec<_>>(),
+        "the log is numbered 1, 2, 3, … without a gap"
     );
+    assert_eq!(
+        numbers.last(),
+        seqs.last(),
+        "the subscription saw the end of the log"
+    );
+    let chunks: Vec<String> = log
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamResponse::ArtifactUpdate(a) => Some(a.artifact.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chunks, ["before", "after"], "each chunk once: {log:?}");
+    let task = rpc_task(&slow_url, &task_id).await;
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    let texts: Vec<&str> = task["artifacts"][0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["before", "after"], "the remote's result: {task}");
     drop(serve);
 }
 

@@ -8,6 +8,7 @@
 //! | [`EchoMessage`] | [`echo_card`] | a direct message echoing the text |
 //! | [`EchoTask`] | [`echo_card`] | a task with the text as its artifact, completed in one commit |
 //! | [`Relay`] | [`relay_card`] | `URL TEXT`: the answer of the agent at URL, as a subagent's output |
+//! | [`Directory`] | [`directory_card`] | nothing: refuses every message (a server's root that only lists its mounted agents) |
 //!
 //! Each is an ordinary [`AgentExecutor`](switchboard_core::AgentExecutor)
 //! beside its card; serve one as any other agent:
@@ -27,9 +28,11 @@
 //! callers are trusted.
 
 mod demo;
+mod directory;
 mod echo;
 mod relay;
 
 pub use demo::{APPROVAL_FORM, DemoAgent, HELP, demo_card};
+pub use directory::{Directory, directory_card};
 pub use echo::{EchoMessage, EchoTask, echo_card};
 pub use relay::{Relay, relay_card};

@@ -39,9 +39,17 @@
 //! outcome and the duration. Credentials never appear in it: they are
 //! headers, which neither the line nor the client's errors carry.
 //!
-//! What is not recovered: a server killed while forwarding fails the task
-//! at its next start (as every unfinished run of a single-process store);
-//! the events mirrored before are all in its log.
+//! A server killed while forwarding loses no task whose remote task it
+//! had announced: at the next start the engine asks the agent to resume
+//! such a task ([`AgentExecutor::resumes`]), and the run subscribes to the
+//! remote task again by the id the local task remembers, mirrors what it
+//! missed (chunks appended to artifacts it had, artifacts it had not seen,
+//! the current status) and then what follows, and ends as the remote ends.
+//! A remote task already finished, or one that can no longer be subscribed
+//! to, is read once (`GetTask`) and its final state mirrored. A task killed
+//! before the remote answered (no remote id yet) fails at the next start,
+//! as every unfinished run of a single-process store; the events mirrored
+//! before are all in its log either way.
 
 mod config;
 mod error;
@@ -49,7 +57,7 @@ mod error;
 pub use config::{ConfigError, ProxyConfig};
 pub use error::ProxyError;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -476,8 +484,9 @@ struct Mirror<'a> {
     has_task: bool,
     /// The remote ids were written into the local task in this run.
     announced: bool,
-    /// Artifacts already mirrored in this run.
-    seen: HashSet<String>,
+    /// Artifacts the local task has (mirrored in this run, or before it
+    /// when resumed), with how many parts: what a remote snapshot adds.
+    seen: HashMap<String, usize>,
 }
 
 impl<'a> Mirror<'a> {
@@ -487,7 +496,24 @@ impl<'a> Mirror<'a> {
             url,
             has_task,
             announced: false,
-            seen: HashSet::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// The mirror of a run that takes `local` over from a previous process:
+    /// the remote ids are in it already, and so are its artifacts' parts so
+    /// far.
+    fn resumed(events: &'a TaskEvents, url: &'a str, local: &Task) -> Self {
+        Mirror {
+            events,
+            url,
+            has_task: true,
+            announced: true,
+            seen: local
+                .artifacts()
+                .iter()
+                .map(|a| (a.artifact_id.clone(), a.parts.len()))
+                .collect(),
         }
     }
 
@@ -513,12 +539,26 @@ impl<'a> Mirror<'a> {
         if !self.announced {
             self.announce(remote).await?;
         }
-        for artifact in task.artifacts.unwrap_or_default() {
-            if self.seen.insert(artifact.artifact_id.clone()) {
-                self.events
-                    .artifact(artifact)
-                    .await
-                    .map_err(|e| self.err(e))?;
+        for mut artifact in task.artifacts.unwrap_or_default() {
+            let parts = artifact.parts.len();
+            match self.seen.get(&artifact.artifact_id).copied() {
+                None => {
+                    self.seen.insert(artifact.artifact_id.clone(), parts);
+                    self.events
+                        .artifact(artifact)
+                        .await
+                        .map_err(|e| self.err(e))?;
+                }
+                // Chunks appended since the local task last heard.
+                Some(had) if had < parts => {
+                    artifact.parts.drain(..had);
+                    self.seen.insert(artifact.artifact_id.clone(), parts);
+                    self.events
+                        .artifact_chunk(artifact, true, false)
+                        .await
+                        .map_err(|e| self.err(e))?;
+                }
+                Some(_) => {}
             }
         }
         self.status(task.status, None).await
@@ -581,7 +621,9 @@ impl<'a> Mirror<'a> {
         append: bool,
         last_chunk: bool,
     ) -> Result<(), ProxyError> {
-        self.seen.insert(artifact.artifact_id.clone());
+        let parts = artifact.parts.len();
+        let had = self.seen.entry(artifact.artifact_id.clone()).or_default();
+        *had = if append { *had + parts } else { parts };
         self.events
             .artifact_chunk(artifact, append, last_chunk)
             .await
@@ -613,6 +655,41 @@ impl AgentExecutor for ProxyAgent {
             },
             None => self.forward(&ctx, &events, &mut remote).await,
         };
+        self.settle(&ctx, &events, started, remote, result)
+    }
+
+    /// A task whose remote task is known: its run is the remote's, which
+    /// may well go on without us.
+    fn resumes(&self, task: &Task) -> bool {
+        remote_of(task).is_some()
+    }
+
+    async fn resume(&self, ctx: RequestContext, events: TaskEvents) -> Result<(), BoxError> {
+        // It was admitted before the restart: it waits for a place rather
+        // than failing for want of one.
+        let _slot = self.slots.clone().acquire_owned().await?;
+        let started = Instant::now();
+        let local = ctx.task.as_ref();
+        let mut remote = local.and_then(remote_of).unwrap_or_default();
+        let result = match local {
+            Some(local) => self.reattach(local, &events, &mut remote).await,
+            None => Err(ProxyError::NoRemoteTask),
+        };
+        self.settle(&ctx, &events, started, remote, result)
+    }
+}
+
+impl ProxyAgent {
+    /// The audit line of a call, and what its run returns: a task left
+    /// waiting for input keeps its remote task watched for a cancel.
+    fn settle(
+        &self,
+        ctx: &RequestContext,
+        events: &TaskEvents,
+        started: Instant,
+        remote: Remote,
+        result: Result<End, ProxyError>,
+    ) -> Result<(), BoxError> {
         let outcome = match &result {
             Ok(end) => end.outcome(),
             Err(e) => e.outcome().to_string(),
@@ -631,12 +708,54 @@ impl AgentExecutor for ProxyAgent {
         match result {
             Ok(End::Interrupted(_)) => {
                 if let Some(id) = remote.task_id {
-                    self.watch_waiting(&events, id);
+                    self.watch_waiting(events, id);
                 }
                 Ok(())
             }
             Ok(_) => Ok(()),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Mirrors the remote task of `local` (a task a previous process was
+    /// mirroring) again: subscribed to by its id, what the local task
+    /// missed mirrored first (the stream's first item is the remote task
+    /// as it is now), then what follows. A remote task that cannot be
+    /// subscribed to (finished, or unknown to a remote that restarted) is
+    /// read once and mirrored as it is.
+    async fn reattach(
+        &self,
+        local: &Task,
+        events: &TaskEvents,
+        remote: &mut Remote,
+    ) -> Result<End, ProxyError> {
+        let Some(id) = remote.task_id.clone() else {
+            return Err(ProxyError::NoRemoteTask);
+        };
+        let client = self.client.clone();
+        let mut mirror = Mirror::resumed(events, self.url(), local);
+        let subscribed = self
+            .call(events, client.subscribe_to_task(id.clone()))
+            .await;
+        let stream = match subscribed {
+            Ok(Some(stream)) => stream,
+            Ok(None) => return self.stopped(&client, events, remote).await,
+            Err(e) => {
+                tracing::debug!(remote = %self.url(), remote_task_id = %id, error = %e, "the remote task cannot be subscribed to; reading it");
+                let Some(task) = self.call(events, client.get_task(id)).await? else {
+                    return self.stopped(&client, events, remote).await;
+                };
+                let state = task.status.state;
+                return match mirror.task(task, remote).await? {
+                    Some(end) => Ok(end),
+                    None => Err(ProxyError::Ended {
+                        url: self.url().into(),
+                        state: state.to_string(),
+                    }),
+                };
+            }
+        };
+        self.follow(stream, &client, events, remote, &mut mirror)
+            .await
     }
 }
