@@ -34,7 +34,7 @@ use std::time::Duration;
 use anyhow::Context;
 use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
 
-use crate::client::{AgentArgs, connect_options};
+use crate::client::AgentArgs;
 use crate::{auth_args, limits_args};
 
 /// The settings of `switchboard mcp` (see the module docs).
@@ -147,7 +147,7 @@ impl McpArgs {
 
     /// The clients of the agents, their cards fetched.
     pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
-        let options = connect_options(&self.agent)?;
+        let options = self.agent.settings().options()?;
         let mut agents = Vec::new();
         for (prefix, url) in self.agent_urls() {
             let agent = McpAgent::connect(options.builder(), url)
