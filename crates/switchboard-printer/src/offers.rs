@@ -1,7 +1,7 @@
 //! What the agent does offer, said beside a refusal its card explains:
 //! "unsupported operation" tells a user that something failed, the card's
 //! side of it what to try instead. The notes go with
-//! [`Failure::Offered`](crate::Failure::Offered).
+//! [`Failure::Offered`].
 //!
 //! | refusal | the note |
 //! |---|---|
