@@ -324,13 +324,4 @@ mod tests {
             "flags add to the file"
         );
     }
-
-    #[test]
-    fn secrets_stay_out_of_help() {
-        let cmd = BridgeArgs::command();
-        for id in ["agent_bearer_token", "agent_header"] {
-            let arg = cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
-            assert!(arg.is_hide_env_values_set(), "{id}");
-        }
-    }
 }

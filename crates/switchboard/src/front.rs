@@ -105,3 +105,25 @@ pub async fn serve(
 pub(crate) fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
     args.iter().map(std::ffi::OsString::from).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_agents_credentials_stay_out_of_help() {
+        let commands = [
+            crate::bridge_cmd::BridgeArgs::command(),
+            #[cfg(feature = "console")]
+            crate::console_cmd::ConsoleArgs::command(),
+        ];
+        for cmd in commands {
+            for id in ["agent_bearer_token", "agent_header"] {
+                let arg = cmd.get_arguments().find(|a| a.get_id() == id);
+                assert!(
+                    arg.is_some_and(clap::Arg::is_hide_env_values_set),
+                    "{} {id}",
+                    cmd.get_name()
+                );
+            }
+        }
+    }
+}
