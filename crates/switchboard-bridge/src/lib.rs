@@ -89,6 +89,6 @@ pub use owner::{Caller, Owner};
 pub use remote::RemoteBackend;
 #[cfg(feature = "remote")]
 #[doc(inline)]
-pub use remote_bridge::{RemoteBridge, RemoteBridgeConfig};
+pub use remote_bridge::{RemoteBridge, RemoteBridgeConfig, RemoteConfigError};
 #[doc(inline)]
 pub use run::{RunConfig, run};

@@ -67,6 +67,44 @@ impl RemoteBridgeConfig {
             copilotkit_agent_id: None,
         }
     }
+
+    /// Whether the routes can be served as configured: both paths absolute
+    /// and apart (CopilotKit's routes under the AG-UI path's own would
+    /// shadow it).
+    pub fn check(&self) -> Result<(), RemoteConfigError> {
+        for (name, path) in [
+            ("path", &self.endpoint.path),
+            ("copilotkit_path", &self.copilotkit_path),
+        ] {
+            if !path.starts_with('/') {
+                return Err(RemoteConfigError::RelativePath {
+                    name,
+                    path: path.clone(),
+                });
+            }
+        }
+        if self.copilotkit_path.trim_end_matches('/') == self.endpoint.path.trim_end_matches('/') {
+            return Err(RemoteConfigError::SamePath);
+        }
+        Ok(())
+    }
+}
+
+/// Why a [`RemoteBridgeConfig`] cannot be served ([`RemoteBridgeConfig::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoteConfigError {
+    /// A path that does not start with `/`.
+    #[error("{name} {path:?} must start with `/`")]
+    RelativePath {
+        /// Which path: `path` (the AG-UI endpoint's) or `copilotkit_path`.
+        name: &'static str,
+        /// The path.
+        path: String,
+    },
+    /// The AG-UI endpoint and CopilotKit's routes at one path.
+    #[error("path and copilotkit_path must differ")]
+    SamePath,
 }
 
 /// A bridge whose agent answered: its card fetched, ready to serve.

@@ -71,6 +71,9 @@
 //! as plain data (credentials, bindings, versions, trust), for a program
 //! that reads them from flags or a file.
 //!
+//! [`follow`] keeps a task's id and last state while its stream is read,
+//! and watches a task by polling until it stops.
+//!
 //! Streams resume by themselves: when the connection drops, the client
 //! resubscribes with `Last-Event-ID` (the last event number it saw) and
 //! carries on, yielding each event once; see [`resume`] and
@@ -90,6 +93,7 @@ mod client;
 pub mod connect;
 pub mod directory;
 mod error;
+pub mod follow;
 pub mod oauth;
 pub mod push;
 mod request;
@@ -102,7 +106,7 @@ mod transport;
 pub use agui::{AguiItem, AguiStream};
 pub use card_signature::{CardSignatureError, CardTrust};
 pub use client::{A2AClient, ClientBuilder, EventStream, MAX_DOCUMENT_BYTES, StreamEvent};
-pub use connect::ConnectOptions;
+pub use connect::{AgentSettings, ConnectOptions, OAuthSettings, SettingsError};
 pub use directory::ListedAgent;
 pub use error::{ClientError, flatten_chain};
 pub use oauth::ClientCredentials;

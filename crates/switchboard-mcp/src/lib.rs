@@ -108,12 +108,41 @@ impl McpAgent {
         Ok(McpAgent::new(client.connect(url).await?))
     }
 
+    /// The agent an `[PREFIX=]URL` spec names (see [`split_spec`]),
+    /// connected as [`McpAgent::connect`] does, with the spec's prefix.
+    pub async fn connect_spec(client: ClientBuilder, spec: &str) -> Result<Self, ClientError> {
+        let (prefix, url) = split_spec(spec);
+        let agent = McpAgent::connect(client, url).await?;
+        Ok(match prefix {
+            Some(prefix) => agent.with_prefix(prefix),
+            None => agent,
+        })
+    }
+
     /// Starts each of its tool names with `prefix` and `__`. With several
     /// agents a prefix is required; [`McpFront::new`] makes one from the
     /// card's name for an agent that has none.
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = Some(prefix.into());
         self
+    }
+}
+
+/// An agent as a person names it, `URL` or `PREFIX=URL`, split into the
+/// prefix of its tools and its URL. A `=` may be part of a URL's query, so
+/// only a non-empty prefix before any `:` or `/` is one.
+///
+/// ```
+/// use switchboard_mcp::split_spec;
+/// assert_eq!(split_spec("w=http://h/"), (Some("w"), "http://h/"));
+/// assert_eq!(split_spec("http://h/?a=b"), (None, "http://h/?a=b"));
+/// ```
+pub fn split_spec(spec: &str) -> (Option<&str>, &str) {
+    match spec.split_once('=') {
+        Some((prefix, url)) if !prefix.contains([':', '/']) && !prefix.is_empty() => {
+            (Some(prefix), url)
+        }
+        _ => (None, spec),
     }
 }
 

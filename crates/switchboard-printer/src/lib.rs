@@ -22,13 +22,16 @@
 //! [`status_line`] above them), or plain lines printed once per change
 //! elsewhere ([`ProgressView::plain`]). Whether a terminal can draw bars is
 //! [`draws_bars`]. AG-UI events read from a stream print one per line
-//! ([`agui`]).
+//! ([`agui`]). A task left waiting for the user gets the command that goes
+//! on ([`hints`]); a refusal the agent card explains, what the card offers
+//! instead ([`offers`]).
 //!
 //! Write errors (a closed pipe, as in `| head`) are ignored: there is
 //! nobody left to tell.
 
 pub mod agui;
 pub mod bars;
+pub mod hints;
 pub mod offers;
 pub mod output;
 pub mod parts;

@@ -1,7 +1,7 @@
 //! What the agent does offer, said beside a refusal its card explains:
 //! "unsupported operation" tells a user that something failed, the card's
 //! side of it what to try instead. The notes go with
-//! [`Failure::Offered`](crate::Failure::Offered).
+//! [`Failure::Offered`].
 //!
 //! | refusal | the note |
 //! |---|---|
@@ -9,8 +9,71 @@
 //! | `PushNotificationNotSupported`, `UnsupportedOperation` | the card's capabilities (streaming, push notifications, extended card) |
 //! | `ContentTypeNotSupported` | the card's input and output media types |
 //! | `ExtensionSupportRequired` | the card's extensions, required ones marked |
+//!
+//! [`explain`] decides when a refusal gets a note and fetches the card for
+//! it. UnsupportedOperation gets the capabilities only from a command that
+//! relies on one (a stream, a resubscription, a push config): the same
+//! error also refuses a message to a finished task, which no capability
+//! explains. For the operation refusals the card is fetched again (the
+//! failed call may have been made before any card was at hand, and it is
+//! one request on a path that already failed); when that fetch fails too,
+//! the original error is reported as it was.
 
+use switchboard_client::{AgentSettings, ClientError};
 use switchboard_protocol::{A2AError, AgentCard};
+
+use crate::Failure;
+
+/// `failure`, with what the agent at `url` offers when its card explains
+/// the refusal; `agent` is how the failed call reached it, `capabilities`
+/// whether the call relied on a declared capability.
+pub async fn explain(
+    url: &str,
+    agent: &AgentSettings,
+    capabilities: bool,
+    failure: Failure,
+) -> Failure {
+    let Failure::Client(error) = failure else {
+        return failure;
+    };
+    if let ClientError::NoSupportedInterface { offered } = &error {
+        let mut asked = Vec::new();
+        if let Some(b) = &agent.binding {
+            asked.push(format!("--binding {b}"));
+        }
+        if let Some(v) = &agent.protocol_version {
+            asked.push(format!("--protocol-version {v}"));
+        }
+        let note = interfaces_note(&asked, offered);
+        return Failure::Offered { error, note };
+    }
+    let Some(protocol) = error.as_protocol() else {
+        return Failure::Client(error);
+    };
+    let unrelated = matches!(protocol, A2AError::UnsupportedOperation(_)) && !capabilities;
+    if !explained_by_card(protocol) || unrelated {
+        return Failure::Client(error);
+    }
+    let card = match agent.options() {
+        Ok(options) => options.builder().fetch_card(url).await.ok(),
+        Err(_) => None,
+    };
+    match card.and_then(|card| card_note(protocol, &card)) {
+        Some(note) => Failure::Offered { error, note },
+        None => Failure::Client(error),
+    }
+}
+
+/// Whether the card says something about this refusal.
+fn explained_by_card(error: &A2AError) -> bool {
+    matches!(
+        error,
+        A2AError::PushNotificationNotSupported
+            | A2AError::UnsupportedOperation(_)
+            | A2AError::ContentTypeNotSupported(_)
+            | A2AError::ExtensionSupportRequired(_)
+    )
+}
 
 /// What the card offers, for a refusal it explains.
 pub fn card_note(error: &A2AError, card: &AgentCard) -> Option<String> {

@@ -4,11 +4,21 @@
 //!
 //! - **Bars** (stdout is a terminal): [`Row::all`] says what each row shows
 //!   — a tracker's bar or spinner, its amount and mark — and
-//!   [`Bars`] draws the rows. Text printed meanwhile goes
-//!   above the bars, whole lines at a time.
+//!   [`Bars`] draws the rows: one per tracker (a bar with
+//!   `progress/total`, or a spinner with the count when the total is
+//!   unknown), then one `total` row; finished trackers stay, marked `✓`
+//!   (completed) or `✗` (failed). Text printed meanwhile goes above the
+//!   bars, whole lines at a time.
 //! - **Plain lines** (a pipe, a file, `TERM=dumb`): one running line
 //!   (`progress download 12/40 (30%) · scan 7 — total 12/40 (30%)`) each
-//!   time it changes, and one final line per finished tracker.
+//!   time it changes, and one final line per finished tracker
+//!   (`progress ✓ download 40/40 completed`, `✗ … failed`, `· … ended` for
+//!   a tracker that stopped reporting without a status).
+//!
+//! The total adds up the trackers whose total is known, unless the agent
+//! sent an aggregate with a total. A status update that only carries
+//! progress (its text is the agent's rendering of the same numbers) is
+//! shown as progress instead of a `· working: …` line.
 //!
 //! The figures (amounts, percentages, the total) are computed here once, for
 //! both.

@@ -60,6 +60,15 @@ impl<O: Write, E: Write> Output<O, E> {
         }
     }
 
+    /// A deleted push config; JSON: `{"type":"deleted","data":{"taskId":…,"id":…}}`.
+    pub fn push_config_deleted(&mut self, task_id: &str, id: &str) {
+        if self.is_json() {
+            self.json_line("deleted", json!({ "taskId": task_id, "id": id }), None);
+        } else {
+            self.line(format!("deleted push config {id} of task {task_id}"));
+        }
+    }
+
     /// A page of push configs, one line each, secrets masked; JSON:
     /// `{"type":"pushConfigList","data":{"configs":[…],"nextPageToken":…}}`.
     pub fn push_config_list(&mut self, page: &ListTaskPushNotificationConfigsResponse) {

@@ -13,8 +13,10 @@
 //! [`retire_key`], once the notifications signed with it are past their
 //! token lifetime, takes the old one out of the JWKS.
 
+use std::path::{Path, PathBuf};
+
 use switchboard_core::StoreError;
-use switchboard_core::push::{PushStore, Requeue};
+use switchboard_core::push::{OutboxItem, PushStore, Requeue};
 
 use crate::{KeyError, KeySet};
 
@@ -46,6 +48,32 @@ pub enum RequeueError {
         #[source]
         source: StoreError,
     },
+}
+
+/// A dead letter as it is shown: where it was going and why it failed, in
+/// A2A's JSON style; the payload and the receiver's token and credentials
+/// stay in the store. `url` is `null` when its push config was deleted.
+pub fn dead_letter_json(d: &OutboxItem) -> serde_json::Value {
+    serde_json::json!({
+        "id": d.id,
+        "tenant": d.tenant,
+        "taskId": d.task_id,
+        "configId": d.config_id,
+        "seq": d.seq,
+        "url": if d.url.is_empty() { None } else { Some(&d.url) },
+        "attempts": d.attempts,
+        "lastError": d.last_error,
+        "queuedAt": d.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+    })
+}
+
+/// Why requeueing left a dead letter as it was (`None`: it was requeued).
+pub fn not_requeued_reason(outcome: Requeue) -> Option<&'static str> {
+    match outcome {
+        Requeue::Requeued => None,
+        Requeue::NotFound => Some("no such dead letter"),
+        Requeue::ConfigDeleted => Some("its push config was deleted; left as a dead letter"),
+    }
 }
 
 /// Puts `which` dead letters of `tenant` back in the queue, in order;
@@ -89,6 +117,26 @@ pub enum SigningKeys {
     Shared(switchboard_store_postgres::PgStore),
 }
 
+impl SigningKeys {
+    /// The key file at `path`, which must exist: a typo must not create a
+    /// new key set that no server signs with.
+    pub fn open_file(path: &Path) -> Result<Self, KeyAdminError> {
+        if !path.exists() {
+            return Err(KeyAdminError::NoKeyFile(path.to_owned()));
+        }
+        Ok(SigningKeys::File(Box::new(KeySet::load_or_create(path)?)))
+    }
+
+    /// The set the replicas on the PostgreSQL database at `url` share.
+    #[cfg(feature = "postgres")]
+    pub async fn open_postgres(url: &str) -> Result<Self, KeyAdminError> {
+        let store = switchboard_store_postgres::PgStore::open(url)
+            .await
+            .map_err(KeyAdminError::Open)?;
+        Ok(SigningKeys::Shared(store))
+    }
+}
+
 /// Why a key set could not be changed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -97,6 +145,12 @@ pub enum KeyAdminError {
     /// current key included: [`KeyError::RetireCurrent`]).
     #[error(transparent)]
     Keys(#[from] KeyError),
+    /// No key file where one was named.
+    #[error("no push signing key file at {} (serve creates it at its first start)", .0.display())]
+    NoKeyFile(PathBuf),
+    /// The shared set's database could not be opened.
+    #[error("opening the PostgreSQL store")]
+    Open(#[source] StoreError),
     /// The shared set's database failed, or kept changing under us.
     #[cfg(feature = "postgres")]
     #[error(transparent)]

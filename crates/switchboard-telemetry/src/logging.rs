@@ -44,7 +44,10 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{Layer, Registry};
 
 /// How logs are written: text or JSON lines (see the [module docs](self)).
+/// With the `clap` feature it is a command-line value (`auto`, `text`,
+/// `json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum LogFormat {
     /// Text on a terminal, JSON otherwise.
     #[default]

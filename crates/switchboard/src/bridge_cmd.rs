@@ -29,26 +29,12 @@
 //!
 //! **Callers.** The bridge lets in whom `serve` would: API keys or JWTs
 //! when configured; without them everyone, but only on a loopback address
-//! (else it refuses to start unless `--allow-anonymous`). Authentication is
-//! an HTTP layer in front of the route
-//! ([`switchboard_bridge::authenticated_router`]), not the backend
-//! factory: a refused caller gets `401` with the scheme's
-//! `WWW-Authenticate` challenge (or `403`) before its body is read, as on
-//! the A2A bindings, instead of a `200` stream that only holds a
-//! `RUN_ERROR` — clients and proxies see an auth failure as one. `serve`'s
-//! own `/agui` uses the same layer over its gate.
-//!
-//! **Ownership.** The agent sees every call as the bridge's (its
-//! `--agent-bearer-token` / `--agent-header` credential), so the bridge
-//! scopes tasks and contexts to its callers itself, with no state of its
-//! own: the contexts it starts carry a hash of the caller's principal in
-//! their id, and a run naming a task or context of another caller is
-//! answered as if it did not exist (`switchboard_bridge::owner`). A
-//! restarted bridge, and every replica behind a load balancer, agree.
-//!
-//! **Hostile callers.** The router runs on the server's connection code
-//! ([`switchboard_server::serve_router`]): header read timeout (slowloris),
-//! idle timeout, body rate, connection caps per address and in total.
+//! (else it refuses to start unless `--allow-anonymous`). A refused caller
+//! gets `401`/`403` before its body is read, and each caller sees only its
+//! own tasks and contexts, though the agent sees every call as the
+//! bridge's (`switchboard_bridge::remote_bridge` and `owner` say how). The
+//! connections are `serve`'s ([`switchboard_server::serve_router`]): header
+//! read and idle timeouts, body rate, connection caps.
 //!
 //! **Start and stop.** One line on stdout once it accepts connections:
 //! `switchboard bridge listening on http://<addr><path> (agent: <name> at
@@ -57,7 +43,6 @@
 //! runs in flight get [`switchboard_server::SHUTDOWN_GRACE`] to end.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -66,20 +51,16 @@ use switchboard_bridge::{
 };
 
 use crate::client::FrontAgentArgs;
-use crate::{auth_args, config, limits_args};
+use crate::config;
+use crate::front::{FrontServing, FrontTarget};
 
 /// The settings of `switchboard bridge` (see the module docs).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BridgeArgs {
-    /// TOML config file: keys are the flags with `_` for `-` (optionally
-    /// in a `[bridge]` section); flags and variables win over it.
-    #[arg(long, env = "SWITCHBOARD_BRIDGE_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The A2A agent to bridge to: its base URL or its card's URL.
-    /// Required (as a flag, the variable or the file's key: clap cannot
-    /// require it, since the file is read after the first parse).
-    #[arg(long, env = "SWITCHBOARD_BRIDGE_AGENT", value_name = "URL")]
-    pub agent: Option<String>,
+    /// The agent to bridge to and the config file (its keys optionally in
+    /// a `[bridge]` section).
+    #[command(flatten)]
+    pub target: FrontTarget,
     /// Address and port to listen on (port 0 picks a free one).
     #[arg(
         long,
@@ -155,38 +136,16 @@ pub struct BridgeArgs {
     /// Seconds an SSE stream may stay quiet before a keep-alive comment.
     #[arg(long, env = "SWITCHBOARD_BRIDGE_KEEP_ALIVE_SECS", default_value_t = 15)]
     pub keep_alive_secs: u64,
-    /// Who may call the bridge (`serve`'s flags, see [`crate::auth_args`]).
+    /// Who may call the bridge, its connection limits and its logs
+    /// (`serve`'s flags).
     #[command(flatten)]
-    pub auth: auth_args::AuthArgs,
-    /// What one client may hold of the bridge's connections.
-    #[command(flatten)]
-    pub connections: limits_args::ConnectionArgs,
-    /// How and what to log (`serve`'s flags, see [`crate::log_args`]).
-    #[command(flatten)]
-    pub logging: crate::log_args::LogArgs,
+    pub serving: FrontServing,
 }
 
-/// The argument id of the config file setting.
-const CONFIG_ID: &str = "config";
-
-/// The variable a bridge setting reads: `SWITCHBOARD_BRIDGE_` and its id
-/// in capitals.
-pub fn env_name(id: &str) -> String {
-    format!("SWITCHBOARD_BRIDGE_{}", id.to_ascii_uppercase())
-}
-
-/// Gives every argument of `cmd` that reads a variable the bridge's own
-/// ([`env_name`]): the flags shared with `serve` (authentication,
-/// connection limits) are declared with `serve`'s variables.
+/// Gives every argument of `cmd` that reads a variable the bridge's own,
+/// `SWITCHBOARD_BRIDGE_<ID>` ([`crate::front::own_env`]).
 pub fn bridge_env(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|arg| {
-        if arg.get_env().is_some() {
-            let name = env_name(arg.get_id().as_str());
-            arg.env(name)
-        } else {
-            arg
-        }
-    })
+    crate::front::own_env(cmd, "BRIDGE", |_| false)
 }
 
 impl BridgeArgs {
@@ -201,9 +160,7 @@ impl BridgeArgs {
     /// Parses `argv` (the tokens after `bridge`) with the environment and
     /// the config file layered under it (see [`crate::config`]).
     pub fn layered(argv: &[OsString]) -> anyhow::Result<(BridgeArgs, config::Layered)> {
-        let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
-        let args = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (args, layered) = crate::front::parse_layered::<Self>(&Self::command(), argv)?;
         args.validate()?;
         Ok((args, layered))
     }
@@ -213,20 +170,10 @@ impl BridgeArgs {
         Ok(Self::layered(argv)?.0)
     }
 
-    /// What clap's parsers cannot check.
+    /// What clap's parsers cannot check (the routes:
+    /// [`RemoteBridgeConfig::check`]).
     pub fn validate(&self) -> anyhow::Result<()> {
-        self.agent()?;
-        for (name, path) in [
-            ("path", &self.path),
-            ("copilotkit_path", &self.copilotkit_path),
-        ] {
-            if !path.starts_with('/') {
-                anyhow::bail!("{name} {path:?} must start with `/`");
-            }
-        }
-        if self.copilotkit_path.trim_end_matches('/') == self.path.trim_end_matches('/') {
-            anyhow::bail!("path and copilotkit_path must differ");
-        }
+        self.remote_config()?.check()?;
         if self.agent_timeout_secs == 0 {
             anyhow::bail!("agent_timeout_secs must be at least 1");
         }
@@ -235,7 +182,7 @@ impl BridgeArgs {
 
     /// The agent's URL.
     pub fn agent(&self) -> anyhow::Result<&str> {
-        self.agent.as_deref().context(
+        self.target.agent.as_deref().context(
             "no agent to bridge to: give its URL with --agent, SWITCHBOARD_BRIDGE_AGENT or `agent` in the config file",
         )
     }
@@ -277,7 +224,7 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
     let bridge = RemoteBridge::connect(args.remote_config()?)
         .await
         .with_context(|| format!("cannot use the agent at {agent}"))?;
-    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.serving.auth).await?;
     let addr = front.local_addr();
     let client = bridge.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
@@ -296,7 +243,8 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<()> {
         "switchboard bridge listening on http://{addr}{} (agent: {name} at {endpoint}, {binding})",
         args.path
     );
-    crate::front::serve(front, bridge.router(authenticator), &args.connections).await
+    let connections = &args.serving.connections;
+    crate::front::serve(front, bridge.router(authenticator), connections).await
 }
 
 #[cfg(test)]
@@ -358,10 +306,10 @@ mod tests {
         let file = path.to_str().unwrap();
         let args = BridgeArgs::resolve(&argv(&["--config", file])).unwrap();
         assert_eq!(
-            (args.agent.as_deref(), args.path.as_str()),
+            (args.target.agent.as_deref(), args.path.as_str()),
             (Some("http://agent"), "/ui")
         );
-        assert_eq!(args.connections.max_connections_per_ip, Some(3));
+        assert_eq!(args.serving.connections.max_connections_per_ip, Some(3));
         let args = BridgeArgs::resolve(&argv(&[
             "--config",
             file,
@@ -375,14 +323,5 @@ mod tests {
             2,
             "flags add to the file"
         );
-    }
-
-    #[test]
-    fn secrets_stay_out_of_help() {
-        let cmd = BridgeArgs::command();
-        for id in ["agent_bearer_token", "agent_header"] {
-            let arg = cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
-            assert!(arg.is_hide_env_values_set(), "{id}");
-        }
     }
 }

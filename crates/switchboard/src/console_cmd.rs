@@ -26,26 +26,21 @@
 //! SIGTERM stop it.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use anyhow::Context;
 use switchboard_client::ClientBuilder;
 use switchboard_console::{ConsoleConfig, RemoteConsole};
 
 use crate::client::FrontAgentArgs;
-use crate::{auth_args, config, limits_args};
+use crate::front::{FrontServing, FrontTarget};
 
 /// The settings of `switchboard console` (see the module docs).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConsoleArgs {
-    /// TOML config file: keys are the flags with `_` for `-` (optionally
-    /// in a `[console]` section); flags and variables win over it.
-    #[arg(long, env = "SWITCHBOARD_CONSOLE_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The A2A agent: its base URL or its card's URL. Required (as a flag,
-    /// the variable or the file's key).
-    #[arg(long, env = "SWITCHBOARD_CONSOLE_AGENT", value_name = "URL")]
-    pub agent: Option<String>,
+    /// The agent and the config file (its keys optionally in a
+    /// `[console]` section).
+    #[command(flatten)]
+    pub target: FrontTarget,
     /// Address and port to listen on (port 0 picks a free one).
     #[arg(
         long,
@@ -57,34 +52,16 @@ pub struct ConsoleArgs {
     /// `--agent-header`, `--prefer-binding`, `--prefer-version`).
     #[command(flatten)]
     pub agent_access: FrontAgentArgs,
-    /// Who may use the console (`serve`'s flags, see [`crate::auth_args`]).
+    /// Who may use the console, its connection limits and its logs
+    /// (`serve`'s flags).
     #[command(flatten)]
-    pub auth: auth_args::AuthArgs,
-    /// What one client may hold of the console's connections.
-    #[command(flatten)]
-    pub connections: limits_args::ConnectionArgs,
-    /// How and what to log (`serve`'s flags, see [`crate::log_args`]).
-    #[command(flatten)]
-    pub logging: crate::log_args::LogArgs,
+    pub serving: FrontServing,
 }
 
-/// The argument id of the config file setting.
-const CONFIG_ID: &str = "config";
-
-/// Gives every argument of `cmd` that reads a variable the console's own:
-/// `SWITCHBOARD_CONSOLE_` and its id in capitals.
+/// Gives every argument of `cmd` that reads a variable the console's own,
+/// `SWITCHBOARD_CONSOLE_<ID>` ([`crate::front::own_env`]).
 pub fn console_env(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|arg| {
-        if arg.get_env().is_some() {
-            let name = format!(
-                "SWITCHBOARD_CONSOLE_{}",
-                arg.get_id().as_str().to_ascii_uppercase()
-            );
-            arg.env(name)
-        } else {
-            arg
-        }
-    })
+    crate::front::own_env(cmd, "CONSOLE", |_| false)
 }
 
 impl ConsoleArgs {
@@ -99,16 +76,14 @@ impl ConsoleArgs {
     /// Parses `argv` (the tokens after `console`) with the environment and
     /// the config file layered under it (see [`crate::config`]).
     pub fn resolve(argv: &[OsString]) -> anyhow::Result<ConsoleArgs> {
-        let layered = config::parse_layered(&Self::command(), argv, CONFIG_ID)?;
-        let args = <Self as clap::FromArgMatches>::from_arg_matches(&layered.matches)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (args, _) = crate::front::parse_layered::<Self>(&Self::command(), argv)?;
         args.agent()?;
         Ok(args)
     }
 
     /// The agent's URL.
     pub fn agent(&self) -> anyhow::Result<&str> {
-        self.agent.as_deref().context(
+        self.target.agent.as_deref().context(
             "no agent: give its URL with --agent, SWITCHBOARD_CONSOLE_AGENT or `agent` in the config file",
         )
     }
@@ -126,7 +101,7 @@ pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
     let console = RemoteConsole::connect(ConsoleConfig::new(&agent, args.client()))
         .await
         .with_context(|| format!("cannot use the agent at {agent}"))?;
-    let (front, authenticator) = crate::front::bind(&args.listen, &args.auth).await?;
+    let (front, authenticator) = crate::front::bind(&args.listen, &args.serving.auth).await?;
     let addr = front.local_addr();
     let client = console.client();
     let name = client.card().map(|c| c.name.clone()).unwrap_or_default();
@@ -140,7 +115,8 @@ pub async fn run(args: ConsoleArgs) -> anyhow::Result<()> {
         interface.protocol_binding,
         interface.protocol_version,
     );
-    crate::front::serve(front, console.router(authenticator), &args.connections).await
+    let connections = &args.serving.connections;
+    crate::front::serve(front, console.router(authenticator), connections).await
 }
 
 #[cfg(test)]
@@ -161,7 +137,7 @@ mod tests {
         )
         .unwrap();
         let args = ConsoleArgs::resolve(&argv(&["--config", path.to_str().unwrap()])).unwrap();
-        assert_eq!(args.agent.as_deref(), Some("http://agent"));
+        assert_eq!(args.target.agent.as_deref(), Some("http://agent"));
         assert_eq!(args.agent_access.prefer_binding, ["GRPC"]);
         for bad in [
             &[][..],
@@ -170,15 +146,6 @@ mod tests {
             &["--agent=a", "--prefer-version=2.0"],
         ] {
             assert!(ConsoleArgs::resolve(&argv(bad)).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn secrets_stay_out_of_help() {
-        let cmd = ConsoleArgs::command();
-        for id in ["agent_bearer_token", "agent_header"] {
-            let arg = cmd.get_arguments().find(|a| a.get_id() == id).unwrap();
-            assert!(arg.is_hide_env_values_set(), "{id}");
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `switchboard_telemetry::logging` (where the logs go, in what form, and
 //! what they never say).
 
-use switchboard_telemetry::logging;
+use switchboard_telemetry::logging::{self, LogFormat};
 use tracing_subscriber::{Layer, Registry};
 
 /// `--log-format` and `--log`: how and what `serve` and `bridge` log (the
@@ -29,27 +29,6 @@ impl LogArgs {
     /// Installs the global subscriber these settings describe, with
     /// `extra` beside it (see `logging::init_with`).
     pub fn init(&self, extra: Option<Box<dyn Layer<Registry> + Send + Sync>>) {
-        logging::init_with(self.log_format.into(), &self.log, extra);
-    }
-}
-
-/// How `serve` writes its logs (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Text on a terminal, JSON otherwise.
-    Auto,
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-impl From<LogFormat> for logging::LogFormat {
-    fn from(f: LogFormat) -> Self {
-        match f {
-            LogFormat::Auto => logging::LogFormat::Auto,
-            LogFormat::Text => logging::LogFormat::Text,
-            LogFormat::Json => logging::LogFormat::Json,
-        }
+        logging::init_with(self.log_format, &self.log, extra);
     }
 }

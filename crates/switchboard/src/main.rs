@@ -196,7 +196,7 @@ async fn serve_main(argv: &[OsString]) -> anyhow::Result<()> {
 #[cfg(feature = "console")]
 async fn console_main(argv: &[OsString]) -> anyhow::Result<()> {
     let args = switchboard::console_cmd::ConsoleArgs::resolve(argv)?;
-    args.logging.init(None);
+    args.serving.logging.init(None);
     switchboard::console_cmd::run(args).await
 }
 
@@ -204,7 +204,7 @@ async fn console_main(argv: &[OsString]) -> anyhow::Result<()> {
 /// logs, the bridge.
 async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
     let args = bridge_cmd::BridgeArgs::resolve(argv)?;
-    args.logging.init(None);
+    args.serving.logging.init(None);
     bridge_cmd::run(args).await
 }
 
@@ -212,7 +212,7 @@ async fn bridge_main(argv: &[OsString]) -> anyhow::Result<()> {
 /// stderr: over stdio, stdout is MCP's), the server.
 async fn mcp_main(argv: &[OsString]) -> anyhow::Result<()> {
     let args = mcp_cmd::McpArgs::resolve(argv)?;
-    args.logging.init(None);
+    args.serving.logging.init(None);
     mcp_cmd::run(args).await
 }
 

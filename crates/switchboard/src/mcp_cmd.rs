@@ -32,10 +32,10 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions};
+use switchboard_mcp::{HttpOptions, McpAgent, McpFront, McpOptions, split_spec};
 
-use crate::client::{AgentArgs, connect_options};
-use crate::{auth_args, limits_args};
+use crate::client::AgentArgs;
+use crate::front::FrontServing;
 
 /// The settings of `switchboard mcp` (see the module docs).
 #[derive(Debug, Clone, clap::Args)]
@@ -76,32 +76,21 @@ pub struct McpArgs {
     /// version and trust flags (each agent gets the same).
     #[command(flatten)]
     pub agent: AgentArgs,
-    /// Who may call the HTTP endpoint (`serve`'s flags, see [`crate::auth_args`]).
+    /// Who may call the HTTP endpoint, its connection limits and the logs
+    /// (on stderr; `serve`'s flags).
     #[command(flatten)]
-    pub auth: auth_args::AuthArgs,
-    /// What one client may hold of the HTTP endpoint's connections.
-    #[command(flatten)]
-    pub connections: limits_args::ConnectionArgs,
-    /// How and what to log, on stderr (`serve`'s flags).
-    #[command(flatten)]
-    pub logging: crate::log_args::LogArgs,
+    pub serving: FrontServing,
 }
 
 /// The arguments that keep the client's variables: the agents' credentials.
 const CLIENT_ENV: [&str; 4] = ["api_key", "token", "verify_card", "ca_cert"];
 
 /// Gives every server-side argument of `cmd` that reads a variable
-/// `SWITCHBOARD_MCP_<ID>` (the flags shared with `serve` are declared with
-/// `serve`'s variables); the agents' credentials keep the client's.
+/// `SWITCHBOARD_MCP_<ID>` ([`crate::front::own_env`]); the agents'
+/// credentials keep the client's.
 pub fn mcp_env(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|arg| {
-        let id = arg.get_id().as_str().to_owned();
-        if arg.get_env().is_some() && !CLIENT_ENV.contains(&id.as_str()) && !id.starts_with("oauth")
-        {
-            arg.env(format!("SWITCHBOARD_MCP_{}", id.to_ascii_uppercase()))
-        } else {
-            arg
-        }
+    crate::front::own_env(cmd, "MCP", |id| {
+        CLIENT_ENV.contains(&id) || id.starts_with("oauth")
     })
 }
 
@@ -130,33 +119,14 @@ impl McpArgs {
         Ok(args)
     }
 
-    /// Each `--agent` as (prefix, URL).
-    pub fn agent_urls(&self) -> Vec<(Option<&str>, &str)> {
-        self.agents
-            .iter()
-            .map(|a| match a.split_once('=') {
-                // `=` may be part of a URL's query: only a prefix before
-                // any `:` or `/` is one.
-                Some((prefix, url)) if !prefix.contains([':', '/']) && !prefix.is_empty() => {
-                    (Some(prefix), url)
-                }
-                _ => (None, a.as_str()),
-            })
-            .collect()
-    }
-
     /// The clients of the agents, their cards fetched.
     pub async fn connect(&self) -> anyhow::Result<Vec<McpAgent>> {
-        let options = connect_options(&self.agent)?;
+        let options = self.agent.settings().options()?;
         let mut agents = Vec::new();
-        for (prefix, url) in self.agent_urls() {
-            let agent = McpAgent::connect(options.builder(), url)
-                .await
-                .with_context(|| format!("cannot use the agent at {url}"))?;
-            agents.push(match prefix {
-                Some(prefix) => agent.with_prefix(prefix),
-                None => agent,
-            });
+        for spec in &self.agents {
+            let agent = McpAgent::connect_spec(options.builder(), spec).await;
+            let url = split_spec(spec).1;
+            agents.push(agent.with_context(|| format!("cannot use the agent at {url}"))?);
         }
         Ok(agents)
     }
@@ -173,7 +143,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         front.serve_stdio().await?;
         return Ok(());
     };
-    let (front_port, authenticator) = crate::front::bind(listen, &args.auth).await?;
+    let (front_port, authenticator) = crate::front::bind(listen, &args.serving.auth).await?;
     let addr = front_port.local_addr();
     let http = HttpOptions::default()
         .with_path(args.path.clone())
@@ -181,9 +151,9 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
         .allow_hosts(args.allowed_hosts.iter().cloned());
     let tools = front.tools().len();
     let names = args
-        .agent_urls()
+        .agents
         .iter()
-        .map(|(_, url)| *url)
+        .map(|spec| split_spec(spec).1)
         .collect::<Vec<_>>()
         .join(", ");
     tracing::info!(%addr, path = %args.path, tools, "serving MCP over streamable HTTP");
@@ -197,7 +167,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             front_port,
             http,
             authenticator,
-            args.connections.connection_limits(),
+            args.serving.connections.connection_limits(),
         )
         .await?;
     Ok(())
@@ -210,24 +180,9 @@ mod tests {
     use crate::front::argv;
 
     #[test]
-    fn agents_take_an_optional_prefix() {
-        let args = McpArgs::resolve(&argv(&[
-            "--agent",
-            "http://127.0.0.1:1",
-            "--agent",
-            "w=http://127.0.0.1:2/?a=b",
-            "--agent",
-            "http://127.0.0.1:3/?a=b",
-        ]))
-        .unwrap();
-        assert_eq!(
-            args.agent_urls(),
-            [
-                (None, "http://127.0.0.1:1"),
-                (Some("w"), "http://127.0.0.1:2/?a=b"),
-                (None, "http://127.0.0.1:3/?a=b"),
-            ]
-        );
+    fn defaults_and_checks() {
+        let args = McpArgs::resolve(&argv(&["--agent", "w=http://127.0.0.1:2/?a=b"])).unwrap();
+        assert_eq!(args.agents, ["w=http://127.0.0.1:2/?a=b"]);
         assert_eq!(args.path, "/mcp");
         assert!(args.listen.is_none());
         for bad in [

@@ -46,10 +46,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use switchboard_core::push::{OutboxItem, PushStore, Requeue};
+use switchboard_core::push::PushStore;
 use switchboard_push::KeyError;
 use switchboard_push::admin::{
-    DeadLetters, KeyAdminError, Rotated, SigningKeys, requeue_dead_letters, retire_key, rotate_key,
+    DeadLetters, KeyAdminError, Rotated, SigningKeys, dead_letter_json, not_requeued_reason,
+    requeue_dead_letters, retire_key, rotate_key,
 };
 
 use crate::serve::{Config, open_stores};
@@ -170,7 +171,7 @@ async fn run_inner(
                 .await
                 .context("listing dead letters")?;
             if json {
-                let list: Vec<_> = dead.iter().map(to_json).collect();
+                let list: Vec<_> = dead.iter().map(dead_letter_json).collect();
                 writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
             } else if dead.is_empty() {
                 writeln!(err, "no dead letters")?;
@@ -222,19 +223,15 @@ async fn run_inner(
             let mut failed = Vec::new();
             let mut requeued = Vec::new();
             for (id, outcome) in requeue_dead_letters(push.as_ref(), &store.tenant, which).await? {
-                let reason = match outcome {
-                    Requeue::Requeued => {
-                        requeued.push(id);
-                        if !json {
-                            writeln!(out, "requeued {id}")?;
-                        }
-                        continue;
+                if let Some(reason) = not_requeued_reason(outcome) {
+                    writeln!(err, "{id}: {reason}")?;
+                    failed.push(json!({ "id": id, "reason": reason }));
+                } else {
+                    requeued.push(id);
+                    if !json {
+                        writeln!(out, "requeued {id}")?;
                     }
-                    Requeue::NotFound => "no such dead letter",
-                    Requeue::ConfigDeleted => "its push config was deleted; left as a dead letter",
-                };
-                writeln!(err, "{id}: {reason}")?;
-                failed.push(json!({ "id": id, "reason": reason }));
+                }
             }
             if json {
                 writeln!(out, "{}", json!({ "requeued": requeued, "failed": failed }))?;
@@ -285,8 +282,8 @@ async fn run_inner(
 /// set's database must answer.
 async fn signing_keys(args: &KeyArgs) -> anyhow::Result<SigningKeys> {
     Ok(match key_set(args)? {
-        KeySetAt::File(path) => SigningKeys::File(Box::new(load_key_file(&path)?)),
-        KeySetAt::Postgres(url) => SigningKeys::Shared(open_pg(&url).await?),
+        KeySetAt::File(path) => SigningKeys::open_file(&path)?,
+        KeySetAt::Postgres(url) => SigningKeys::open_postgres(&url).await?,
     })
 }
 
@@ -322,23 +319,6 @@ fn key_set(args: &KeyArgs) -> anyhow::Result<KeySetAt> {
     }
 }
 
-/// A key file that must exist: a typo must not create a new key set.
-fn load_key_file(path: &std::path::Path) -> anyhow::Result<switchboard_push::KeySet> {
-    if !path.exists() {
-        bail!(
-            "no push signing key file at {} (serve creates it at its first start)",
-            path.display()
-        );
-    }
-    Ok(switchboard_push::KeySet::load_or_create(path)?)
-}
-
-async fn open_pg(url: &str) -> anyhow::Result<switchboard_store_postgres::PgStore> {
-    switchboard_store_postgres::PgStore::open(url)
-        .await
-        .with_context(|| "opening the PostgreSQL store".to_string())
-}
-
 /// Opens the push side of the store `url` names.
 async fn open(url: &str) -> anyhow::Result<Arc<dyn PushStore>> {
     if let Some(rest) = url.strip_prefix("sqlite:") {
@@ -356,18 +336,4 @@ async fn open(url: &str) -> anyhow::Result<Arc<dyn PushStore>> {
         Some(push) => Ok(push),
         None => bail!("store {url:?} keeps no push notifications"),
     }
-}
-
-fn to_json(d: &OutboxItem) -> serde_json::Value {
-    json!({
-        "id": d.id,
-        "tenant": d.tenant,
-        "taskId": d.task_id,
-        "configId": d.config_id,
-        "seq": d.seq,
-        "url": if d.url.is_empty() { None } else { Some(&d.url) },
-        "attempts": d.attempts,
-        "lastError": d.last_error,
-        "queuedAt": d.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-    })
 }

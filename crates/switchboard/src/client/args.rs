@@ -4,6 +4,7 @@
 //! Everything here is data; nothing connects. [`super::run`] turns a parsed
 //! [`ClientCommand`] into calls and output.
 
+use switchboard_client::AgentSettings;
 use switchboard_protocol::TaskState;
 
 /// How to reach the agent and how to print; shared by every subcommand.
@@ -23,8 +24,8 @@ pub struct ConnectArgs {
 
 /// How to reach an agent: credentials, time limit, binding, version, card
 /// trust. Flattened into every client command and `switchboard mcp`
-/// (whose agents are reached the same way); [`super::connect_options`]
-/// turns it into the client's [`switchboard_client::ConnectOptions`].
+/// (whose agents are reached the same way); [`AgentArgs::settings`] is
+/// the client's [`AgentSettings`].
 #[derive(Debug, Clone, clap::Args)]
 pub struct AgentArgs {
     /// Extra HTTP header for every request, e.g. "Authorization: Bearer TOKEN"
@@ -73,6 +74,27 @@ pub struct AgentArgs {
     pub oauth: Box<OAuthArgs>,
 }
 
+impl AgentArgs {
+    /// The flags as the client's settings, still unchecked
+    /// ([`AgentSettings::options`] checks them).
+    pub fn settings(&self) -> AgentSettings {
+        let mut settings = AgentSettings::default();
+        settings.headers = self.headers.clone();
+        settings.api_key = self.api_key.clone();
+        settings.token = self.token.clone();
+        settings.timeout_secs = self.timeout;
+        settings.binding = self.binding.map(|b| b.card_name().to_owned());
+        settings.protocol_version = self.protocol_version.clone();
+        settings.verify_card = self.verify_card;
+        settings.ca_cert = self.ca_cert.clone();
+        settings.oauth.token_url = self.oauth.oauth_token_url.clone();
+        settings.oauth.client_id = self.oauth.oauth_client_id.clone();
+        settings.oauth.client_secret_file = self.oauth.oauth_client_secret_file.clone();
+        settings.oauth.scopes = self.oauth.oauth_scopes.clone();
+        settings
+    }
+}
+
 /// How a front (`bridge`, `console`) reaches its one agent: the
 /// credential it sends and its preferences, as `--agent-*` and
 /// `--prefer-*` flags. Each front renames the variables to its own
@@ -96,7 +118,7 @@ pub struct FrontAgentArgs {
         env = "SWITCHBOARD_AGENT_HEADER",
         hide_env_values = true,
         value_delimiter = '\n',
-        value_parser = parse_header,
+        value_parser = switchboard_client::connect::parse_header,
         value_name = "NAME: VALUE"
     )]
     pub agent_header: Vec<(String, String)>,
@@ -108,7 +130,7 @@ pub struct FrontAgentArgs {
         alias = "prefer-bindings",
         env = "SWITCHBOARD_PREFER_BINDING",
         value_delimiter = ',',
-        value_parser = parse_binding,
+        value_parser = switchboard_client::connect::parse_binding,
         value_name = "BINDING"
     )]
     pub prefer_binding: Vec<String>,
@@ -136,32 +158,6 @@ impl FrontAgentArgs {
     }
 }
 
-/// A `Name: value` header, both parts valid in HTTP.
-fn parse_header(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s
-        .split_once(':')
-        .ok_or_else(|| format!("expected `Name: value`, got {s:?}"))?;
-    let (name, value) = (name.trim(), value.trim());
-    axum::http::HeaderName::from_bytes(name.as_bytes())
-        .map_err(|_| format!("{name:?} is not a valid header name"))?;
-    axum::http::HeaderValue::from_str(value)
-        .map_err(|_| format!("the value of {name} is not valid"))?;
-    Ok((name.to_owned(), value.to_owned()))
-}
-
-/// A binding's card name (`JSONRPC`, `HTTP+JSON`, `GRPC`), any case.
-fn parse_binding(s: &str) -> Result<String, String> {
-    use switchboard_protocol::card::{BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC};
-    let binding = s.trim().to_ascii_uppercase();
-    if [BINDING_JSONRPC, BINDING_HTTP_JSON, BINDING_GRPC].contains(&binding.as_str()) {
-        Ok(binding)
-    } else {
-        Err(format!(
-            "unknown binding {s:?}: use JSONRPC, HTTP+JSON or GRPC"
-        ))
-    }
-}
-
 /// `--oauth-*`: OAuth 2.0 client credentials for every request.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct OAuthArgs {
@@ -183,9 +179,6 @@ pub struct OAuthArgs {
     #[arg(long = "oauth-scope", value_name = "SCOPE")]
     pub oauth_scopes: Vec<String>,
 }
-
-/// The variable holding the OAuth 2.0 client secret (there is no flag).
-pub const OAUTH_CLIENT_SECRET_ENV: &str = "SWITCHBOARD_OAUTH_CLIENT_SECRET";
 
 /// A protocol binding `--binding` can force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -30,43 +30,24 @@
 //! `auth …`, `config check`) prints one JSON document, described in each
 //! flag's help.
 //!
-//! ## Task progress
+//! ## Task progress, the live status line, hints and refusals
 //!
 //! `stream`, `subscribe` and `get --watch` activate the task-progress
 //! extension ([`TASK_PROGRESS_URI`], sent in `A2A-Extensions`) unless
-//! `--no-progress` is given, and fold every progress payload with a
-//! [`ProgressReducer`]:
+//! `--no-progress` is given. On a terminal (stdout is a TTY, `TERM` is not
+//! `dumb`, no `--json`) the trackers are live bars below the output and the
+//! task's `working` statuses one line redrawn in place; elsewhere both are
+//! plain lines, each printed once (`switchboard_printer::progress`,
+//! `switchboard_printer::status_line`). With `--json` the events are
+//! printed as always: the progress is inside them, in `metadata`.
 //!
-//! - On a terminal (stdout is a TTY, `TERM` is not `dumb`, no `--json`) the
-//!   trackers are live progress bars below the output: one row per tracker
-//!   (a bar with `progress/total`, or a spinner with the count when the total
-//!   is unknown), then one `total` row. Finished trackers stay, marked `✓`
-//!   (completed) or `✗` (failed); status lines and artifact text keep
-//!   printing above the bars.
-//! - Otherwise (a pipe, a file, `TERM=dumb`) progress is printed as plain
-//!   lines, each at most once per change:
-//!   `progress download 12/40 (30%) · index 3/25 (12%) · scan 7 — total 15/65 (23%)`
-//!   (the total adds up the trackers whose total is known, unless the agent
-//!   sent an aggregate with a total), and once per finished tracker
-//!   `progress ✓ download 40/40 completed` (`✗ … failed`, `· … ended` for a
-//!   tracker that stopped reporting without a status).
-//! - A status update that only carries progress (its text is the agent's
-//!   rendering of the same numbers) is shown as progress instead of a
-//!   `· working: …` line.
-//! - With `--json` the events are printed as always: the progress is inside
-//!   them, in `metadata`.
-//!
-//! ## The live status line, hints and refusals
-//!
-//! On a terminal, `send` (while it waits), `stream`, `subscribe` and `get
-//! --watch` show the task's `working` statuses on one line redrawn in place
-//! (spinner, elapsed time, latest text) instead of a line each
-//! (`status_line`); off a terminal every status is printed. When a task
-//! stops at input-required or auth-required, stderr gets the exact `send`
-//! command that goes on (`hints`). A refusal the agent card explains (no
-//! interface for `--binding`/`--protocol-version`, an operation or content
-//! type not supported, a required extension) is reported with what the
-//! card offers (`offers`; in `--json` the error line's `offered`).
+//! When a task stops at input-required or auth-required, stderr gets the
+//! exact `send` command that goes on (`switchboard_printer::hints`). A
+//! refusal the agent card explains (no interface for
+//! `--binding`/`--protocol-version`, an operation or content type not
+//! supported, a required extension) is reported with what the card offers
+//! (`switchboard_printer::offers`; in `--json` the error line's
+//! `offered`).
 //!
 //! Exit codes: `0` success; `1` the task ended FAILED or REJECTED (or
 //! CANCELED, for `send` and `stream`); `2` a usage, connection or protocol
@@ -75,16 +56,13 @@
 //! ## Modules
 //!
 //! `args` is the clap command line; `run` makes the calls and decides the
-//! exit code; `push_config`, `hints` and `offers` as above. What is printed
+//! exit code; `push_config` as above. What is printed
 //! (human or JSON Lines, progress as bars or lines, hinted parts) is
 //! `switchboard_printer`'s.
 //!
 //! [`TASK_PROGRESS_URI`]: switchboard_protocol::progress::TASK_PROGRESS_URI
-//! [`ProgressReducer`]: switchboard_protocol::progress::ProgressReducer
 
 mod args;
-mod hints;
-mod offers;
 mod push_config;
 mod run;
 #[cfg(test)]
@@ -100,21 +78,9 @@ pub use args::{
 };
 pub use push_config::PushConfigCommand;
 
-/// What the connection flags say (headers, API key, token, timeout,
-/// binding, version, card verification, CA, OAuth), checked, as the
-/// client's options: how `switchboard mcp` reaches its agents with the
-/// client's own flags.
-pub fn connect_options(agent: &AgentArgs) -> anyhow::Result<switchboard_client::ConnectOptions> {
-    run::options(agent).map_err(|failure| match failure {
-        switchboard_printer::Failure::Usage(message) => anyhow::anyhow!(message),
-        switchboard_printer::Failure::Client(error)
-        | switchboard_printer::Failure::Offered { error, .. } => anyhow::Error::new(error),
-    })
-}
-
 use run::{EXIT_ERROR, execute};
 use switchboard_printer::bars::Bars;
-use switchboard_printer::{Output, ProgressView, draws_bars};
+use switchboard_printer::{Output, ProgressView, draws_bars, hints, offers};
 
 /// How often the live display (status line and bars) may be redrawn.
 const REDRAWS_PER_SECOND: u8 = 10;
@@ -174,7 +140,11 @@ where
     match execute(cmd, &mut out).await {
         Ok(code) => {
             out.end_progress();
-            let hint = out.seen().and_then(|seen| hints::next_step(&conn, seen));
+            let settings = conn.agent.settings();
+            let in_env = |var: &str| std::env::var_os(var).is_some();
+            let hint = out
+                .seen()
+                .and_then(|seen| hints::next_step(&conn.url, &settings, seen, in_env));
             if let Some(hint) = hint {
                 out.hint(&hint);
             }
@@ -183,7 +153,8 @@ where
         Err(err) => {
             out.close_artifact();
             out.end_progress();
-            out.error(&offers::explain(&conn, capabilities, err).await);
+            let settings = conn.agent.settings();
+            out.error(&offers::explain(&conn.url, &settings, capabilities, err).await);
             EXIT_ERROR
         }
     }

@@ -12,11 +12,9 @@
 //! `--url` and `--token` already mean the agent's URL and the bearer token
 //! sent to the agent.
 //!
-//! A config carries secrets for the receiver: its `token` and its
-//! authentication `credentials`. They are sent, but never printed back,
-//! in human output or in `--json`: both show `****` instead (`switchboard_printer::push_config`) (a script
-//! that needs them already has them; a terminal log or a CI transcript
-//! must not).
+//! A config's secrets for its receiver (`token`, authentication
+//! `credentials`) are sent but printed back as `****`, in human output and
+//! in `--json` alike (`switchboard_printer::push_config`).
 //!
 //! Output: human lines (`push config ID  task T`, then `url`, `token`,
 //! `authentication`), or one JSON line: `{"type":"pushConfig","data":…}`
@@ -26,7 +24,6 @@
 
 use std::io::Write;
 
-use serde_json::json;
 use switchboard_protocol::{
     AuthenticationInfo, ListTaskPushNotificationConfigsRequest, TaskPushNotificationConfig,
     TaskPushNotificationConfigRef,
@@ -192,11 +189,7 @@ pub(super) async fn execute<O: Write, E: Write>(
                     id: id.clone(),
                 })
                 .await?;
-            if out.is_json() {
-                out.json_line("deleted", json!({ "taskId": task_id, "id": id }), None);
-            } else {
-                out.line(format!("deleted push config {id} of task {task_id}"));
-            }
+            out.push_config_deleted(&task_id, &id);
         }
     }
     Ok(0)

@@ -7,14 +7,15 @@ use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
-use switchboard_client::{A2AClient, ClientBuilder, ConnectOptions, EventStream};
+use switchboard_client::follow::{self, Trail};
+use switchboard_client::{A2AClient, ClientBuilder, EventStream};
 use switchboard_protocol::progress::TASK_PROGRESS_URI;
 use switchboard_protocol::{
     A2aRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
 
-use super::args::{AgentArgs, ClientCommand, ConnectArgs, MessageArgs};
+use super::args::{ClientCommand, ConnectArgs, MessageArgs};
 use switchboard_printer::{Failure, Output};
 
 /// Exit code: the task ended in a state the caller should notice.
@@ -180,83 +181,10 @@ pub(super) fn exit_for(state: Option<TaskState>, canceled_is_failure: bool) -> u
 }
 
 pub(super) fn builder(conn: &ConnectArgs) -> Result<ClientBuilder, Failure> {
-    Ok(options(&conn.agent)?.builder())
-}
-
-/// What the flags say about reaching the agent, checked: the client's
-/// [`ConnectOptions`] (secret values trimmed, files read).
-pub(super) fn options(agent: &AgentArgs) -> Result<ConnectOptions, Failure> {
-    let mut options = ConnectOptions::default();
-    for h in &agent.headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(Failure::Usage(format!(
-                "--header {h:?} is not in the form \"Name: value\""
-            )));
-        };
-        options
-            .headers
-            .push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-    options.api_key = agent.api_key.as_ref().map(|key| key.trim().to_owned());
-    options.bearer_token = agent.token.as_ref().map(|token| token.trim().to_owned());
-    if let Some(secs) = agent.timeout {
-        let t = Duration::try_from_secs_f64(secs)
-            .map_err(|e| Failure::Usage(format!("--timeout {secs}: {e}")))?;
-        options.timeout = Some(t);
-    }
-    options.bindings = agent
-        .binding
-        .map(|b| b.card_name().to_owned())
-        .into_iter()
-        .collect();
-    options.versions = agent.protocol_version.iter().cloned().collect();
-    options.verify_card = agent.verify_card;
-    if let Some(path) = &agent.ca_cert {
-        let pem = std::fs::read(path)
-            .map_err(|e| Failure::Usage(format!("--ca-cert {}: {e}", path.display())))?;
-        options.root_certificates_pem.push(pem);
-    }
-    options.oauth = oauth_credentials(agent)?;
-    Ok(options)
-}
-
-/// The OAuth 2.0 client credentials the flags ask for, if any.
-fn oauth_credentials(
-    agent: &AgentArgs,
-) -> Result<Option<switchboard_client::ClientCredentials>, Failure> {
-    let conn = &agent.oauth;
-    let Some(token_url) = &conn.oauth_token_url else {
-        if conn.oauth_client_id.is_some() || conn.oauth_client_secret_file.is_some() {
-            return Err(Failure::Usage(
-                "--oauth-client-id and --oauth-client-secret-file need --oauth-token-url".into(),
-            ));
-        }
-        return Ok(None);
-    };
-    let Some(id) = &conn.oauth_client_id else {
-        return Err(Failure::Usage(
-            "--oauth-token-url needs --oauth-client-id".into(),
-        ));
-    };
-    let secret = match &conn.oauth_client_secret_file {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| {
-            Failure::Usage(format!(
-                "--oauth-client-secret-file {}: {e}",
-                path.display()
-            ))
-        })?,
-        None => std::env::var(super::args::OAUTH_CLIENT_SECRET_ENV).map_err(|_| {
-            Failure::Usage(format!(
-                "--oauth-token-url needs the client secret in {} or --oauth-client-secret-file",
-                super::args::OAUTH_CLIENT_SECRET_ENV
-            ))
-        })?,
-    };
-    let credentials = conn.oauth_scopes.iter().fold(
-        switchboard_client::ClientCredentials::new(token_url, id.trim(), secret.trim()),
-        |c, scope| c.scope(scope),
-    );
-    Ok(Some(credentials))
+    let options = conn.agent.settings().options();
+    Ok(options
+        .map_err(|e| Failure::Usage(e.to_string()))?
+        .builder())
 }
 
 /// Connects; `progress` activates the task-progress extension.
@@ -288,49 +216,39 @@ async fn follow<O: Write, E: Write>(
     mut stream: EventStream,
     out: &mut Output<O, E>,
 ) -> Result<Option<TaskState>, Failure> {
-    let mut last_state = None;
-    let mut task_id = None;
+    let mut trail = Trail::default();
     while let Some(item) = stream.next().await {
         let item = item?;
-        if let Some(state) = item.event.state() {
-            last_state = Some(state);
-        }
-        if task_id.is_none() {
-            task_id = item
-                .event
-                .task_id()
-                .filter(|t| !t.is_empty())
-                .map(str::to_string);
-        }
+        trail.observe(&item.event);
         out.event(&item.event, item.seq);
     }
     out.close_artifact();
     out.end_progress();
-    if let (Some(id), Some(state)) = (&task_id, last_state) {
+    if let (Some(id), Some(state)) = (&trail.task_id, trail.state) {
         out.summary(id, state);
     }
-    Ok(last_state)
+    Ok(trail.state)
 }
 
-/// `get --watch`: polls the task until it is terminal or interrupted and
-/// prints what changed; returns the exit code (as `get` does).
+/// `get --watch`: prints what changed at each poll until the task is
+/// terminal or interrupted; returns the exit code (as `get` does).
 async fn watch<O: Write, E: Write>(
     client: &A2AClient,
     request: GetTaskRequest,
     pause: Duration,
     out: &mut Output<O, E>,
 ) -> Result<u8, Failure> {
+    let mut tasks = std::pin::pin!(follow::watch(client, request, pause));
     let mut previous: Option<Task> = None;
-    loop {
-        let task = client.get_task(request.clone()).await?;
+    while let Some(task) = tasks.next().await {
+        let task = task?;
         out.watched(previous.as_ref(), &task);
-        let state = task.status.state;
-        if state.is_terminal() || state.is_interrupted() {
-            out.end_progress();
-            out.summary(&task.id, state);
-            return Ok(exit_for(Some(state), false));
-        }
         previous = Some(task);
-        tokio::time::sleep(pause).await;
     }
+    out.end_progress();
+    let state = previous.map(|task| {
+        out.summary(&task.id, task.status.state);
+        task.status.state
+    });
+    Ok(exit_for(state, false))
 }
