@@ -1,27 +1,35 @@
-//! The console's JSON/SSE API: each handler builds a client for the one
+//! The console's JSON/SSE API: each call builds a client for the one
 //! call (with a tap that collects its frames and, on a server's own
 //! console, the caller's credentials), runs it and answers the result with
 //! the frames, so the page's Debug view shows exactly what was said.
+//!
+//! The whole API is one axum handler, [`endpoint`], that checks the console
+//! header and the caller, then picks the call from the path ([`Endpoint`]).
+//! Each axum handler, extractor and middleware, and each type decoded or
+//! encoded through serde, is generic code compiled once more for its use;
+//! one handler and the operation table's own requests and answers
+//! ([`A2aRequest`], [`A2aResponse`], which the client already decodes and
+//! encodes) keep what the console adds to a binary to its own logic. The
+//! unary calls go through [`A2AClient::call`]; the streams through the
+//! server's one SSE writer ([`switchboard_server::sse`]).
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use futures::{Stream, StreamExt};
-use serde::Deserialize;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use switchboard_client::protocol::{
-    A2AError, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
-    TaskState,
+    A2AError, A2aRequest, A2aResponse, ListTaskPushNotificationConfigsRequest, Operation,
 };
-use switchboard_client::{A2AClient, ClientBuilder, ClientError, ListedAgent, WireFrame, WireTap};
+use switchboard_client::{
+    A2AClient, ClientBuilder, ClientError, IntoRequest, ListedAgent, WireFrame, WireTap,
+};
+use switchboard_server::sse::{SseFrame, sse_response};
 use switchboard_server::{Authenticator, Gate, Identity};
 
 use crate::{BASE_PATH, ConsoleConfig};
@@ -41,14 +49,21 @@ const DIRECTORY_TTL: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(crate) struct Console {
     config: ConsoleConfig,
+    /// Who may call the API (`None`: whoever reaches it, see
+    /// [`crate::router`]).
+    authenticator: Option<Arc<dyn Authenticator>>,
     /// The server's agent listing, when it was read.
     directory: Mutex<Option<(Instant, Arc<Vec<ListedAgent>>)>>,
 }
 
 impl Console {
-    pub(crate) fn new(config: ConsoleConfig) -> Shared {
+    pub(crate) fn new(
+        config: ConsoleConfig,
+        authenticator: Option<Arc<dyn Authenticator>>,
+    ) -> Shared {
         Arc::new(Console {
             config,
+            authenticator,
             directory: Mutex::new(None),
         })
     }
@@ -115,12 +130,21 @@ const MAX_FRAME_BYTES: usize = 256 * 1024;
 /// The largest request body the API reads (a message with its parts).
 const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-/// Why an API call failed, answered once in [`IntoResponse`].
+/// Why an API call failed, answered once in [`error_response`].
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ConsoleError {
     /// The page sent something the API cannot use.
     #[error("{0}")]
     BadRequest(String),
+    /// The path names no API call.
+    #[error("no console API call at {0:?}")]
+    NoSuchCall(String),
+    /// The call exists with another method.
+    #[error("this console API call is {0}")]
+    WrongMethod(Method),
+    /// The request's body is over [`MAX_BODY_BYTES`].
+    #[error("the request's body is over {MAX_BODY_BYTES} bytes")]
+    TooLarge,
     /// The agent picked is not one the server lists.
     #[error(
         "no agent at {0:?}: the console reaches the agents the server lists (GET api/agents) only"
@@ -135,7 +159,9 @@ impl ConsoleError {
     fn status(&self) -> StatusCode {
         match self {
             ConsoleError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ConsoleError::UnknownAgent(_) => StatusCode::NOT_FOUND,
+            ConsoleError::NoSuchCall(_) | ConsoleError::UnknownAgent(_) => StatusCode::NOT_FOUND,
+            ConsoleError::WrongMethod(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ConsoleError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ConsoleError::Client(_) => StatusCode::BAD_GATEWAY,
         }
     }
@@ -143,7 +169,7 @@ impl ConsoleError {
     fn body(&self) -> Value {
         let code = match self {
             ConsoleError::Client(e) => e.code(),
-            ConsoleError::BadRequest(_) | ConsoleError::UnknownAgent(_) => None,
+            _ => None,
         };
         json!({"message": self.to_string(), "code": code})
     }
@@ -213,11 +239,15 @@ impl Call {
         })
     }
 
-    /// The answer to a unary call: its result as JSON, or its error, with
-    /// the frames.
-    fn answer<T: serde::Serialize, E: Into<ConsoleError>>(&self, result: Result<T, E>) -> Response {
+    /// Runs a unary operation and answers its result as JSON, or its
+    /// error, with the frames.
+    async fn unary(self, request: A2aRequest) -> Response {
+        let result = self.client.call(request).await;
         let frames = self.frames.take();
-        match result.map_err(Into::into).and_then(|r| to_value(&r)) {
+        match result
+            .map_err(ConsoleError::Client)
+            .and_then(|r| to_value(&r))
+        {
             Ok(result) => axum::Json(json!({
                 "result": result,
                 "frames": frames,
@@ -230,11 +260,17 @@ impl Call {
 }
 
 fn error_response(e: &ConsoleError, frames: Vec<Value>) -> Response {
-    (
+    let mut response = (
         e.status(),
         axum::Json(json!({"error": e.body(), "frames": frames})),
     )
-        .into_response()
+        .into_response();
+    if let ConsoleError::WrongMethod(allowed) = e
+        && let Ok(allow) = HeaderValue::from_str(allowed.as_str())
+    {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
 }
 
 /// The client builder for one call of `config`'s agent.
@@ -268,31 +304,184 @@ async fn connect(console: &Console, head: &HeaderMap) -> Result<Call, Response> 
     }
 }
 
-fn to_value(value: &impl serde::Serialize) -> Result<Value, ConsoleError> {
-    serde_json::to_value(value).map_err(|e| ConsoleError::BadRequest(e.to_string()))
+/// An answer of the agent as the page gets it: the operation's 1.0 JSON.
+/// Only the answers of the console's calls are encoded here (each type's
+/// encoder is code the console adds to the binary).
+fn to_value(answer: &A2aResponse) -> Result<Value, ConsoleError> {
+    let value = match answer {
+        A2aResponse::SendMessage(r) => serde_json::to_value(r),
+        A2aResponse::GetTask(task) | A2aResponse::CancelTask(task) => serde_json::to_value(task),
+        A2aResponse::ListTasks(r) => serde_json::to_value(r),
+        A2aResponse::ListTaskPushNotificationConfigs(r) => serde_json::to_value(r),
+        A2aResponse::SendStreamingMessage(event) | A2aResponse::SubscribeToTask(event) => {
+            serde_json::to_value(event)
+        }
+        other => {
+            return Err(ConsoleError::BadRequest(format!(
+                "{} is not a console call",
+                other.operation()
+            )));
+        }
+    };
+    value.map_err(|e| ConsoleError::BadRequest(e.to_string()))
 }
 
-/// The API without authentication of its own (see [`crate::router`]).
+/// The API's calls, by the path under `api/` (see the crate docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Endpoint {
+    /// `GET agents`.
+    Agents,
+    /// `GET card`.
+    Card,
+    /// `POST send`.
+    Send,
+    /// `GET tasks`.
+    ListTasks,
+    /// `GET tasks/{id}`.
+    GetTask(String),
+    /// `POST tasks/{id}/cancel`.
+    CancelTask(String),
+    /// `GET tasks/{id}/subscribe`.
+    Subscribe(String),
+    /// `GET tasks/{id}/push-configs`.
+    PushConfigs(String),
+}
+
+impl Endpoint {
+    /// The call at `path` (under `api/`, as sent: a task id is
+    /// percent-decoded here, so it may hold a `/`) with `method`.
+    fn parse(method: &Method, path: &str) -> Result<Endpoint, ConsoleError> {
+        let unknown = || ConsoleError::NoSuchCall(path.to_owned());
+        let id = |raw: &str| match percent_encoding::percent_decode_str(raw).decode_utf8() {
+            Ok(id) if !id.is_empty() => Ok(id.into_owned()),
+            _ => Err(unknown()),
+        };
+        let segments: Vec<&str> = path.split('/').collect();
+        let (endpoint, allowed) = match segments.as_slice() {
+            ["agents"] => (Endpoint::Agents, Method::GET),
+            ["card"] => (Endpoint::Card, Method::GET),
+            ["send"] => (Endpoint::Send, Method::POST),
+            ["tasks"] => (Endpoint::ListTasks, Method::GET),
+            ["tasks", task] => (Endpoint::GetTask(id(task)?), Method::GET),
+            ["tasks", task, "cancel"] => (Endpoint::CancelTask(id(task)?), Method::POST),
+            ["tasks", task, "subscribe"] => (Endpoint::Subscribe(id(task)?), Method::GET),
+            ["tasks", task, "push-configs"] => (Endpoint::PushConfigs(id(task)?), Method::GET),
+            _ => return Err(unknown()),
+        };
+        let head_of_get = allowed == Method::GET && method == Method::HEAD;
+        if method != allowed && !head_of_get {
+            return Err(ConsoleError::WrongMethod(allowed));
+        }
+        Ok(endpoint)
+    }
+}
+
+/// The API's routes: every path under `api/` to [`endpoint`].
 pub(crate) fn routes(state: Shared) -> Router {
-    api(state).layer(axum::middleware::from_fn(require_console_header))
+    Router::new()
+        .route(
+            &format!("{BASE_PATH}/api/{{*call}}"),
+            axum::routing::any(endpoint),
+        )
+        .with_state(state)
 }
 
-/// The API behind `authenticator` (see [`crate::authenticated`]).
-pub(crate) fn authenticated_routes(state: Shared, authenticator: Arc<dyn Authenticator>) -> Router {
-    api(state)
-        .layer(axum::middleware::from_fn(
-            move |request: Request, next: Next| {
-                let authenticator = authenticator.clone();
-                async move {
-                    let (head, body) = request.into_parts();
-                    match authenticator.authenticate(&head).await {
-                        Ok(_) => next.run(Request::from_parts(head, body)).await,
-                        Err(error) => refusal(&error, authenticator.challenge()),
-                    }
+/// Every API call: the console header, then the caller (when the console
+/// has an authenticator), then the call the path names.
+async fn endpoint(State(console): State<Shared>, request: Request) -> Response {
+    let (head, body) = request.into_parts();
+    if !head.headers.contains_key(CONSOLE_HEADER) {
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(
+                json!({"error": {"message": "console API calls carry X-Switchboard-Console: 1"}}),
+            ),
+        )
+            .into_response();
+    }
+    if let Some(authenticator) = &console.authenticator
+        && let Err(error) = authenticator.authenticate(&head).await
+    {
+        return refusal(&error, authenticator.challenge());
+    }
+    let prefix = format!("{BASE_PATH}/api/");
+    let path = head.uri.path().strip_prefix(prefix.as_str()).unwrap_or("");
+    let call = match Endpoint::parse(&head.method, path) {
+        Ok(call) => call,
+        Err(e) => return error_response(&e, Vec::new()),
+    };
+    let headers = &head.headers;
+    match call {
+        Endpoint::Agents => agents(&console, headers).await,
+        Endpoint::Card => card(&console, headers).await,
+        Endpoint::Send => send(&console, headers, body).await,
+        Endpoint::ListTasks => match list_request(head.uri.query()) {
+            Ok(request) => unary(&console, headers, request).await,
+            Err(e) => error_response(&e, Vec::new()),
+        },
+        Endpoint::GetTask(id) => {
+            unary(&console, headers, A2aRequest::GetTask(id.into_request())).await
+        }
+        Endpoint::CancelTask(id) => {
+            unary(&console, headers, A2aRequest::CancelTask(id.into_request())).await
+        }
+        Endpoint::PushConfigs(task_id) => {
+            let request = ListTaskPushNotificationConfigsRequest {
+                tenant: None,
+                task_id,
+                page_size: None,
+                page_token: None,
+            };
+            let request = A2aRequest::ListTaskPushNotificationConfigs(request);
+            unary(&console, headers, request).await
+        }
+        Endpoint::Subscribe(id) => {
+            let call = match connect(&console, headers).await {
+                Ok(call) => call,
+                Err(response) => return response,
+            };
+            let opened = call.client.subscribe_to_task(id).await;
+            stream_answer(call, opened)
+        }
+    }
+}
+
+/// A unary operation for the caller's picked agent.
+async fn unary(console: &Console, head: &HeaderMap, request: A2aRequest) -> Response {
+    match connect(console, head).await {
+        Ok(call) => call.unary(request).await,
+        Err(response) => response,
+    }
+}
+
+/// `GET api/tasks?state=&contextId=&pageSize=&pageToken=`: the
+/// `ListTasks` request (without histories), decoded as the HTTP+JSON
+/// binding decodes one, so a state is named as in the spec.
+fn list_request(query: Option<&str>) -> Result<A2aRequest, ConsoleError> {
+    let mut fields = serde_json::Map::new();
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if value.is_empty() {
+            continue;
+        }
+        let (field, value) = match &*key {
+            "state" => ("status", Value::String(value.into_owned())),
+            "contextId" => ("contextId", Value::String(value.into_owned())),
+            "pageToken" => ("pageToken", Value::String(value.into_owned())),
+            "pageSize" => match value.parse::<i32>() {
+                Ok(size) => ("pageSize", Value::from(size)),
+                Err(_) => {
+                    return Err(ConsoleError::BadRequest(format!(
+                        "pageSize {value:?} is not a number"
+                    )));
                 }
             },
-        ))
-        .layer(axum::middleware::from_fn(require_console_header))
+            _ => continue,
+        };
+        fields.insert(field.to_owned(), value);
+    }
+    fields.insert("historyLength".to_owned(), Value::from(0));
+    A2aRequest::from_value(Operation::ListTasks, Value::Object(fields))
+        .map_err(|e| ConsoleError::BadRequest(format!("ListTasksRequest: {e}")))
 }
 
 /// A server's gate as an authenticator: it lets in whom the server's A2A
@@ -334,40 +523,12 @@ fn refusal(error: &A2AError, challenge: Option<header::HeaderValue>) -> Response
     response
 }
 
-async fn require_console_header(request: Request, next: Next) -> Response {
-    if request.headers().get(CONSOLE_HEADER).is_none() {
-        return (
-            StatusCode::FORBIDDEN,
-            axum::Json(
-                json!({"error": {"message": "console API calls carry X-Switchboard-Console: 1"}}),
-            ),
-        )
-            .into_response();
-    }
-    next.run(request).await
-}
-
-fn api(state: Shared) -> Router {
-    let at = |path: &str| format!("{BASE_PATH}/api/{path}");
-    Router::new()
-        .route(&at("agents"), get(agents))
-        .route(&at("card"), get(card))
-        .route(&at("send"), post(send))
-        .route(&at("tasks"), get(list_tasks))
-        .route(&at("tasks/{id}"), get(get_task))
-        .route(&at("tasks/{id}/cancel"), post(cancel_task))
-        .route(&at("tasks/{id}/subscribe"), get(subscribe))
-        .route(&at("tasks/{id}/push-configs"), get(push_configs))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
-}
-
 /// The card as served (undecoded), what it breaks, its signature's status
 /// and the interface the console's client picks from it.
-async fn card(State(console): State<Shared>, head: HeaderMap) -> Response {
+async fn card(console: &Console, head: &HeaderMap) -> Response {
     let frames = Arc::new(Frames::default());
-    let builder = builder(&console.config, &head, &frames);
-    let agent_url = match console.agent_url(&head, &builder).await {
+    let builder = builder(&console.config, head, &frames);
+    let agent_url = match console.agent_url(head, &builder).await {
         Ok(url) => url,
         Err(e) => return error_response(&e, frames.take()),
     };
@@ -400,9 +561,9 @@ async fn card(State(console): State<Shared>, head: HeaderMap) -> Response {
 /// `GET api/agents`: the agents the console can talk to — the server's
 /// listing, or its one agent (from its card) when it has none — each with
 /// the path the page names it by in [`AGENT_HEADER`].
-async fn agents(State(console): State<Shared>, head: HeaderMap) -> Response {
+async fn agents(console: &Console, head: &HeaderMap) -> Response {
     let frames = Arc::new(Frames::default());
-    let builder = builder(&console.config, &head, &frames);
+    let builder = builder(&console.config, head, &frames);
     let rows = match console.directory(&builder).await {
         Ok(Some(agents)) => agents
             .iter()
@@ -440,53 +601,49 @@ async fn signature_status(builder: &ClientBuilder, url: &str, document: &Value) 
     }
 }
 
-/// `POST api/send`: body `{"request": SendMessageRequest, "stream": bool}`.
-#[derive(Debug, Deserialize)]
-struct SendBody {
-    request: Value,
-    #[serde(default = "yes")]
-    stream: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-async fn send(State(console): State<Shared>, head: HeaderMap, body: axum::body::Bytes) -> Response {
-    let parsed = serde_json::from_slice::<SendBody>(&body)
-        .map_err(|e| ConsoleError::BadRequest(format!("send: {e}")))
-        .and_then(|b| {
-            let stream = b.stream;
-            serde_json::from_value::<SendMessageRequest>(b.request)
-                .map(|r| (r, stream))
-                .map_err(|e| ConsoleError::BadRequest(format!("SendMessageRequest: {e}")))
-        });
-    let (request, stream) = match parsed {
-        Ok(p) => p,
+/// `POST api/send`: body `{"request": SendMessageRequest, "stream": bool}`
+/// (`stream` true when left out).
+async fn send(console: &Console, head: &HeaderMap, body: Body) -> Response {
+    let (request, stream) = match send_request(body).await {
+        Ok(parsed) => parsed,
         Err(e) => return error_response(&e, Vec::new()),
     };
-    let call = match connect(&console, &head).await {
+    let call = match connect(console, head).await {
         Ok(call) => call,
         Err(response) => return response,
     };
     if !stream {
-        return call.answer(call.client.send_message(request).await);
+        return call.unary(A2aRequest::SendMessage(request)).await;
     }
     let opened = call.client.send_streaming_message(request).await;
     stream_answer(call, opened)
 }
 
-async fn subscribe(
-    State(console): State<Shared>,
-    head: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    let call = match connect(&console, &head).await {
-        Ok(call) => call,
-        Err(response) => return response,
+/// The message of a `send` body, decoded as the HTTP+JSON binding decodes
+/// a `SendMessageRequest`, and whether to stream its answer.
+async fn send_request(
+    body: Body,
+) -> Result<(switchboard_client::protocol::SendMessageRequest, bool), ConsoleError> {
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| ConsoleError::TooLarge)?;
+    let bad = |what: &str| ConsoleError::BadRequest(format!("send: {what}"));
+    let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err(bad("the body is not a JSON object"));
     };
-    let opened = call.client.subscribe_to_task(id.as_str()).await;
-    stream_answer(call, opened)
+    let stream = match body.remove("stream") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(stream)) => stream,
+        Some(_) => return Err(bad("`stream` is not a boolean")),
+    };
+    let Some(request) = body.remove("request") else {
+        return Err(bad("no `request`"));
+    };
+    match A2aRequest::from_value(Operation::SendMessage, request) {
+        Ok(A2aRequest::SendMessage(request)) => Ok((request, stream)),
+        Ok(_) => Err(bad("not a SendMessageRequest")),
+        Err(e) => Err(ConsoleError::BadRequest(format!("SendMessageRequest: {e}"))),
+    }
 }
 
 /// A stream as SSE: each event after the frames it produced; an error
@@ -498,127 +655,34 @@ fn stream_answer(
     let interface = call.interface();
     let frames = call.frames.clone();
     let sse = async_stream::stream! {
-        yield Ok::<Event, Infallible>(json_event("interface", &interface));
+        yield json_event("interface", &interface);
         match opened {
             Err(e) => {
-                for f in frames.take() { yield Ok(json_event("frame", &f)); }
-                yield Ok(json_event("error", &ConsoleError::Client(e).body()));
+                for f in frames.take() { yield json_event("frame", &f); }
+                yield json_event("error", &ConsoleError::Client(e).body());
             }
             Ok(mut events) => {
                 // Keeps the client (and its connection) alive with the stream.
                 let _client = call.client;
                 while let Some(item) = events.next().await {
-                    for f in frames.take() { yield Ok(json_event("frame", &f)); }
-                    match item {
-                        Ok(event) => {
-                            let event = json!({"seq": event.seq, "event": event.event});
-                            yield Ok(json_event("event", &event));
-                        }
-                        Err(e) => yield Ok(json_event("error", &ConsoleError::Client(e).body())),
+                    for f in frames.take() { yield json_event("frame", &f); }
+                    let event = item.map_err(ConsoleError::Client).and_then(|event| {
+                        let answer = A2aResponse::SendStreamingMessage(event.event);
+                        Ok(json!({"seq": event.seq, "event": to_value(&answer)?}))
+                    });
+                    match event {
+                        Ok(event) => yield json_event("event", &event),
+                        Err(e) => yield json_event("error", &e.body()),
                     }
                 }
-                for f in frames.take() { yield Ok(json_event("frame", &f)); }
+                for f in frames.take() { yield json_event("frame", &f); }
             }
         }
-        yield Ok(Event::default().event("end").data("{}"));
+        yield SseFrame::named("end", "{}".to_owned());
     };
-    sse_response(sse)
+    sse_response(sse, &[])
 }
 
-fn sse_response(
-    stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
-) -> Response {
-    Sse::new(stream)
-        .keep_alive(KeepAlive::default())
-        .into_response()
-}
-
-fn json_event(name: &str, value: &Value) -> Event {
-    Event::default().event(name).data(value.to_string())
-}
-
-/// `GET api/tasks?state=&contextId=&pageSize=&pageToken=`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ListQuery {
-    state: Option<String>,
-    context_id: Option<String>,
-    page_size: Option<i32>,
-    page_token: Option<String>,
-}
-
-async fn list_tasks(
-    State(console): State<Shared>,
-    head: HeaderMap,
-    Query(query): Query<ListQuery>,
-) -> Response {
-    let state = match query.state.as_deref().filter(|s| !s.is_empty()) {
-        None => None,
-        Some(s) => match serde_json::from_value::<TaskState>(json!(s)) {
-            Ok(state) => Some(state),
-            Err(_) => {
-                let e = ConsoleError::BadRequest(format!("unknown task state {s:?}"));
-                return error_response(&e, Vec::new());
-            }
-        },
-    };
-    let call = match connect(&console, &head).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let request = ListTasksRequest {
-        context_id: query.context_id.filter(|c| !c.is_empty()),
-        status: state,
-        page_size: query.page_size,
-        page_token: query.page_token.filter(|t| !t.is_empty()),
-        history_length: Some(0),
-        ..Default::default()
-    };
-    let result = call.client.list_tasks(request).await;
-    call.answer(result)
-}
-
-async fn get_task(
-    State(console): State<Shared>,
-    head: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    let call = match connect(&console, &head).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let result = call.client.get_task(id.as_str()).await;
-    call.answer(result)
-}
-
-async fn cancel_task(
-    State(console): State<Shared>,
-    head: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    let call = match connect(&console, &head).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let result = call.client.cancel_task(id.as_str()).await;
-    call.answer(result)
-}
-
-async fn push_configs(
-    State(console): State<Shared>,
-    head: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    let call = match connect(&console, &head).await {
-        Ok(call) => call,
-        Err(response) => return response,
-    };
-    let request = ListTaskPushNotificationConfigsRequest {
-        tenant: None,
-        task_id: id,
-        page_size: None,
-        page_token: None,
-    };
-    let result = call.client.list_push_configs(request).await;
-    call.answer(result)
+fn json_event(name: &'static str, value: &Value) -> SseFrame {
+    SseFrame::named(name, value.to_string())
 }

@@ -131,7 +131,7 @@ pub const BASE_PATH: &str = "/console";
 /// whose callers are let in by a layer around it (`switchboard console`);
 /// [`gated`] puts a server's gate in front of the API.
 pub fn router(config: ConsoleConfig) -> Router {
-    let state = api::Console::new(config);
+    let state = api::Console::new(config, None);
     assets::routes().merge(api::routes(state))
 }
 
@@ -143,8 +143,8 @@ pub fn authenticated(
     config: ConsoleConfig,
     authenticator: Arc<dyn switchboard_server::Authenticator>,
 ) -> Router {
-    let state = api::Console::new(config);
-    assets::routes().merge(api::authenticated_routes(state, authenticator))
+    let state = api::Console::new(config, Some(authenticator));
+    assets::routes().merge(api::routes(state))
 }
 
 /// The console's API behind a server's `gate` ([`authenticated`] with the

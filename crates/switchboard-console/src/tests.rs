@@ -173,6 +173,71 @@ mod router {
         assert!(body.contains("\"error\""), "{body}");
     }
 
+    async fn call(method: &str, path: &str, body: &str) -> (StatusCode, http::HeaderMap, String) {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("x-switchboard-console", "1")
+            .body(Body::from(body.to_owned()))
+            .unwrap();
+        let response = console().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, 1 << 22).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_api_answers_unknown_calls_and_wrong_methods_before_the_agent() {
+        let (status, _, body) = call("GET", "/console/api/nope", "").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert!(body.contains("no console API call"), "{body}");
+        let (status, _, _) = call("GET", "/console/api/tasks/a/b/c", "").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (status, _, _) = call("GET", "/console/api/tasks//cancel", "").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (status, headers, body) = call("GET", "/console/api/send", "").await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
+        assert_eq!(headers["allow"], "POST");
+        let (status, headers, _) = call("POST", "/console/api/tasks/t-1", "").await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(headers["allow"], "GET");
+    }
+
+    #[tokio::test]
+    async fn a_send_or_a_list_the_agent_could_not_read_is_refused_here() {
+        for (body, says) in [
+            ("[]", "not a JSON object"),
+            (
+                r#"{"stream": 1, "request": {}}"#,
+                "`stream` is not a boolean",
+            ),
+            (r#"{"stream": false}"#, "no `request`"),
+            (r#"{"request": {"message": 7}}"#, "SendMessageRequest"),
+        ] {
+            let (status, _, answer) = call("POST", "/console/api/send", body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+            assert!(answer.contains(says), "{body}: {answer}");
+        }
+        let (status, _, answer) = call("GET", "/console/api/tasks?state=SLEEPING", "").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert!(answer.contains("ListTasksRequest"), "{answer}");
+        let (status, _, answer) = call("GET", "/console/api/tasks?pageSize=many", "").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        // A known state, a task id with an escaped `/`: on to the agent
+        // (here: nothing listens).
+        for path in [
+            "/console/api/tasks?state=TASK_STATE_WORKING&pageSize=5",
+            "/console/api/tasks/a%2Fb",
+        ] {
+            let (status, _, answer) = call("GET", path, "").await;
+            assert_eq!(status, StatusCode::BAD_GATEWAY, "{path}: {answer}");
+        }
+    }
+
     #[test]
     fn the_assets_stay_small() {
         let total: usize = crate::assets::ASSETS.iter().map(|a| a.body.len()).sum();
