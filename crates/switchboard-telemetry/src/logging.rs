@@ -239,12 +239,43 @@ struct JsonLine(String);
 /// name is left out rather than written twice.
 const OWN_KEYS: [&str; 4] = ["timestamp", "level", "target", "spans"];
 
+/// The bytes a JSON string holds as they are (not a control character, a
+/// quote or a backslash).
+static PLAIN_IN_STRING: [bool; 256] = {
+    let mut t = [true; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = false;
+        b += 1;
+    }
+    t[b'"' as usize] = false;
+    t[b'\\' as usize] = false;
+    t
+};
+
+/// The bytes of a field name written without a look for escapes: ASCII
+/// letters, digits, `_` and `.` (a dotted name).
+static PLAIN_IN_KEY: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+        b += 1;
+    }
+    t
+};
+
 /// Appends what it is given as the inside of a JSON string.
 struct Escaped<'a>(&'a mut String);
 
 impl fmt::Write for Escaped<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // Most values have nothing to escape (a table look-up per byte).
+        let clean = s
+            .bytes()
+            .fold(true, |clean, b| clean & PLAIN_IN_STRING[usize::from(b)]);
+        if clean {
             self.0.push_str(s);
             return Ok(());
         }
@@ -267,11 +298,12 @@ impl fmt::Write for Escaped<'_> {
 
 impl JsonLine {
     fn key(&mut self, key: &str) {
-        // Field names are nearly always identifiers: no escaping to look for.
-        if key
+        // Field names are nearly always identifiers: no escaping to look
+        // for (a table look-up per byte).
+        let plain = key
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-        {
+            .fold(true, |plain, b| plain & PLAIN_IN_KEY[usize::from(b)]);
+        if plain {
             self.0.push_str(",\"");
             self.0.push_str(key);
             self.0.push_str("\":");
@@ -315,14 +347,16 @@ impl Visit for JsonLine {
             self.string(value);
         }
     }
+    // Integers by itoa, as serde_json writes them: `Display` goes through a
+    // formatter (every access line has a status).
     fn record_i64(&mut self, field: &Field, value: i64) {
         if self.field(field) {
-            let _ = write!(self.0, "{value}");
+            self.0.push_str(itoa::Buffer::new().format(value));
         }
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
         if self.field(field) {
-            let _ = write!(self.0, "{value}");
+            self.0.push_str(itoa::Buffer::new().format(value));
         }
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
