@@ -276,6 +276,12 @@ async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<boo
     let mut snapshot_bytes = Vec::with_capacity(n);
     let mut log_bytes = Vec::with_capacity(n);
     let mut quotas = Vec::with_capacity(n);
+    // What the earlier commits of the same owner in this batch write: under
+    // a quota each commit counts them, so a batch never passes a quota by
+    // itself. Summed here rather than by a window in the statement, which
+    // sorted every batch (by text in the database's collation) to do it.
+    let mut before_me = Vec::with_capacity(n);
+    let mut owners_so_far: Vec<(&str, &str, i64)> = Vec::new();
     let (mut ev_ord, mut ev_seq, mut ev_json, mut ev_micros, mut ev_nanos, mut ev_task) = (
         Vec::new(),
         Vec::new(),
@@ -303,6 +309,20 @@ async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<boo
         snapshot_bytes.push(r.snapshot_bytes);
         log_bytes.push(r.log_bytes);
         quotas.push(r.quota);
+        let bytes = r.snapshot_bytes.saturating_add(r.log_bytes);
+        match owners_so_far
+            .iter_mut()
+            .find(|(t, o, _)| *t == r.tenant && *o == r.owner)
+        {
+            Some((_, _, sum)) => {
+                before_me.push(*sum);
+                *sum = sum.saturating_add(bytes);
+            }
+            None => {
+                before_me.push(0);
+                owners_so_far.push((r.tenant.as_str(), r.owner.as_str(), bytes));
+            }
+        }
         for i in 0..r.event_seqs.len() {
             ev_ord.push(ord);
             ev_seq.push(r.event_seqs[i]);
@@ -337,6 +357,7 @@ async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<boo
         .bind(&log_bytes)
         .bind(&quotas)
         .bind(shard)
+        .bind(&before_me)
         .fetch_all(pool)
         .await
         .map_err(backend(format!("committing {n} tasks in one group")))?;
@@ -359,23 +380,21 @@ async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<boo
 /// per event (the 1-based position of its commit, seq, JSON, exact status
 /// time or NULLs, is it a task); $21..$23 one entry per commit again (the
 /// bytes of its snapshot and of its events, its owner's quota or NULL);
-/// $24 the `storage_usage` shard this writer adds to. Returns the positions
-/// of the commits it applied. The conditions are the one-row statements'
-/// (see `COMMIT_FIRST` and `COMMIT_NEXT`), row by row; under a quota each
-/// commit also counts what the earlier commits of its owner in the batch
-/// write (`before_me`), so a batch never passes a quota by itself.
+/// $24 the `storage_usage` shard this writer adds to; $25 one entry per
+/// commit: what the earlier commits of its owner in the batch write
+/// (`before_me`). Returns the positions of the commits it applied. The
+/// conditions are the one-row statements' (see `COMMIT_FIRST` and
+/// `COMMIT_NEXT`), row by row; under a quota each commit also counts
+/// `before_me`, so a batch never passes a quota by itself.
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
-         SELECT *, COALESCE(sum(snapshot_bytes + log_bytes) OVER ( \
-                 PARTITION BY tenant, owner ORDER BY ord \
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before_me \
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
              $6::bigint[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[], \
              $12::bigint[], $13::text[], $14::bigint[], $21::bigint[], $22::bigint[], \
-             $23::bigint[]) WITH ORDINALITY \
+             $23::bigint[], $25::bigint[]) WITH ORDINALITY \
          AS i (tenant, id, context_id, owner, state, status_micros, status_subus_nanos, \
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
-               lease_owner, lease_micros, snapshot_bytes, log_bytes, quota, ord) \
+               lease_owner, lease_micros, snapshot_bytes, log_bytes, quota, before_me, ord) \
      ), usage AS ( \
          SELECT u.tenant, u.owner, sum(u.bytes) AS held FROM storage_usage AS u \
          JOIN (SELECT DISTINCT tenant, owner FROM input WHERE quota IS NOT NULL) AS k \
@@ -440,6 +459,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use switchboard_core::store::conformance::fixtures::log_of;
+    use switchboard_core::store::quota::StorageQuota;
     use switchboard_core::{TaskRecord, TaskStore};
     use switchboard_protocol::{StreamResponse, Task, TaskState, TaskStatus};
 
@@ -534,6 +554,47 @@ mod tests {
             "the loser wrote nothing"
         );
         assert!(store.load("", "fresh-empty").await.unwrap().is_some());
+    }
+
+    /// Under a quota each commit of a batch counts what its owner's earlier
+    /// commits in the same batch write: the batch stops at the quota, and
+    /// another owner's commits between them are not held back.
+    #[tokio::test]
+    async fn commits_of_one_owner_in_a_batch_count_each_other_against_its_quota() {
+        let Some(store) = store().await else { return };
+        let mut bob = record("bob-1", TaskState::Working, 1);
+        bob.owner = "bob".into();
+        let alice: Vec<TaskRecord> = (1..=4)
+            .map(|i| record(&format!("alice-{i}"), TaskState::Working, 1))
+            .collect();
+        let size = |r: &TaskRecord| {
+            let (j, _) = job(r, 1);
+            u64::try_from(j.row.snapshot_bytes + j.row.log_bytes).unwrap()
+        };
+        // Room for two of alice's four tasks (all the same size), not three.
+        let quota = StorageQuota::per_owner(2 * size(&alice[0]) + size(&alice[0]) / 2);
+        let with_quota = |r: &TaskRecord| {
+            let events = vec![StreamResponse::Task(r.task.clone())];
+            let (done, _answer) = oneshot::channel();
+            Job {
+                row: TaskRow::encode(r, &events, &quota).unwrap(),
+                lease_owner: None,
+                lease_micros: 0,
+                done,
+            }
+        };
+        let jobs = [
+            with_quota(&alice[0]),
+            with_quota(&alice[1]),
+            with_quota(&bob),
+            with_quota(&alice[2]),
+            with_quota(&alice[3]),
+        ];
+        let applied = write_group(store.pool(), &jobs, 0).await.unwrap();
+        assert_eq!(applied, [true, true, true, false, false]);
+        assert!(store.load("", "alice-2").await.unwrap().is_some());
+        assert_eq!(store.load("", "alice-3").await.unwrap(), None);
+        assert!(store.load("", "bob-1").await.unwrap().is_some());
     }
 
     /// A row that breaks a constraint fails the statement; then every
