@@ -84,8 +84,8 @@ use switchboard_runtimes::exec::{ExecAgent, ExecConfig};
 use switchboard_runtimes::llm::{LlmAgent, LlmConfig};
 use switchboard_runtimes::proxy::{ProxyAgent, ProxyConfig};
 
-use crate::auth_args::AuthArgs;
 use crate::limits_args::LimitsArgs;
+use switchboard_auth::settings::AuthSettings as AuthArgs;
 
 /// The file's name for the list.
 pub const LIST: &str = "agents";
@@ -338,7 +338,7 @@ fn parse_one(table: &toml::Table) -> anyhow::Result<AgentSpec> {
         limits.validate()?;
     }
     if let Some(auth) = &common.auth {
-        crate::auth_args::schemes(auth).context("`auth`")?;
+        switchboard_auth::settings::schemes(auth).context("`auth`")?;
     }
     Ok(AgentSpec {
         auth: common.auth,

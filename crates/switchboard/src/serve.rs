@@ -428,8 +428,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             max_finished: cfg.retention_max_finished,
         },
         retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
-        limits: cfg.limits.engine_limits(),
-        quotas: cfg.limits.quotas(),
+        limits: cfg.limits.settings().engine_limits(),
+        quotas: cfg.limits.settings().quotas(),
         ..Default::default()
     };
     let mut builder = RequestHandler::builder(executor, card)
@@ -447,8 +447,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         .public_url(&public_url)
         .max_body_bytes(cfg.max_body_bytes)
         .hybrid_card(cfg.hybrid())
-        .connection_limits(cfg.limits.connection_limits())
-        .request_rate(cfg.limits.request_rate());
+        .connection_limits(cfg.limits.settings().connection_limits())
+        .request_rate(cfg.limits.settings().request_rate());
     let metrics_shutdown = tokio_util::sync::CancellationToken::new();
     let metrics_push = stores.push.clone().filter(|_| cfg.push_enabled());
     let metrics_addr = match &cfg.metrics_listen {
@@ -605,7 +605,7 @@ async fn mounted_agent(
             retention: switchboard_core::Retention::default(),
             quotas: limits
                 .as_ref()
-                .map_or_else(|| handler_config.quotas.clone(), |l| l.quotas()),
+                .map_or_else(|| handler_config.quotas.clone(), |l| l.settings().quotas()),
             ..handler_config.clone()
         });
     if let Some(cluster) = cluster.clone() {
@@ -617,10 +617,10 @@ async fn mounted_agent(
     // Without its own, an agent keeps the server's gate and rate
     // (`A2aServer::mount`).
     if let Some(limits) = &limits {
-        server = server.request_rate(limits.request_rate());
+        server = server.request_rate(limits.settings().request_rate());
     }
     if let Some(auth) = &spec.auth {
-        let schemes = crate::auth_args::caller_schemes(auth, *listen)
+        let schemes = switchboard_auth::settings::caller_schemes(auth, *listen)
             .with_context(|| format!("the auth of agent {:?}", spec.name))?
             .unwrap_or_else(|| switchboard_auth::Schemes::new().allow_anonymous(true));
         server = server.authenticator(schemes);

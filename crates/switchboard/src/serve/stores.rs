@@ -35,7 +35,7 @@ pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
     let options = switchboard_sdk::store::StoreOptions {
         memory_max_terminal_tasks: cfg.memory_max_terminal_tasks,
         memory_max_bytes: cfg.memory_max_bytes,
-        storage_quota: cfg.limits.storage_quota(),
+        storage_quota: cfg.limits.settings().storage_quota(),
         replica_lease: std::time::Duration::from_millis(cfg.replica_lease_ms.max(1)),
     };
     let opened = switchboard_sdk::store::open_with(&cfg.store, &options)
