@@ -8,10 +8,10 @@
 //! - the store opened from a URL ([`crate::store::open_with`]: `memory`,
 //!   `sqlite://PATH`, `postgres://…` as one replica of a set), with
 //!   retention and the engine's limits and quotas
-//!   ([`LimitsSettings`](crate::server::settings::LimitsSettings));
+//!   ([`LimitsSettings`]);
 //! - the listener, with TLS when a certificate and key are given (replaced
 //!   files picked up without a restart);
-//! - authentication from [`AuthSettings`](crate::auth::settings::AuthSettings)
+//! - authentication from [`AuthSettings`]
 //!   (no scheme: anonymous on loopback only), written on the card;
 //! - push notifications with their signing keys (a file beside the SQLite
 //!   database, one set shared in the PostgreSQL database, or in memory);
