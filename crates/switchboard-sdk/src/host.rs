@@ -365,7 +365,7 @@ impl Host {
     /// `agent` (see the module docs); nothing is served until
     /// [`Host::serve`].
     pub async fn bind(
-        agent: Arc<dyn AgentExecutor>,
+        agent: impl AgentExecutor,
         card: AgentCard,
         settings: HostSettings,
     ) -> Result<Host, HostError> {
