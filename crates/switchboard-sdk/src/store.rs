@@ -119,6 +119,17 @@ pub struct OpenedStore {
 }
 
 impl OpenedStore {
+    /// A store one server has to itself: tasks and push side, no replica set.
+    fn single<S: TaskStore + PushStore + 'static>(store: Arc<S>) -> OpenedStore {
+        OpenedStore {
+            tasks: store.clone(),
+            push: Some(store),
+            cluster: None,
+            #[cfg(feature = "postgres")]
+            postgres: None,
+        }
+    }
+
     /// The task store.
     pub fn tasks(&self) -> &Arc<dyn TaskStore> {
         &self.tasks
@@ -175,13 +186,7 @@ pub async fn open_with(url: &str, options: &StoreOptions) -> Result<OpenedStore,
             .with_max_bytes(options.memory_max_bytes)
             .with_storage_quota(options.storage_quota),
     );
-    Ok(OpenedStore {
-        tasks: store.clone(),
-        push: Some(store),
-        cluster: None,
-        #[cfg(feature = "postgres")]
-        postgres: None,
-    })
+    Ok(OpenedStore::single(store))
 }
 
 /// The kinds of store a URL can name.
@@ -225,13 +230,7 @@ async fn open_sqlite(url: &str, options: &StoreOptions) -> Result<OpenedStore, O
             source,
         })?;
     let store = Arc::new(store);
-    Ok(OpenedStore {
-        tasks: store.clone(),
-        push: Some(store),
-        cluster: None,
-        #[cfg(feature = "postgres")]
-        postgres: None,
-    })
+    Ok(OpenedStore::single(store))
 }
 
 #[cfg(not(feature = "sqlite"))]
