@@ -22,6 +22,9 @@
 //!   and never handed to the next scheme. It is also where anonymous access
 //!   is switched on explicitly ([`Schemes::allow_anonymous`]).
 //!
+//! [`settings`] builds them from plain settings (a config file's `[auth]`
+//! table), with the rule for anonymous callers, and makes API keys.
+//!
 //! Principals are prefixed by their scheme (`key:NAME` for API keys,
 //! `jwt:ISSUER#SUB` for tokens), so principals of two schemes never collide
 //! and one cannot claim the other's tasks.
@@ -44,6 +47,7 @@
 mod api_key;
 mod jwt;
 mod ring_verify;
+pub mod settings;
 mod verified;
 
 use std::collections::BTreeMap;

@@ -15,6 +15,9 @@
 //! | `proxy` | `proxy` | [`proxy`] | a remote A2A agent: each message forwarded, the remote task mirrored into a local one (durable, resumable, push, AG-UI), the card rewritten to this server's interfaces, an audit line per call |
 //! | `llm` | `llm` | [`llm`] | a model behind any OpenAI-compatible Chat Completions endpoint: streamed tokens and reasoning, other A2A agents as tools, multi-turn memory from the context's earlier tasks |
 //!
+//! [`spec`] (feature `spec`) builds any of them from a table of settings
+//! (an `[[agents]]` table), with the agent's own authentication and limits.
+//!
 //! A runtime owns what its agent needs beyond the engine — processes,
 //! connections, concurrency slots — and bounds each: nothing a caller sends
 //! or a hosted program writes grows without a limit.
@@ -29,3 +32,6 @@ pub mod proxy;
 
 #[cfg(feature = "llm")]
 pub mod llm;
+
+#[cfg(feature = "spec")]
+pub mod spec;

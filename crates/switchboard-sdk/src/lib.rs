@@ -30,6 +30,8 @@
 //! | `demo` | no | `runtimes::builtin`: the built-in agents — demo (every task behaviour on demand), echo, relay |
 //! | `proxy` | no | `runtimes::proxy::ProxyAgent`: a remote A2A agent behind this server, its task mirrored into a local one |
 //! | `llm` | no | `runtimes::llm::LlmAgent`: a model behind any OpenAI-compatible Chat Completions endpoint (streamed tokens, reasoning, A2A agents as tools, multi-turn memory) |
+//! | `spec` | no | `runtimes::spec::AgentSpec`: an agent from a table of settings (an `[[agents]]` table): any runtime, its own auth and limits |
+//! | `host` | no | [`host::Host`]: what `switchboard serve` runs, from plain settings — store from a URL, TLS, auth, push, ops, `/agui`, more agents reloaded on SIGHUP, draining |
 //! | `mcp` | no | `mcp::McpFront`: A2A agents as MCP tools, over stdio or streamable HTTP (`switchboard mcp`) |
 //! | `full` | no | all of the above |
 //!
@@ -293,6 +295,11 @@
 //!     .await?;
 //! # Ok(()) }
 //! ```
+//!
+//! Or all of `switchboard serve` at once from plain settings (feature
+//! `host`): [`host::Host`] opens the store from a URL and sets up TLS,
+//! authentication, push, ops, `/agui` and more agents under path prefixes,
+//! reloaded on SIGHUP — the binary's `serve` is this call.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -377,7 +384,13 @@ pub use switchboard_console as console;
 /// `runtimes::proxy::ProxyAgent`, a remote agent behind this server; `llm`,
 /// `runtimes::llm::LlmAgent`, a model; `demo`: `runtimes::builtin`, the
 /// demo, echo and relay agents).
-#[cfg(any(feature = "exec", feature = "proxy", feature = "llm", feature = "demo"))]
+#[cfg(any(
+    feature = "exec",
+    feature = "proxy",
+    feature = "llm",
+    feature = "demo",
+    feature = "spec"
+))]
 pub use switchboard_runtimes as runtimes;
 
 /// A2A agents as the tools of an MCP server: `McpFront::new(agents)`, then
@@ -386,6 +399,10 @@ pub use switchboard_runtimes as runtimes;
 pub use switchboard_mcp as mcp;
 
 pub mod store;
+
+#[cfg(feature = "host")]
+#[cfg_attr(docsrs, doc(cfg(feature = "host")))]
+pub mod host;
 
 /// JSON values for metadata, extension payloads and data parts, as the
 /// protocol types hold them (the same `serde_json` this crate uses).

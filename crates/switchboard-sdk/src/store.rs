@@ -119,6 +119,17 @@ pub struct OpenedStore {
 }
 
 impl OpenedStore {
+    /// A store one server has to itself: tasks and push side, no replica set.
+    fn single<S: TaskStore + PushStore + 'static>(store: Arc<S>) -> OpenedStore {
+        OpenedStore {
+            tasks: store.clone(),
+            push: Some(store),
+            cluster: None,
+            #[cfg(feature = "postgres")]
+            postgres: None,
+        }
+    }
+
     /// The task store.
     pub fn tasks(&self) -> &Arc<dyn TaskStore> {
         &self.tasks
@@ -165,29 +176,45 @@ pub async fn open(url: &str) -> Result<OpenedStore, OpenError> {
 /// [`open`] with explicit options. A PostgreSQL store is always joined as
 /// one replica of a set, so any number of servers may share its database.
 pub async fn open_with(url: &str, options: &StoreOptions) -> Result<OpenedStore, OpenError> {
+    match kind(url)? {
+        StoreKind::Memory => {}
+        StoreKind::Sqlite => return open_sqlite(url, options).await,
+        StoreKind::Postgres => return open_postgres(url, options).await,
+    }
+    let store = Arc::new(
+        InMemoryStore::with_max_terminal_tasks(options.memory_max_terminal_tasks)
+            .with_max_bytes(options.memory_max_bytes)
+            .with_storage_quota(options.storage_quota),
+    );
+    Ok(OpenedStore::single(store))
+}
+
+/// The kinds of store a URL can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreKind {
+    /// `memory` (or `memory://`).
+    Memory,
+    /// `sqlite:…`.
+    Sqlite,
+    /// `postgres://…` or `postgresql://…`.
+    Postgres,
+}
+
+/// The kind of store `url` names, without opening it (a setting checked
+/// before anything starts); the error names only the URL's scheme, as the
+/// rest of a mistyped URL may hold a password.
+pub fn kind(url: &str) -> Result<StoreKind, OpenError> {
     if url == "memory" || url == "memory://" {
-        let store = Arc::new(
-            InMemoryStore::with_max_terminal_tasks(options.memory_max_terminal_tasks)
-                .with_max_bytes(options.memory_max_bytes)
-                .with_storage_quota(options.storage_quota),
-        );
-        return Ok(OpenedStore {
-            tasks: store.clone(),
-            push: Some(store),
-            cluster: None,
-            #[cfg(feature = "postgres")]
-            postgres: None,
-        });
+        Ok(StoreKind::Memory)
+    } else if url.starts_with("sqlite:") {
+        Ok(StoreKind::Sqlite)
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(StoreKind::Postgres)
+    } else {
+        let scheme = url.split_once(':').map_or(url, |(scheme, _)| scheme);
+        Err(OpenError::Unknown(scheme.to_string()))
     }
-    if url.starts_with("sqlite:") {
-        return open_sqlite(url, options).await;
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return open_postgres(url, options).await;
-    }
-    // Only the scheme: the rest of a mistyped URL may hold a password.
-    let scheme = url.split_once(':').map_or(url, |(scheme, _)| scheme);
-    Err(OpenError::Unknown(scheme.to_string()))
 }
 
 #[cfg(feature = "sqlite")]
@@ -203,13 +230,7 @@ async fn open_sqlite(url: &str, options: &StoreOptions) -> Result<OpenedStore, O
             source,
         })?;
     let store = Arc::new(store);
-    Ok(OpenedStore {
-        tasks: store.clone(),
-        push: Some(store),
-        cluster: None,
-        #[cfg(feature = "postgres")]
-        postgres: None,
-    })
+    Ok(OpenedStore::single(store))
 }
 
 #[cfg(not(feature = "sqlite"))]
@@ -251,4 +272,23 @@ async fn open_postgres(_: &str, _: &StoreOptions) -> Result<OpenedStore, OpenErr
         store: "PostgreSQL",
         feature: "postgres",
     })
+}
+
+/// `value` with the password of any `scheme://user:password@host` URL in
+/// it replaced by `***` (a store URL in a log line or an error).
+pub fn mask_url_credentials(value: &str) -> String {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return value.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return value.to_string();
+    };
+    let user = userinfo.split(':').next().unwrap_or_default();
+    if userinfo.contains(':') {
+        format!("{scheme}://{user}:***@{host}{tail}")
+    } else {
+        value.to_string()
+    }
 }

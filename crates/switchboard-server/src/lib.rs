@@ -75,6 +75,7 @@ pub mod rate;
 mod rest;
 mod rest_v03;
 mod serve_router;
+pub mod settings;
 mod shutdown;
 pub mod sse;
 pub mod tls;

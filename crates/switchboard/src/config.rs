@@ -351,24 +351,7 @@ pub fn is_secret_name(id: &str) -> bool {
             .any(|word| id.contains(word))
 }
 
-/// `value` with the password of any `scheme://user:password@host` URL in
-/// it replaced by `***`.
-pub fn mask_url_credentials(value: &str) -> String {
-    let Some((scheme, rest)) = value.split_once("://") else {
-        return value.to_string();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return value.to_string();
-    };
-    let user = userinfo.split(':').next().unwrap_or_default();
-    if userinfo.contains(':') {
-        format!("{scheme}://{user}:***@{host}{tail}")
-    } else {
-        value.to_string()
-    }
-}
+pub use switchboard_sdk::store::mask_url_credentials;
 
 /// The effective configuration as TOML, one line per setting in the order
 /// they are declared, each with a comment saying where it came from;

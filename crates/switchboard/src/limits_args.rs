@@ -5,49 +5,13 @@
 //!
 //! Each limit is a flag, an environment variable (`SWITCHBOARD_` + the flag
 //! name in capitals) and a key of the config file (the flag name with
-//! underscores, at the top level beside the other keys):
-//!
-//! ```toml
-//! header_read_timeout_ms = 10000   # the whole request head, and HTTP/1.1's wait between requests
-//! body_read_timeout_ms = 10000     # grace before a body's minimum rate applies
-//! body_min_rate = 1024             # bytes per second a body must average; 0 = no minimum
-//! idle_timeout_ms = 60000          # a connection with no request in flight
-//! max_connections = 1024           # open at once; when full the longest idle one is closed
-//! max_connections_per_ip = 256     # open at once from one address
-//! max_buffered_bytes = 134217728   # request bodies and unsent answers of all connections; 0 = no budget
-//! write_timeout_ms = 30000         # an answer whose reader takes nothing is reset / closed; 0 = none
-//! max_id_bytes = 256               # task, context, message, artifact, config ids
-//! max_parts_per_message = 100
-//! max_part_bytes = 4194304
-//! max_message_bytes = 8388608
-//! max_metadata_bytes = 65536
-//! default_history_length = 100     # GetTask/ListTasks history without historyLength
-//! max_active_tasks_per_principal = 100  # tasks being worked on at once per caller
-//! share_active_tasks = false            # PostgreSQL: count them across replicas
-//! max_subscribers_per_task = 64     # SubscribeToTask streams open on one task
-//! max_response_bytes = 16777216     # GetTask/ListTasks answer size (pages end early, history trimmed)
-//! max_storage_bytes_per_principal = 1073741824  # tasks and event logs one caller keeps in the store; 0 = no limit
-//! rate_per_second = 50              # requests per second per caller (anonymous: per address); 0 = no limit
-//! rate_burst = 200                  # requests at once after a quiet period
-//! ```
-//!
-//! The quotas are answered ResourceExhausted: HTTP 429 (with `Retry-After`
-//! for the request rate) on JSON-RPC and REST, RESOURCE_EXHAUSTED on gRPC.
-//! A request the memory budget (`max_buffered_bytes`) has no room for is
-//! answered HTTP 503 with `Retry-After` (gRPC: UNAVAILABLE).
-//!
-//! Unset limits keep [`ConnectionLimits::default`]'s and
-//! [`Limits::default`]'s values (documented there): safe for the open
-//! internet under a descriptor limit of 4096.
+//! underscores, at the top level beside the other keys). The flags become
+//! [`switchboard_server::settings::LimitsSettings`], which documents each
+//! key, what a caller past it gets, and turns them into the limits the
+//! server, engine and store enforce.
 
-use std::time::Duration;
-
-use switchboard_core::store::quota::StorageQuota;
-use switchboard_core::{Limits, Quotas};
-
-/// What each caller may keep in the store unless configured: 1 GiB.
-pub const DEFAULT_STORAGE_BYTES_PER_PRINCIPAL: u64 = 1 << 30;
-use switchboard_server::{ConnectionLimits, RequestRate};
+use switchboard_server::ConnectionLimits;
+use switchboard_server::settings::{ConnectionSettings, LimitsSettings};
 
 /// The limit flags, flattened into `serve`'s (every one optional: a flag
 /// beats the file, the file beats the default).
@@ -149,110 +113,44 @@ pub struct ConnectionArgs {
 }
 
 impl ConnectionArgs {
+    /// The settings as the server crate takes them.
+    pub fn settings(&self) -> ConnectionSettings {
+        ConnectionSettings {
+            header_read_timeout_ms: self.header_read_timeout_ms,
+            body_read_timeout_ms: self.body_read_timeout_ms,
+            body_min_rate: self.body_min_rate,
+            idle_timeout_ms: self.idle_timeout_ms,
+            max_connections: self.max_connections,
+            max_connections_per_ip: self.max_connections_per_ip,
+            max_buffered_bytes: self.max_buffered_bytes,
+            write_timeout_ms: self.write_timeout_ms,
+        }
+    }
+
     /// The server's connection limits: the set ones over the defaults.
     pub fn connection_limits(&self) -> ConnectionLimits {
-        let d = ConnectionLimits::default();
-        let ms = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_millis);
-        ConnectionLimits {
-            header_read_timeout: ms(self.header_read_timeout_ms, d.header_read_timeout),
-            body_read_timeout: ms(self.body_read_timeout_ms, d.body_read_timeout),
-            body_min_rate: self.body_min_rate.unwrap_or(d.body_min_rate),
-            idle_timeout: ms(self.idle_timeout_ms, d.idle_timeout),
-            max_connections: self.max_connections.unwrap_or(d.max_connections).max(1),
-            max_connections_per_ip: self
-                .max_connections_per_ip
-                .unwrap_or(d.max_connections_per_ip)
-                .max(1),
-            max_buffered_bytes: self.max_buffered_bytes.unwrap_or(d.max_buffered_bytes),
-            write_timeout: ms(self.write_timeout_ms, d.write_timeout),
-        }
+        self.settings().connection_limits()
     }
 }
 
 impl LimitsArgs {
-    /// The engine's quotas: the set ones over the defaults.
-    pub fn quotas(&self) -> Quotas {
-        let d = Quotas::default();
-        Quotas {
-            max_active_tasks_per_principal: self
-                .max_active_tasks_per_principal
-                .unwrap_or(d.max_active_tasks_per_principal),
+    /// The settings as the server crate takes them.
+    pub fn settings(&self) -> LimitsSettings {
+        LimitsSettings {
+            connections: self.connections.settings(),
+            max_id_bytes: self.max_id_bytes,
+            max_parts_per_message: self.max_parts_per_message,
+            max_part_bytes: self.max_part_bytes,
+            max_message_bytes: self.max_message_bytes,
+            max_metadata_bytes: self.max_metadata_bytes,
+            default_history_length: self.default_history_length,
+            max_active_tasks_per_principal: self.max_active_tasks_per_principal,
             share_active_tasks: self.share_active_tasks,
-            max_subscribers_per_task: self
-                .max_subscribers_per_task
-                .unwrap_or(d.max_subscribers_per_task),
-            max_response_bytes: self.max_response_bytes.unwrap_or(d.max_response_bytes),
+            max_subscribers_per_task: self.max_subscribers_per_task,
+            max_response_bytes: self.max_response_bytes,
+            max_storage_bytes_per_principal: self.max_storage_bytes_per_principal,
+            rate_per_second: self.rate_per_second,
+            rate_burst: self.rate_burst,
         }
-    }
-
-    /// The store's quota per caller: the set one over 1 GiB; 0 is none.
-    pub fn storage_quota(&self) -> StorageQuota {
-        match self
-            .max_storage_bytes_per_principal
-            .unwrap_or(DEFAULT_STORAGE_BYTES_PER_PRINCIPAL)
-        {
-            0 => StorageQuota::default(),
-            bytes => StorageQuota::per_owner(bytes),
-        }
-    }
-
-    /// The request rate per caller; `None` when `rate_per_second` is 0.
-    pub fn request_rate(&self) -> Option<RequestRate> {
-        let d = RequestRate::default();
-        let per_second = self.rate_per_second.unwrap_or(d.per_second);
-        (per_second > 0.0).then(|| RequestRate {
-            per_second,
-            burst: self.rate_burst.unwrap_or(d.burst).max(1),
-        })
-    }
-
-    /// The engine's limits: the set ones over the defaults.
-    pub fn engine_limits(&self) -> Limits {
-        let d = Limits::default();
-        Limits {
-            max_id_bytes: self.max_id_bytes.unwrap_or(d.max_id_bytes),
-            max_parts_per_message: self
-                .max_parts_per_message
-                .unwrap_or(d.max_parts_per_message),
-            max_part_bytes: self.max_part_bytes.unwrap_or(d.max_part_bytes),
-            max_message_bytes: self.max_message_bytes.unwrap_or(d.max_message_bytes),
-            max_metadata_bytes: self.max_metadata_bytes.unwrap_or(d.max_metadata_bytes),
-            default_history_length: self
-                .default_history_length
-                .unwrap_or(d.default_history_length),
-        }
-    }
-
-    /// The server's connection limits (see [`ConnectionArgs`]).
-    pub fn connection_limits(&self) -> ConnectionLimits {
-        self.connections.connection_limits()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn set_limits_replace_the_defaults_and_unset_ones_keep_them() {
-        let limits = LimitsArgs {
-            connections: ConnectionArgs {
-                max_connections: Some(9),
-                header_read_timeout_ms: Some(2000),
-                max_buffered_bytes: Some(1 << 20),
-                write_timeout_ms: Some(500),
-                ..ConnectionArgs::default()
-            },
-            ..LimitsArgs::default()
-        }
-        .connection_limits();
-        assert_eq!(limits.max_connections, 9);
-        assert_eq!(limits.header_read_timeout, Duration::from_secs(2));
-        assert_eq!(limits.max_buffered_bytes, 1 << 20);
-        assert_eq!(limits.write_timeout, Duration::from_millis(500));
-        assert_eq!(
-            limits.idle_timeout,
-            ConnectionLimits::default().idle_timeout
-        );
     }
 }

@@ -8,29 +8,23 @@
 //! with every key (loaded by `tests/config.rs`), and `switchboard config
 //! check` prints the effective settings.
 //!
-//! With `store = "postgres://…"` several replicas may share one database:
-//! each runs a delivery worker, they claim notifications with
-//! `FOR UPDATE SKIP LOCKED` (each goes out once per attempt, per-webhook
-//! order kept), a commit on any replica wakes them all (`LISTEN`/`NOTIFY`),
-//! and they sign with one key set stored in the database (a rotation on one
-//! replica reaches the others within [`switchboard_push::shared_keys::REFRESH_INTERVAL`]),
-//! unless `push_key_file` gives each its own file. Dead letters are listed
-//! and requeued with `switchboard push dead-letters` / `switchboard push retry`.
+//! [`run`] converts the settings into a
+//! [`switchboard_sdk::host::HostSettings`] and serves with
+//! [`switchboard_sdk::host::Host`], which does the rest (stores, TLS, auth,
+//! push, ops, `/agui`, the console, `[[agents]]` reloaded on SIGHUP,
+//! draining on SIGTERM); this module adds the start-up line on stdout.
+//! Dead push letters are listed and requeued with `switchboard push
+//! dead-letters` / `switchboard push retry`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{Context, bail};
-use switchboard_core::{AgentExecutor, Cluster, RequestHandler, TaskStore};
-use switchboard_protocol::AgentCard;
-use switchboard_server::A2aServer;
+use switchboard_core::PushStore;
+use switchboard_runtimes::builtin;
+use switchboard_sdk::host::{self, AgentsSource, Host, HostSettings, PushSettings};
 
 use crate::config;
-use switchboard_runtimes::builtin as demo;
-
-mod stores;
-use stores::push_options;
-pub use stores::{Stores, load_push_keys, open_stores, push_key_path};
 
 /// The settings of `switchboard serve`: each one a flag, a `SWITCHBOARD_*`
 /// variable and a TOML key at once (see [`crate::config`]). Structs of
@@ -307,7 +301,7 @@ impl ServeArgs {
 
     /// Checks what clap's value parsers cannot: the store and agent names.
     pub fn validate(&self) -> anyhow::Result<()> {
-        store_kind(&self.store)?;
+        switchboard_sdk::store::kind(&self.store)?;
         root_agent(self)?;
         Ok(())
     }
@@ -317,32 +311,73 @@ impl ServeArgs {
         self.push && !self.no_push
     }
 
+    /// Whether the web console is served.
+    pub fn console(&self) -> bool {
+        #[cfg(feature = "console")]
+        return !self.no_console;
+        #[cfg(not(feature = "console"))]
+        false
+    }
+
     /// Whether the card is the hybrid 1.0 + 0.3 card.
     pub fn hybrid(&self) -> bool {
         self.hybrid_card && !self.strict_card
     }
 }
 
-/// The kinds of store a URL can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StoreKind {
-    Memory,
-    Sqlite,
-    Postgres,
-}
-
-fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
-    if url == "memory" || url == "memory://" {
-        Ok(StoreKind::Memory)
-    } else if url.starts_with("sqlite:") {
-        Ok(StoreKind::Sqlite)
-    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(StoreKind::Postgres)
-    } else {
-        bail!(
-            "unknown store {:?}: use `memory`, `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`",
-            config::mask_url_credentials(url)
-        )
+impl ServeArgs {
+    /// The settings as the SDK's host takes them (values below a
+    /// setting's least are raised to it).
+    pub fn host_settings(&self) -> HostSettings {
+        let secs = |s: u64| Duration::from_secs(s.max(1));
+        let ms = |ms: u64| Duration::from_millis(ms.max(1));
+        let push = self.push_enabled().then(|| PushSettings {
+            allow_hosts: self.push_allow_host.clone(),
+            key_file: self.push_key_file.clone(),
+            retry: switchboard_server::push::RetryPolicy {
+                base: ms(self.push_retry_base_ms),
+                max: ms(self.push_retry_max_ms),
+                max_attempts: self.push_max_attempts.max(1),
+            },
+            lease: secs(self.push_lease_secs),
+        });
+        let reload_agents = self.config.clone().map(|file| {
+            let label = file.display().to_string();
+            AgentsSource::new(label, move || {
+                crate::agents::read(&file).map_err(anyhow::Error::into_boxed_dyn_error)
+            })
+        });
+        HostSettings {
+            listen: self.listen.clone(),
+            store: self.store.clone(),
+            public_url: self.public_url.clone(),
+            max_body_bytes: self.max_body_bytes,
+            memory_max_terminal_tasks: self.memory_max_terminal_tasks,
+            memory_max_bytes: self.memory_max_bytes,
+            replica_lease: ms(self.replica_lease_ms),
+            retention: switchboard_core::Retention {
+                max_age: self.retention_max_age_secs.map(Duration::from_secs),
+                max_finished: self.retention_max_finished,
+            },
+            retention_interval: secs(self.retention_interval_secs),
+            push,
+            hybrid_card: self.hybrid(),
+            directory_card: self.agent == NO_ROOT_AGENT,
+            sign_card: self.sign_card,
+            extended_card: self.extended_card.clone(),
+            interface_urls: self.interface_url.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            tls_reload: secs(self.tls_reload_secs),
+            agui_endpoint: self.agui_endpoint,
+            agui_forward_system_messages: self.agui_forward_system_messages,
+            console: self.console(),
+            auth: self.auth.settings(),
+            metrics_listen: self.metrics_listen.clone(),
+            limits: self.limits.settings(),
+            agents: self.agents.clone(),
+            reload_agents,
+        }
     }
 }
 
@@ -350,398 +385,62 @@ fn store_kind(url: &str) -> anyhow::Result<StoreKind> {
 const NO_ROOT_AGENT: &str = "none";
 
 /// The root agent: `--agent`, or with `none` the directory of the `[[agents]]`.
-fn root_agent(cfg: &Config) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
+fn root_agent(
+    cfg: &Config,
+) -> anyhow::Result<(
+    Arc<dyn switchboard_core::AgentExecutor>,
+    switchboard_protocol::AgentCard,
+)> {
     if cfg.agent != NO_ROOT_AGENT {
-        return agent(&cfg.agent);
+        return Ok(builtin::by_name(&cfg.agent)?);
     }
     if cfg.agents.is_empty() {
-        bail!("agent = \"none\" serves only the [[agents]] of the config file, and it has none");
-    }
-    Ok((Arc::new(demo::Directory), demo::directory_card()))
-}
-
-/// A built-in agent by name (`--agent`, and `[[agents]]`' built-in runtimes).
-pub(crate) fn agent(name: &str) -> anyhow::Result<(Arc<dyn AgentExecutor>, AgentCard)> {
-    Ok(match name {
-        "demo" => (
-            Arc::new(demo::DemoAgent {
-                chunk_delay: std::time::Duration::from_millis(40),
-            }),
-            demo::demo_card(),
-        ),
-        "echo-message" => (Arc::new(demo::EchoMessage), demo::echo_card()),
-        "echo-task" => (Arc::new(demo::EchoTask), demo::echo_card()),
-        "relay" => (Arc::new(demo::Relay), demo::relay_card()),
-        other => bail!("unknown agent {other:?}: use demo, echo-message, echo-task or relay"),
-    })
-}
-
-/// The extended card: the file's JSON object over the public `card`, its
-/// `skills` added to the public ones, every other member replacing the
-/// public one.
-pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> anyhow::Result<AgentCard> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the extended card {}", path.display()))?;
-    let overlay: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let serde_json::Value::Object(overlay) = overlay else {
-        bail!(
-            "{}: the extended card must be a JSON object",
-            path.display()
+        anyhow::bail!(
+            "agent = \"none\" serves only the [[agents]] of the config file, and it has none"
         );
-    };
-    let mut merged = serde_json::to_value(card)?;
-    for (key, value) in overlay {
-        match (key.as_str(), &value, merged.get_mut(&key)) {
-            ("skills", serde_json::Value::Array(extra), Some(serde_json::Value::Array(skills))) => {
-                skills.extend(extra.iter().cloned());
-            }
-            _ => {
-                merged[&key] = value;
-            }
-        }
     }
-    serde_json::from_value(merged)
-        .with_context(|| format!("{}: not a valid agent card", path.display()))
+    Ok((Arc::new(builtin::Directory), builtin::directory_card()))
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let (executor, card) = root_agent(&cfg)?;
-    let stores = open_stores(&cfg).await?;
-    let listener = tokio::net::TcpListener::bind(&cfg.listen)
-        .await
-        .with_context(|| format!("binding {}", cfg.listen))?;
-    let addr = listener.local_addr()?;
-    // The server writes the schemes on the card it serves.
-    let authenticator = crate::auth_args::caller_schemes(&cfg.auth, addr.ip())?;
-    let extended_card = match &cfg.extended_card {
-        Some(path) => Some(extended_card(&card, path)?),
-        None => None,
-    };
-    let tls = server_tls(&cfg)?;
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    if tls.is_none() && !addr.ip().is_loopback() {
-        tracing::warn!(
-            %addr,
-            "serving plaintext HTTP on a non-loopback address: credentials and task data \
-             cross the network unencrypted (set tls_cert and tls_key, or terminate TLS in front)"
-        );
-    }
-    let public_url = cfg
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("{scheme}://{addr}"));
-    let push_shutdown = tokio_util::sync::CancellationToken::new();
-    let lease = std::time::Duration::from_millis(cfg.replica_lease_ms.max(1));
-    let handler_config = switchboard_core::HandlerConfig {
-        // Look for orphans a few times per lease, at most every 2 s.
-        orphan_sweep_interval: (lease / 4).min(std::time::Duration::from_secs(2)),
-        retention: switchboard_core::Retention {
-            max_age: cfg
-                .retention_max_age_secs
-                .map(std::time::Duration::from_secs),
-            max_finished: cfg.retention_max_finished,
-        },
-        retention_interval: std::time::Duration::from_secs(cfg.retention_interval_secs.max(1)),
-        limits: cfg.limits.engine_limits(),
-        quotas: cfg.limits.quotas(),
-        ..Default::default()
-    };
-    let mut builder = RequestHandler::builder(executor, card)
-        .store(stores.tasks.clone())
-        .config(handler_config.clone());
-    if let Some(cluster) = stores.cluster.clone() {
-        builder = builder.cluster(cluster);
-    }
-    if let Some(extended) = extended_card {
-        builder = builder.extended_card(extended);
-    }
-    let push = push_options(&cfg, &stores, &push_shutdown).await?;
-    let handler = builder.build();
-    let mut server = A2aServer::new(handler.clone())
-        .public_url(&public_url)
-        .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid())
-        .directory_card(cfg.agent == NO_ROOT_AGENT)
-        .connection_limits(cfg.limits.connection_limits())
-        .request_rate(cfg.limits.request_rate());
-    let metrics_shutdown = tokio_util::sync::CancellationToken::new();
-    let metrics_push = stores.push.clone().filter(|_| cfg.push_enabled());
-    let metrics_addr = match &cfg.metrics_listen {
-        None => {
-            server = server.ops();
-            None
-        }
-        Some(listen) => {
-            let listener = tokio::net::TcpListener::bind(listen)
-                .await
-                .with_context(|| format!("binding metrics_listen {listen}"))?;
-            let addr = listener.local_addr()?;
-            server = server.ops_without_metrics();
-            let shutdown = metrics_shutdown.clone();
-            tokio::spawn(async move {
-                if let Err(e) =
-                    switchboard_server::ops::serve_metrics(listener, metrics_push, shutdown).await
-                {
-                    tracing::error!(error = %e, "the metrics listener failed");
-                }
-            });
-            Some(addr)
-        }
-    };
-    for (binding, url) in &cfg.interface_url {
-        server = server.interface_url(binding, url);
-    }
-    let mount_env = MountEnv {
-        cfg: cfg.clone(),
-        tasks: stores.tasks.clone(),
-        cluster: stores.cluster.clone(),
-        handler_config: handler_config.clone(),
-        listen: addr.ip(),
-    };
-    let mut serving = Vec::new();
-    for spec in &cfg.agents {
-        let agent = mounted_agent(&mount_env, spec).await?;
-        server = server
-            .mount(&spec.path, agent.clone())
-            .with_context(|| format!("mounting agent {:?} at {}", spec.name, spec.path))?;
-        serving.push((spec.clone(), agent));
-    }
-    if let Some(auth) = authenticator {
-        server = server.authenticator(auth);
-    }
-    if let Some(tls) = tls {
-        server = server.tls(tls);
-    }
-    if cfg.agui_endpoint {
-        // Behind the server's gate, as the A2A bindings are; CopilotKit's
-        // runtime routes beside it, the agent under its card's name.
-        use switchboard_bridge::AguiEndpoint as _;
-        let card = handler.card();
-        let copilotkit = switchboard_bridge::CopilotKitConfig {
-            base_path: switchboard_bridge::copilotkit::DEFAULT_BASE_PATH.into(),
-            agent_id: card.name.clone(),
-            description: card.description.clone(),
-            endpoint: agui_config(&cfg),
-        };
-        server = server
-            .agui_endpoint(agui_config(&cfg))
-            .copilotkit_endpoint(copilotkit);
-    }
-    #[cfg(feature = "console")]
-    if !cfg.no_console {
-        // The console's calls go back into this server with the caller's
-        // own credentials, through its gate: over loopback when it listens
-        // there or on every address, else to the address it listens on.
-        use switchboard_console::A2aServerConsole as _;
-        server = server.console(self_url(scheme, addr, &public_url));
-    }
-    if let Some(options) = push {
-        server = server
-            .push(options)
-            .context("enabling push notifications")?
-            .sign_card(cfg.sign_card);
-    } else if cfg.sign_card {
-        bail!(
-            "sign_card signs the card with the push signing keys: turn push on, or sign_card off"
-        );
-    }
-    if let Some(file) = cfg.config.clone() {
-        // Last: agents mounted at a reload get the server's settings as
-        // they are now.
-        let reloader = server.mount_reloader();
-        reload_on_sighup(file, mount_env, reloader, serving);
-    }
+    let host = Host::bind(executor, card, cfg.host_settings()).await?;
     // Never the store URL's password, in the log or on stdout.
     let store = config::mask_url_credentials(&cfg.store);
+    let addr = host.local_addr();
     tracing::info!(%addr, %store, agent = %cfg.agent, "serving");
     // One line on stdout that scripts can wait for.
     println!(
-        "switchboard listening on {scheme}://{addr} (card: {public_url}/.well-known/agent-card.json, store: {store})"
+        "switchboard listening on {} (card: {}/.well-known/agent-card.json, store: {store})",
+        host.url(),
+        host.public_url()
     );
-    if let Some(metrics) = metrics_addr {
+    if let Some(metrics) = host.metrics_addr() {
         println!("switchboard metrics on http://{metrics}/metrics");
     }
-    // Stops the push delivery worker too: notifications being sent finish,
-    // the rest stay queued for next time.
-    server
-        .serve(listener, switchboard_server::shutdown_signal())
-        .await?;
-    // The other replicas take back this one's share of the commit writers.
-    if let Some(cluster) = &stores.cluster {
-        cluster.leave().await;
-    }
-    // The key refresh and key file watch, and the metrics listener.
-    push_shutdown.cancel();
-    metrics_shutdown.cancel();
-    tracing::info!("stopped");
+    host.serve(switchboard_server::shutdown_signal()).await?;
     Ok(())
 }
 
-/// Where the server reaches itself: TLS certificates name the public host,
-/// so over TLS that is the public URL; plaintext goes to the listening
-/// address (loopback for a wildcard one).
-#[cfg(feature = "console")]
-fn self_url(scheme: &str, addr: std::net::SocketAddr, public_url: &str) -> String {
-    if scheme == "https" {
-        return public_url.to_owned();
-    }
-    let ip = match addr.ip() {
-        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
-        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
-        ip => ip,
-    };
-    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
+/// The stores `serve` runs on, as the `push` commands use them.
+#[derive(Debug)]
+pub struct Stores {
+    /// The task store as a [`PushStore`] (configs and the outbox).
+    pub push: Option<Arc<dyn PushStore>>,
 }
 
-/// An `[[agents]]` agent as a server of its own, on the same store and
-/// engine settings as the root agent, its tasks in a namespace of its own
-/// (its path: one agent never finds another's tasks). Retention is the
-/// root handler's (one store, purged once); crash recovery is each
-/// agent's, of its own namespace (its runtime may resume its tasks);
-/// push is the root server's, shared by [`A2aServer::mount`]. Each agent
-/// serves AG-UI at `<path>/agui` when `agui_endpoint` is on.
-async fn mounted_agent(
-    env: &MountEnv,
-    spec: &crate::agents::AgentSpec,
-) -> anyhow::Result<A2aServer> {
-    let MountEnv {
-        cfg,
-        tasks,
-        cluster,
-        handler_config,
-        listen,
-    } = env;
-    let (executor, card) = spec.build().await?;
-    let limits = spec.limits.as_ref().map(|l| l.over(&cfg.limits));
-    let mut builder = RequestHandler::builder(executor, card)
-        .store(tasks.clone())
-        .namespace(&spec.path)
-        .config(switchboard_core::HandlerConfig {
-            retention: switchboard_core::Retention::default(),
-            quotas: limits
-                .as_ref()
-                .map_or_else(|| handler_config.quotas.clone(), |l| l.quotas()),
-            ..handler_config.clone()
-        });
-    if let Some(cluster) = cluster.clone() {
-        builder = builder.cluster(cluster);
-    }
-    let mut server = A2aServer::new(builder.build())
-        .max_body_bytes(cfg.max_body_bytes)
-        .hybrid_card(cfg.hybrid());
-    // Without its own, an agent keeps the server's gate and rate
-    // (`A2aServer::mount`).
-    if let Some(limits) = &limits {
-        server = server.request_rate(limits.request_rate());
-    }
-    if let Some(auth) = &spec.auth {
-        let schemes = crate::auth_args::caller_schemes(auth, *listen)
-            .with_context(|| format!("the auth of agent {:?}", spec.name))?
-            .unwrap_or_else(|| switchboard_auth::Schemes::new().allow_anonymous(true));
-        server = server.authenticator(schemes);
-    }
-    if cfg.agui_endpoint {
-        // `<path>/agui`, behind the agent's gate as its bindings are.
-        use switchboard_bridge::AguiEndpoint as _;
-        server = server.agui_endpoint(agui_config(cfg));
-    }
-    Ok(server)
+/// Opens the stores the configuration names ([`host::open_store`]).
+pub async fn open_stores(cfg: &Config) -> anyhow::Result<Stores> {
+    let opened = host::open_store(&cfg.host_settings()).await?;
+    Ok(Stores {
+        push: opened.push().cloned(),
+    })
 }
 
-/// What every `[[agents]]` agent is built with, at start and at a reload.
-#[derive(Clone)]
-struct MountEnv {
-    cfg: Config,
-    tasks: Arc<dyn TaskStore>,
-    cluster: Option<Arc<dyn Cluster>>,
-    handler_config: switchboard_core::HandlerConfig,
-    listen: std::net::IpAddr,
-}
-
-/// On each SIGHUP, the config file's `[[agents]]` again
-/// ([`crate::agents::reload`]); a file that does not parse, or an agent that
-/// cannot be built, is refused with a log line and the agents serving keep
-/// serving.
-fn reload_on_sighup(
-    file: PathBuf,
-    env: MountEnv,
-    reloader: switchboard_server::mount::MountReloader,
-    mut serving: Vec<(crate::agents::AgentSpec, A2aServer)>,
-) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut hangups = match signal(SignalKind::hangup()) {
-        Ok(hangups) => hangups,
-        Err(e) => {
-            tracing::warn!(error = %e, "SIGHUP cannot be handled: the agents are not reloaded");
-            return;
-        }
-    };
-    tokio::spawn(async move {
-        while hangups.recv().await.is_some() {
-            let build = |spec: crate::agents::AgentSpec| {
-                let env = env.clone();
-                async move {
-                    let server = mounted_agent(&env, &spec).await?;
-                    Ok::<_, anyhow::Error>((spec, server))
-                }
-            };
-            match crate::agents::reload(&file, &serving, build).await {
-                Ok(next) => {
-                    let mounts = next
-                        .iter()
-                        .map(|(spec, server)| (spec.path.clone(), server.clone()))
-                        .collect();
-                    match reloader.replace(mounts) {
-                        Ok(()) => {
-                            tracing::info!(file = %file.display(), agents = ?reloader.paths(), "agents reloaded");
-                            serving = next;
-                        }
-                        Err(e) => {
-                            tracing::error!(file = %file.display(), error = %e, "agents not reloaded; the old ones keep serving");
-                        }
-                    }
-                }
-                Err(e) => {
-                    tracing::error!(file = %file.display(), error = format!("{e:#}"), "agents not reloaded; the old ones keep serving");
-                }
-            }
-        }
-    });
-}
-
-/// `serve`'s `/agui` settings (and its CopilotKit routes'): the bridge's
-/// AG-UI endpoint over the hosted agent, mounted behind the server's gate
-/// ([`switchboard_bridge::AguiEndpoint::agui_endpoint`]).
-fn agui_config(cfg: &Config) -> switchboard_bridge::EndpointConfig {
-    use switchboard_bridge::{BridgeConfig, EndpointConfig, RunConfig};
-    EndpointConfig {
-        body_limit: cfg.max_body_bytes,
-        run: RunConfig {
-            bridge: BridgeConfig {
-                forward_system_messages: cfg.agui_forward_system_messages,
-                ..BridgeConfig::default()
-            },
-            ..RunConfig::default()
-        },
-        ..EndpointConfig::default()
-    }
-}
-
-/// The listener's TLS, when `tls_cert` and `tls_key` are set (both or neither).
-fn server_tls(cfg: &Config) -> anyhow::Result<Option<switchboard_server::ServerTls>> {
-    match (&cfg.tls_cert, &cfg.tls_key) {
-        (None, None) => Ok(None),
-        (Some(cert), Some(key)) => {
-            let tls = switchboard_server::ServerTls::from_pem_files(cert, key)
-                .context("loading the TLS certificate")?
-                .reload_interval(std::time::Duration::from_secs(cfg.tls_reload_secs.max(1)));
-            Ok(Some(tls))
-        }
-        (Some(_), None) => bail!("tls_cert is set but tls_key is not: TLS needs both"),
-        (None, Some(_)) => bail!("tls_key is set but tls_cert is not: TLS needs both"),
-    }
+/// Where the push signing keys live ([`host::push_key_path`]).
+pub fn push_key_path(cfg: &Config) -> Option<PathBuf> {
+    host::push_key_path(&cfg.store, cfg.push_key_file.as_deref())
 }
 
 #[cfg(test)]
@@ -749,26 +448,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::ffi::OsString;
-
-    #[test]
-    fn the_extended_card_file_adds_skills_and_replaces_members() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("extended.json");
-        std::fs::write(
-            &path,
-            r#"{"description": "for customers", "skills": [{"id": "secret", "name": "Secret", "description": "s", "tags": []}]}"#,
-        )
-        .unwrap();
-        let public = demo::echo_card();
-        let card = extended_card(&public, &path).unwrap();
-        assert_eq!(card.description, "for customers");
-        assert_eq!(card.name, public.name);
-        assert_eq!(card.skills.len(), public.skills.len() + 1);
-        assert_eq!(card.skills.last().map(|k| k.id.as_str()), Some("secret"));
-        std::fs::write(&path, "[1]").unwrap();
-        let err = extended_card(&public, &path).unwrap_err().to_string();
-        assert!(err.contains("must be a JSON object"), "{err}");
-    }
 
     fn argv(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
@@ -856,15 +535,6 @@ mod tests {
             err.contains("unknown store") && !err.contains("hunter2"),
             "{err}"
         );
-        let cfg = Config {
-            store: "redis://x".into(),
-            ..Config::default()
-        };
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let err = format!("{:#}", rt.block_on(open_stores(&cfg)).err().unwrap());
-        assert!(err.contains("unknown store"), "{err}");
     }
 
     #[test]
@@ -926,11 +596,6 @@ mod tests {
             PathBuf::from("/var/lib/sb/tasks.push-keys.json"),
             "keys live beside the SQLite file by default"
         );
-        let memory = Config {
-            store: "memory".into(),
-            ..Config::default()
-        };
-        assert_eq!(push_key_path(&memory), None, "memory store: keys in memory");
         assert!(
             !Config::resolve(&with_file(&path, &["--no-push"]))
                 .unwrap()

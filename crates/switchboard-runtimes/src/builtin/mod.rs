@@ -36,3 +36,38 @@ pub use demo::{APPROVAL_FORM, DemoAgent, HELP, demo_card};
 pub use directory::{Directory, directory_card};
 pub use echo::{EchoMessage, EchoTask, echo_card};
 pub use relay::{Relay, relay_card};
+
+/// The names [`by_name`] knows (`echo` is also taken, as `echo-message`,
+/// by an `[[agents]]` table).
+pub const NAMES: &[&str] = &["demo", "echo-message", "echo-task", "relay"];
+
+/// A built-in agent name [`by_name`] does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown agent {0:?}: use demo, echo-message, echo-task or relay")]
+pub struct UnknownAgent(pub String);
+
+/// A built-in agent and its card by name (one of [`NAMES`]); the demo
+/// agent streams its chunks 40 ms apart.
+pub fn by_name(
+    name: &str,
+) -> Result<
+    (
+        std::sync::Arc<dyn switchboard_core::AgentExecutor>,
+        switchboard_protocol::AgentCard,
+    ),
+    UnknownAgent,
+> {
+    use std::sync::Arc;
+    Ok(match name {
+        "demo" => (
+            Arc::new(DemoAgent {
+                chunk_delay: std::time::Duration::from_millis(40),
+            }),
+            demo_card(),
+        ),
+        "echo-message" => (Arc::new(EchoMessage), echo_card()),
+        "echo-task" => (Arc::new(EchoTask), echo_card()),
+        "relay" => (Arc::new(Relay), relay_card()),
+        other => return Err(UnknownAgent(other.to_owned())),
+    })
+}

@@ -39,7 +39,7 @@ mod config;
 mod error;
 pub mod mcp;
 mod sse;
-mod stream;
+pub(crate) mod stream;
 pub mod tools;
 
 pub use config::{ConfigError, LlmConfig, ToolConfig};

@@ -410,7 +410,7 @@ fn push(pending: &mut Vec<(Delta, String)>, kind: Delta, text: &str) {
 }
 
 /// An error with its causes (reqwest's own text is only the outer layer).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
