@@ -386,6 +386,8 @@ async fn write_group(pool: &PgPool, batch: &[Job], shard: i16) -> Result<Vec<boo
 /// conditions are the one-row statements' (see `COMMIT_FIRST` and
 /// `COMMIT_NEXT`), row by row; under a quota each commit also counts
 /// `before_me`, so a batch never passes a quota by itself.
+/// Sums are cast to `bigint`: `sum` of a `bigint` is a `numeric`, whose
+/// arithmetic (per row, in the quota's conditions) allocates.
 const COMMIT_GROUP: &str = concat!(
     "WITH input AS ( \
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
@@ -396,7 +398,7 @@ const COMMIT_GROUP: &str = concat!(
                created_micros, created_subus_nanos, last_seq, task_json, expected, \
                lease_owner, lease_micros, snapshot_bytes, log_bytes, quota, before_me, ord) \
      ), usage AS ( \
-         SELECT u.tenant, u.owner, sum(u.bytes) AS held FROM storage_usage AS u \
+         SELECT u.tenant, u.owner, sum(u.bytes)::bigint AS held FROM storage_usage AS u \
          JOIN (SELECT DISTINCT tenant, owner FROM input WHERE quota IS NOT NULL) AS k \
              ON u.tenant = k.tenant AND u.owner = k.owner \
          GROUP BY u.tenant, u.owner \
@@ -434,10 +436,10 @@ const COMMIT_GROUP: &str = concat!(
          RETURNING t.tenant, t.id, t.owner, t.grew \
      ), counted AS ( \
          INSERT INTO storage_usage AS s (tenant, owner, shard, bytes) \
-         SELECT tenant, owner, $24, sum(grew) FROM \
+         SELECT tenant, owner, $24, sum(grew)::bigint FROM \
              (SELECT tenant, owner, grew FROM created UNION ALL \
               SELECT tenant, owner, grew FROM updated) AS g \
-         GROUP BY tenant, owner HAVING sum(grew) <> 0 ORDER BY tenant, owner \
+         GROUP BY tenant, owner HAVING sum(grew)::bigint <> 0 ORDER BY tenant, owner \
          ON CONFLICT (tenant, owner, shard) DO UPDATE SET bytes = s.bytes + excluded.bytes \
      ), put AS ( \
          SELECT i.ord FROM input AS i \
