@@ -168,7 +168,10 @@ where
                 line.0.clear();
                 write_json_line(&mut line, event, spans);
                 self.0.send(line.0.as_bytes());
-                *buf = line.0;
+                // A rare huge line does not keep its buffer on the thread.
+                if line.0.capacity() <= KEPT_LINE_BYTES {
+                    *buf = line.0;
+                }
             }
             // An event logged while a line is being written on this thread
             // (from a value's `Debug`, say) gets a buffer of its own.
@@ -389,6 +392,9 @@ impl Visit for JsonLine {
 /// dropped: a few seconds of a busy server's access lines (a line is a few
 /// hundred bytes).
 const QUEUE_BYTES: usize = 4 << 20;
+
+/// The most a thread keeps of the buffer it wrote its last line in.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
 
 /// How long the writer thread lets lines gather while they keep coming
 /// (the most a line waits before it is written).
