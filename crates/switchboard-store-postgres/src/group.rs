@@ -493,10 +493,19 @@ mod tests {
         record: &TaskRecord,
         events: usize,
     ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
+        job_under(record, events, &StorageQuota::default())
+    }
+
+    /// [`job`] under a storage quota.
+    fn job_under(
+        record: &TaskRecord,
+        events: usize,
+        quota: &StorageQuota,
+    ) -> (Job, oneshot::Receiver<Result<bool, StoreError>>) {
         let events = vec![StreamResponse::Task(record.task.clone()); events];
         let (done, answer) = oneshot::channel();
         let job = Job {
-            row: TaskRow::encode(record, &events, &Default::default()).unwrap(),
+            row: TaskRow::encode(record, &events, quota).unwrap(),
             lease_owner: None,
             lease_micros: 0,
             done,
@@ -575,16 +584,7 @@ mod tests {
         };
         // Room for two of alice's four tasks (all the same size), not three.
         let quota = StorageQuota::per_owner(2 * size(&alice[0]) + size(&alice[0]) / 2);
-        let with_quota = |r: &TaskRecord| {
-            let events = vec![StreamResponse::Task(r.task.clone())];
-            let (done, _answer) = oneshot::channel();
-            Job {
-                row: TaskRow::encode(r, &events, &quota).unwrap(),
-                lease_owner: None,
-                lease_micros: 0,
-                done,
-            }
-        };
+        let with_quota = |r: &TaskRecord| job_under(r, 1, &quota).0;
         let jobs = [
             with_quota(&alice[0]),
             with_quota(&alice[1]),
