@@ -12,6 +12,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=../scripts/procs.sh
+. scripts/procs.sh
 N=${1:-200}
 BIN=${SWITCHBOARD_BIN:-target/release/switchboard}
 [ -x "$BIN" ] || { echo "exec: no binary at $BIN (set SWITCHBOARD_BIN to a release build)" >&2; exit 2; }
@@ -20,16 +22,14 @@ case "$BIN" in
 esac
 PY=$(command -v python3)
 WORK=$(mktemp -d)
-SERVE_PID=""
+PIDS=()
 cleanup() {
   local rc=$?
-  if [ -n "$SERVE_PID" ]; then kill "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
+  stop_started
   rm -rf "$WORK"
   exit "$rc"
 }
 trap cleanup EXIT
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() { local deadline=$((SECONDS + $2)); until curl -fsS -o /dev/null "$1" 2>/dev/null; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done; }
 
 PORT=$(free_port)
 PROGRAM="$ROOT/examples/exec/a2a_cli_reverse.py"
@@ -45,7 +45,7 @@ max_concurrent = 4
 TOML
 SWITCHBOARD_LOG=warn SWITCHBOARD_RATE_PER_SECOND=0 "$BIN" serve --config "$WORK/serve.toml" \
   --listen "127.0.0.1:$PORT" --store "sqlite://$WORK/exec.db" > "$WORK/serve.out" 2> "$WORK/serve.log" &
-SERVE_PID=$!
+PIDS+=($!)
 wait_http "http://127.0.0.1:$PORT/reverse/.well-known/agent-card.json" 30 || { cat "$WORK/serve.log"; exit 1; }
 
 echo "binary: $BIN ($("$BIN" --version)), loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -16,6 +16,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=../scripts/procs.sh
+. scripts/procs.sh
 N=${1:-100}
 STORE=${STORE:-sqlite}
 case "$STORE" in sqlite|memory) ;; *) echo "llm-ttft: STORE is sqlite or memory" >&2; exit 2 ;; esac
@@ -29,22 +31,12 @@ PIDS=()
 cleanup() {
   local rc=$?
   set +e
-  # SIGTERM, up to 5 s to exit, then SIGKILL (uvicorn may wait on open streams).
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-  for _ in $(seq 50); do
-    alive=0
-    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-    [ "$alive" = 0 ] && break
-    sleep 0.1
-  done
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+  stop_started
   rm -rf "$WORK"
   exit "$rc"
 }
 trap cleanup EXIT
 GGUF=$(bash scripts/llm-setup.sh | tail -n 1)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() { local deadline=$((SECONDS + $2)); until curl -fsS -o /dev/null "$1" 2>/dev/null; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done; }
 
 MODEL_PORT=$(free_port)
 interop/.venv-llm/bin/python -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --n_ctx 2048 \

@@ -15,6 +15,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=../scripts/procs.sh
+. scripts/procs.sh
 REQS=${REQS:-400} CONC=${CONC:-4} REPS=${REPS:-4} STORE=${STORE:-sqlite}
 BIN=${SWITCHBOARD_BIN:-target/release/switchboard}
 OHA=${OHA:-$(command -v oha || echo "$HOME/.cargo/bin/oha")}
@@ -29,14 +31,11 @@ PIDS=()
 cleanup() {
   local rc=$?
   set +e
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  stop_started
   rm -rf "$WORK"
   exit "$rc"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_http() { local deadline=$((SECONDS + $2)); until curl -fsS -o /dev/null "$1" 2>/dev/null; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done; }
 
 SAMPLE_PORT=$(free_port)
 "$PY" interop/py/helloworld_sample.py --port "$SAMPLE_PORT" > "$WORK/sample.log" 2>&1 &
